@@ -1,0 +1,80 @@
+"""Steps several commands share: checking a table's shape, writing it out."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+from pecli.cli.output import Output
+from pecli.errors import OutputError, ParameterError
+
+
+def require_shape(length: int | None, dim: int | None) -> tuple[int, int]:
+    """``--len`` and ``--d`` must both be given, as positive integers."""
+    missing = [flag for flag, value in (("--d", dim), ("--len", length)) if value is None]
+    if missing:
+        raise ParameterError(f"missing {' and '.join(missing)}", hint="e.g. pecli generate --d 512 --len 2048")
+    for flag, value in (("--d", dim), ("--len", length)):
+        if value <= 0:  # type: ignore[operator]
+            raise ParameterError(f"{flag} must be a positive integer, got {value}", hint=f"e.g. {flag} 512")
+    return int(length), int(dim)  # type: ignore[arg-type]
+
+
+def build_table(
+    scheme: str | None, preset: str | None, params: dict[str, Any], *, length: int, dim: int, dtype: str, name: str
+):
+    """A :class:`~pecli.schemes.spec.TableSpec` for the command line's options (names, shape and dtype checked)."""
+    from pecli.schemes.spec import TableSpec
+
+    return TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype, name=name)
+
+
+def prepare_output(out: Output, table: Any, output: str, fmt: str | None) -> tuple[Any, str]:
+    """Check everything about ``output`` before any work: path, format, terminal, space. Returns (target, format)."""
+    from pecli.tables import BINARY_FORMATS, check_output_path, format_for
+
+    check_output_path(output)
+    fmt = format_for(output, fmt)
+    if table.dtype == "bfloat16" and fmt not in ("safetensors", "pt"):
+        raise ParameterError(
+            f"{fmt} cannot store bfloat16 (numpy has no bfloat16 dtype)",
+            hint="write .safetensors or .pt, or use --dtype float32",
+        )
+    if output == "-":
+        target: Any = out.binary_stdout(f"{fmt} data") if fmt in BINARY_FORMATS else out.stdout.buffer  # type: ignore[attr-defined]
+        out.stdout.flush()
+    else:
+        target = output
+        _check_disk_space(output, table.nbytes)
+    if fmt == "pt":
+        from pecli.schemes import check_fits_in_memory
+
+        check_fits_in_memory(2 * table.nbytes, hint="write .npy or .safetensors, which stream to disk")
+    return target, fmt
+
+
+def write_table(out: Output, table: Any, target: Any, fmt: str, *, label: str) -> None:
+    """Write a :class:`~pecli.schemes.spec.TableSpec` to a target from :func:`prepare_output`, streaming chunks."""
+    from pecli.tables import Tensor, write_tensors
+
+    tensor = Tensor(table.shape, table.dtype, table.chunks)
+    with out.progress(f"writing {label}", table.nbytes) as on_progress:
+        write_tensors(target, {table.name: tensor}, fmt=fmt, metadata=table.metadata(), on_progress=on_progress)
+    if label != "-":
+        out.note(f"wrote {label}: {table.shape[0]} × {table.shape[1]} {table.dtype} ({fmt})")
+
+
+def _check_disk_space(path: str, nbytes: int) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        free = shutil.disk_usage(directory).free
+    except OSError:
+        return
+    if nbytes > free:
+        from pecli.schemes.spec import _human
+
+        raise OutputError(
+            f"the table would take {_human(nbytes)}, more than the {_human(free)} free in {directory}",
+            hint="use a smaller --len or --d, or write elsewhere",
+        )

@@ -1,0 +1,64 @@
+"""Output dtypes: names, numpy types, and the one rounding step from float64.
+
+Every scheme computes in float64 and rounds once, here, to the requested dtype. numpy rounds
+float64 to float32 and float16 correctly; bfloat16 (through ``ml_dtypes``, the numpy extension
+JAX uses) would round twice via float32, so :func:`round_to` rounds the float64 bits directly.
+
+>>> import numpy as np
+>>> round_to(np.array([1.0 + 2.0**-8 + 1e-12]), "bfloat16").astype(np.float64)
+array([1.0078125])
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pecli.errors import ParameterError, did_you_mean
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["DTYPES", "check_dtype", "itemsize", "numpy_dtype", "round_to"]
+
+DTYPES: tuple[str, ...] = ("float32", "float64", "float16", "bfloat16")
+_ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2}
+
+
+def check_dtype(name: str) -> str:
+    """``name`` if it is a dtype pecli writes, else a :class:`ParameterError` listing them."""
+    if name not in _ITEMSIZE:
+        raise ParameterError(f"unknown dtype {name!r}", hint=did_you_mean(name, DTYPES))
+    return name
+
+
+def itemsize(name: str) -> int:
+    """Bytes per element of dtype ``name``."""
+    return _ITEMSIZE[check_dtype(name)]
+
+
+def numpy_dtype(name: str) -> np.dtype:
+    """The numpy dtype for ``name``; bfloat16 comes from ``ml_dtypes`` (imported only then)."""
+    import numpy as np
+
+    if check_dtype(name) == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def round_to(values, name: str):
+    """Round a float64 array once to dtype ``name`` (round to nearest, ties to even)."""
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    if check_dtype(name) != "bfloat16":
+        return values.astype(name)
+    # Keep bfloat16's 8 significant bits of the float64 significand, rounding to nearest even,
+    # then convert: the result is exact in float32, whose top 16 bits are the bfloat16.
+    bits = values.view(np.uint64)
+    lsb = (bits >> np.uint64(45)) & np.uint64(1)
+    rounded = (bits + np.uint64((1 << 44) - 1) + lsb) & ~np.uint64((1 << 45) - 1)
+    rounded = np.where(np.isnan(values), bits, rounded)
+    as_float32 = rounded.view(np.float64).astype(np.float32)
+    return (as_float32.view(np.uint32) >> np.uint32(16)).astype(np.uint16).view(numpy_dtype("bfloat16"))

@@ -1,0 +1,85 @@
+"""The one error family of pecli, shared by the core, the table I/O and the CLI.
+
+Every error pecli raises on purpose is a :class:`PecliError`. It carries a one-line
+``message`` naming the problem and an optional ``hint`` naming the fix; the CLI prints
+``pecli: error: <message> (<hint>)`` and exits with :attr:`PecliError.exit_code`.
+
+>>> err = ParameterError("d must be a positive integer, got 0", hint="pass --d 512")
+>>> str(err)
+'d must be a positive integer, got 0 (pass --d 512)'
+>>> int(err.exit_code)
+2
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from enum import IntEnum
+
+__all__ = [
+    "ExitCode",
+    "OutputError",
+    "ParameterError",
+    "PecliError",
+    "TableFileError",
+    "did_you_mean",
+]
+
+
+class ExitCode(IntEnum):
+    """Process exit codes, documented in README and the man page."""
+
+    OK = 0
+    #: a comparison found a difference, or a runtime failure (unwritable path, disk full…)
+    FAILURE = 1
+    #: a usage error: a bad option value, an unknown name, an unreadable input
+    USAGE = 2
+    #: interrupted by Ctrl-C (128 + SIGINT)
+    INTERRUPTED = 130
+
+
+class PecliError(Exception):
+    """Base class: a known failure with a one-line message and an optional hint."""
+
+    exit_code: int = ExitCode.FAILURE
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class ParameterError(PecliError, ValueError):
+    """An invalid scheme, preset, parameter or option value (a usage error, exit 2)."""
+
+    exit_code = ExitCode.USAGE
+
+
+class TableFileError(PecliError, ValueError):
+    """An input table that is missing, unreadable, corrupt or of the wrong shape (exit 2)."""
+
+    exit_code = ExitCode.USAGE
+
+
+class OutputError(PecliError, OSError):
+    """The output could not be written: a missing directory, no permission, a full disk (exit 1)."""
+
+    exit_code = ExitCode.FAILURE
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """A hint listing the valid ``choices``, nearest first when ``word`` is close to one.
+
+    >>> did_you_mean("sinusiodal", ["sinusoidal", "learned", "count"])
+    "did you mean 'sinusoidal'? valid: sinusoidal, learned, count"
+    """
+    choices = list(choices)
+    close = difflib.get_close_matches(word, choices, n=3, cutoff=0.6)
+    valid = "valid: " + ", ".join(choices)
+    if close:
+        return "did you mean " + " or ".join(repr(c) for c in close) + "? " + valid
+    return valid

@@ -1,0 +1,68 @@
+"""The sinusoidal family: Vaswani et al. (2017) and the layouts real code bases use."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pecli.dtypes import numpy_dtype, round_to
+from pecli.errors import ParameterError
+from pecli.schemes._angles import geometric_frequencies, integer_phasors, place_sin_cos
+from pecli.schemes._checks import finite_above, integer, positive_int, row_range
+
+__all__ = ["sinusoidal_table"]
+
+
+def sinusoidal_table(
+    length: int,
+    dim: int,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    cos_first: bool = False,
+    freq_shift: float | None = None,
+    offset: int = 0,
+    dtype: str = "float32",
+    rows: range | None = None,
+) -> np.ndarray:
+    """Sinusoidal position table of shape ``(length, dim)`` (rows ``rows`` only, if given).
+
+    Args:
+        length: number of positions (rows).
+        dim: embedding dimension (columns); odd ``dim`` works.
+        base: frequency base (10000 in the paper).
+        layout: ``"interleaved"`` [sin, cos, sin, cos, …] or ``"split"`` [sin … | cos …].
+        cos_first: cos before sin.
+        freq_shift: ``None`` for Vaswani's ω_k = base^(−2k/d); ``S`` for ω_i = base^(−i/(h − S)),
+            h = dim // 2 (S = 1: tensor2tensor, fairseq, diffusers; S = 0: guided-diffusion).
+        offset: position of row 0.
+        dtype: ``float32``, ``float64``, ``float16`` or ``bfloat16``; angles are float64.
+        rows: compute only these rows (for streaming large tables).
+
+    Returns:
+        The table, rounded once from float64 to ``dtype``.
+
+    Example:
+        >>> sinusoidal_table(2, 4, dtype="float64")[1].round(10).tolist()
+        [0.8414709848, 0.5403023059, 0.0099998333, 0.9999500004]
+        >>> sinusoidal_table(2, 4, layout="split", freq_shift=1, dtype="float64")[1].round(10).tolist()
+        [0.8414709848, 0.0001, 0.5403023059, 0.999999995]
+    """
+    length = positive_int("len", length, flag="--len")
+    dim = positive_int("d", dim, flag="--d")
+    base = finite_above("base", base, 1.0, flag="--base", example="10000")
+    offset = integer("offset", offset, flag="--offset")
+    if layout not in ("interleaved", "split"):
+        raise ParameterError(f"unknown layout {layout!r}", hint="use --layout interleaved or --layout split")
+    if freq_shift is not None:
+        freq_shift = float(freq_shift)
+    rows = row_range(rows, length)
+    freqs = geometric_frequencies(dim, base, freq_shift)
+    phasors = integer_phasors(offset + rows.start, offset + rows.stop, freqs)
+    target = numpy_dtype(dtype)
+    if target.name == "bfloat16":
+        table64 = np.empty((len(rows), dim), dtype=np.float64)
+        place_sin_cos(table64, phasors, layout=layout, cos_first=bool(cos_first))
+        return round_to(table64, dtype)
+    table = np.empty((len(rows), dim), dtype=target)
+    place_sin_cos(table, phasors, layout=layout, cos_first=bool(cos_first))
+    return table

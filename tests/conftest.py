@@ -1,0 +1,76 @@
+"""Shared test helpers: run pecli in-process (fast) or as a real subprocess (pipes, exit codes)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: bytes
+    stderr: str
+
+    @property
+    def out(self) -> str:
+        return self.stdout.decode()
+
+
+class _Stdout(io.TextIOWrapper):
+    def isatty(self) -> bool:
+        return False
+
+
+@pytest.fixture
+def cli(monkeypatch):
+    """Run ``pecli ARGS`` in this process through the real entry point; returns a :class:`Result`."""
+    from pecli.cli.app import main
+
+    def run(*args: str, stdin: bytes = b"") -> Result:
+        raw_out = io.BytesIO()
+        stdout = _Stdout(raw_out, encoding="utf-8", write_through=True)
+        stderr = io.StringIO()
+        stdin_stream = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+        monkeypatch.setattr(sys, "stdout", stdout)
+        monkeypatch.setattr(sys, "stderr", stderr)
+        monkeypatch.setattr(sys, "stdin", stdin_stream)
+        code = main(list(args))
+        stdout.flush()
+        monkeypatch.undo()
+        return Result(code, raw_out.getvalue(), stderr.getvalue())
+
+    return run
+
+
+def run_pecli(
+    *args: str, stdin: bytes | None = None, cwd: str | None = None, env: dict | None = None, timeout: float = 120
+):
+    """Run ``python -m pecli ARGS`` as a real process."""
+    environment = {**os.environ, **(env or {})}
+    environment.pop("PECLI_DEBUG", None)
+    completed = subprocess.run(
+        [sys.executable, "-m", "pecli", *args],
+        input=stdin,
+        capture_output=True,
+        cwd=cwd,
+        env=environment,
+        timeout=timeout,
+    )
+    return Result(completed.returncode, completed.stdout, completed.stderr.decode())
+
+
+def assert_clean_error(result: Result, code: int, *words: str) -> None:
+    """A one-line error on stderr naming the problem, the exit code, and no traceback."""
+    assert result.code == code, (result.code, result.stderr)
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("pecli: error: "), lines[0]
+    for word in words:
+        assert word.lower() in lines[0].lower(), (word, lines[0])
