@@ -6,6 +6,7 @@ matplotlib only inside the functions that need them), so ``pecli --help`` stays 
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -39,9 +40,11 @@ def _root(
     """Generate and inspect positional encodings."""
 
 
-from pecli.cli import generate  # noqa: E402  (command modules register on the app)
+#: one module per command, each with a register(app) function; listed in help order
+COMMANDS = ("generate",)
 
-generate.register(app)
+for _name in COMMANDS:
+    importlib.import_module(f"pecli.cli.{_name}").register(app)
 
 
 def main(argv: list[str] | None = None) -> int:
