@@ -6,8 +6,11 @@ import sys
 
 
 def main() -> None:
-    from pecli.cli.app import main as run
-
+    try:
+        from pecli.cli.app import main as run
+    except KeyboardInterrupt:  # Ctrl-C while the app is still importing: as quiet as later on
+        sys.stderr.write("\npecli: interrupted\n")
+        sys.exit(130)
     sys.exit(run())
 
 

@@ -52,8 +52,34 @@ def round_to(values, name: str):
     import numpy as np
 
     values = np.asarray(values, dtype=np.float64)
-    if check_dtype(name) != "bfloat16":
-        return values.astype(name)
+    with np.errstate(over="ignore", invalid="ignore"):
+        rounded = values.astype(name) if check_dtype(name) != "bfloat16" else _round_to_bfloat16(values)
+    if not np.isfinite(rounded).all():
+        _refuse_overflow(values, name)
+    return rounded
+
+
+def _refuse_overflow(values, name: str) -> None:
+    """A table with values beyond ``name``'s range would silently hold inf: refuse it instead."""
+    import numpy as np
+
+    largest = float(np.finfo(numpy_dtype(name)).max)
+    finite = np.isfinite(values)
+    if not finite.all():
+        raise ParameterError(
+            "the table's values are not finite (a parameter is too large or not a number)",
+            hint="use smaller parameter values",
+        )
+    peak = float(np.abs(values).max())
+    raise ParameterError(
+        f"{name} cannot hold the table's values (up to {peak:g}; its largest is {largest:g})",
+        hint="use a wider --dtype (float32, float64), or smaller --len or parameter values",
+    )
+
+
+def _round_to_bfloat16(values):
+    import numpy as np
+
     # Keep bfloat16's 8 significant bits of the float64 significand, rounding to nearest even,
     # then convert: the result is exact in float32, whose top 16 bits are the bfloat16.
     bits = values.view(np.uint64)

@@ -18,10 +18,12 @@ read only the tensor asked for.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import math
 import os
+import stat
 import struct
 import sys
 import tempfile
@@ -141,6 +143,8 @@ def check_output_path(path: str) -> None:
     """Fail early, before any work, when ``path`` cannot be written."""
     if path == "-":
         return
+    if not path:
+        raise OutputError("the output path is empty", hint="give a file name, e.g. -o pe.safetensors, or - for stdout")
     if os.path.isdir(path):
         raise OutputError(f"output {path!r} is a directory", hint="give a file name, e.g. -o pe.safetensors")
     directory = os.path.dirname(path) or "."
@@ -177,9 +181,22 @@ def _remove_stale_temporaries(directory: str, basename: str) -> None:
 
 @contextlib.contextmanager
 def atomic_file(path: str) -> Iterator[IO[bytes]]:
-    """A binary file that replaces ``path`` only once it is complete (temp file + ``os.replace``)."""
+    """A binary file that replaces ``path`` only once it is complete (temp file + ``os.replace``).
+
+    A symlink is followed (its target is replaced, the link stays); an existing device or FIFO
+    (``/dev/null``, ``/dev/stdout``, a named pipe) is written in place, never replaced by a file.
+    """
     check_output_path(path)
-    directory, basename = os.path.split(os.path.abspath(path))
+    real_path = os.path.realpath(path)
+    try:
+        existing_mode: int | None = os.stat(real_path).st_mode
+    except OSError:
+        existing_mode = None
+    if existing_mode is not None and not stat.S_ISREG(existing_mode):
+        with _reported_os_errors(path), open(real_path, "wb") as handle:
+            yield handle
+        return
+    directory, basename = os.path.split(real_path)
     _remove_stale_temporaries(directory, basename)
     try:
         descriptor, temp_path = tempfile.mkstemp(dir=directory, prefix=f".{basename}{TEMP_MARKER}{os.getpid()}-")
@@ -188,20 +205,38 @@ def atomic_file(path: str) -> Iterator[IO[bytes]]:
             f"cannot create a file in {directory!r}: {error.strerror}", hint="choose another output path"
         ) from None
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(descriptor, 0o666 & ~umask)
-        with os.fdopen(descriptor, "wb") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_path, path)
-    except BaseException as error:
+        with _reported_os_errors(path):
+            os.fchmod(descriptor, _mode_for(real_path))
+            with os.fdopen(descriptor, "wb") as handle:
+                yield handle
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp_path, real_path)
+    except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp_path)
-        if isinstance(error, OSError) and not isinstance(error, PecliError):
-            raise OutputError(f"cannot write {path!r}: {error.strerror or error}", hint=_os_hint(error)) from None
         raise
+
+
+def _mode_for(path: str) -> int:
+    """Permission bits for a new file at ``path``: those of the file it replaces, else 0666 less the umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+@contextlib.contextmanager
+def _reported_os_errors(path: str) -> Iterator[None]:
+    """Turn an OSError while writing ``path`` (a full disk, a vanished directory) into an :class:`OutputError`."""
+    try:
+        yield
+    except OSError as error:
+        if isinstance(error, (PecliError, BrokenPipeError)):  # a closed pipe is main()'s quiet exit
+            raise
+        raise OutputError(f"cannot write {path!r}: {error.strerror or error}", hint=_os_hint(error)) from None
 
 
 def _os_hint(error: OSError) -> str:
@@ -294,7 +329,20 @@ def _pt_bytes(tensors: Mapping[str, Tensor]) -> bytes:
     return buffer.getvalue()
 
 
+def _check_tensor_names(tensors: Mapping[str, Tensor], fmt: str) -> None:
+    """Names a safetensors or pt reader can give back: non-empty, and not the header's ``__metadata__``."""
+    for name in tensors:
+        if not isinstance(name, str) or not name:
+            raise ParameterError(f"a tensor in a .{fmt} file needs a non-empty name, got {name!r}", hint="--name pe")
+        if name == "__metadata__":
+            raise ParameterError(
+                "'__metadata__' is reserved by the safetensors header, not a tensor name", hint="--name pe"
+            )
+
+
 def _pieces(tensors: Mapping[str, Tensor], fmt: str, metadata: Mapping[str, str]) -> Iterator[bytes | memoryview]:
+    if fmt in ("safetensors", "pt"):
+        _check_tensor_names(tensors, fmt)
     if fmt in _SINGLE_TENSOR_FORMATS and len(tensors) != 1:
         raise ParameterError(
             f"{fmt} holds one tensor, but this table has {len(tensors)}: {', '.join(tensors)}",
@@ -365,11 +413,19 @@ def write_tensors(
 
 
 def _open_source(source: str | IO[bytes]) -> tuple[IO[bytes], str, int | None]:
-    """(binary handle, display name, size if known) for a path, ``"-"`` or a file object."""
+    """(binary handle, display name, size if known) for a path, ``"-"`` or a file object.
+
+    Pipes (stdin, ``<(…)`` process substitution, FIFOs) are read whole, so that their size is known
+    before any header is trusted.
+    """
     if not isinstance(source, str):
         data = source.read()
         return io.BytesIO(data), "<stream>", len(data)
     if source == "-":
+        if sys.stdin is None or _is_terminal(sys.stdin):
+            raise TableFileError(
+                "no table on stdin (it is a terminal)", hint="pipe one in: pecli generate --d 64 --len 32 -o - | …"
+            )
         data = sys.stdin.buffer.read()
         return io.BytesIO(data), "<stdin>", len(data)
     if not os.path.exists(source):
@@ -382,9 +438,20 @@ def _open_source(source: str | IO[bytes]) -> tuple[IO[bytes], str, int | None]:
         )
     try:
         handle = open(source, "rb")  # noqa: SIM115 - closed by the caller
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            with handle:
+                data = handle.read()
+            return io.BytesIO(data), source, len(data)
     except OSError as error:
         raise TableFileError(f"cannot read {source!r}: {error.strerror}", hint="check its permissions") from None
     return handle, source, os.fstat(handle.fileno()).st_size
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def _kind_of(head: bytes) -> str | None:
@@ -392,6 +459,8 @@ def _kind_of(head: bytes) -> str | None:
         return "npy"
     if head.startswith(b"PK\x03\x04"):
         return "pt"
+    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        return "pt"  # torch.save's legacy (pre-1.6, non-zip) format: a bare pickle stream
     if len(head) >= 9 and head[8:9] in (b"{", b"["):  # a JSON header after its 8-byte length
         return "safetensors"
     return None
@@ -405,21 +474,30 @@ class _Entry:
 
 
 def _read_npy(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str, _Entry], dict[str, str]]:
+    def invalid(why: object) -> TableFileError:
+        return TableFileError(f"{name} is not a valid .npy file: {why}", hint="regenerate the file")
+
     try:
         version = np.lib.format.read_magic(handle)
         if version == (1, 0):
             shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
-        else:
+        elif version == (2, 0):
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
-    except ValueError as error:
-        raise TableFileError(f"{name} is not a valid .npy file: {error}", hint="regenerate the file") from None
+        else:
+            raise invalid(f"unsupported format version {version[0]}.{version[1]}")
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError, OverflowError) as error:
+        # numpy parses the header dict with ast.literal_eval and np.dtype: each of these means "corrupt"
+        raise invalid(error) from None
+    if not all(isinstance(n, int) and n >= 0 for n in shape):
+        raise invalid(f"its header declares an invalid shape {shape!r}")
     if dtype.hasobject:
         raise TableFileError(
             f"{name} holds Python objects (dtype {dtype}), which pecli never unpickles",
             hint="save a numeric array (np.save with a float dtype)",
         )
     data_offset = handle.tell()
-    nbytes = math.prod(shape) * dtype.itemsize
+    count = math.prod(shape)
+    nbytes = count * dtype.itemsize
     if size is not None and size - data_offset < nbytes:
         raise TableFileError(
             f"{name} is truncated: its header declares shape {tuple(shape)} ({nbytes} bytes) but only "
@@ -430,9 +508,9 @@ def _read_npy(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str,
     def load() -> np.ndarray:
         handle.seek(data_offset)
         if isinstance(handle, io.BytesIO):
-            array = np.frombuffer(handle.getvalue(), dtype=dtype, count=math.prod(shape), offset=data_offset)
+            array = np.frombuffer(handle.getbuffer(), dtype=dtype, count=count, offset=data_offset).copy()
         else:
-            array = np.fromfile(handle, dtype=dtype, count=math.prod(shape))
+            array = np.fromfile(handle, dtype=dtype, count=count)
         return array.reshape(shape, order="F" if fortran else "C")
 
     return {"": _Entry(tuple(shape), dtype.name, load)}, {}
@@ -456,8 +534,9 @@ def _read_safetensors(handle: IO[bytes], name: str, size: int | None) -> tuple[d
     raw = handle.read(header_length)
     try:
         header = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise TableFileError(f"{name} has a corrupt safetensors header ({error})", hint="regenerate the file") from None
+    except (ValueError, RecursionError) as error:  # bad JSON or UTF-8, an absurd number, absurd nesting
+        why = "nested too deeply" if isinstance(error, RecursionError) else str(error)[:200]
+        raise TableFileError(f"{name} has a corrupt safetensors header ({why})", hint="regenerate the file") from None
     if not isinstance(header, dict):
         raise TableFileError(f"{name}: the safetensors header is not a JSON object", hint="the file is corrupt")
     metadata = header.pop("__metadata__", None) or {}
@@ -465,10 +544,31 @@ def _read_safetensors(handle: IO[bytes], name: str, size: int | None) -> tuple[d
         raise TableFileError(f"{name}: the safetensors __metadata__ is not an object", hint="the file is corrupt")
     data_start = 8 + header_length
     data_size = None if size is None else size - data_start
-    entries: dict[str, _Entry] = {}
-    for key, info in header.items():
-        entries[key] = _safetensors_entry(handle, name, key, info, data_start, data_size)
+    entries = {key: _safetensors_entry(handle, name, key, info, data_start, data_size) for key, info in header.items()}
+    _check_safetensors_layout(name, header, data_size)
     return entries, {str(k): str(v) for k, v in metadata.items()}
+
+
+def _check_safetensors_layout(name: str, header: Mapping[str, Any], data_size: int | None) -> None:
+    """The tensors' byte ranges must tile the data exactly: in order, no overlap, no hole, no tail.
+
+    This is the rule the reference implementation enforces (safetensors' ``Metadata::validate``).
+    """
+    position = 0
+    for key, info in sorted(header.items(), key=lambda item: tuple(item[1]["data_offsets"])):
+        begin, end = info["data_offsets"]
+        if begin != position:
+            what = "overlaps the previous tensor" if begin < position else f"leaves a gap of {begin - position} bytes"
+            raise TableFileError(
+                f"{name}: tensor {key!r} starts at byte {begin} of the data and {what}",
+                hint="the file is corrupt or was not written by safetensors",
+            )
+        position = end
+    if data_size is not None and position != data_size:
+        raise TableFileError(
+            f"{name}: the tensors cover {position} bytes of data, but the file holds {data_size}",
+            hint="the file is corrupt, truncated, or has bytes appended",
+        )
 
 
 def _safetensors_entry(
@@ -477,28 +577,31 @@ def _safetensors_entry(
     def corrupt(what: str) -> TableFileError:
         return TableFileError(f"{name}: tensor {key!r} {what}", hint="the file is corrupt or was cut short")
 
+    def is_count(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
     if not isinstance(info, dict):
         raise corrupt("has no valid description")
     code, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
-    if code not in _SAFETENSORS_NUMPY:
+    if not isinstance(code, str) or code not in _SAFETENSORS_NUMPY:
         raise corrupt(f"has dtype {code!r}, which pecli cannot read")
-    if not (isinstance(shape, list) and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape)):
+    if not (isinstance(shape, list) and all(is_count(s) for s in shape)):
         raise corrupt(f"has an invalid shape {shape!r}")
-    if not (isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(o, int) and o >= 0 for o in offsets)):
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(is_count(o) for o in offsets)):
         raise corrupt(f"has invalid data_offsets {offsets!r}")
     begin, end = offsets
     dtype_name = _SAFETENSORS_NUMPY[code]
     itemsize = 2 if dtype_name == "bfloat16" else np.dtype(dtype_name).itemsize
-    if end < begin or end - begin != math.prod(shape) * itemsize:
+    count = math.prod(shape)
+    if end < begin or end - begin != count * itemsize:
         raise corrupt(f"declares shape {shape} of {code} but data_offsets {offsets} span {end - begin} bytes")
     if data_size is not None and end > data_size:
         raise corrupt(f"ends at byte {end} of the data, but the file holds only {data_size}")
 
     def load() -> np.ndarray:
-        count = math.prod(shape)
         storage = np.dtype(np.uint16) if dtype_name == "bfloat16" else np.dtype(dtype_name).newbyteorder("<")
         if isinstance(handle, io.BytesIO):
-            array = np.frombuffer(handle.getvalue(), dtype=storage, count=count, offset=data_start + begin)
+            array = np.frombuffer(handle.getbuffer(), dtype=storage, count=count, offset=data_start + begin).copy()
         else:
             handle.seek(data_start + begin)
             array = np.fromfile(handle, dtype=storage, count=count)
@@ -509,19 +612,54 @@ def _safetensors_entry(
     return _Entry(tuple(shape), dtype_name, load)
 
 
-def _flatten_state(state: Any, prefix: str = "") -> dict[str, Any]:
+def _flatten_state(state: Any) -> dict[str, Any]:
+    """The tensors in a (nested) state dict or list, by dotted key; without recursion, so cycles and
+    deep nesting in a hostile pickle cannot overflow the stack."""
     import torch
 
-    if isinstance(state, torch.Tensor):
-        return {prefix or "": state}
     flat: dict[str, Any] = {}
-    if isinstance(state, Mapping):
-        for key, value in state.items():
-            flat.update(_flatten_state(value, f"{prefix}.{key}" if prefix else str(key)))
-    elif isinstance(state, (list, tuple)):
-        for index, value in enumerate(state):
-            flat.update(_flatten_state(value, f"{prefix}.{index}" if prefix else str(index)))
+    seen: set[int] = set()
+    pending: list[tuple[str, Any]] = [("", state)]
+    while pending:
+        prefix, value = pending.pop()
+        if isinstance(value, torch.Tensor):
+            flat[prefix] = value
+            continue
+        if id(value) in seen:
+            continue
+        if isinstance(value, Mapping):
+            seen.add(id(value))
+            children = [(str(k), v) for k, v in value.items()]
+        elif isinstance(value, (list, tuple)):
+            seen.add(id(value))
+            children = [(str(i), v) for i, v in enumerate(value)]
+        else:
+            continue
+        pending.extend((f"{prefix}.{k}" if prefix else k, v) for k, v in reversed(children))
     return flat
+
+
+def _check_pt_archive(handle: IO[bytes], name: str, size: int | None) -> None:
+    """A zip-format .pt may only hold stored (uncompressed) entries, as torch.save writes them.
+
+    So no entry can expand beyond the file's own size: a small "zip bomb" cannot make torch
+    allocate gigabytes.
+    """
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(handle) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError) as error:
+        raise TableFileError(f"{name} is not a valid .pt archive: {error}", hint="regenerate the file") from None
+    finally:
+        handle.seek(0)
+    for member in members:
+        if member.compress_type != zipfile.ZIP_STORED or (size is not None and member.file_size > size):
+            raise TableFileError(
+                f"{name}: archive entry {member.filename!r} is compressed, which torch.save never does",
+                hint="pecli reads .pt files as torch.save writes them",
+            )
 
 
 def _read_pt(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str, _Entry], dict[str, str]]:
@@ -529,6 +667,9 @@ def _read_pt(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str, 
         import torch
     except ImportError:
         raise TableFileError(f"reading {name} (a .pt file) needs torch", hint="pip install 'pecli[torch]'") from None
+    if handle.read(4) == b"PK\x03\x04":
+        _check_pt_archive(handle, name, size)
+    handle.seek(0)
     try:
         state = torch.load(handle, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises many types; every one means "not a loadable weights file"
@@ -540,10 +681,32 @@ def _read_pt(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str, 
     entries: dict[str, _Entry] = {}
     for key, tensor in _flatten_state(state).items():
         dtype_name = str(tensor.dtype).removeprefix("torch.")
-        # numpy has no bfloat16: widen it exactly to float32
-        load = (lambda t=tensor: t.float().numpy()) if dtype_name == "bfloat16" else (lambda t=tensor: t.numpy())
-        entries[key] = _Entry(tuple(tensor.shape), dtype_name, load)
+        entries[key] = _Entry(tuple(tensor.shape), dtype_name, functools.partial(_pt_array, tensor, name, key))
     return entries, {}
+
+
+def _pt_array(tensor: Any, name: str, key: str) -> np.ndarray:
+    """A numpy copy of a loaded tensor, refusing one whose shape claims more elements than its storage
+    holds (a zero-stride view can claim any shape over a one-element storage)."""
+    import torch
+
+    if tensor.layout != torch.strided or tensor.is_quantized:
+        raise TableFileError(
+            f"{name}: tensor {key!r} is {str(tensor.layout).removeprefix('torch.')}"
+            f"{' quantized' if tensor.is_quantized else ''}, not a dense table",
+            hint="save a dense float tensor",
+        )
+    stored = tensor.untyped_storage().nbytes() // max(1, tensor.element_size())
+    if tensor.numel() > stored:
+        raise TableFileError(
+            f"{name}: tensor {key!r} claims shape {tuple(tensor.shape)} ({tensor.numel()} values) "
+            f"but its storage holds only {stored}",
+            hint="save a contiguous tensor (tensor.contiguous()) instead of an expanded view",
+        )
+    tensor = tensor.detach()
+    if tensor.dtype == torch.bfloat16:
+        tensor = tensor.float()  # numpy has no bfloat16: widen it exactly to float32
+    return np.array(tensor.numpy(), copy=True, order="C")
 
 
 _READERS = {"npy": _read_npy, "safetensors": _read_safetensors, "pt": _read_pt}
@@ -568,7 +731,13 @@ def _opened(source: str | IO[bytes]) -> Iterator[tuple[dict[str, _Entry], dict[s
 
 
 def read_tensors(source: str | IO[bytes]) -> tuple[dict[str, tuple[tuple[int, ...], str]], dict[str, str]]:
-    """The name -> (shape, dtype) of every tensor in a file, and its metadata, reading only headers."""
+    """The name -> (shape, dtype) of every tensor in a file, and its metadata, reading only headers.
+
+    >>> buffer = io.BytesIO()
+    >>> write_tensors(buffer, {"pe": Tensor.from_array(np.zeros((3, 2), np.float16))}, fmt="safetensors")
+    >>> read_tensors(io.BytesIO(buffer.getvalue()))
+    ({'pe': ((3, 2), 'float16')}, {})
+    """
     with _opened(source) as (entries, metadata, _):
         return {key: (entry.shape, entry.dtype) for key, entry in entries.items()}, metadata
 
@@ -600,15 +769,29 @@ def read_table(source: str | IO[bytes], key: str | None = None) -> LoadedTable:
 
     The format is told by content, not by name. Without ``key``, a file with one tensor gives it, a
     file pecli wrote gives its own tensor, and any other multi-tensor file is an error that lists
-    the 2-D candidates. Only the chosen tensor is read.
+    the 2-D candidates. Only the chosen tensor is read, and only after its header has been checked
+    against the file's size; a tensor that is empty or not of a real number type is refused.
+
+    >>> buffer = io.BytesIO()
+    >>> np.save(buffer, np.array([[1 + 2j]]))
+    >>> try:
+    ...     read_table(io.BytesIO(buffer.getvalue()))
+    ... except TableFileError as error:
+    ...     print(error.message)
+    <stream>: tensor array has dtype complex128, which is not a real number type
     """
     with _opened(source) as (entries, metadata, name):
         chosen = _choose_key(entries, metadata, key, name)
         entry = entries[chosen]
+        label = repr(chosen) if chosen else "array"
         if not _is_real_dtype(entry.dtype):
             raise TableFileError(
-                f"{name}: tensor {chosen or 'array'} has dtype {entry.dtype}, which is not a real number type",
+                f"{name}: tensor {label} has dtype {entry.dtype}, which is not a real number type",
                 hint="pecli reads float or integer tables",
+            )
+        if math.prod(entry.shape) == 0:
+            raise TableFileError(
+                f"{name}: tensor {label} is empty (shape {tuple(entry.shape)})", hint="give a table with values"
             )
         array = entry.load()
     return LoadedTable(array=array, key=chosen or None, metadata=metadata, source=name)

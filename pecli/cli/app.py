@@ -6,6 +6,7 @@ matplotlib only inside the functions that need them), so ``pecli --help`` stays 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -81,5 +82,26 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         # the reader went away (| head): stop quietly, and keep Python from complaining at exit
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            os.dup2(devnull, sys.stdout.fileno())
         return int(ExitCode.OK)
+    except MemoryError:
+        if os.environ.get("PECLI_DEBUG"):
+            raise
+        output.error("out of memory (use a smaller --len or --d, or write to a .npy or .safetensors file)")
+        return int(ExitCode.FAILURE)
+    except OSError as error:  # an I/O failure no check foresaw (a vanished file, a device error)
+        if os.environ.get("PECLI_DEBUG"):
+            raise
+        where = f": {error.filename!r}" if error.filename else ""
+        output.error(f"{error.strerror or error}{where} (set PECLI_DEBUG=1 for the traceback)")
+        return int(ExitCode.FAILURE)
+    except Exception as error:
+        # a bug: still one line (a user's script should not parse a traceback), with the way to see it
+        if os.environ.get("PECLI_DEBUG"):
+            raise
+        output.error(
+            f"internal error: {type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''} "
+            "(this is a bug in pecli: rerun with PECLI_DEBUG=1 and report the traceback)"
+        )
+        return int(ExitCode.FAILURE)

@@ -68,10 +68,11 @@ def write_table(out: Output, table: Any, target: Any, fmt: str, *, label: str) -
 def _check_disk_space(path: str, nbytes: int) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     try:
-        free = shutil.disk_usage(directory).free
+        usage = shutil.disk_usage(directory)
     except OSError:
         return
-    if nbytes > free:
+    free = usage.free
+    if usage.total and nbytes > free:  # total 0: a pseudo file system (/proc), whose numbers mean nothing
         from pecli.schemes.spec import _human
 
         raise OutputError(

@@ -24,6 +24,11 @@ from typing import IO, Any
 from pecli.errors import PecliError
 
 
+def _closed_stream() -> IO[str]:
+    """A stand-in for a stream the process was started without: writes go nowhere."""
+    return open(os.devnull, "w")
+
+
 class Output:
     """Streams and switches for one command run."""
 
@@ -35,8 +40,9 @@ class Output:
         quiet: bool = False,
         color: bool | None = None,
     ) -> None:
-        self.stdout = stdout if stdout is not None else sys.stdout
-        self.stderr = stderr if stderr is not None else sys.stderr
+        # sys.stdout/stderr are None when the process started with that descriptor closed (>&-)
+        self.stdout = stdout if stdout is not None else (sys.stdout or _closed_stream())
+        self.stderr = stderr if stderr is not None else (sys.stderr or _closed_stream())
         self.quiet = quiet
         self._color = color
 

@@ -7,9 +7,12 @@ import numpy as np
 from pecli.dtypes import numpy_dtype, round_to
 from pecli.errors import ParameterError
 from pecli.schemes._angles import geometric_frequencies, integer_phasors, place_sin_cos
-from pecli.schemes._checks import finite_above, integer, positive_int, row_range
+from pecli.schemes._checks import finite, finite_above, integer, positive_int, row_range
 
 __all__ = ["sinusoidal_table"]
+
+#: float64 holds every integer up to 2^53 exactly; beyond, neighbouring positions collapse into one
+_MAX_EXACT_POSITION = 2**53
 
 
 def sinusoidal_table(
@@ -54,8 +57,13 @@ def sinusoidal_table(
     if layout not in ("interleaved", "split"):
         raise ParameterError(f"unknown layout {layout!r}", hint="use --layout interleaved or --layout split")
     if freq_shift is not None:
-        freq_shift = float(freq_shift)
+        freq_shift = finite("freq_shift", freq_shift, flag="--freq-shift", example="1")
     rows = row_range(rows, length)
+    if max(abs(offset), abs(offset + length)) > _MAX_EXACT_POSITION:
+        raise ParameterError(
+            f"positions {offset}..{offset + length - 1} go beyond ±2^53, where float64 cannot tell them apart",
+            hint="use a smaller --offset",
+        )
     freqs = geometric_frequencies(dim, base, freq_shift)
     phasors = integer_phasors(offset + rows.start, offset + rows.stop, freqs)
     target = numpy_dtype(dtype)
