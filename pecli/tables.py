@@ -485,9 +485,11 @@ def _read_npy(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str,
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
         else:
             raise invalid(f"unsupported format version {version[0]}.{version[1]}")
-    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError, OverflowError) as error:
-        # numpy parses the header dict with ast.literal_eval and np.dtype: each of these means "corrupt"
-        raise invalid(error) from None
+    except TableFileError:
+        raise
+    except Exception as error:
+        # ValueError, SyntaxError, tokenize.TokenError, TypeError, RecursionError…: every one means "corrupt"
+        raise invalid(str(error).splitlines()[0][:200] if str(error) else type(error).__name__) from None
     if not all(isinstance(n, int) and n >= 0 for n in shape):
         raise invalid(f"its header declares an invalid shape {shape!r}")
     if dtype.hasobject:

@@ -1,0 +1,404 @@
+"""The bad-input catalogue: every known way to call pecli wrongly, each through a real process.
+
+Each case is one line: the command line, the exit code, and the words its one-line error must
+contain; optionally stdin bytes, files to create first (from :data:`FILES`), and a terminal for
+stdout or stdin. For every case the test asserts:
+
+- the exit code;
+- exactly one non-empty line on stderr, ``pecli: error: …``, short, naming the problem (the
+  words), with no traceback, no "Exception ignored" noise and no "internal error";
+- no new file in the working directory (no output, no temporary), and every file that was there
+  before — inputs and an existing output alike — byte-for-byte unchanged.
+
+Cases for a command (or scheme) that is not registered yet are skipped, so they run by themselves
+once it lands. ``python -m tests.test_bad_inputs`` prints the catalogue's outcomes as a table.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+import os
+import pty
+import shlex
+import struct
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from pecli.cli.app import COMMANDS
+from pecli.schemes.catalog import SCHEMES
+from tests.conftest import Result, run_pecli
+from tests.mounts import unwritable_directory
+
+# ---------------------------------------------------------------------------------------------
+# input files, built on demand
+
+
+def _npy(array: np.ndarray, *, allow_pickle: bool = False) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=allow_pickle)
+    return buffer.getvalue()
+
+
+def _safetensors(header: dict, data: bytes) -> bytes:
+    encoded = json.dumps(header).encode()
+    return struct.pack("<Q", len(encoded)) + encoded + data
+
+
+def _pt(build: Callable) -> bytes:
+    torch = pytest.importorskip("torch")
+    buffer = io.BytesIO()
+    torch.save(build(torch), buffer)
+    return buffer.getvalue()
+
+
+class _RunsCode:
+    """A pickle that would run a shell command when unpickled without weights_only."""
+
+    def __reduce__(self):
+        return (os.system, ("touch pwned",))
+
+
+def _table(length: int = 6, dim: int = 4) -> np.ndarray:
+    return np.arange(length * dim, dtype=np.float32).reshape(length, dim) / (length * dim)
+
+
+#: name -> bytes of a file a case can ask for; the name is also the file name in the case's directory
+FILES: dict[str, Callable[[], bytes]] = {
+    "pe.npy": lambda: _npy(_table()),
+    "small.npy": lambda: _npy(_table(3, 4)),
+    "old.npy": lambda: b"an existing output file, which a failing run must leave alone",
+    "old.png": lambda: b"\x89PNG an existing image",
+    "empty.npy": lambda: b"",
+    "junk.npy": lambda: b"this is plain text, not a table\n",
+    "truncated.npy": lambda: _npy(np.zeros((100, 100), np.float32))[:1000],
+    "bad-header.npy": lambda: b"\x93NUMPY\x01\x00\x10\x00{'descr': '<f4',}\n",
+    "cube.npy": lambda: _npy(np.zeros((2, 3, 4), np.float32)),
+    "hyper.npy": lambda: _npy(np.zeros((2, 2, 3, 4), np.float32)),
+    "strings.npy": lambda: _npy(np.array([["a", "b"], ["c", "d"]])),
+    "complex.npy": lambda: _npy(np.ones((3, 4), np.complex64)),
+    "objects.npy": lambda: _npy(np.array([[{"a": 1}, None]], dtype=object), allow_pickle=True),
+    "zero-rows.npy": lambda: _npy(np.zeros((0, 4), np.float32)),
+    "truncated.safetensors": lambda: _safetensors(
+        {"pe": {"dtype": "F32", "shape": [4, 4], "data_offsets": [0, 64]}}, b"\0" * 10
+    ),
+    "long-header.safetensors": lambda: struct.pack("<Q", 1 << 20) + b'{"pe": {}}',
+    "list-header.safetensors": lambda: _safetensors([1, 2], b""),  # type: ignore[arg-type]
+    "huge-shape.safetensors": lambda: _safetensors(
+        {"pe": {"dtype": "F32", "shape": [1 << 30, 1 << 20], "data_offsets": [0, 16]}}, b"\0" * 16
+    ),
+    "overlap.safetensors": lambda: _safetensors(
+        {
+            "a": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]},
+            "b": {"dtype": "F32", "shape": [2, 2], "data_offsets": [8, 24]},
+        },
+        b"\0" * 24,
+    ),
+    "ckpt.safetensors": lambda: _safetensors(
+        {
+            "embeddings.position_embeddings.weight": {"dtype": "F32", "shape": [4, 2], "data_offsets": [0, 32]},
+            "embeddings.word_embeddings.weight": {"dtype": "F32", "shape": [4, 2], "data_offsets": [32, 64]},
+        },
+        b"\0" * 64,
+    ),
+    "runs-code.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(2, 2), "payload": _RunsCode()}),
+    "expanded.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(1).expand(1 << 20, 1 << 20)}),
+}
+
+
+@functools.cache
+def _file_bytes(name: str) -> bytes:
+    return FILES[name]()
+
+
+# ---------------------------------------------------------------------------------------------
+# the catalogue
+
+
+@dataclass(frozen=True)
+class Case:
+    args: tuple[str, ...]
+    code: int
+    words: tuple[str, ...]
+    stdin: bytes = b""
+    files: tuple[str, ...] = ()
+    tty: str | None = None  #: "stdout" or "stdin": that stream is a terminal
+    needs: tuple[str, ...] = ()  #: schemes that must be registered (the command is args[0])
+
+    @property
+    def command(self) -> str:
+        return self.args[0]
+
+    @property
+    def id(self) -> str:
+        return " ".join(self.args)[:80]
+
+
+def case(
+    command_line: str,
+    code: int,
+    *words: str,
+    stdin: bytes = b"",
+    files: tuple[str, ...] = (),
+    tty: str | None = None,
+    needs: tuple[str, ...] = (),
+) -> Case:
+    """One bad invocation: ``pecli COMMAND_LINE`` exits ``code`` with a one-line error holding ``words``."""
+    return Case(tuple(shlex.split(command_line)), code, words, stdin, files, tty, needs)
+
+
+SHAPE = "--d 4 --len 4"
+
+CASES: list[Case] = [
+    # -- generate: numbers
+    case("generate --d 0 --len 4", 2, "--d", "positive"),
+    case("generate --d -3 --len 4", 2, "--d", "positive"),
+    case("generate --d 4 --len 0", 2, "--len", "positive"),
+    case("generate --d x --len 4", 2, "--d", "'x'"),
+    case("generate --d 4 --len 1.5", 2, "--len", "'1.5'"),
+    case("generate --d 4", 2, "missing", "--len"),
+    case(f"generate {SHAPE} --base 1", 2, "base", "greater than 1"),
+    case(f"generate {SHAPE} --base nan", 2, "base", "nan"),
+    case(f"generate {SHAPE} --base inf", 2, "base", "inf"),
+    case(f"generate {SHAPE} --base -1e400", 2, "base"),
+    case(f"generate {SHAPE} --freq-shift nan", 2, "freq_shift", "finite"),
+    case(f"generate {SHAPE} --freq-shift 2", 2, "freq shift 2", "d // 2"),
+    case(f"generate {SHAPE} --offset 99999999999999999999", 2, "2^53", "--offset"),
+    case(f"generate learned {SHAPE} --std 0", 2, "std", "greater than 0"),
+    case(f"generate learned {SHAPE} --std -1", 2, "std"),
+    case(f"generate learned {SHAPE} --std nan", 2, "std", "nan"),
+    case(f"generate learned {SHAPE} --seed -1", 2, "seed", "non-negative"),
+    case(f"generate learned {SHAPE} --std 1e39", 2, "float32 cannot hold"),
+    case("generate count --d 4 --len 70000 --dtype float16 -o c.npy", 2, "float16 cannot hold", "65504"),
+    case("generate --d 100000000 --len 100000000 -o big.npy", 1, "would take", "free"),
+    case("generate --d 1000000 --len 100000000", 2, "would take", "memory"),
+    # -- generate: names
+    case(f"generate sinusodal {SHAPE}", 2, "unknown scheme", "did you mean 'sinusoidal'"),
+    case(f"generate {SHAPE} --preset fairsec", 2, "unknown preset", "fairseq"),
+    case(f"generate learned {SHAPE} --preset fairseq", 2, "preset 'fairseq'", "sinusoidal"),
+    case(f"generate {SHAPE} --dtype int8", 2, "unknown dtype", "float32"),
+    case(f"generate learned {SHAPE} --base 100", 2, "does not take", "--base"),
+    case(f"generate {SHAPE} --layout zigzag", 2, "layout", "interleaved"),
+    case(f"generate {SHAPE} --nope", 2, "--nope"),
+    case(f"generate {SHAPE} one two", 2, "unexpected", "two"),
+    case(f"generate {SHAPE} -o", 2, "-o", "requires an argument"),
+    case(f"generate {SHAPE} --name __metadata__ -o t.safetensors", 2, "__metadata__", "reserved"),
+    case(f"generate {SHAPE} --name '' -o t.safetensors", 2, "non-empty name"),
+    # -- generate: formats and outputs
+    case(f"generate {SHAPE} --format xls -o x.xls", 2, "unknown format", "xls"),
+    case(f"generate {SHAPE} -o x.docx", 2, "format", ".docx"),
+    case(f"generate {SHAPE} --format csv", 2, "--format needs an output"),
+    case(f"generate {SHAPE} --dtype bfloat16 -o x.npy", 2, "npy cannot store bfloat16"),
+    case(f"generate {SHAPE} --dtype bfloat16 -o - --format csv", 2, "csv cannot store bfloat16"),
+    case(f"generate {SHAPE} -o nowhere/x.npy", 1, "'nowhere'", "does not exist"),
+    case(f"generate {SHAPE} -o .", 1, "is a directory"),
+    case(f"generate {SHAPE} -o ''", 1, "output path is empty"),
+    case(f"generate {SHAPE} -o {{ro}}/x.npy", 1, "not writable"),
+    case(f"generate {SHAPE} -o -", 1, "refusing to write binary", "terminal", tty="stdout"),
+    case(f"generate {SHAPE} --base 0.5 -o old.npy", 2, "base", files=("old.npy",)),
+    case("generate count --d 4 --len 70000 --dtype float16 -o old.npy", 2, "float16", files=("old.npy",)),
+    case(f"generate {SHAPE} -o {{ro}}/old.npy --format npy", 1, "not writable"),
+    # -- reading tables (plot is the first command to read them; the others share the loader)
+    case("plot missing.npy", 2, "no such file", "missing.npy"),
+    case("plot .", 2, "is a directory"),
+    case("plot empty.npy", 2, "empty.npy", "empty", files=("empty.npy",)),
+    case("plot junk.npy", 2, "not a .npy, .safetensors or .pt", files=("junk.npy",)),
+    case("plot truncated.npy", 2, "truncated", files=("truncated.npy",)),
+    case("plot bad-header.npy", 2, "not a valid .npy", files=("bad-header.npy",)),
+    case("plot cube.npy", 2, "(2, 3, 4)", files=("cube.npy",)),
+    case("plot hyper.npy", 2, "(2, 2, 3, 4)", files=("hyper.npy",)),
+    case("plot strings.npy", 2, "dtype", "not a real number", files=("strings.npy",)),
+    case("plot complex.npy", 2, "complex64", "not a real number", files=("complex.npy",)),
+    case("plot objects.npy", 2, "python objects", "never unpickles", files=("objects.npy",)),
+    case("plot zero-rows.npy", 2, "empty", "(0, 4)", files=("zero-rows.npy",)),
+    case("plot truncated.safetensors", 2, "ends at byte 64", files=("truncated.safetensors",)),
+    case("plot long-header.safetensors", 2, "truncated", "header", files=("long-header.safetensors",)),
+    case("plot list-header.safetensors", 2, "not a json object", files=("list-header.safetensors",)),
+    case("plot huge-shape.safetensors", 2, "data_offsets", "span 16 bytes", files=("huge-shape.safetensors",)),
+    case("plot overlap.safetensors", 2, "'b'", "overlaps", files=("overlap.safetensors",)),
+    case("plot ckpt.safetensors", 2, "--key", "position_embeddings", files=("ckpt.safetensors",)),
+    case(
+        "plot ckpt.safetensors --key embeddings.position_embedding.weight",
+        2,
+        "no tensor",
+        "did you mean 'embeddings.position_embeddings.weight'",
+        files=("ckpt.safetensors",),
+    ),
+    case("plot runs-code.pt", 2, "weights_only", files=("runs-code.pt",)),
+    case("plot expanded.pt", 2, "storage holds only 1", files=("expanded.pt",)),
+    case("plot -", 2, "<stdin> is empty"),
+    case("plot -", 2, "<stdin>", "not a .npy", stdin=b"0.1 0.2\n0.3 0.4\n"),
+    case("plot -", 2, "stdin", "terminal", tty="stdin"),
+    case("plot pe.npy --cmap RdBuu", 2, "cmap", "RdBu", files=("pe.npy",)),
+    case("plot pe.npy -o heat.xyz", 2, ".xyz", files=("pe.npy",)),
+    case("plot pe.npy -o nowhere/heat.png", 1, "does not exist", files=("pe.npy",)),
+    case("plot pe.npy -o {ro}/heat.png", 1, "not writable", files=("pe.npy",)),
+    case("plot pe.npy --cmap nope -o old.png", 2, "cmap", files=("pe.npy", "old.png")),
+    case("plot pe.npy --rows 5:2", 2, "rows", files=("pe.npy",)),
+    case(f"plot sinusodal {SHAPE}", 2, "sinusoidal"),
+    case("plot pe.npy --d 4", 2, "--d", "file", files=("pe.npy",)),
+    # -- distance, compare, identify, info
+    case("distance pe.npy --metric manhattan", 2, "manhattan", "cosine", files=("pe.npy",)),
+    case("distance cube.npy", 2, "(2, 3, 4)", files=("cube.npy",)),
+    case("distance junk.npy", 2, "not a .npy", files=("junk.npy",)),
+    case("compare pe.npy small.npy", 2, "shape", files=("pe.npy", "small.npy")),
+    case("compare pe.npy pe.npy --atol -1", 2, "atol", files=("pe.npy",)),
+    case("compare pe.npy sinusoidal:layout=zigzag", 2, "layout", "zigzag", files=("pe.npy",)),
+    case("compare pe.npy sinusoidal:base", 2, "base", files=("pe.npy",)),
+    case("compare pe.npy truncated.npy", 2, "truncated", files=("pe.npy", "truncated.npy")),
+    case("identify objects.npy", 2, "objects", files=("objects.npy",)),
+    case("identify complex.npy", 2, "complex64", files=("complex.npy",)),
+    case("info missing.safetensors", 2, "no such file"),
+    case("info junk.npy", 2, "not a .npy", files=("junk.npy",)),
+    case("info long-header.safetensors", 2, "truncated", files=("long-header.safetensors",)),
+    # -- timestep
+    case("timestep 1 abc --dim 4", 2, "'abc'"),
+    case("timestep - --dim 4", 2, "empty"),
+    case("timestep - --dim 4", 2, "'x'", "line 2", stdin=b"1 2\nx 3\n"),
+    case("timestep nan --dim 4", 2, "nan"),
+    case("timestep 1 inf --dim 4", 2, "inf"),
+    case("timestep 1 --dim 0", 2, "dim"),
+    case("timestep 1 --dim 3 --freq-shift 1", 2, "shift"),
+    case("timestep 1 --dim 4 --max-period 1", 2, "max-period"),
+    case("timestep --range 0:10:0 --dim 4", 2, "step"),
+    case("timestep --range 5:1 --dim 4", 2, "range"),
+    case("timestep 1 --dim 4 --scale nan", 2, "scale"),
+    case("timestep 1 --dim 4 -o old.npy --max-period 0", 2, "max-period", files=("old.npy",)),
+    # -- schemes added by issue 6
+    case("generate rope --d 5 --len 4 -o r.safetensors", 2, "even", needs=("rope",)),
+    case("generate sincos2d --d 6 --grid 2,2 -o s.npy", 2, "divisible by 4", needs=("sincos2d",)),
+    case("generate sincos2d --d 8 --grid 2,x -o s.npy", 2, "--grid", needs=("sincos2d",)),
+    case("generate alibi --heads 0 --len 4 --d 4 -o a.npy", 2, "heads", needs=("alibi",)),
+    case("generate gaussian --d 4 --len 4 --sigma nan", 2, "sigma", needs=("gaussian",)),
+]
+
+# ---------------------------------------------------------------------------------------------
+# running a case
+
+
+def _run_with_terminal(args: list[str], stream: str, cwd: str, stdin: bytes) -> Result:
+    """Run pecli with stdout or stdin on a pseudo-terminal."""
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pecli", *args],
+            cwd=cwd,
+            stdin=terminal if stream == "stdin" else subprocess.PIPE,
+            stdout=terminal if stream == "stdout" else subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={k: v for k, v in os.environ.items() if k != "PECLI_DEBUG"},
+        )
+        os.close(terminal)
+        out, err = process.communicate(input=None if stream == "stdin" else stdin, timeout=60)
+        screen = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            screen += chunk
+    finally:
+        os.close(controller)
+    return Result(process.returncode, (out or b"") + screen, err.decode())
+
+
+def _snapshot(directory: str) -> dict[str, bytes]:
+    return {
+        name: open(os.path.join(directory, name), "rb").read() if os.path.isfile(os.path.join(directory, name)) else b""
+        for name in os.listdir(directory)
+    }
+
+
+def run_case(item: Case, directory: str, unwritable: str) -> Result:
+    """Create the case's files in ``directory``, run it there, and check that no file changed."""
+    for name in item.files:
+        with open(os.path.join(directory, name), "wb") as handle:
+            handle.write(_file_bytes(name))
+    before = _snapshot(directory)
+    args = [arg.replace("{ro}", unwritable) for arg in item.args]
+    if item.tty:
+        result = _run_with_terminal(args, item.tty, directory, item.stdin)
+    else:
+        result = run_pecli(*args, stdin=item.stdin, cwd=directory, timeout=60)
+    after = _snapshot(directory)
+    assert sorted(after) == sorted(before), f"files appeared or vanished: {sorted(set(after) ^ set(before))}"
+    for name, content in before.items():
+        assert after[name] == content, f"{name} changed"
+    return result
+
+
+def assert_one_line_error(result: Result, code: int, words: tuple[str, ...]) -> None:
+    """The exit code, and one short ``pecli: error:`` line on stderr holding every word."""
+    assert result.code == code, (result.code, result.stderr)
+    for noise in ("Traceback", "Exception ignored", "internal error", "Warning:"):
+        assert noise not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("pecli: error: "), lines[0]
+    assert len(lines[0]) <= 400, f"not short: {lines[0]}"
+    for word in words:
+        assert word.lower() in lines[0].lower(), (word, lines[0])
+
+
+def _missing(item: Case) -> str | None:
+    if item.command not in COMMANDS:
+        return f"pecli {item.command} is not registered yet"
+    absent = [name for name in item.needs if name not in SCHEMES]
+    return f"scheme {absent[0]} is not registered yet" if absent else None
+
+
+@pytest.fixture(scope="module")
+def unwritable(tmp_path_factory):
+    with unwritable_directory(str(tmp_path_factory.mktemp("readonly"))) as directory:
+        yield directory
+
+
+@pytest.mark.parametrize("item", CASES, ids=[c.id for c in CASES])
+def test_bad_input(item: Case, tmp_path, request):
+    reason = _missing(item)
+    if reason:
+        pytest.skip(reason)
+    needs_unwritable = any("{ro}" in arg for arg in item.args)
+    unwritable = request.getfixturevalue("unwritable") if needs_unwritable else ""
+    result = run_case(item, str(tmp_path), unwritable)
+    assert_one_line_error(result, item.code, item.words)
+
+
+def test_the_catalogue_is_large_and_covers_every_command():
+    commands = {item.command for item in CASES}
+    assert len(CASES) >= 40
+    assert {"generate", "plot", "distance", "compare", "identify", "info", "timestep"} <= commands
+    assert sum(1 for item in CASES if item.command == "generate") >= 40
+
+
+def _report() -> None:  # pragma: no cover - a tool for the closing note, run by hand
+    import tempfile
+
+    print("| # | command | exit | stderr |\n|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as base, unwritable_directory(os.path.join(base, "ro")) as readonly:
+        for number, item in enumerate(CASES, 1):
+            reason = _missing(item)
+            if reason:
+                print(f"| {number} | `pecli {item.id}` | skipped | {reason} |")
+                continue
+            directory = tempfile.mkdtemp(dir=base)
+            try:
+                result = run_case(item, directory, readonly)
+                assert_one_line_error(result, item.code, item.words)
+                verdict = "ok"
+            except AssertionError as error:
+                result, verdict = locals().get("result"), f"FAIL {str(error)[:80]}"
+            line = result.stderr.strip().replace("|", "\\|") if result else ""
+            print(f"| {number} | `pecli {item.id}` | {result.code if result else '?'} | {line} {verdict} |")
+
+
+if __name__ == "__main__":
+    _report()
