@@ -9,7 +9,7 @@ def main() -> None:
     try:
         from pecli.cli.app import main as run
     except KeyboardInterrupt:  # Ctrl-C while the app is still importing: as quiet as later on
-        sys.stderr.write("\npecli: interrupted\n")
+        sys.stderr.write("pecli: interrupted\n")
         sys.exit(130)
     sys.exit(run())
 

@@ -309,7 +309,11 @@ def mutated(draw):
     return bytes(data)
 
 
-_FUZZ = settings(max_examples=int(os.environ.get("PECLI_FUZZ_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_FUZZ = settings(
+    max_examples=int(os.environ.get("PECLI_FUZZ_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 @_FUZZ

@@ -7,6 +7,7 @@ matplotlib only inside the functions that need them), so ``pecli --help`` stays 
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import os
 import sys
@@ -48,6 +49,14 @@ for _name in COMMANDS:
     importlib.import_module(f"pecli.cli.{_name}").register(app)
 
 
+def _reader_went_away() -> int:
+    """stdout's reader closed the pipe (``| head``): stop quietly, and keep Python from complaining at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        os.dup2(devnull, sys.stdout.fileno())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit code. Known errors print one line; PECLI_DEBUG=1 shows tracebacks."""
     from typer._click.exceptions import ClickException, NoArgsIsHelpError  # typer >= 0.26 vendors click
@@ -59,9 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     command = typer.main.get_command(app)
     try:
         result = command.main(args=argv, prog_name="pecli", standalone_mode=False)
-        return int(result) if isinstance(result, int) else 0
+        code = int(result) if isinstance(result, int) else 0
     except typer.Exit as exit_:
-        return exit_.exit_code
+        code = exit_.exit_code
     except PecliError as error:
         if os.environ.get("PECLI_DEBUG"):
             raise
@@ -77,14 +86,16 @@ def main(argv: list[str] | None = None) -> int:
         output.error(f"{message} (see '{where} --help')")
         return int(ExitCode.USAGE) if error.exit_code == 2 else error.exit_code
     except (KeyboardInterrupt, typer.Abort):
-        sys.stderr.write("\npecli: interrupted\n")
+        sys.stderr.write("pecli: interrupted\n")
         return int(ExitCode.INTERRUPTED)
     except BrokenPipeError:
-        # the reader went away (| head): stop quietly, and keep Python from complaining at exit
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        with contextlib.suppress(AttributeError, ValueError, OSError):
-            os.dup2(devnull, sys.stdout.fileno())
-        return int(ExitCode.OK)
+        return _reader_went_away()
+    except SystemExit as exit_:
+        # typer answers a closed pipe (EPIPE) with sys.exit(1); a reader that stops early (| head) is
+        # not a failure of pecli's, so exit 0 as with a BrokenPipeError caught here
+        if isinstance(exit_.__context__, OSError) and exit_.__context__.errno == errno.EPIPE:
+            return _reader_went_away()
+        raise
     except MemoryError:
         if os.environ.get("PECLI_DEBUG"):
             raise
@@ -105,3 +116,6 @@ def main(argv: list[str] | None = None) -> int:
             "(this is a bug in pecli: rerun with PECLI_DEBUG=1 and report the traceback)"
         )
         return int(ExitCode.FAILURE)
+    if code == ExitCode.INTERRUPTED:  # typer turns Ctrl-C inside a command into a silent Exit(130)
+        sys.stderr.write("pecli: interrupted\n")
+    return code

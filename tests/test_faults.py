@@ -1,0 +1,236 @@
+"""Faults while writing: kill -9, a full disk, Ctrl-C, a reader that goes away, odd targets.
+
+The process tests wait for pecli's temporary file to appear (the write is under way) before they
+strike, so they do not depend on timing.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import pecli
+from pecli.tables import TEMP_MARKER, Tensor, read_table, write_tensors
+from tests.conftest import assert_clean_error, run_pecli
+from tests.mounts import tmpfs
+
+PRECIOUS = b"the previous table, which must survive"
+#: a 1 GiB table: far longer to write than the moment it takes to strike once the write began
+LARGE = ("generate", "--d", "1024", "--len", "262144")
+
+
+def _start(*args: str, cwd: str) -> subprocess.Popen:
+    environment = {k: v for k, v in os.environ.items() if k != "PECLI_DEBUG"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "pecli", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment,
+    )
+
+
+def _temporaries(directory) -> list[str]:
+    return [name for name in os.listdir(directory) if TEMP_MARKER in name]
+
+
+def _wait_for_write(process: subprocess.Popen, directory, timeout: float = 60) -> str:
+    """Block until ``process`` has written bytes into its temporary file; return its name."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stderr.read().decode()
+        for name in _temporaries(directory):
+            try:
+                if os.path.getsize(os.path.join(directory, name)) > 0:
+                    return name
+            except FileNotFoundError:
+                pass
+        time.sleep(0.005)
+    process.kill()
+    raise AssertionError("the write never started")
+
+
+@pytest.mark.parametrize("existing", [True, False], ids=["previous-file", "no-file"])
+def test_kill_9_during_a_large_write_keeps_the_previous_file(tmp_path, existing):
+    target = tmp_path / "pe.npy"
+    if existing:
+        target.write_bytes(PRECIOUS)
+    process = _start(*LARGE, "-o", "pe.npy", cwd=tmp_path)
+    temporary = _wait_for_write(process, tmp_path)
+    process.kill()
+    process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+    if existing:
+        assert target.read_bytes() == PRECIOUS
+    else:
+        assert not target.exists()
+    assert temporary.startswith(f".pe.npy{TEMP_MARKER}{process.pid}-")  # recognisable: target, marker, pid
+    assert _temporaries(tmp_path) == [temporary]  # kill -9 leaves it; the next write next to it cleans up
+
+
+def test_stale_temporaries_do_not_pile_up(tmp_path):
+    for _ in range(2):
+        process = _start(*LARGE, "-o", "pe.npy", cwd=tmp_path)
+        _wait_for_write(process, tmp_path)
+        process.kill()
+        process.wait(timeout=30)
+    assert len(_temporaries(tmp_path)) >= 1
+    result = run_pecli("generate", "--d", "8", "--len", "4", "-o", "pe.npy", cwd=str(tmp_path))
+    assert result.code == 0, result.stderr
+    assert os.listdir(tmp_path) == ["pe.npy"]
+    np.testing.assert_array_equal(np.load(tmp_path / "pe.npy"), pecli.encode(None, 4, 8))
+
+
+def test_ctrl_c_exits_130_quietly_and_leaves_no_partial_file(tmp_path):
+    (tmp_path / "pe.safetensors").write_bytes(PRECIOUS)
+    process = _start(*LARGE, "-o", "pe.safetensors", cwd=tmp_path)
+    _wait_for_write(process, tmp_path)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert stderr.decode().strip() == "pecli: interrupted"
+    assert os.listdir(tmp_path) == ["pe.safetensors"]
+    assert (tmp_path / "pe.safetensors").read_bytes() == PRECIOUS
+
+
+@pytest.mark.parametrize(
+    ("args", "take"),
+    [
+        (("--format", "csv"), lambda stream: stream.readline()),
+        ((), lambda stream: stream.read(100)),
+    ],
+    ids=["csv-head-1", "npy-head-c"],
+)
+def test_a_closed_stdout_pipe_is_quiet(tmp_path, args, take):
+    """`pecli generate … -o - | head -1`: no traceback, no "Exception ignored", exit 0."""
+    process = _start("generate", "--d", "256", "--len", "200000", "-o", "-", *args, cwd=tmp_path)
+    assert take(process.stdout)
+    process.stdout.close()  # what head does after its first line
+    stderr = process.stderr.read()
+    assert process.wait(timeout=60) == 0
+    assert stderr == b""
+
+
+def test_closed_pipe_through_a_real_shell(tmp_path):
+    command = f"{sys.executable} -m pecli generate --d 64 --len 100000 -o - --format csv | head -1"
+    completed = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command], capture_output=True, cwd=tmp_path, timeout=60, check=False
+    )
+    assert completed.returncode == 0 and completed.stderr == b""
+    assert completed.stdout.decode().count(",") == 63
+
+
+# ---------------------------------------------------------------------------------------------
+# a full disk
+
+
+def _fill_all_but(directory: str, keep_free: int) -> None:
+    free = shutil.disk_usage(directory).free
+    with open(os.path.join(directory, "filler"), "wb") as handle:
+        handle.write(b"\0" * (free - keep_free))
+
+
+def test_full_tmpfs_gives_a_clear_error_and_no_partial_file(tmp_path):
+    """The space check passes (the data fits exactly) but the .npy header does not: a real ENOSPC."""
+    with tmpfs(str(tmp_path / "small"), size="1m") as disk:
+        with open(os.path.join(disk, "pe.npy"), "wb") as handle:
+            handle.write(PRECIOUS)
+        rows = shutil.disk_usage(disk).free // 4096  # rows of 1024 float32 = one 4 KiB page each
+        result = run_pecli("generate", "--d", "1024", "--len", str(rows), "-o", "pe.npy", cwd=disk)
+        assert_clean_error(result, 1, "cannot write 'pe.npy'", "disk is full")
+        assert sorted(os.listdir(disk)) == ["pe.npy"]
+        with open(os.path.join(disk, "pe.npy"), "rb") as handle:
+            assert handle.read() == PRECIOUS
+
+
+def test_full_tmpfs_refused_before_writing_when_the_table_is_larger_than_the_space(tmp_path):
+    with tmpfs(str(tmp_path / "small"), size="1m") as disk:
+        result = run_pecli("generate", "--d", "1024", "--len", "1024", "-o", "pe.safetensors", cwd=disk)
+        assert_clean_error(result, 1, "would take 4.0 MiB", "free")
+        assert os.listdir(disk) == []
+
+
+class _FullDisk:
+    """A file object whose writes fail with ENOSPC once ``room`` bytes are written."""
+
+    def __init__(self, handle, room: int) -> None:
+        self._handle, self._room = handle, room
+
+    def write(self, data) -> int:
+        size = memoryview(data).nbytes
+        if size > self._room:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self._room -= size
+        return self._handle.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self._handle, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._handle.close()
+
+
+@pytest.mark.parametrize("fmt", ["npy", "safetensors", "pt", "csv"])
+def test_injected_enospc_mid_write(cli, tmp_path, monkeypatch, fmt):
+    target = tmp_path / f"pe.{fmt}"
+    target.write_bytes(PRECIOUS)
+    real_fdopen = os.fdopen
+    monkeypatch.setattr(os, "fdopen", lambda fd, *a, **k: _FullDisk(real_fdopen(fd, *a, **k), room=1000))
+    result = cli("generate", "--d", "64", "--len", "64", "-o", str(target))
+    monkeypatch.undo()
+    assert_clean_error(result, 1, f"cannot write '{target}'", "no space left", "disk is full")
+    assert os.listdir(tmp_path) == [target.name]
+    assert target.read_bytes() == PRECIOUS
+
+
+# ---------------------------------------------------------------------------------------------
+# odd targets
+
+
+def test_a_device_is_written_in_place_not_replaced(tmp_path):
+    before = os.stat(os.devnull)
+    write_tensors(os.devnull, {"pe": Tensor.from_array(np.zeros((4, 4), np.float32))}, fmt="npy")
+    after = os.stat(os.devnull)
+    assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
+
+
+def test_a_symlink_keeps_pointing_at_the_replaced_table(tmp_path):
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "tables" / "pe.npy").write_bytes(PRECIOUS)
+    (tmp_path / "latest.npy").symlink_to(tmp_path / "tables" / "pe.npy")
+    write_tensors(str(tmp_path / "latest.npy"), {"pe": Tensor.from_array(np.ones((2, 2), np.float32))}, fmt="npy")
+    assert (tmp_path / "latest.npy").is_symlink()
+    assert read_table(str(tmp_path / "tables" / "pe.npy")).array.tolist() == [[1, 1], [1, 1]]
+    assert sorted(os.listdir(tmp_path / "tables")) == ["pe.npy"]
+
+
+def test_a_replaced_file_keeps_its_permissions(tmp_path):
+    target = tmp_path / "pe.npy"
+    target.write_bytes(PRECIOUS)
+    target.chmod(0o600)
+    write_tensors(str(target), {"pe": Tensor.from_array(np.ones((2, 2), np.float32))}, fmt="npy")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_a_named_pipe_is_read_whole(tmp_path):
+    """`pecli plot <(pecli generate … -o -)` hands over a pipe whose size is unknown up front."""
+    fifo = tmp_path / "pe.fifo"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "pecli", "generate", "--d", "8", "--len", "5", "-o", str(fifo), "--format", "npy"]
+    )
+    table = read_table(str(fifo))
+    assert writer.wait(timeout=60) == 0
+    np.testing.assert_array_equal(table.array, pecli.encode(None, 5, 8))
