@@ -59,7 +59,7 @@ def sinusoidal_table(
     if freq_shift is not None:
         freq_shift = finite("freq_shift", freq_shift, flag="--freq-shift", example="1")
     rows = row_range(rows, length)
-    if max(abs(offset), abs(offset + length)) > _MAX_EXACT_POSITION:
+    if max(abs(offset), abs(offset + length - 1)) > _MAX_EXACT_POSITION:
         raise ParameterError(
             f"positions {offset}..{offset + length - 1} go beyond ±2^53, where float64 cannot tell them apart",
             hint="use a smaller --offset",
