@@ -53,6 +53,13 @@ def _frequencies(dim: int, max_period: float, freq_shift: float, scale: float) -
     max_period = finite_above("max period", max_period, 1.0, flag="--max-period", example="10000")
     freq_shift = finite("freq shift", freq_shift, flag="--freq-shift", example="0")
     scale = finite("scale", scale, flag="--scale", example="1")
+    if dim // 2 - freq_shift <= 0:
+        # diffusers divides by half_dim − downscale_freq_shift unchecked: NaN (0/0) or growing frequencies
+        raise ParameterError(
+            f"--dim {dim} with --freq-shift {freq_shift:g} gives d // 2 − shift = {dim // 2 - freq_shift:g} ≤ 0, "
+            "which divides the exponent by zero or flips its sign (diffusers silently returns NaN)",
+            hint=f"use --dim {2 * (math.floor(freq_shift) + 1)} or more, or a smaller --freq-shift",
+        )
     return scale * geometric_frequencies(dim, max_period, freq_shift)
 
 
