@@ -28,6 +28,8 @@ _LAZY = {
     "binary_table": "pecli.schemes.indexing",
     "binary_sine_table": "pecli.schemes.indexing",
     "memn2n_table": "pecli.schemes.indexing",
+    "timestep_embedding": "pecli.schemes.timestep",
+    "timestep_table": "pecli.schemes.timestep",
     "SCHEMES": "pecli.schemes.catalog",
     "PRESETS": "pecli.schemes.catalog",
     "PecliError": "pecli.errors",

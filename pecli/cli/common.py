@@ -65,6 +65,19 @@ def write_table(out: Output, table: Any, target: Any, fmt: str, *, label: str) -
         out.note(f"wrote {label}: {table.shape[0]} × {table.shape[1]} {table.dtype} ({fmt})")
 
 
+def print_summary(out: Output, summary: dict[str, Any], json_output: bool) -> None:
+    """Print a table's :meth:`~pecli.schemes.spec.TableSpec.summary` (with values): lines, or one JSON document."""
+    if json_output:
+        out.json(summary)
+        return
+    params = " ".join(f"{k}={v}" for k, v in summary["params"].items()) or "(none)"
+    preset = f" (preset {summary['preset']})" if summary.get("preset") else ""
+    rows, cols = summary["shape"]
+    out.data(f"{summary['scheme']}{preset}: {rows} × {cols} {summary['dtype']}, {summary['size']}")
+    out.data(f"  parameters: {params}")
+    out.data(f"  values: min {summary['min']:.6g}, max {summary['max']:.6g}")
+
+
 def _check_disk_space(path: str, nbytes: int) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     try:

@@ -108,14 +108,8 @@ def _print_presets(out: Any, json_output: bool) -> None:
 
 
 def _print_summary(out: Any, table: Any, json_output: bool) -> None:
-    summary = table.summary(with_values=True)
-    if json_output:
-        out.json(summary)
-        return
-    params = " ".join(f"{k}={v}" for k, v in summary["params"].items()) or "(none)"
-    preset = f" (preset {summary['preset']})" if summary.get("preset") else ""
-    rows, cols = summary["shape"]
-    out.data(f"{summary['scheme']}{preset}: {rows} × {cols} {summary['dtype']}, {summary['size']}")
-    out.data(f"  parameters: {params}")
-    out.data(f"  values: min {summary['min']:.6g}, max {summary['max']:.6g}")
-    out.note("hint: save it with -o pe.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)")
+    from pecli.cli.common import print_summary
+
+    print_summary(out, table.summary(with_values=True), json_output)
+    if not json_output:
+        out.note("hint: save it with -o pe.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)")

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from pecli.dtypes import numpy_dtype, round_to
 from pecli.errors import ParameterError
 
 #: rows per angle-addition block: complex128 temporaries of about 512 KiB
@@ -60,6 +61,31 @@ def integer_phasors(start: int, stop: int, freqs: np.ndarray) -> np.ndarray:
         first = np.exp(1j * (float(start + lo) * freqs))
         np.multiply(first, offsets[: hi - lo], out=out[lo:hi])
     return out
+
+
+def position_phasors(positions: np.ndarray, freqs: np.ndarray) -> np.ndarray:
+    """``exp(i·p·ω)`` for arbitrary real positions (fractional diffusion timesteps), directly in float64.
+
+    >>> bool(np.allclose(position_phasors(np.array([0.5]), np.array([2.0])), np.exp(1j)))
+    True
+    """
+    return np.exp(1j * np.outer(np.asarray(positions, dtype=np.float64), freqs))
+
+
+def sin_cos_table(phasors: np.ndarray, dim: int, dtype: str, *, layout: str, cos_first: bool) -> np.ndarray:
+    """The ``(rows, dim)`` table of :func:`place_sin_cos`, rounded once from float64 to ``dtype``.
+
+    >>> sin_cos_table(np.exp(1j * np.array([[0.0]])), 3, "float64", layout="split", cos_first=True).tolist()
+    [[1.0, 0.0, 0.0]]
+    """
+    target = numpy_dtype(dtype)
+    if target.name == "bfloat16":  # numpy cannot round float64 to bfloat16 in one step: round_to does
+        table64 = np.empty((len(phasors), dim), dtype=np.float64)
+        place_sin_cos(table64, phasors, layout=layout, cos_first=cos_first)
+        return round_to(table64, dtype)
+    table = np.empty((len(phasors), dim), dtype=target)
+    place_sin_cos(table, phasors, layout=layout, cos_first=cos_first)
+    return table
 
 
 def place_sin_cos(out: np.ndarray, phasors: np.ndarray, *, layout: str, cos_first: bool) -> None:

@@ -63,7 +63,11 @@ class TableSpec:
 
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, str]) -> TableSpec:
-        """The spec recorded in a file pecli wrote (see :meth:`metadata`)."""
+        """The spec recorded in a file pecli wrote (see :meth:`metadata`); ``pecli timestep``'s keep their timesteps."""
+        if "timesteps" in metadata and cls is TableSpec:
+            from pecli.schemes.timestep import TimestepSpec
+
+            return TimestepSpec.from_metadata(metadata)
         scheme = get_scheme(metadata["scheme"])
         length, dim = (int(n) for n in metadata["shape"].split(","))
         params = {name: _decode(metadata[name]) for name in scheme.defaults if name in metadata}
