@@ -14,7 +14,10 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -22,6 +25,37 @@ from pecli.errors import ParameterError
 
 #: rows per angle-addition block: complex128 temporaries of about 512 KiB
 _BLOCK_BYTES = 1 << 19
+
+#: the torch device computing the phasors, or None for numpy (see :func:`angles_on`)
+_DEVICE: ContextVar[str | None] = ContextVar("pecli_angle_device", default=None)
+
+
+@contextlib.contextmanager
+def angles_on(device: str | None) -> Iterator[None]:
+    """Compute every phasor inside the block with torch on ``device`` (float64), or numpy for None.
+
+    The angles and their sin/cos are the only heavy step of the sin/cos schemes; the column
+    layout and the single rounding stay in numpy, so a device changes where, not what, is computed.
+
+    >>> with angles_on(None):
+    ...     phasors(np.array([0.5]), np.array([2.0])).round(6).tolist()
+    [[(0.540302+0.841471j)]]
+    """
+    token = _DEVICE.set(device)
+    try:
+        yield
+    finally:
+        _DEVICE.reset(token)
+
+
+def phasors(positions: np.ndarray, freqs: np.ndarray) -> np.ndarray:
+    """``exp(i·p·ω)`` for any float64 positions ``p`` (rows) and frequencies ``ω`` (columns)."""
+    device = _DEVICE.get()
+    if device is not None:
+        from pecli.torch import device_phasors
+
+        return device_phasors(positions, freqs, device)
+    return np.exp(1j * np.outer(np.asarray(positions, dtype=np.float64), freqs))
 
 
 def geometric_frequencies(dim: int, base: float, freq_shift: float | None) -> np.ndarray:
@@ -51,8 +85,8 @@ def integer_phasors(start: int, stop: int, freqs: np.ndarray) -> np.ndarray:
     """``exp(i·p·ω)`` for integer positions ``start <= p < stop``, by blockwise angle addition."""
     count, n = stop - start, len(freqs)
     block = max(1, _BLOCK_BYTES // (16 * max(n, 1)))
-    if count <= block:
-        return np.exp(1j * np.outer(np.arange(start, stop, dtype=np.float64), freqs))
+    if count <= block or _DEVICE.get() is not None:
+        return phasors(np.arange(start, stop, dtype=np.float64), freqs)
     offsets = np.exp(1j * np.outer(np.arange(block, dtype=np.float64), freqs))
     out = np.empty((count, n), dtype=np.complex128)
     for lo in range(0, count, block):
@@ -69,8 +103,22 @@ def place_sin_cos(out: np.ndarray, phasors: np.ndarray, *, layout: str, cos_firs
     first is sin (cos with ``cos_first``). Columns beyond the phasors are truncated (odd d in
     Vaswani's form) or zero-filled (odd d with a frequency shift).
     """
-    n, dim = phasors.shape[1], out.shape[1]
     first, second = (phasors.real, phasors.imag) if cos_first else (phasors.imag, phasors.real)
+    place_pairs(out, first, second, layout=layout)
+
+
+def place_pairs(out: np.ndarray, first: np.ndarray, second: np.ndarray, *, layout: str) -> None:
+    """Place two (rows, n) arrays as column pairs of ``out``: ``interleaved`` or ``split`` (halves).
+
+    RoPE's layouts are these placements of one angle table twice: HF Llama's cat(freqs, freqs)
+    is ``split``, GPT-J/Meta's pairs are ``interleaved``.
+
+    >>> out = np.empty((1, 4))
+    >>> place_pairs(out, np.array([[1.0, 2.0]]), np.array([[3.0, 4.0]]), layout="interleaved")
+    >>> out.tolist()
+    [[1.0, 3.0, 2.0, 4.0]]
+    """
+    n, dim = first.shape[1], out.shape[1]
     used = min(2 * n, dim)
     if layout == "interleaved":
         out[:, 0:used:2] = first[:, : (used + 1) // 2]
