@@ -56,7 +56,7 @@ def test_alibi_bias_and_slopes(cli, tmp_path):
     assert result.code == 0, result.stderr
     np.testing.assert_allclose(np.load(slopes)[8:], 2.0 ** -np.array([0.5, 1.5, 2.5, 3.5]), rtol=1e-7)
     text = cli("generate", "alibi", "--heads", "2", "--len", "3", "--head", "1", "-o", "-", "--format", "csv")
-    assert text.out.splitlines()[0] == "-0,-0.00390625,-0.0078125"
+    assert text.out.splitlines()[0] == "0,-0.00390625,-0.0078125"
 
 
 def test_grid_schemes_take_their_length_from_the_grid(cli, tmp_path):

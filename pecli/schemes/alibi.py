@@ -54,7 +54,7 @@ def alibi_table(
 
     Example:
         >>> alibi_table(3, heads=2, head=0, dtype="float64").tolist()
-        [[-0.0, -0.0625, -0.125], [-0.0625, -0.0, -0.0625], [-0.125, -0.0625, -0.0]]
+        [[0.0, -0.0625, -0.125], [-0.0625, 0.0, -0.0625], [-0.125, -0.0625, 0.0]]
         >>> alibi_table(None, heads=2, part="slopes", dtype="float64").tolist()
         [0.0625, 0.00390625]
     """
@@ -72,7 +72,7 @@ def alibi_table(
             raise ParameterError(f"--head must be in 0..{len(slopes) - 1}, got {head!r}", hint="pass e.g. --head 0")
         rows = row_range(rows, length)
         distance = np.abs(positions[rows.start : rows.stop, None] - positions[None, :])
-        return round_to(-distance * slopes[head], dtype)
+        return round_to(0.0 - distance * slopes[head], dtype)  # 0.0 − x: the diagonal is +0, not −0
     rows = row_range(rows, len(slopes))
     distance = np.abs(positions[:, None] - positions[None, :])
-    return round_to(-distance[None, :, :] * slopes[rows.start : rows.stop, None, None], dtype)
+    return round_to(0.0 - distance[None, :, :] * slopes[rows.start : rows.stop, None, None], dtype)

@@ -60,7 +60,8 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "layout",
                 "--layout",
                 str,
-                "Column layout: interleaved [sin, cos, sin, cos, …] or split [sin … | cos …].",
+                "Column layout. sinusoidal: interleaved [sin, cos, …] or split [sin … | cos …]; "
+                "rope: half (HF Llama) or interleaved (GPT-J/Meta pairs); sincos2d: by-axis or by-function.",
                 "LAYOUT",
             ),
             Param(
