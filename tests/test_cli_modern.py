@@ -146,3 +146,27 @@ def test_pecli_works_without_torch(tmp_path):
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
     assert (tmp_path / "x.npy").exists()
+
+
+def test_device_path_end_to_end_with_torch_on_the_cpu(cli, tmp_path):
+    """The whole --device path, with the GPU check pointed at torch's CPU: same table, one rounding."""
+    pytest.importorskip("torch")
+    from unittest import mock
+
+    import pecli.torch
+
+    rope = ["rope", "--d", "64", "--len", "3000", "--scaling", "linear", "--factor", "2"]
+    # mock, not monkeypatch: the cli fixture undoes monkeypatch after each call
+    with mock.patch.object(pecli.torch, "check_device", lambda device: "cpu"):
+        for args in (["--d", "64", "--len", "3000"], rope):
+            numpy_file, torch_file = tmp_path / "numpy.safetensors", tmp_path / "torch.safetensors"
+            assert cli("generate", *args, "--dtype", "float64", "-o", str(numpy_file)).code == 0
+            result = cli("generate", *args, "--dtype", "float64", "--device", "cuda", "-o", str(torch_file))
+            assert result.code == 0 and "warning" not in result.stderr, result.stderr
+            for key in read_tensors(str(numpy_file))[0]:
+                np.testing.assert_allclose(
+                    read_table(str(torch_file), key=key).array, read_table(str(numpy_file), key=key).array, atol=1e-12
+                )
+        alibi = tmp_path / "a.npy"
+        result = cli("generate", "alibi", "--heads", "2", "--len", "3", "--device", "cuda", "-o", str(alibi))
+    assert result.code == 0 and "computes no sin/cos" in result.stderr

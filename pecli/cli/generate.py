@@ -92,12 +92,14 @@ def generate(
         from pecli.schemes import check_fits_in_memory
 
         check_fits_in_memory(table.nbytes, hint="add -o FILE.npy or -o FILE.safetensors, which stream to disk")
-        with angles_on(angle_device):
+        with angles_on(angle_device) as placement:
             _print_summary(out, table.check(), json_output)
+        _note_unused_device(out, placement, table.scheme)
         return
     target, fmt = prepare_output(out, table, output, fmt)
-    with angles_on(angle_device):
+    with angles_on(angle_device) as placement:
         write_table(out, table.check(), target, fmt, label=output)
+    _note_unused_device(out, placement, table.scheme)
     if json_output:
         out.json({**table.summary(with_values=False), "output": output})
 
@@ -117,6 +119,11 @@ def _angle_device(device: str) -> str | None:
             f"--device {device} needs torch, which is not installed", hint="pip install torch, or drop --device"
         ) from None
     return check_device(device)
+
+
+def _note_unused_device(out: Any, placement: Any, scheme: str) -> None:
+    if placement.device is not None and not placement.used:
+        out.warn(f"--device {placement.device}: scheme {scheme!r} computes no sin/cos, so it ran on the CPU")
 
 
 def _print_presets(out: Any, json_output: bool) -> None:

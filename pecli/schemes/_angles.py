@@ -18,6 +18,7 @@ import contextlib
 import math
 from collections.abc import Iterator
 from contextvars import ContextVar
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -26,35 +27,59 @@ from pecli.errors import ParameterError
 #: rows per angle-addition block: complex128 temporaries of about 512 KiB
 _BLOCK_BYTES = 1 << 19
 
-#: the torch device computing the phasors, or None for numpy (see :func:`angles_on`)
-_DEVICE: ContextVar[str | None] = ContextVar("pecli_angle_device", default=None)
+
+@dataclass
+class AnglePlacement:
+    """Where phasors are computed (a torch device, or None for numpy), and whether any were."""
+
+    device: str | None
+    used: bool = False
+
+
+#: set inside :func:`angles_on`; None outside: numpy, nothing recorded
+_PLACEMENT: ContextVar[AnglePlacement | None] = ContextVar("pecli_angle_placement", default=None)
 
 
 @contextlib.contextmanager
-def angles_on(device: str | None) -> Iterator[None]:
+def angles_on(device: str | None) -> Iterator[AnglePlacement]:
     """Compute every phasor inside the block with torch on ``device`` (float64), or numpy for None.
 
     The angles and their sin/cos are the only heavy step of the sin/cos schemes; the column
     layout and the single rounding stay in numpy, so a device changes where, not what, is computed.
+    The placement yielded tells afterwards whether the block computed any phasors at all.
 
-    >>> with angles_on(None):
+    >>> with angles_on(None) as placement:
     ...     phasors(np.array([0.5]), np.array([2.0])).round(6).tolist()
     [[(0.540302+0.841471j)]]
+    >>> placement.used
+    True
     """
-    token = _DEVICE.set(device)
+    placement = AnglePlacement(device)
+    token = _PLACEMENT.set(placement)
     try:
-        yield
+        yield placement
     finally:
-        _DEVICE.reset(token)
+        _PLACEMENT.reset(token)
+
+
+def _device() -> str | None:
+    placement = _PLACEMENT.get()
+    return placement.device if placement is not None else None
 
 
 def phasors(positions: np.ndarray, freqs: np.ndarray) -> np.ndarray:
-    """``exp(i·p·ω)`` for any float64 positions ``p`` (rows) and frequencies ``ω`` (columns)."""
-    device = _DEVICE.get()
-    if device is not None:
+    """``exp(i·p·ω)`` for any float64 positions ``p`` (rows) and frequencies ``ω`` (columns).
+
+    >>> phasors(np.array([0.0, np.pi]), np.array([1.0])).real.tolist()
+    [[1.0], [-1.0]]
+    """
+    placement = _PLACEMENT.get()
+    if placement is not None:
+        placement.used = True
+    if placement is not None and placement.device is not None:
         from pecli.torch import device_phasors
 
-        return device_phasors(positions, freqs, device)
+        return device_phasors(positions, freqs, placement.device)
     return np.exp(1j * np.outer(np.asarray(positions, dtype=np.float64), freqs))
 
 
@@ -85,7 +110,7 @@ def integer_phasors(start: int, stop: int, freqs: np.ndarray) -> np.ndarray:
     """``exp(i·p·ω)`` for integer positions ``start <= p < stop``, by blockwise angle addition."""
     count, n = stop - start, len(freqs)
     block = max(1, _BLOCK_BYTES // (16 * max(n, 1)))
-    if count <= block or _DEVICE.get() is not None:
+    if count <= block or _device() is not None:
         return phasors(np.arange(start, stop, dtype=np.float64), freqs)
     offsets = np.exp(1j * np.outer(np.arange(block, dtype=np.float64), freqs))
     out = np.empty((count, n), dtype=np.complex128)
