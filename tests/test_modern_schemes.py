@@ -323,3 +323,20 @@ def test_rope_rotation_preserves_norms_and_is_relative(length, half, layout):
     same = apply_rotary(np.tile(q[:1], (length, 1)), tables["cos"], tables["sin"], layout)
     dots = same[:-1] @ same[1:].T
     np.testing.assert_allclose(np.diag(dots), np.full(length - 1, dots[0, 0]) if length > 1 else [], atol=1e-10)
+
+
+@pytest.mark.parametrize(("scheme", "length", "dim", "params", "shape"), CASES)
+def test_metadata_describes_the_table_again(scheme, length, dim, params, shape):
+    spec = TableSpec.resolve(scheme, None, params, length=length, dim=dim)
+    again = TableSpec.from_metadata(spec.metadata())
+    np.testing.assert_array_equal(again.array(), spec.array())
+    assert spec.metadata()["shape"] == ",".join(map(str, shape))
+
+
+def test_multi_part_metadata_lists_the_tensors():
+    spec = TableSpec.resolve("rope", None, {"scaling": "linear", "factor": 2.0}, length=4, dim=8)
+    meta = spec.metadata()
+    assert meta["tensors"] == "cos,sin" and "part" not in meta and meta["factor"] == "2.0"
+    assert meta["len"] == "4" and meta["d"] == "8" and meta["attention_factor"] == "1.0"
+    with pytest.raises(ParameterError, match="--part cos"):
+        spec.array()

@@ -79,7 +79,11 @@ def grid_shape(grid: object) -> tuple[int, int]:
 
 
 def choice(name: str, value: object, allowed: tuple[str, ...], *, flag: str) -> str:
-    """``value`` if it is one of ``allowed``, else a :class:`ParameterError` listing them."""
+    """``value`` if it is one of ``allowed``, else a :class:`ParameterError` listing them.
+
+    >>> choice("layout", "half", ("half", "interleaved"), flag="--layout")
+    'half'
+    """
     if value not in allowed:
         raise ParameterError(f"unknown {name} {value!r}", hint=f"use {flag} " + "|".join(allowed))
     return value  # type: ignore[return-value]

@@ -218,7 +218,11 @@ def grid_sizes(
 
 
 def coordinate_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) -> Sizes:
-    """CoordConv: the grid's tokens × 2 coordinates (3 with the radius channel, ``--d 3``)."""
+    """CoordConv: the grid's tokens × 2 coordinates (3 with the radius channel, ``--d 3``).
+
+    >>> coordinate_sizes(None, None, {"grid": "4,5"}).shape
+    (20, 2)
+    """
     return grid_sizes(length, dim, params, default_dim=2)
 
 
@@ -285,7 +289,11 @@ class Scheme:
         return _load(self.impl)
 
     def derived_metadata(self, sizes: Sizes, params: Mapping[str, Any]) -> dict[str, str]:
-        """Values the parameters imply (e.g. YaRN's attention factor), as metadata strings."""
+        """Values the parameters imply (e.g. YaRN's attention factor), as metadata strings.
+
+        >>> get_scheme("rope").derived_metadata(Sizes(8, 4, (8, 4)), {"scaling": "none"})
+        {'attention_factor': '1.0'}
+        """
         return _load(self.derived)(sizes.length, sizes.dim, **params) if self.derived else {}
 
 

@@ -72,10 +72,11 @@ class TableSpec:
     def from_metadata(cls, metadata: Mapping[str, str]) -> TableSpec:
         """The spec recorded in a file pecli wrote (see :meth:`metadata`)."""
         scheme = get_scheme(metadata["scheme"])
-        if "len" in metadata or "d" in metadata:
+        shape = metadata.get("shape", "").split(",")
+        if "len" in metadata or "d" in metadata or len(shape) != 2:
             length, dim = (_decode(metadata[key]) if key in metadata else None for key in ("len", "d"))
-        else:
-            length, dim = (int(n) for n in metadata["shape"].split(","))
+        else:  # files from before len and d were recorded
+            length, dim = (int(n) for n in shape)
         params = {name: _decode(metadata[name]) for name in scheme.defaults if name in metadata}
         return cls(
             scheme.name,
@@ -101,7 +102,11 @@ class TableSpec:
         return [replace(self, params={**self.params, "part": part}, name=part) for part in scheme.default_parts]
 
     def single(self) -> TableSpec:
-        """This spec as one tensor; a scheme that writes several parts needs ``--part``."""
+        """This spec as one tensor; a scheme that writes several parts needs ``--part``.
+
+        >>> TableSpec.resolve("rope", None, {"part": "sin"}, length=2, dim=4).single().shape
+        (2, 4)
+        """
         parts = self.parts()
         if len(parts) > 1:
             names = "|".join(get_scheme(self.scheme).parts)
