@@ -35,6 +35,8 @@ _LAZY = {
     "coordconv_table": "pecli.schemes.grid",
     "fourier_table": "pecli.schemes.fourier",
     "gaussian_table": "pecli.schemes.fourier",
+    "timestep_embedding": "pecli.schemes.timestep",
+    "timestep_table": "pecli.schemes.timestep",
     "SCHEMES": "pecli.schemes.catalog",
     "PRESETS": "pecli.schemes.catalog",
     "PecliError": "pecli.errors",

@@ -126,11 +126,10 @@ class SinusoidalPositionalEncoding(nn.Module):
 class TimestepEmbedding(nn.Module):
     """Diffusion timestep embeddings of a 1-D tensor of (possibly fractional) timesteps: (N, dim).
 
-    The latent-diffusion / guided-diffusion ``timestep_embedding`` by default ([cos | sin],
-    frequency shift 0); ``flip_sin_to_cos=False, freq_shift=1`` is diffusers' default
-    ``get_timestep_embedding``. Computed by the core's angle engine in float64 — the same
-    frequencies and split layout as the sinusoidal scheme's, so for integer t the rows equal
-    ``pecli generate --layout split --freq-shift S [--cos-first]`` — then rounded once.
+    A module over the core's :func:`pecli.schemes.timestep.timestep_embedding` (``pecli timestep``):
+    latent/guided-diffusion's ``timestep_embedding`` by default ([cos | sin], shift 0);
+    ``flip_sin_to_cos=False, freq_shift=1`` is diffusers' ``get_timestep_embedding`` default.
+    Computed in float64 from the timesteps as given, then rounded once to ``dtype``.
 
     Example:
         >>> TimestepEmbedding(4, dtype="float64")(torch.tensor([1.0])).numpy().round(10).tolist()
@@ -144,26 +143,29 @@ class TimestepEmbedding(nn.Module):
         max_period: float = 10000.0,
         flip_sin_to_cos: bool = True,
         freq_shift: float = 0.0,
+        scale: float = 1.0,
+        repeat_only: bool = False,
         dtype: str = "float32",
     ) -> None:
         super().__init__()
-        from pecli.schemes._angles import geometric_frequencies
-        from pecli.schemes._checks import finite_above
+        from pecli.schemes.timestep import timestep_embedding
 
-        self.dim = positive_int("dim", dim, flag="dim")
-        max_period = finite_above("max_period", max_period, 1.0, flag="max_period", example="10000")
-        self.freqs = geometric_frequencies(self.dim, max_period, float(freq_shift))
-        self.flip_sin_to_cos = bool(flip_sin_to_cos)
-        self.dtype = dtype
+        self.params = {
+            "max_period": max_period,
+            "flip_sin_to_cos": flip_sin_to_cos,
+            "freq_shift": freq_shift,
+            "scale": scale,
+            "repeat_only": repeat_only,
+            "dtype": dtype,
+        }
+        self.dim = dim
+        timestep_embedding([0.0], dim, **self.params)  # checks every parameter now, not at the first call
 
     def forward(self, timesteps: torch.Tensor) -> torch.Tensor:
-        from pecli.dtypes import round_to
-        from pecli.schemes._angles import phasors, place_sin_cos
+        from pecli.schemes.timestep import timestep_embedding
 
-        t = timesteps.detach().to("cpu", torch.float64).reshape(-1).numpy()
-        table = np.empty((len(t), self.dim), dtype=np.float64)
-        place_sin_cos(table, phasors(t, self.freqs), layout="split", cos_first=self.flip_sin_to_cos)
-        return to_tensor(round_to(table, self.dtype)).to(timesteps.device)
+        times = timesteps.detach().to("cpu", torch.float64).reshape(-1).numpy()
+        return to_tensor(timestep_embedding(times, self.dim, **self.params)).to(timesteps.device)
 
 
 class RotaryEmbedding(nn.Module):

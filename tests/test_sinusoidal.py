@@ -76,7 +76,7 @@ def test_every_preset_is_tested():
         "guided-diffusion",
         "diffusers",
     }
-    assert {name for name, preset in PRESETS.items() if preset.scheme == "sinusoidal"} <= tested
+    assert {preset.name for preset in PRESETS.values() if preset.scheme == "sinusoidal"} <= tested
 
 
 def test_options_equal_presets():

@@ -91,6 +91,20 @@ def write_table(out: Output, table: Any, target: Any, fmt: str, *, label: str) -
         out.note(f"wrote {label}: {shapes} {table.dtype} ({fmt})")
 
 
+def print_summary(out: Output, summary: dict[str, Any], json_output: bool) -> None:
+    """Print a table's :meth:`~pecli.schemes.spec.TableSpec.summary` (with values): lines, or one JSON document."""
+    if json_output:
+        out.json(summary)
+        return
+    params = " ".join(f"{k}={v}" for k, v in summary["params"].items() if v is not None) or "(none)"
+    preset = f" (preset {summary['preset']})" if summary.get("preset") else ""
+    shapes = summary.get("parts") or {"": summary["shape"]}
+    shape = ", ".join(f"{name} " * bool(name) + " × ".join(map(str, dims)) for name, dims in shapes.items())
+    out.data(f"{summary['scheme']}{preset}: {shape} {summary['dtype']}, {summary['size']}")
+    out.data(f"  parameters: {params}")
+    out.data(f"  values: min {summary['min']:.6g}, max {summary['max']:.6g}")
+
+
 def _check_disk_space(path: str, nbytes: int) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     try:

@@ -144,19 +144,12 @@ def _print_presets(out: Any, json_output: bool) -> None:
         )
         return
     for preset in PRESETS.values():
-        out.data(f"{preset.key:<18} {preset.scheme}: {preset.convention}\n{'':<18} source: {preset.source}")
+        out.data(f"{preset.name:<18} {preset.scheme}: {preset.convention}\n{'':<18} source: {preset.source}")
 
 
 def _print_summary(out: Any, table: Any, json_output: bool) -> None:
-    summary = table.summary(with_values=True)
-    if json_output:
-        out.json(summary)
-        return
-    params = " ".join(f"{k}={v}" for k, v in summary["params"].items() if v is not None) or "(none)"
-    preset = f" (preset {summary['preset']})" if summary.get("preset") else ""
-    shapes = summary.get("parts") or {"": summary["shape"]}
-    shape = ", ".join(f"{name} " * bool(name) + " × ".join(map(str, dims)) for name, dims in shapes.items())
-    out.data(f"{summary['scheme']}{preset}: {shape} {summary['dtype']}, {summary['size']}")
-    out.data(f"  parameters: {params}")
-    out.data(f"  values: min {summary['min']:.6g}, max {summary['max']:.6g}")
-    out.note("hint: save it with -o pe.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)")
+    from pecli.cli.common import print_summary
+
+    print_summary(out, table.summary(with_values=True), json_output)
+    if not json_output:
+        out.note("hint: save it with -o pe.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from collections.abc import Iterable
 from typing import Annotated, Any, Optional
 
 import typer
@@ -66,15 +67,22 @@ def _scheme_parameter(name: str) -> inspect.Parameter:
     )
 
 
-def scheme_options(command: Any) -> Any:
-    """Give ``command`` every scheme option; it receives the given ones as ``scheme_params``."""
+def scheme_options(command: Any = None, *, names: Iterable[str] | None = None) -> Any:
+    """Give ``command`` every scheme option (or only ``names``); it receives the given ones as ``scheme_params``.
+
+    ``@scheme_options`` adds them all; ``@scheme_options(names=SCHEMES["timestep"].defaults)`` only
+    one scheme's, for a command that computes that scheme alone.
+    """
+    if command is None:
+        return functools.partial(scheme_options, names=names)
+    chosen = tuple(names) if names is not None else tuple(PARAMS)
     signature = inspect.signature(command, eval_str=True)
     own = [p for name, p in signature.parameters.items() if name != "scheme_params"]
-    extra = [_scheme_parameter(name) for name in PARAMS]
+    extra = [_scheme_parameter(name) for name in chosen]
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        given = {name: kwargs.pop(name) for name in PARAMS}
+        given = {name: kwargs.pop(name) for name in chosen}
         scheme_params = {name: value for name, value in given.items() if value is not None}
         return command(*args, scheme_params=scheme_params, **kwargs)
 

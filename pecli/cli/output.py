@@ -57,6 +57,11 @@ class Output:
         return self._isatty(self.stderr)
 
     @property
+    def stdin_is_terminal(self) -> bool:
+        """Whether reading stdin would wait for someone typing (then say so before reading)."""
+        return self._isatty(sys.stdin)
+
+    @property
     def color(self) -> bool:
         """Whether colour may be used: not with NO_COLOR, TERM=dumb or --no-color."""
         if self._color is not None:

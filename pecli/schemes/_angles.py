@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pecli.dtypes import numpy_dtype, round_to
 from pecli.errors import ParameterError
 
 #: rows per angle-addition block: complex128 temporaries of about 512 KiB
@@ -49,7 +50,7 @@ def angles_on(device: str | None) -> Iterator[AnglePlacement]:
     The placement yielded tells afterwards whether the block computed any phasors at all.
 
     >>> with angles_on(None) as placement:
-    ...     phasors(np.array([0.5]), np.array([2.0])).round(6).tolist()
+    ...     position_phasors(np.array([0.5]), np.array([2.0])).round(6).tolist()
     [[(0.540302+0.841471j)]]
     >>> placement.used
     True
@@ -67,10 +68,10 @@ def _device() -> str | None:
     return placement.device if placement is not None else None
 
 
-def phasors(positions: np.ndarray, freqs: np.ndarray) -> np.ndarray:
-    """``exp(i·p·ω)`` for any float64 positions ``p`` (rows) and frequencies ``ω`` (columns).
+def position_phasors(positions: np.ndarray, freqs: np.ndarray) -> np.ndarray:
+    """``exp(i·p·ω)`` for any real positions ``p`` (rows; fractional timesteps too) and frequencies ``ω``, in float64.
 
-    >>> phasors(np.array([0.0, np.pi]), np.array([1.0])).real.tolist()
+    >>> position_phasors(np.array([0.0, np.pi]), np.array([1.0])).real.tolist()
     [[1.0], [-1.0]]
     """
     placement = _PLACEMENT.get()
@@ -111,7 +112,7 @@ def integer_phasors(start: int, stop: int, freqs: np.ndarray) -> np.ndarray:
     count, n = stop - start, len(freqs)
     block = max(1, _BLOCK_BYTES // (16 * max(n, 1)))
     if count <= block or _device() is not None:
-        return phasors(np.arange(start, stop, dtype=np.float64), freqs)
+        return position_phasors(np.arange(start, stop, dtype=np.float64), freqs)
     offsets = np.exp(1j * np.outer(np.arange(block, dtype=np.float64), freqs))
     out = np.empty((count, n), dtype=np.complex128)
     for lo in range(0, count, block):
@@ -119,6 +120,22 @@ def integer_phasors(start: int, stop: int, freqs: np.ndarray) -> np.ndarray:
         first = np.exp(1j * (float(start + lo) * freqs))
         np.multiply(first, offsets[: hi - lo], out=out[lo:hi])
     return out
+
+
+def sin_cos_table(phasors: np.ndarray, dim: int, dtype: str, *, layout: str, cos_first: bool) -> np.ndarray:
+    """The ``(rows, dim)`` table of :func:`place_sin_cos`, rounded once from float64 to ``dtype``.
+
+    >>> sin_cos_table(np.exp(1j * np.array([[0.0]])), 3, "float64", layout="split", cos_first=True).tolist()
+    [[1.0, 0.0, 0.0]]
+    """
+    target = numpy_dtype(dtype)
+    if target.name == "bfloat16":  # numpy cannot round float64 to bfloat16 in one step: round_to does
+        table64 = np.empty((len(phasors), dim), dtype=np.float64)
+        place_sin_cos(table64, phasors, layout=layout, cos_first=cos_first)
+        return round_to(table64, dtype)
+    table = np.empty((len(phasors), dim), dtype=target)
+    place_sin_cos(table, phasors, layout=layout, cos_first=cos_first)
+    return table
 
 
 def place_sin_cos(out: np.ndarray, phasors: np.ndarray, *, layout: str, cos_first: bool) -> None:

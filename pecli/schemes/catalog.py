@@ -83,6 +83,28 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
             Param("offset", "--offset", int, "First position (fairseq: padding_idx + 1 = 2).", "N"),
             Param("std", "--std", float, "Standard deviation of the N(0, std²) initialisation.", "STD"),
             Param("seed", "--seed", int, "Random seed (numpy PCG64): same seed, same table everywhere.", "SEED"),
+            # issue 3: diffusion timestep embeddings
+            Param(
+                "max_period",
+                "--max-period",
+                float,
+                "Longest period of the timestep frequencies: ω_i = max_period^(−i/(h − S)) (10000).",
+                "P",
+            ),
+            Param(
+                "flip_sin_to_cos",
+                "--flip-sin-to-cos",
+                bool,
+                "Timestep columns [cos | sin] (latent/guided-diffusion) instead of [sin | cos] (diffusers' default).",
+                negative_flag="--no-flip-sin-to-cos",
+            ),
+            Param("scale", "--scale", float, "Multiply the timestep angles: args = scale · t · ω (diffusers).", "X"),
+            Param(
+                "repeat_only",
+                "--repeat-only",
+                bool,
+                "Embed t as t repeated d times, no sinusoid (latent-diffusion's repeat_only).",
+            ),
             # issue 6: modern schemes
             Param(
                 "part",
@@ -311,11 +333,6 @@ class Preset:
     params: Mapping[str, Any]
     convention: str
     source: str
-    qualified: bool = False  #: keyed "scheme:name" because another scheme's preset has the name
-
-    @property
-    def key(self) -> str:
-        return f"{self.scheme}:{self.name}" if self.qualified else self.name
 
 
 _SINUSOIDAL = "pecli.schemes.sinusoidal:sinusoidal_table"
@@ -382,6 +399,23 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "position encoding of End-to-End Memory Networks",
                 "l[j, k] = (1 − j/J) − (k/d)(1 − 2j/J), j = 1..J (J = len), k = 1..d",
                 "Sukhbaatar et al. 2015, End-To-End Memory Networks, §4.1 (arXiv:1503.08895)",
+            ),
+            # issue 3: diffusion timestep embeddings; row p embeds t = p (pecli timestep takes any real t)
+            Scheme(
+                "timestep",
+                "pecli.schemes.timestep:timestep_table",
+                "diffusion timestep embedding (latent/guided-diffusion, diffusers, DDPM)",
+                "ω_i = max_period^(−i/(h − S)), h = d // 2; E[t] = [cos(scale·t·ω) | sin(scale·t·ω)] "
+                "([sin | cos] without flip); odd d appends a zero column",
+                "openai/guided-diffusion guided_diffusion/nn.py, timestep_embedding; "
+                "huggingface/diffusers src/diffusers/models/embeddings.py, get_timestep_embedding",
+                defaults={
+                    "max_period": 10000.0,
+                    "flip_sin_to_cos": True,
+                    "freq_shift": 0.0,
+                    "scale": 1.0,
+                    "repeat_only": False,
+                },
             ),
             # issue 6: modern schemes
             Scheme(
@@ -484,10 +518,11 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
     }
 )
 
-#: presets by name; a name two schemes share is keyed "scheme:name" for the later one (see get_preset)
-PRESETS: Mapping[str, Preset] = MappingProxyType(
+#: keyed by (scheme, name): a name may mean one convention per scheme (``diffusers`` is a
+#: sinusoidal preset and a timestep preset); by name alone, the first registered one wins
+PRESETS: Mapping[tuple[str, str], Preset] = MappingProxyType(
     {
-        p.key: p
+        (p.scheme, p.name): p
         for p in (
             Preset(
                 "vaswani",
@@ -552,6 +587,34 @@ PRESETS: Mapping[str, Preset] = MappingProxyType(
                 "split [sin | cos], exp(−ln(10000)·i/(h − 1))",
                 "huggingface/diffusers src/diffusers/models/embeddings.py, get_timestep_embedding",
             ),
+            # issue 3: timestep presets (pecli timestep --preset NAME, pecli generate timestep --preset NAME)
+            *(
+                Preset(
+                    name,
+                    "timestep",
+                    {"max_period": 10000.0, "flip_sin_to_cos": True, "freq_shift": 0.0, "scale": 1.0},
+                    "[cos | sin], freqs exp(−ln(max_period)·i/h), odd d pads a zero column; "
+                    "also diffusers' UNets (flip_sin_to_cos=True, freq_shift=0)",
+                    "openai/guided-diffusion guided_diffusion/nn.py and CompVis/latent-diffusion "
+                    "ldm/modules/diffusionmodules/util.py, timestep_embedding",
+                )
+                for name in ("ldm", "guided-diffusion")
+            ),
+            Preset(
+                "diffusers",
+                "timestep",
+                {"max_period": 10000.0, "flip_sin_to_cos": False, "freq_shift": 1.0, "scale": 1.0},
+                "get_timestep_embedding's defaults: flip_sin_to_cos=False, downscale_freq_shift=1, scale=1, "
+                "max_period=10000 — [sin | cos], exp(−ln(max_period)·i/(h − 1))",
+                "huggingface/diffusers src/diffusers/models/embeddings.py, get_timestep_embedding",
+            ),
+            Preset(
+                "ddpm",
+                "timestep",
+                {"max_period": 10000.0, "flip_sin_to_cos": False, "freq_shift": 1.0, "scale": 1.0},
+                "Ho et al. 2020: [sin | cos], exp(−ln(10000)·i/(h − 1)), odd d pads a zero column",
+                "hojonathanho/diffusion diffusion_tf/nn.py, get_timestep_embedding",
+            ),
             # issue 6: 2-D sin-cos conventions
             Preset(
                 "mae",
@@ -575,7 +638,6 @@ PRESETS: Mapping[str, Preset] = MappingProxyType(
                 {"layout": "by-axis", "base_size": 16.0, "interpolation_scale": 1.0},
                 "MAE's order with positions i / (H / base_size) / interpolation_scale (base_size 16)",
                 "huggingface/diffusers src/diffusers/models/embeddings.py, get_2d_sincos_pos_embed",
-                qualified=True,
             ),
         )
     }
@@ -595,17 +657,20 @@ def get_scheme(name: str) -> Scheme:
 
 
 def get_preset(name: str, scheme: str | None = None) -> Preset:
-    """The preset called ``name`` (of ``scheme`` first, when two schemes use the name).
+    """The preset called ``name``: the one of ``scheme`` if it has one, else the first registered.
 
-    >>> get_preset("diffusers").scheme, get_preset("diffusers", "sincos2d").scheme
-    ('sinusoidal', 'sincos2d')
+    A :class:`ParameterError` naming the valid ones if there is none.
+
+    >>> get_preset("diffusers").scheme, get_preset("diffusers", "timestep").scheme
+    ('sinusoidal', 'timestep')
     """
-    if scheme is not None and f"{scheme}:{name}" in PRESETS:
-        return PRESETS[f"{scheme}:{name}"]
-    try:
-        return PRESETS[name]
-    except KeyError:
-        raise ParameterError(f"unknown preset {name!r}", hint=did_you_mean(name, PRESETS)) from None
+    if scheme is not None and (scheme, name) in PRESETS:
+        return PRESETS[scheme, name]
+    for preset in PRESETS.values():
+        if preset.name == name:
+            return preset
+    names = dict.fromkeys(p.name for p in PRESETS.values())
+    raise ParameterError(f"unknown preset {name!r}", hint=did_you_mean(name, names))
 
 
 def resolve(scheme: str | None, preset: str | None, params: Mapping[str, Any]) -> tuple[Scheme, dict[str, Any]]:

@@ -8,7 +8,7 @@ import numpy as np
 
 from pecli.dtypes import round_to
 from pecli.errors import ParameterError
-from pecli.schemes._angles import phasors, place_sin_cos
+from pecli.schemes._angles import place_sin_cos, position_phasors
 from pecli.schemes._checks import choice, finite_above, fourier_width, integer, positive_int, row_range
 
 __all__ = ["fourier_table", "gaussian_table", "scaled_positions"]
@@ -71,7 +71,9 @@ def fourier_table(
     table = np.empty((len(rows), width), dtype=np.float64)
     if include_input:
         table[:, 0] = x
-    place_sin_cos(table[:, int(bool(include_input)) :], phasors(x, freqs), layout="interleaved", cos_first=False)
+    place_sin_cos(
+        table[:, int(bool(include_input)) :], position_phasors(x, freqs), layout="interleaved", cos_first=False
+    )
     return round_to(table, dtype)
 
 
@@ -110,5 +112,5 @@ def gaussian_table(
     frequencies = np.random.default_rng(seed).standard_normal(dim // 2) * sigma
     table = np.empty((len(rows), dim), dtype=np.float64)
     x = scaled_positions(length, rows, positions)
-    place_sin_cos(table, phasors(x, 2.0 * math.pi * frequencies), layout="split", cos_first=False)
+    place_sin_cos(table, position_phasors(x, 2.0 * math.pi * frequencies), layout="split", cos_first=False)
     return round_to(table, dtype)

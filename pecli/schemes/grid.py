@@ -6,7 +6,7 @@ import numpy as np
 
 from pecli.dtypes import round_to
 from pecli.errors import ParameterError
-from pecli.schemes._angles import geometric_frequencies, phasors, place_sin_cos
+from pecli.schemes._angles import geometric_frequencies, place_sin_cos, position_phasors
 from pecli.schemes._checks import choice, finite_above, grid_shape, positive_int, row_range
 
 __all__ = ["coordconv_table", "sincos2d_table"]
@@ -87,11 +87,14 @@ def sincos2d_table(
     patches = table[lead:]
     if layout == "by-function":
         place_sin_cos(
-            patches, np.concatenate([phasors(h, freqs), phasors(w, freqs)], axis=1), layout="split", cos_first=False
+            patches,
+            np.concatenate([position_phasors(h, freqs), position_phasors(w, freqs)], axis=1),
+            layout="split",
+            cos_first=False,
         )
     else:
-        place_sin_cos(patches[:, : dim // 2], phasors(w, freqs), layout="split", cos_first=False)
-        place_sin_cos(patches[:, dim // 2 :], phasors(h, freqs), layout="split", cos_first=False)
+        place_sin_cos(patches[:, : dim // 2], position_phasors(w, freqs), layout="split", cos_first=False)
+        place_sin_cos(patches[:, dim // 2 :], position_phasors(h, freqs), layout="split", cos_first=False)
     return round_to(table, dtype)
 
 

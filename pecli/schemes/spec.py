@@ -70,7 +70,11 @@ class TableSpec:
 
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, str]) -> TableSpec:
-        """The spec recorded in a file pecli wrote (see :meth:`metadata`)."""
+        """The spec recorded in a file pecli wrote (see :meth:`metadata`); ``pecli timestep``'s keep their timesteps."""
+        if "timesteps" in metadata and cls is TableSpec:
+            from pecli.schemes.timestep import TimestepSpec
+
+            return TimestepSpec.from_metadata(metadata)
         scheme = get_scheme(metadata["scheme"])
         shape = metadata.get("shape", "").split(",")
         if "len" in metadata or "d" in metadata or len(shape) != 2:

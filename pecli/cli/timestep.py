@@ -1,0 +1,166 @@
+"""``pecli timestep``: diffusion timestep embeddings of given timesteps, to a file, stdout, or a table."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from pecli.cli.options import DimOpt, DtypeOpt, FormatOpt, JsonOpt, OutputOpt, PresetOpt, QuietOpt, scheme_options
+from pecli.schemes.catalog import SCHEMES
+
+HELP = """Embed diffusion timesteps t, one row per t: an (N, d) table.
+
+The default is latent-diffusion's / guided-diffusion's timestep_embedding: h = d // 2,
+freqs[k] = exp(-ln(max_period) * k / (h - S)), args = scale * t * freqs, rows [cos(args) | sin(args)],
+an odd d appends a zero column. diffusers' get_timestep_embedding(timesteps, embedding_dim,
+flip_sin_to_cos=False, downscale_freq_shift=1, scale=1, max_period=10000) is --no-flip-sin-to-cos
+--freq-shift 1, or --preset diffusers; but diffusers' UNets (UNet2DConditionModel…) call it with
+flip_sin_to_cos=True, freq_shift=0, which is the ldm convention, the default here. Presets: ldm
+(= guided-diffusion, the default), diffusers, ddpm (split, sin first, shift 1).
+
+Timesteps come from the arguments, from --range START:STOP:STEP (Python slice semantics, real
+numbers allowed, STOP excluded), or from stdin when the argument is - (numbers separated by
+whitespace, commas or newlines). Put -- before a negative first timestep.
+
+--dtype float16/bfloat16 round the table once, after computing t * freqs and sin/cos in float64:
+rounding t or the frequencies first moves the phases a lot (bfloat16 turns t = 998.39 into 1000,
+and float16 holds integers exactly only up to 2048).
+
+Without -o, print the first rows and a summary (--json for machines). .safetensors files record
+every parameter and the timesteps in their metadata.
+
+Examples:
+
+\b
+  pecli timestep 0 250 999 --dim 320
+  seq 0 999 | pecli timestep --dim 320 - -o t.npy
+  pecli timestep --range 0:1000:10 --dim 320 --preset diffusers -o t.safetensors
+  pecli timestep 998.39 --dim 8 --dtype bfloat16 -o t.safetensors
+"""
+
+_ONE_SOURCE = "give timesteps as arguments, - for stdin, or --range START:STOP:STEP"
+
+#: rows and leading/trailing columns of the table printed without -o
+_SHOWN_ROWS, _HEAD_COLUMNS, _TAIL_COLUMNS = 8, 4, 2
+
+
+def register(app: typer.Typer) -> None:
+    app.command("timestep", help=HELP)(timestep)
+
+
+@scheme_options(names=SCHEMES["timestep"].defaults)
+def timestep(
+    timesteps: Annotated[
+        Optional[list[str]],
+        typer.Argument(
+            metavar="[T ...]", help="Timesteps (numbers), or - to read them from stdin.", show_default=False
+        ),
+    ] = None,
+    d: DimOpt = None,
+    range_text: Annotated[
+        Optional[str],
+        typer.Option("--range", help="Timesteps START:STOP:STEP, e.g. 0:1000:10 (STOP excluded).", metavar="RANGE"),
+    ] = None,
+    dtype: DtypeOpt = "float32",
+    output: OutputOpt = None,
+    fmt: FormatOpt = None,
+    name: Annotated[
+        str, typer.Option("--name", help="Tensor name in .safetensors/.pt files.", metavar="KEY")
+    ] = "t_emb",
+    preset: PresetOpt = None,
+    json_output: JsonOpt = False,
+    quiet: QuietOpt = False,
+    scheme_params: dict[str, Any] | None = None,
+) -> None:
+    from pecli.cli.common import prepare_output, write_table
+    from pecli.cli.output import Output
+    from pecli.errors import ParameterError
+    from pecli.schemes._checks import positive_int
+    from pecli.schemes.timestep import TimestepSpec
+
+    out = Output(quiet=quiet)
+    if d is None:
+        raise ParameterError("missing --dim", hint="e.g. pecli timestep 0 250 999 --dim 320")
+    dim = positive_int("dim", d, flag="--dim")
+    if output is None and fmt is not None:
+        raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
+    table = TimestepSpec.build(
+        _read_timesteps(out, timesteps or [], range_text),
+        dim,
+        preset=preset,
+        params=scheme_params,
+        dtype=dtype,
+        name=name,
+    ).check()
+    if output is None:
+        _print_table(out, table, json_output)
+        return
+    target, fmt = prepare_output(out, table, output, fmt)
+    write_table(out, table, target, fmt, label=output)
+    if json_output:
+        out.json({**table.summary(with_values=False), "output": output})
+
+
+def _read_timesteps(out: Any, arguments: list[str], range_text: str | None):
+    """The timesteps of exactly one source: arguments, ``-`` (stdin) or ``--range``."""
+    import sys
+
+    from pecli.errors import ParameterError
+    from pecli.schemes.timestep import parse_range, parse_timestep_arguments, parse_timesteps
+
+    if range_text is not None:
+        if arguments:
+            raise ParameterError("timesteps given both as arguments and with --range", hint=_ONE_SOURCE)
+        return parse_range(range_text)
+    if "-" in arguments:
+        if len(arguments) > 1:
+            raise ParameterError("- (stdin) cannot be mixed with other timesteps", hint=_ONE_SOURCE)
+        if out.stdin_is_terminal:
+            out.note("reading timesteps from stdin (end with Ctrl-D)")
+        return parse_timesteps(sys.stdin.read(), source="stdin")
+    if not arguments:
+        raise ParameterError("no timesteps given", hint=f"e.g. pecli timestep 0 250 999 --dim 320; {_ONE_SOURCE}")
+    return parse_timestep_arguments(arguments)
+
+
+def _print_table(out: Any, table: Any, json_output: bool) -> None:
+    """The summary, then the first rows (a few leading and trailing columns) under their t."""
+    import numpy as np
+
+    from pecli.cli.common import print_summary
+
+    summary = table.summary(with_values=True)
+    shown = min(_SHOWN_ROWS, table.length)
+    values = np.asarray(table.rows(range(shown)), dtype=np.float64)
+    times = table.timesteps.array(0, shown)
+    if json_output:
+        rows = zip(times, values, strict=True)
+        summary["first_rows"] = [{"t": float(t), "embedding": row.tolist()} for t, row in rows]
+        print_summary(out, summary, json_output=True)
+        return
+    print_summary(out, summary, json_output=False)
+    out.data(f"  timesteps: {_describe_timesteps(table.timesteps)}")
+    if table.dim <= _HEAD_COLUMNS + _TAIL_COLUMNS + 1:
+        columns: list[int | None] = list(range(table.dim))
+    else:
+        columns = [*range(_HEAD_COLUMNS), None, *range(table.dim - _TAIL_COLUMNS, table.dim)]
+    out.data("")
+    out.data(f"{'t':>10} " + " ".join(f"{f'[{c}]':>10}" if c is not None else "…" for c in columns))
+    for t, row in zip(times, values, strict=True):
+        cells = (f"{row[c]:>10.6f}" if c is not None else "…" for c in columns)
+        out.data(f"{t:>10g} " + " ".join(cells))
+    if table.length > shown:
+        out.data(f"{'…':>10} {table.length - shown} more rows")
+    out.note("hint: save it with -o t_emb.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)")
+
+
+def _describe_timesteps(timesteps: Any) -> str:
+    from pecli.schemes.timestep import TimestepRange
+
+    if isinstance(timesteps, TimestepRange):
+        return f"{len(timesteps)} from --range {timesteps.describe()}"
+    if len(timesteps) <= 10:
+        return ", ".join(f"{t:g}" for t in timesteps.values)
+    head = ", ".join(f"{t:g}" for t in timesteps.values[:8])
+    return f"{len(timesteps)}: {head}, …, {timesteps.values[-1]:g}"
