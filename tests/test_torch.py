@@ -121,3 +121,18 @@ def test_rotary_module_bad_inputs():
         RotaryEmbedding(7)
     with pytest.raises(pecli.ParameterError, match="does not take --beta-fast"):
         RotaryEmbedding(8, scaling="linear", factor=2.0, beta_fast=32.0)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"flip_sin_to_cos": False, "freq_shift": 1.0}, {"scale": 1000.0, "max_period": 500.0}, {"repeat_only": True}],
+)
+def test_timestep_module_equals_the_core_function(params):
+    t = torch.tensor([0.0, 0.25, 1.0, 998.39, 999.0])
+    expected = pecli.timestep_embedding(t.numpy(), 10, **params)
+    np.testing.assert_array_equal(TimestepEmbedding(10, **params)(t).numpy(), expected)
+
+
+def test_timestep_module_checks_parameters_at_construction():
+    with pytest.raises(pecli.ParameterError, match="freq-shift"):
+        TimestepEmbedding(2, freq_shift=1.0)
