@@ -22,11 +22,25 @@ def require_shape(length: int | None, dim: int | None) -> tuple[int, int]:
 
 
 def build_table(
-    scheme: str | None, preset: str | None, params: dict[str, Any], *, length: int, dim: int, dtype: str, name: str
+    scheme: str | None,
+    preset: str | None,
+    params: dict[str, Any],
+    *,
+    length: int | None,
+    dim: int | None,
+    dtype: str,
+    name: str,
 ):
-    """A :class:`~pecli.schemes.spec.TableSpec` for the command line's options (names, shape and dtype checked)."""
+    """A :class:`~pecli.schemes.spec.TableSpec` for the command line's options (names, sizes and dtype checked).
+
+    Which of ``--len`` and ``--d`` a scheme needs is its ``sizes`` rule's business (a grid sets
+    the length, ALiBi has no d); a value given must be positive.
+    """
     from pecli.schemes.spec import TableSpec
 
+    for flag, value in (("--d", dim), ("--len", length)):
+        if value is not None and value <= 0:
+            raise ParameterError(f"{flag} must be a positive integer, got {value}", hint=f"e.g. {flag} 512")
     return TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype, name=name)
 
 
@@ -36,6 +50,14 @@ def prepare_output(out: Output, table: Any, output: str, fmt: str | None) -> tup
 
     check_output_path(output)
     fmt = format_for(output, fmt)
+    parts = table.parts()
+    if len(parts) > 1 and fmt not in ("safetensors", "pt"):
+        from pecli.schemes.catalog import get_scheme
+
+        raise ParameterError(
+            f"{fmt} holds one tensor, but {table.scheme} writes {len(parts)}: {', '.join(p.name for p in parts)}",
+            hint=f"write .safetensors or .pt, or pick one with --part {'|'.join(get_scheme(table.scheme).parts)}",
+        )
     if table.dtype == "bfloat16" and fmt not in ("safetensors", "pt"):
         raise ParameterError(
             f"{fmt} cannot store bfloat16 (numpy has no bfloat16 dtype)",
@@ -58,11 +80,15 @@ def write_table(out: Output, table: Any, target: Any, fmt: str, *, label: str) -
     """Write a :class:`~pecli.schemes.spec.TableSpec` to a target from :func:`prepare_output`, streaming chunks."""
     from pecli.tables import Tensor, write_tensors
 
-    tensor = Tensor(table.shape, table.dtype, table.chunks)
+    tensors = {part.name: Tensor(part.shape, part.dtype, part.chunks) for part in table.parts()}
     with out.progress(f"writing {label}", table.nbytes) as on_progress:
-        write_tensors(target, {table.name: tensor}, fmt=fmt, metadata=table.metadata(), on_progress=on_progress)
+        write_tensors(target, tensors, fmt=fmt, metadata=table.metadata(), on_progress=on_progress)
     if label != "-":
-        out.note(f"wrote {label}: {table.shape[0]} × {table.shape[1]} {table.dtype} ({fmt})")
+        shapes = ", ".join(
+            (f"{name} " if len(tensors) > 1 else "") + " × ".join(map(str, tensor.shape))
+            for name, tensor in tensors.items()
+        )
+        out.note(f"wrote {label}: {shapes} {table.dtype} ({fmt})")
 
 
 def print_summary(out: Output, summary: dict[str, Any], json_output: bool) -> None:
@@ -70,10 +96,11 @@ def print_summary(out: Output, summary: dict[str, Any], json_output: bool) -> No
     if json_output:
         out.json(summary)
         return
-    params = " ".join(f"{k}={v}" for k, v in summary["params"].items()) or "(none)"
+    params = " ".join(f"{k}={v}" for k, v in summary["params"].items() if v is not None) or "(none)"
     preset = f" (preset {summary['preset']})" if summary.get("preset") else ""
-    rows, cols = summary["shape"]
-    out.data(f"{summary['scheme']}{preset}: {rows} × {cols} {summary['dtype']}, {summary['size']}")
+    shapes = summary.get("parts") or {"": summary["shape"]}
+    shape = ", ".join(f"{name} " * bool(name) + " × ".join(map(str, dims)) for name, dims in shapes.items())
+    out.data(f"{summary['scheme']}{preset}: {shape} {summary['dtype']}, {summary['size']}")
     out.data(f"  parameters: {params}")
     out.data(f"  values: min {summary['min']:.6g}, max {summary['max']:.6g}")
 

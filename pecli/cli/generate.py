@@ -31,7 +31,19 @@ Examples:
   pecli generate --preset fairseq --d 512 --len 1024 -o fairseq.npy
   pecli generate learned --d 768 --len 512 --std 0.02 --seed 0 -o bert_init.pt
   pecli generate --d 8 --len 4 -o - --format csv
+  pecli generate rope --d 128 --len 4096 --scaling yarn --factor 4 --original-max-position 2048 -o rope.safetensors
+  pecli generate alibi --heads 12 --len 128 --part slopes -o slopes.npy
+  pecli generate sincos2d --preset mae --grid 14,14 --d 768 --cls-token -o mae.npy
 """
+
+DeviceOpt = Annotated[
+    str,
+    typer.Option(
+        "--device",
+        help="Where the sin/cos angles are computed: cpu (numpy) or cuda[:N] (torch, float64, then rounded once).",
+        metavar="DEVICE",
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -58,6 +70,7 @@ def generate(
     ] = False,
     json_output: JsonOpt = False,
     quiet: QuietOpt = False,
+    device: DeviceOpt = "cpu",
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
     from pecli.cli.output import Output
@@ -66,10 +79,11 @@ def generate(
     if list_presets:
         _print_presets(out, json_output)
         return
-    from pecli.cli.common import build_table, prepare_output, require_shape, write_table
+    from pecli.cli.common import build_table, prepare_output, write_table
+    from pecli.schemes._angles import angles_on
 
-    length, d = require_shape(length, d)
     table = build_table(scheme, preset, scheme_params or {}, length=length, dim=d, dtype=dtype, name=name)
+    angle_device = _angle_device(device)
     if output is None:
         if fmt is not None:
             from pecli.errors import ParameterError
@@ -78,12 +92,38 @@ def generate(
         from pecli.schemes import check_fits_in_memory
 
         check_fits_in_memory(table.nbytes, hint="add -o FILE.npy or -o FILE.safetensors, which stream to disk")
-        _print_summary(out, table.check(), json_output)
+        with angles_on(angle_device) as placement:
+            _print_summary(out, table.check(), json_output)
+        _note_unused_device(out, placement, table.scheme)
         return
     target, fmt = prepare_output(out, table, output, fmt)
-    write_table(out, table.check(), target, fmt, label=output)
+    with angles_on(angle_device) as placement:
+        write_table(out, table.check(), target, fmt, label=output)
+    _note_unused_device(out, placement, table.scheme)
     if json_output:
         out.json({**table.summary(with_values=False), "output": output})
+
+
+def _angle_device(device: str) -> str | None:
+    """None for numpy (``cpu``), else the torch device, checked to exist (torch imported only then)."""
+    if device == "cpu":
+        return None
+    from pecli.errors import ParameterError
+
+    if not (device == "cuda" or device.startswith("cuda:")):
+        raise ParameterError(f"unknown device {device!r}", hint="use --device cpu or --device cuda[:N]")
+    try:
+        from pecli.torch import check_device
+    except ImportError:
+        raise ParameterError(
+            f"--device {device} needs torch, which is not installed", hint="pip install torch, or drop --device"
+        ) from None
+    return check_device(device)
+
+
+def _note_unused_device(out: Any, placement: Any, scheme: str) -> None:
+    if placement.device is not None and not placement.used:
+        out.warn(f"--device {placement.device}: scheme {scheme!r} computes no sin/cos, so it ran on the CPU")
 
 
 def _print_presets(out: Any, json_output: bool) -> None:

@@ -70,10 +70,9 @@ def load_input(
         return InputTable(table.array, label, table.metadata, source)
     if key is not None:
         raise ParameterError(f"--key applies to files, but {source!r} is a scheme", hint="drop --key")
-    from pecli.cli.common import build_table, require_shape
+    from pecli.cli.common import build_table
 
-    length, dim = require_shape(length, dim)
-    spec = build_table(source, preset, scheme_params, length=length, dim=dim, dtype=dtype, name="pe").check()
+    spec = build_table(source, preset, scheme_params, length=length, dim=dim, dtype=dtype, name="pe").single().check()
     return InputTable(spec.array(), _describe(spec.scheme, spec.metadata()), spec.metadata(), source)
 
 

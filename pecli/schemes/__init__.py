@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from pecli.dtypes import check_dtype, itemsize
+from pecli.dtypes import itemsize
 from pecli.errors import ParameterError
 from pecli.schemes.catalog import PARAMS, PRESETS, SCHEMES, Preset, Scheme, get_preset, get_scheme, resolve
 
@@ -69,41 +69,49 @@ def _human_bytes(nbytes: float) -> str:
 
 def encode(
     scheme: str | None,
-    length: int,
-    dim: int,
+    length: int | None,
+    dim: int | None,
     *,
     preset: str | None = None,
     dtype: str = "float32",
     rows: range | None = None,
     **params: Any,
 ):
-    """The ``(length, dim)`` table of ``scheme`` (default ``sinusoidal``) or of a ``preset``.
+    """The table of ``scheme`` (default ``sinusoidal``) or of a ``preset``: usually ``(length, dim)``.
 
     Args:
         scheme: a registered scheme name (``pecli schemes`` lists them), or None for the preset's.
-        length: number of positions.
-        dim: embedding dimension.
-        preset: a named convention (``vaswani``, ``fairseq``, ``guided-diffusion``…).
+        length: number of positions (None for a grid scheme, whose ``grid`` sets it).
+        dim: embedding dimension (None for ALiBi).
+        preset: a named convention (``vaswani``, ``fairseq``, ``guided-diffusion``, ``mae``…).
         dtype: ``float32`` (default), ``float64``, ``float16`` or ``bfloat16``.
-        rows: compute only this contiguous range of rows.
+        rows: compute only this contiguous range of rows (axis 0).
         **params: the scheme's parameters; one it does not take is an error.
+
+    Returns:
+        The table; for a scheme of several parts without ``part=`` (RoPE), a dict part -> table.
 
     Example:
         >>> encode("count", 3, 2, dtype="float64")[:, 0]
         array([0., 1., 2.])
+        >>> sorted(encode("rope", 8, 4))
+        ['cos', 'sin']
     """
-    resolved, full = resolve(scheme, preset, params)
-    check_dtype(dtype)
-    if isinstance(length, int) and isinstance(dim, int) and length > 0 and dim > 0:
-        count = len(rows) if rows is not None else length
-        check_fits_in_memory(table_nbytes(count, dim, dtype))
-    return resolved.function(length, dim, dtype=dtype, rows=rows, **full)
+    from pecli.schemes.spec import TableSpec
+
+    spec = TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype)
+    tables = {}
+    for part in spec.parts():
+        count = len(rows) if rows is not None else part.shape[0]
+        check_fits_in_memory(count * (part.nbytes // max(1, part.shape[0])))
+        tables[part.name] = part.rows(rows if rows is not None else range(part.shape[0]))
+    return tables if len(tables) > 1 else next(iter(tables.values()))
 
 
 def iter_row_chunks(
     scheme: str | None,
-    length: int,
-    dim: int,
+    length: int | None,
+    dim: int | None,
     *,
     preset: str | None = None,
     dtype: str = "float32",
@@ -118,9 +126,6 @@ def iter_row_chunks(
         >>> [len(c) for c in chunks], bool(np.array_equal(np.concatenate(chunks), encode(None, 10, 4)))
         ([4, 4, 2], True)
     """
-    resolved, full = resolve(scheme, preset, params)
-    check_dtype(dtype)
-    function = resolved.function
-    step = max(1, chunk_bytes // max(1, dim * itemsize(dtype)))
-    for start in range(0, length, step):
-        yield function(length, dim, dtype=dtype, rows=range(start, min(start + step, length)), **full)
+    from pecli.schemes.spec import TableSpec
+
+    yield from TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype).chunks(chunk_bytes)

@@ -52,3 +52,64 @@ def row_range(rows: range | None, length: int) -> range:
             hint="pass rows=range(start, stop) with 0 <= start <= stop <= length",
         )
     return rows
+
+
+def grid_shape(grid: object) -> tuple[int, int]:
+    """``--grid`` as (H, W): a text ``"H,W"`` (or ``"HxW"``), or a pair of positive integers.
+
+    >>> grid_shape("14,16"), grid_shape((2, 3))
+    ((14, 16), (2, 3))
+    """
+    if isinstance(grid, str):
+        pieces = grid.replace("x", ",").split(",")
+        try:
+            sides = tuple(int(piece.strip()) for piece in pieces)
+        except ValueError:
+            sides = ()
+    elif isinstance(grid, (tuple, list)) and all(isinstance(s, Integral) and not isinstance(s, bool) for s in grid):
+        sides = tuple(int(s) for s in grid)
+    else:
+        sides = ()
+    if len(sides) != 2 or min(sides) <= 0:
+        raise ParameterError(
+            f"grid must be two positive sides H,W, got {grid!r}",
+            hint="pass e.g. --grid 14,14",
+        )
+    return sides  # type: ignore[return-value]
+
+
+def choice(name: str, value: object, allowed: tuple[str, ...], *, flag: str) -> str:
+    """``value`` if it is one of ``allowed``, else a :class:`ParameterError` listing them.
+
+    >>> choice("layout", "half", ("half", "interleaved"), flag="--layout")
+    'half'
+    """
+    if value not in allowed:
+        raise ParameterError(f"unknown {name} {value!r}", hint=f"use {flag} " + "|".join(allowed))
+    return value  # type: ignore[return-value]
+
+
+def fourier_width(dim: object, num_freqs: object, include_input: bool) -> int:
+    """Columns of NeRF features: ``2·L`` plus 1 with the input; either ``dim`` or ``L`` may be given.
+
+    >>> fourier_width(None, 10, True), fourier_width(20, None, False)
+    (21, 20)
+    """
+    extra = int(bool(include_input))
+    if num_freqs is None:
+        if dim is None:
+            raise ParameterError("missing --num-freqs (or --d)", hint="pass e.g. --num-freqs 10")
+        dim = positive_int("d", dim, flag="--d")
+        if (dim - extra) % 2 or dim <= extra:
+            raise ParameterError(
+                f"d = {dim} is not 2·L{' + 1' if extra else ''} for a number of frequencies L",
+                hint=f"use --d {2 * max(1, (dim - extra) // 2) + extra} or give --num-freqs",
+            )
+        return dim
+    width = 2 * positive_int("num_freqs", num_freqs, flag="--num-freqs") + extra
+    if dim is not None and dim != width:
+        raise ParameterError(
+            f"--d {dim} does not match --num-freqs {num_freqs}, which gives {width} columns",
+            hint="drop --d: --num-freqs sets it",
+        )
+    return width

@@ -10,14 +10,15 @@ True
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pecli import __version__
 from pecli.dtypes import check_dtype, itemsize
-from pecli.schemes._checks import positive_int
-from pecli.schemes.catalog import get_scheme, resolve
+from pecli.errors import ParameterError
+from pecli.schemes.catalog import Sizes, get_scheme, resolve
 
 __all__ = ["TableSpec"]
 
@@ -27,12 +28,17 @@ _RESERVED = ("scheme", "preset", "dtype", "shape", "tensor", "pecli_version")
 
 @dataclass(frozen=True)
 class TableSpec:
-    """Scheme, full parameters, shape and dtype of a table; computes it on demand."""
+    """Scheme, full parameters, sizes and dtype of a table; computes it on demand.
+
+    ``length`` and ``dim`` are what the scheme function receives (``dim`` is None for ALiBi, and
+    a grid's tokens set ``length``); :attr:`shape` is the tensor's, by the scheme's ``sizes`` rule.
+    A scheme with several parts (RoPE's cos and sin) is one spec per part: see :meth:`parts`.
+    """
 
     scheme: str
     params: Mapping[str, Any]
-    length: int
-    dim: int
+    length: int | None
+    dim: int | None
     dtype: str = "float32"
     preset: str | None = None
     name: str = "pe"
@@ -45,20 +51,21 @@ class TableSpec:
         preset: str | None,
         params: Mapping[str, Any],
         *,
-        length: int,
-        dim: int,
+        length: int | None,
+        dim: int | None,
         dtype: str = "float32",
         name: str = "pe",
     ) -> TableSpec:
-        """Validate names, shape and dtype and describe the table (:meth:`check` validates values)."""
+        """Validate names, sizes and dtype and describe the table (:meth:`check` validates values)."""
         resolved, full = resolve(scheme, preset, params)
-        length = positive_int("len", length, flag="--len")
-        dim = positive_int("d", dim, flag="--d")
-        return cls(resolved.name, full, length, dim, check_dtype(dtype), preset, name)
+        sizes = resolved.sizes(length, dim, full)
+        return cls(resolved.name, full, sizes.length, sizes.dim, check_dtype(dtype), preset, name)
 
     def check(self) -> TableSpec:
-        """Compute one row, which checks every parameter value; returns the spec."""
-        self.rows(range(0, 1))
+        """Compute the first row of every part, which checks every parameter value; returns the spec."""
+        for part in self.parts():
+            if part.shape[0]:
+                part.rows(range(0, 1))
         return self
 
     @classmethod
@@ -69,7 +76,11 @@ class TableSpec:
 
             return TimestepSpec.from_metadata(metadata)
         scheme = get_scheme(metadata["scheme"])
-        length, dim = (int(n) for n in metadata["shape"].split(","))
+        shape = metadata.get("shape", "").split(",")
+        if "len" in metadata or "d" in metadata or len(shape) != 2:
+            length, dim = (_decode(metadata[key]) if key in metadata else None for key in ("len", "d"))
+        else:  # files from before len and d were recorded
+            length, dim = (int(n) for n in shape)
         params = {name: _decode(metadata[name]) for name in scheme.defaults if name in metadata}
         return cls(
             scheme.name,
@@ -81,64 +92,112 @@ class TableSpec:
             metadata.get("tensor", "pe"),
         )
 
+    def parts(self) -> list[TableSpec]:
+        """One spec per tensor to write: the scheme's default parts when ``part`` is unset, else itself.
+
+        >>> [(p.name, p.params["part"]) for p in TableSpec.resolve("rope", None, {}, length=2, dim=4).parts()]
+        [('cos', 'cos'), ('sin', 'sin')]
+        """
+        scheme = get_scheme(self.scheme)
+        if not scheme.parts or self.params.get("part") is not None:
+            return [self]
+        if len(scheme.default_parts) == 1:
+            return [replace(self, params={**self.params, "part": scheme.default_parts[0]})]
+        return [replace(self, params={**self.params, "part": part}, name=part) for part in scheme.default_parts]
+
+    def single(self) -> TableSpec:
+        """This spec as one tensor; a scheme that writes several parts needs ``--part``.
+
+        >>> TableSpec.resolve("rope", None, {"part": "sin"}, length=2, dim=4).single().shape
+        (2, 4)
+        """
+        parts = self.parts()
+        if len(parts) > 1:
+            names = "|".join(get_scheme(self.scheme).parts)
+            raise ParameterError(
+                f"scheme {self.scheme!r} has several tensors ({', '.join(p.name for p in parts)}); this needs one",
+                hint=f"pick one with --part {names}",
+            )
+        return parts[0]
+
     @property
-    def shape(self) -> tuple[int, int]:
-        return (self.length, self.dim)
+    def sizes(self) -> Sizes:
+        return get_scheme(self.scheme).sizes(self.length, self.dim, self.parts()[0].params)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.sizes.shape
 
     @property
     def nbytes(self) -> int:
-        return self.length * self.dim * itemsize(self.dtype)
+        return sum(math.prod(part.shape) for part in self.parts()) * itemsize(self.dtype)
 
     def rows(self, rows: range):
-        """Rows ``rows`` of the table."""
-        return get_scheme(self.scheme).function(self.length, self.dim, dtype=self.dtype, rows=rows, **self.params)
+        """Rows ``rows`` (of axis 0) of the table."""
+        part = self.single()
+        return get_scheme(self.scheme).function(part.length, part.dim, dtype=self.dtype, rows=rows, **part.params)
 
     def array(self):
         """The whole table (refused when it would not fit in memory)."""
         from pecli.schemes import check_fits_in_memory
 
-        check_fits_in_memory(self.nbytes)
-        return self.rows(range(self.length))
+        part = self.single()
+        check_fits_in_memory(part.nbytes)
+        return part.rows(range(part.shape[0]))
 
     def chunks(self, chunk_bytes: int = 32 << 20) -> Iterator:
-        """The table as consecutive row chunks of about ``chunk_bytes``."""
-        step = max(1, chunk_bytes // (self.dim * itemsize(self.dtype)))
-        for start in range(0, self.length, step):
-            yield self.rows(range(start, min(start + step, self.length)))
+        """The table as consecutive chunks of rows (axis 0) of about ``chunk_bytes``."""
+        part = self.single()
+        shape = part.shape
+        step = max(1, chunk_bytes // max(1, math.prod(shape[1:]) * itemsize(self.dtype)))
+        for start in range(0, shape[0], step):
+            yield part.rows(range(start, min(start + step, shape[0])))
 
     def metadata(self) -> dict[str, str]:
-        """String pairs for a safetensors header: scheme, every parameter, dtype, shape, version."""
-        meta = {
-            "scheme": self.scheme,
-            "dtype": self.dtype,
-            "shape": f"{self.length},{self.dim}",
-            "tensor": self.name,
-            "pecli_version": __version__,
-        }
+        """String pairs for a safetensors header: scheme, every parameter, dtype, shape, version.
+
+        A file of several parts lists them under ``tensors`` (each tensor's shape is in the header).
+        """
+        parts = self.parts()
+        meta = {"scheme": self.scheme, "dtype": self.dtype}
+        if len(parts) == 1:
+            meta.update(shape=",".join(str(n) for n in parts[0].shape), tensor=self.name)
+        else:
+            meta["tensors"] = ",".join(part.name for part in parts)
+        meta.update({key: str(value) for key, value in (("len", self.length), ("d", self.dim)) if value is not None})
+        meta["pecli_version"] = __version__
         if self.preset:
             meta["preset"] = self.preset
-        meta.update({name: _encode(value) for name, value in self.params.items()})
+        meta.update(
+            {name: _encode(value) for name, value in parts[0].params.items() if len(parts) == 1 or name != "part"}
+        )
+        meta.update(get_scheme(self.scheme).derived_metadata(self.sizes, self.params))
         meta.update(self.extra_metadata)
         return meta
 
     def summary(self, *, with_values: bool) -> dict[str, Any]:
         """A JSON-ready description; ``with_values`` adds min and max (computed chunk by chunk)."""
+        parts = self.parts()
         summary: dict[str, Any] = {
             "scheme": self.scheme,
             "preset": self.preset,
-            "shape": [self.length, self.dim],
+            "shape": list(parts[0].shape),
             "dtype": self.dtype,
             "nbytes": self.nbytes,
             "size": _human(self.nbytes),
             "params": dict(self.params),
         }
+        if len(parts) > 1:
+            summary["parts"] = {part.name: list(part.shape) for part in parts}
         if with_values:
             import numpy as np
 
             low, high = np.inf, -np.inf
-            for chunk in self.chunks():
-                chunk = np.asarray(chunk, dtype=np.float64)
-                low, high = min(low, float(chunk.min())), max(high, float(chunk.max()))
+            for part in parts:
+                for chunk in part.chunks():
+                    chunk = np.asarray(chunk, dtype=np.float64)
+                    if chunk.size:
+                        low, high = min(low, float(chunk.min())), max(high, float(chunk.max()))
             summary["min"], summary["max"] = low, high
         return summary
 

@@ -1,0 +1,133 @@
+"""Grid schemes for image patches: 2-D sin-cos (ViT, MAE, timm, diffusers) and CoordConv channels."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pecli.dtypes import round_to
+from pecli.errors import ParameterError
+from pecli.schemes._angles import geometric_frequencies, place_sin_cos, position_phasors
+from pecli.schemes._checks import choice, finite_above, grid_shape, positive_int, row_range
+
+__all__ = ["coordconv_table", "sincos2d_table"]
+
+
+def _grid_tokens(length: int | None, grid: object, cls_token: bool, rows: range | None) -> tuple[int, int, range]:
+    """(H, W, the token rows to compute) for a grid, checking ``length`` against H·W (+ cls)."""
+    height, width = grid_shape(grid)
+    tokens = height * width + int(cls_token)
+    if length is not None and length != tokens:
+        raise ParameterError(
+            f"length {length} does not match grid {height},{width} ({tokens} tokens)", hint="drop --len"
+        )
+    return height, width, row_range(rows, tokens)
+
+
+def _grid_coordinates(rows: range, width: int, cls_token: bool) -> tuple[np.ndarray, np.ndarray, int]:
+    """Row-major (h, w) indices of the patch tokens among ``rows``, and how many cls rows lead them."""
+    first = max(rows.start, int(cls_token))
+    lead = first - rows.start
+    patch = np.arange(first - int(cls_token), rows.stop - int(cls_token))
+    return (patch // width).astype(np.float64), (patch % width).astype(np.float64), lead
+
+
+def sincos2d_table(
+    length: int | None,
+    dim: int,
+    *,
+    grid: object,
+    cls_token: bool = False,
+    base: float = 10000.0,
+    layout: str = "by-axis",
+    base_size: float | None = None,
+    interpolation_scale: float = 1.0,
+    dtype: str = "float32",
+    rows: range | None = None,
+) -> np.ndarray:
+    """2-D sin-cos embedding of an H × W grid, tokens row-major: shape (H·W (+1 cls), d), d divisible by 4.
+
+    Each axis gets d/4 frequencies ω_k = base^(−k/(d/4)) (MAE's ``1/10000**(k/(d/4))``, timm's
+    ``freq_bands``).
+
+    Args:
+        length: H·W (+1 with ``cls_token``), or None.
+        dim: embedding dimension, a multiple of 4.
+        grid: ``"H,W"`` or (H, W).
+        cls_token: a leading zero row (MAE's and diffusers' ``cls_token``).
+        base: frequency base (``temperature`` in timm).
+        layout: ``by-axis`` [sin w | cos w | sin h | cos h] (MAE and diffusers, whose
+            meshgrid(w, h) puts w in the first half) or ``by-function`` [sin h | sin w | cos h | cos w]
+            (timm's build_sincos2d_pos_embed).
+        base_size: diffusers' scaling: positions i / (H / base_size) (per axis); None: plain i.
+        interpolation_scale: diffusers: positions are divided by it.
+        dtype: output dtype. rows: compute only these tokens.
+
+    Example:
+        >>> sincos2d_table(None, 4, grid="1,2", dtype="float64").round(6).tolist()
+        [[0.0, 1.0, 0.0, 1.0], [0.841471, 0.540302, 0.0, 1.0]]
+    """
+    dim = positive_int("d", dim, flag="--d")
+    if dim % 4:
+        raise ParameterError(
+            f"sincos2d needs d divisible by 4 (sin and cos of each of 2 axes), got d = {dim}",
+            hint=f"use --d {dim + 4 - dim % 4}",
+        )
+    layout = choice("layout", layout, ("by-axis", "by-function"), flag="--layout")
+    base = finite_above("base", base, 1.0, flag="--base", example="10000")
+    scale = finite_above("interpolation_scale", interpolation_scale, 0.0, flag="--interpolation-scale", example="1")
+    height, width, rows = _grid_tokens(length, grid, bool(cls_token), rows)
+    h, w, lead = _grid_coordinates(rows, width, bool(cls_token))
+    if base_size is not None:
+        # diffusers' get_2d_sincos_pos_embed: arange(H) / (H / base_size) / interpolation_scale
+        size = finite_above("base_size", base_size, 0.0, flag="--base-size", example="16")
+        h, w = h / (height / size), w / (width / size)
+    h, w = h / scale, w / scale
+    freqs = geometric_frequencies(dim // 2, base, None)
+    table = np.zeros((len(rows), dim), dtype=np.float64)
+    patches = table[lead:]
+    if layout == "by-function":
+        place_sin_cos(
+            patches,
+            np.concatenate([position_phasors(h, freqs), position_phasors(w, freqs)], axis=1),
+            layout="split",
+            cos_first=False,
+        )
+    else:
+        place_sin_cos(patches[:, : dim // 2], position_phasors(w, freqs), layout="split", cos_first=False)
+        place_sin_cos(patches[:, dim // 2 :], position_phasors(h, freqs), layout="split", cos_first=False)
+    return round_to(table, dtype)
+
+
+def coordconv_table(
+    length: int | None,
+    dim: int = 2,
+    *,
+    grid: object,
+    dtype: str = "float32",
+    rows: range | None = None,
+) -> np.ndarray:
+    """CoordConv's coordinate channels for an H × W grid, tokens row-major: (H·W, 2) or (H·W, 3).
+
+    Column 0 is the row coordinate 2i/(H−1) − 1, column 1 the column coordinate 2j/(W−1) − 1
+    (Uber's AddCoords: ``xx`` runs along the first spatial axis); ``dim=3`` adds ``with_r``'s
+    radius √((x − 0.5)² + (y − 0.5)²) of those coordinates, as the reference code computes it.
+    A side of length 1 has the coordinate 0 (the reference divides by zero there).
+
+    Example:
+        >>> coordconv_table(None, 3, grid="2,3", dtype="float64")[:, :2].tolist()
+        [[-1.0, -1.0], [-1.0, 0.0], [-1.0, 1.0], [1.0, -1.0], [1.0, 0.0], [1.0, 1.0]]
+    """
+    dim = positive_int("d", dim, flag="--d")
+    if dim not in (2, 3):
+        raise ParameterError(
+            f"coordconv has 2 channels (row, column) or 3 (with the radius), got d = {dim}",
+            hint="use --d 2 or --d 3",
+        )
+    height, width, rows = _grid_tokens(length, grid, False, rows)
+    i, j, _ = _grid_coordinates(rows, width, False)
+    table = np.empty((len(rows), dim), dtype=np.float64)
+    table[:, 0] = 2.0 * i / (height - 1) - 1.0 if height > 1 else 0.0
+    table[:, 1] = 2.0 * j / (width - 1) - 1.0 if width > 1 else 0.0
+    if dim == 3:
+        table[:, 2] = np.sqrt((table[:, 0] - 0.5) ** 2 + (table[:, 1] - 0.5) ** 2)
+    return round_to(table, dtype)

@@ -1,0 +1,237 @@
+"""torch ``nn.Module``s over pecli's numpy core, and the torch device path of ``pecli generate``.
+
+This module imports torch (it is pecli's torch module); nothing else in pecli imports it except
+``.pt`` I/O and ``--device``. Every table comes from the same core functions the CLI writes, in
+float64 rounded once, so a module's output equals ``pecli generate``'s table.
+
+>>> import torch
+>>> pe = SinusoidalPositionalEncoding(8, max_len=16)
+>>> pe(torch.zeros(2, 5, 8)).shape
+torch.Size([2, 5, 8])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from pecli.errors import ParameterError
+from pecli.schemes._checks import positive_int
+
+__all__ = [
+    "RotaryEmbedding",
+    "SinusoidalPositionalEncoding",
+    "TimestepEmbedding",
+    "check_device",
+    "device_phasors",
+    "to_tensor",
+]
+
+
+def check_device(device: str) -> str:
+    """``device`` if torch can compute there; a one-line :class:`ParameterError` when no such GPU exists.
+
+    >>> check_device("cpu")
+    'cpu'
+    """
+    if device == "cpu":
+        return device
+    if not torch.cuda.is_available():
+        raise ParameterError(
+            f"--device {device}: no CUDA GPU is available (torch {torch.__version__} sees none)",
+            hint="drop --device to compute on the CPU",
+        )
+    index = torch.device(device).index
+    if index is not None and index >= torch.cuda.device_count():
+        raise ParameterError(
+            f"--device {device}: there are {torch.cuda.device_count()} CUDA devices",
+            hint=f"use --device cuda:0 … cuda:{torch.cuda.device_count() - 1}",
+        )
+    return device
+
+
+def device_phasors(positions: np.ndarray, freqs: np.ndarray, device: str) -> np.ndarray:
+    """``exp(i·p·ω)`` computed by torch on ``device`` in float64, returned as a numpy complex128 array.
+
+    >>> device_phasors(np.array([1.0]), np.array([0.5]), "cpu").round(6).tolist()
+    [[(0.877583+0.479426j)]]
+    """
+    p = torch.as_tensor(np.asarray(positions, dtype=np.float64), device=device)
+    f = torch.as_tensor(np.asarray(freqs, dtype=np.float64), device=device)
+    angles = torch.outer(p, f)
+    return torch.complex(torch.cos(angles), torch.sin(angles)).cpu().numpy()
+
+
+def to_tensor(array: np.ndarray) -> torch.Tensor:
+    """A numpy table from the core as a torch tensor (bfloat16 through its bits: numpy has no bfloat16).
+
+    >>> to_tensor(np.ones(2, dtype=np.float32)).dtype
+    torch.float32
+    """
+    if array.dtype.name == "bfloat16":
+        return torch.from_numpy(np.ascontiguousarray(array).view(np.uint16).copy()).view(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(array).copy())
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    """Adds a sinusoidal table (any sinusoidal preset) to its input, as a registered buffer.
+
+    Args:
+        dim: embedding dimension.
+        max_len: rows of the table (the longest sequence).
+        preset: a sinusoidal preset (``vaswani``, ``fairseq``, ``tensor2tensor``…); None: Vaswani.
+        batch_first: input (batch, len, dim) if True, else (len, batch, dim).
+        dtype: the buffer's dtype (float64 angles, rounded once).
+        **params: sinusoidal parameters (``base``, ``layout``…), as ``pecli generate`` takes them.
+
+    Example:
+        >>> import pecli
+        >>> module = SinusoidalPositionalEncoding(8, max_len=4, preset="fairseq")
+        >>> bool((module.pe.numpy() == pecli.encode(None, 4, 8, preset="fairseq")).all())
+        True
+    """
+
+    pe: torch.Tensor
+
+    def __init__(
+        self,
+        dim: int,
+        max_len: int,
+        *,
+        preset: str | None = None,
+        batch_first: bool = True,
+        dtype: str = "float32",
+        **params: Any,
+    ) -> None:
+        super().__init__()
+        from pecli.schemes import encode
+
+        self.batch_first = batch_first
+        self.register_buffer("pe", to_tensor(encode("sinusoidal", max_len, dim, preset=preset, dtype=dtype, **params)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        length = x.shape[1] if self.batch_first else x.shape[0]
+        if length > self.pe.shape[0]:
+            raise ParameterError(
+                f"sequence of {length} positions, but the table has max_len = {self.pe.shape[0]}",
+                hint=f"build the module with max_len >= {length}",
+            )
+        table = self.pe[:length]
+        return x + (table if self.batch_first else table[:, None, :]).to(x.dtype)
+
+
+class TimestepEmbedding(nn.Module):
+    """Diffusion timestep embeddings of a 1-D tensor of (possibly fractional) timesteps: (N, dim).
+
+    A module over the core's :func:`pecli.schemes.timestep.timestep_embedding` (``pecli timestep``):
+    latent/guided-diffusion's ``timestep_embedding`` by default ([cos | sin], shift 0);
+    ``flip_sin_to_cos=False, freq_shift=1`` is diffusers' ``get_timestep_embedding`` default.
+    Computed in float64 from the timesteps as given, then rounded once to ``dtype``.
+
+    Example:
+        >>> TimestepEmbedding(4, dtype="float64")(torch.tensor([1.0])).numpy().round(10).tolist()
+        [[0.5403023059, 0.9999500004, 0.8414709848, 0.0099998333]]
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        *,
+        max_period: float = 10000.0,
+        flip_sin_to_cos: bool = True,
+        freq_shift: float = 0.0,
+        scale: float = 1.0,
+        repeat_only: bool = False,
+        dtype: str = "float32",
+    ) -> None:
+        super().__init__()
+        from pecli.schemes.timestep import timestep_embedding
+
+        self.params = {
+            "max_period": max_period,
+            "flip_sin_to_cos": flip_sin_to_cos,
+            "freq_shift": freq_shift,
+            "scale": scale,
+            "repeat_only": repeat_only,
+            "dtype": dtype,
+        }
+        self.dim = dim
+        timestep_embedding([0.0], dim, **self.params)  # checks every parameter now, not at the first call
+
+    def forward(self, timesteps: torch.Tensor) -> torch.Tensor:
+        from pecli.schemes.timestep import timestep_embedding
+
+        times = timesteps.detach().to("cpu", torch.float64).reshape(-1).numpy()
+        return to_tensor(timestep_embedding(times, self.dim, **self.params)).to(timesteps.device)
+
+
+class RotaryEmbedding(nn.Module):
+    """Rotary position embedding applied to queries and keys (…, len, dim), over pecli's RoPE tables.
+
+    Args:
+        dim: head dimension (even).
+        max_len: positions precomputed (more are computed on demand).
+        base: θ base.
+        layout: ``half`` (HF Llama's rotate_half) or ``interleaved`` (GPT-J / Meta pairs).
+        scaling: ``none``, ``linear``, ``dynamic``, ``yarn`` or ``llama3`` with its parameters
+            (``factor``, ``original_max_position``…), as ``pecli generate rope`` takes them.
+            ``dynamic`` recomputes the tables for each sequence length, as HF does.
+        dtype: the tables' dtype (float64 angles, rounded once).
+
+    Example:
+        >>> rope = RotaryEmbedding(4, max_len=2, dtype="float64")
+        >>> q = torch.tensor([[0.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0, 4.0]], dtype=torch.float64)
+        >>> rope(q, q)[0][1].numpy().round(10).tolist()
+        [-1.9841106486, 1.9599006675, 2.4623779024, 4.0197996683]
+    """
+
+    cos: torch.Tensor
+    sin: torch.Tensor
+
+    def __init__(
+        self,
+        dim: int,
+        max_len: int = 2048,
+        *,
+        base: float = 10000.0,
+        layout: str = "half",
+        scaling: str = "none",
+        dtype: str = "float32",
+        **scaling_params: Any,
+    ) -> None:
+        super().__init__()
+        self.params = {"base": base, "layout": layout, "scaling": scaling, **scaling_params}
+        self.dim, self.layout, self.dtype = dim, layout, dtype
+        cos, sin = self._tables(positive_int("max_len", max_len, flag="max_len"))
+        self.register_buffer("cos", cos, persistent=False)
+        self.register_buffer("sin", sin, persistent=False)
+
+    def _tables(self, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        from pecli.schemes.rope import rope_table
+
+        return tuple(  # type: ignore[return-value]
+            to_tensor(rope_table(length, self.dim, part=part, dtype=self.dtype, **self.params))
+            for part in ("cos", "sin")
+        )
+
+    def tables(self, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The (length, dim) cos and sin tables: ``pecli generate rope --len length``'s tensors."""
+        if self.params["scaling"] == "dynamic" or length > self.cos.shape[0]:
+            cos, sin = self._tables(length)
+            return cos.to(self.cos.device), sin.to(self.sin.device)
+        return self.cos[:length], self.sin[:length]
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, offset: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rotate ``q`` and ``k`` (…, len, dim) for positions ``offset … offset + len − 1``."""
+        from pecli.schemes.rope import apply_rotary
+
+        length = q.shape[-2]
+        cos, sin = self.tables(offset + length)
+        cos, sin = cos[offset : offset + length], sin[offset : offset + length]
+        return (
+            apply_rotary(q, cos.to(q.dtype), sin.to(q.dtype), self.layout),
+            apply_rotary(k, cos.to(k.dtype), sin.to(k.dtype), self.layout),
+        )
