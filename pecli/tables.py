@@ -27,6 +27,7 @@ import stat
 import struct
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -679,7 +680,9 @@ def _read_pt(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str, 
         _check_pt_archive(handle, name, size)
     handle.seek(0)
     try:
-        state = torch.load(handle, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch warns (many lines) about odd pickles: the error says enough
+            warnings.simplefilter("ignore")
+            state = torch.load(handle, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises many types; every one means "not a loadable weights file"
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise TableFileError(

@@ -280,11 +280,22 @@ CASES: list[Case] = [
     case("timestep 1 --dim 4 -o -", 1, "refusing to write binary", tty="stdout"),
     case("timestep 1 --dim 4 -o nowhere/t.npy", 1, "does not exist"),
     # -- schemes added by issue 6
-    case("generate rope --d 5 --len 4 -o r.safetensors", 2, "even", needs=("rope",)),
+    case("generate rope --d 5 --len 4 -o r.safetensors", 2, "even d", "--d 6", needs=("rope",)),
+    case("generate rope --d 8 --len 4 -o r.npy", 2, "npy holds one tensor", "--part", needs=("rope",)),
+    case("generate rope --d 8 --len 4 --part nope -o r.npy", 2, "'nope'", "cos, sin", needs=("rope",)),
+    case("generate rope --d 8 --len 4 --scaling warp", 2, "'warp'", "yarn", needs=("rope",)),
+    case("generate rope --d 8 --len 4 --scaling linear --beta-fast 3", 2, "does not take --beta-fast", needs=("rope",)),
+    case("generate rope --d 8 --len 4 --device cuda -o r.safetensors", 2, "cuda", needs=("rope",)),
     case("generate sincos2d --d 6 --grid 2,2 -o s.npy", 2, "divisible by 4", needs=("sincos2d",)),
-    case("generate sincos2d --d 8 --grid 2,x -o s.npy", 2, "--grid", needs=("sincos2d",)),
-    case("generate alibi --heads 0 --len 4 --d 4 -o a.npy", 2, "heads", needs=("alibi",)),
-    case("generate gaussian --d 4 --len 4 --sigma nan", 2, "sigma", needs=("gaussian",)),
+    case("generate sincos2d --d 8 --grid 2,x -o s.npy", 2, "--grid", "'2,x'", needs=("sincos2d",)),
+    case("generate sincos2d --d 8 --grid 0,2 -o s.npy", 2, "'0,2'", needs=("sincos2d",)),
+    case("generate coordconv --grid 2,2,2 -o c.npy", 2, "two positive sides", needs=("coordconv",)),
+    case("generate alibi --heads 0 --len 4 -o a.npy", 2, "heads", "positive", needs=("alibi",)),
+    case("generate alibi --heads 4 --len 4 --d 4 -o a.npy", 2, "alibi", "no --d", needs=("alibi",)),
+    case("generate alibi --heads 4 --len 100000 -o a.npy", 1, "would take", needs=("alibi",)),
+    case("generate gaussian --d 4 --len 4 --sigma nan", 2, "sigma", "nan", needs=("gaussian",)),
+    case("generate gaussian --d 5 --len 4", 2, "even d", needs=("gaussian",)),
+    case("generate fourier --d 8 --len 4 --num-freqs 0", 2, "num_freqs", needs=("fourier",)),
 ]
 
 # ---------------------------------------------------------------------------------------------

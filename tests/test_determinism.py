@@ -23,6 +23,7 @@ from tests.conftest import run_pecli
 SINUSOIDAL = ("generate", "--d", "16", "--len", "64")
 LEARNED = ("generate", "learned", "--d", "8", "--len", "16", "--seed", "0")
 FAIRSEQ_HALF = ("generate", "--preset", "fairseq", "--d", "10", "--len", "7")
+GAUSSIAN = ("generate", "gaussian", "--d", "8", "--len", "16", "--seed", "0")
 
 #: sha256 of whole files written by `pecli <args> -o FILE`
 PINNED_FILES = {
@@ -31,6 +32,7 @@ PINNED_FILES = {
     (SINUSOIDAL, "tsv"): "867239dfee1f8e7bdb869e70ea26e6a8a3a4171e05dd83e8f94bf6755c55989e",
     (LEARNED, "npy"): "1404f20d6de64d14ce35b83a35c50beb884209d07b57d027e48bbb55f23fa517",
     ((*FAIRSEQ_HALF, "--dtype", "float16"), "csv"): "80fe271a276b1bdfbd0bc8ad7b1b3c2663db7aa9d0a6b502e41c59130591cae6",
+    (GAUSSIAN, "npy"): "8e4163a6034318442b2771877cbbc5ec03fdc657b7ac9275f05f5a5ddc70e7ab",
 }
 
 #: sha256 of the data section of safetensors files (their header carries pecli's version, checked apart)
@@ -110,6 +112,17 @@ def test_learned_file_is_numpy_pcg64_default_rng(cli, tmp_path):
     np.testing.assert_array_equal(table, (np.random.default_rng(0).standard_normal((16, 8)) * 0.02).astype("f4"))
     generator = np.random.Generator(np.random.PCG64(0))  # what default_rng(0) is, spelled out
     np.testing.assert_array_equal(table, (generator.standard_normal((16, 8)) * 0.02).astype("f4"))
+
+
+def test_gaussian_file_draws_its_frequencies_from_pcg64_default_rng(cli, tmp_path):
+    """Tancik et al.'s mapping [sin(2π·B·x) | cos(2π·B·x)], B = default_rng(seed).standard_normal(d/2)·σ."""
+    import io
+
+    table = np.load(io.BytesIO(_write_here(cli, tmp_path, GAUSSIAN, "npy")))
+    frequencies = np.random.default_rng(0).standard_normal(4) * 10.0
+    x = 2.0 * np.arange(16) / 15 - 1.0  # positions normalised to [-1, 1]
+    angles = 2.0 * np.pi * np.outer(x, frequencies)
+    np.testing.assert_allclose(table, np.hstack([np.sin(angles), np.cos(angles)]), atol=1e-6)
 
 
 def test_streamed_chunks_do_not_change_the_bytes(tmp_path, monkeypatch):
