@@ -49,16 +49,35 @@ for _name in COMMANDS:
     importlib.import_module(f"pecli.cli.{_name}").register(app)
 
 
-def _reader_went_away() -> int:
-    """stdout's reader closed the pipe (``| head``): stop quietly, and keep Python from complaining at exit."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    with contextlib.suppress(AttributeError, ValueError, OSError):
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so nothing left in its buffer fails again at interpreter exit."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; return the exit code. Known errors print one line; PECLI_DEBUG=1 shows tracebacks."""
+    """Run the CLI; return the exit code. Known errors print one line; PECLI_DEBUG=1 shows tracebacks.
+
+    A reader that closes stdout early (``| head``) is not a failure: exit 0 without a word.
+    """
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # a reader that left shows up here, not as noise at interpreter exit
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+    except SystemExit as exit_:
+        # typer answers a closed pipe (EPIPE) inside a command with sys.exit(1)
+        if isinstance(exit_.__context__, OSError) and exit_.__context__.errno == errno.EPIPE:
+            _silence_stdout()
+            return 0
+        raise
+
+
+def _run(argv: list[str] | None) -> int:
+    """The command's exit code, with every known error turned into one line on stderr."""
     from typer._click.exceptions import ClickException, NoArgsIsHelpError  # typer >= 0.26 vendors click
 
     from pecli.cli.output import Output
@@ -89,13 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("pecli: interrupted\n")
         return int(ExitCode.INTERRUPTED)
     except BrokenPipeError:
-        return _reader_went_away()
-    except SystemExit as exit_:
-        # typer answers a closed pipe (EPIPE) with sys.exit(1); a reader that stops early (| head) is
-        # not a failure of pecli's, so exit 0 as with a BrokenPipeError caught here
-        if isinstance(exit_.__context__, OSError) and exit_.__context__.errno == errno.EPIPE:
-            return _reader_went_away()
-        raise
+        raise  # main() ends quietly
     except MemoryError:
         if os.environ.get("PECLI_DEBUG"):
             raise
@@ -111,8 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         # a bug: still one line (a user's script should not parse a traceback), with the way to see it
         if os.environ.get("PECLI_DEBUG"):
             raise
+        first_line = str(error).splitlines()[0][:200] if str(error) else ""
         output.error(
-            f"internal error: {type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''} "
+            f"internal error: {type(error).__name__}: {first_line} "
             "(this is a bug in pecli: rerun with PECLI_DEBUG=1 and report the traceback)"
         )
         return int(ExitCode.FAILURE)
