@@ -128,7 +128,7 @@ class Case:
     words: tuple[str, ...]
     stdin: bytes = b""
     files: tuple[str, ...] = ()
-    tty: str | None = None  #: "stdout" or "stdin": that stream is a terminal
+    tty: str | None = None  #: "stdout" or "stdin": that stream is a terminal; "closed": no stdout at all
     needs: tuple[str, ...] = ()  #: schemes that must be registered (the command is args[0])
 
     @property
@@ -137,7 +137,8 @@ class Case:
 
     @property
     def id(self) -> str:
-        return " ".join(self.args)[:80]
+        streams = {"stdout": " >terminal", "stdin": " <terminal", "closed": " >&-"}.get(self.tty or "", "")
+        return " ".join(self.args)[:80] + streams + (f" <<{self.stdin[:12]!r}" if self.stdin else "")
 
 
 def case(
@@ -201,6 +202,9 @@ CASES: list[Case] = [
     case(f"generate {SHAPE} -o ''", 1, "output path is empty"),
     case(f"generate {SHAPE} -o {{ro}}/x.npy", 1, "not writable"),
     case(f"generate {SHAPE} -o -", 1, "refusing to write binary", "terminal", tty="stdout"),
+    case(f"generate {SHAPE} -o -", 1, "stdout is closed", tty="closed"),
+    case(f"generate {SHAPE} -o - --format csv", 1, "stdout is closed", tty="closed"),
+    case(f"generate {SHAPE}", 1, "stdout is closed", tty="closed"),
     case(f"generate {SHAPE} --base 0.5 -o old.npy", 2, "base", files=("old.npy",)),
     case("generate count --d 4 --len 70000 --dtype float16 -o old.npy", 2, "float16", files=("old.npy",)),
     case(f"generate {SHAPE} -o {{ro}}/old.npy --format npy", 1, "not writable"),
@@ -331,6 +335,21 @@ def _run_with_terminal(args: list[str], stream: str, cwd: str, stdin: bytes) -> 
     return Result(process.returncode, (out or b"") + screen, err.decode())
 
 
+def _run_with_stdout_closed(args: list[str], cwd: str) -> Result:
+    """Run pecli with file descriptor 1 closed (``>&-``)."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "pecli", *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: os.close(1),
+        env={k: v for k, v in os.environ.items() if k != "PECLI_DEBUG"},
+        timeout=60,
+        check=False,
+    )
+    return Result(completed.returncode, b"", completed.stderr.decode())
+
+
 def _snapshot(directory: str) -> dict[str, bytes]:
     return {
         name: open(os.path.join(directory, name), "rb").read() if os.path.isfile(os.path.join(directory, name)) else b""
@@ -345,7 +364,9 @@ def run_case(item: Case, directory: str, unwritable: str) -> Result:
             handle.write(_file_bytes(name))
     before = _snapshot(directory)
     args = [arg.replace("{ro}", unwritable) for arg in item.args]
-    if item.tty:
+    if item.tty == "closed":
+        result = _run_with_stdout_closed(args, directory)
+    elif item.tty:
         result = _run_with_terminal(args, item.tty, directory, item.stdin)
     else:
         result = run_pecli(*args, stdin=item.stdin, cwd=directory, timeout=60)

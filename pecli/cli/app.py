@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     """
     try:
         code = _run(argv)
-        sys.stdout.flush()  # a reader that left shows up here, not as noise at interpreter exit
+        if sys.stdout is not None:  # None: started with stdout closed
+            sys.stdout.flush()  # a reader that left shows up here, not as noise at interpreter exit
         return code
     except BrokenPipeError:
         _silence_stdout()

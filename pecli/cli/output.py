@@ -24,9 +24,23 @@ from typing import IO, Any
 from pecli.errors import PecliError
 
 
-def _closed_stream() -> IO[str]:
-    """A stand-in for a stream the process was started without: writes go nowhere."""
-    return open(os.devnull, "w")
+class _ClosedStdout:
+    """Stands in for a stdout the process started without (``>&-``): a result written there is an error."""
+
+    def write(self, data: Any) -> int:
+        from pecli.errors import OutputError
+
+        raise OutputError("stdout is closed, so the result has nowhere to go", hint="redirect it to a file or a pipe")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def buffer(self) -> _ClosedStdout:
+        return self
 
 
 class Output:
@@ -41,8 +55,8 @@ class Output:
         color: bool | None = None,
     ) -> None:
         # sys.stdout/stderr are None when the process started with that descriptor closed (>&-)
-        self.stdout = stdout if stdout is not None else (sys.stdout or _closed_stream())
-        self.stderr = stderr if stderr is not None else (sys.stderr or _closed_stream())
+        self.stdout = stdout if stdout is not None else (sys.stdout or _ClosedStdout())
+        self.stderr = stderr if stderr is not None else (sys.stderr or open(os.devnull, "w"))  # noqa: SIM115
         self.quiet = quiet
         self._color = color
 
