@@ -496,7 +496,8 @@ def _read_npy(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str,
         raise
     except Exception as error:
         # ValueError, SyntaxError, tokenize.TokenError, TypeError, RecursionError…: every one means "corrupt"
-        raise invalid(str(error).splitlines()[0][:200] if str(error) else type(error).__name__) from None
+        detail = str(error).splitlines()[0][:200] if isinstance(error, ValueError) and str(error) else ""
+        raise invalid(detail or f"its header cannot be parsed ({type(error).__name__})") from None
     if not all(isinstance(n, int) and n >= 0 for n in shape):
         raise invalid(f"its header declares an invalid shape {shape!r}")
     if dtype.hasobject:
@@ -684,9 +685,8 @@ def _read_pt(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str, 
             warnings.simplefilter("ignore")
             state = torch.load(handle, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises many types; every one means "not a loadable weights file"
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise TableFileError(
-            f"{name} cannot be loaded safely as weights: {first_line[:200]}",
+            f"{name} cannot be loaded safely as weights: {_torch_load_reason(error)}",
             hint="pecli loads .pt files with weights_only=True and never runs pickled code",
         ) from None
     entries: dict[str, _Entry] = {}
@@ -694,6 +694,16 @@ def _read_pt(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str, 
         dtype_name = str(tensor.dtype).removeprefix("torch.")
         entries[key] = _Entry(tuple(tensor.shape), dtype_name, functools.partial(_pt_array, tensor, name, key))
     return entries, {}
+
+
+def _torch_load_reason(error: Exception) -> str:
+    """The informative line of a torch.load error (which starts with a paragraph about torch 2.6)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    specific = [line for line in lines if "GLOBAL" in line or "nsupported" in line]
+    reason = (specific or lines or [type(error).__name__])[0]
+    if reason.startswith("Weights only load failed"):
+        reason = "torch's weights_only loader refused it"
+    return reason[:200]
 
 
 def _pt_array(tensor: Any, name: str, key: str) -> np.ndarray:
