@@ -290,7 +290,6 @@ CASES: list[Case] = [
     case("generate rope --d 8 --len 4 --part nope -o r.npy", 2, "'nope'", "cos, sin", needs=("rope",)),
     case("generate rope --d 8 --len 4 --scaling warp", 2, "'warp'", "yarn", needs=("rope",)),
     case("generate rope --d 8 --len 4 --scaling linear --beta-fast 3", 2, "does not take --beta-fast", needs=("rope",)),
-    case("generate rope --d 8 --len 4 --device cuda -o r.safetensors", 2, "cuda", needs=("rope",)),
     case("generate sincos2d --d 6 --grid 2,2 -o s.npy", 2, "divisible by 4", needs=("sincos2d",)),
     case("generate sincos2d --d 8 --grid 2,x -o s.npy", 2, "--grid", "'2,x'", needs=("sincos2d",)),
     case("generate sincos2d --d 8 --grid 0,2 -o s.npy", 2, "'0,2'", needs=("sincos2d",)),

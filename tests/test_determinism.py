@@ -88,9 +88,13 @@ def test_two_processes_in_different_environments_write_the_same_pinned_bytes(tmp
         assert _sha(data) == PINNED_FILES[(SINUSOIDAL, fmt)]
 
 
-def test_pt_files_are_byte_identical(tmp_path):
+def test_pt_files_are_byte_identical(cli, tmp_path):
+    """One write in a fresh process, one in this one (torch is imported once, not twice)."""
     pytest.importorskip("torch")
-    _write_twice(tmp_path, LEARNED, "pt")
+    (tmp_path / "run").mkdir()
+    result = run_pecli(*LEARNED, "-q", "-o", "table.pt", cwd=str(tmp_path / "run"), env=ENVIRONMENTS[1])
+    assert result.code == 0, result.stderr
+    assert (tmp_path / "run" / "table.pt").read_bytes() == _write_here(cli, tmp_path, LEARNED, "pt")
 
 
 @pytest.mark.parametrize(("args", "fmt"), list(PINNED_FILES), ids=lambda v: " ".join(v) if isinstance(v, tuple) else v)
