@@ -814,6 +814,14 @@ def read_table(source: str | IO[bytes], key: str | None = None) -> LoadedTable:
             raise TableFileError(
                 f"{name}: tensor {label} is empty (shape {tuple(entry.shape)})", hint="give a table with values"
             )
+        from pecli.schemes import check_fits_in_memory
+
+        itemsize = 4 if entry.dtype == "bfloat16" else np.dtype(entry.dtype).itemsize  # bfloat16 widens to float32
+        check_fits_in_memory(
+            math.prod(entry.shape) * itemsize,
+            what=f"tensor {label} in {name}" if chosen else f"table in {name}",
+            hint="read a smaller table, or another tensor of the file with --key",
+        )
         array = entry.load()
     return LoadedTable(array=array, key=chosen or None, metadata=metadata, source=name)
 

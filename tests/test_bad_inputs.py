@@ -108,7 +108,8 @@ FILES: dict[str, Callable[[], bytes]] = {
         b"\0" * 64,
     ),
     "runs-code.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(2, 2), "payload": _RunsCode()}),
-    "expanded.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(1).expand(1 << 20, 1 << 20)}),
+    "expanded.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(1).expand(1 << 12, 1 << 12)}),
+    "expanded-huge.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(1).expand(1 << 20, 1 << 20)}),
 }
 
 
@@ -236,6 +237,7 @@ CASES: list[Case] = [
     ),
     case("plot runs-code.pt", 2, "weights_only", files=("runs-code.pt",)),
     case("plot expanded.pt", 2, "storage holds only 1", files=("expanded.pt",)),
+    case("plot expanded-huge.pt", 2, "would take 4.0 TiB", "memory", files=("expanded-huge.pt",)),
     case("plot -", 2, "<stdin> is empty"),
     case("plot -", 2, "<stdin>", "not a .npy", stdin=b"0.1 0.2\n0.3 0.4\n"),
     case("plot -", 2, "stdin", "terminal", tty="stdin"),
