@@ -188,15 +188,15 @@ def atomic_file(path: str) -> Iterator[IO[bytes]]:
     (``/dev/null``, ``/dev/stdout``, a named pipe) is written in place, never replaced by a file.
     """
     check_output_path(path)
-    real_path = os.path.realpath(path)
     try:
-        existing_mode: int | None = os.stat(real_path).st_mode
+        existing_mode: int | None = os.stat(path).st_mode  # through symlinks: /dev/stdout may be a pipe
     except OSError:
         existing_mode = None
     if existing_mode is not None and not stat.S_ISREG(existing_mode):
-        with _reported_os_errors(path), open(real_path, "wb") as handle:
+        with _reported_os_errors(path), open(path, "wb") as handle:
             yield handle
         return
+    real_path = os.path.realpath(path)
     directory, basename = os.path.split(real_path)
     _remove_stale_temporaries(directory, basename)
     try:

@@ -203,6 +203,7 @@ CASES: list[Case] = [
     case(f"generate {SHAPE} -o ''", 1, "output path is empty"),
     case(f"generate {SHAPE} -o {{ro}}/x.npy", 1, "not writable"),
     case(f"generate {SHAPE} -o -", 1, "refusing to write binary", "terminal", tty="stdout"),
+    case(f"generate {SHAPE} -o /dev/stdout --format npy", 1, "binary npy", "terminal /dev/stdout", tty="stdout"),
     case(f"generate {SHAPE} -o -", 1, "stdout is closed", tty="closed"),
     case(f"generate {SHAPE} -o - --format csv", 1, "stdout is closed", tty="closed"),
     case(f"generate {SHAPE}", 1, "stdout is closed", tty="closed"),

@@ -7,6 +7,7 @@ strike, so they do not depend on timing.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import shutil
 import signal
@@ -234,3 +235,9 @@ def test_a_named_pipe_is_read_whole(tmp_path):
     table = read_table(str(fifo))
     assert writer.wait(timeout=60) == 0
     np.testing.assert_array_equal(table.array, pecli.encode(None, 5, 8))
+
+
+def test_dev_stdout_on_a_pipe_is_written_in_place(tmp_path):
+    result = run_pecli("generate", "--d", "8", "--len", "5", "-o", "/dev/stdout", "--format", "npy", "-q")
+    assert result.code == 0, result.stderr
+    np.testing.assert_array_equal(np.load(io.BytesIO(result.stdout)), pecli.encode(None, 5, 8))

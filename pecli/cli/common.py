@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from typing import Any
 
 from pecli.cli.output import Output
-from pecli.errors import OutputError, ParameterError
+from pecli.errors import OutputError, ParameterError, PecliError
 
 
 def require_shape(length: int | None, dim: int | None) -> tuple[int, int]:
@@ -67,6 +68,11 @@ def prepare_output(out: Output, table: Any, output: str, fmt: str | None) -> tup
         target: Any = out.binary_stdout(f"{fmt} data") if fmt in BINARY_FORMATS else out.stdout.buffer  # type: ignore[attr-defined]
         out.stdout.flush()
     else:
+        if fmt in BINARY_FORMATS and _is_terminal_path(output):  # -o /dev/stdout, -o /dev/tty
+            raise PecliError(
+                f"refusing to write binary {fmt} data to the terminal {output}",
+                hint="write to a file, or pipe it: -o - | pecli plot -",
+            )
         target = output
         _check_disk_space(output, table.nbytes)
     if fmt == "pt":
@@ -103,6 +109,20 @@ def print_summary(out: Output, summary: dict[str, Any], json_output: bool) -> No
     out.data(f"{summary['scheme']}{preset}: {shape} {summary['dtype']}, {summary['size']}")
     out.data(f"  parameters: {params}")
     out.data(f"  values: min {summary['min']:.6g}, max {summary['max']:.6g}")
+
+
+def _is_terminal_path(path: str) -> bool:
+    """Whether ``path`` names a terminal device (``/dev/tty``, ``/dev/stdout`` on a terminal)."""
+    try:
+        if not stat.S_ISCHR(os.stat(path).st_mode):
+            return False
+        descriptor = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return os.isatty(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def _check_disk_space(path: str, nbytes: int) -> None:
