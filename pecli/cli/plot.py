@@ -179,8 +179,8 @@ def _image_settings(
     from pecli.render.image import check_cmap, image_format
     from pecli.tables import check_output_path
 
-    image_format(output)
     check_output_path(output)
+    image_format(output)
     settings: dict[str, Any] = {"path": output, "dpi": 100.0 if dpi is None else dpi, "figsize": (8.0, 6.0)}
     if figsize is not None:
         settings["figsize"] = _parse_figsize(figsize)
