@@ -113,6 +113,10 @@ def plot(
     draw_terminal = output is None or terminal
     image = _image_settings(output, cmap=cmap, dpi=dpi, figsize=figsize, lines=lines, limits=(vmin, vmax))
     size = _terminal_size(width, height) if draw_terminal else None
+    if vmin is not None and vmax is not None:  # check them before reading a possibly large table
+        from pecli.render.scale import ValueRange, color_limits
+
+        color_limits(ValueRange(0.0, 0.0, 0), vmin, vmax)
     if not draw_terminal and (width is not None or height is not None):
         from pecli.errors import ParameterError
 
@@ -124,9 +128,12 @@ def plot(
     view = table_view(table, rows=rows, cols=cols)
     for note in view.notes:
         out.note(note)
-    from pecli.render.scale import value_range
+    from pecli.render.scale import color_limits, value_range
 
-    nonfinite = value_range(view.values).nonfinite
+    data = value_range(view.values)
+    nonfinite = data.nonfinite
+    # resolved once here, so the renderers need not scan a large table again
+    vmin, vmax = color_limits(data, vmin, vmax)
     if nonfinite:
         out.warn(f"{nonfinite} NaN/inf value{'s' if nonfinite != 1 else ''} drawn as masked cells")
     heading = title if title is not None else table.label
