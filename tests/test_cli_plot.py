@@ -344,3 +344,15 @@ def test_failed_render_keeps_the_old_image(cli, tmp_path):
 def test_real_process_exit_codes(tmp_path):
     result = run_pecli("plot", str(tmp_path / "missing.safetensors"))
     assert_clean_error(result, 2, "no such file")
+
+
+def test_readme_terminal_example_is_real_output(cli):
+    import re
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"```console\n\$ (pecli plot sinusoidal [^\n]*)\n(.*?)```", readme, re.S)
+    assert match is not None
+    result = cli(*shlex.split(match.group(1))[1:])
+    assert result.code == 0 and result.out == match.group(2)
