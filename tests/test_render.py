@@ -165,6 +165,27 @@ def test_terminal_block_fits_its_size(mode):
     assert "2048 × 512 →" in text
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.integers(1, 300),
+    cols=st.integers(1, 300),
+    width=st.integers(20, 150),
+    height=st.integers(8, 60),
+    mode=st.sampled_from(["truecolor", "256", "none"]),
+    scale=st.floats(1e-6, 1e6),
+)
+def test_terminal_block_never_exceeds_its_size(rows, cols, width, height, mode, scale):
+    import re
+
+    table = np.random.default_rng(rows * cols).uniform(-scale, scale, (rows, cols))
+    title = "a title that is rather long for a narrow terminal"
+    text = heatmap(table, width=width, height=height, color=mode, x_label="Embedding Dimension",
+                   y_label="Position", title=title, y_ticks_from=10**6)  # fmt: skip
+    visible = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in text.splitlines()]
+    assert len(visible) <= height
+    assert max(len(line) for line in visible) <= width
+
+
 def test_terminal_cells_hold_two_rows_with_upper_half_blocks():
     table = np.array([[1.0, -1.0], [-1.0, 1.0]])  # one line: top (1, -1), bottom (-1, 1)
     text = heatmap(table, width=40, height=10, color="truecolor", x_label="x", y_label="y")

@@ -279,7 +279,7 @@ def heatmap(
         axis = f"{y_labels[line]:>{label_width}} ┤" if line in y_labels else " " * label_width + " │"
         lines.append(axis + text)
 
-    legend, legend_width = _legend(color, low, high)
+    legend, legend_width = _legend(color, low, high, room=width - margin)
     shape = f"   {rows} × {cols}" + (f" → {shown_rows} × {shown_cols} block means" if shrunk.shrunk else "")
     lines.append(" " * margin + legend + (shape if margin + legend_width + len(shape) <= width else ""))
     values = f"values {_format_value(data.low)} … {_format_value(data.high)}" if data.nonfinite < matrix.size else ""
@@ -320,13 +320,22 @@ def _color_lines(indices: np.ndarray, fg: list[str], bg: list[str]) -> list[str]
     return lines
 
 
-def _legend(color: str, low: float, high: float) -> tuple[str, int]:
-    """The colour scale from ``low`` to ``high`` (a gradient of 24 cells, or the ramp), and its width on screen."""
+def _legend(color: str, low: float, high: float, *, room: int) -> tuple[str, int]:
+    """The colour scale from ``low`` to ``high`` in at most ``room`` cells, and its width on screen.
+
+    A gradient of up to 24 cells in colour; the character ramp without.
+    """
     ends = _format_value(low), _format_value(high)
     if color == "none":
-        text = f"[{RAMP}] {ends[0]} … {ends[1]}"
+        text = _truncate(f"[{RAMP}] {ends[0]} … {ends[1]}", room)
         return text, len(text)
     _, bg = _sgr_codes(color)
-    steps = 24
+    steps = max(min(24, room - len(ends[0]) - len(ends[1]) - 2), 2)
     gradient = "".join(bg[round(i * (LUT_SIZE - 1) / (steps - 1))] + " " for i in range(steps))
-    return f"{ends[0]} {gradient}{_RESET} {ends[1]}", len(ends[0]) + steps + len(ends[1]) + 2
+    text = f"{ends[0]} {gradient}{_RESET} {ends[1]}"
+    width = len(ends[0]) + steps + len(ends[1]) + 2
+    if width > room:  # too narrow for the limits: the gradient alone
+        cells = max(room, 1)
+        text = "".join(bg[round(i * (LUT_SIZE - 1) / max(cells - 1, 1))] + " " for i in range(cells)) + _RESET
+        width = cells
+    return text, width
