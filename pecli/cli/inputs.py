@@ -161,7 +161,13 @@ def as_matrix(array: Any, label: str) -> tuple[Any, str | None]:
 
 
 def table_view(table: InputTable, *, rows: str | None = None, cols: str | None = None) -> TableView:
-    """The 2-D view of ``table`` that ``--rows A:B`` and ``--cols A:B`` select (no copy)."""
+    """The 2-D view of ``table`` that ``--rows A:B`` and ``--cols A:B`` select (no copy).
+
+    >>> import numpy as np
+    >>> view = table_view(InputTable(np.zeros((1, 50, 8)), "x.npy"), rows="10:20", cols="4:")
+    >>> view.values.shape, view.row_start, view.col_start, view.notes
+    ((10, 4), 10, 4, ['x.npy: squeezed shape (1, 50, 8) to 50 × 8'])
+    """
     matrix, note = as_matrix(table.array, table.label)
     row_range = parse_range(rows, matrix.shape[0], flag="--rows", what="rows") if rows else range(matrix.shape[0])
     col_range = parse_range(cols, matrix.shape[1], flag="--cols", what="columns") if cols else range(matrix.shape[1])
