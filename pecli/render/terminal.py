@@ -166,10 +166,8 @@ def _nice_step(span: int, most: int) -> int:
     """The smallest 1, 2 or 5 × 10^k integer step giving at most ``most`` ticks over ``span`` indices."""
     raw = max(span / max(most, 1), 1.0)
     magnitude = 10 ** math.floor(math.log10(raw))
-    for factor in (1, 2, 5, 10):
-        if factor * magnitude >= raw:
-            return int(factor * magnitude)
-    return int(10 * magnitude)  # pragma: no cover - the loop always returns
+    # 10 × magnitude always exceeds raw, so a step is always found
+    return int(next(factor * magnitude for factor in (1, 2, 5, 10) if factor * magnitude >= raw))
 
 
 def _ticks(edges: np.ndarray, start: int, most: int) -> list[tuple[int, int]]:
