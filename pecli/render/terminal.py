@@ -236,7 +236,9 @@ def heatmap(
     margin = label_width + 2
     plot_lines = max(height - _FRAME_LINES - (1 if title else 0), 1)
     rows_per_line = 1 if color == "none" else 2
-    shrunk = block_average(matrix, plot_lines * rows_per_line, max(width - margin, 1))
+    # blocks of one size, so every cell means the same thing (near-equal blocks that mix single
+    # columns with pairs draw false stripes on interleaved sin/cos tables)
+    shrunk = block_average(matrix, plot_lines * rows_per_line, max(width - margin, 1), uniform=True)
     cells = shrunk.values
     shown_rows, shown_cols = cells.shape
 
