@@ -6,6 +6,11 @@ at the start of each block of rows, times a small table of ``exp(i·j·ω)`` for
 inside a block — which is many times faster than a sin and a cos per element and stays at
 float64 rounding level (about 1e-15 absolute), far below float32's resolution.
 
+:func:`fill_sin_cos` is the fast path every table should use: it writes each block straight
+into the output (through a complex view when the layout is [sin, cos] pairs), so no
+full-size float64 or complex temporary exists, and it splits large tables over threads
+(numpy releases the GIL inside its loops).
+
 >>> import numpy as np
 >>> z = integer_phasors(0, 3, np.array([1.0, 0.5]))
 >>> bool(np.allclose(z, np.exp(1j * np.outer(np.arange(3), [1.0, 0.5]))))
@@ -15,13 +20,25 @@ True
 from __future__ import annotations
 
 import math
+import os
+import threading
 
 import numpy as np
 
 from pecli.errors import ParameterError
 
-#: rows per angle-addition block: complex128 temporaries of about 512 KiB
+__all__ = ["fill_sin_cos", "geometric_frequencies", "integer_phasors", "place_sin_cos"]
+
+#: rows per angle-addition block: complex128 temporaries of about 512 KiB (they stay in L2)
 _BLOCK_BYTES = 1 << 19
+#: tables smaller than this are filled by one thread (starting threads costs more)
+_PARALLEL_BYTES = 16 << 20
+#: at most this many threads (the work is memory-bound beyond a few cores)
+_MAX_THREADS = 8
+_PAGE = 4096
+#: a load this few bytes below (mod 4 KiB) a store still in flight stalls on it ("4K aliasing"):
+#: the speed of the block loop swung 4× with where its temporaries fell, so they are placed.
+_ALIAS_WINDOW = 1024
 
 
 def geometric_frequencies(dim: int, base: float, freq_shift: float | None) -> np.ndarray:
@@ -48,18 +65,13 @@ def geometric_frequencies(dim: int, base: float, freq_shift: float | None) -> np
 
 
 def integer_phasors(start: int, stop: int, freqs: np.ndarray) -> np.ndarray:
-    """``exp(i·p·ω)`` for integer positions ``start <= p < stop``, by blockwise angle addition."""
-    count, n = stop - start, len(freqs)
-    block = max(1, _BLOCK_BYTES // (16 * max(n, 1)))
-    if count <= block:
-        return np.exp(1j * np.outer(np.arange(start, stop, dtype=np.float64), freqs))
-    offsets = np.exp(1j * np.outer(np.arange(block, dtype=np.float64), freqs))
-    out = np.empty((count, n), dtype=np.complex128)
-    for lo in range(0, count, block):
-        hi = min(lo + block, count)
-        first = np.exp(1j * (float(start + lo) * freqs))
-        np.multiply(first, offsets[: hi - lo], out=out[lo:hi])
-    return out
+    """``exp(i·p·ω)`` for integer positions ``start <= p < stop``, by blockwise angle addition.
+
+    Materialises the whole complex128 array; tables should use :func:`fill_sin_cos` instead.
+    """
+    phasors = np.empty((stop - start, len(freqs)), dtype=np.complex128)
+    fill_sin_cos(phasors.view(np.float64), start, freqs, layout="interleaved", cos_first=True)
+    return phasors
 
 
 def place_sin_cos(out: np.ndarray, phasors: np.ndarray, *, layout: str, cos_first: bool) -> None:
@@ -68,14 +80,159 @@ def place_sin_cos(out: np.ndarray, phasors: np.ndarray, *, layout: str, cos_firs
     ``interleaved``: [first, second, first, second, …]; ``split``: [first … | second …], where
     first is sin (cos with ``cos_first``). Columns beyond the phasors are truncated (odd d in
     Vaswani's form) or zero-filled (odd d with a frequency shift).
+
+    >>> out = np.empty((1, 3))
+    >>> place_sin_cos(out, np.exp(1j * np.array([[0.5, 0.25]])), layout="split", cos_first=False)
+    >>> bool(np.allclose(out, [[np.sin(0.5), np.sin(0.25), np.cos(0.5)]]))
+    True
     """
-    n, dim = phasors.shape[1], out.shape[1]
     first, second = (phasors.real, phasors.imag) if cos_first else (phasors.imag, phasors.real)
-    used = min(2 * n, dim)
+    _write_columns(out, first, second, layout)
+
+
+def fill_sin_cos(out: np.ndarray, start: int, freqs: np.ndarray, *, layout: str, cos_first: bool) -> np.ndarray:
+    """Fill ``out`` (rows, dim) with the sin/cos table of integer positions ``start, start + 1, …``.
+
+    The same columns as :func:`place_sin_cos` over :func:`integer_phasors`, for any output dtype
+    (float64, float32, float16, bfloat16), computed in float64 and rounded once, block by block:
+    peak extra memory is a few MiB whatever the table's size. Returns ``out``.
+
+    >>> table = fill_sin_cos(np.empty((3, 4), np.float32), 5, np.array([1.0, 0.01]), layout="split", cos_first=False)
+    >>> angles = np.outer(np.arange(5, 8), [1.0, 0.01])
+    >>> bool(np.abs(table - np.hstack([np.sin(angles), np.cos(angles)])).max() < 1e-7)
+    True
+    """
+    rows, count = out.shape[0], len(freqs)
+    if rows == 0:
+        return out
+    if count == 0:
+        out[...] = 0
+        return out
+    # Blocks start at multiples of `block` in position space, so a position's value does not
+    # depend on which rows are computed: streamed chunks equal the whole table bit for bit.
+    block = max(1, _BLOCK_BYTES // (16 * count))
+    reach = min(block, start + rows - (start // block) * block)
+    offsets = _placed((reach, count), np.complex128, 0)
+    inside = np.outer(np.arange(reach, dtype=np.float64), freqs)
+    np.cos(inside, out=offsets.real)
+    np.sin(inside, out=offsets.imag)
+    if not cos_first:
+        # sin-first layouts want sin + i·cos = i·conj(exp(i·a)): block starts carry (sin a, cos a)
+        # and the offsets are conjugated, so the product's parts are already in column order
+        np.negative(offsets.imag, out=offsets.imag)
+    job = _BlockJob(out, _pair_view(out, layout, count), start, freqs, offsets, block, layout, cos_first)
+    threads = _thread_count(out.nbytes, rows, block)
+    if threads == 1:
+        job.run(range(rows))
+        return out
+    per_thread = -(-rows // (threads * block)) * block
+    _run_in_threads(job.run, [range(lo, min(lo + per_thread, rows)) for lo in range(0, rows, per_thread)])
+    return out
+
+
+class _BlockJob:
+    """The block loop of :func:`fill_sin_cos` over one span of rows (one per thread)."""
+
+    def __init__(self, out, pairs, start, freqs, offsets, block, layout, cos_first) -> None:
+        self.out, self.pairs, self.start, self.freqs = out, pairs, start, freqs
+        self.offsets, self.block, self.layout, self.cos_first = offsets, block, layout, cos_first
+
+    def run(self, span: range) -> None:
+        count, block = len(self.freqs), self.block
+        size = min(block, len(span), len(self.offsets))
+        # each thread's temporaries, at page offsets where the multiply's loads never trail its stores
+        factor = _placed((count,), np.complex128, 2560)
+        candidates = (_placed((size, count), np.complex128, 2048), _placed((size, count), np.complex128, 0))
+        first, second = (np.cos, np.sin) if self.cos_first else (np.sin, np.cos)
+        position, end = self.start + span.start, self.start + span.stop
+        while position < end:
+            block_start = (position // block) * block
+            block_end = min(block_start + block, end)
+            lo, hi = position - self.start, block_end - self.start
+            angles = float(block_start) * self.freqs
+            first(angles, out=factor.real)
+            second(angles, out=factor.imag)
+            target = self.out[lo:hi] if self.pairs is None else self.pairs[lo:hi]
+            products = _least_aliased(candidates, target)[: hi - lo]
+            np.multiply(factor, self.offsets[position - block_start : block_end - block_start], out=products)
+            if self.pairs is not None:
+                target[...] = products  # one rounding: complex128 -> complex64 rounds each part
+            else:
+                _write_columns(target, products.real, products.imag, self.layout)
+            position = block_end
+
+
+def _write_columns(out: np.ndarray, first: np.ndarray, second: np.ndarray, layout: str) -> None:
+    """[first, second, …] pairs (``interleaved``) or [first … | second …] (``split``), then zeros."""
+    if out.dtype.name == "bfloat16":  # numpy would round twice (via float32): round from float64 once
+        from pecli.dtypes import round_to
+
+        wide = np.empty(out.shape, dtype=np.float64)
+        _write_columns(wide, first, second, layout)
+        out[...] = round_to(wide, "bfloat16")
+        return
+    count, dim = first.shape[1], out.shape[1]
+    used = min(2 * count, dim)
     if layout == "interleaved":
         out[:, 0:used:2] = first[:, : (used + 1) // 2]
         out[:, 1:used:2] = second[:, : used // 2]
     else:
-        out[:, :n] = first
-        out[:, n:used] = second[:, : used - n]
+        out[:, :count] = first
+        out[:, count:used] = second[:, : used - count]
     out[:, used:] = 0
+
+
+def _pair_view(out: np.ndarray, layout: str, count: int) -> np.ndarray | None:
+    """``out`` seen as (rows, count) complex pairs, when its columns are exactly [first, second]×count."""
+    if layout != "interleaved" or out.shape[1] != 2 * count or out.dtype not in (np.float32, np.float64):
+        return None
+    try:
+        return out.view(np.complex64 if out.dtype == np.float32 else np.complex128)
+    except ValueError:  # rows not contiguous in memory
+        return None
+
+
+def _placed(shape: tuple[int, ...], dtype: type, page_offset: int) -> np.ndarray:
+    """An empty array whose data starts ``page_offset`` bytes into a 4 KiB page."""
+    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+    raw = np.empty(nbytes + _PAGE, dtype=np.uint8)
+    shift = (page_offset - raw.ctypes.data) % _PAGE
+    return raw[shift : shift + nbytes].view(dtype).reshape(shape)
+
+
+def _least_aliased(candidates: tuple[np.ndarray, ...], target: np.ndarray) -> np.ndarray:
+    """The temporary whose reads do not trail the writes into ``target`` by less than the window."""
+    for candidate in candidates:
+        if not 0 < (target.ctypes.data - candidate.ctypes.data) % _PAGE < _ALIAS_WINDOW:
+            return candidate
+    return candidates[0]
+
+
+def _thread_count(nbytes: int, rows: int, block: int) -> int:
+    if nbytes < _PARALLEL_BYTES:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, _MAX_THREADS, -(-rows // block)))
+
+
+def _run_in_threads(work, spans: list[range]) -> None:
+    """``work(span)`` for each span, in parallel threads; re-raise the first error."""
+    errors: list[BaseException] = []
+
+    def guarded(span: range) -> None:
+        try:
+            work(span)
+        except BaseException as error:  # handed to the caller's thread below
+            errors.append(error)
+
+    threads = [threading.Thread(target=guarded, args=(span,), daemon=True) for span in spans[1:]]
+    for thread in threads:
+        thread.start()
+    guarded(spans[0])
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]

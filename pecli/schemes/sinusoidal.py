@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from pecli.dtypes import numpy_dtype, round_to
+from pecli.dtypes import numpy_dtype
 from pecli.errors import ParameterError
-from pecli.schemes._angles import geometric_frequencies, integer_phasors, place_sin_cos
+from pecli.schemes._angles import fill_sin_cos, geometric_frequencies
 from pecli.schemes._checks import finite_above, integer, positive_int, row_range
 
 __all__ = ["sinusoidal_table"]
@@ -57,12 +57,5 @@ def sinusoidal_table(
         freq_shift = float(freq_shift)
     rows = row_range(rows, length)
     freqs = geometric_frequencies(dim, base, freq_shift)
-    phasors = integer_phasors(offset + rows.start, offset + rows.stop, freqs)
-    target = numpy_dtype(dtype)
-    if target.name == "bfloat16":
-        table64 = np.empty((len(rows), dim), dtype=np.float64)
-        place_sin_cos(table64, phasors, layout=layout, cos_first=bool(cos_first))
-        return round_to(table64, dtype)
-    table = np.empty((len(rows), dim), dtype=target)
-    place_sin_cos(table, phasors, layout=layout, cos_first=bool(cos_first))
-    return table
+    table = np.empty((len(rows), dim), dtype=numpy_dtype(dtype))
+    return fill_sin_cos(table, offset + rows.start, freqs, layout=layout, cos_first=bool(cos_first))
