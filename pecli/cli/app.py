@@ -38,7 +38,11 @@ def _root(
 
 
 def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
-    """The Typer app with the given commands (module names in :data:`COMMANDS`) registered."""
+    """The Typer app with the given commands (module names in :data:`COMMANDS`) registered.
+
+    >>> [info.name for info in build_app(["generate"]).registered_commands]
+    ['generate']
+    """
     app = typer.Typer(
         name="pecli",
         help="Generate and inspect positional encodings.",

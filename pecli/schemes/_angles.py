@@ -133,7 +133,17 @@ def fill_sin_cos(out: np.ndarray, start: int, freqs: np.ndarray, *, layout: str,
 class _BlockJob:
     """The block loop of :func:`fill_sin_cos` over one span of rows (one per thread)."""
 
-    def __init__(self, out, pairs, start, freqs, offsets, block, layout, cos_first) -> None:
+    def __init__(
+        self,
+        out: np.ndarray,
+        pairs: np.ndarray | None,
+        start: int,
+        freqs: np.ndarray,
+        offsets: np.ndarray,
+        block: int,
+        layout: str,
+        cos_first: bool,
+    ) -> None:
         self.out, self.pairs, self.start, self.freqs = out, pairs, start, freqs
         self.offsets, self.block, self.layout, self.cos_first = offsets, block, layout, cos_first
 
