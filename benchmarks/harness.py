@@ -28,8 +28,13 @@ RESULTS = BENCHMARKS / "RESULTS.md"
 
 
 def python_env() -> dict[str, str]:
-    """The environment for child processes: this checkout's pecli first on the path."""
+    """The environment for child processes: this checkout's pecli first on the path.
+
+    Bytecode caching stays on (as after ``pip install``): with PYTHONDONTWRITEBYTECODE set, every
+    run would compile pecli's edited modules from source and time the compiler.
+    """
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     env.pop("PECLI_DEBUG", None)
     return env
