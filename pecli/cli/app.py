@@ -2,6 +2,9 @@
 
 Command modules import only typer and pecli's light modules at import time (numpy, torch and
 matplotlib only inside the functions that need them), so ``pecli --help`` stays instant.
+:func:`main` imports and registers only the command it runs (all of them for help, version or
+an unknown name), so start-up does not grow with the number of commands; ``app`` is the full
+app, built on first access.
 """
 
 from __future__ import annotations
@@ -11,20 +14,15 @@ import errno
 import importlib
 import os
 import sys
+from collections.abc import Iterable
+from typing import Any
 
 import typer
 
 from pecli import __version__
 
-app = typer.Typer(
-    name="pecli",
-    help="Generate and inspect positional encodings.",
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-)
+#: one module per command, each with a register(app) function; listed in help order
+COMMANDS = ("generate", "timestep", "plot")
 
 
 def _version(value: bool) -> None:
@@ -33,7 +31,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
@@ -42,11 +39,32 @@ def _root(
     """Generate and inspect positional encodings."""
 
 
-#: one module per command, each with a register(app) function; listed in help order
-COMMANDS = ("generate", "timestep", "plot")
+def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
+    """The Typer app with the given commands (module names in :data:`COMMANDS`) registered.
 
-for _name in COMMANDS:
-    importlib.import_module(f"pecli.cli.{_name}").register(app)
+    >>> [info.name for info in build_app(["generate"]).registered_commands]
+    ['generate']
+    """
+    app = typer.Typer(
+        name="pecli",
+        help="Generate and inspect positional encodings.",
+        no_args_is_help=True,
+        add_completion=False,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    )
+    app.callback()(_root)
+    for name in commands:
+        importlib.import_module(f"pecli.cli.{name}").register(app)
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the full app (for CliRunner, help and docs generators), built once
+        globals()["app"] = full = build_app()
+        return full
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _silence_stdout() -> None:
@@ -85,9 +103,12 @@ def _run(argv: list[str] | None) -> int:
     from pecli.errors import ExitCode, PecliError
 
     output = Output()
-    command = typer.main.get_command(app)
+    args = sys.argv[1:] if argv is None else list(argv)
+    # the one command asked for, when the first word names it; else all (help, typos, options)
+    wanted = (args[0],) if args and args[0] in COMMANDS else COMMANDS
+    command = typer.main.get_command(build_app(wanted))
     try:
-        result = command.main(args=argv, prog_name="pecli", standalone_mode=False)
+        result = command.main(args=args, prog_name="pecli", standalone_mode=False)
         code = int(result) if isinstance(result, int) else 0
     except typer.Exit as exit_:
         code = exit_.exit_code

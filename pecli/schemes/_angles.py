@@ -6,6 +6,11 @@ at the start of each block of rows, times a small table of ``exp(i·j·ω)`` for
 inside a block — which is many times faster than a sin and a cos per element and stays at
 float64 rounding level (about 1e-15 absolute), far below float32's resolution.
 
+:func:`fill_sin_cos` is the fast path every table should use: it writes each block straight
+into the output (through a complex view when the layout is [sin, cos] pairs), so no
+full-size float64 or complex temporary exists, and it splits large tables over threads
+(numpy releases the GIL inside its loops).
+
 >>> import numpy as np
 >>> z = integer_phasors(0, 3, np.array([1.0, 0.5]))
 >>> bool(np.allclose(z, np.exp(1j * np.outer(np.arange(3), [1.0, 0.5]))))
@@ -16,17 +21,40 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+import threading
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
 
-from pecli.dtypes import numpy_dtype, round_to
+from pecli.dtypes import numpy_dtype
 from pecli.errors import ParameterError
 
-#: rows per angle-addition block: complex128 temporaries of about 512 KiB
+__all__ = [
+    "angles_on",
+    "fill_sin_cos",
+    "geometric_frequencies",
+    "integer_phasors",
+    "place_pairs",
+    "place_sin_cos",
+    "position_phasors",
+    "sin_cos_table",
+]
+
+#: rows per angle-addition block: complex128 temporaries of about 512 KiB (they stay in L2)
 _BLOCK_BYTES = 1 << 19
+#: tables smaller than this are filled by one thread (starting threads costs more)
+_PARALLEL_BYTES = 16 << 20
+#: at most this many threads (the work is memory-bound beyond a few cores)
+_MAX_THREADS = 8
+_PAGE = 4096
+#: blocks hold at most this many rows (bounds the work for small tables of few columns)
+_MAX_BLOCK_ROWS = 1024
+#: a load this few bytes below (mod 4 KiB) a store still in flight stalls on it ("4K aliasing"):
+#: the speed of the block loop swung 4× with where its temporaries fell, so they are placed.
+_ALIAS_WINDOW = 1024
 
 
 @dataclass
@@ -63,9 +91,13 @@ def angles_on(device: str | None) -> Iterator[AnglePlacement]:
         _PLACEMENT.reset(token)
 
 
-def _device() -> str | None:
+def _claim_device() -> str | None:
+    """Record that phasors are being computed; the torch device to compute them on, if any."""
     placement = _PLACEMENT.get()
-    return placement.device if placement is not None else None
+    if placement is None:
+        return None
+    placement.used = True
+    return placement.device
 
 
 def position_phasors(positions: np.ndarray, freqs: np.ndarray) -> np.ndarray:
@@ -74,13 +106,11 @@ def position_phasors(positions: np.ndarray, freqs: np.ndarray) -> np.ndarray:
     >>> position_phasors(np.array([0.0, np.pi]), np.array([1.0])).real.tolist()
     [[1.0], [-1.0]]
     """
-    placement = _PLACEMENT.get()
-    if placement is not None:
-        placement.used = True
-    if placement is not None and placement.device is not None:
+    device = _claim_device()
+    if device is not None:
         from pecli.torch import device_phasors
 
-        return device_phasors(positions, freqs, placement.device)
+        return device_phasors(positions, freqs, device)
     return np.exp(1j * np.outer(np.asarray(positions, dtype=np.float64), freqs))
 
 
@@ -108,18 +138,13 @@ def geometric_frequencies(dim: int, base: float, freq_shift: float | None) -> np
 
 
 def integer_phasors(start: int, stop: int, freqs: np.ndarray) -> np.ndarray:
-    """``exp(i·p·ω)`` for integer positions ``start <= p < stop``, by blockwise angle addition."""
-    count, n = stop - start, len(freqs)
-    block = max(1, _BLOCK_BYTES // (16 * max(n, 1)))
-    if count <= block or _device() is not None:
-        return position_phasors(np.arange(start, stop, dtype=np.float64), freqs)
-    offsets = np.exp(1j * np.outer(np.arange(block, dtype=np.float64), freqs))
-    out = np.empty((count, n), dtype=np.complex128)
-    for lo in range(0, count, block):
-        hi = min(lo + block, count)
-        first = np.exp(1j * (float(start + lo) * freqs))
-        np.multiply(first, offsets[: hi - lo], out=out[lo:hi])
-    return out
+    """``exp(i·p·ω)`` for integer positions ``start <= p < stop``, by blockwise angle addition.
+
+    Materialises the whole complex128 array; tables should use :func:`fill_sin_cos` instead.
+    """
+    phasors = np.empty((stop - start, len(freqs)), dtype=np.complex128)
+    fill_sin_cos(phasors.view(np.float64), start, freqs, layout="interleaved", cos_first=True)
+    return phasors
 
 
 def sin_cos_table(phasors: np.ndarray, dim: int, dtype: str, *, layout: str, cos_first: bool) -> np.ndarray:
@@ -128,12 +153,7 @@ def sin_cos_table(phasors: np.ndarray, dim: int, dtype: str, *, layout: str, cos
     >>> sin_cos_table(np.exp(1j * np.array([[0.0]])), 3, "float64", layout="split", cos_first=True).tolist()
     [[1.0, 0.0, 0.0]]
     """
-    target = numpy_dtype(dtype)
-    if target.name == "bfloat16":  # numpy cannot round float64 to bfloat16 in one step: round_to does
-        table64 = np.empty((len(phasors), dim), dtype=np.float64)
-        place_sin_cos(table64, phasors, layout=layout, cos_first=cos_first)
-        return round_to(table64, dtype)
-    table = np.empty((len(phasors), dim), dtype=target)
+    table = np.empty((len(phasors), dim), dtype=numpy_dtype(dtype))
     place_sin_cos(table, phasors, layout=layout, cos_first=cos_first)
     return table
 
@@ -144,28 +164,184 @@ def place_sin_cos(out: np.ndarray, phasors: np.ndarray, *, layout: str, cos_firs
     ``interleaved``: [first, second, first, second, …]; ``split``: [first … | second …], where
     first is sin (cos with ``cos_first``). Columns beyond the phasors are truncated (odd d in
     Vaswani's form) or zero-filled (odd d with a frequency shift).
+
+    >>> out = np.empty((1, 3))
+    >>> place_sin_cos(out, np.exp(1j * np.array([[0.5, 0.25]])), layout="split", cos_first=False)
+    >>> bool(np.allclose(out, [[np.sin(0.5), np.sin(0.25), np.cos(0.5)]]))
+    True
     """
     first, second = (phasors.real, phasors.imag) if cos_first else (phasors.imag, phasors.real)
     place_pairs(out, first, second, layout=layout)
 
 
+def fill_sin_cos(out: np.ndarray, start: int, freqs: np.ndarray, *, layout: str, cos_first: bool) -> np.ndarray:
+    """Fill ``out`` (rows, dim) with the sin/cos table of integer positions ``start, start + 1, …``.
+
+    The same columns as :func:`place_sin_cos` over :func:`integer_phasors`, for any output dtype
+    (float64, float32, float16, bfloat16), computed in float64 and rounded once, block by block:
+    peak extra memory is a few MiB whatever the table's size. Returns ``out``.
+
+    >>> table = fill_sin_cos(np.empty((3, 4), np.float32), 5, np.array([1.0, 0.01]), layout="split", cos_first=False)
+    >>> angles = np.outer(np.arange(5, 8), [1.0, 0.01])
+    >>> bool(np.abs(table - np.hstack([np.sin(angles), np.cos(angles)])).max() < 1e-7)
+    True
+    """
+    rows, count = out.shape[0], len(freqs)
+    if rows == 0:
+        return out
+    if count == 0:
+        out[...] = 0
+        return out
+    if _claim_device() is not None:  # torch on a device: the whole block of angles there, then place
+        phasors = position_phasors(np.arange(start, start + rows, dtype=np.float64), freqs)
+        place_sin_cos(out, phasors, layout=layout, cos_first=cos_first)
+        return out
+    # Blocks start at multiples of `block` in position space, and products are always formed over
+    # whole blocks (numpy's vector loops may round a complex product differently in a loop's
+    # tail), so a position's value never depends on which rows are computed: streamed chunks
+    # equal the whole table bit for bit. The row cap keeps small tables cheap.
+    block = max(1, min(_BLOCK_BYTES // (16 * count), _MAX_BLOCK_ROWS))
+    offsets = _placed((block, count), np.complex128, 0)
+    inside = np.outer(np.arange(block, dtype=np.float64), freqs)
+    np.cos(inside, out=offsets.real)
+    np.sin(inside, out=offsets.imag)
+    if not cos_first:
+        # sin-first layouts want sin + i·cos = i·conj(exp(i·a)): block starts carry (sin a, cos a)
+        # and the offsets are conjugated, so the product's parts are already in column order
+        np.negative(offsets.imag, out=offsets.imag)
+    job = _BlockJob(out, _pair_view(out, layout, count), start, freqs, offsets, block, layout, cos_first)
+    threads = _thread_count(out.nbytes, rows, block)
+    if threads == 1:
+        job.run(range(rows))
+        return out
+    per_thread = -(-rows // (threads * block)) * block
+    _run_in_threads(job.run, [range(lo, min(lo + per_thread, rows)) for lo in range(0, rows, per_thread)])
+    return out
+
+
+class _BlockJob:
+    """The block loop of :func:`fill_sin_cos` over one span of rows (one per thread)."""
+
+    def __init__(
+        self,
+        out: np.ndarray,
+        pairs: np.ndarray | None,
+        start: int,
+        freqs: np.ndarray,
+        offsets: np.ndarray,
+        block: int,
+        layout: str,
+        cos_first: bool,
+    ) -> None:
+        self.out, self.pairs, self.start, self.freqs = out, pairs, start, freqs
+        self.offsets, self.block, self.layout, self.cos_first = offsets, block, layout, cos_first
+
+    def run(self, span: range) -> None:
+        count, block = len(self.freqs), self.block
+        size = block
+        # each thread's temporaries, at page offsets where the multiply's loads never trail its stores
+        factor = _placed((count,), np.complex128, 2560)
+        candidates = (_placed((size, count), np.complex128, 2048), _placed((size, count), np.complex128, 0))
+        first, second = (np.cos, np.sin) if self.cos_first else (np.sin, np.cos)
+        position, end = self.start + span.start, self.start + span.stop
+        while position < end:
+            block_start = (position // block) * block
+            block_end = min(block_start + block, end)
+            lo, hi = position - self.start, block_end - self.start
+            angles = float(block_start) * self.freqs
+            first(angles, out=factor.real)
+            second(angles, out=factor.imag)
+            target = self.out[lo:hi] if self.pairs is None else self.pairs[lo:hi]
+            products = _least_aliased(candidates, target)
+            np.multiply(factor, self.offsets, out=products)
+            products = products[position - block_start : block_end - block_start]
+            if self.pairs is not None:
+                target[...] = products  # one rounding: complex128 -> complex64 rounds each part
+            else:
+                place_pairs(target, products.real, products.imag, layout=self.layout)
+            position = block_end
+
+
 def place_pairs(out: np.ndarray, first: np.ndarray, second: np.ndarray, *, layout: str) -> None:
-    """Place two (rows, n) arrays as column pairs of ``out``: ``interleaved`` or ``split`` (halves).
+    """Place two (rows, n) arrays as column pairs of ``out``: ``interleaved`` or ``split`` (halves), then zeros.
 
     RoPE's layouts are these placements of one angle table twice: HF Llama's cat(freqs, freqs)
-    is ``split``, GPT-J/Meta's pairs are ``interleaved``.
+    is ``split``, GPT-J/Meta's pairs are ``interleaved``. Writing rounds once to ``out``'s dtype.
 
     >>> out = np.empty((1, 4))
     >>> place_pairs(out, np.array([[1.0, 2.0]]), np.array([[3.0, 4.0]]), layout="interleaved")
     >>> out.tolist()
     [[1.0, 3.0, 2.0, 4.0]]
     """
-    n, dim = first.shape[1], out.shape[1]
-    used = min(2 * n, dim)
+    if out.dtype.name == "bfloat16":  # numpy would round twice (via float32): round from float64 once
+        from pecli.dtypes import round_to
+
+        wide = np.empty(out.shape, dtype=np.float64)
+        place_pairs(wide, first, second, layout=layout)
+        out[...] = round_to(wide, "bfloat16")
+        return
+    count, dim = first.shape[1], out.shape[1]
+    used = min(2 * count, dim)
     if layout == "interleaved":
         out[:, 0:used:2] = first[:, : (used + 1) // 2]
         out[:, 1:used:2] = second[:, : used // 2]
     else:
-        out[:, :n] = first
-        out[:, n:used] = second[:, : used - n]
+        out[:, :count] = first
+        out[:, count:used] = second[:, : used - count]
     out[:, used:] = 0
+
+
+def _pair_view(out: np.ndarray, layout: str, count: int) -> np.ndarray | None:
+    """``out`` seen as (rows, count) complex pairs, when its columns are exactly [first, second]×count."""
+    if layout != "interleaved" or out.shape[1] != 2 * count or out.dtype not in (np.float32, np.float64):
+        return None
+    try:
+        return out.view(np.complex64 if out.dtype == np.float32 else np.complex128)
+    except ValueError:  # rows not contiguous in memory
+        return None
+
+
+def _placed(shape: tuple[int, ...], dtype: type, page_offset: int) -> np.ndarray:
+    """An empty array whose data starts ``page_offset`` bytes into a 4 KiB page."""
+    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+    raw = np.empty(nbytes + _PAGE, dtype=np.uint8)
+    shift = (page_offset - raw.ctypes.data) % _PAGE
+    return raw[shift : shift + nbytes].view(dtype).reshape(shape)
+
+
+def _least_aliased(candidates: tuple[np.ndarray, ...], target: np.ndarray) -> np.ndarray:
+    """The temporary whose reads do not trail the writes into ``target`` by less than the window."""
+    for candidate in candidates:
+        if not 0 < (target.ctypes.data - candidate.ctypes.data) % _PAGE < _ALIAS_WINDOW:
+            return candidate
+    return candidates[0]
+
+
+def _thread_count(nbytes: int, rows: int, block: int) -> int:
+    if nbytes < _PARALLEL_BYTES:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, _MAX_THREADS, -(-rows // block)))
+
+
+def _run_in_threads(work, spans: list[range]) -> None:
+    """``work(span)`` for each span, in parallel threads; re-raise the first error."""
+    errors: list[BaseException] = []
+
+    def guarded(span: range) -> None:
+        try:
+            work(span)
+        except BaseException as error:  # handed to the caller's thread below
+            errors.append(error)
+
+    threads = [threading.Thread(target=guarded, args=(span,), daemon=True) for span in spans[1:]]
+    for thread in threads:
+        thread.start()
+    guarded(spans[0])
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]

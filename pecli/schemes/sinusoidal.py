@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from pecli.dtypes import numpy_dtype
 from pecli.errors import ParameterError
-from pecli.schemes._angles import geometric_frequencies, integer_phasors, sin_cos_table
+from pecli.schemes._angles import fill_sin_cos, geometric_frequencies
 from pecli.schemes._checks import finite, finite_above, integer, positive_int, row_range
 
 __all__ = ["sinusoidal_table"]
@@ -64,5 +65,5 @@ def sinusoidal_table(
             hint="use a smaller --offset",
         )
     freqs = geometric_frequencies(dim, base, freq_shift)
-    phasors = integer_phasors(offset + rows.start, offset + rows.stop, freqs)
-    return sin_cos_table(phasors, dim, dtype, layout=layout, cos_first=bool(cos_first))
+    table = np.empty((len(rows), dim), dtype=numpy_dtype(dtype))
+    return fill_sin_cos(table, offset + rows.start, freqs, layout=layout, cos_first=bool(cos_first))

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from pecli.dtypes import round_to
+from pecli.dtypes import numpy_dtype, round_to
 from pecli.errors import ParameterError
-from pecli.schemes._angles import geometric_frequencies, integer_phasors, position_phasors, sin_cos_table
+from pecli.schemes._angles import fill_sin_cos, geometric_frequencies, position_phasors, sin_cos_table
 from pecli.schemes._checks import finite, finite_above, positive_int, row_range
 from pecli.schemes.spec import TableSpec
 
@@ -145,7 +145,8 @@ def timestep_table(
     if repeat_only:
         return timestep_embedding(np.arange(rows.start, rows.stop), dim, repeat_only=True, dtype=dtype)
     freqs = _frequencies(dim, max_period, freq_shift, scale)
-    return _embed(integer_phasors(rows.start, rows.stop, freqs), dim, dtype, flip_sin_to_cos)
+    table = np.empty((len(rows), dim), dtype=numpy_dtype(dtype))
+    return fill_sin_cos(table, rows.start, freqs, layout="split", cos_first=bool(flip_sin_to_cos))
 
 
 # -- where the timesteps come from ---------------------------------------------------------------

@@ -1,0 +1,150 @@
+"""Issue 8, part 3: a table larger than memory streams to disk — peak RSS, speed, exactness.
+
+Runs ``pecli generate --d 1024 --len 4194304 -o big.npy`` (16 GiB) and the same to .safetensors
+as child processes, reports each one's peak resident memory (``getrusage``) and write speed next
+to a plain sequential write of as many bytes (the disk's speed), checks that the file loads with
+``np.load(mmap_mode='r')`` (or safetensors' ``safe_open``) and that sampled rows equal the float64
+formula within 1e-6, then deletes every file it wrote. Use ``--len`` for a smaller table when the
+disk is short of space (it needs the table's size free, twice with the baseline).
+
+    python benchmarks/bench_scale.py [--len 4194304] [--dim 1024] [--dir /tmp] [--chunk-mib 32 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from harness import python_env, record, table
+
+#: runs a command as a child and prints its wall time and peak RSS (bytes) as JSON
+MEASURE = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+done = subprocess.run(sys.argv[1:])
+wall = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+print(json.dumps({"rc": done.returncode, "wall": wall, "peak_rss": peak}))
+"""
+
+#: a plain sequential write of N bytes in 32 MiB pieces, then fsync: what the disk can do
+PLAIN_WRITE = """
+import os, sys
+path, total = sys.argv[1], int(sys.argv[2])
+piece = bytes(32 << 20)
+with open(path, "wb") as handle:
+    written = 0
+    while written < total:
+        written += handle.write(piece[: min(len(piece), total - written)])
+    handle.flush()
+    os.fsync(handle.fileno())
+"""
+
+
+#: pecli's streaming write with another chunk size (what `generate -o` does, chunk size aside)
+CHUNKED_WRITE = """
+import sys
+from pecli.schemes.spec import TableSpec
+from pecli.tables import Tensor, write_tensors
+path, length, dim, chunk_mib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+spec = TableSpec.resolve("sinusoidal", None, {}, length=length, dim=dim)
+tensor = Tensor(spec.shape, spec.dtype, lambda: spec.chunks(chunk_mib << 20))
+write_tensors(path, {spec.name: tensor}, fmt="npy", metadata=spec.metadata())
+"""
+
+
+def measured(argv: list[str], env: dict[str, str]) -> dict:
+    done = subprocess.run([sys.executable, "-c", MEASURE, *argv], env=env, capture_output=True, text=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    if result["rc"] != 0:
+        raise SystemExit(f"failed: {' '.join(argv)}\n{done.stderr}")
+    return result
+
+
+def sample_rows(length: int, rng: np.random.Generator) -> np.ndarray:
+    edges = [0, 1, length // 2, length - 2, length - 1]
+    return np.unique(np.clip(np.concatenate([edges, rng.integers(0, length, 60)]), 0, length - 1))
+
+
+def check_file(path: str, fmt: str, length: int, dim: int) -> float:
+    """Max |file − float64 formula| over sampled rows, reading the file without loading it."""
+    if fmt == "npy":
+        data = np.load(path, mmap_mode="r")
+    else:
+        from safetensors import safe_open
+
+        handle = safe_open(path, framework="numpy")
+        data = handle.get_slice("pe")
+    assert tuple(data.shape if fmt == "npy" else data.get_shape()) == (length, dim)
+    inv_freq = np.exp(-np.log(10000.0) * np.arange(0, dim, 2) / dim)
+    worst = 0.0
+    for row in sample_rows(length, np.random.default_rng(0)):
+        values = np.asarray(data[int(row) : int(row) + 1], dtype=np.float64)[0]
+        angles = float(row) * inv_freq
+        worst = max(worst, float(np.abs(values[0::2] - np.sin(angles)).max()))
+        worst = max(worst, float(np.abs(values[1::2] - np.cos(angles)).max()))
+    return worst
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--len", dest="length", type=int, default=4194304)
+    parser.add_argument("--dim", type=int, default=1024)
+    parser.add_argument("--dir", default=tempfile.gettempdir(), help="where to write (deleted afterwards)")
+    parser.add_argument("--formats", nargs="+", default=["npy", "safetensors"])
+    parser.add_argument("--chunk-mib", nargs="+", type=int, default=[], help="also try these chunk sizes")
+    args = parser.parse_args()
+    nbytes = args.length * args.dim * 4
+    free = shutil.disk_usage(args.dir).free
+    if free < nbytes * 1.2:
+        raise SystemExit(
+            f"{args.dir} has {free / 2**30:.1f} GiB free, the table needs {nbytes / 2**30:.1f} GiB: use --len"
+        )
+    env = python_env()
+    workdir = tempfile.mkdtemp(prefix="pecli-bench-scale-", dir=args.dir)
+    rows = []
+    try:
+        target = os.path.join(workdir, "plain.bin")
+        plain = measured([sys.executable, "-c", PLAIN_WRITE, target, str(nbytes)], env)
+        os.unlink(target)
+        disk = nbytes / plain["wall"] / 1e9
+        rows.append(["plain sequential write (disk)", f"{plain['wall']:.1f}", f"{disk:.2f}", "–", "–"])
+        runs = [(fmt, None) for fmt in args.formats] + [("npy", mib) for mib in args.chunk_mib]
+        for fmt, chunk_mib in runs:
+            target = os.path.join(workdir, f"big.{fmt}")
+            if chunk_mib:
+                command = [sys.executable, "-c", CHUNKED_WRITE, target, str(args.length), str(args.dim), str(chunk_mib)]
+            else:
+                command = [sys.executable, "-m", "pecli", "generate", "--d", str(args.dim), "--len", str(args.length)]
+                command += ["-o", target]
+            result = measured(command, env)
+            error = check_file(target, fmt, args.length, args.dim)
+            os.unlink(target)
+            speed = nbytes / result["wall"] / 1e9
+            label = f"pecli generate -o big.{fmt}" + (f" (chunks of {chunk_mib} MiB)" if chunk_mib else "")
+            rows.append(
+                [label, f"{result['wall']:.1f}", f"{speed:.2f}", f"{result['peak_rss'] / 2**20:.0f}", f"{error:.1e}"]
+            )
+            print(rows[-1], flush=True)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    peak = max(float(row[3]) for row in rows[1:])
+    body = (
+        f"`pecli generate --d {args.dim} --len {args.length}` ({nbytes / 2**30:.1f} GiB float32), whole process, "
+        "one run each; peak RSS from getrusage; error = max |value − float64 formula| over 65 sampled rows "
+        "read back with np.load(mmap_mode='r') / safe_open.\n\n"
+        + table(["command", "seconds", "GB/s", "peak RSS MiB", "max error"], rows)
+        + f"\n\nPeak RSS {peak:.0f} MiB (goal < 512 MiB: {'met' if peak < 512 else 'NOT met'})."
+    )
+    print(body)
+    record("scale", "Tables larger than memory (issue 8, part 3)", body)
+
+
+if __name__ == "__main__":
+    main()
