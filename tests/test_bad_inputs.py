@@ -434,12 +434,13 @@ def _report() -> None:  # pragma: no cover - a tool for the closing note, run by
                 print(f"| {number} | `pecli {item.id}` | skipped | {reason} |")
                 continue
             directory = tempfile.mkdtemp(dir=base)
+            result: Result | None = None
             try:
                 result = run_case(item, directory, readonly)
                 assert_one_line_error(result, item.code, item.words)
                 verdict = "ok"
             except AssertionError as error:
-                result, verdict = locals().get("result"), f"FAIL {str(error)[:80]}"
+                verdict = f"FAIL {str(error)[:80]}"
             line = result.stderr.strip().replace("|", "\\|") if result else ""
             print(f"| {number} | `pecli {item.id}` | {result.code if result else '?'} | {line} {verdict} |")
 
