@@ -40,8 +40,11 @@ def _root(
     """Generate and inspect positional encodings."""
 
 
+#: the environment variable through which shell completion scripts call pecli (click's convention)
+COMPLETE_VAR = "_PECLI_COMPLETE"
+
 #: one module per command, each with a register(app) function; listed in help order
-COMMANDS = ("generate",)
+COMMANDS = ("generate", "info", "schemes")
 
 for _name in COMMANDS:
     importlib.import_module(f"pecli.cli.{_name}").register(app)
@@ -55,9 +58,15 @@ def main(argv: list[str] | None = None) -> int:
     from pecli.errors import ExitCode, PecliError
 
     output = Output()
+    if os.environ.get(COMPLETE_VAR):
+        # the completion scripts in completions/ call back with _PECLI_COMPLETE=complete_bash…;
+        # typer registers its shell classes only for its own --install-completion, so do it here
+        from typer._completion_classes import completion_init
+
+        completion_init()
     command = typer.main.get_command(app)
     try:
-        result = command.main(args=argv, prog_name="pecli", standalone_mode=False)
+        result = command.main(args=argv, prog_name="pecli", complete_var=COMPLETE_VAR, standalone_mode=False)
         return int(result) if isinstance(result, int) else 0
     except typer.Exit as exit_:
         return exit_.exit_code

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -15,6 +15,7 @@ from pecli.cli.options import (
     OutputOpt,
     PresetOpt,
     QuietOpt,
+    SchemeArg,
     scheme_options,
 )
 
@@ -40,12 +41,7 @@ def register(app: typer.Typer) -> None:
 
 @scheme_options
 def generate(
-    scheme: Annotated[
-        Optional[str],
-        typer.Argument(
-            metavar="[SCHEME]", help="Scheme name (pecli generate --list-presets, pecli schemes).", show_default=False
-        ),
-    ] = None,
+    scheme: SchemeArg = None,
     d: DimOpt = None,
     length: LenOpt = None,
     dtype: DtypeOpt = "float32",

@@ -1,5 +1,8 @@
 """Option aliases shared by every command, and the scheme options built from the registry.
 
+Shell completion of scheme names, ``--preset`` values and parameter choices is driven by the same
+registry (:func:`complete_scheme`, :func:`complete_preset`), so a new scheme completes at once.
+
 Commands declare ``d: DimOpt = None`` instead of repeating an option's flags and help, and
 decorate themselves with :func:`scheme_options` to accept every scheme parameter of
 :data:`pecli.schemes.catalog.PARAMS` (``--base``, ``--layout``…) plus ``--preset``. The decorated
@@ -17,6 +20,39 @@ import typer
 from pecli.schemes.catalog import PARAMS
 
 SCHEME_PANEL = "Scheme options"
+
+
+def complete_scheme(incomplete: str) -> list[tuple[str, str]]:
+    """Shell completion of a scheme name: (name, summary) of every registered scheme starting with ``incomplete``.
+
+    >>> [name for name, _ in complete_scheme("binary")]
+    ['binary', 'binary-sine']
+    """
+    from pecli.schemes.catalog import SCHEMES
+
+    return [(s.name, s.summary) for s in SCHEMES.values() if s.name.startswith(incomplete)]
+
+
+def complete_preset(incomplete: str) -> list[tuple[str, str]]:
+    """Shell completion of ``--preset``: (name, "scheme: convention") of every preset starting with ``incomplete``.
+
+    >>> [name for name, _ in complete_preset("fair")]
+    ['fairseq']
+    """
+    from pecli.schemes.catalog import PRESETS
+
+    return [(p.name, f"{p.scheme}: {p.convention}") for p in PRESETS.values() if p.name.startswith(incomplete)]
+
+
+def _choices_completion(name: str) -> Any:
+    """Completion of a parameter whose values some scheme restricts (``--layout``), or None."""
+    from pecli.schemes.catalog import SCHEMES
+
+    allowed = list(dict.fromkeys(value for s in SCHEMES.values() for value in s.choices.get(name, ())))
+    if not allowed:
+        return None
+    return lambda incomplete: [value for value in allowed if value.startswith(incomplete)]
+
 
 DimOpt = Annotated[Optional[int], typer.Option("--d", "--dim", help="Embedding dimension (columns).", metavar="INT")]
 LenOpt = Annotated[Optional[int], typer.Option("--len", "--length", help="Number of positions (rows).", metavar="INT")]
@@ -51,6 +87,16 @@ PresetOpt = Annotated[
         help="A named convention (pecli generate --list-presets).",
         metavar="NAME",
         rich_help_panel=SCHEME_PANEL,
+        autocompletion=complete_preset,
+    ),
+]
+SchemeArg = Annotated[
+    Optional[str],
+    typer.Argument(
+        metavar="[SCHEME]",
+        help="Scheme name (pecli schemes lists them).",
+        show_default=False,
+        autocompletion=complete_scheme,
     ),
 ]
 
@@ -59,7 +105,12 @@ def _scheme_parameter(name: str) -> inspect.Parameter:
     param = PARAMS[name]
     flags = [f"{param.flag}/{param.negative_flag}"] if param.negative_flag else [param.flag]
     option = typer.Option(
-        *flags, help=param.help, metavar=param.metavar, rich_help_panel=SCHEME_PANEL, show_default=False
+        *flags,
+        help=param.help,
+        metavar=param.metavar,
+        rich_help_panel=SCHEME_PANEL,
+        show_default=False,
+        autocompletion=_choices_completion(name),
     )
     return inspect.Parameter(
         name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[Optional[param.kind], option]
