@@ -74,3 +74,16 @@ def assert_clean_error(result: Result, code: int, *words: str) -> None:
     assert lines[0].startswith("pecli: error: "), lines[0]
     for word in words:
         assert word.lower() in lines[0].lower(), (word, lines[0])
+
+
+def require_tool(name: str) -> str:
+    """The path of an external tool; a missing one skips the test, but fails it in CI (CI set)."""
+    import shutil
+
+    path = shutil.which(name)
+    if path is None:
+        message = f"{name} is not installed (.ci/run installs it: apt-get install -y {name})"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return path

@@ -6,13 +6,18 @@ matplotlib only inside the functions that need them), so ``pecli --help`` stays 
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import typer
 
 from pecli import __version__
+from pecli.errors import ExitCode
 
 app = typer.Typer(
     name="pecli",
@@ -46,24 +51,73 @@ COMPLETE_VAR = "_PECLI_COMPLETE"
 #: one module per command, each with a register(app) function; listed in help order
 COMMANDS = ("generate", "info", "schemes")
 
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so nothing left in its buffer fails again at interpreter exit."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _stop_quietly_when_reader_leaves(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """Exit 0 without noise when stdout's reader goes away (``| head``), during the command or its last flush.
+
+    Typer would turn the BrokenPipeError into exit 1; the flush here catches what would otherwise
+    fail at interpreter shutdown ("Exception ignored … BrokenPipeError").
+    """
+
+    @functools.wraps(callback)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            result = callback(*args, **kwargs)
+            sys.stdout.flush()
+            return result
+        except BrokenPipeError:
+            _silence_stdout()
+            raise typer.Exit(int(ExitCode.OK)) from None
+
+    return run
+
+
 for _name in COMMANDS:
     importlib.import_module(f"pecli.cli.{_name}").register(app)
+for _command in app.registered_commands:
+    _command.callback = _stop_quietly_when_reader_leaves(_command.callback)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit code. Known errors print one line; PECLI_DEBUG=1 shows tracebacks."""
-    from typer._click.exceptions import ClickException, NoArgsIsHelpError  # typer >= 0.26 vendors click
-
-    from pecli.cli.output import Output
-    from pecli.errors import ExitCode, PecliError
-
-    output = Output()
     if os.environ.get(COMPLETE_VAR):
         # the completion scripts in completions/ call back with _PECLI_COMPLETE=complete_bash…;
         # typer registers its shell classes only for its own --install-completion, so do it here
         from typer._completion_classes import completion_init
 
         completion_init()
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # a reader that left shows up here, not as noise at interpreter exit
+        return code
+    except BrokenPipeError:
+        # the reader went away (| head): stop quietly, and keep Python from complaining at exit
+        _silence_stdout()
+        return int(ExitCode.OK)
+    except SystemExit as exit_:
+        from typer._click.utils import PacifyFlushWrapper
+
+        if isinstance(sys.stdout, PacifyFlushWrapper):  # typer's sign of a broken pipe (--help | head -1)
+            _silence_stdout()
+            return int(ExitCode.OK)
+        raise exit_ from None
+
+
+def _run(argv: list[str] | None) -> int:
+    """The command's exit code, with every known error turned into one line on stderr."""
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError  # typer >= 0.26 vendors click
+
+    from pecli.cli.output import Output
+    from pecli.errors import PecliError
+
+    output = Output()
     command = typer.main.get_command(app)
     try:
         result = command.main(args=argv, prog_name="pecli", complete_var=COMPLETE_VAR, standalone_mode=False)
@@ -87,8 +141,3 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyboardInterrupt, typer.Abort):
         sys.stderr.write("\npecli: interrupted\n")
         return int(ExitCode.INTERRUPTED)
-    except BrokenPipeError:
-        # the reader went away (| head): stop quietly, and keep Python from complaining at exit
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return int(ExitCode.OK)

@@ -12,6 +12,7 @@ from pecli.cli.options import (
     FormatOpt,
     JsonOpt,
     LenOpt,
+    NoColorOpt,
     OutputOpt,
     PresetOpt,
     QuietOpt,
@@ -54,11 +55,12 @@ def generate(
     ] = False,
     json_output: JsonOpt = False,
     quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
     from pecli.cli.output import Output
 
-    out = Output(quiet=quiet)
+    out = Output(quiet=quiet, color=False if no_color else None)
     if list_presets:
         _print_presets(out, json_output)
         return

@@ -48,6 +48,10 @@ def info(
     from pecli.tables import read_tensors
 
     out = Output()
+    if file != "-" and not os.path.exists(file):
+        from pecli.errors import TableFileError
+
+        raise TableFileError(f"no such file: {file!r}", hint="give a .npy, .safetensors or .pt file, or - for stdin")
     open_source = _source_opener(file)
     tensors, metadata = read_tensors(open_source())
     if key is not None and key not in tensors:
