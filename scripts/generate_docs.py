@@ -55,9 +55,10 @@ ENVIRONMENT = {
 def completion_script(shell: str) -> str:
     """The completion script for ``shell``, from the vendored click's completion classes."""
     from typer._click.shell_completion import get_completion_class
-    from typer._completion_classes import completion_init
 
-    completion_init()
+    from pecli.cli.completion import install
+
+    install()
     complete_class = get_completion_class(shell)
     assert complete_class is not None, shell
     script = complete_class(typer.main.get_command(app), {}, "pecli", COMPLETE_VAR).source().strip()
@@ -103,7 +104,9 @@ def _option_lines(param: Any, ctx: Context) -> list[str]:
     if param.param_type_name == "argument":
         head = f"\\fI{roff(param.make_metavar(ctx))}\\fR"
     else:
-        names = ", ".join(f"\\fB{roff(name)}\\fR" for name in [*param.opts, *param.secondary_opts])
+        # short names first, stable otherwise (click keeps help_option_names in a set: order varies)
+        opts = sorted(param.opts, key=lambda name: name.startswith("--"))
+        names = ", ".join(f"\\fB{roff(name)}\\fR" for name in [*opts, *param.secondary_opts])
         metavar = "" if param.is_flag else f" \\fI{roff(param.make_metavar(ctx))}\\fR"
         head = names + metavar
     help_text = " ".join((getattr(param, "help", None) or "").split())

@@ -88,11 +88,10 @@ for _command in app.registered_commands:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit code. Known errors print one line; PECLI_DEBUG=1 shows tracebacks."""
     if os.environ.get(COMPLETE_VAR):
-        # the completion scripts in completions/ call back with _PECLI_COMPLETE=complete_bash…;
-        # typer registers its shell classes only for its own --install-completion, so do it here
-        from typer._completion_classes import completion_init
+        # the completion scripts in completions/ call back with _PECLI_COMPLETE=complete_bash…
+        from pecli.cli.completion import install
 
-        completion_init()
+        install()
     try:
         code = _run(argv)
         sys.stdout.flush()  # a reader that left shows up here, not as noise at interpreter exit
