@@ -68,15 +68,23 @@ def _tmux_tab(env: dict[str, str], shell: list[str], setup: list[str], typed: st
     tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
     subprocess.run([*tmux, "new-session", "-d", "-x", "200", "-y", "40", *shell], env=env, check=True)
     try:
-        for line in setup:
+
+        def wait_for(text: str) -> str:
+            deadline = time.monotonic() + 30
+            while True:
+                screen = subprocess.run([*tmux, "capture-pane", "-p"], capture_output=True, text=True).stdout
+                if text in screen or time.monotonic() > deadline:
+                    return screen
+                time.sleep(0.2)
+
+        # the shell must be at its prompt, line editor active, before the TAB is typed
+        for line in [*setup, "echo ready-$((6 * 7))"]:
             subprocess.run([*tmux, "send-keys", line, "Enter"], check=True)
-        subprocess.run([*tmux, "send-keys", typed, "Tab"], check=True)
-        deadline = time.monotonic() + 30
-        while True:
-            screen = subprocess.run([*tmux, "capture-pane", "-p"], capture_output=True, text=True).stdout
-            if expect in screen or time.monotonic() > deadline:
-                return screen
-            time.sleep(0.2)
+        wait_for("ready-42")
+        subprocess.run([*tmux, "send-keys", typed], check=True)
+        wait_for(typed)
+        subprocess.run([*tmux, "send-keys", "Tab"], check=True)
+        return wait_for(expect)
     finally:
         subprocess.run([*tmux, "kill-server"], capture_output=True)
 
@@ -116,7 +124,9 @@ def test_real_tab_in_zsh_autoloaded_from_fpath(shell_env, typed, expect):
 def _fish_complete(env: dict[str, str], line: str) -> list[str]:
     require_tool("fish")
     script = f"source '{COMPLETIONS / 'pecli.fish'}'; complete -C '{line}'"
-    completed = subprocess.run(["fish", "--no-config", "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    completed = subprocess.run(
+        ["fish", "--no-config", "-c", script], capture_output=True, text=True, env=env, timeout=60
+    )
     assert completed.returncode == 0, completed.stderr
     return [entry.split("\t")[0] for entry in completed.stdout.splitlines()]
 
