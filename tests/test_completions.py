@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,22 +15,6 @@ from tests.conftest import require_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPLETIONS = ROOT / "completions"
-
-
-@pytest.fixture(scope="module")
-def shell_env(tmp_path_factory) -> dict[str, str]:
-    """An environment whose PATH has a ``pecli`` running this checkout with this interpreter."""
-    bin_dir = tmp_path_factory.mktemp("bin")
-    launcher = bin_dir / "pecli"
-    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pecli "$@"\n')
-    launcher.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BASH_FUNC_", "_PECLI"))}
-    env.update(
-        PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
-        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])),
-        HOME=str(tmp_path_factory.mktemp("home")),
-    )
-    return env
 
 
 def _bash_complete(env: dict[str, str], *words: str) -> list[str]:
