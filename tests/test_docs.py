@@ -98,3 +98,17 @@ def test_man_page_renders_unicode_and_brackets_literally():
     rendered = " ".join(completed.stdout.split())
     assert "ω_k = base^(−2k/d)" in rendered and "[sin, cos, sin, cos, …]" in rendered
     assert "pecli generate --d 512 --len 2048 -o pe.safetensors" in rendered.replace("‐", "-")
+
+
+def test_readme_console_examples_show_real_output(shell_env, tmp_path):
+    """Every ```console block of README.md, run in order in one folder: its output is what the README shows."""
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```console\n(.*?)```", readme, re.S)
+    assert len(blocks) >= 3
+    for block in blocks:
+        for command, expected in re.findall(r"^\$ (.*)\n((?:(?!\$ ).*\n)*)", block, re.M):
+            completed = subprocess.run(
+                ["bash", "-c", command], capture_output=True, text=True, env=shell_env, cwd=tmp_path, timeout=120
+            )
+            assert completed.returncode == 0, (command, completed.stderr)
+            assert completed.stdout + completed.stderr == expected, command
