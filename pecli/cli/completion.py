@@ -43,7 +43,12 @@ class LiteralFishComplete(FishComplete):
 
 
 def install() -> None:
-    """Register the shell completion classes (typer does so only for its own --install-completion)."""
+    """Register the shell completion classes (typer does so only for its own --install-completion).
+
+    >>> from typer._click.shell_completion import get_completion_class
+    >>> install(); get_completion_class("zsh") is LiteralZshComplete
+    True
+    """
     completion_init()
     add_completion_class(LiteralZshComplete, "zsh")
     add_completion_class(LiteralFishComplete, "fish")

@@ -130,32 +130,38 @@ def _pecli_metadata(metadata: Mapping[str, str]) -> dict[str, Any] | None:
     }
 
 
-def tensor_stats(open_source: Callable[[], Any], key: str, nbytes: int, dtype: str) -> dict[str, float] | None:
-    """min, max, mean and std (float64) of tensor ``key``; None for a dtype that holds no real numbers.
+def tensor_stats(open_source: Callable[[], Any], key: str, nbytes: int, dtype: str) -> dict[str, float | None] | None:
+    """min, max, mean and std (accumulated in float64) of tensor ``key``; None for a dtype with no real numbers.
 
-    Refuses (a :class:`~pecli.errors.ParameterError`) a tensor larger than the memory available.
+    Refuses (a :class:`~pecli.errors.ParameterError`) a tensor that, with std's float64 scratch
+    copy, would not fit in the memory available.
+
+    >>> import io, numpy as np
+    >>> buffer = io.BytesIO(); np.save(buffer, np.array([[1, 2], [3, 6]], dtype=np.int16))
+    >>> tensor_stats(lambda: io.BytesIO(buffer.getvalue()), "", 8, "int16")
+    {'min': 1.0, 'max': 6.0, 'mean': 3.0, 'std': 1.8708286933869707}
     """
     from pecli.schemes import check_fits_in_memory
     from pecli.tables import _is_real_dtype, read_table
 
     if not _is_real_dtype(dtype):
         return None
+    count = nbytes // _itemsize(dtype)
     check_fits_in_memory(
-        nbytes,
-        what=f"tensor {key!r}",
+        nbytes + 8 * count,
+        what=f"tensor {key!r} and its statistics",
         hint="drop --stats (the header alone is instant), or choose a smaller tensor with --key",
     )
     import numpy as np
 
-    values = read_table(open_source(), key=key).array
+    values = read_table(open_source(), key=key or None).array
     if values.size == 0:
         return {"min": None, "max": None, "mean": None, "std": None}
-    values = values.astype(np.float64, copy=False)
     return {
         "min": float(values.min()),
         "max": float(values.max()),
-        "mean": float(values.mean()),
-        "std": float(values.std()),
+        "mean": float(values.mean(dtype=np.float64)),
+        "std": float(values.std(dtype=np.float64)),
     }
 
 

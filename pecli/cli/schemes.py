@@ -83,7 +83,11 @@ def catalog_document() -> dict[str, list[dict[str, Any]]]:
 
 
 def format_catalog(document: dict[str, list[dict[str, Any]]]) -> list[str]:
-    """The human-readable lines of :func:`catalog_document`: one block per scheme, then the presets."""
+    """The human-readable lines of :func:`catalog_document`: one block per scheme, then the presets.
+
+    >>> format_catalog(catalog_document())[3]
+    '  formula: PE[p, 2k] = sin(p / base^(2k/d)), PE[p, 2k+1] = cos(p / base^(2k/d))'
+    """
     lines = ["Schemes:"]
     for scheme in document["schemes"]:
         lines += ["", f"{scheme['name']} — {scheme['summary']}", f"  formula: {scheme['formula']}"]
