@@ -94,7 +94,7 @@ def test_generate_into_compare(shell_env):
     recipe = "pecli generate --d 64 --len 128 -o - | pecli compare - sinusoidal --d 64 --len 128"
     same = _sh(recipe, shell_env)
     assert _stderr_without_status(same)[1] == [0, 0], same.stderr
-    other = _sh(f"{recipe} --base 500", shell_env)
+    other = _sh(recipe.replace("sinusoidal", "sinusoidal:base=500"), shell_env)  # a scheme spec
     assert _stderr_without_status(other)[1] == [0, 1], other.stderr
 
 
