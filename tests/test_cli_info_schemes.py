@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pecli
-from pecli.schemes.catalog import PARAMS, PRESETS, SCHEMES
+from pecli.schemes.catalog import PARAMS, PRESETS, SCHEMES, get_preset
 from pecli.tables import Tensor, write_tensors
 from tests.conftest import assert_clean_error, run_pecli
 
@@ -40,7 +40,7 @@ def test_info_of_a_pecli_file_names_scheme_parameters_and_stats(cli, tmp_path):
         assert tensor["stats"][stat] == pytest.approx(value, abs=1e-6)
     assert tensor["stats"]["std"] == pytest.approx(expected.std(), abs=1e-6)
     assert report["pecli"]["scheme"] == "sinusoidal" and report["pecli"]["preset"] == "fairseq"
-    assert report["pecli"]["params"] == {**SCHEMES["sinusoidal"].defaults, **PRESETS["fairseq"].params}
+    assert report["pecli"]["params"] == {**SCHEMES["sinusoidal"].defaults, **get_preset("fairseq").params}
     text = cli("info", str(target)).out
     assert "pe  [6, 8]  float32  192 B" in text
     assert "sinusoidal (preset fairseq)" in text and "offset=2" in text and "min" not in text
@@ -108,7 +108,7 @@ def test_schemes_json_is_the_registry(cli):
     assert result.code == 0 and result.stderr == ""
     document = json.loads(result.out)
     assert [s["name"] for s in document["schemes"]] == list(SCHEMES)
-    assert [p["name"] for p in document["presets"]] == list(PRESETS)
+    assert [(p["scheme"], p["name"]) for p in document["presets"]] == [(p.scheme, p.name) for p in PRESETS.values()]
     for entry in document["schemes"]:
         scheme = SCHEMES[entry["name"]]
         assert entry["formula"] == scheme.formula and entry["source"] == scheme.source

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from pecli.cli.app import COMMANDS
-from pecli.schemes.catalog import PRESETS, SCHEMES
+from pecli.schemes.catalog import PRESETS, SCHEMES, get_preset
 from tests.conftest import require_tool
 
 ROOT = Path(__file__).resolve().parent.parent
+PRESET_NAMES = list(dict.fromkeys(p.name for p in PRESETS.values()))
 COMPLETIONS = ROOT / "completions"
 
 
@@ -38,7 +39,9 @@ def test_bash_completes_commands_schemes_presets_and_choices(shell_env):
     assert set(_bash_complete(shell_env, "pecli", "")) >= set(COMMANDS)
     assert _bash_complete(shell_env, "pecli", "generate", "") == list(SCHEMES)
     assert _bash_complete(shell_env, "pecli", "generate", "binary") == [s for s in SCHEMES if s.startswith("binary")]
-    assert _bash_complete(shell_env, "pecli", "generate", "--preset", "") == list(PRESETS)
+    assert _bash_complete(shell_env, "pecli", "generate", "--preset", "") == PRESET_NAMES
+    sinusoidal_presets = [p.name for p in PRESETS.values() if p.scheme == "sinusoidal"]
+    assert _bash_complete(shell_env, "pecli", "generate", "sinusoidal", "--preset", "") == sinusoidal_presets
     assert _bash_complete(shell_env, "pecli", "generate", "--preset", "guid") == ["guided-diffusion"]
     assert _bash_complete(shell_env, "pecli", "generate", "--layout", "") == ["interleaved", "split"]
     assert "--list-presets" in _bash_complete(shell_env, "pecli", "generate", "--li")
@@ -47,13 +50,13 @@ def test_bash_completes_commands_schemes_presets_and_choices(shell_env):
 def _tmux_tab(env: dict[str, str], shell: list[str], setup: list[str], typed: str, expect: str) -> str:
     """Type ``typed`` and TAB in an interactive ``shell`` inside tmux; wait for ``expect`` on screen."""
     require_tool("tmux")
-    socket = f"pecli-test-{os.getpid()}-{shell[0]}"
+    socket = f"pecli-test-{uuid.uuid4().hex}"  # a server of its own: no pane of an earlier test is read
     tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
     subprocess.run([*tmux, "new-session", "-d", "-x", "200", "-y", "40", *shell], env=env, check=True)
     try:
 
         def wait_for(text: str) -> str:
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 60  # each TAB starts python: slow on a busy machine
             while True:
                 screen = subprocess.run([*tmux, "capture-pane", "-p"], capture_output=True, text=True).stdout
                 if text in screen or time.monotonic() > deadline:
@@ -117,8 +120,8 @@ def _fish_complete(env: dict[str, str], line: str) -> list[str]:
 def test_fish_completes_commands_schemes_and_presets(shell_env):
     assert _fish_complete(shell_env, "pecli gen") == ["generate"]
     assert _fish_complete(shell_env, "pecli generate binary") == [s for s in SCHEMES if s.startswith("binary")]
-    assert _fish_complete(shell_env, "pecli generate --preset ") == sorted(PRESETS)  # fish sorts
+    assert _fish_complete(shell_env, "pecli generate --preset ") == sorted(PRESET_NAMES)  # fish sorts
     require_tool("fish")
     script = f"source '{COMPLETIONS / 'pecli.fish'}'; complete -C 'pecli generate --preset fair'"
     described = subprocess.run(["fish", "--no-config", "-c", script], capture_output=True, text=True, env=shell_env)
-    assert described.stdout == f"fairseq\tsinusoidal: {PRESETS['fairseq'].convention}\n"  # literal, one line
+    assert described.stdout == f"fairseq\tsinusoidal: {get_preset('fairseq').convention}\n"  # literal, one line

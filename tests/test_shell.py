@@ -192,8 +192,17 @@ def test_quiet_keeps_data_and_errors_only():
 
 
 def test_help_renders_brackets_literally():
-    assert "[sin, cos, sin, cos, …]" in " ".join(run_pecli("generate", "--help").out.split())
-    assert "[len, d]" in " ".join(run_pecli("info", "--help").out.split())
+    root = typer.main.get_command(app)
+    bracketed = 0
+    for name in COMMANDS:
+        shown = "".join(run_pecli(name, "--help").out.split())  # click wraps at spaces and after hyphens
+        for param in root.commands[name].params:
+            text = "".join((getattr(param, "help", None) or "").split())
+            if "[" in text:  # e.g. --layout's "[sin, cos, …]": every one must survive as written
+                bracketed += 1
+                assert text in shown, (name, text)
+    assert bracketed > 0
+    assert "shape (e.g. [len, d])" in " ".join(run_pecli("info", "--help").out.split())
     # the app's own settings (rich_markup_mode=None) keep even a Rich closing tag as text
     probe = typer.Typer(rich_markup_mode=app.rich_markup_mode, add_completion=False)
 

@@ -33,15 +33,26 @@ def complete_scheme(incomplete: str) -> list[tuple[str, str]]:
     return [(s.name, s.summary) for s in SCHEMES.values() if s.name.startswith(incomplete)]
 
 
-def complete_preset(incomplete: str) -> list[tuple[str, str]]:
-    """Shell completion of ``--preset``: (name, "scheme: convention") of every preset starting with ``incomplete``.
+def complete_preset(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    """Shell completion of ``--preset``: (name, "scheme: convention") of the presets starting with ``incomplete``.
 
-    >>> [name for name, _ in complete_preset("fair")]
+    Only the chosen scheme's presets once a scheme is on the command line; each name once.
+
+    >>> from pecli.cli.app import app
+    >>> context = typer.Context(typer.main.get_command(app))
+    >>> [name for name, _ in complete_preset(context, "fair")]
     ['fairseq']
     """
     from pecli.schemes.catalog import PRESETS
 
-    return [(p.name, f"{p.scheme}: {p.convention}") for p in PRESETS.values() if p.name.startswith(incomplete)]
+    scheme = (ctx.params or {}).get("scheme")
+    presets = [p for p in PRESETS.values() if p.name.startswith(incomplete)]
+    if any(p.scheme == scheme for p in presets):
+        presets = [p for p in presets if p.scheme == scheme]
+    first = {p.name: p for p in reversed(presets)}  # the first registered wins, as for --preset NAME
+    return [
+        (name, f"{first[name].scheme}: {first[name].convention}") for name in dict.fromkeys(p.name for p in presets)
+    ]
 
 
 def _choices_completion(name: str) -> Any:
