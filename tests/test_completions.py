@@ -43,7 +43,10 @@ def test_bash_completes_commands_schemes_presets_and_choices(shell_env):
     sinusoidal_presets = [p.name for p in PRESETS.values() if p.scheme == "sinusoidal"]
     assert _bash_complete(shell_env, "pecli", "generate", "sinusoidal", "--preset", "") == sinusoidal_presets
     assert _bash_complete(shell_env, "pecli", "generate", "--preset", "guid") == ["guided-diffusion"]
-    assert _bash_complete(shell_env, "pecli", "generate", "--layout", "") == ["interleaved", "split"]
+    layouts = list(dict.fromkeys(v for s in SCHEMES.values() for v in s.choices.get("layout", ())))
+    assert _bash_complete(shell_env, "pecli", "generate", "--layout", "") == layouts
+    sinusoidal_layouts = list(SCHEMES["sinusoidal"].choices["layout"])
+    assert _bash_complete(shell_env, "pecli", "generate", "sinusoidal", "--layout", "") == sinusoidal_layouts
     assert "--list-presets" in _bash_complete(shell_env, "pecli", "generate", "--li")
 
 

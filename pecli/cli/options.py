@@ -45,7 +45,7 @@ def complete_preset(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]
     """
     from pecli.schemes.catalog import PRESETS
 
-    scheme = (ctx.params or {}).get("scheme")
+    scheme = _scheme_on_command_line(ctx)
     presets = [p for p in PRESETS.values() if p.name.startswith(incomplete)]
     if any(p.scheme == scheme for p in presets):
         presets = [p for p in presets if p.scheme == scheme]
@@ -55,14 +55,32 @@ def complete_preset(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]
     ]
 
 
-def _choices_completion(name: str) -> Any:
-    """Completion of a parameter whose values some scheme restricts (``--layout``), or None."""
+def _scheme_on_command_line(ctx: typer.Context) -> str | None:
+    """The scheme named on the command line being completed, if any."""
     from pecli.schemes.catalog import SCHEMES
 
-    allowed = list(dict.fromkeys(value for s in SCHEMES.values() for value in s.choices.get(name, ())))
-    if not allowed:
+    # while an option waits for its value, click leaves the positional arguments unparsed in ctx.args
+    scheme = (ctx.params or {}).get("scheme")
+    return scheme if scheme in SCHEMES else next((arg for arg in ctx.args if arg in SCHEMES), None)
+
+
+def _choices_completion(name: str) -> Any:
+    """Completion of a parameter whose values some scheme restricts (``--layout``), or None.
+
+    The chosen scheme's values once a scheme is on the command line, else every scheme's.
+    """
+    from pecli.schemes.catalog import SCHEMES
+
+    every = list(dict.fromkeys(value for s in SCHEMES.values() for value in s.choices.get(name, ())))
+    if not every:
         return None
-    return lambda incomplete: [value for value in allowed if value.startswith(incomplete)]
+
+    def complete(ctx: typer.Context, incomplete: str) -> list[str]:
+        scheme = _scheme_on_command_line(ctx)
+        allowed = SCHEMES[scheme].choices.get(name, every) if scheme else every
+        return [value for value in allowed if value.startswith(incomplete)]
+
+    return complete
 
 
 DimOpt = Annotated[Optional[int], typer.Option("--d", "--dim", help="Embedding dimension (columns).", metavar="INT")]
