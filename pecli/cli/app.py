@@ -9,18 +9,24 @@ app, built on first access.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import typer
 
 from pecli import __version__
+from pecli.errors import ExitCode
 
 #: one module per command, each with a register(app) function; listed in help order
-COMMANDS = ("generate", "timestep", "plot")
+COMMANDS = ("generate", "timestep", "plot", "info", "schemes")
+
+#: the environment variable through which shell completion scripts call pecli (click's convention)
+COMPLETE_VAR = "_PECLI_COMPLETE"
 
 
 def _version(value: bool) -> None:
@@ -55,7 +61,36 @@ def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
     app.callback()(_root)
     for name in commands:
         importlib.import_module(f"pecli.cli.{name}").register(app)
+    for command in app.registered_commands:
+        command.callback = _stop_quietly_when_reader_leaves(command.callback)
     return app
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so nothing left in its buffer fails again at interpreter exit."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _stop_quietly_when_reader_leaves(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """Exit 0 without noise when stdout's reader goes away (``| head``), during the command or its last flush.
+
+    Typer would turn the BrokenPipeError into exit 1; the flush here catches what would otherwise
+    fail at interpreter shutdown ("Exception ignored … BrokenPipeError").
+    """
+
+    @functools.wraps(callback)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            result = callback(*args, **kwargs)
+            sys.stdout.flush()
+            return result
+        except BrokenPipeError:
+            _silence_stdout()
+            raise typer.Exit(int(ExitCode.OK)) from None
+
+    return run
 
 
 def __getattr__(name: str) -> Any:
@@ -67,18 +102,42 @@ def __getattr__(name: str) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit code. Known errors print one line; PECLI_DEBUG=1 shows tracebacks."""
+    if os.environ.get(COMPLETE_VAR):
+        # the completion scripts in completions/ call back with _PECLI_COMPLETE=complete_bash…
+        from pecli.cli.completion import install
+
+        install()
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # a reader that left shows up here, not as noise at interpreter exit
+        return code
+    except BrokenPipeError:
+        # the reader went away (| head): stop quietly, and keep Python from complaining at exit
+        _silence_stdout()
+        return int(ExitCode.OK)
+    except SystemExit as exit_:
+        from typer._click.utils import PacifyFlushWrapper
+
+        if isinstance(sys.stdout, PacifyFlushWrapper):  # typer's sign of a broken pipe (--help | head -1)
+            _silence_stdout()
+            return int(ExitCode.OK)
+        raise exit_ from None
+
+
+def _run(argv: list[str] | None) -> int:
+    """The command's exit code, with every known error turned into one line on stderr."""
     from typer._click.exceptions import ClickException, NoArgsIsHelpError  # typer >= 0.26 vendors click
 
     from pecli.cli.output import Output
-    from pecli.errors import ExitCode, PecliError
+    from pecli.errors import PecliError
 
     output = Output()
     args = sys.argv[1:] if argv is None else list(argv)
-    # the one command asked for, when the first word names it; else all (help, typos, options)
-    wanted = (args[0],) if args and args[0] in COMMANDS else COMMANDS
+    # the one command asked for, when the first word names it; else all (help, typos, options, completion)
+    wanted = (args[0],) if args and args[0] in COMMANDS and not os.environ.get(COMPLETE_VAR) else COMMANDS
     command = typer.main.get_command(build_app(wanted))
     try:
-        result = command.main(args=args, prog_name="pecli", standalone_mode=False)
+        result = command.main(args=args, prog_name="pecli", complete_var=COMPLETE_VAR, standalone_mode=False)
         return int(result) if isinstance(result, int) else 0
     except typer.Exit as exit_:
         return exit_.exit_code
@@ -99,8 +158,3 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyboardInterrupt, typer.Abort):
         sys.stderr.write("\npecli: interrupted\n")
         return int(ExitCode.INTERRUPTED)
-    except BrokenPipeError:
-        # the reader went away (| head): stop quietly, and keep Python from complaining at exit
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return int(ExitCode.OK)
