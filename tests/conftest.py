@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +75,32 @@ def assert_clean_error(result: Result, code: int, *words: str) -> None:
     assert lines[0].startswith("pecli: error: "), lines[0]
     for word in words:
         assert word.lower() in lines[0].lower(), (word, lines[0])
+
+
+def require_tool(name: str) -> str:
+    """The path of an external tool; a missing one skips the test, but fails it in CI (CI set)."""
+    import shutil
+
+    path = shutil.which(name)
+    if path is None:
+        message = f"{name} is not installed (.ci/run installs it: apt-get install -y {name})"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture(scope="session")
+def shell_env(tmp_path_factory) -> dict[str, str]:
+    """An environment whose PATH has a ``pecli`` running this checkout with this interpreter."""
+    bin_dir = tmp_path_factory.mktemp("bin")
+    launcher = bin_dir / "pecli"
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pecli "$@"\n')
+    launcher.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BASH_FUNC_", "_PECLI"))}
+    env.update(
+        PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent.parent), env.get("PYTHONPATH")])),
+        HOME=str(tmp_path_factory.mktemp("home")),
+    )
+    return env

@@ -11,18 +11,23 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import importlib
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import typer
 
 from pecli import __version__
+from pecli.errors import ExitCode
 
 #: one module per command, each with a register(app) function; listed in help order
-COMMANDS = ("generate", "timestep", "plot")
+COMMANDS = ("generate", "timestep", "plot", "info", "schemes")
+
+#: the environment variable through which shell completion scripts call pecli (click's convention)
+COMPLETE_VAR = "_PECLI_COMPLETE"
 
 
 def _version(value: bool) -> None:
@@ -57,7 +62,37 @@ def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
     app.callback()(_root)
     for name in commands:
         importlib.import_module(f"pecli.cli.{name}").register(app)
+    for command in app.registered_commands:
+        command.callback = _stop_quietly_when_reader_leaves(command.callback)
     return app
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so nothing left in its buffer fails again at interpreter exit."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # AttributeError: started with stdout closed
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _stop_quietly_when_reader_leaves(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """Exit 0 without noise when stdout's reader goes away (``| head``), during the command or its last flush.
+
+    Typer would turn the BrokenPipeError into exit 1; the flush here catches what would otherwise
+    fail at interpreter shutdown ("Exception ignored … BrokenPipeError").
+    """
+
+    @functools.wraps(callback)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            result = callback(*args, **kwargs)
+            if sys.stdout is not None:  # None: started with stdout closed (>&-)
+                sys.stdout.flush()
+            return result
+        except BrokenPipeError:
+            _silence_stdout()
+            raise typer.Exit(int(ExitCode.OK)) from None
+
+    return run
 
 
 def __getattr__(name: str) -> Any:
@@ -67,32 +102,34 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null, so nothing left in its buffer fails again at interpreter exit."""
-    with contextlib.suppress(AttributeError, OSError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit code. Known errors print one line; PECLI_DEBUG=1 shows tracebacks.
 
     A reader that closes stdout early (``| head``) is not a failure: exit 0 without a word.
     """
+    if os.environ.get(COMPLETE_VAR):
+        # the completion scripts in completions/ call back with _PECLI_COMPLETE=complete_bash…
+        from pecli.cli.completion import install
+
+        install()
     try:
         code = _run(argv)
-        if sys.stdout is not None:  # None: started with stdout closed
+        if sys.stdout is not None:  # None: started with stdout closed (>&-)
             sys.stdout.flush()  # a reader that left shows up here, not as noise at interpreter exit
         return code
     except BrokenPipeError:
+        # the reader went away (| head): stop quietly, and keep Python from complaining at exit
         _silence_stdout()
-        return 0
+        return int(ExitCode.OK)
     except SystemExit as exit_:
-        # typer answers a closed pipe (EPIPE) inside a command with sys.exit(1)
-        if isinstance(exit_.__context__, OSError) and exit_.__context__.errno == errno.EPIPE:
+        from typer._click.utils import PacifyFlushWrapper
+
+        # typer's sign of a broken pipe (--help | head -1): sys.exit(1) while handling EPIPE
+        epipe = isinstance(exit_.__context__, OSError) and exit_.__context__.errno == errno.EPIPE
+        if epipe or isinstance(sys.stdout, PacifyFlushWrapper):
             _silence_stdout()
-            return 0
-        raise
+            return int(ExitCode.OK)
+        raise exit_ from None
 
 
 def _run(argv: list[str] | None) -> int:
@@ -100,15 +137,15 @@ def _run(argv: list[str] | None) -> int:
     from typer._click.exceptions import ClickException, NoArgsIsHelpError  # typer >= 0.26 vendors click
 
     from pecli.cli.output import Output
-    from pecli.errors import ExitCode, PecliError
+    from pecli.errors import PecliError
 
     output = Output()
     args = sys.argv[1:] if argv is None else list(argv)
-    # the one command asked for, when the first word names it; else all (help, typos, options)
-    wanted = (args[0],) if args and args[0] in COMMANDS else COMMANDS
+    # the one command asked for, when the first word names it; else all (help, typos, options, completion)
+    wanted = (args[0],) if args and args[0] in COMMANDS and not os.environ.get(COMPLETE_VAR) else COMMANDS
     command = typer.main.get_command(build_app(wanted))
     try:
-        result = command.main(args=args, prog_name="pecli", standalone_mode=False)
+        result = command.main(args=args, prog_name="pecli", complete_var=COMPLETE_VAR, standalone_mode=False)
         code = int(result) if isinstance(result, int) else 0
     except typer.Exit as exit_:
         code = exit_.exit_code

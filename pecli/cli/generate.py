@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -12,9 +12,11 @@ from pecli.cli.options import (
     FormatOpt,
     JsonOpt,
     LenOpt,
+    NoColorOpt,
     OutputOpt,
     PresetOpt,
     QuietOpt,
+    SchemeArg,
     scheme_options,
 )
 
@@ -52,12 +54,7 @@ def register(app: typer.Typer) -> None:
 
 @scheme_options
 def generate(
-    scheme: Annotated[
-        Optional[str],
-        typer.Argument(
-            metavar="[SCHEME]", help="Scheme name (pecli generate --list-presets, pecli schemes).", show_default=False
-        ),
-    ] = None,
+    scheme: SchemeArg = None,
     d: DimOpt = None,
     length: LenOpt = None,
     dtype: DtypeOpt = "float32",
@@ -71,11 +68,12 @@ def generate(
     json_output: JsonOpt = False,
     quiet: QuietOpt = False,
     device: DeviceOpt = "cpu",
+    no_color: NoColorOpt = False,
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
     from pecli.cli.output import Output
 
-    out = Output(quiet=quiet)
+    out = Output(quiet=quiet, color=False if no_color else None)
     if list_presets:
         _print_presets(out, json_output)
         return

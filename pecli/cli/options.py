@@ -1,5 +1,8 @@
 """Option aliases shared by every command, and the scheme options built from the registry.
 
+Shell completion of scheme names, ``--preset`` values and parameter choices is driven by the same
+registry (:func:`complete_scheme`, :func:`complete_preset`), so a new scheme completes at once.
+
 Commands declare ``d: DimOpt = None`` instead of repeating an option's flags and help, and
 decorate themselves with :func:`scheme_options` to accept every scheme parameter of
 :data:`pecli.schemes.catalog.PARAMS` (``--base``, ``--layout``…) plus ``--preset``. The decorated
@@ -18,6 +21,68 @@ import typer
 from pecli.schemes.catalog import PARAMS
 
 SCHEME_PANEL = "Scheme options"
+
+
+def complete_scheme(incomplete: str) -> list[tuple[str, str]]:
+    """Shell completion of a scheme name: (name, summary) of every registered scheme starting with ``incomplete``.
+
+    >>> [name for name, _ in complete_scheme("binary")]
+    ['binary', 'binary-sine']
+    """
+    from pecli.schemes.catalog import SCHEMES
+
+    return [(s.name, s.summary) for s in SCHEMES.values() if s.name.startswith(incomplete)]
+
+
+def complete_preset(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    """Shell completion of ``--preset``: (name, "scheme: convention") of the presets starting with ``incomplete``.
+
+    Only the chosen scheme's presets once a scheme is on the command line; each name once.
+
+    >>> from pecli.cli.app import app
+    >>> context = typer.Context(typer.main.get_command(app))
+    >>> [name for name, _ in complete_preset(context, "fair")]
+    ['fairseq']
+    """
+    from pecli.schemes.catalog import PRESETS
+
+    scheme = _scheme_on_command_line(ctx)
+    presets = [p for p in PRESETS.values() if p.name.startswith(incomplete)]
+    if any(p.scheme == scheme for p in presets):
+        presets = [p for p in presets if p.scheme == scheme]
+    first = {p.name: p for p in reversed(presets)}  # the first registered wins, as for --preset NAME
+    return [
+        (name, f"{first[name].scheme}: {first[name].convention}") for name in dict.fromkeys(p.name for p in presets)
+    ]
+
+
+def _scheme_on_command_line(ctx: typer.Context) -> str | None:
+    """The scheme named on the command line being completed, if any."""
+    from pecli.schemes.catalog import SCHEMES
+
+    # while an option waits for its value, click leaves the positional arguments unparsed in ctx.args
+    scheme = (ctx.params or {}).get("scheme")
+    return scheme if scheme in SCHEMES else next((arg for arg in ctx.args if arg in SCHEMES), None)
+
+
+def _choices_completion(name: str) -> Any:
+    """Completion of a parameter whose values some scheme restricts (``--layout``), or None.
+
+    The chosen scheme's values once a scheme is on the command line, else every scheme's.
+    """
+    from pecli.schemes.catalog import SCHEMES
+
+    every = list(dict.fromkeys(value for s in SCHEMES.values() for value in s.choices.get(name, ())))
+    if not every:
+        return None
+
+    def complete(ctx: typer.Context, incomplete: str) -> list[str]:
+        scheme = _scheme_on_command_line(ctx)
+        allowed = SCHEMES[scheme].choices.get(name, every) if scheme else every
+        return [value for value in allowed if value.startswith(incomplete)]
+
+    return complete
+
 
 DimOpt = Annotated[Optional[int], typer.Option("--d", "--dim", help="Embedding dimension (columns).", metavar="INT")]
 LenOpt = Annotated[Optional[int], typer.Option("--len", "--length", help="Number of positions (rows).", metavar="INT")]
@@ -52,6 +117,16 @@ PresetOpt = Annotated[
         help="A named convention (pecli generate --list-presets).",
         metavar="NAME",
         rich_help_panel=SCHEME_PANEL,
+        autocompletion=complete_preset,
+    ),
+]
+SchemeArg = Annotated[
+    Optional[str],
+    typer.Argument(
+        metavar="[SCHEME]",
+        help="Scheme name (pecli schemes lists them).",
+        show_default=False,
+        autocompletion=complete_scheme,
     ),
 ]
 
@@ -60,7 +135,12 @@ def _scheme_parameter(name: str) -> inspect.Parameter:
     param = PARAMS[name]
     flags = [f"{param.flag}/{param.negative_flag}"] if param.negative_flag else [param.flag]
     option = typer.Option(
-        *flags, help=param.help, metavar=param.metavar, rich_help_panel=SCHEME_PANEL, show_default=False
+        *flags,
+        help=param.help,
+        metavar=param.metavar,
+        rich_help_panel=SCHEME_PANEL,
+        show_default=False,
+        autocompletion=_choices_completion(name),
     )
     return inspect.Parameter(
         name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[Optional[param.kind], option]

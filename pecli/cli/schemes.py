@@ -1,0 +1,127 @@
+"""``pecli schemes``: every scheme and preset of the registry, with formula, parameters and source."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from pecli.cli.options import JsonOpt
+
+HELP = """List every scheme and preset: formula in one line, parameters with defaults, source.
+
+Read from the scheme registry, so a new scheme appears here (and in every command) at once.
+
+Examples:
+
+\b
+  pecli schemes
+  pecli schemes --json
+"""
+
+
+def register(app: typer.Typer) -> None:
+    app.command("schemes", help=HELP, short_help="List every scheme and preset with its formula and source.")(schemes)
+
+
+def schemes(json_output: JsonOpt = False) -> None:
+    from pecli.cli.output import Output
+
+    out = Output()
+    document = catalog_document()
+    if json_output:
+        out.json(document)
+        return
+    for line in format_catalog(document):
+        out.data(line)
+
+
+def catalog_document() -> dict[str, list[dict[str, Any]]]:
+    """The registry as one JSON-ready document: ``{"schemes": [...], "presets": [...]}``.
+
+    >>> document = catalog_document()
+    >>> sinusoidal = next(s for s in document["schemes"] if s["name"] == "sinusoidal")
+    >>> sinusoidal["params"][0]
+    {'name': 'base', 'flag': '--base', 'default': 10000.0, 'choices': None}
+    """
+    from pecli.schemes.catalog import PARAMS, PRESETS, SCHEMES
+
+    def flag(name: str) -> str:
+        return PARAMS[name].flag if name in PARAMS else name
+
+    return {
+        "schemes": [
+            {
+                "name": scheme.name,
+                "summary": scheme.summary,
+                "formula": scheme.formula,
+                "params": [
+                    {
+                        "name": name,
+                        "flag": flag(name),
+                        "default": default,
+                        "choices": list(scheme.choices[name]) if name in scheme.choices else None,
+                    }
+                    for name, default in scheme.defaults.items()
+                ],
+                "presets": [p.name for p in PRESETS.values() if p.scheme == scheme.name],
+                "source": scheme.source,
+            }
+            for scheme in SCHEMES.values()
+        ],
+        "presets": [
+            {
+                "name": preset.name,
+                "scheme": preset.scheme,
+                "params": dict(preset.params),
+                "convention": preset.convention,
+                "source": preset.source,
+            }
+            for preset in PRESETS.values()
+        ],
+    }
+
+
+def format_catalog(document: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """The human-readable lines of :func:`catalog_document`: one block per scheme, then the presets.
+
+    >>> format_catalog(catalog_document())[3]
+    '  formula: PE[p, 2k] = sin(p / base^(2k/d)), PE[p, 2k+1] = cos(p / base^(2k/d))'
+    """
+    lines = ["Schemes:"]
+    for scheme in document["schemes"]:
+        lines += ["", f"{scheme['name']} — {scheme['summary']}", f"  formula: {scheme['formula']}"]
+        params = [_describe_param(p) for p in scheme["params"]]
+        lines.append(f"  options: {', '.join(params) if params else '(none)'}")
+        if scheme["presets"]:
+            lines.append(f"  presets: {', '.join(scheme['presets'])}")
+        lines.append(f"  source:  {scheme['source']}")
+    lines += ["", "Presets (--preset NAME):"]
+    for preset in document["presets"]:
+        params = " ".join(f"{k}={_show(v)}" for k, v in preset["params"].items())
+        lines += [
+            "",
+            f"{preset['name']} — {preset['scheme']}: {preset['convention']}",
+            f"  sets:    {params or '(nothing)'}",
+            f"  source:  {preset['source']}",
+        ]
+    return lines
+
+
+def _describe_param(param: dict[str, Any]) -> str:
+    """``--base 10000.0``, ``--layout interleaved|split (interleaved)``, ``--cos-first (off)``.
+
+    >>> _describe_param({"flag": "--layout", "default": "split", "choices": ["interleaved", "split"]})
+    '--layout interleaved|split (split)'
+    """
+    if param["choices"]:
+        return f"{param['flag']} {'|'.join(param['choices'])} ({_show(param['default'])})"
+    return f"{param['flag']} {_show(param['default'])}"
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)

@@ -1,0 +1,131 @@
+"""``pecli info`` (headers, metadata, --stats, huge sparse files) and ``pecli schemes`` (the registry)."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+
+import numpy as np
+import pytest
+
+import pecli
+from pecli.schemes.catalog import PARAMS, PRESETS, SCHEMES, get_preset
+from pecli.tables import Tensor, write_tensors
+from tests.conftest import assert_clean_error, run_pecli
+
+
+def _safetensors_header_only(path, tensors: dict, metadata: dict, data_bytes: int) -> None:
+    """A safetensors file whose data region is a hole (truncate): nothing but the header is written."""
+    header = dict(tensors)
+    header["__metadata__"] = metadata
+    raw = json.dumps(header).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(path, "wb") as handle:
+        handle.write(struct.pack("<Q", len(raw)) + raw)
+        handle.truncate(8 + len(raw) + data_bytes)
+
+
+def test_info_of_a_pecli_file_names_scheme_parameters_and_stats(cli, tmp_path):
+    target = tmp_path / "fs.safetensors"
+    assert cli("generate", "--preset", "fairseq", "--d", "8", "--len", "6", "-o", str(target)).code == 0
+    result = cli("info", str(target), "--stats", "--json")
+    assert result.code == 0, result.stderr
+    report = json.loads(result.out)
+    expected = pecli.encode(None, 6, 8, preset="fairseq").astype(np.float64)
+    (tensor,) = report["tensors"]
+    assert tensor["name"] == "pe" and tensor["shape"] == [6, 8] and tensor["dtype"] == "float32"
+    assert tensor["nbytes"] == 6 * 8 * 4 and report["size"] == os.path.getsize(target)
+    for stat, value in (("min", expected.min()), ("max", expected.max()), ("mean", expected.mean())):
+        assert tensor["stats"][stat] == pytest.approx(value, abs=1e-6)
+    assert tensor["stats"]["std"] == pytest.approx(expected.std(), abs=1e-6)
+    assert report["pecli"]["scheme"] == "sinusoidal" and report["pecli"]["preset"] == "fairseq"
+    assert report["pecli"]["params"] == {**SCHEMES["sinusoidal"].defaults, **get_preset("fairseq").params}
+    text = cli("info", str(target)).out
+    assert "pe  [6, 8]  float32  192 B" in text
+    assert "sinusoidal (preset fairseq)" in text and "offset=2" in text and "min" not in text
+
+
+def test_info_lists_every_tensor_of_a_checkpoint_and_its_own_metadata(cli, tmp_path):
+    target = tmp_path / "model.safetensors"
+    tensors = {
+        "encoder.pos_embed": Tensor.from_array(np.arange(12, dtype=np.float16).reshape(3, 4)),
+        "head.bias": Tensor.from_array(np.array([-2, 5], dtype=np.int64)),
+    }
+    write_tensors(str(target), tensors, fmt="safetensors", metadata={"format": "pt", "note": "[/x] kept"})
+    report = json.loads(cli("info", str(target), "--json", "--stats").out)
+    by_name = {t["name"]: t for t in report["tensors"]}
+    assert by_name["encoder.pos_embed"]["shape"] == [3, 4] and by_name["encoder.pos_embed"]["dtype"] == "float16"
+    assert by_name["encoder.pos_embed"]["stats"]["max"] == 11 and by_name["head.bias"]["stats"]["mean"] == 1.5
+    assert report["pecli"] is None and report["metadata"] == {"format": "pt", "note": "[/x] kept"}
+    only = json.loads(cli("info", str(target), "--key", "head.bias", "--json").out)
+    assert [t["name"] for t in only["tensors"]] == ["head.bias"] and "stats" not in only["tensors"][0]
+    text = cli("info", str(target)).out
+    assert "metadata:\n  format: pt\n  note: [/x] kept" in text
+
+
+def test_info_of_npy_from_stdin_with_stats(tmp_path):
+    generated = run_pecli("generate", "count", "--d", "3", "--len", "4", "-o", "-")
+    result = run_pecli("info", "-", "--stats", "--json", stdin=generated.stdout)
+    assert result.code == 0, result.stderr
+    (tensor,) = json.loads(result.out)["tensors"]
+    assert tensor["shape"] == [4, 3] and tensor["stats"] == {"min": 0.0, "max": 3.0, "mean": 1.5, "std": 1.25**0.5}
+
+
+def test_info_reads_only_the_header_of_a_terabyte_file(cli, tmp_path):
+    target = tmp_path / "huge.safetensors"
+    shape = [1 << 20, 1 << 18]  # 1 TiB of float32, never written: the file is sparse
+    nbytes = 4 * shape[0] * shape[1]
+    _safetensors_header_only(
+        target, {"w": {"dtype": "F32", "shape": shape, "data_offsets": [0, nbytes]}}, {"format": "pt"}, nbytes
+    )
+    assert os.stat(target).st_blocks * 512 < 1 << 20  # really a hole, not a terabyte on disk
+    result = cli("info", str(target), "--json")
+    assert result.code == 0, result.stderr
+    assert json.loads(result.out)["tensors"] == [{"name": "w", "shape": shape, "dtype": "float32", "nbytes": nbytes}]
+    # 1 TiB of data + 2 TiB of float64 scratch for std
+    assert_clean_error(cli("info", str(target), "--stats"), 2, "3.0 TiB", "memory", "drop --stats")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["missing.npy"], ["no such file", "or - for stdin"]),
+        (["notes.txt"], ["not a .npy"]),
+        (["pe.safetensors", "--key", "pos"], ["no tensor 'pos'", "pe"]),
+        ([], ["missing argument"]),
+    ],
+)
+def test_info_bad_input(cli, tmp_path, args, words):
+    (tmp_path / "notes.txt").write_text("hello")
+    assert cli("generate", "--d", "2", "--len", "2", "-o", str(tmp_path / "pe.safetensors")).code == 0
+    args = [str(tmp_path / a) if a.endswith((".npy", ".txt", ".safetensors")) else a for a in args]
+    assert_clean_error(cli("info", *args), 2, *words)
+
+
+def test_schemes_json_is_the_registry(cli):
+    result = cli("schemes", "--json")
+    assert result.code == 0 and result.stderr == ""
+    document = json.loads(result.out)
+    assert [s["name"] for s in document["schemes"]] == list(SCHEMES)
+    assert [(p["scheme"], p["name"]) for p in document["presets"]] == [(p.scheme, p.name) for p in PRESETS.values()]
+    for entry in document["schemes"]:
+        scheme = SCHEMES[entry["name"]]
+        assert entry["formula"] == scheme.formula and entry["source"] == scheme.source
+        assert {p["name"]: p["default"] for p in entry["params"]} == dict(scheme.defaults)
+        assert [p["flag"] for p in entry["params"]] == [PARAMS[n].flag for n in scheme.defaults]
+        assert entry["presets"] == [p.name for p in PRESETS.values() if p.scheme == scheme.name]
+    fairseq = next(p for p in document["presets"] if p["name"] == "fairseq")
+    assert fairseq["params"]["offset"] == 2 and "sinusoidal_positional_embedding.py" in fairseq["source"]
+
+
+def test_schemes_text_has_one_line_formula_options_and_source_per_scheme(cli):
+    text = cli("schemes").out
+    for scheme in SCHEMES.values():
+        block = text.split(f"\n{scheme.name} — ", 1)[1].split("\n\n", 1)[0]
+        assert f"formula: {scheme.formula}" in block and f"source:  {scheme.source}" in block
+        for name in scheme.defaults:
+            assert PARAMS[name].flag in block
+    assert "--layout interleaved|split (interleaved)" in text and "--base 10000.0" in text
+    for preset in PRESETS.values():
+        assert f"\n{preset.name} — {preset.scheme}: {preset.convention}" in text

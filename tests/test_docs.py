@@ -1,0 +1,122 @@
+"""The generated docs (man page, completion scripts) are up to date and cover every command and option."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+
+from pecli.cli.app import COMMANDS, app
+from pecli.errors import ExitCode
+from tests.conftest import require_tool, run_pecli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("generate_docs", ROOT / "scripts" / "generate_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def man_text() -> str:
+    return (ROOT / "man" / "pecli.1").read_text(encoding="utf-8")
+
+
+def _plain(roff_text: str) -> str:
+    """The roff source with dash escapes undone, for searching option names."""
+    return roff_text.replace("\\-", "-").replace("\\fB", "").replace("\\fR", "").replace("\\fI", "")
+
+
+def test_committed_docs_are_what_the_generator_writes():
+    stale = [path for path, content in _generator().generated_files().items() if (ROOT / path).read_text() != content]
+    assert not stale, f"regenerate with: python scripts/generate_docs.py (stale: {stale})"
+
+
+def test_generator_check_mode_is_one_command():
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "generate_docs.py"), "--check"], capture_output=True, text=True
+    )
+    assert completed.returncode == 0, completed.stderr
+
+
+def _help_options(*command: str) -> set[str]:
+    result = run_pecli(*command, "--help")
+    assert result.code == 0, result.stderr
+    options: set[str] = set()
+    for line in result.out.split("Options:", 1)[1].splitlines():
+        column = re.match(r"^\s+(-\S.*?)(?:\s{2,}|$)", line)  # the option column, not wrapped help text
+        if column:
+            options.update(re.findall(r"(?<![\w-])(--?[a-z][a-z0-9-]*)", column.group(1)))
+    return options
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_option_in_help_is_in_its_man_section(man_text, command):
+    section = _plain(man_text).split(f'.SS "pecli {command} ', 1)[1].split("\n.SS ", 1)[0].split("\n.SH ", 1)[0]
+    options = _help_options(command)
+    assert "--help" in options and len(options) > 2
+    missing = sorted(option for option in options if not re.search(rf"(?<![\w-]){option}(?![\w-])", section))
+    assert not missing, f"{command}: {missing} missing from man/pecli.1 (python scripts/generate_docs.py)"
+
+
+def test_man_page_has_root_options_exit_codes_and_examples(man_text):
+    plain = _plain(man_text)
+    assert _help_options() <= set(re.findall(r"--?[a-z][a-z0-9-]*", plain.split(".SH COMMANDS")[0]))
+    exit_section = plain.split(".SH EXIT STATUS", 1)[1].split(".SH ", 1)[0]
+    assert [int(code) for code in re.findall(r"^(\d+)$", exit_section, re.M)] == [int(c) for c in ExitCode]
+    examples = plain.split(".SH EXAMPLES", 1)[1].split(".SH ", 1)[0]
+    assert "pecli generate --d 512 --len 2048 -o pe.safetensors" in examples
+    assert "pecli info" in examples and "pecli schemes --json" in examples
+
+
+def test_readme_exit_codes_match_the_enum():
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("## Exit codes", 1)[1]
+    assert [int(code) for code in re.findall(r"^\| (\d+) \|", table, re.M)] == [int(c) for c in ExitCode]
+
+
+def test_groff_reports_no_warnings():
+    require_tool("groff")
+    completed = subprocess.run(
+        ["groff", "-man", "-ww", "-z", str(ROOT / "man" / "pecli.1")], capture_output=True, text=True
+    )
+    assert completed.returncode == 0 and completed.stderr == "", completed.stderr
+
+
+def test_man_page_renders_every_help_text_literally():
+    """Rendered, the page holds every option's help as written: unicode, brackets, dashes."""
+    require_tool("groff")
+    completed = subprocess.run(
+        ["groff", "-man", "-Tutf8", "-P-cbou", str(ROOT / "man" / "pecli.1")], capture_output=True, text=True
+    )
+    # compare without whitespace and groff's hyphenation marks (U+2010) at line ends
+    rendered = "".join(completed.stdout.split()).replace("\u2010", "")
+    root = typer.main.get_command(app)
+    helps = {"".join(p.help.split()) for name in COMMANDS for p in root.commands[name].params if getattr(p, "help", "")}
+    assert any(not text.isascii() for text in helps) and any("[" in text for text in helps)
+    missing = sorted(text for text in helps if text not in rendered)
+    assert not missing, missing
+    assert "pecligenerate--d512--len2048-ope.safetensors" in rendered
+
+
+def test_readme_console_examples_show_real_output(shell_env, tmp_path):
+    """The ```console blocks of README's generate, info and schemes sections, run in order in one folder."""
+    sections = (ROOT / "README.md").read_text().split("\n### ")
+    mine = [s for s in sections if s.startswith(("`pecli generate`", "`pecli info`", "`pecli schemes`"))]
+    blocks = [block for section in mine for block in re.findall(r"```console\n(.*?)```", section, re.S)]
+    assert len(blocks) >= 3
+    for block in blocks:
+        for command, expected in re.findall(r"^\$ (.*)\n((?:(?!\$ ).*\n)*)", block, re.M):
+            completed = subprocess.run(
+                ["bash", "-c", command], capture_output=True, text=True, env=shell_env, cwd=tmp_path, timeout=120
+            )
+            assert completed.returncode == 0, (command, completed.stderr)
+            assert completed.stdout + completed.stderr == expected, command
