@@ -265,6 +265,11 @@ CASES: list[Case] = [
     case("info missing.safetensors", 2, "no such file"),
     case("info junk.npy", 2, "not a .npy", files=("junk.npy",)),
     case("info long-header.safetensors", 2, "truncated", files=("long-header.safetensors",)),
+    case("info overlap.safetensors", 2, "overlaps", files=("overlap.safetensors",)),
+    case("info ckpt.safetensors --key nope", 2, "nope", files=("ckpt.safetensors",)),
+    case("info runs-code.pt", 2, "weights_only", files=("runs-code.pt",)),
+    case("info -", 2, "empty"),
+    case("schemes nope", 2, "unexpected", "nope"),
     # -- timestep
     case("timestep 1 abc --dim 4", 2, "'abc'"),
     case("timestep - --dim 4", 2, "empty"),
