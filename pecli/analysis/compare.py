@@ -144,18 +144,27 @@ def named_permutations(dim: int) -> dict[tuple[int, ...], str]:
 
     split_of_interleaved = evens + odds
     swapped_split_of_interleaved = odds + evens
-    return {
-        tuple(split_of_interleaved): "A interleaved [sin, cos, …], B split [sin … | cos …]: "
-        "B holds A's even columns, then its odd columns",
-        inverse(split_of_interleaved): "A split [sin … | cos …], B interleaved [sin, cos, …]: "
-        "B alternates the columns of A's two halves",
-        tuple(j + 1 if j % 2 == 0 else j - 1 for j in range(dim)): "the sin/cos order (interleaved layout): "
-        "each adjacent pair of columns swapped",
-        tuple(list(range(half, dim)) + list(range(half))): "the sin/cos order (split layout): the two halves swapped",
-        tuple(swapped_split_of_interleaved): "A interleaved, B split with the other sin/cos order: "
-        "B holds A's odd columns, then its even columns",
-        inverse(swapped_split_of_interleaved): "A split, B interleaved with the other sin/cos order",
-    }
+    named = (
+        (
+            split_of_interleaved,
+            "A interleaved [sin, cos, …], B split [sin … | cos …]: B holds A's even columns, then its odd columns",
+        ),
+        (inverse(split_of_interleaved), "A split [sin … | cos …], B interleaved [sin, cos, …]"),
+        (
+            [j + 1 if j % 2 == 0 else j - 1 for j in range(dim)],
+            "the sin/cos order (interleaved layout): each adjacent pair of columns swapped",
+        ),
+        (list(range(half, dim)) + list(range(half)), "the sin/cos order (split layout): the two halves swapped"),
+        (
+            swapped_split_of_interleaved,
+            "A interleaved, B split with the other sin/cos order: B holds A's odd columns, then its even columns",
+        ),
+        (inverse(swapped_split_of_interleaved), "A split, B interleaved with the other sin/cos order"),
+    )
+    permutations: dict[tuple[int, ...], str] = {}
+    for perm, meaning in named:  # at d = 4 a reordering can be its own inverse: the first meaning stays
+        permutations.setdefault(tuple(perm), meaning)
+    return permutations
 
 
 def _match_columns(a: np.ndarray, b: np.ndarray, tolerance: float) -> list[int] | None:

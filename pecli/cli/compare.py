@@ -79,7 +79,13 @@ def compare(
         extra = [flag for flag, value in (("-o", output), ("--key", key or key_a or key_b)) if value]
         if extra:
             raise ParameterError(f"{', '.join(extra)} do not apply to --properties", hint="drop them")
-        _property_report(out, tables, dim=d or PROPERTY_DIM, length=length or PROPERTY_LEN, json_output=json_output)
+        _property_report(
+            out,
+            tables,
+            dim=PROPERTY_DIM if d is None else d,
+            length=PROPERTY_LEN if length is None else length,
+            json_output=json_output,
+        )
         return
     if len(tables) != 2:
         raise ParameterError(
