@@ -1,0 +1,310 @@
+"""The terminal heatmap: numpy and string building only (no matplotlib, rich or torch imports).
+
+Each character cell shows two table rows with the upper half block '▀': its foreground colour is
+the upper row, its background the lower one. Colours follow matplotlib's RdBu (ColorBrewer), in
+24-bit "truecolor", the nearest of the xterm 256-colour palette, or, without colour, one row per
+line drawn with the character ramp :data:`RAMP`. Large tables are block-averaged first
+(:func:`pecli.render.downsample.block_average`), never strided.
+
+>>> import numpy as np
+>>> print(heatmap(np.array([[-1.0, 0.0, 1.0]]), width=40, height=8, color="none",
+...               x_label="Embedding Dimension", y_label="Position"))
+Position ↓  Embedding Dimension →
+   0 2
+  ┌┬─┬
+0 ┤ +@
+   [ .:-=+*#%@] -1 … 1
+   values -1 … 1; 1 × 3
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from pecli.render.downsample import block_average
+from pecli.render.scale import color_limits, value_range
+
+__all__ = ["COLOR_MODES", "RAMP", "RDBU", "color_mode", "heatmap", "rdbu_lut"]
+
+#: the character ramp for output without colour, lowest value first
+RAMP = " .:-=+*#%@"
+COLOR_MODES = ("truecolor", "256", "none")
+#: ColorBrewer's 11-class RdBu, the anchors of matplotlib's "RdBu" (matplotlib/_cm.py, _RdBu_data), low to high
+RDBU: tuple[tuple[int, int, int], ...] = (
+    (103, 0, 31),
+    (178, 24, 43),
+    (214, 96, 77),
+    (244, 165, 130),
+    (253, 219, 199),
+    (247, 247, 247),
+    (209, 229, 240),
+    (146, 197, 222),
+    (67, 147, 195),
+    (33, 102, 172),
+    (5, 48, 97),
+)
+#: matplotlib's default colormap resolution (rcParams["image.lut"])
+LUT_SIZE = 256
+_UPPER_HALF, _LOWER_HALF = "▀", "▄"
+_RESET = "\x1b[0m"
+_DEFAULT_BACKGROUND = "\x1b[49m"
+_MASKED_CHAR = "?"
+#: lines around the plot: the axis caption, the tick labels, the tick marks, the legend and the value line
+_FRAME_LINES = 5
+
+
+def rdbu_lut() -> np.ndarray:
+    """RdBu as matplotlib builds it: the 11 anchors evenly spaced, interpolated linearly to 256 RGB rows.
+
+    >>> lut = rdbu_lut()
+    >>> lut.shape, lut[0].tolist(), lut[-1].tolist()
+    ((256, 3), [103, 0, 31], [5, 48, 97])
+    """
+    anchors = np.asarray(RDBU, dtype=np.float64) / 255.0
+    where = np.linspace(0.0, 1.0, len(RDBU))
+    samples = np.linspace(0.0, 1.0, LUT_SIZE)
+    channels = [np.interp(samples, where, anchors[:, channel]) for channel in range(3)]
+    # matplotlib's to_rgba(bytes=True) truncates value * 255
+    return (np.stack(channels, axis=1) * 255).astype(np.uint8)
+
+
+def _xterm_palette() -> np.ndarray:
+    """RGB of xterm colours 16-255 (the 6×6×6 cube and the grey ramp; 0-15 follow the user's theme)."""
+    levels = np.array([0, 95, 135, 175, 215, 255])
+    cube = np.array([(r, g, b) for r in levels for g in levels for b in levels])
+    greys = np.array([(8 + 10 * i,) * 3 for i in range(24)])
+    return np.concatenate([cube, greys])
+
+
+def _nearest_xterm(rgb: np.ndarray) -> np.ndarray:
+    palette = _xterm_palette().astype(np.float64)
+    distances = ((rgb[:, None, :].astype(np.float64) - palette[None, :, :]) ** 2).sum(axis=2)
+    return distances.argmin(axis=1) + 16
+
+
+@functools.lru_cache(maxsize=2)
+def _sgr_codes(color: str) -> tuple[list[str], list[str]]:
+    """Foreground and background escape sequences for each of the LUT_SIZE colours."""
+    lut = rdbu_lut()
+    if color == "truecolor":
+        fg = [f"\x1b[38;2;{r};{g};{b}m" for r, g, b in lut.tolist()]
+        bg = [f"\x1b[48;2;{r};{g};{b}m" for r, g, b in lut.tolist()]
+    else:
+        indices = _nearest_xterm(lut).tolist()
+        fg = [f"\x1b[38;5;{n}m" for n in indices]
+        bg = [f"\x1b[48;5;{n}m" for n in indices]
+    return fg, bg
+
+
+def color_mode(
+    output: Any, force_terminal: bool = False, no_color: bool = False, environ: Mapping[str, str] | None = None
+) -> str:
+    """ "truecolor", "256" or "none" for a heatmap written to ``output``'s stdout.
+
+    No colour with ``--no-color``, ``NO_COLOR`` (https://no-color.org), ``TERM=dumb``, or a stdout
+    that is not a terminal (unless ``force_terminal``, i.e. ``--terminal``). Otherwise 24-bit colour
+    when ``COLORTERM`` says ``truecolor`` or ``24bit``, and the xterm 256-colour palette for any
+    other terminal (what ``TERM=xterm-256color``, ``screen-256color``, ``tmux-256color`` offer).
+
+    Args:
+        output: an object with a ``stdout_is_terminal`` attribute, such as :class:`pecli.cli.output.Output`.
+        force_terminal: draw colours even when stdout is not a terminal.
+        no_color: the ``--no-color`` flag.
+        environ: the environment to read (default ``os.environ``).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> tty = SimpleNamespace(stdout_is_terminal=True)
+        >>> color_mode(tty, environ={"TERM": "xterm-256color", "COLORTERM": "truecolor"})
+        'truecolor'
+        >>> color_mode(tty, environ={"TERM": "xterm-256color"}), color_mode(tty, environ={"TERM": "dumb"})
+        ('256', 'none')
+        >>> color_mode(SimpleNamespace(stdout_is_terminal=False), environ={"COLORTERM": "24bit"})
+        'none'
+    """
+    environ = os.environ if environ is None else environ
+    if no_color or "NO_COLOR" in environ or environ.get("TERM") == "dumb":
+        return "none"
+    if not (force_terminal or getattr(output, "stdout_is_terminal", False)):
+        return "none"
+    if environ.get("COLORTERM", "").lower() in ("truecolor", "24bit"):
+        return "truecolor"
+    return "256"
+
+
+def _format_value(value: float) -> str:
+    text = f"{value:.4g}"
+    return "0" if text == "-0" else text
+
+
+def _nice_step(span: int, most: int) -> int:
+    """The smallest 1, 2 or 5 × 10^k integer step giving at most ``most`` ticks over ``span`` indices."""
+    raw = max(span / max(most, 1), 1.0)
+    magnitude = 10 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 5, 10):
+        if factor * magnitude >= raw:
+            return int(factor * magnitude)
+    return int(10 * magnitude)  # pragma: no cover - the loop always returns
+
+
+def _ticks(edges: np.ndarray, start: int, most: int) -> list[tuple[int, int]]:
+    """(cell, label) pairs: round indices ``start + k·step`` and the display cell that holds each."""
+    span = int(edges[-1])
+    step = _nice_step(span, most)
+    first = -(-start // step) * step
+    return [
+        (int(np.searchsorted(edges, value - start, side="right")) - 1, value)
+        for value in range(first, start + span, step)
+    ]
+
+
+def _truncate(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def heatmap(
+    matrix: np.ndarray,
+    *,
+    width: int,
+    height: int,
+    color: str,
+    x_label: str,
+    y_label: str,
+    title: str | None = None,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    x_ticks_from: int = 0,
+    y_ticks_from: int = 0,
+) -> str:
+    """Draw a 2-D table as a text block of at most ``width`` columns and ``height`` lines.
+
+    The block holds the title, the axis caption, dimension ticks along the top, position ticks
+    down the side, the heatmap, a colour legend with the colour limits, and the finite value
+    range. Colour limits default to symmetric around 0 (:func:`pecli.render.scale.color_limits`);
+    NaN and ±inf are masked (blank in colour, ``?`` without). The table is block-averaged to fit.
+
+    Args:
+        matrix: a 2-D array, rows = positions.
+        width, height: the size of the whole text block in character cells.
+        color: "truecolor", "256" or "none" (see :func:`color_mode`).
+        x_label, y_label: axis names, e.g. "Embedding Dimension" and "Position".
+        title: a first line, e.g. the scheme and its parameters.
+        vmin, vmax: colour limits.
+        x_ticks_from, y_ticks_from: the index of the first column and row (after ``--cols/--rows``).
+
+    Returns:
+        The text, lines joined by newlines, without a final newline.
+
+    Example:
+        >>> text = heatmap(np.eye(4), width=40, height=12, color="truecolor", x_label="x", y_label="y")
+        >>> text.count("▀"), "\\x1b[38;2;5;48;97m" in text  # 2 lines of 4 cells; 1 is RdBu's darkest blue
+        (8, True)
+    """
+    if color not in COLOR_MODES:
+        raise ValueError(f"color must be one of {COLOR_MODES}, got {color!r}")
+    matrix = np.asarray(matrix)
+    if matrix.ndim != 2 or 0 in matrix.shape:
+        raise ValueError(f"heatmap takes a non-empty 2-D table, got shape {matrix.shape}")
+    data = value_range(matrix)
+    low, high = color_limits(data, vmin, vmax)
+
+    rows, cols = matrix.shape
+    label_width = len(str(y_ticks_from + rows - 1))
+    margin = label_width + 2
+    plot_lines = max(height - _FRAME_LINES - (1 if title else 0), 1)
+    rows_per_line = 1 if color == "none" else 2
+    shrunk = block_average(matrix, plot_lines * rows_per_line, max(width - margin, 1))
+    cells = shrunk.values
+    shown_rows, shown_cols = cells.shape
+
+    lines: list[str] = []
+    if title:
+        lines.append(_truncate(title, width))
+    lines.append(_truncate(f"{y_label} ↓  {x_label} →", width))
+
+    x_label_width = len(str(x_ticks_from + cols - 1))
+    x_ticks = _ticks(shrunk.col_edges, x_ticks_from, -(-shown_cols // (x_label_width + 1)))
+    tick_labels = [" "] * shown_cols
+    tick_marks = ["─"] * shown_cols
+    free_from = 0
+    for cell, value in x_ticks:
+        text = str(value)
+        if cell < free_from or cell + len(text) > shown_cols:
+            continue
+        tick_labels[cell : cell + len(text)] = text
+        tick_marks[cell] = "┬"
+        free_from = cell + len(text) + 1
+    lines.append(" " * margin + "".join(tick_labels).rstrip())
+    lines.append(" " * (margin - 1) + "┌" + "".join(tick_marks))
+
+    # colour indices as matplotlib's Normalize + Colormap compute them; -1 marks a masked cell
+    with np.errstate(invalid="ignore"):
+        scaled = np.clip((cells - low) / (high - low) * LUT_SIZE, 0, LUT_SIZE - 1)
+    indices = np.where(np.isfinite(cells), np.nan_to_num(scaled), -1).astype(np.int64)
+
+    text_lines = math.ceil(shown_rows / rows_per_line)
+    line_of_row = np.arange(shown_rows) // rows_per_line
+    y_labels: dict[int, int] = {}
+    for cell, value in _ticks(shrunk.row_edges, y_ticks_from, max(text_lines // 4, 1)):
+        line = int(line_of_row[cell])
+        if all(abs(line - other) > 1 for other in y_labels):
+            y_labels[line] = value
+    body = _ramp_lines(indices) if color == "none" else _color_lines(indices, *_sgr_codes(color))
+    for line, text in enumerate(body):
+        axis = f"{y_labels[line]:>{label_width}} ┤" if line in y_labels else " " * label_width + " │"
+        lines.append(axis + text)
+
+    lines.append(" " * margin + _legend(color, low, high))
+    masked = f"; {data.nonfinite} NaN/inf masked" if data.nonfinite else ""
+    averaged = f" shown as {shown_rows} × {shown_cols} block means" if shrunk.shrunk else ""
+    values = f"values {_format_value(data.low)} … {_format_value(data.high)}" if data.nonfinite < matrix.size else ""
+    lines.append(" " * margin + _truncate(f"{values}{masked}; {rows} × {cols}{averaged}".lstrip("; "), width - margin))
+    return "\n".join(lines)
+
+
+def _ramp_lines(indices: np.ndarray) -> list[str]:
+    ramp = np.array([*RAMP, _MASKED_CHAR])
+    steps = np.where(indices >= 0, indices * len(RAMP) // LUT_SIZE, len(RAMP))
+    return ["".join(row) for row in ramp[steps].tolist()]
+
+
+def _color_lines(indices: np.ndarray, fg: list[str], bg: list[str]) -> list[str]:
+    if indices.shape[0] % 2:
+        indices = np.vstack([indices, np.full((1, indices.shape[1]), -1)])
+    lines = []
+    for upper_row, lower_row in zip(indices[0::2].tolist(), indices[1::2].tolist(), strict=True):
+        parts: list[str] = []
+        current_fg = current_bg = None
+        for upper, lower in zip(upper_row, lower_row, strict=True):
+            if upper >= 0:  # '▀': foreground = upper row, background = lower row (or the terminal's)
+                char, want_fg, want_bg = _UPPER_HALF, fg[upper], bg[lower] if lower >= 0 else _DEFAULT_BACKGROUND
+            elif lower >= 0:
+                char, want_fg, want_bg = _LOWER_HALF, fg[lower], _DEFAULT_BACKGROUND
+            else:
+                char, want_fg, want_bg = " ", current_fg, _DEFAULT_BACKGROUND
+            if want_fg != current_fg:
+                parts.append(want_fg)
+                current_fg = want_fg
+            if want_bg != current_bg:
+                parts.append(want_bg)
+                current_bg = want_bg
+            parts.append(char)
+        parts.append(_RESET)
+        lines.append("".join(parts))
+    return lines
+
+
+def _legend(color: str, low: float, high: float) -> str:
+    """The colour scale from ``low`` to ``high``: a gradient of 24 cells, or the character ramp."""
+    if color == "none":
+        return f"[{RAMP}] {_format_value(low)} … {_format_value(high)}"
+    _, bg = _sgr_codes(color)
+    steps = 24
+    gradient = "".join(bg[round(i * (LUT_SIZE - 1) / (steps - 1))] + " " for i in range(steps))
+    return f"{_format_value(low)} {gradient}{_RESET} {_format_value(high)}"
