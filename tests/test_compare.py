@@ -220,3 +220,10 @@ def test_properties_bad_input(cli, tmp_path):
     assert_clean_error(cli("compare", "--properties", table), 2, "measures schemes", "file")
     assert_clean_error(cli("compare", "--properties", "sinusoidal", "-o", "x.png"), 2, "-o", "--properties")
     assert_clean_error(cli("compare", "--properties", "sinusoidal", "--len", "0"), 2, "--len")
+
+
+def test_difference_figure(cli, tmp_path):
+    target = tmp_path / "diff.png"
+    result = cli("compare", "sinusoidal", "fairseq", "--d", "16", "--len", "30", "-o", str(target))
+    assert result.code == 1 and target.read_bytes().startswith(b"\x89PNG")
+    assert f"wrote {target}" in result.stderr

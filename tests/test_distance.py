@@ -189,3 +189,29 @@ def test_a_matrix_too_large_is_refused_before_any_work(cli, tmp_path):
     result = cli("distance", "count", "--d", "1", "--len", "3000000", "-o", str(target))
     assert_clean_error(result, 2, "distance matrix")
     assert not target.exists()
+
+
+def test_terminal_heatmap_and_profile_chart(cli):
+    result = cli("distance", "count", "--d", "2", "--len", "30", "--metric", "euclidean", "--no-color")
+    assert result.code == 0, result.stderr
+    lines = result.out.splitlines()
+    assert lines[0].startswith("euclidean — count") and "Position ↓  Position →" in lines[1]
+    assert max(len(line) for line in lines) <= 80 and len(lines) <= 24
+    assert "\x1b[" not in result.out
+    chart = cli("distance", "binary", "--d", "6", "--len", "64", "--profile", "--metric", "euclidean").out
+    assert "│" in chart and "•" in chart  # binary: distance(x, x+h) varies with x
+    flat = cli("distance", "sinusoidal", "--d", "16", "--len", "64", "--profile").out
+    assert "•" in flat and "│" not in flat.split("\n", 1)[1].replace("┤", "")  # sinusoidal: it does not
+
+
+@pytest.mark.parametrize("profile", [False, True])
+@pytest.mark.parametrize("suffix", ["png", "svg"])
+def test_figures(cli, tmp_path, profile, suffix):
+    target = tmp_path / f"figure.{suffix}"
+    args = ["distance", "sinusoidal", "--d", "16", "--len", "40", "-o", str(target)] + (
+        ["--profile"] if profile else []
+    )
+    result = cli(*args)
+    assert result.code == 0, result.stderr
+    head = target.read_bytes()[:64]
+    assert head.startswith(b"\x89PNG") if suffix == "png" else b"<svg" in target.read_bytes()[:2000]

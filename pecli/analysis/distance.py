@@ -174,21 +174,32 @@ def offset_profile(
         raise ParameterError(f"max offset must be >= 0, got {max_offset}", hint="e.g. --max-offset 1024")
     max_offset = min(max_offset, length - 1)
     width = max_offset + 1
-    step = int(min(max(1, tile_bytes // (8 * (width + 64))), 1024))
+    # a tile of `step` rows spans step + max_offset columns, of which max_offset + 1 per row are used:
+    # about max_offset rows per tile wastes at most half, within the memory budget and 1024 rows
+    step = int(max(1, min(1024, max(32, width), tile_bytes // (8 * (width + 64)))))
     total = np.zeros(width)
     low = np.full(width, np.inf)
     high = np.full(width, -np.inf)
     for start in range(0, length, step):
         rows = range(start, min(start + step, length))
         columns = range(start, min(rows.stop + max_offset, length))
-        # tile column c is position start + c; NaN past the table's end
-        tile = np.full((len(rows), len(rows) + max_offset), np.nan)
-        tile[:, : len(columns)] = positions.tile(metric, rows, columns)
+        # tile column c is position start + c; only the last tiles reach past the table's end (NaN there)
+        tile = positions.tile(metric, rows, columns)
+        complete = tile.shape[1] == len(rows) + max_offset
+        if not complete:
+            padded = np.full((len(rows), len(rows) + max_offset), np.nan)
+            padded[:, : len(columns)] = tile
+            tile = padded
         # band[r, h] = tile[r, r + h]: the pair (start + r, start + r + h), a view, no copy
         band = as_strided(tile, shape=(len(rows), width), strides=(tile.strides[0] + tile.strides[1], tile.strides[1]))
-        total += np.nansum(band, axis=0)
-        np.fmin(low, np.fmin.reduce(band, axis=0), out=low)
-        np.fmax(high, np.fmax.reduce(band, axis=0), out=high)
+        if complete:
+            total += band.sum(axis=0)
+            np.minimum(low, band.min(axis=0), out=low)
+            np.maximum(high, band.max(axis=0), out=high)
+        else:
+            total += np.nansum(band, axis=0)
+            np.fmin(low, np.fmin.reduce(band, axis=0), out=low)
+            np.fmax(high, np.fmax.reduce(band, axis=0), out=high)
     offsets = np.arange(width)
     count = length - offsets
     return OffsetProfile(metric, offsets, total / count, low, high, count)

@@ -262,12 +262,16 @@ def _check_figure_path(path: str) -> None:
 
 def _save_difference_figure(path: str, first: Any, second: Any) -> None:
     """A, B and A − B side by side: the one rendering step of compare."""
-    from pecli.render.image import save_heatmaps
+    import numpy as np
 
+    from pecli.render.charts import save_heatmaps
+
+    a, b = np.asarray(first.array, dtype=np.float64), np.asarray(second.array, dtype=np.float64)
     save_heatmaps(
-        [first.array, second.array, first.array.astype("float64") - second.array.astype("float64")],
+        [a, b, a - b],
         path,
         titles=[f"A: {first.label}", f"B: {second.label}", "A − B"],
-        x_label="Dimension",
+        x_label="Embedding Dimension",
         y_label="Position",
+        shared=2,
     )

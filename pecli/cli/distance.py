@@ -28,7 +28,7 @@ or -o - writes the matrix itself (streamed in row blocks, so it never has to fit
 --profile gives, for each offset h = j − i, the mean, min and max of the metric over all pairs
 at that offset (the metrics are symmetric, so h ≥ 0): a chart, a figure with -o FILE.png, the
 columns offset, mean, min, max with -o FILE.npy|csv|-, or numbers with --json. It never builds the
-matrix; on tables longer than 16384 positions it stops at offset 4096 unless --max-offset says
+matrix; on tables longer than 16384 positions it stops at offset 1024 unless --max-offset says
 otherwise. For the sinusoidal table the dot product depends on |h| only and decays with it.
 
 Examples:
@@ -42,8 +42,7 @@ Examples:
 
 #: above this many positions, --profile stops at offset DEFAULT_MAX_OFFSET unless told otherwise
 LONG_TABLE = 16384
-DEFAULT_MAX_OFFSET = 4096
-IMAGE_FORMATS = ("png", "svg", "pdf")
+DEFAULT_MAX_OFFSET = 1024
 
 
 def register(app: typer.Typer) -> None:
@@ -109,7 +108,7 @@ def distance(
     if profile:
         _profile(out, vectors, metric, positions, max_offset, output, fmt, kind, title, json_output)
     else:
-        _matrix(out, vectors, metric, positions, output, fmt, kind, title, json_output)
+        _matrix(out, vectors, metric, positions, output, fmt, kind, title, json_output, no_color)
 
 
 def _output_kind(output: str | None, fmt: str | None) -> str | None:
@@ -124,7 +123,7 @@ def _output_kind(output: str | None, fmt: str | None) -> str | None:
 
     check_output_path(output)
     extension = os.path.splitext(output)[1].lstrip(".").lower()
-    if fmt is None and extension in IMAGE_FORMATS:
+    if fmt is None and extension in ("png", "svg", "pdf"):
         return "image"
     format_for(output, fmt)
     return "data"
@@ -178,6 +177,7 @@ def _matrix(
     kind: str | None,
     title: str,
     json_output: bool,
+    no_color: bool,
 ) -> None:
     from pecli.analysis.distance import distance_blocks, distance_matrix
     from pecli.schemes import check_fits_in_memory
@@ -196,10 +196,10 @@ def _matrix(
     if json_output:
         out.json({"metric": metric, "positions": [positions.start, positions.stop], "matrix": matrix.tolist()})
     elif kind == "image":
-        _save_matrix_figure(output, matrix, positions, title)
-        out.note(f"wrote {output}")
+        note = _save_matrix_figure(output, matrix, positions, metric, title)
+        out.note(f"wrote {output}" + (f" ({note})" if note else ""))
     else:
-        out.data(_terminal_heatmap(out, matrix, positions, title))
+        out.data(_terminal_heatmap(out, matrix, positions, metric, title, no_color))
 
 
 def _profile(
@@ -233,45 +233,85 @@ def _profile(
         _save_profile_figure(output, result, title)
         out.note(f"wrote {output}")
     else:
-        out.data(_terminal_profile(out, result, title))
+        out.data(_terminal_profile(result, title))
 
 
-# -- rendering: one small function each, over pecli.render -----------------------------------
+# -- rendering: one small function each, over pecli.render ------------------------------------
+
+#: colour limits per metric: distances are >= 0 and cosines lie in [−1, 1]; dot is symmetric around 0
+_LIMITS = {"euclidean": (0.0, None), "cosine": (-1.0, 1.0), "dot": (None, None)}
 
 
-def _terminal_heatmap(out: Any, matrix: Any, positions: range, title: str) -> str:
-    from pecli.render.terminal import heatmap
+def _limits(metric: str, matrix: Any) -> tuple[float | None, float | None]:
+    low, high = _LIMITS[metric]
+    if metric == "euclidean":
+        high = max(float(matrix.max()), 1e-300)
+    return low, high
+
+
+def _terminal_heatmap(out: Any, matrix: Any, positions: range, metric: str, title: str, no_color: bool) -> str:
+    from pecli.render.terminal import color_mode, heatmap
 
     width, height = _terminal_size()
+    low, high = _limits(metric, matrix)
     return heatmap(
-        matrix, width=width, height=height, color=out.color, x_label="Position", y_label="Position", title=title
+        matrix,
+        width=width,
+        height=height,
+        color=color_mode(out, no_color=no_color),
+        x_label="Position",
+        y_label="Position",
+        title=title,
+        vmin=low,
+        vmax=high,
+        x_ticks_from=positions.start,
+        y_ticks_from=positions.start,
     )
 
 
-def _save_matrix_figure(path: str, matrix: Any, positions: range, title: str) -> None:
+def _save_matrix_figure(path: str, matrix: Any, positions: range, metric: str, title: str) -> str | None:
+    import textwrap
+
     from pecli.render.image import save_heatmap
 
-    save_heatmap(matrix, path, title=title, x_label="Position", y_label="Position")
+    low, high = _limits(metric, matrix)
+    return save_heatmap(
+        matrix,
+        path,
+        title=textwrap.fill(title, 70),
+        x_label="Position",
+        y_label="Position",
+        vmin=low,
+        vmax=high,
+        figsize=(7, 6),
+        x_ticks_from=positions.start,
+        y_ticks_from=positions.start,
+    )
 
 
-def _terminal_profile(out: Any, result: Any, title: str) -> str:
-    lines = [title, f"{'offset':>8} {'mean':>12} {'min':>12} {'max':>12}"]
-    step = max(1, len(result.offsets) // 16)
-    for h in range(0, len(result.offsets), step):
-        lines.append(f"{h:>8} {result.mean[h]:>12.6g} {result.min[h]:>12.6g} {result.max[h]:>12.6g}")
-    return "\n".join(lines)
+def _terminal_profile(result: Any, title: str) -> str:
+    from pecli.render.charts import profile_chart
+
+    width, height = _terminal_size()
+    return profile_chart(
+        result.offsets,
+        result.mean,
+        result.min,
+        result.max,
+        width=width,
+        height=min(height, 24),
+        title=title,
+        y_label=result.metric,
+    )
 
 
 def _save_profile_figure(path: str, result: Any, title: str) -> None:
-    from pecli.render.image import save_lines
+    import textwrap
 
-    save_lines(
-        result.offsets,
-        {"mean": result.mean, "min": result.min, "max": result.max},
-        path,
-        title=title,
-        x_label="Offset h = j − i",
-        y_label=result.metric,
+    from pecli.render.charts import save_profile
+
+    save_profile(
+        result.offsets, result.mean, result.min, result.max, path, title=textwrap.fill(title, 80), y_label=result.metric
     )
 
 
@@ -279,4 +319,4 @@ def _terminal_size() -> tuple[int, int]:
     import shutil
 
     size = shutil.get_terminal_size((80, 24))
-    return size.columns, max(8, size.lines - 4)
+    return size.columns, max(8, size.lines - 2)
