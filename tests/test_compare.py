@@ -8,6 +8,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pecli
 from pecli.analysis.compare import compare_tables, named_permutations
@@ -227,3 +229,43 @@ def test_difference_figure(cli, tmp_path):
     result = cli("compare", "sinusoidal", "fairseq", "--d", "16", "--len", "30", "-o", str(target))
     assert result.code == 1 and target.read_bytes().startswith(b"\x89PNG")
     assert f"wrote {target}" in result.stderr
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    length=st.integers(8, 40),
+    dim=st.integers(1, 12),
+    shift_fraction=st.floats(-0.5, 0.5),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_diagnosis_recovers_any_shift_and_permutation(length, dim, shift_fraction, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(length, dim))
+    shift = int(shift_fraction * length)
+    permutation = rng.permutation(dim)
+    b = rng.normal(size=(length, dim))  # rows outside the shared ones are unrelated
+    shared = length - abs(shift)
+    if shift >= 0:
+        b[:shared] = a[shift:][:, permutation]
+    else:
+        b[-shift:] = a[:shared][:, permutation]
+    result = compare_tables(a, b)
+    if shift == 0 and (permutation == np.arange(dim)).all():
+        assert result.agree
+        return
+    assert not result.agree and result.diagnosis is not None
+    assert result.diagnosis.shift == shift
+    expected = None if (permutation == np.arange(dim)).all() else permutation.tolist()
+    assert result.diagnosis.permutation == expected
+
+
+def test_keys_pick_tensors(cli, tmp_path):
+    from pecli.tables import Tensor, write_tensors
+
+    path = str(tmp_path / "two.safetensors")
+    table = pecli.encode("sinusoidal", 12, 4)
+    write_tensors(path, {"enc": Tensor.from_array(table), "dec": Tensor.from_array(table + 1)}, fmt="safetensors")
+    assert cli("compare", path, path, "--key-a", "enc", "--key-b", "enc").code == 0
+    assert cli("compare", path, path, "--key-a", "enc", "--key-b", "dec").code == 1
+    assert cli("compare", path, "sinusoidal", "--key", "enc").code == 0
+    assert_clean_error(cli("compare", path, "sinusoidal"), 2, "enc", "dec")
