@@ -134,3 +134,22 @@ def test_bad_input(cli, tmp_path):
     bad = tmp_path / "nan.npy"
     np.save(bad, np.full((3, 4), np.nan, dtype=np.float32))
     assert_clean_error(cli("identify", str(bad)), 2, "NaN")
+
+
+@pytest.mark.parametrize("preset", ["fairseq", "guided-diffusion"])
+def test_bfloat16_tables_read_back_as_float32(preset, cli, tmp_path):
+    """safetensors and torch widen bfloat16 to float32; the values still carry bfloat16 rounding."""
+    path = tmp_path / "bf16.safetensors"
+    assert (
+        cli("generate", "--preset", preset, "--d", "32", "--len", "64", "--dtype", "bfloat16", "-o", str(path)).code
+        == 0
+    )
+    table = read_table(str(path)).array
+    assert table.dtype == np.float32
+    found = identify_table(table)
+    assert found.level == "exact" and preset in found.best.presets and found.dtype == "bfloat16"
+    assert found.command().endswith("--dtype bfloat16 -o pe.safetensors")
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()).astype(np.float32), table)
+    # a float16 table saved as float32 likewise
+    half = pecli.encode(None, 64, 32, preset=preset, dtype="float16").astype(np.float32)
+    assert identify_table(half).level == "exact" and identify_table(half).dtype == "float16"

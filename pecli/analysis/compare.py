@@ -21,7 +21,15 @@ import numpy as np
 
 from pecli.errors import ParameterError, TableFileError
 
-__all__ = ["Comparison", "Diagnosis", "compare_tables", "diagnose", "named_permutations", "rounding_tolerance"]
+__all__ = [
+    "Comparison",
+    "Diagnosis",
+    "compare_tables",
+    "diagnose",
+    "named_permutations",
+    "rounding_tolerance",
+    "value_precision",
+]
 
 #: unit roundoff of the dtypes tables come in; a table rounded once is within half of it times |value|
 _EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
@@ -65,6 +73,33 @@ def rounding_tolerance(*dtypes: str, scale: float = 1.0) -> float:
     return 4.0 * max(_EPSILON.get(str(name), _EPSILON["float64"]) for name in dtypes) * max(scale, 1e-30)
 
 
+def value_precision(table: np.ndarray) -> str:
+    """The coarsest dtype that holds every value of ``table`` exactly: how finely it was rounded.
+
+    A bfloat16 table read back as float32 (safetensors and torch widen it) or a float16 table
+    saved as float32 still carries its coarser rounding; comparisons should allow for it.
+
+    >>> value_precision(np.array([0.5, 1.0 + 2.0**-7], dtype=np.float32))
+    'bfloat16'
+    >>> value_precision(np.array([1.0 + 2.0**-10])), value_precision(np.array([0.1], dtype=np.float32))
+    ('float16', 'float32')
+    """
+    table = np.asarray(table)
+    name = table.dtype.name
+    if name not in ("float32", "float64"):
+        return name
+    values = table.astype(np.float64)
+    if name == "float64" and not np.array_equal(values.astype(np.float32).astype(np.float64), values):
+        return "float64"
+    single = values.astype(np.float32)
+    if not (single.view(np.uint32) & np.uint32(0xFFFF)).any():
+        return "bfloat16"
+    with np.errstate(over="ignore"):
+        if np.array_equal(single.astype(np.float16).astype(np.float32), single):
+            return "float16"
+    return "float32"
+
+
 def _check_tolerances(atol: float, rtol: float) -> None:
     for name, value in (("atol", atol), ("rtol", rtol)):
         if not value >= 0 or value == float("inf"):
@@ -95,7 +130,7 @@ def compare_tables(a: np.ndarray, b: np.ndarray, *, atol: float = 1e-6, rtol: fl
         (False, 0.5, (0, 1), 0.2)
     """
     _check_tolerances(atol, rtol)
-    dtypes = (np.asarray(a).dtype.name, np.asarray(b).dtype.name)
+    dtypes = (value_precision(a), value_precision(b))
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.ndim != 2 or b.ndim != 2 or a.shape != b.shape:
         raise TableFileError(

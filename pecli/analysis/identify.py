@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.compare import rounding_tolerance
+from pecli.analysis.compare import rounding_tolerance, value_precision
 from pecli.errors import PecliError
 from pecli.schemes._angles import place_sin_cos
 from pecli.schemes.catalog import PARAMS, PRESETS, SCHEMES, get_scheme, resolve
@@ -273,7 +273,10 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY) -> Identificatio
         raise TableFileError("the table holds NaN or infinite values", hint="no encoding convention produces them")
     length, dim = values.shape
     scale = float(np.abs(values).max()) or 1.0
-    tolerance = max(rounding_tolerance(dtype, scale=scale), 1e-9 * scale)
+    stored_tolerance = max(rounding_tolerance(dtype, scale=scale), 1e-9 * scale)
+    # a bfloat16 or float16 table stored as float32 still carries its coarser rounding
+    precision = value_precision(table)
+    tolerance = max(rounding_tolerance(precision, scale=scale), stored_tolerance)
     head = range(0, min(_SCREEN_ROWS, length))
     tail = range(max(head.stop, length - _SCREEN_ROWS), length)
     screened: list[Candidate] = []
@@ -307,7 +310,8 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY) -> Identificatio
     runners_up = [c for c in verified[1:] if (c.scheme, dict(c.params)) != (best.scheme, dict(best.params))]
     return Identification(
         shape=(length, dim),
-        dtype=dtype,
+        # the dtype that reproduces the table: the stored one, unless its values were rounded coarser
+        dtype=dtype if best.max_error <= stored_tolerance else precision,
         best=best,
         level=level,
         tolerance=tolerance,

@@ -54,7 +54,9 @@ def compare(
     length: LenOpt = None,
     dtype: Annotated[
         Optional[str],
-        typer.Option("--dtype", help="dtype of a scheme spec's table (default: the other table's).", metavar="DTYPE"),
+        typer.Option(
+            "--dtype", help="dtype of a scheme spec's table (default: the other table's precision).", metavar="DTYPE"
+        ),
     ] = None,
     properties: Annotated[
         bool, typer.Option("--properties", help="Report the six properties of each SCHEME instead.")
@@ -149,12 +151,15 @@ def _load_pair(
         if spec is None:
             continue
         other = loaded[1 - side]
+        from pecli.analysis.compare import value_precision
         from pecli.cli.common import require_shape
         from pecli.dtypes import DTYPES
 
         if other is not None:
             rows, cols = other.array.shape
-            other_dtype = other.array.dtype.name if other.array.dtype.name in DTYPES else "float32"
+            # the dtype the other table was rounded to: its file's record, else what its values show
+            other_dtype = other.metadata.get("dtype") or value_precision(other.array)
+            other_dtype = other_dtype if other_dtype in DTYPES else "float32"
             shape = (length or rows, d or cols)
         else:
             other_dtype = "float32"
