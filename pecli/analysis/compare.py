@@ -24,6 +24,7 @@ from pecli.errors import ParameterError, TableFileError
 __all__ = [
     "Comparison",
     "Diagnosis",
+    "check_tolerances",
     "compare_tables",
     "diagnose",
     "named_permutations",
@@ -100,7 +101,11 @@ def value_precision(table: np.ndarray) -> str:
     return "float32"
 
 
-def _check_tolerances(atol: float, rtol: float) -> None:
+def check_tolerances(atol: float, rtol: float) -> None:
+    """A :class:`ParameterError` unless both tolerances are finite and >= 0.
+
+    >>> check_tolerances(1e-6, 0.0)
+    """
     for name, value in (("atol", atol), ("rtol", rtol)):
         if not value >= 0 or value == float("inf"):
             raise ParameterError(f"--{name} must be a finite number >= 0, got {value:g}", hint=f"e.g. --{name} 1e-6")
@@ -129,7 +134,7 @@ def compare_tables(a: np.ndarray, b: np.ndarray, *, atol: float = 1e-6, rtol: fl
         >>> result.agree, result.max_abs, result.worst, result.max_rel
         (False, 0.5, (0, 1), 0.2)
     """
-    _check_tolerances(atol, rtol)
+    check_tolerances(atol, rtol)
     dtypes = (value_precision(a), value_precision(b))
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.ndim != 2 or b.ndim != 2 or a.shape != b.shape:

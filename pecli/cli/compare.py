@@ -70,13 +70,12 @@ def compare(
     json_output: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
+    from pecli.analysis.compare import check_tolerances
     from pecli.cli.output import Output
     from pecli.errors import ParameterError
 
     out = Output(quiet=quiet)
-    for name, value in (("atol", atol), ("rtol", rtol)):
-        if not value >= 0 or value == float("inf"):
-            raise ParameterError(f"--{name} must be a finite number >= 0, got {value:g}", hint=f"e.g. --{name} 1e-6")
+    check_tolerances(atol, rtol)  # before any table is read or computed
     if properties:
         extra = [flag for flag, value in (("-o", output), ("--key", key or key_a or key_b)) if value]
         if extra:
@@ -124,8 +123,11 @@ def _load_pair(
     dtype: str | None,
 ) -> list[Any]:
     """Both tables: files first, then scheme specs shaped like the file (or by --d/--len)."""
+    from pecli.analysis.compare import value_precision
+    from pecli.cli.common import require_shape
     from pecli.cli.inputs import InputTable, load_input
     from pecli.cli.specs import looks_like_spec, parse_spec
+    from pecli.dtypes import DTYPES
     from pecli.errors import ParameterError, TableFileError
 
     if texts == ["-", "-"]:
@@ -151,16 +153,12 @@ def _load_pair(
         if spec is None:
             continue
         other = loaded[1 - side]
-        from pecli.analysis.compare import value_precision
-        from pecli.cli.common import require_shape
-        from pecli.dtypes import DTYPES
-
         if other is not None:
             rows, cols = other.array.shape
             # the dtype the other table was rounded to: its file's record, else what its values show
             other_dtype = other.metadata.get("dtype") or value_precision(other.array)
             other_dtype = other_dtype if other_dtype in DTYPES else "float32"
-            shape = (length or rows, d or cols)
+            shape = (rows if length is None else length, cols if d is None else d)
         else:
             other_dtype = "float32"
             shape = require_shape(length, d)

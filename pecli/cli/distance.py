@@ -150,21 +150,18 @@ def _parse_rows(text: str | None, length: int) -> range:
     return range(start, stop)
 
 
-def _write_data(
-    out: Any, output: str, fmt: str | None, name: str, shape: tuple[int, ...], chunks: Any, meta: dict
-) -> None:
-    from pecli.tables import BINARY_FORMATS, Tensor, format_for, write_tensors
+def _write_data(out: Any, output: str, fmt: str | None, name: str, tensor: Any, meta: dict[str, str]) -> None:
+    """Stream ``tensor`` (a :class:`pecli.tables.Tensor`) to a file or stdout."""
+    from pecli.tables import BINARY_FORMATS, format_for, write_tensors
 
     fmt = format_for(output, fmt)
     target: Any = output
     if output == "-":
         target = out.binary_stdout(f"{fmt} data") if fmt in BINARY_FORMATS else out.stdout.buffer  # type: ignore[attr-defined]
         out.stdout.flush()
-    write_tensors(
-        target, {name: Tensor(shape, "float32" if name == "distance" else "float64", chunks)}, fmt=fmt, metadata=meta
-    )
+    write_tensors(target, {name: tensor}, fmt=fmt, metadata=meta)
     if output != "-":
-        out.note(f"wrote {output}: {' × '.join(map(str, shape))} ({fmt})")
+        out.note(f"wrote {output}: {' × '.join(map(str, tensor.shape))} {tensor.dtype} ({fmt})")
 
 
 def _matrix(
@@ -185,7 +182,11 @@ def _matrix(
     count = len(vectors)
     meta = {"metric": metric, "positions": f"{positions.start}:{positions.stop}"}
     if kind == "data":
-        _write_data(out, output, fmt, "distance", (count, count), lambda: distance_blocks(vectors, metric), meta)
+        from pecli.tables import Tensor
+
+        # row blocks straight to the file: the matrix is never in memory
+        matrix_blocks = Tensor((count, count), "float32", lambda: distance_blocks(vectors, metric))
+        _write_data(out, output, fmt, "distance", matrix_blocks, meta)
         return
     check_fits_in_memory(
         count * count * 4,
@@ -228,7 +229,9 @@ def _profile(
 
         columns = np.column_stack([result.offsets, result.mean, result.min, result.max]).astype(np.float64)
         meta = {"metric": metric, "columns": "offset,mean,min,max"}
-        _write_data(out, output, fmt, "profile", columns.shape, lambda: [columns], meta)
+        from pecli.tables import Tensor
+
+        _write_data(out, output, fmt, "profile", Tensor.from_array(columns), meta)
     elif kind == "image":
         _save_profile_figure(output, result, title)
         out.note(f"wrote {output}")
