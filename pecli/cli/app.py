@@ -41,7 +41,7 @@ def _root(
 
 
 #: one module per command, each with a register(app) function; listed in help order
-COMMANDS = ("generate", "distance", "compare", "identify")
+COMMANDS = ("generate", "plot", "distance", "compare", "identify")
 
 for _name in COMMANDS:
     importlib.import_module(f"pecli.cli.{_name}").register(app)

@@ -1,16 +1,19 @@
 """Table inputs shared by plot, distance, compare and identify: a file, ``-``, or a scheme.
 
 An existing path wins over a scheme name; a scheme takes the generate options (``--d``,
-``--len``, ``--preset``, ``--base``…).
+``--len``, ``--preset``, ``--base``…). :func:`table_view` then makes any input a 2-D view
+(1-D as one row, ``(1, L, d)`` and ``(L, 1, d)`` squeezed) and applies ``--rows``/``--cols``.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from pecli.errors import ParameterError
+from pecli.errors import ParameterError, TableFileError
 
 
 @dataclass
@@ -60,6 +63,11 @@ def load_input(
                 f"{', '.join(given)} apply to a scheme, but {source!r} is a file",
                 hint="drop them, or give a scheme name instead of the file",
             )
+        if source == "-" and _stdin_is_terminal():
+            raise ParameterError(
+                "refusing to read a table from the terminal (stdin is not redirected)",
+                hint="pipe one in: pecli generate --d 64 --len 128 -o - | pecli plot -",
+            )
         from pecli.tables import read_table
 
         table = read_table(source, key=key)
@@ -84,3 +92,84 @@ def _describe(scheme: str, metadata: dict[str, str]) -> str:
     params = ", ".join(f"{name}={metadata[name]}" for name in names if name in metadata)
     preset = f" ({metadata['preset']})" if metadata.get("preset") else ""
     return f"{scheme}{preset}" + (f": {params}" if params else "")
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return bool(sys.stdin.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+_RANGE = re.compile(r"^\s*(-?\d+)?\s*:\s*(-?\d+)?\s*$")
+
+
+def parse_range(text: str, size: int, *, flag: str, what: str) -> range:
+    """The indices ``A:B`` selects from ``size`` (Python slice rules: ``A:``, ``:B``, negatives).
+
+    >>> parse_range("10:20", 100, flag="--rows", what="rows"), parse_range("-4:", 100, flag="--rows", what="rows")
+    (range(10, 20), range(96, 100))
+    """
+    match = _RANGE.match(text)
+    if match is None:
+        raise ParameterError(f"{flag} takes A:B, got {text!r}", hint=f"e.g. {flag} 0:128 (A: or :B leave a side open)")
+    start, stop = (int(bound) if bound is not None else None for bound in match.groups())
+    selected = range(size)[slice(start, stop)]
+    if len(selected) == 0:
+        raise ParameterError(
+            f"{flag} {text} selects no {what} of the table's {size}", hint=f"choose a range within 0:{size}"
+        )
+    return selected
+
+
+@dataclass
+class TableView:
+    """A 2-D table ready to draw or compare, and where it sits in the input."""
+
+    values: Any  #: np.ndarray, 2-D: rows are positions, columns dimensions
+    row_start: int = 0  #: index of the first row in the input (after --rows)
+    col_start: int = 0  #: index of the first column in the input (after --cols)
+    notes: list[str] = field(default_factory=list)  #: what was done to the input, for stderr
+
+
+def as_matrix(array: Any, label: str) -> tuple[Any, str | None]:
+    """``array`` as 2-D: 1-D becomes one row, ``(1, L, d)`` and ``(L, 1, d)`` are squeezed (with a note).
+
+    >>> import numpy as np
+    >>> matrix, note = as_matrix(np.zeros((1, 5, 3)), "x.npy")
+    >>> matrix.shape, note
+    ((5, 3), 'x.npy: squeezed shape (1, 5, 3) to 5 × 3')
+    >>> as_matrix(np.arange(4.0), "v.npy")[0].shape
+    (1, 4)
+    """
+    shape = tuple(array.shape)
+    if array.ndim == 2:
+        matrix, note = array, None
+    elif array.ndim == 1:
+        matrix, note = array.reshape(1, -1), None
+    elif array.ndim == 3 and 1 in shape[:2]:
+        matrix = array[0] if shape[0] == 1 else array[:, 0]
+        note = f"{label}: squeezed shape {shape} to {matrix.shape[0]} × {matrix.shape[1]}"
+    else:
+        raise TableFileError(
+            f"{label} has shape {shape}; pecli takes a 1-D or 2-D table (or (1, L, d) / (L, 1, d))",
+            hint="choose a 2-D tensor with --key, or save a 2-D slice of it",
+        )
+    if 0 in matrix.shape:
+        raise TableFileError(f"{label} is empty (shape {shape})", hint="give a table with at least one value")
+    return matrix, note
+
+
+def table_view(table: InputTable, *, rows: str | None = None, cols: str | None = None) -> TableView:
+    """The 2-D view of ``table`` that ``--rows A:B`` and ``--cols A:B`` select (no copy).
+
+    >>> import numpy as np
+    >>> view = table_view(InputTable(np.zeros((1, 50, 8)), "x.npy"), rows="10:20", cols="4:")
+    >>> view.values.shape, view.row_start, view.col_start, view.notes
+    ((10, 4), 10, 4, ['x.npy: squeezed shape (1, 50, 8) to 50 × 8'])
+    """
+    matrix, note = as_matrix(table.array, table.label)
+    row_range = parse_range(rows, matrix.shape[0], flag="--rows", what="rows") if rows else range(matrix.shape[0])
+    col_range = parse_range(cols, matrix.shape[1], flag="--cols", what="columns") if cols else range(matrix.shape[1])
+    values = matrix[row_range.start : row_range.stop, col_range.start : col_range.stop]
+    return TableView(values, row_range.start, col_range.start, [note] if note else [])

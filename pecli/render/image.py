@@ -21,7 +21,7 @@ import numpy as np
 
 from pecli.errors import ParameterError
 from pecli.render.downsample import block_average
-from pecli.render.scale import color_limits, value_range
+from pecli.render.scale import ValueRange, color_limits, value_range
 
 __all__ = ["IMAGE_FORMATS", "check_cmap", "image_format", "save_heatmap", "save_lines"]
 
@@ -137,7 +137,9 @@ def save_heatmap(
     matrix = np.asarray(matrix)
     image_format(path)
     colormap = check_cmap(cmap).with_extremes(bad=_MASKED_COLOR)
-    low, high = color_limits(value_range(matrix), vmin, vmax)
+    # with both limits given there is no need to scan the table for its range
+    given = vmin is not None and vmax is not None
+    low, high = color_limits(ValueRange(0.0, 0.0, 0) if given else value_range(matrix), vmin, vmax)
     figure, axes = _figure(figsize, dpi)
     rows, cols = matrix.shape
     box = axes.get_position()  # the axes' share of the figure: at most one cell per pixel of it

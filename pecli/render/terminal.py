@@ -13,8 +13,8 @@ Position ↓  Embedding Dimension →
    0 2
   ┌┬─┬
 0 ┤ +@
-   [ .:-=+*#%@] -1 … 1
-   values -1 … 1; 1 × 3
+   [ .:-=+*#%@] -1 … 1   1 × 3
+   values -1 … 1
 """
 
 from __future__ import annotations
@@ -67,11 +67,15 @@ def rdbu_lut() -> np.ndarray:
     ((256, 3), [103, 0, 31], [5, 48, 97])
     """
     anchors = np.asarray(RDBU, dtype=np.float64) / 255.0
-    where = np.linspace(0.0, 1.0, len(RDBU))
-    samples = np.linspace(0.0, 1.0, LUT_SIZE)
-    channels = [np.interp(samples, where, anchors[:, channel]) for channel in range(3)]
+    # the same arithmetic as matplotlib.colors._create_lookup_table (in units of LUT steps), so every byte matches
+    where = np.linspace(0.0, 1.0, len(RDBU)) * (LUT_SIZE - 1)
+    samples = (LUT_SIZE - 1) * np.linspace(0.0, 1.0, LUT_SIZE)
+    upper = np.searchsorted(where, samples)[1:-1]
+    fraction = ((samples[1:-1] - where[upper - 1]) / (where[upper] - where[upper - 1]))[:, None]
+    inner = fraction * (anchors[upper] - anchors[upper - 1]) + anchors[upper - 1]
+    table = np.clip(np.concatenate([anchors[:1], inner, anchors[-1:]]), 0.0, 1.0)
     # matplotlib's to_rgba(bytes=True) truncates value * 255
-    return (np.stack(channels, axis=1) * 255).astype(np.uint8)
+    return (table * 255).astype(np.uint8)
 
 
 def _xterm_palette() -> np.ndarray:
@@ -82,9 +86,24 @@ def _xterm_palette() -> np.ndarray:
     return np.concatenate([cube, greys])
 
 
+def _lab(rgb: np.ndarray) -> np.ndarray:
+    """CIELAB (D65) of 8-bit sRGB rows: a distance there matches what the eye sees, unlike one in RGB."""
+    linear = rgb.astype(np.float64) / 255.0
+    linear = np.where(linear <= 0.04045, linear / 12.92, ((linear + 0.055) / 1.055) ** 2.4)
+    xyz = linear @ np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]).T
+    xyz /= np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > (6 / 29) ** 3, np.cbrt(xyz), xyz / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.stack([116 * f[:, 1] - 16, 500 * (f[:, 0] - f[:, 1]), 200 * (f[:, 1] - f[:, 2])], axis=1)
+
+
 def _nearest_xterm(rgb: np.ndarray) -> np.ndarray:
-    palette = _xterm_palette().astype(np.float64)
-    distances = ((rgb[:, None, :].astype(np.float64) - palette[None, :, :]) ** 2).sum(axis=2)
+    """xterm colour numbers (16-255) nearest to each RGB row, in CIELAB.
+
+    >>> _nearest_xterm(np.array([[5, 48, 97], [247, 247, 247]])).tolist()  # RdBu's darkest blue, its white
+    [24, 231]
+    """
+    palette = _lab(_xterm_palette())
+    distances = ((_lab(rgb)[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2)
     return distances.argmin(axis=1) + 16
 
 
@@ -260,11 +279,12 @@ def heatmap(
         axis = f"{y_labels[line]:>{label_width}} ┤" if line in y_labels else " " * label_width + " │"
         lines.append(axis + text)
 
-    lines.append(" " * margin + _legend(color, low, high))
-    masked = f"; {data.nonfinite} NaN/inf masked" if data.nonfinite else ""
-    averaged = f" shown as {shown_rows} × {shown_cols} block means" if shrunk.shrunk else ""
+    legend, legend_width = _legend(color, low, high, room=width - margin)
+    shape = f"   {rows} × {cols}" + (f" → {shown_rows} × {shown_cols} block means" if shrunk.shrunk else "")
+    lines.append(" " * margin + legend + (shape if margin + legend_width + len(shape) <= width else ""))
     values = f"values {_format_value(data.low)} … {_format_value(data.high)}" if data.nonfinite < matrix.size else ""
-    lines.append(" " * margin + _truncate(f"{values}{masked}; {rows} × {cols}{averaged}".lstrip("; "), width - margin))
+    masked = f"{data.nonfinite} NaN/inf masked" if data.nonfinite else ""
+    lines.append(" " * margin + _truncate("; ".join(part for part in (values, masked) if part), width - margin))
     return "\n".join(lines)
 
 
@@ -300,11 +320,22 @@ def _color_lines(indices: np.ndarray, fg: list[str], bg: list[str]) -> list[str]
     return lines
 
 
-def _legend(color: str, low: float, high: float) -> str:
-    """The colour scale from ``low`` to ``high``: a gradient of 24 cells, or the character ramp."""
+def _legend(color: str, low: float, high: float, *, room: int) -> tuple[str, int]:
+    """The colour scale from ``low`` to ``high`` in at most ``room`` cells, and its width on screen.
+
+    A gradient of up to 24 cells in colour; the character ramp without.
+    """
+    ends = _format_value(low), _format_value(high)
     if color == "none":
-        return f"[{RAMP}] {_format_value(low)} … {_format_value(high)}"
+        text = _truncate(f"[{RAMP}] {ends[0]} … {ends[1]}", room)
+        return text, len(text)
     _, bg = _sgr_codes(color)
-    steps = 24
+    steps = max(min(24, room - len(ends[0]) - len(ends[1]) - 2), 2)
     gradient = "".join(bg[round(i * (LUT_SIZE - 1) / (steps - 1))] + " " for i in range(steps))
-    return f"{_format_value(low)} {gradient}{_RESET} {_format_value(high)}"
+    text = f"{ends[0]} {gradient}{_RESET} {ends[1]}"
+    width = len(ends[0]) + steps + len(ends[1]) + 2
+    if width > room:  # too narrow for the limits: the gradient alone
+        cells = max(room, 1)
+        text = "".join(bg[round(i * (LUT_SIZE - 1) / max(cells - 1, 1))] + " " for i in range(cells)) + _RESET
+        width = cells
+    return text, width

@@ -1,0 +1,358 @@
+"""``pecli plot``: inputs (files, stdin, schemes, keys, slices), images, the terminal, every bad input."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pecli
+from pecli.render.terminal import LUT_SIZE, RAMP
+from tests.conftest import assert_clean_error, run_pecli
+
+TERMINAL = ("--width", "120", "--height", "100")
+
+
+def _ramp_rows(text: str) -> list[str]:
+    """The heatmap lines of no-colour output, without the axis."""
+    return [line.split("┤", 1)[1] if "┤" in line else line.split("│", 1)[1] for line in text.splitlines()
+            if "┤" in line or ("│" in line)]  # fmt: skip
+
+
+def _expected_ramp(table: np.ndarray) -> list[str]:
+    reach = np.abs(table).max()
+    index = np.clip(((table - -reach) / (2 * reach) * LUT_SIZE).astype(int), 0, LUT_SIZE - 1)
+    return ["".join(RAMP[i * len(RAMP) // LUT_SIZE] for i in row) for row in index]
+
+
+@pytest.fixture
+def bert_checkpoint(tmp_path):
+    """A safetensors file shaped like a real BERT checkpoint (bert-base layout, small sizes)."""
+    from safetensors.numpy import save_file
+
+    rng = np.random.default_rng(0)
+    hidden, positions = 16, 64
+    tensors = {
+        "embeddings.word_embeddings.weight": rng.normal(0, 0.02, (100, hidden)).astype(np.float32),
+        "embeddings.position_embeddings.weight": rng.normal(0, 0.02, (positions, hidden)).astype(np.float32),
+        "embeddings.token_type_embeddings.weight": rng.normal(0, 0.02, (2, hidden)).astype(np.float32),
+        "embeddings.LayerNorm.weight": np.ones(hidden, dtype=np.float32),
+        "embeddings.LayerNorm.bias": np.zeros(hidden, dtype=np.float32),
+        "embeddings.position_ids": np.arange(positions, dtype=np.int64)[None, :],
+        "encoder.layer.0.attention.self.query.weight": rng.normal(0, 0.02, (hidden, hidden)).astype(np.float32),
+        "encoder.layer.0.attention.self.query.bias": np.zeros(hidden, dtype=np.float32),
+        "pooler.dense.weight": rng.normal(0, 0.02, (hidden, hidden)).astype(np.float32),
+    }
+    path = tmp_path / "bert.safetensors"
+    save_file(tensors, str(path), metadata={"format": "pt"})
+    return path, tensors
+
+
+# -- inputs ------------------------------------------------------------------------------------
+
+
+def test_scheme_input_draws_the_formula(cli):
+    result = cli("plot", "sinusoidal", "--d", "16", "--len", "12", *TERMINAL)
+    assert result.code == 0, result.stderr
+    assert _ramp_rows(result.out) == _expected_ramp(pecli.encode("sinusoidal", 12, 16))
+    assert result.out.startswith("sinusoidal: base=10000")
+
+
+def test_bert_checkpoint_without_key_lists_the_2d_candidates(cli, bert_checkpoint):
+    path, _ = bert_checkpoint
+    result = cli("plot", str(path))
+    assert_clean_error(result, 2, "--key", "embeddings.position_embeddings.weight [64, 16]")
+    assert "embeddings.LayerNorm.bias" not in result.stderr  # 1-D: not a candidate
+
+
+def test_bert_checkpoint_key_selects_one_tensor(cli, bert_checkpoint):
+    path, tensors = bert_checkpoint
+    result = cli("plot", str(path), "--key", "embeddings.position_embeddings.weight", *TERMINAL)
+    assert result.code == 0, result.stderr
+    assert _ramp_rows(result.out) == _expected_ramp(tensors["embeddings.position_embeddings.weight"])
+    assert "bert.safetensors [embeddings.position_embeddings.weight]" in result.out
+
+
+def test_int64_position_ids_plot_as_one_row(cli, bert_checkpoint):
+    path, tensors = bert_checkpoint
+    result = cli("plot", str(path), "--key", "embeddings.position_ids", *TERMINAL)
+    assert result.code == 0, result.stderr
+    assert _ramp_rows(result.out) == _expected_ramp(tensors["embeddings.position_ids"].astype(np.float64))
+
+
+def test_mistyped_key_suggests_the_nearest(cli, bert_checkpoint):
+    path, _ = bert_checkpoint
+    result = cli("plot", str(path), "--key", "embeddings.position_embedding.weight")
+    assert_clean_error(result, 2, "no tensor", "did you mean 'embeddings.position_embeddings.weight'")
+
+
+def test_pt_state_dict_key(cli, tmp_path):
+    torch = pytest.importorskip("torch")
+    weight = torch.linspace(-1, 1, 24).reshape(4, 6)
+    torch.save({"model": {"pos_embed": weight, "step": torch.tensor(3)}}, tmp_path / "ckpt.pt")
+    result = cli("plot", str(tmp_path / "ckpt.pt"), "--key", "model.pos_embed", *TERMINAL)
+    assert result.code == 0, result.stderr
+    assert _ramp_rows(result.out) == _expected_ramp(weight.numpy())
+
+
+class _RunsCode:
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_pt_whose_pickle_would_run_code_is_refused_and_runs_nothing(cli, tmp_path):
+    torch = pytest.importorskip("torch")
+    marker = tmp_path / "ran"
+    torch.save({"pe": torch.zeros(2, 2), "payload": _RunsCode(str(marker))}, tmp_path / "evil.pt")
+    result = cli("plot", str(tmp_path / "evil.pt"), "-o", str(tmp_path / "out.png"))
+    assert_clean_error(result, 2, "evil.pt", "weights_only=True")
+    assert not marker.exists()
+    assert not (tmp_path / "out.png").exists()
+
+
+@pytest.mark.parametrize("fmt", ["npy", "safetensors"])
+def test_generate_pipes_into_plot(fmt):
+    generate = subprocess.Popen(
+        [sys.executable, "-m", "pecli", "generate", "--d", "32", "--len", "64", "-o", "-", "--format", fmt],
+        stdout=subprocess.PIPE,
+    )
+    plot = subprocess.run(
+        [sys.executable, "-m", "pecli", "plot", "-", "--width", "70", "--height", "80"],
+        stdin=generate.stdout,
+        capture_output=True,
+        timeout=120,
+    )
+    generate.stdout.close()
+    assert generate.wait(timeout=60) == 0
+    assert plot.returncode == 0, plot.stderr
+    text = plot.stdout.decode()
+    assert "\x1b[" not in text  # a pipe gets the character ramp
+    assert _ramp_rows(text) == _expected_ramp(pecli.encode("sinusoidal", 64, 32))
+
+
+@pytest.mark.parametrize(("shape", "squeezed"), [((1, 6, 4), True), ((6, 1, 4), True), ((24,), False)])
+def test_squeezed_and_1d_inputs(cli, tmp_path, shape, squeezed):
+    table = np.linspace(-1, 1, 24).reshape(shape)
+    np.save(tmp_path / "t.npy", table)
+    result = cli("plot", str(tmp_path / "t.npy"), *TERMINAL)
+    assert result.code == 0, result.stderr
+    expected = table.reshape(1, 24) if len(shape) == 1 else table.reshape(6, 4)
+    assert _ramp_rows(result.out) == _expected_ramp(expected)
+    assert ("squeezed shape " + str(shape) in result.stderr) is squeezed
+
+
+def test_rows_and_cols_slice_and_label_ticks_from_the_slice(cli):
+    result = cli("plot", "sinusoidal", "--d", "64", "--len", "200", "--rows", "150:160", "--cols", "40:", *TERMINAL)
+    assert result.code == 0, result.stderr
+    table = pecli.encode("sinusoidal", 200, 64)[150:160, 40:]
+    assert _ramp_rows(result.out) == _expected_ramp(table)
+    lines = result.out.splitlines()
+    assert lines[2].split()[0] == "40"
+    assert lines[4].startswith("150 ┤")
+
+
+def test_terminal_flag_forces_colour_into_a_pipe(cli, monkeypatch):
+    def draw(*flags: str, **environ: str) -> str:
+        # the cli fixture undoes every monkeypatch after a run: set the environment for each one
+        monkeypatch.delenv("NO_COLOR", raising=False)
+        monkeypatch.delenv("COLORTERM", raising=False)
+        for name, value in {"TERM": "xterm-256color", **environ}.items():
+            monkeypatch.setenv(name, value)
+        return cli("plot", "sinusoidal", "--d", "8", "--len", "8", *flags, *TERMINAL).out
+
+    assert "\x1b[" not in draw(COLORTERM="truecolor")  # stdout is a pipe: the ramp
+    assert "\x1b[38;2;" in draw("--terminal", COLORTERM="truecolor")
+    assert "\x1b[38;5;" in draw("--terminal")
+    for plain in (draw("--terminal", "--no-color"), draw("--terminal", NO_COLOR="1"), draw("--terminal", TERM="dumb")):
+        assert "\x1b[" not in plain and "▀" not in plain
+
+
+def test_nan_and_inf_are_masked_with_a_warning(cli, tmp_path):
+    table = np.linspace(-1, 1, 20).reshape(4, 5)
+    table[1, 2], table[3, 0] = np.nan, np.inf
+    np.save(tmp_path / "t.npy", table)
+    result = cli("plot", str(tmp_path / "t.npy"), *TERMINAL)
+    assert result.code == 0
+    assert "pecli: warning: 2 NaN/inf values drawn as masked cells" in result.stderr
+    rows = _ramp_rows(result.out)
+    assert rows[1][2] == "?" and rows[3][0] == "?"
+    image = cli("plot", str(tmp_path / "t.npy"), "-o", str(tmp_path / "t.png"))
+    assert image.code == 0 and (tmp_path / "t.png").stat().st_size > 0
+
+
+def test_terminal_path_imports_neither_matplotlib_nor_torch(tmp_path):
+    np.save(tmp_path / "pe.npy", pecli.encode("sinusoidal", 256, 64))
+    code = (
+        "import sys\n"
+        "from pecli.cli.app import main\n"
+        f"code = main(['plot', {str(tmp_path / 'pe.npy')!r}, '--terminal', '--width', '80', '--height', '30'])\n"
+        "loaded = sorted(m for m in ('matplotlib', 'torch') if m in sys.modules)\n"
+        "print(code, loaded, file=sys.stderr)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.stderr.strip().splitlines()[-1] == "0 []", result.stderr
+
+
+# -- images ------------------------------------------------------------------------------------
+
+
+def _png_size(path) -> tuple[int, int]:
+    from PIL import Image
+
+    with Image.open(path) as image:
+        return image.size
+
+
+def test_image_output_with_size_title_and_note(cli, tmp_path, monkeypatch):
+    import pecli.render.image as image
+
+    titles = []
+    real = image.save_heatmap
+    monkeypatch.setattr(image, "save_heatmap", lambda *a, **kw: titles.append(kw["title"]) or real(*a, **kw))
+    path = tmp_path / "pe.png"
+    result = cli("plot", "sinusoidal", "--d", "64", "--len", "3000", "-o", str(path), "--figsize", "5,4", "--dpi", "50")
+    assert result.code == 0, result.stderr
+    assert _png_size(path) == (250, 200)
+    assert titles == ["sinusoidal: base=10000.0, layout=interleaved, cos_first=false, freq_shift=null, offset=0"]
+    assert "block-averaged 3000 × 64 to " in result.stderr
+    assert result.stdout == b""  # no terminal heatmap without --terminal
+
+
+def test_image_title_from_file_metadata_or_title_option(cli, tmp_path, monkeypatch):
+    import pecli.render.image as image
+
+    titles = []
+    real = image.save_heatmap
+
+    def plot(*args: str) -> None:
+        # the cli fixture undoes every monkeypatch after a run: patch before each one
+        monkeypatch.setattr(image, "save_heatmap", lambda *a, **kw: titles.append(kw["title"]) or real(*a, **kw))
+        assert cli("plot", *args).code == 0
+
+    assert (
+        cli("generate", "--preset", "fairseq", "--d", "16", "--len", "20", "-o", str(tmp_path / "f.safetensors")).code
+        == 0
+    )
+    np.save(tmp_path / "plain.npy", np.eye(3))
+    plot(str(tmp_path / "f.safetensors"), "-o", str(tmp_path / "a.png"))
+    plot(str(tmp_path / "plain.npy"), "-o", str(tmp_path / "b.svg"))
+    plot(str(tmp_path / "plain.npy"), "-o", str(tmp_path / "c.pdf"), "--title", "Mine")
+    assert titles[0].startswith("sinusoidal (fairseq): ") and titles[0].endswith("f.safetensors [pe]")
+    assert titles[1:] == ["plain.npy", "Mine"]
+    assert (tmp_path / "b.svg").read_bytes().startswith(b"<?xml")
+    assert (tmp_path / "c.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_lines_image(cli, tmp_path):
+    path = tmp_path / "lines.png"
+    result = cli("plot", "sinusoidal", "--d", "16", "--len", "100", "-o", str(path), "--lines", "0,1,4,8")
+    assert result.code == 0, result.stderr
+    assert _png_size(path) == (800, 600)
+
+
+def test_cmap_and_limits(cli, tmp_path):
+    path = tmp_path / "v.png"
+    result = cli("plot", "count", "--d", "4", "--len", "10", "-o", str(path), "--cmap", "viridis", "--vmin", "0")
+    assert result.code == 0, result.stderr
+    assert path.exists()
+
+
+# -- bad input ---------------------------------------------------------------------------------
+
+
+def _npy_bytes(array: np.ndarray) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "words"),
+    [
+        ("empty.npy", b"", ["empty"]),
+        ("cut.npy", _npy_bytes(np.zeros((10, 10)))[:-40], ["truncated"]),
+        ("junk.npy", b"\x93NUMPY\x01\x00garbage" + b"x" * 40, ["not a valid .npy"]),
+        ("bad.safetensors", b"\x10\x00\x00\x00\x00\x00\x00\x00{not json!!!!!!!", ["corrupt safetensors header"]),
+        ("cut.safetensors", None, ["ends at byte"]),
+        ("text.npy", b"hello, this is not a table at all", ["unrecognised content"]),
+        ("cube.npy", _npy_bytes(np.zeros((2, 3, 4))), ["shape (2, 3, 4)", "--key"]),
+        ("complex.npy", _npy_bytes(np.zeros((2, 2), dtype=np.complex64)), ["complex64", "not a real number"]),
+        ("strings.npy", _npy_bytes(np.array([["a", "b"]])), ["not a real number"]),
+        ("void.npy", _npy_bytes(np.zeros((0, 4))), ["empty"]),
+    ],
+)
+def test_bad_files(cli, tmp_path, name, content, words):
+    path = tmp_path / name
+    if content is None:  # a valid safetensors file cut short
+        from safetensors.numpy import save
+
+        content = save({"pe": np.zeros((8, 8), dtype=np.float32)})[:-16]
+    path.write_bytes(content)
+    output = tmp_path / "out.png"
+    result = cli("plot", str(path), "-o", str(output))
+    assert_clean_error(result, 2, *words)
+    assert not output.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        (["missing.npy"], 2, ["no such file"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "-o", "pe.jpg"], 2, ["extension .jpg", ".png, .svg or .pdf"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "-o", "pe.png", "--cmap", "virdis"], 2, ["'virdis'", "'viridis'"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "--rows", "5:5"], 2, ["--rows 5:5 selects no rows"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "--cols", "9:"], 2, ["--cols 9: selects no columns"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "--rows", "a-b"], 2, ["--rows takes A:B"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "-o", "no/such/dir/pe.png"], 1, ["does not exist"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "-o", "."], 1, ["directory"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "--dpi", "50"], 2, ["--dpi applies only to image output"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "-o", "pe.png", "--figsize", "8x6"], 2, ["--figsize takes W,H"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "-o", "pe.png", "--lines", "0,9"], 2, ["dimension 9 is outside"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "-o", "pe.png", "--lines", "x"], 2, ["--lines takes"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "-o", "pe.png", "--vmin", "1", "--vmax", "0"], 2, ["--vmin 1"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "-o", "pe.png", "--dpi", "0"], 2, ["--dpi must be a positive"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "-o", "pe.png", "--width", "50"], 2, ["--width/--height"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "--width", "5"], 2, ["--width must be at least"]),
+        (["sinusoidal", "--d", "8", "--len", "8", "-o", "-"], 2, ["not stdout"]),
+        (["sinusoidal", "--len", "8"], 2, ["missing --d"]),
+        (["sinusiodal", "--d", "8", "--len", "8"], 2, ["sinusoidal"]),
+    ],
+)
+def test_bad_options(cli, tmp_path, monkeypatch, args, code, words):
+    monkeypatch.chdir(tmp_path)
+    result = cli("plot", *args)
+    assert_clean_error(result, code, *words)
+    assert [p for p in os.listdir(tmp_path) if p.endswith((".png", ".jpg"))] == []
+
+
+def test_failed_render_keeps_the_old_image(cli, tmp_path):
+    path = tmp_path / "pe.png"
+    path.write_bytes(b"old image")
+    result = cli("plot", "sinusoidal", "--d", "8", "--len", "8", "-o", str(path), "--figsize", "500,500")
+    assert_clean_error(result, 2, "too large")
+    assert path.read_bytes() == b"old image"
+
+
+def test_real_process_exit_codes(tmp_path):
+    result = run_pecli("plot", str(tmp_path / "missing.safetensors"))
+    assert_clean_error(result, 2, "no such file")
+
+
+def test_readme_terminal_example_is_real_output(cli):
+    import re
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"```console\n\$ (pecli plot sinusoidal [^\n]*)\n(.*?)```", readme, re.S)
+    assert match is not None
+    result = cli(*shlex.split(match.group(1))[1:])
+    assert result.code == 0 and result.out == match.group(2)

@@ -1,0 +1,311 @@
+"""Renderers: block averaging, RdBu colours, colour modes, terminal snapshots, image files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pecli
+from pecli.errors import ParameterError
+from pecli.render.downsample import block_average, block_edges
+from pecli.render.terminal import RAMP, color_mode, heatmap, rdbu_lut
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+
+
+def _snapshot_table() -> np.ndarray:
+    table = pecli.encode("sinusoidal", 96, 48)
+    table[40:52, 10:12] = np.nan  # a block of masked cells
+    return table
+
+
+# -- block averaging ---------------------------------------------------------------------------
+
+
+def test_checkerboard_columns_average_to_zero_where_a_stride_aliases():
+    # the highest-frequency pattern: columns alternate +1 / -1 (like sin at the Nyquist rate)
+    checkerboard = np.tile(np.array([1.0, -1.0], dtype=np.float32), (64, 512))  # 64 × 1024
+    averaged = block_average(checkerboard, 16, 100).values
+    assert averaged.shape == (16, 100)
+    # blocks of 10 or 11 columns: an even block sums to 0, an odd one to ±1/11 at most
+    assert np.abs(averaged).max() <= 1 / 10 + 1e-12
+    # what taking every 10th column (1024 // 100) would show instead: a solid +1, a false picture
+    assert np.all(checkerboard[:, ::10] == 1.0)
+
+
+def test_block_means_match_a_loop_over_blocks():
+    rng = np.random.default_rng(0)
+    table = rng.standard_normal((37, 23))
+    result = block_average(table, 5, 4)
+    expected = np.array(
+        [
+            [table[r0:r1, c0:c1].mean() for c0, c1 in zip(result.col_edges[:-1], result.col_edges[1:], strict=True)]
+            for r0, r1 in zip(result.row_edges[:-1], result.row_edges[1:], strict=True)
+        ]
+    )
+    np.testing.assert_allclose(result.values, expected, rtol=1e-13)
+    assert result.shrunk
+
+
+def test_non_finite_values_are_left_out_of_the_means():
+    table = np.ones((4, 4))
+    table[0, 0], table[1, 1] = np.nan, np.inf
+    table[2:, 2:] = np.nan
+    result = block_average(table, 2, 2).values
+    assert result[0, 0] == 1.0  # two of four values masked, the mean of the rest
+    assert np.isnan(result[1, 1])  # a block with no finite value stays masked
+
+
+def test_small_tables_are_not_stretched():
+    table = np.arange(6.0).reshape(2, 3)
+    result = block_average(table, 100, 100)
+    assert not result.shrunk
+    np.testing.assert_array_equal(result.values, table)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.integers(1, 60),
+    cols=st.integers(1, 60),
+    max_rows=st.integers(1, 70),
+    max_cols=st.integers(1, 70),
+    seed=st.integers(0, 1000),
+)
+def test_block_average_properties(rows, cols, max_rows, max_cols, seed):
+    table = np.random.default_rng(seed).uniform(-1, 1, (rows, cols))
+    result = block_average(table, max_rows, max_cols)
+    assert result.values.shape == (min(rows, max_rows), min(cols, max_cols))
+    # means stay within the input's range, and the size-weighted mean is the input's mean
+    assert table.min() - 1e-12 <= result.values.min() and result.values.max() <= table.max() + 1e-12
+    weights = np.outer(np.diff(result.row_edges), np.diff(result.col_edges))
+    assert np.isclose((result.values * weights).sum() / weights.sum(), table.mean())
+    # edges cover the table in near-equal blocks
+    for edges, size in ((result.row_edges, rows), (result.col_edges, cols)):
+        assert edges[0] == 0 and edges[-1] == size
+        assert np.ptp(np.diff(edges)) <= 1
+    assert block_edges(size=rows, blocks=max_rows).tolist() == result.row_edges.tolist()
+
+
+# -- colours -----------------------------------------------------------------------------------
+
+
+def test_rdbu_lut_is_matplotlibs_rdbu():
+    from matplotlib import colormaps
+
+    expected = colormaps["RdBu"](np.linspace(0, 1, 256), bytes=True)[:, :3]
+    np.testing.assert_array_equal(rdbu_lut(), expected)
+
+
+def test_color_values_follow_matplotlibs_normalisation():
+    # the same value must get the same colour in the terminal as in the image
+    from matplotlib import colormaps
+    from matplotlib.colors import Normalize
+
+    values = np.array([[-1.0, -0.3, 0.0, 0.41, 1.0]])
+    text = heatmap(values, width=40, height=10, color="truecolor", x_label="x", y_label="y")
+    rgb = colormaps["RdBu"](Normalize(-1, 1)(values[0]), bytes=True)[:, :3]
+    for r, g, b in rgb.tolist():
+        assert f"\x1b[38;2;{r};{g};{b}m" in text
+
+
+@pytest.mark.parametrize(
+    ("environ", "tty", "force", "no_color", "expected"),
+    [
+        ({"TERM": "xterm-256color", "COLORTERM": "truecolor"}, True, False, False, "truecolor"),
+        ({"TERM": "xterm-256color", "COLORTERM": "24bit"}, True, False, False, "truecolor"),
+        ({"TERM": "xterm-256color"}, True, False, False, "256"),
+        ({"TERM": "screen-256color", "COLORTERM": "truecolor", "NO_COLOR": "1"}, True, False, False, "none"),
+        ({"TERM": "dumb", "COLORTERM": "truecolor"}, True, False, False, "none"),
+        ({"TERM": "xterm-256color", "COLORTERM": "truecolor"}, True, False, True, "none"),
+        ({"TERM": "xterm-256color", "COLORTERM": "truecolor"}, False, False, False, "none"),
+        ({"TERM": "xterm-256color", "COLORTERM": "truecolor"}, False, True, False, "truecolor"),
+        ({"TERM": "xterm-256color"}, False, True, False, "256"),
+        ({"TERM": "xterm-256color"}, False, True, True, "none"),
+    ],
+)
+def test_color_mode(environ, tty, force, no_color, expected):
+    output = SimpleNamespace(stdout_is_terminal=tty)
+    assert color_mode(output, force_terminal=force, no_color=no_color, environ=environ) == expected
+
+
+# -- terminal snapshots ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["truecolor", "256", "none"])
+def test_terminal_snapshot(mode):
+    """Snapshots were generated once and reviewed by eye; a change here must be reviewed again."""
+    text = heatmap(
+        _snapshot_table(),
+        width=60,
+        height=24,
+        color=mode,
+        x_label="Embedding Dimension",
+        y_label="Position",
+        title="sinusoidal: base=10000, 96 × 48",
+    )
+    assert text + "\n" == (SNAPSHOTS / f"heatmap_{mode}.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("mode", ["truecolor", "256", "none"])
+def test_terminal_block_fits_its_size(mode):
+    import re
+
+    text = heatmap(
+        pecli.encode("sinusoidal", 2048, 512), width=70, height=30, color=mode, x_label="x", y_label="y", title="t"
+    )
+    visible = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in text.splitlines()]
+    assert len(visible) <= 30
+    assert max(len(line) for line in visible) <= 70
+    assert "2048 × 512 →" in text
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.integers(1, 300),
+    cols=st.integers(1, 300),
+    width=st.integers(20, 150),
+    height=st.integers(8, 60),
+    mode=st.sampled_from(["truecolor", "256", "none"]),
+    scale=st.floats(1e-6, 1e6),
+)
+def test_terminal_block_never_exceeds_its_size(rows, cols, width, height, mode, scale):
+    import re
+
+    table = np.random.default_rng(rows * cols).uniform(-scale, scale, (rows, cols))
+    title = "a title that is rather long for a narrow terminal"
+    text = heatmap(table, width=width, height=height, color=mode, x_label="Embedding Dimension",
+                   y_label="Position", title=title, y_ticks_from=10**6)  # fmt: skip
+    visible = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in text.splitlines()]
+    assert len(visible) <= height
+    assert max(len(line) for line in visible) <= width
+
+
+def test_terminal_cells_hold_two_rows_with_upper_half_blocks():
+    table = np.array([[1.0, -1.0], [-1.0, 1.0]])  # one line: top (1, -1), bottom (-1, 1)
+    text = heatmap(table, width=40, height=10, color="truecolor", x_label="x", y_label="y")
+    blue, red = "5;48;97", "103;0;31"  # RdBu's ends
+    body = next(line for line in text.splitlines() if "▀" in line)
+    assert f"\x1b[38;2;{blue}m\x1b[48;2;{red}m▀" in body
+    assert f"\x1b[38;2;{red}m\x1b[48;2;{blue}m▀" in body
+
+
+def test_ramp_uses_the_whole_character_scale():
+    table = np.linspace(-1, 1, 40).reshape(1, 40)
+    text = heatmap(table, width=60, height=10, color="none", x_label="x", y_label="y")
+    body = next(line for line in text.splitlines() if line.startswith("0 ┤"))
+    assert body[3] == RAMP[0] and body[-1] == RAMP[-1]
+    assert set(body[3:]) == set(RAMP)
+
+
+def test_ticks_start_at_the_slice_offsets():
+    text = heatmap(np.zeros((30, 30)), width=60, height=40, color="none", x_label="x", y_label="y",
+                   x_ticks_from=100, y_ticks_from=500)  # fmt: skip
+    lines = text.splitlines()
+    assert lines[1].split()[0] == "100"
+    assert lines[3].startswith("500 ┤")
+
+
+def test_terminal_module_imports_no_heavy_library():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from pecli.render.terminal import heatmap\n"
+        "heatmap(np.eye(8), width=40, height=12, color='truecolor', x_label='x', y_label='y')\n"
+        "print(sorted(m for m in ('matplotlib', 'torch', 'rich') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
+# -- image files -------------------------------------------------------------------------------
+
+
+def _png_size(path) -> tuple[int, int]:
+    from PIL import Image
+
+    with Image.open(path) as image:
+        image.verify()
+    with Image.open(path) as image:
+        return image.size
+
+
+@pytest.mark.parametrize(("figsize", "dpi"), [((8, 6), 100), ((5, 3), 80)])
+def test_heatmap_png_has_the_requested_pixel_size(tmp_path, figsize, dpi):
+    from pecli.render.image import save_heatmap
+
+    path = tmp_path / "pe.png"
+    note = save_heatmap(pecli.encode("sinusoidal", 64, 32), str(path), title="t", figsize=figsize, dpi=dpi)
+    assert note is None  # 64 × 32 fits the pixels: drawn as is
+    assert _png_size(path) == (figsize[0] * dpi, figsize[1] * dpi)
+
+
+def test_heatmap_colours_match_the_table(tmp_path):
+    # a table of three bands (-1, 0, +1) must come out dark red, white and dark blue
+    from matplotlib.image import imread
+
+    from pecli.render.image import save_heatmap
+
+    table = np.repeat(np.array([[-1.0, 0.0, 1.0]]), 30, axis=0)
+    path = tmp_path / "bands.png"
+    save_heatmap(table, str(path), title="bands")
+    pixels = (imread(path)[..., :3] * 255).round().astype(int)
+    colours = {tuple(p) for p in pixels.reshape(-1, 3).tolist()}
+    lut = rdbu_lut().astype(int)
+    for colour in (lut[0], lut[128], lut[255]):
+        assert tuple(colour.tolist()) in colours
+
+
+def test_large_table_is_block_averaged_and_says_so(tmp_path):
+    from pecli.render.image import save_heatmap
+
+    path = tmp_path / "big.png"
+    note = save_heatmap(np.zeros((20000, 3000), dtype=np.float32), str(path), title="big", figsize=(4, 3), dpi=50)
+    assert note is not None and note.startswith("block-averaged 20000 × 3000 to ")
+    shown = [int(n) for n in note.split(" to ")[1].split(" cells")[0].split(" × ")]
+    assert shown[0] <= 150 and shown[1] <= 200
+    assert _png_size(path) == (200, 150)
+
+
+@pytest.mark.parametrize(("extension", "magic"), [("svg", b"<?xml"), ("pdf", b"%PDF")])
+def test_vector_formats(tmp_path, extension, magic):
+    from pecli.render.image import save_heatmap
+
+    path = tmp_path / f"pe.{extension}"
+    save_heatmap(pecli.encode("sinusoidal", 50, 16), str(path), title="t")
+    assert path.read_bytes().startswith(magic)
+
+
+def test_lines_png(tmp_path):
+    from pecli.render.image import save_lines
+
+    path = tmp_path / "lines.png"
+    save_lines(pecli.encode("sinusoidal", 100, 16), str(path), dims=[0, 1, 4, 8], title="t", figsize=(6, 4))
+    assert _png_size(path) == (600, 400)
+    with pytest.raises(ParameterError, match="outside"):
+        save_lines(np.zeros((5, 4)), str(tmp_path / "bad.png"), dims=[4], title="t")
+
+
+def test_failed_render_leaves_no_file(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+
+    from pecli.render.image import save_heatmap
+
+    target = tmp_path / "pe.png"
+    target.write_bytes(b"old")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("renderer failed")
+
+    monkeypatch.setattr(Figure, "savefig", broken)
+    with pytest.raises(RuntimeError):
+        save_heatmap(np.zeros((4, 4)), str(target), title="t")
+    assert target.read_bytes() == b"old"
+    assert os.listdir(tmp_path) == ["pe.png"]
