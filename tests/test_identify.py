@@ -129,8 +129,8 @@ def test_bad_input(cli, tmp_path):
     assert_clean_error(cli("identify", "sinusoidal"), 2, "names a scheme", "pecli generate")
     assert_clean_error(cli("identify", str(tmp_path / "missing.npy")), 2, "missing.npy")
     flat = tmp_path / "flat.npy"
-    np.save(flat, np.zeros(5, dtype=np.float32))
-    assert_clean_error(cli("identify", str(flat)), 2, "2-D")
+    np.save(flat, np.zeros((2, 3, 4), dtype=np.float32))
+    assert_clean_error(cli("identify", str(flat)), 2, "(2, 3, 4)", "2-D")
     bad = tmp_path / "nan.npy"
     np.save(bad, np.full((3, 4), np.nan, dtype=np.float32))
     assert_clean_error(cli("identify", str(bad)), 2, "NaN")

@@ -82,7 +82,8 @@ class Identification:
     dtype: str
     best: Candidate
     level: str  #: "exact", "approximate" or "none"
-    tolerance: float  #: the largest error of an exact match (rounding of ``dtype``)
+    tolerance: float  #: the largest error of an exact match (rounding of ``precision``)
+    precision: str = "float32"  #: the coarsest dtype holding every value exactly (see value_precision)
     runners_up: list[Candidate] = field(default_factory=list)
     value_mean: float = 0.0
     value_std: float = 0.0
@@ -103,6 +104,7 @@ class Identification:
             "best": self.best.to_json(),
             "command": self.command(),
             "tolerance": self.tolerance,
+            "precision": self.precision,
             "runners_up": [c.to_json() for c in self.runners_up],
             "value_mean": self.value_mean,
             "value_std": self.value_std,
@@ -315,6 +317,7 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY) -> Identificatio
         best=best,
         level=level,
         tolerance=tolerance,
+        precision=precision,
         runners_up=runners_up[:3],
         value_mean=float(values.mean()),
         value_std=float(values.std()),

@@ -97,7 +97,7 @@ def compare(
     if output is not None:
         _check_figure_path(output)
     first, second = _load_pair(
-        tables, (key_a or key, key_b or key), key_given=(key_a, key_b), d=d, length=length, dtype=dtype
+        out, tables, (key_a or key, key_b or key), key_given=(key_a, key_b), d=d, length=length, dtype=dtype
     )
     from pecli.analysis.compare import compare_tables
 
@@ -114,6 +114,7 @@ def compare(
 
 
 def _load_pair(
+    out: Any,
     texts: list[str],
     keys: tuple[str | None, str | None],
     *,
@@ -125,10 +126,10 @@ def _load_pair(
     """Both tables: files first, then scheme specs shaped like the file (or by --d/--len)."""
     from pecli.analysis.compare import value_precision
     from pecli.cli.common import require_shape
-    from pecli.cli.inputs import InputTable, load_input
+    from pecli.cli.inputs import InputTable, as_matrix, load_input
     from pecli.cli.specs import looks_like_spec, parse_spec
     from pecli.dtypes import DTYPES
-    from pecli.errors import ParameterError, TableFileError
+    from pecli.errors import ParameterError
 
     if texts == ["-", "-"]:
         raise ParameterError("A and B cannot both be - (stdin holds one table)", hint="save one of them to a file")
@@ -143,11 +144,9 @@ def _load_pair(
     for side, spec in enumerate(specs):
         if spec is None:
             table = load_input(texts[side], key=keys[side])
-            if table.array.ndim != 2:
-                raise TableFileError(
-                    f"{'AB'[side]} ({texts[side]}) has shape {table.array.shape}, not positions × dims",
-                    hint="compare 2-D tables",
-                )
+            table.array, note = as_matrix(table.array, table.label)  # (1, L, d) and (L, 1, d) squeezed
+            if note:
+                out.note(note)
             loaded[side] = table
     for side, spec in enumerate(specs):
         if spec is None:

@@ -54,7 +54,10 @@ def distance(
     source: Annotated[str, typer.Argument(metavar="INPUT", help="A table file, - (stdin), or a scheme name.")],
     metric: Annotated[str, typer.Option("--metric", help="dot, cosine or euclidean.", metavar="METRIC")] = "dot",
     rows: Annotated[
-        Optional[str], typer.Option("--rows", help="Only positions A..B−1 (both axes), e.g. 0:512.", metavar="A:B")
+        Optional[str],
+        typer.Option(
+            "--rows", help="Only positions A..B−1 (both axes; Python slice rules), e.g. 0:512.", metavar="A:B"
+        ),
     ] = None,
     profile: Annotated[
         bool, typer.Option("--profile", help="The metric as a function of the offset h = j − i.")
@@ -82,7 +85,7 @@ def distance(
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
     from pecli.analysis.distance import check_metric
-    from pecli.cli.inputs import load_input
+    from pecli.cli.inputs import load_input, table_view
     from pecli.cli.output import Output
     from pecli.errors import ParameterError
 
@@ -96,14 +99,11 @@ def distance(
         raise ParameterError("--json prints the result; it cannot go with -o", hint="use one of them")
     kind = _output_kind(output, fmt)
     table = load_input(source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d)
-    if table.array.ndim != 2:
-        from pecli.errors import TableFileError
-
-        raise TableFileError(
-            f"{table.label} has shape {table.array.shape}, not positions × dims", hint="give a 2-D table"
-        )
-    positions = _parse_rows(rows, len(table.array))
-    vectors = table.array[positions.start : positions.stop]
+    view = table_view(table, rows=rows)  # 2-D (squeezed with a note), positions A..B−1 of --rows
+    for note in view.notes:
+        out.note(note)
+    vectors = view.values
+    positions = range(view.row_start, view.row_start + len(vectors))
     title = f"{metric} — {table.label}" + (f", positions {positions.start}..{positions.stop - 1}" if rows else "")
     if profile:
         _profile(out, vectors, metric, positions, max_offset, output, fmt, kind, title, json_output)
@@ -127,27 +127,6 @@ def _output_kind(output: str | None, fmt: str | None) -> str | None:
         return "image"
     format_for(output, fmt)
     return "data"
-
-
-def _parse_rows(text: str | None, length: int) -> range:
-    """``A:B`` (either end may be left out) as a range inside 0..length."""
-    from pecli.errors import ParameterError
-
-    if text is None:
-        return range(length)
-    start_text, colon, stop_text = text.partition(":")
-    try:
-        if not colon:
-            raise ValueError
-        start = int(start_text) if start_text.strip() else 0
-        stop = int(stop_text) if stop_text.strip() else length
-    except ValueError:
-        raise ParameterError(f"--rows {text!r} is not A:B", hint="e.g. --rows 0:512") from None
-    if not 0 <= start < stop <= length:
-        raise ParameterError(
-            f"--rows {text} is not inside the table's {length} positions", hint=f"use 0 <= A < B <= {length}"
-        )
-    return range(start, stop)
 
 
 def _write_data(out: Any, output: str, fmt: str | None, name: str, tensor: Any, meta: dict[str, str]) -> None:

@@ -36,7 +36,7 @@ def identify(
     json_output: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    from pecli.cli.inputs import is_file_input, load_input
+    from pecli.cli.inputs import as_matrix, is_file_input, load_input
     from pecli.cli.output import Output
     from pecli.errors import ParameterError
 
@@ -47,9 +47,12 @@ def identify(
             hint=f"write it first: pecli generate {source} --d … --len … -o pe.npy",
         )
     table = load_input(source, key=key)
+    values, note = as_matrix(table.array, table.label)  # (1, L, d) and (L, 1, d) squeezed
+    if note:
+        out.note(note)
     from pecli.analysis.identify import identify_table
 
-    found = identify_table(table.array)
+    found = identify_table(values)
     if json_output:
         out.json({"source": table.label, **found.to_json()})
     else:
@@ -64,11 +67,11 @@ def _print(out: Any, table: Any, found: Any) -> None:
     best = found.best
     if found.level == "exact":
         out.data(f"match: {best.describe()}")
-        out.data(f"  max error {best.max_error:.3g} (within {found.dtype} rounding, {found.tolerance:.3g})")
+        out.data(f"  max error {best.max_error:.3g} (within {found.precision} rounding, {found.tolerance:.3g})")
     elif found.level == "approximate":
         out.data(f"approximate match: {best.describe()}")
         out.data(
-            f"  max error {best.max_error:.3g}, above {found.dtype} rounding ({found.tolerance:.3g}): "
+            f"  max error {best.max_error:.3g}, above {found.precision} rounding ({found.tolerance:.3g}): "
             "the table was likely computed in lower-precision arithmetic"
         )
     else:
