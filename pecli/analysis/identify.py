@@ -180,7 +180,8 @@ def _read_base_and_offset(
     k = int(complete[-1]) if len(complete) else 0
     if k == 0:
         return [], []
-    phase = np.unwrap(np.arctan2(table[:, sin_columns[k]], table[:, cos_columns[k]]))
+    sin_column, cos_column = (table[:, column].astype(np.float64) for column in (sin_columns[k], cos_columns[k]))
+    phase = np.unwrap(np.arctan2(sin_column, cos_column))
     slope, intercept = np.polyfit(np.arange(length, dtype=np.float64), phase, 1)
     if not 0 < slope < 1:
         return [], []
@@ -261,7 +262,9 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY) -> Identificatio
         'none'
     """
     dtype = np.asarray(table).dtype.name
-    values = np.asarray(table, dtype=np.float64)
+    values = np.asarray(table)
+    if values.dtype.kind != "f" or values.dtype.itemsize < 4:  # ints, float16, bfloat16: widen (exactly)
+        values = values.astype(np.float64)
     if values.ndim != 2 or values.size == 0:
         from pecli.errors import TableFileError
 
@@ -319,6 +322,7 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY) -> Identificatio
         tolerance=tolerance,
         precision=precision,
         runners_up=runners_up[:3],
-        value_mean=float(values.mean()),
-        value_std=float(values.std()),
+        # the value statistics describe a table that matched nothing (a learned one)
+        value_mean=float(values.mean(dtype=np.float64)) if level == "none" else 0.0,
+        value_std=float(values.std(dtype=np.float64)) if level == "none" else 0.0,
     )
