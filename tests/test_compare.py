@@ -269,3 +269,17 @@ def test_keys_pick_tensors(cli, tmp_path):
     assert cli("compare", path, path, "--key-a", "enc", "--key-b", "dec").code == 1
     assert cli("compare", path, "sinusoidal", "--key", "enc").code == 0
     assert_clean_error(cli("compare", path, "sinusoidal"), 2, "enc", "dec")
+
+
+@pytest.mark.parametrize(
+    ("command", "example"),
+    [
+        ("distance", "pecli distance pe.npy --metric cosine -o dist.png"),
+        ("compare", "pecli compare model_pe.npy sinusoidal && echo same"),
+        ("identify", "pecli identify model_pe.npy"),
+    ],
+)
+def test_help_keeps_one_example_per_line(cli, command, example):
+    result = cli(command, "--help")
+    assert result.code == 0
+    assert f"\n    {example}\n" in result.out

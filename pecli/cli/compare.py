@@ -24,7 +24,7 @@ for the six properties of an ideal positional encoding, with the figure behind e
 
 Examples:
 
-
+
   pecli compare model_pe.npy sinusoidal && echo same
   pecli compare fairseq.npy tensor2tensor --atol 1e-5
   pecli generate --d 64 --len 128 -o - | pecli compare - sinusoidal:layout=split

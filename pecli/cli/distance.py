@@ -33,7 +33,7 @@ otherwise. For the sinusoidal table the dot product depends on |h| only and deca
 
 Examples:
 
-
+
   pecli distance sinusoidal --d 128 --len 256
   pecli distance pe.npy --metric cosine -o dist.png
   pecli distance sinusoidal --d 512 --len 200000 --profile --metric euclidean --json

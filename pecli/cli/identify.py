@@ -19,7 +19,7 @@ Exit status: 0 when a convention matches, 1 when none does, 2 on bad input.
 
 Examples:
 
-
+
   pecli identify model_pe.npy
   pecli identify checkpoint.safetensors --key embed_positions.weight --json
   pecli generate --preset fairseq --d 64 --len 128 -o - | pecli identify -
