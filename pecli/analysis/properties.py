@@ -151,7 +151,11 @@ def check_properties(spec) -> list[PropertyCheck]:
             residual <= _NUMERICAL_ZERO**0.5,
             residual,
             f"best linear map PE[p] -> PE[p+k] leaves {residual:.3g} of the norm "
-            f"(k = {', '.join(str(k) for k in _SHIFTS if k < length // 2) or 'none'})",
+            f"(k = {', '.join(str(k) for k in _SHIFTS if k < length // 2) or 'none'})"
+            # with no more positions than dimensions any table has such a map: the check says nothing
+            + (
+                f"; with len − k <= d = {spec.dim} any table fits, use a longer --len" if length - 1 <= spec.dim else ""
+            ),
         )
     )
     return checks
