@@ -92,6 +92,25 @@ def test_block_average_properties(rows, cols, max_rows, max_cols, seed):
     assert block_edges(size=rows, blocks=max_rows).tolist() == result.row_edges.tolist()
 
 
+@settings(max_examples=60, deadline=None)
+@given(size=st.integers(1, 5000), blocks=st.integers(1, 900))
+def test_uniform_blocks_have_one_size(size, blocks):
+    edges = block_edges(size, blocks, uniform=True)
+    sizes = np.diff(edges)
+    assert edges[0] == 0 and edges[-1] == size and len(sizes) <= blocks
+    assert np.all(sizes[:-1] == sizes[0]) and 0 < sizes[-1] <= sizes[0]
+
+
+def test_image_draws_axes_that_fit_as_is_and_averages_longer_ones_uniformly(tmp_path):
+    from pecli.render.image import save_heatmap
+
+    note = save_heatmap(pecli.encode("sinusoidal", 2048, 512), str(tmp_path / "pe.png"), title="t")
+    shown_rows, shown_cols = (int(n) for n in note.split(" to ")[1].split(" cells")[0].split(" × "))
+    assert shown_cols == 512  # 512 columns fit in 800 pixels: no pair of sin/cos columns is merged
+    block = -(-2048 // shown_rows)
+    assert shown_rows == -(-2048 // block) and shown_rows < 600
+
+
 # -- colours -----------------------------------------------------------------------------------
 
 

@@ -108,14 +108,13 @@ def plot(
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
     from pecli.cli.output import Output
+    from pecli.render.scale import ValueRange, color_limits, value_range
 
     out = Output(quiet=quiet)
     draw_terminal = output is None or terminal
     image = _image_settings(output, cmap=cmap, dpi=dpi, figsize=figsize, lines=lines, limits=(vmin, vmax))
     size = _terminal_size(width, height) if draw_terminal else None
     if vmin is not None and vmax is not None:  # check them before reading a possibly large table
-        from pecli.render.scale import ValueRange, color_limits
-
         color_limits(ValueRange(0.0, 0.0, 0), vmin, vmax)
     if not draw_terminal and (width is not None or height is not None):
         from pecli.errors import ParameterError
@@ -128,14 +127,12 @@ def plot(
     view = table_view(table, rows=rows, cols=cols)
     for note in view.notes:
         out.note(note)
-    from pecli.render.scale import color_limits, value_range
-
     data = value_range(view.values)
-    nonfinite = data.nonfinite
     # resolved once here, so the renderers need not scan a large table again
     vmin, vmax = color_limits(data, vmin, vmax)
-    if nonfinite:
-        out.warn(f"{nonfinite} NaN/inf value{'s' if nonfinite != 1 else ''} drawn as masked cells")
+    if data.nonfinite:
+        plural = "s" if data.nonfinite != 1 else ""
+        out.warn(f"{data.nonfinite} NaN/inf value{plural} drawn as masked cells")
     heading = title if title is not None else table.label
 
     if image is not None:

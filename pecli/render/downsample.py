@@ -28,15 +28,23 @@ class Downsampled(NamedTuple):
         return self.values.shape != (int(self.row_edges[-1]), int(self.col_edges[-1]))
 
 
-def block_edges(size: int, blocks: int) -> np.ndarray:
-    """``blocks + 1`` integer edges splitting ``range(size)`` into near-equal consecutive blocks.
+def block_edges(size: int, blocks: int, *, uniform: bool = False) -> np.ndarray:
+    """Integer edges splitting ``range(size)`` into at most ``blocks`` consecutive blocks.
 
-    >>> block_edges(10, 4).tolist()
-    [0, 2, 5, 7, 10]
+    By default exactly ``min(blocks, size)`` near-equal blocks (sizes differ by at most one:
+    what a terminal needs to fill its width). With ``uniform``, blocks of one size
+    ``ceil(size / blocks)`` (only the last may be shorter): near 1:1 ratios then never mix single
+    columns with pairs, which in an interleaved sin/cos table shows as false stripes.
+
+    >>> block_edges(10, 4).tolist(), block_edges(10, 4, uniform=True).tolist()
+    ([0, 2, 5, 7, 10], [0, 3, 6, 9, 10])
     >>> block_edges(3, 8).tolist()  # never more blocks than values
     [0, 1, 2, 3]
     """
     blocks = max(1, min(int(blocks), int(size)))
+    if uniform:
+        step = -(-int(size) // blocks)
+        return np.append(np.arange(0, size, step, dtype=np.int64), np.int64(size))
     return (np.arange(blocks + 1, dtype=np.int64) * size) // blocks
 
 
@@ -46,9 +54,10 @@ def _sum_columns(values: np.ndarray, col_edges: np.ndarray) -> np.ndarray:
     return np.add.reduceat(values, col_edges[:-1], axis=-1)
 
 
-def block_average(matrix: np.ndarray, max_rows: int, max_cols: int) -> Downsampled:
+def block_average(matrix: np.ndarray, max_rows: int, max_cols: int, *, uniform: bool = False) -> Downsampled:
     """Average ``matrix`` (2-D) over blocks so that it has at most ``max_rows`` × ``max_cols`` cells.
 
+    Blocks come from :func:`block_edges` (``uniform``: all of one size, else near-equal).
     Non-finite values (NaN, ±inf) are left out of the means; a block with no finite value is NaN.
     A table already small enough comes back unchanged (as float64). Sums run in float64, one
     block of rows at a time, so a float32 table is never copied whole.
@@ -63,7 +72,8 @@ def block_average(matrix: np.ndarray, max_rows: int, max_cols: int) -> Downsampl
     if matrix.ndim != 2:
         raise ValueError(f"block_average takes a 2-D table, got shape {matrix.shape}")
     rows, cols = matrix.shape
-    row_edges, col_edges = block_edges(rows, max_rows), block_edges(cols, max_cols)
+    row_edges = block_edges(rows, max_rows, uniform=uniform)
+    col_edges = block_edges(cols, max_cols, uniform=uniform)
     col_sizes = np.diff(col_edges).astype(np.float64)
     values = np.empty((len(row_edges) - 1, len(col_edges) - 1))
     row_sums = np.empty(cols)

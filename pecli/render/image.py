@@ -132,7 +132,7 @@ def save_heatmap(
         >>> import tempfile, pecli
         >>> path = os.path.join(tempfile.mkdtemp(), "pe.png")
         >>> save_heatmap(pecli.encode("sinusoidal", 2000, 64), path, title="sinusoidal", figsize=(4, 3))
-        'block-averaged 2000 × 64 to 231 × 64 cells for drawing (one cell per pixel at most)'
+        'block-averaged 2000 × 64 to 223 × 64 cells for drawing (one cell per pixel at most)'
     """
     matrix = np.asarray(matrix)
     image_format(path)
@@ -140,12 +140,22 @@ def save_heatmap(
     # with both limits given there is no need to scan the table for its range
     given = vmin is not None and vmax is not None
     low, high = color_limits(ValueRange(0.0, 0.0, 0) if given else value_range(matrix), vmin, vmax)
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
     figure, axes = _figure(figsize, dpi)
     rows, cols = matrix.shape
-    box = axes.get_position()  # the axes' share of the figure: at most one cell per pixel of it
-    shrunk = block_average(matrix, math.ceil(box.height * figsize[1] * dpi), math.ceil(box.width * figsize[0] * dpi))
+    # the colorbar first: it takes its space from the axes, whose final size then caps the cells
+    figure.colorbar(ScalarMappable(Normalize(low, high), colormap), ax=axes)
+    box = axes.get_position()
+    # an axis that fits the image's pixels is drawn as is; a longer one is averaged in blocks of
+    # one size, to at most one cell per pixel of the axes
+    limits = []
+    for size, inches, share in ((rows, figsize[1], box.height), (cols, figsize[0], box.width)):
+        limits.append(size if size <= inches * dpi else math.ceil(share * inches * dpi))
+    shrunk = block_average(matrix, *limits, uniform=True)
     cells = np.ma.masked_invalid(shrunk.values)
-    mesh = axes.pcolormesh(
+    axes.pcolormesh(
         shrunk.col_edges + x_ticks_from,
         shrunk.row_edges + y_ticks_from,
         cells,
@@ -156,7 +166,6 @@ def save_heatmap(
         rasterized=True,
     )
     axes.invert_yaxis()
-    figure.colorbar(mesh, ax=axes)
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     axes.set_title(title, fontsize="medium")
