@@ -99,8 +99,12 @@ def save_heatmaps(
         matrix = np.asarray(matrix, dtype=np.float64)
         low, high = shared_limits if index < shared and shared_limits else color_limits(value_range(matrix))
         box = axes.get_position()
+        # blocks of one size, as pecli.render.image does: mixed sizes draw false stripes
         shrunk = block_average(
-            matrix, math.ceil(box.height * figsize[1] * dpi), math.ceil(box.width * figsize[0] * dpi)
+            matrix,
+            math.ceil(box.height * figsize[1] * dpi),
+            math.ceil(box.width * figsize[0] * dpi),
+            uniform=True,
         )
         mesh = axes.pcolormesh(
             shrunk.col_edges,
