@@ -1,0 +1,295 @@
+"""How two tables differ: difference statistics, and a diagnosis when the difference is structural.
+
+Real code bases disagree on the column layout (interleaved [sin, cos, …] or split [sin … | cos …]),
+the sin/cos order and the first position (fairseq starts at padding_idx + 1 = 2). Such tables
+have the same values in other places: :func:`diagnose` finds a row shift and a column
+permutation that make them agree, and names the known ones.
+
+>>> import pecli
+>>> a = pecli.encode(None, 16, 8, preset="tensor2tensor")
+>>> b = pecli.encode(None, 16, 8, preset="fairseq")
+>>> result = compare_tables(a, b)
+>>> result.agree, result.diagnosis.shift, result.diagnosis.permutation is None
+(False, 2, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pecli.errors import ParameterError, TableFileError
+
+__all__ = [
+    "Comparison",
+    "Diagnosis",
+    "check_tolerances",
+    "compare_tables",
+    "diagnose",
+    "named_permutations",
+    "rounding_tolerance",
+    "value_precision",
+]
+
+#: unit roundoff of the dtypes tables come in; a table rounded once is within half of it times |value|
+_EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
+#: rows used to match columns (the verification then uses every row)
+_MATCH_ROWS = 4096
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """B[i, j] = A[i + shift, permutation[j]] on the rows both cover, within ``residual``."""
+
+    shift: int
+    permutation: list[int] | None
+    residual: float
+    description: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Difference statistics of two tables of the same shape (A − B)."""
+
+    shape: tuple[int, int]
+    max_abs: float
+    mean_abs: float
+    max_rel: float  #: max |A − B| / |B| over the entries where B ≠ 0
+    worst: tuple[int, int]  #: (position, dimension) of the largest |A − B|
+    cosine_min: float  #: per-position cosine similarity of A[p] and B[p]
+    cosine_mean: float
+    atol: float
+    rtol: float
+    agree: bool  #: |A − B| <= atol + rtol · |B| everywhere (numpy.isclose)
+    diagnosis: Diagnosis | None = field(default=None)
+
+
+def rounding_tolerance(*dtypes: str, scale: float = 1.0) -> float:
+    """Four units of roundoff of the coarsest of ``dtypes`` at ``scale``: the slack of a table rounded once.
+
+    >>> rounding_tolerance("float32", "float16")
+    0.00390625
+    """
+    return 4.0 * max(_EPSILON.get(str(name), _EPSILON["float64"]) for name in dtypes) * max(scale, 1e-30)
+
+
+def value_precision(table: np.ndarray) -> str:
+    """The coarsest dtype that holds every value of ``table`` exactly: how finely it was rounded.
+
+    A bfloat16 table read back as float32 (safetensors and torch widen it) or a float16 table
+    saved as float32 still carries its coarser rounding; comparisons should allow for it.
+
+    >>> value_precision(np.array([0.5, 1.0 + 2.0**-7], dtype=np.float32))
+    'bfloat16'
+    >>> value_precision(np.array([1.0 + 2.0**-10])), value_precision(np.array([0.1], dtype=np.float32))
+    ('float16', 'float32')
+    """
+    table = np.asarray(table)
+    name = table.dtype.name
+    if name not in ("float32", "float64"):
+        return name
+    # most tables show their precision in the first rows: look there before scanning everything
+    for rows in (table[:64], table):
+        single = rows.astype(np.float32) if name == "float64" else rows
+        if name == "float64" and not np.array_equal(single.astype(np.float64), rows):
+            return "float64"
+        if not (single.view(np.uint32) & np.uint32(0xFFFF)).any():
+            precision = "bfloat16"
+        else:
+            with np.errstate(over="ignore"):
+                precision = (
+                    "float16" if np.array_equal(single.astype(np.float16).astype(np.float32), single) else "float32"
+                )
+        if precision == "float32":
+            return precision
+    return precision
+
+
+def check_tolerances(atol: float, rtol: float) -> None:
+    """A :class:`ParameterError` unless both tolerances are finite and >= 0.
+
+    >>> check_tolerances(1e-6, 0.0)
+    """
+    for name, value in (("atol", atol), ("rtol", rtol)):
+        if not value >= 0 or value == float("inf"):
+            raise ParameterError(f"--{name} must be a finite number >= 0, got {value:g}", hint=f"e.g. --{name} 1e-6")
+
+
+def _row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """cos(A[p], B[p]) for every p; 1 where both rows are zero, 0 where only one is."""
+    dots = np.einsum("ij,ij->i", a, b)
+    norms = np.sqrt(np.einsum("ij,ij->i", a, a) * np.einsum("ij,ij->i", b, b))
+    cosines = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+    both_zero = (norms == 0) & ~a.any(axis=1) & ~b.any(axis=1)
+    cosines[both_zero] = 1.0
+    return np.clip(cosines, -1.0, 1.0)
+
+
+def compare_tables(a: np.ndarray, b: np.ndarray, *, atol: float = 1e-6, rtol: float = 0.0) -> Comparison:
+    """Compare tables ``a`` and ``b`` entry by entry; diagnose the difference when they disagree.
+
+    Args:
+        a, b: 2-D tables of the same shape (any real dtype; compared in float64).
+        atol, rtol: they agree when ``|a − b| <= atol + rtol · |b|`` everywhere.
+
+    Example:
+        >>> import numpy as np
+        >>> result = compare_tables(np.array([[1.0, 2.0]]), np.array([[1.0, 2.5]]), atol=0.1)
+        >>> result.agree, result.max_abs, result.worst, result.max_rel
+        (False, 0.5, (0, 1), 0.2)
+    """
+    check_tolerances(atol, rtol)
+    dtypes = (value_precision(a), value_precision(b))
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.ndim != 2 or b.ndim != 2 or a.shape != b.shape:
+        raise TableFileError(
+            f"shape mismatch: A is {' × '.join(map(str, a.shape))}, B is {' × '.join(map(str, b.shape))}",
+            hint="compare tables of the same shape (for a scheme spec, --d and --len set its shape)",
+        )
+    if a.size == 0:
+        raise TableFileError("the tables are empty", hint="give tables with at least one row and column")
+    difference = a - b
+    np.abs(difference, out=difference)
+    magnitude = np.abs(b)
+    worst = np.unravel_index(int(np.argmax(difference)), difference.shape)
+    cosines = _row_cosines(a, b)
+    agree = bool(difference.max() <= atol) if rtol == 0 else bool(np.all(difference <= atol + rtol * magnitude))
+    tolerance = max(atol, rounding_tolerance(*dtypes, scale=float(max(magnitude.max(), np.abs(a).max()))))
+    # |A − B| / |B| where B ≠ 0, in place (where B = 0 the 0 of |B| stays)
+    relative = np.divide(difference, magnitude, out=magnitude, where=magnitude > 0)
+    return Comparison(
+        shape=(int(a.shape[0]), int(a.shape[1])),
+        max_abs=float(difference[worst]),
+        mean_abs=float(difference.mean()),
+        max_rel=float(relative.max()),
+        worst=(int(worst[0]), int(worst[1])),
+        cosine_min=float(cosines.min()),
+        cosine_mean=float(cosines.mean()),
+        atol=atol,
+        rtol=rtol,
+        agree=agree,
+        diagnosis=None if agree else diagnose(a, b, tolerance=tolerance),
+    )
+
+
+def named_permutations(dim: int) -> dict[tuple[int, ...], str]:
+    """The column reorderings that the sinusoidal conventions differ by, with what each means.
+
+    A permutation ``perm`` means B[:, j] = A[:, perm[j]].
+
+    >>> [perm for perm, meaning in named_permutations(4).items() if "sin/cos order" in meaning][:2]
+    [(1, 0, 3, 2), (2, 3, 0, 1)]
+    """
+    if dim % 2 or dim < 4:
+        return {}
+    evens, odds = list(range(0, dim, 2)), list(range(1, dim, 2))
+    half = dim // 2
+
+    def inverse(perm: list[int]) -> tuple[int, ...]:
+        return tuple(int(i) for i in np.argsort(perm))
+
+    split_of_interleaved = evens + odds
+    swapped_split_of_interleaved = odds + evens
+    named = (
+        (
+            split_of_interleaved,
+            "A interleaved [sin, cos, …], B split [sin … | cos …]: B holds A's even columns, then its odd columns",
+        ),
+        (inverse(split_of_interleaved), "A split [sin … | cos …], B interleaved [sin, cos, …]"),
+        (
+            [j + 1 if j % 2 == 0 else j - 1 for j in range(dim)],
+            "the sin/cos order (interleaved layout): each adjacent pair of columns swapped",
+        ),
+        (list(range(half, dim)) + list(range(half)), "the sin/cos order (split layout): the two halves swapped"),
+        (
+            swapped_split_of_interleaved,
+            "A interleaved, B split with the other sin/cos order: B holds A's odd columns, then its even columns",
+        ),
+        (inverse(swapped_split_of_interleaved), "A split, B interleaved with the other sin/cos order"),
+    )
+    permutations: dict[tuple[int, ...], str] = {}
+    for perm, meaning in named:  # at d = 4 a reordering can be its own inverse: the first meaning stays
+        permutations.setdefault(tuple(perm), meaning)
+    return permutations
+
+
+def _match_columns(a: np.ndarray, b: np.ndarray, tolerance: float) -> list[int] | None:
+    """A permutation ``perm`` with ``b ≈ a[:, perm]`` within ``tolerance`` (max abs), or None."""
+    sample_a, sample_b = a[:_MATCH_ROWS], b[:_MATCH_ROWS]
+    squared = (
+        np.einsum("ij,ij->j", sample_a, sample_a)[:, None]
+        + np.einsum("ij,ij->j", sample_b, sample_b)[None, :]
+        - 2.0 * (sample_a.T @ sample_b)
+    )
+    limit = len(sample_a) * tolerance**2 + 1e-12 * max(1.0, float(np.abs(squared).max()))
+    used = np.zeros(a.shape[1], dtype=bool)
+    permutation = []
+    for column in range(b.shape[1]):
+        order = np.argsort(squared[:, column], kind="stable")
+        choice = next((int(i) for i in order if not used[i]), None)
+        if choice is None or squared[choice, column] > limit:
+            return None
+        used[choice] = True
+        permutation.append(choice)
+    if np.abs(a[:, permutation] - b).max() > tolerance:
+        return None
+    return permutation
+
+
+def _candidate_shifts(a: np.ndarray, b: np.ndarray, tolerance: float) -> list[int]:
+    """Shifts s (B[i] = A[i + s]) whose first shared row matches up to a column permutation."""
+    length = len(a)
+    limit = length // 2  # at least half of the rows must be shared for a diagnosis to mean anything
+    sorted_a, sorted_b = np.sort(a[: limit + 1], axis=1), np.sort(b[: limit + 1], axis=1)
+    forward = np.flatnonzero(np.abs(sorted_a - sorted_b[0]).max(axis=1) <= tolerance)
+    backward = np.flatnonzero(np.abs(sorted_b - sorted_a[0]).max(axis=1) <= tolerance)
+    shifts = {int(s) for s in forward} | {-int(s) for s in backward}
+    return sorted(shifts, key=lambda s: (abs(s), s))[:8]
+
+
+def _describe(shift: int, permutation: list[int] | None, shared: int) -> str:
+    parts = []
+    if shift:
+        later = "later" if shift > 0 else "earlier"
+        parts.append(
+            f"B's row i is A's row i {'+' if shift > 0 else '−'} {abs(shift)}: B starts {abs(shift)} "
+            f"position{'s' if abs(shift) > 1 else ''} {later} (an offset), over the {shared} rows both cover"
+        )
+    if permutation is not None:
+        named = named_permutations(len(permutation)).get(tuple(permutation))
+        if named:
+            parts.append(f"the columns are permuted: {named}")
+        else:
+            shown = ", ".join(map(str, permutation[:12])) + (", …" if len(permutation) > 12 else "")
+            parts.append(f"the columns are permuted: B's column j is A's column [{shown}][j]")
+    return "; ".join(parts)
+
+
+def diagnose(a: np.ndarray, b: np.ndarray, *, tolerance: float) -> Diagnosis | None:
+    """Explain how ``b`` follows from ``a`` by a row shift and/or a column permutation, or None.
+
+    Example:
+        >>> import pecli
+        >>> a = pecli.encode("sinusoidal", 16, 8, dtype="float64")
+        >>> b = pecli.encode("sinusoidal", 16, 8, layout="split", dtype="float64")
+        >>> found = diagnose(a, b, tolerance=1e-12)
+        >>> found.shift, found.permutation
+        (0, [0, 2, 4, 6, 1, 3, 5, 7])
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    length = len(a)
+    for shift in _candidate_shifts(a, b, tolerance):
+        shared = length - abs(shift)
+        part_a = a[shift:] if shift >= 0 else a[:shared]
+        part_b = b[:shared] if shift >= 0 else b[-shift:]
+        residual = float(np.abs(part_a - part_b).max())
+        if residual <= tolerance:
+            if shift == 0:
+                return Diagnosis(0, None, residual, f"they differ only by rounding (max {residual:.3g})")
+            return Diagnosis(shift, None, residual, _describe(shift, None, shared))
+        permutation = _match_columns(part_a, part_b, tolerance)
+        if permutation is not None:
+            residual = float(np.abs(part_a[:, permutation] - part_b).max())
+            return Diagnosis(shift, permutation, residual, _describe(shift, permutation, shared))
+    return None

@@ -1,0 +1,205 @@
+"""How positions relate: the metric between every pair of position vectors, and its offset profile.
+
+The len × len matrix is produced in blocks of rows, so a file can receive it without it ever
+being in memory. The offset profile — for each offset h = j − i the mean, min and max of the
+metric over all pairs at that offset — is accumulated from band tiles of the matrix
+(``rows × (rows + max_offset)``), so it needs O(len · d) memory for any length.
+
+Every metric here is symmetric (metric(x_i, x_j) = metric(x_j, x_i)), so the profile at −h is
+the profile at h and only h ≥ 0 is computed. Distances are computed in float64 through the Gram
+matrix (``|x|² + |y|² − 2 x·y`` for euclidean, as BLAS does it fast); the diagonal is set exactly
+(distance 0, cosine 1), and the cosine of a zero vector with anything is 0.
+
+>>> import numpy as np
+>>> count = np.repeat(np.arange(3.0)[:, None], 4, axis=1)  # PE[p, :] = p, d = 4
+>>> distance_matrix(count, "euclidean").tolist()  # |i − j| · sqrt(4)
+[[0.0, 2.0, 4.0], [2.0, 0.0, 2.0], [4.0, 2.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from pecli.errors import ParameterError, did_you_mean
+
+__all__ = ["METRICS", "OffsetProfile", "check_metric", "distance_blocks", "distance_matrix", "offset_profile"]
+
+METRICS: tuple[str, ...] = ("dot", "cosine", "euclidean")
+
+#: float64 working memory of one tile of the matrix
+_TILE_BYTES = 32 << 20
+
+
+def check_metric(metric: str) -> str:
+    """``metric`` if pecli knows it, else a :class:`ParameterError` naming the valid ones.
+
+    >>> check_metric("cosine")
+    'cosine'
+    """
+    if metric not in METRICS:
+        raise ParameterError(f"unknown metric {metric!r}", hint=did_you_mean(metric, METRICS))
+    return metric
+
+
+class _Positions:
+    """A table as float64 with its squared row norms, ready for tiles of the metric."""
+
+    def __init__(self, table: np.ndarray) -> None:
+        table = np.asarray(table)
+        if table.ndim != 2:
+            raise ParameterError(f"expected a 2-D table (positions × dims), got shape {table.shape}")
+        self.vectors = np.ascontiguousarray(table, dtype=np.float64)
+        self.squared_norms = np.einsum("ij,ij->i", self.vectors, self.vectors)
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+    def tile(self, metric: str, rows: range, columns: range) -> np.ndarray:
+        """metric(x_i, x_j) for i in ``rows`` and j in ``columns`` (both contiguous), float64."""
+        left, right = self.vectors[rows.start : rows.stop], self.vectors[columns.start : columns.stop]
+        tile = left @ right.T
+        left_sq = self.squared_norms[rows.start : rows.stop, None]
+        right_sq = self.squared_norms[None, columns.start : columns.stop]
+        if metric == "cosine":
+            norms = np.sqrt(left_sq) * np.sqrt(right_sq)
+            np.divide(tile, norms, out=tile, where=norms > 0)
+            tile[np.broadcast_to(norms == 0, tile.shape)] = 0.0
+            np.clip(tile, -1.0, 1.0, out=tile)
+        elif metric == "euclidean":
+            tile *= -2.0
+            tile += left_sq
+            tile += right_sq
+            np.sqrt(np.maximum(tile, 0.0, out=tile), out=tile)
+        # the diagonal by definition, free of the Gram trick's rounding
+        first = max(rows.start, columns.start)
+        last = min(rows.stop, columns.stop)
+        if first < last and metric != "dot":
+            same = np.arange(first, last)
+            exact = 0.0 if metric == "euclidean" else (self.squared_norms[same] > 0).astype(np.float64)
+            tile[same - rows.start, same - columns.start] = exact
+        return tile
+
+
+def distance_blocks(
+    table: np.ndarray, metric: str, *, dtype: str = "float32", block_bytes: int = _TILE_BYTES
+) -> Iterator[np.ndarray]:
+    """Yield the len × len matrix of ``metric`` between ``table``'s rows, as consecutive row blocks.
+
+    Example:
+        >>> import numpy as np
+        >>> blocks = list(distance_blocks(np.eye(3), "dot", block_bytes=48))
+        >>> [b.shape for b in blocks], np.vstack(blocks).tolist()[1]
+        ([(2, 3), (1, 3)], [0.0, 1.0, 0.0])
+    """
+    check_metric(metric)
+    positions = _Positions(table)
+    length = len(positions)
+    step = max(1, block_bytes // (8 * max(length, 1)))
+    for start in range(0, length, step):
+        rows = range(start, min(start + step, length))
+        yield positions.tile(metric, rows, range(length)).astype(dtype)
+
+
+def distance_matrix(table: np.ndarray, metric: str, *, dtype: str = "float64") -> np.ndarray:
+    """The whole len × len matrix of ``metric`` between ``table``'s rows (callers check the memory).
+
+    Example:
+        >>> import numpy as np
+        >>> distance_matrix(np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]]), "cosine").round(4).tolist()
+        [[1.0, 0.7071, 0.0], [0.7071, 1.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    length = np.asarray(table).shape[0]
+    matrix = np.empty((length, length), dtype=dtype)
+    start = 0
+    for block in distance_blocks(table, metric, dtype=dtype):
+        matrix[start : start + len(block)] = block
+        start += len(block)
+    return matrix
+
+
+@dataclass(frozen=True)
+class OffsetProfile:
+    """The metric as a function of the offset h = j − i: mean, min and max over the pairs at h."""
+
+    metric: str
+    offsets: np.ndarray  #: 0, 1, …, max_offset
+    mean: np.ndarray
+    min: np.ndarray
+    max: np.ndarray
+    count: np.ndarray  #: pairs at each offset: len − h
+
+    @property
+    def spread(self) -> np.ndarray:
+        """max − min at each offset: 0 where the metric depends on the offset only."""
+        return self.max - self.min
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict (lists of floats)."""
+        return {
+            "metric": self.metric,
+            "offsets": self.offsets.tolist(),
+            "mean": self.mean.tolist(),
+            "min": self.min.tolist(),
+            "max": self.max.tolist(),
+            "count": self.count.tolist(),
+        }
+
+
+def offset_profile(
+    table: np.ndarray, metric: str, *, max_offset: int | None = None, tile_bytes: int = _TILE_BYTES
+) -> OffsetProfile:
+    """Mean, min and max of ``metric``(x_i, x_{i+h}) over i, for h = 0 … ``max_offset`` (default len − 1).
+
+    Only the band 0 <= j − i <= max_offset of the matrix is computed, one tile of rows at a time,
+    so memory stays O(len · d + tile_bytes) and time O(len · max_offset · d).
+
+    Example:
+        >>> import pecli
+        >>> profile = offset_profile(pecli.encode("sinusoidal", 64, 16, dtype="float64"), "dot", max_offset=3)
+        >>> profile.mean.round(4).tolist(), float(profile.spread.max()) < 1e-12
+        ([8.0, 7.4852, 6.3683, 5.5431], True)
+    """
+    check_metric(metric)
+    positions = _Positions(table)
+    length = len(positions)
+    if length == 0:
+        raise ParameterError("the table has no positions", hint="give a table with at least one row")
+    if max_offset is None:
+        max_offset = length - 1
+    if max_offset < 0:
+        raise ParameterError(f"max offset must be >= 0, got {max_offset}", hint="e.g. --max-offset 1024")
+    max_offset = min(max_offset, length - 1)
+    width = max_offset + 1
+    # a tile of `step` rows spans step + max_offset columns, of which max_offset + 1 per row are used:
+    # about max_offset rows per tile wastes at most half, within the memory budget and 1024 rows
+    step = int(max(1, min(1024, max(32, width), tile_bytes // (8 * (width + 64)))))
+    total = np.zeros(width)
+    low = np.full(width, np.inf)
+    high = np.full(width, -np.inf)
+    for start in range(0, length, step):
+        rows = range(start, min(start + step, length))
+        columns = range(start, min(rows.stop + max_offset, length))
+        # tile column c is position start + c; only the last tiles reach past the table's end (NaN there)
+        tile = positions.tile(metric, rows, columns)
+        complete = tile.shape[1] == len(rows) + max_offset
+        if not complete:
+            padded = np.full((len(rows), len(rows) + max_offset), np.nan)
+            padded[:, : len(columns)] = tile
+            tile = padded
+        # band[r, h] = tile[r, r + h]: the pair (start + r, start + r + h), a view, no copy
+        band = as_strided(tile, shape=(len(rows), width), strides=(tile.strides[0] + tile.strides[1], tile.strides[1]))
+        if complete:
+            total += band.sum(axis=0)
+            np.minimum(low, band.min(axis=0), out=low)
+            np.maximum(high, band.max(axis=0), out=high)
+        else:
+            total += np.nansum(band, axis=0)
+            np.fmin(low, np.fmin.reduce(band, axis=0), out=low)
+            np.fmax(high, np.fmax.reduce(band, axis=0), out=high)
+    offsets = np.arange(width)
+    count = length - offsets
+    return OffsetProfile(metric, offsets, total / count, low, high, count)

@@ -1,0 +1,279 @@
+"""``pecli compare``: how two tables differ (exit 0 same, 1 different, 2 bad input), and the property report."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from pecli.cli.options import DimOpt, JsonOpt, KeyOpt, LenOpt, QuietOpt
+
+HELP = """Compare two tables, or report the properties of schemes (--properties).
+
+A and B are files, - (stdin), or scheme specs: NAME or NAME:param=value,… where NAME is a
+scheme or a preset (sinusoidal:layout=split,freq_shift=1; fairseq; count). A spec takes its
+shape from --d/--len or from the other table, and its dtype from --dtype or the other table.
+
+Reports the shapes and dtypes, max and mean |A − B|, the max relative difference, the worst
+position and dimension, and the per-position cosine similarity; when the tables differ only by a
+column permutation (interleaved vs split layout, sin/cos order) or a row shift (an offset), says so.
+Exit status: 0 when |A − B| <= atol + rtol·|B| everywhere, 1 when not, 2 on bad input.
+
+With --properties, each SCHEME (a spec) is checked at --d (default 64) × --len (default 512)
+for the six properties of an ideal positional encoding, with the figure behind each verdict.
+
+Examples:
+
+
+  pecli compare model_pe.npy sinusoidal && echo same
+  pecli compare fairseq.npy tensor2tensor --atol 1e-5
+  pecli generate --d 64 --len 128 -o - | pecli compare - sinusoidal:layout=split
+  pecli compare a.npy b.npy -o diff.png
+  pecli compare --properties sinusoidal count count-normalized binary --d 64 --len 512
+"""
+
+#: the defaults of the property report's shape, as in the issue's example
+PROPERTY_DIM, PROPERTY_LEN = 64, 512
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare", help=HELP)(compare)
+
+
+def compare(
+    tables: Annotated[
+        list[str],
+        typer.Argument(metavar="A B", help="Two tables (file, - or scheme spec); with --properties, schemes."),
+    ],
+    key: KeyOpt = None,
+    key_a: Annotated[Optional[str], typer.Option("--key-a", help="Tensor to read from A.", metavar="NAME")] = None,
+    key_b: Annotated[Optional[str], typer.Option("--key-b", help="Tensor to read from B.", metavar="NAME")] = None,
+    atol: Annotated[float, typer.Option("--atol", help="Absolute tolerance.", metavar="FLOAT")] = 1e-6,
+    rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance (of |B|).", metavar="FLOAT")] = 0.0,
+    d: DimOpt = None,
+    length: LenOpt = None,
+    dtype: Annotated[
+        Optional[str],
+        typer.Option(
+            "--dtype", help="dtype of a scheme spec's table (default: the other table's precision).", metavar="DTYPE"
+        ),
+    ] = None,
+    properties: Annotated[
+        bool, typer.Option("--properties", help="Report the six properties of each SCHEME instead.")
+    ] = False,
+    output: Annotated[
+        Optional[str],
+        typer.Option(
+            "-o", "--output", help="Figure of A, B and A − B side by side (.png, .svg, .pdf).", metavar="PATH"
+        ),
+    ] = None,
+    json_output: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    from pecli.analysis.compare import check_tolerances
+    from pecli.cli.output import Output
+    from pecli.errors import ParameterError
+
+    out = Output(quiet=quiet)
+    check_tolerances(atol, rtol)  # before any table is read or computed
+    if properties:
+        extra = [flag for flag, value in (("-o", output), ("--key", key or key_a or key_b)) if value]
+        if extra:
+            raise ParameterError(f"{', '.join(extra)} do not apply to --properties", hint="drop them")
+        _property_report(
+            out,
+            tables,
+            dim=PROPERTY_DIM if d is None else d,
+            length=PROPERTY_LEN if length is None else length,
+            json_output=json_output,
+        )
+        return
+    if len(tables) != 2:
+        raise ParameterError(
+            f"compare takes two tables, got {len(tables)}", hint="pecli compare A B, or pecli compare --properties S …"
+        )
+    if key is not None and (key_a is not None or key_b is not None):
+        raise ParameterError("--key sets both keys; it cannot go with --key-a or --key-b", hint="use one or the other")
+    if output is not None:
+        _check_figure_path(output)
+    first, second = _load_pair(
+        out, tables, (key_a or key, key_b or key), key_given=(key_a, key_b), d=d, length=length, dtype=dtype
+    )
+    from pecli.analysis.compare import compare_tables
+
+    result = compare_tables(first.array, second.array, atol=atol, rtol=rtol)
+    if output is not None:
+        _save_difference_figure(output, first, second)
+        out.note(f"wrote {output}")
+    if json_output:
+        out.json(_comparison_json(first, second, result))
+    else:
+        _print_comparison(out, first, second, result)
+    if not result.agree:
+        raise typer.Exit(1)
+
+
+def _load_pair(
+    out: Any,
+    texts: list[str],
+    keys: tuple[str | None, str | None],
+    *,
+    key_given: tuple[str | None, str | None],
+    d: int | None,
+    length: int | None,
+    dtype: str | None,
+) -> list[Any]:
+    """Both tables: files first, then scheme specs shaped like the file (or by --d/--len)."""
+    from pecli.analysis.compare import value_precision
+    from pecli.cli.common import require_shape
+    from pecli.cli.inputs import InputTable, as_matrix, load_input
+    from pecli.cli.specs import looks_like_spec, parse_spec
+    from pecli.dtypes import DTYPES
+    from pecli.errors import ParameterError
+
+    if texts == ["-", "-"]:
+        raise ParameterError("A and B cannot both be - (stdin holds one table)", hint="save one of them to a file")
+    specs = [parse_spec(text) if looks_like_spec(text) else None for text in texts]
+    for side, (spec, given) in enumerate(zip(specs, key_given, strict=True)):
+        if spec is not None and given is not None:
+            flag = "--key-a" if side == 0 else "--key-b"
+            raise ParameterError(f"{flag} applies to files, but {spec.text!r} is a scheme spec", hint=f"drop {flag}")
+    if all(spec is None for spec in specs) and (d is not None or length is not None or dtype is not None):
+        raise ParameterError("--d, --len and --dtype shape a scheme spec, but A and B are files", hint="drop them")
+    loaded: list[Any] = [None, None]
+    for side, spec in enumerate(specs):
+        if spec is None:
+            table = load_input(texts[side], key=keys[side])
+            table.array, note = as_matrix(table.array, table.label)  # (1, L, d) and (L, 1, d) squeezed
+            if note:
+                out.note(note)
+            loaded[side] = table
+    for side, spec in enumerate(specs):
+        if spec is None:
+            continue
+        other = loaded[1 - side]
+        if other is not None:
+            rows, cols = other.array.shape
+            # the dtype the other table was rounded to: its file's record, else what its values show
+            other_dtype = other.metadata.get("dtype") or value_precision(other.array)
+            other_dtype = other_dtype if other_dtype in DTYPES else "float32"
+            shape = (rows if length is None else length, cols if d is None else d)
+        else:
+            other_dtype = "float32"
+            shape = require_shape(length, d)
+        table = spec.table(length=shape[0], dim=shape[1], dtype=dtype or other_dtype)
+        loaded[side] = InputTable(table.array(), spec.text, table.metadata(), spec.text)
+    return loaded
+
+
+def _comparison_json(first: Any, second: Any, result: Any) -> dict[str, Any]:
+    diagnosis = result.diagnosis
+    return {
+        "a": {"source": first.label, "shape": list(first.array.shape), "dtype": first.array.dtype.name},
+        "b": {"source": second.label, "shape": list(second.array.shape), "dtype": second.array.dtype.name},
+        "agree": result.agree,
+        "atol": result.atol,
+        "rtol": result.rtol,
+        "max_abs": result.max_abs,
+        "mean_abs": result.mean_abs,
+        "max_rel": result.max_rel,
+        "worst": {"position": result.worst[0], "dimension": result.worst[1]},
+        "cosine": {"min": result.cosine_min, "mean": result.cosine_mean},
+        "diagnosis": None
+        if diagnosis is None
+        else {
+            "shift": diagnosis.shift,
+            "permutation": diagnosis.permutation,
+            "residual": diagnosis.residual,
+            "description": diagnosis.description,
+        },
+    }
+
+
+def _print_comparison(out: Any, first: Any, second: Any, result: Any) -> None:
+    for name, table in (("A", first), ("B", second)):
+        rows, cols = table.array.shape
+        out.data(f"{name}: {table.label} — {rows} × {cols} {table.array.dtype.name}")
+    position, dimension = result.worst
+    out.data(f"max |A − B|        {result.max_abs:.6g} (position {position}, dimension {dimension})")
+    out.data(f"mean |A − B|       {result.mean_abs:.6g}")
+    out.data(f"max relative       {result.max_rel:.6g} (where B ≠ 0)")
+    out.data(f"cosine per position min {result.cosine_min:.6g}, mean {result.cosine_mean:.6g}")
+    tolerance = f"atol {result.atol:g}, rtol {result.rtol:g}"
+    if result.agree:
+        out.data(f"same within {tolerance}")
+        return
+    out.data(f"different beyond {tolerance}")
+    if result.diagnosis is not None:
+        out.data(f"diagnosis: {result.diagnosis.description}")
+
+
+def _property_report(out: Any, texts: list[str], *, dim: int, length: int, json_output: bool) -> None:
+    from pecli.analysis.properties import PROPERTIES, check_properties
+    from pecli.cli.common import require_shape
+    from pecli.cli.specs import looks_like_spec, parse_spec
+    from pecli.errors import ParameterError
+
+    length, dim = require_shape(length, dim)
+    if not texts:
+        raise ParameterError("--properties needs at least one scheme", hint="e.g. --properties sinusoidal count")
+    specs = []
+    for text in texts:
+        if not looks_like_spec(text):
+            raise ParameterError(
+                f"--properties measures schemes, but {text!r} is a file", hint="give scheme names or specs"
+            )
+        specs.append(parse_spec(text))
+    reports = [(spec, check_properties(spec.table(length=length, dim=dim, dtype="float64"))) for spec in specs]
+    if json_output:
+        out.json(
+            {
+                "d": dim,
+                "len": length,
+                "schemes": [
+                    {"spec": spec.text, "checks": [check.to_json() for check in checks]} for spec, checks in reports
+                ],
+            }
+        )
+        return
+    column = max(14, *(len(spec.text) + 2 for spec in specs))
+    out.data(f"properties at d = {dim}, len = {length} (float64)")
+    out.data(f"{'':<22}" + "".join(f"{spec.text:<{column}}" for spec in specs).rstrip())
+    for row, name in enumerate(PROPERTIES):
+        cells = "".join(
+            f"{('✓ ' if checks[row].holds else '✗ ') + f'{checks[row].figure:.3g}':<{column}}" for _, checks in reports
+        )
+        out.data(f"{name:<22}{cells}".rstrip())
+    out.data("")
+    for spec, checks in reports:
+        out.data(f"{spec.text}:")
+        for check in checks:
+            out.data(f"  {'✓' if check.holds else '✗'} {check.name}: {check.detail}")
+
+
+def _check_figure_path(path: str) -> None:
+    import os
+
+    from pecli.errors import ParameterError
+    from pecli.tables import check_output_path
+
+    if os.path.splitext(path)[1].lower() not in (".png", ".svg", ".pdf"):
+        raise ParameterError(f"compare draws a figure; {path!r} is not .png, .svg or .pdf", hint="e.g. -o diff.png")
+    check_output_path(path)
+
+
+def _save_difference_figure(path: str, first: Any, second: Any) -> None:
+    """A, B and A − B side by side: the one rendering step of compare."""
+    import numpy as np
+
+    from pecli.render.charts import save_heatmaps
+
+    a, b = np.asarray(first.array, dtype=np.float64), np.asarray(second.array, dtype=np.float64)
+    save_heatmaps(
+        [a, b, a - b],
+        path,
+        titles=[f"A: {first.label}", f"B: {second.label}", "A − B"],
+        x_label="Embedding Dimension",
+        y_label="Position",
+        shared=2,
+    )

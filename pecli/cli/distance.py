@@ -1,0 +1,304 @@
+"""``pecli distance``: the metric between every pair of positions, or its profile over offsets."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any, Optional
+
+import typer
+
+from pecli.cli.options import (
+    DimOpt,
+    FormatOpt,
+    JsonOpt,
+    KeyOpt,
+    LenOpt,
+    NoColorOpt,
+    PresetOpt,
+    QuietOpt,
+    scheme_options,
+)
+
+HELP = """The len × len matrix of a metric between position vectors, or its profile over offsets.
+
+INPUT is a table file, - (stdin), or a scheme with the generate options. Without -o, draw the
+matrix as a terminal heatmap; -o FILE.png|svg|pdf draws a figure; -o FILE.npy|safetensors|csv|tsv
+or -o - writes the matrix itself (streamed in row blocks, so it never has to fit in memory).
+
+--profile gives, for each offset h = j − i, the mean, min and max of the metric over all pairs
+at that offset (the metrics are symmetric, so h ≥ 0): a chart, a figure with -o FILE.png, the
+columns offset, mean, min, max with -o FILE.npy|csv|-, or numbers with --json. It never builds the
+matrix; on tables longer than 16384 positions it stops at offset 1024 unless --max-offset says
+otherwise. For the sinusoidal table the dot product depends on |h| only and decays with it.
+
+Examples:
+
+
+  pecli distance sinusoidal --d 128 --len 256
+  pecli distance pe.npy --metric cosine -o dist.png
+  pecli distance sinusoidal --d 512 --len 200000 --profile --metric euclidean --json
+  pecli distance fairseq.safetensors --rows 0:512 -o dist.npy
+"""
+
+#: above this many positions, --profile stops at offset DEFAULT_MAX_OFFSET unless told otherwise
+LONG_TABLE = 16384
+DEFAULT_MAX_OFFSET = 1024
+
+
+def register(app: typer.Typer) -> None:
+    app.command("distance", help=HELP)(distance)
+
+
+@scheme_options
+def distance(
+    source: Annotated[str, typer.Argument(metavar="INPUT", help="A table file, - (stdin), or a scheme name.")],
+    metric: Annotated[str, typer.Option("--metric", help="dot, cosine or euclidean.", metavar="METRIC")] = "dot",
+    rows: Annotated[
+        Optional[str],
+        typer.Option(
+            "--rows", help="Only positions A..B−1 (both axes; Python slice rules), e.g. 0:512.", metavar="A:B"
+        ),
+    ] = None,
+    profile: Annotated[
+        bool, typer.Option("--profile", help="The metric as a function of the offset h = j − i.")
+    ] = False,
+    max_offset: Annotated[
+        Optional[int], typer.Option("--max-offset", help="Last offset of --profile (default: all).", metavar="H")
+    ] = None,
+    output: Annotated[
+        Optional[str],
+        typer.Option(
+            "-o",
+            "--output",
+            help="Figure (.png, .svg, .pdf), data (.npy, .safetensors, .csv, .tsv) or -.",
+            metavar="PATH",
+        ),
+    ] = None,
+    fmt: FormatOpt = None,
+    key: KeyOpt = None,
+    d: DimOpt = None,
+    length: LenOpt = None,
+    preset: PresetOpt = None,
+    json_output: JsonOpt = False,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+    scheme_params: dict[str, Any] | None = None,
+) -> None:
+    from pecli.analysis.distance import check_metric
+    from pecli.cli.inputs import load_input, table_view
+    from pecli.cli.output import Output
+    from pecli.errors import ParameterError
+
+    out = Output(quiet=quiet, color=False if no_color else None)
+    check_metric(metric)
+    if max_offset is not None and not profile:
+        raise ParameterError("--max-offset applies to --profile", hint="add --profile, or drop --max-offset")
+    if max_offset is not None and max_offset < 0:
+        raise ParameterError(f"--max-offset must be >= 0, got {max_offset}", hint="e.g. --max-offset 1024")
+    if json_output and output is not None:
+        raise ParameterError("--json prints the result; it cannot go with -o", hint="use one of them")
+    kind = _output_kind(output, fmt)
+    table = load_input(source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d)
+    view = table_view(table, rows=rows)  # 2-D (squeezed with a note), positions A..B−1 of --rows
+    for note in view.notes:
+        out.note(note)
+    vectors = view.values
+    positions = range(view.row_start, view.row_start + len(vectors))
+    title = f"{metric} — {table.label}" + (f", positions {positions.start}..{positions.stop - 1}" if rows else "")
+    if profile:
+        _profile(out, vectors, metric, positions, max_offset, output, fmt, kind, title, json_output)
+    else:
+        _matrix(out, vectors, metric, positions, output, fmt, kind, title, json_output, no_color)
+
+
+def _output_kind(output: str | None, fmt: str | None) -> str | None:
+    """None (terminal), "image", or "data"; checks the path before any work."""
+    if output is None:
+        if fmt is not None:
+            from pecli.errors import ParameterError
+
+            raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
+        return None
+    from pecli.tables import check_output_path, format_for
+
+    check_output_path(output)
+    extension = os.path.splitext(output)[1].lstrip(".").lower()
+    if fmt is None and extension in ("png", "svg", "pdf"):
+        return "image"
+    format_for(output, fmt)
+    return "data"
+
+
+def _write_data(out: Any, output: str, fmt: str | None, name: str, tensor: Any, meta: dict[str, str]) -> None:
+    """Stream ``tensor`` (a :class:`pecli.tables.Tensor`) to a file or stdout."""
+    from pecli.tables import BINARY_FORMATS, format_for, write_tensors
+
+    fmt = format_for(output, fmt)
+    target: Any = output
+    if output == "-":
+        target = out.binary_stdout(f"{fmt} data") if fmt in BINARY_FORMATS else out.stdout.buffer  # type: ignore[attr-defined]
+        out.stdout.flush()
+    write_tensors(target, {name: tensor}, fmt=fmt, metadata=meta)
+    if output != "-":
+        out.note(f"wrote {output}: {' × '.join(map(str, tensor.shape))} {tensor.dtype} ({fmt})")
+
+
+def _matrix(
+    out: Any,
+    vectors: Any,
+    metric: str,
+    positions: range,
+    output: str | None,
+    fmt: str | None,
+    kind: str | None,
+    title: str,
+    json_output: bool,
+    no_color: bool,
+) -> None:
+    from pecli.analysis.distance import distance_blocks, distance_matrix
+    from pecli.schemes import check_fits_in_memory
+
+    count = len(vectors)
+    meta = {"metric": metric, "positions": f"{positions.start}:{positions.stop}"}
+    if kind == "data":
+        from pecli.tables import Tensor
+
+        # row blocks straight to the file: the matrix is never in memory
+        matrix_blocks = Tensor((count, count), "float32", lambda: distance_blocks(vectors, metric))
+        _write_data(out, output, fmt, "distance", matrix_blocks, meta)
+        return
+    check_fits_in_memory(
+        count * count * 4,
+        what=f"{count} × {count} distance matrix",
+        hint="use --rows A:B for part of it, --profile for the offset profile, or -o FILE.npy, which streams",
+    )
+    matrix = distance_matrix(vectors, metric, dtype="float32")
+    if json_output:
+        out.json({"metric": metric, "positions": [positions.start, positions.stop], "matrix": matrix.tolist()})
+    elif kind == "image":
+        note = _save_matrix_figure(output, matrix, positions, metric, title)
+        out.note(f"wrote {output}" + (f" ({note})" if note else ""))
+    else:
+        out.data(_terminal_heatmap(out, matrix, positions, metric, title, no_color))
+
+
+def _profile(
+    out: Any,
+    vectors: Any,
+    metric: str,
+    positions: range,
+    max_offset: int | None,
+    output: str | None,
+    fmt: str | None,
+    kind: str | None,
+    title: str,
+    json_output: bool,
+) -> None:
+    from pecli.analysis.distance import offset_profile
+
+    if max_offset is None and len(vectors) > LONG_TABLE:
+        max_offset = DEFAULT_MAX_OFFSET
+        out.note(f"profile of offsets 0..{max_offset} of {len(vectors) - 1} (--max-offset sets the last one)")
+    result = offset_profile(vectors, metric, max_offset=max_offset)
+    if json_output:
+        out.json({**result.to_json(), "positions": [positions.start, positions.stop]})
+        return
+    if kind == "data":
+        import numpy as np
+
+        columns = np.column_stack([result.offsets, result.mean, result.min, result.max]).astype(np.float64)
+        meta = {"metric": metric, "columns": "offset,mean,min,max"}
+        from pecli.tables import Tensor
+
+        _write_data(out, output, fmt, "profile", Tensor.from_array(columns), meta)
+    elif kind == "image":
+        _save_profile_figure(output, result, title)
+        out.note(f"wrote {output}")
+    else:
+        out.data(_terminal_profile(result, title))
+
+
+# -- rendering: one small function each, over pecli.render ------------------------------------
+
+#: colour limits per metric: distances are >= 0 and cosines lie in [−1, 1]; dot is symmetric around 0
+_LIMITS = {"euclidean": (0.0, None), "cosine": (-1.0, 1.0), "dot": (None, None)}
+
+
+def _limits(metric: str, matrix: Any) -> tuple[float | None, float | None]:
+    low, high = _LIMITS[metric]
+    if metric == "euclidean":
+        high = max(float(matrix.max()), 1e-300)
+    return low, high
+
+
+def _terminal_heatmap(out: Any, matrix: Any, positions: range, metric: str, title: str, no_color: bool) -> str:
+    from pecli.render.terminal import color_mode, heatmap
+
+    width, height = _terminal_size()
+    low, high = _limits(metric, matrix)
+    return heatmap(
+        matrix,
+        width=width,
+        height=height,
+        color=color_mode(out, no_color=no_color),
+        x_label="Position",
+        y_label="Position",
+        title=title,
+        vmin=low,
+        vmax=high,
+        x_ticks_from=positions.start,
+        y_ticks_from=positions.start,
+    )
+
+
+def _save_matrix_figure(path: str, matrix: Any, positions: range, metric: str, title: str) -> str | None:
+    import textwrap
+
+    from pecli.render.image import save_heatmap
+
+    low, high = _limits(metric, matrix)
+    return save_heatmap(
+        matrix,
+        path,
+        title=textwrap.fill(title, 70),
+        x_label="Position",
+        y_label="Position",
+        vmin=low,
+        vmax=high,
+        figsize=(7, 6),
+        x_ticks_from=positions.start,
+        y_ticks_from=positions.start,
+    )
+
+
+def _terminal_profile(result: Any, title: str) -> str:
+    from pecli.render.charts import profile_chart
+
+    width, height = _terminal_size()
+    return profile_chart(
+        result.offsets,
+        result.mean,
+        result.min,
+        result.max,
+        width=width,
+        height=min(height, 24),
+        title=title,
+        y_label=result.metric,
+    )
+
+
+def _save_profile_figure(path: str, result: Any, title: str) -> None:
+    import textwrap
+
+    from pecli.render.charts import save_profile
+
+    save_profile(
+        result.offsets, result.mean, result.min, result.max, path, title=textwrap.fill(title, 80), y_label=result.metric
+    )
+
+
+def _terminal_size() -> tuple[int, int]:
+    import shutil
+
+    size = shutil.get_terminal_size((80, 24))
+    return size.columns, max(8, size.lines - 2)

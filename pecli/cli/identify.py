@@ -1,0 +1,89 @@
+"""``pecli identify``: which known convention produced this table? (exit 0 found, 1 none, 2 bad input)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from pecli.cli.options import JsonOpt, KeyOpt, QuietOpt
+
+HELP = """Find the known convention that produced a table, and the command that reproduces it.
+
+Searches the sinusoidal family (layout, sin/cos order, frequency shift, base — a grid with 10000
+and the common RoPE bases 500000 and 1e6, plus the base read off the table — and first position),
+every preset, and the other deterministic schemes. Reports the best match, its max error, and the
+pecli generate command; a learned (trained) table matches none. A match is exact within the
+rounding of the table's dtype, approximate within 1 % (computed in lower precision).
+Exit status: 0 when a convention matches, 1 when none does, 2 on bad input.
+
+Examples:
+
+
+  pecli identify model_pe.npy
+  pecli identify checkpoint.safetensors --key embed_positions.weight --json
+  pecli generate --preset fairseq --d 64 --len 128 -o - | pecli identify -
+"""
+
+
+def register(app: typer.Typer) -> None:
+    app.command("identify", help=HELP)(identify)
+
+
+def identify(
+    source: Annotated[str, typer.Argument(metavar="INPUT", help="A table file, or - for stdin.")],
+    key: KeyOpt = None,
+    json_output: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    from pecli.cli.inputs import as_matrix, is_file_input, load_input
+    from pecli.cli.output import Output
+    from pecli.errors import ParameterError
+
+    out = Output(quiet=quiet)
+    if not is_file_input(source):
+        raise ParameterError(
+            f"identify reads a table, but {source!r} names a scheme",
+            hint=f"write it first: pecli generate {source} --d … --len … -o pe.npy",
+        )
+    table = load_input(source, key=key)
+    values, note = as_matrix(table.array, table.label)  # (1, L, d) and (L, 1, d) squeezed
+    if note:
+        out.note(note)
+    from pecli.analysis.identify import identify_table
+
+    found = identify_table(values)
+    if json_output:
+        out.json({"source": table.label, **found.to_json()})
+    else:
+        _print(out, table, found)
+    if not found.matched:
+        raise typer.Exit(1)
+
+
+def _print(out: Any, table: Any, found: Any) -> None:
+    rows, cols = found.shape
+    out.data(f"{table.label}: {rows} × {cols} {found.dtype}")
+    best = found.best
+    if found.level == "exact":
+        out.data(f"match: {best.describe()}")
+        out.data(f"  max error {best.max_error:.3g} (within {found.precision} rounding, {found.tolerance:.3g})")
+    elif found.level == "approximate":
+        out.data(f"approximate match: {best.describe()}")
+        out.data(
+            f"  max error {best.max_error:.3g}, above {found.precision} rounding ({found.tolerance:.3g}): "
+            "the table was likely computed in lower-precision arithmetic"
+        )
+    else:
+        out.data("no known convention matches: a learned (trained) table matches none of them")
+        out.data(f"  values: mean {found.value_mean:.4g}, standard deviation {found.value_std:.4g}")
+        out.data(f"  closest: {best.describe()}, max error {best.max_error:.3g}")
+        return
+    out.data(f"  reproduce: {found.command()}")
+    for candidate in found.runners_up[:1]:
+        within = (
+            " (also within rounding: this table cannot tell them apart)"
+            if candidate.max_error <= found.tolerance
+            else ""
+        )
+        out.data(f"next best: {candidate.describe()}, max error {candidate.max_error:.3g}{within}")

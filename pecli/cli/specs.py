@@ -1,0 +1,125 @@
+"""Scheme specs on the command line: ``NAME`` or ``NAME:param=value,…`` (compare's A and B, --properties).
+
+NAME is a scheme or a preset; values are parsed by the kind of the parameter in
+:data:`pecli.schemes.catalog.PARAMS`. Every malformed part gets its own message.
+
+>>> spec = parse_spec("sinusoidal:layout=split,freq_shift=1")
+>>> spec.scheme, spec.preset, spec.params
+('sinusoidal', None, {'layout': 'split', 'freq_shift': 1.0})
+>>> parse_spec("fairseq:base=500000").preset
+'fairseq'
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from pecli.errors import ParameterError, did_you_mean
+
+_TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+
+
+@dataclass(frozen=True)
+class SchemeSpec:
+    """A parsed spec: a scheme or a preset, and the parameters it sets."""
+
+    text: str
+    scheme: str | None
+    preset: str | None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def table(self, *, length: int, dim: int, dtype: str = "float32"):
+        """The :class:`~pecli.schemes.spec.TableSpec` of this spec at a shape (parameter values checked)."""
+        from pecli.schemes.spec import TableSpec
+
+        return TableSpec.resolve(self.scheme, self.preset, self.params, length=length, dim=dim, dtype=dtype).check()
+
+
+def _preset_names() -> list[str]:
+    """Every preset name once (presets are registered per scheme; a bare name means its first)."""
+    from pecli.schemes.catalog import PRESETS
+
+    return list(dict.fromkeys(preset.name for preset in PRESETS.values()))
+
+
+def looks_like_spec(text: str) -> bool:
+    """Whether ``text`` names a scheme spec rather than a file (an existing path, or ``-``, is a file).
+
+    >>> looks_like_spec("sinusoidal:layout=split"), looks_like_spec("fairseq"), looks_like_spec("pe.npy")
+    (True, True, False)
+    """
+    from pecli.schemes.catalog import SCHEMES
+
+    if text == "-" or os.path.exists(text):
+        return False
+    name, colon, _ = text.partition(":")
+    if name in SCHEMES or name in _preset_names():
+        return True
+    if os.sep in name:
+        return False  # a path that does not exist: reading it says so
+    if colon:
+        return True  # NAME:… with an unknown NAME: parse_spec says which part is wrong
+    return "." not in text  # a bare word is a misspelt scheme; with a dot, a missing file
+
+
+def _value(spec: str, name: str, text: str, kind: type, optional: bool) -> Any:
+    where = f"in spec {spec!r}: {name}={text}"
+    if optional and text.lower() == "none":
+        return None
+    if kind is bool:
+        if text.lower() in _TRUE + _FALSE:
+            return text.lower() in _TRUE
+        raise ParameterError(f"{where}: {text!r} is not true or false", hint=f"write {name}=true or {name}=false")
+    if kind is int:
+        try:
+            return int(text)
+        except ValueError:
+            raise ParameterError(f"{where}: {text!r} is not an integer", hint=f"e.g. {name}=2") from None
+    if kind is float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ParameterError(f"{where}: {text!r} is not a number", hint=f"e.g. {name}=1") from None
+        if not math.isfinite(value):
+            raise ParameterError(f"{where}: {text!r} is not a finite number", hint=f"e.g. {name}=1")
+        return value
+    return text
+
+
+def parse_spec(text: str) -> SchemeSpec:
+    """Parse ``NAME`` or ``NAME:param=value,…``; a :class:`ParameterError` names the malformed part."""
+    from pecli.schemes.catalog import PARAMS, SCHEMES, get_preset
+
+    name, colon, rest = text.partition(":")
+    if not name:
+        raise ParameterError(f"scheme spec {text!r} has no name before ':'", hint="e.g. sinusoidal:layout=split")
+    if name not in SCHEMES and name not in _preset_names():
+        raise ParameterError(
+            f"unknown scheme {name!r} in spec {text!r}", hint=did_you_mean(name, [*SCHEMES, *_preset_names()])
+        )
+    scheme, preset = (name, None) if name in SCHEMES else (None, name)
+    takes = SCHEMES[name].defaults if scheme else SCHEMES[get_preset(name).scheme].defaults
+    params: dict[str, Any] = {}
+    if colon and not rest:
+        raise ParameterError(
+            f"scheme spec {text!r} ends with ':'", hint=f"drop it, or add param=value: {name}:base=500"
+        )
+    for item in rest.split(",") if rest else []:
+        key, equals, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not equals or not key or not value.strip():
+            raise ParameterError(
+                f"{item!r} in spec {text!r} is not param=value", hint=f"e.g. {name}:{next(iter(takes), 'base')}=…"
+            )
+        if key not in takes:
+            raise ParameterError(
+                f"{name!r} takes no parameter {key!r} (in spec {text!r})",
+                hint=did_you_mean(key, takes) if takes else "it has no parameters",
+            )
+        if key in params:
+            raise ParameterError(f"{key!r} is given twice in spec {text!r}", hint="give each parameter once")
+        params[key] = _value(text, key, value.strip(), PARAMS[key].kind, takes[key] is None)
+    return SchemeSpec(text, scheme, preset, params)

@@ -1,0 +1,182 @@
+"""Charts of the analysis commands: offset profiles (image and terminal) and heatmaps side by side.
+
+Built on the same pieces as :mod:`pecli.render.image` (object-oriented matplotlib, block averaging,
+atomic writes) and, for the terminal, plain text that any terminal shows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from pecli.render.downsample import block_average, block_edges
+from pecli.render.image import _write, image_format
+from pecli.render.scale import color_limits, value_range
+
+__all__ = ["profile_chart", "save_heatmaps", "save_profile"]
+
+
+def _canvas(figsize: tuple[float, float], dpi: float, panels: int = 1):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    # side-by-side panels need the constrained layout, or colorbars run into the next panel
+    figure = Figure(figsize=figsize, dpi=dpi, layout="constrained" if panels > 1 else None)
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, panels, squeeze=False)[0]
+    return figure, axes
+
+
+def save_profile(
+    offsets: np.ndarray,
+    mean: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    path: str,
+    *,
+    title: str,
+    y_label: str,
+    x_label: str = "Offset h = j − i",
+    dpi: float = 100,
+    figsize: tuple[float, float] = (8, 5),
+) -> None:
+    """Draw the mean of a metric against the offset, with its min–max range shaded, into ``path``.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "profile.svg")
+        >>> h = np.arange(10.0)
+        >>> save_profile(h, np.cos(h), np.cos(h) - 0.1, np.cos(h) + 0.1, path, title="dot", y_label="dot")
+        >>> os.path.getsize(path) > 0
+        True
+    """
+    image_format(path)
+    figure, (axes,) = _canvas(figsize, dpi)
+    axes.fill_between(offsets, low, high, alpha=0.3, linewidth=0, label="min … max over positions")
+    axes.plot(offsets, mean, linewidth=1.2, label="mean over positions")
+    axes.legend(loc="upper right", fontsize="small")
+    axes.set_xlabel(x_label)
+    axes.set_ylabel(y_label)
+    axes.set_title(title, fontsize="medium")
+    _write(figure, path, dpi)
+
+
+def save_heatmaps(
+    matrices: Sequence[np.ndarray],
+    path: str,
+    *,
+    titles: Sequence[str],
+    x_label: str,
+    y_label: str,
+    shared: int = 0,
+    cmap: str = "RdBu",
+    dpi: float = 100,
+    height: float = 4.5,
+) -> None:
+    """Draw heatmaps side by side into ``path``, each with a colorbar.
+
+    The first ``shared`` panels share their colour limits (symmetric around 0), so equal values
+    look equal across them; the others get their own.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "diff.png")
+        >>> a = np.eye(3)
+        >>> save_heatmaps([a, a.T, a - a.T], path, titles=["A", "B", "A − B"], x_label="d", y_label="p", shared=2)
+        >>> os.path.getsize(path) > 0
+        True
+    """
+    image_format(path)
+    figsize = (4.2 * len(matrices), height)
+    figure, axes_row = _canvas(figsize, dpi, panels=len(matrices))
+    joint = [value_range(m) for m in matrices[:shared]]
+    shared_limits = (
+        color_limits(value_range(np.array([[r.low, r.high] for r in joint], dtype=np.float64))) if joint else None
+    )
+    for index, (matrix, title, axes) in enumerate(zip(matrices, titles, axes_row, strict=True)):
+        matrix = np.asarray(matrix, dtype=np.float64)
+        low, high = shared_limits if index < shared and shared_limits else color_limits(value_range(matrix))
+        box = axes.get_position()
+        # blocks of one size, as pecli.render.image does: mixed sizes draw false stripes
+        shrunk = block_average(
+            matrix,
+            math.ceil(box.height * figsize[1] * dpi),
+            math.ceil(box.width * figsize[0] * dpi),
+            uniform=True,
+        )
+        mesh = axes.pcolormesh(
+            shrunk.col_edges,
+            shrunk.row_edges,
+            np.ma.masked_invalid(shrunk.values),
+            cmap=cmap,
+            vmin=low,
+            vmax=high,
+            shading="flat",
+            rasterized=True,
+        )
+        axes.invert_yaxis()
+        figure.colorbar(mesh, ax=axes)
+        axes.set_xlabel(x_label)
+        axes.set_ylabel(y_label)
+        axes.set_title(title, fontsize="small")
+    _write(figure, path, dpi)
+
+
+def profile_chart(
+    offsets: np.ndarray,
+    mean: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    *,
+    width: int,
+    height: int,
+    title: str | None = None,
+    y_label: str = "",
+) -> str:
+    """A text chart of a profile: ``•`` the mean, ``│`` the min … max range over positions, offsets across.
+
+    Each column covers a block of consecutive offsets, so the chart fits ``width`` × ``height``
+    characters: ``•`` spans the block's means, ``│`` the block's minima to maxima beyond them (no
+    ``│`` at all where the metric depends on the offset only).
+
+    Example:
+        >>> h = np.arange(5.0)
+        >>> print(profile_chart(h, h, h, h, width=20, height=7))
+         4 ┤    •
+           ┤   •
+           ┤  •
+           ┤ •
+         0 ┤•
+           └─────
+            0   4
+    """
+    labels = (f"{float(np.max(high)):.4g}", f"{float(np.min(low)):.4g}")
+    margin = max(len(label) for label in labels) + 2
+    lines = [title] if title else []
+    rows = max(2, height - len(lines) - 2)
+    edges = block_edges(len(offsets), max(1, width - margin - 1))
+    starts = edges[:-1]
+    mean_low, mean_high = np.minimum.reduceat(mean, starts), np.maximum.reduceat(mean, starts)
+    column_low, column_high = np.minimum.reduceat(low, starts), np.maximum.reduceat(high, starts)
+    top, bottom = float(np.max(column_high)), float(np.min(column_low))
+    span = top - bottom if top > bottom else 1.0
+
+    def row_of(value: np.ndarray) -> np.ndarray:
+        return np.clip(np.rint((top - value) / span * (rows - 1)), 0, rows - 1).astype(int)
+
+    grid = [[" "] * len(starts) for _ in range(rows)]
+    spans = zip(row_of(column_low), row_of(column_high), row_of(mean_low), row_of(mean_high), strict=True)
+    for column, (lowest, highest, mean_lowest, mean_highest) in enumerate(spans):
+        for row in range(highest, lowest + 1):  # rows grow downwards: the highest value has the smallest row
+            grid[row][column] = "•" if mean_highest <= row <= mean_lowest else "│"
+    for row, cells in enumerate(grid):
+        label = f"{top:.4g}" if row == 0 else f"{bottom:.4g}" if row == rows - 1 else ""
+        lines.append(f"{label:>{margin - 1}} ┤" + "".join(cells).rstrip())
+    lines.append(" " * margin + "└" + "─" * len(starts))
+    first, last = str(int(offsets[0])), str(int(offsets[-1]))
+    axis = first + " " * max(1, len(starts) - len(first) - len(last)) + last
+    caption = f"  {y_label} against offset h" if y_label else ""
+    lines.append(" " * (margin + 1) + axis + caption)
+    return "\n".join(lines)

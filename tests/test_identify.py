@@ -1,0 +1,179 @@
+"""``pecli identify``: every preset (float32 and float16), the public implementations, learned tables."""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+
+import numpy as np
+import pytest
+
+import pecli
+from pecli.analysis.identify import identify_table
+from pecli.schemes.catalog import PRESETS, SCHEMES, resolve, sequence_sizes
+from pecli.tables import read_table
+from tests import references
+from tests.conftest import assert_clean_error, run_pecli
+
+LENGTH, DIM = 96, 32
+
+
+def _reproduce(cli, tmp_path, command):
+    """Run the command identify printed (with -o redirected into tmp_path); return the table it wrote."""
+    argv = shlex.split(command)
+    assert argv[:2] == ["pecli", "generate"]
+    argv[argv.index("-o") + 1] = str(tmp_path / argv[argv.index("-o") + 1])
+    result = cli(*argv[1:])
+    assert result.code == 0, result.stderr
+    return read_table(argv[argv.index("-o") + 1]).array
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize(("scheme", "preset"), [key for key, p in PRESETS.items() if p.scheme == "sinusoidal"])
+def test_every_preset(scheme, preset, dtype, cli, tmp_path):
+    table = pecli.encode(scheme, LENGTH, DIM, preset=preset, dtype=dtype)
+    found = identify_table(table)
+    assert found.level == "exact", found.best.describe()
+    assert preset in found.best.presets
+    assert dict(found.best.params) == resolve(scheme, preset, {})[1]
+    assert found.best.max_error <= found.tolerance
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize(("scheme", "preset"), [key for key, p in PRESETS.items() if p.scheme == "timestep"])
+def test_every_timestep_preset_is_reproduced(scheme, preset, dtype, cli, tmp_path):
+    """Integer timestep tables are sinusoids: identify names the equal sinusoidal convention."""
+    table = pecli.encode(scheme, LENGTH, DIM, preset=preset, dtype=dtype)
+    found = identify_table(table)
+    assert found.level == "exact", found.best.describe()
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+
+
+@pytest.mark.parametrize(
+    ("scheme", "part"),
+    [
+        (name, part)
+        for name, s in SCHEMES.items()
+        if "seed" not in s.defaults and s.sizes is sequence_sizes
+        for part in s.parts or (None,)
+    ],
+)
+def test_every_deterministic_scheme(scheme, part, cli, tmp_path):
+    params = {} if part is None else {"part": part}
+    table = pecli.encode(scheme, 40, 12, **params)
+    found = identify_table(table)
+    assert found.level == "exact"
+    if scheme == "timestep":  # integer timesteps are a sinusoid: the equal sinusoidal convention is named
+        assert found.best.scheme in ("timestep", "sinusoidal")
+    else:
+        assert found.best.scheme == scheme and found.best.params.get("part") == part
+
+
+def test_the_public_implementations_float32():
+    """Tables as the code bases compute them (re-implemented in float64 in tests/references.py)."""
+    cases = {
+        "fairseq": references.fairseq(LENGTH, DIM),
+        "guided-diffusion": references.guided_diffusion(np.arange(LENGTH), DIM),
+        "marian": references.marian(LENGTH, DIM),
+        "tensor2tensor": references.tensor2tensor(LENGTH, DIM),
+        "vaswani": references.xlm_distilbert(LENGTH, DIM),
+    }
+    for preset, table in cases.items():
+        found = identify_table(table.astype(np.float32))
+        assert found.level == "exact" and preset in found.best.presets, (preset, found.best.describe())
+    flipped = references.diffusers(np.arange(LENGTH), DIM, flip_sin_to_cos=True, downscale_freq_shift=0)
+    found = identify_table(flipped.astype(np.float32))
+    assert found.best.presets == ("guided-diffusion",)  # diffusers with guided-diffusion's arguments
+
+
+def test_off_grid_base_and_a_table_cut_from_a_longer_one(cli, tmp_path):
+    table = pecli.encode("sinusoidal", 300, 64, base=12345.0, layout="split", offset=1000)
+    found = identify_table(table)
+    assert found.level == "exact"
+    assert found.best.params["base"] == 12345.0 and found.best.params["offset"] == 1000
+    assert (
+        found.command()
+        == "pecli generate sinusoidal --base 12345 --layout split --offset 1000 --d 64 --len 300 -o pe.npy"
+    )
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+
+
+@pytest.mark.parametrize("base", [500000.0, 1e6])
+def test_rope_bases(base):
+    found = identify_table(pecli.encode("sinusoidal", 128, 64, base=base, cos_first=True))
+    assert found.level == "exact" and found.best.params["base"] == base and found.best.params["cos_first"] is True
+
+
+def test_float32_arithmetic_is_an_approximate_match():
+    """The PyTorch tutorial computes its table in float32: the angles carry float32 rounding."""
+    length, dim = 2048, 64
+    position = np.arange(length, dtype=np.float32)[:, None]
+    div_term = np.exp(np.arange(0, dim, 2, dtype=np.float32) * np.float32(-math.log(10000.0) / dim))
+    table = np.zeros((length, dim), dtype=np.float32)
+    table[:, 0::2] = np.sin(position * div_term)
+    table[:, 1::2] = np.cos(position * div_term)
+    found = identify_table(table)
+    assert found.level == "approximate" and "pytorch-tutorial" in found.best.presets
+    assert found.tolerance < found.best.max_error < 1e-2
+
+
+def test_a_learned_table_matches_nothing(cli, tmp_path):
+    trained = np.random.default_rng(7).normal(0.0, 0.02, size=(LENGTH, DIM)).astype(np.float32)
+    path = tmp_path / "learned.npy"
+    np.save(path, trained)
+    result = cli("identify", str(path))
+    assert result.code == 1
+    assert "no known convention matches: a learned (trained) table" in result.out
+    std = float(result.out.split("standard deviation ")[1].split()[0])
+    assert abs(std - 0.02) < 0.001 and "closest:" in result.out
+    document = json.loads(cli("identify", str(path), "--json").out)
+    assert document["match"] == "none" and document["best"]["max_error"] > 0.5
+
+
+def test_cli_text_json_and_pipe(cli, tmp_path):
+    path = tmp_path / "pe.safetensors"
+    assert (
+        cli("generate", "--preset", "fairseq", "--d", "16", "--len", "50", "-o", str(path), "--name", "pos").code == 0
+    )
+    result = cli("identify", str(path), "--key", "pos")
+    assert result.code == 0, result.stderr
+    assert "match: sinusoidal (preset fairseq)" in result.out
+    assert "reproduce: pecli generate --preset fairseq --d 16 --len 50 -o pe.npy" in result.out
+    document = json.loads(cli("identify", str(path), "--json").out)
+    assert document["match"] == "exact" and document["best"]["params"]["offset"] == 2
+    assert document["command"] == "pecli generate --preset fairseq --d 16 --len 50 -o pe.npy"
+    generated = run_pecli("generate", "--preset", "guided-diffusion", "--d", "16", "--len", "40", "-o", "-")
+    piped = run_pecli("identify", "-", stdin=generated.stdout)
+    assert piped.code == 0 and "preset guided-diffusion" in piped.stdout.decode()
+
+
+def test_bad_input(cli, tmp_path):
+    assert_clean_error(cli("identify", "sinusoidal"), 2, "names a scheme", "pecli generate")
+    assert_clean_error(cli("identify", str(tmp_path / "missing.npy")), 2, "missing.npy")
+    flat = tmp_path / "flat.npy"
+    np.save(flat, np.zeros((2, 3, 4), dtype=np.float32))
+    assert_clean_error(cli("identify", str(flat)), 2, "(2, 3, 4)", "2-D")
+    bad = tmp_path / "nan.npy"
+    np.save(bad, np.full((3, 4), np.nan, dtype=np.float32))
+    assert_clean_error(cli("identify", str(bad)), 2, "NaN")
+
+
+@pytest.mark.parametrize("preset", ["fairseq", "guided-diffusion"])
+def test_bfloat16_tables_read_back_as_float32(preset, cli, tmp_path):
+    """safetensors and torch widen bfloat16 to float32; the values still carry bfloat16 rounding."""
+    path = tmp_path / "bf16.safetensors"
+    assert (
+        cli("generate", "--preset", preset, "--d", "32", "--len", "64", "--dtype", "bfloat16", "-o", str(path)).code
+        == 0
+    )
+    table = read_table(str(path)).array
+    assert table.dtype == np.float32
+    found = identify_table(table)
+    assert found.level == "exact" and preset in found.best.presets and found.dtype == "bfloat16"
+    assert found.command().endswith("--dtype bfloat16 -o pe.safetensors")
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()).astype(np.float32), table)
+    # a float16 table saved as float32 likewise
+    half = pecli.encode(None, 64, 32, preset=preset, dtype="float16").astype(np.float32)
+    assert identify_table(half).level == "exact" and identify_table(half).dtype == "float16"
