@@ -23,6 +23,7 @@ import io
 import json
 import math
 import os
+import shutil
 import stat
 import struct
 import sys
@@ -41,6 +42,7 @@ __all__ = [
     "TEMP_MARKER",
     "LoadedTable",
     "Tensor",
+    "check_free_space",
     "check_output_path",
     "format_for",
     "read_table",
@@ -155,6 +157,22 @@ def check_output_path(path: str) -> None:
         raise OutputError(f"directory {directory!r} is not writable", hint="choose another output path")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise OutputError(f"output {path!r} is not writable", hint="choose another output path")
+
+
+def check_free_space(path: str, nbytes: int) -> None:
+    """Refuse, before writing, an output of ``nbytes`` that the disk holding ``path`` has no room for."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        usage = shutil.disk_usage(directory)
+    except OSError:
+        return
+    if usage.total and nbytes > usage.free:  # total 0: a pseudo file system (/proc), whose numbers mean nothing
+        from pecli.schemes.spec import _human
+
+        raise OutputError(
+            f"the output would take {_human(nbytes)}, more than the {_human(usage.free)} free in {directory}",
+            hint="make it smaller (--len, --d, --rows), or write elsewhere",
+        )
 
 
 def _process_alive(pid: int) -> bool:
@@ -405,6 +423,7 @@ def write_tensors(
     pieces = _pieces(tensors, fmt, metadata)
     first = next(pieces, b"")  # validates format and dtype before any file is touched
     if isinstance(target, str) and target != "-":
+        check_free_space(target, sum(tensor.nbytes for tensor in tensors.values()))
         with atomic_file(target) as handle:
             _stream(handle, [first], on_progress)
             _stream(handle, pieces, on_progress)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from typing import Any
 
 from pecli.cli.output import Output
-from pecli.errors import OutputError, ParameterError, PecliError
+from pecli.errors import ParameterError, PecliError
 
 
 def require_shape(length: int | None, dim: int | None) -> tuple[int, int]:
@@ -47,7 +46,7 @@ def build_table(
 
 def prepare_output(out: Output, table: Any, output: str, fmt: str | None) -> tuple[Any, str]:
     """Check everything about ``output`` before any work: path, format, terminal, space. Returns (target, format)."""
-    from pecli.tables import BINARY_FORMATS, check_output_path, format_for
+    from pecli.tables import BINARY_FORMATS, check_free_space, check_output_path, format_for
 
     check_output_path(output)
     fmt = format_for(output, fmt)
@@ -74,7 +73,7 @@ def prepare_output(out: Output, table: Any, output: str, fmt: str | None) -> tup
                 hint="write to a file, or pipe it: -o - | pecli plot -",
             )
         target = output
-        _check_disk_space(output, table.nbytes)
+        check_free_space(output, table.nbytes)
     if fmt == "pt":
         from pecli.schemes import check_fits_in_memory
 
@@ -123,19 +122,3 @@ def _is_terminal_path(path: str) -> bool:
         return os.isatty(descriptor)
     finally:
         os.close(descriptor)
-
-
-def _check_disk_space(path: str, nbytes: int) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        usage = shutil.disk_usage(directory)
-    except OSError:
-        return
-    free = usage.free
-    if usage.total and nbytes > free:  # total 0: a pseudo file system (/proc), whose numbers mean nothing
-        from pecli.schemes.spec import _human
-
-        raise OutputError(
-            f"the table would take {_human(nbytes)}, more than the {_human(free)} free in {directory}",
-            hint="use a smaller --len or --d, or write elsewhere",
-        )
