@@ -182,6 +182,7 @@ CASES: list[Case] = [
     case("generate --d 1000000 --len 100000000", 2, "would take", "memory"),
     # -- generate: names
     case(f"generate sinusodal {SHAPE}", 2, "unknown scheme", "did you mean 'sinusoidal'"),
+    case(f"generate '' {SHAPE}", 2, "unknown scheme ''", "sinusoidal"),
     case(f"generate {SHAPE} --preset fairsec", 2, "unknown preset", "fairseq"),
     case(f"generate learned {SHAPE} --preset fairseq", 2, "preset 'fairseq'", "sinusoidal"),
     case(f"generate {SHAPE} --dtype int8", 2, "unknown dtype", "float32"),

@@ -689,7 +689,8 @@ def resolve(scheme: str | None, preset: str | None, params: Mapping[str, Any]) -
             f"preset {chosen_preset.name!r} is a {chosen_preset.scheme!r} preset, not {scheme!r}",
             hint=f"drop the scheme or use {chosen_preset.scheme!r}",
         )
-    resolved = get_scheme(scheme or (chosen_preset.scheme if chosen_preset else "sinusoidal"))
+    default = chosen_preset.scheme if chosen_preset else "sinusoidal"
+    resolved = get_scheme(scheme if scheme is not None else default)
     unknown = [name for name in params if name not in resolved.defaults]
     if unknown:
         flags = ", ".join(PARAMS[n].flag if n in PARAMS else n for n in unknown)
