@@ -104,3 +104,23 @@ def shell_env(tmp_path_factory) -> dict[str, str]:
         HOME=str(tmp_path_factory.mktemp("home")),
     )
     return env
+
+
+def run_in_terminal(*args: str, env: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """Run ``python -m pecli ARGS`` on a pseudo-terminal (stdin, stdout, stderr); (exit code, all it drew)."""
+    pty = pytest.importorskip("pty")
+    pid, fd = pty.fork()
+    if pid == 0:  # child: the terminal is its controlling tty
+        os.environ.update(env or {})
+        os.execvp(sys.executable, [sys.executable, "-m", "pecli", *args])
+    output = b""
+    while True:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        output += data
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), output

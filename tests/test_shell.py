@@ -17,7 +17,7 @@ import typer
 import pecli
 from pecli.cli.app import COMMANDS, app
 from pecli.tables import TEMP_MARKER
-from tests.conftest import require_tool, run_pecli
+from tests.conftest import require_tool, run_in_terminal, run_pecli
 
 
 def _sh(command: str, env: dict[str, str], cwd=None) -> subprocess.CompletedProcess:
@@ -147,22 +147,7 @@ def test_json_file_output_and_info_are_one_document_each(tmp_path):
 
 def _in_terminal(args: list[str], env: dict[str, str]) -> tuple[int, bytes]:
     """Run pecli with stdout and stderr on a pseudo-terminal; (exit code, everything it drew)."""
-    pty = pytest.importorskip("pty")
-    pid, fd = pty.fork()
-    if pid == 0:  # child
-        os.environ.update(env)
-        os.execvp(sys.executable, [sys.executable, "-m", "pecli", *args])
-    output = b""
-    while True:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        output += data
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), output
+    return run_in_terminal(*args, env=env)
 
 
 COLOUR = re.compile(rb"\x1b\[[0-9;]*m")

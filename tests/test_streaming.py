@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
 import numpy as np
 import pytest
 
 import pecli
 from pecli.tables import read_table
-from tests.conftest import run_pecli
+from tests.conftest import run_in_terminal, run_pecli
 
 #: 40 MiB of float32: more than one 32 MiB chunk
 LENGTH, DIM = 10240, 1024
@@ -18,21 +15,7 @@ LENGTH, DIM = 10240, 1024
 
 def run_on_a_terminal(*args: str) -> tuple[int, bytes]:
     """Run ``python -m pecli ARGS`` with stdin, stdout and stderr on a pseudo-terminal."""
-    pty = pytest.importorskip("pty")
-    pid, fd = pty.fork()
-    if pid == 0:  # child
-        os.execvp(sys.executable, [sys.executable, "-m", "pecli", *args])
-    output = b""
-    while True:
-        try:
-            data = os.read(fd, 4096)
-        except OSError:
-            break
-        if not data:
-            break
-        output += data
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), output
+    return run_in_terminal(*args)
 
 
 def test_progress_bar_on_a_terminal_only(tmp_path):
