@@ -183,6 +183,8 @@ CASES: list[Case] = [
     # -- generate: names
     case(f"generate sinusodal {SHAPE}", 2, "unknown scheme", "did you mean 'sinusoidal'"),
     case(f"generate '' {SHAPE}", 2, "unknown scheme ''", "sinusoidal"),
+    case(f"generate {SHAPE} -o - --json", 2, "--json and -o -", "stdout"),
+    case("timestep 1 2 --dim 4 -o - --json", 2, "--json and -o -", "stdout", needs=("timestep",)),
     case(f"generate {SHAPE} --preset fairsec", 2, "unknown preset", "fairseq"),
     case(f"generate learned {SHAPE} --preset fairseq", 2, "preset 'fairseq'", "sinusoidal"),
     case(f"generate {SHAPE} --dtype int8", 2, "unknown dtype", "float32"),

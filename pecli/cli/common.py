@@ -44,10 +44,19 @@ def build_table(
     return TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype, name=name)
 
 
-def prepare_output(out: Output, table: Any, output: str, fmt: str | None) -> tuple[Any, str]:
-    """Check everything about ``output`` before any work: path, format, terminal, space. Returns (target, format)."""
+def prepare_output(
+    out: Output, table: Any, output: str, fmt: str | None, *, json_output: bool = False
+) -> tuple[Any, str]:
+    """Check everything about ``output`` before any work: path, format, terminal, space. Returns (target, format).
+
+    With ``json_output`` the JSON summary owns stdout, so the table cannot go there too.
+    """
     from pecli.tables import BINARY_FORMATS, check_free_space, check_output_path, format_for
 
+    if json_output and output in ("-", "/dev/stdout"):
+        raise ParameterError(
+            "--json and -o - both write to stdout", hint="write the table to a file (-o pe.npy), or drop --json"
+        )
     check_output_path(output)
     fmt = format_for(output, fmt)
     parts = table.parts()

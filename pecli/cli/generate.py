@@ -94,7 +94,7 @@ def generate(
             _print_summary(out, table.check(), json_output)
         _note_unused_device(out, placement, table.scheme)
         return
-    target, fmt = prepare_output(out, table, output, fmt)
+    target, fmt = prepare_output(out, table, output, fmt, json_output=json_output)
     with angles_on(angle_device) as placement:
         write_table(out, table.check(), target, fmt, label=output)
     _note_unused_device(out, placement, table.scheme)

@@ -96,7 +96,7 @@ def timestep(
     if output is None:
         _print_table(out, table, json_output)
         return
-    target, fmt = prepare_output(out, table, output, fmt)
+    target, fmt = prepare_output(out, table, output, fmt, json_output=json_output)
     write_table(out, table, target, fmt, label=output)
     if json_output:
         out.json({**table.summary(with_values=False), "output": output})
