@@ -446,7 +446,8 @@ def _open_source(source: str | IO[bytes]) -> tuple[IO[bytes], str, int | None]:
     """
     if not isinstance(source, str):
         data = source.read()
-        return io.BytesIO(data), "<stream>", len(data)
+        name = getattr(source, "name", None)
+        return io.BytesIO(data), name if isinstance(name, str) else "<stream>", len(data)
     if source == "-":
         if sys.stdin is None or _is_terminal(sys.stdin):
             raise TableFileError(

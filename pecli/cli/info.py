@@ -79,7 +79,13 @@ def _source_opener(file: str) -> Callable[[], str | IO[bytes]]:
     if file != "-":
         return lambda: file
     data = sys.stdin.buffer.read()
-    return lambda: io.BytesIO(data)
+
+    def replay() -> io.BytesIO:
+        stream = io.BytesIO(data)
+        stream.name = "<stdin>"  # what error messages call it
+        return stream
+
+    return replay
 
 
 def describe(
