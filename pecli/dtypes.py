@@ -88,3 +88,16 @@ def _round_to_bfloat16(values):
     rounded = np.where(np.isnan(values), bits, rounded)
     as_float32 = rounded.view(np.float64).astype(np.float32)
     return (as_float32.view(np.uint32) >> np.uint32(16)).astype(np.uint16).view(numpy_dtype("bfloat16"))
+
+
+def format_bytes(nbytes: float) -> str:
+    """A byte count for people, in binary units.
+
+    >>> format_bytes(160), format_bytes(4 << 20), format_bytes(16 * 2**40)
+    ('160 B', '4.0 MiB', '16.0 TiB')
+    """
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if nbytes < 1024:
+            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024
+    return f"{nbytes:.1f} TiB"

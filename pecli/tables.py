@@ -167,10 +167,11 @@ def check_free_space(path: str, nbytes: int) -> None:
     except OSError:
         return
     if usage.total and nbytes > usage.free:  # total 0: a pseudo file system (/proc), whose numbers mean nothing
-        from pecli.schemes.spec import _human
+        from pecli.dtypes import format_bytes
 
         raise OutputError(
-            f"the output would take {_human(nbytes)}, more than the {_human(usage.free)} free in {directory}",
+            f"the output would take {format_bytes(nbytes)}, "
+            f"more than the {format_bytes(usage.free)} free in {directory}",
             hint="make it smaller (--len, --d, --rows), or write elsewhere",
         )
 

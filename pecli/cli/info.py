@@ -178,10 +178,10 @@ def format_report(report: Mapping[str, Any]) -> list[str]:
     x.npy: 1 tensor
       (array)  [3, 2]  float64  48 B
     """
-    from pecli.schemes.spec import _human
+    from pecli.dtypes import format_bytes
 
     tensors = report["tensors"]
-    size = f", {_human(report['size'])}" if report.get("size") is not None else ""
+    size = f", {format_bytes(report['size'])}" if report.get("size") is not None else ""
     lines = [f"{report['file']}: {len(tensors)} tensor{'s' if len(tensors) != 1 else ''}{size}"]
     names = [t["name"] or "(array)" for t in tensors]
     shapes = [str(t["shape"]) for t in tensors]
@@ -190,7 +190,7 @@ def format_report(report: Mapping[str, Any]) -> list[str]:
     dtype_width = max((len(t["dtype"]) for t in tensors), default=0)
     for name, shape, tensor in zip(names, shapes, tensors, strict=True):
         line = f"  {name:<{name_width}}  {shape:<{shape_width}}  {tensor['dtype']:<{dtype_width}}  "
-        line += _human(tensor["nbytes"])
+        line += format_bytes(tensor["nbytes"])
         stats = tensor.get("stats")
         if stats and stats["min"] is not None:
             line += "  " + ", ".join(f"{k} {stats[k]:.6g}" for k in ("min", "max", "mean", "std"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from pecli.dtypes import itemsize
+from pecli.dtypes import format_bytes, itemsize
 from pecli.errors import ParameterError
 from pecli.schemes.catalog import PARAMS, PRESETS, SCHEMES, Preset, Scheme, get_preset, get_scheme, resolve
 
@@ -53,18 +53,10 @@ def check_fits_in_memory(nbytes: int, *, what: str = "table", hint: str | None =
     available = _available_memory()
     if available is not None and nbytes > available:
         raise ParameterError(
-            f"the {what} would take {_human_bytes(nbytes)}, more than the {_human_bytes(available)} "
+            f"the {what} would take {format_bytes(nbytes)}, more than the {format_bytes(available)} "
             "of memory available",
             hint=hint or "use a smaller --len or --d, or write it to a .npy/.safetensors file, which streams",
         )
-
-
-def _human_bytes(nbytes: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if nbytes < 1024 or unit == "TiB":
-            return f"{nbytes:.1f} {unit}" if unit != "B" else f"{int(nbytes)} B"
-        nbytes /= 1024
-    raise AssertionError("unreachable")
 
 
 def encode(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pecli import __version__
-from pecli.dtypes import check_dtype, itemsize
+from pecli.dtypes import check_dtype, format_bytes, itemsize
 from pecli.errors import ParameterError
 from pecli.schemes.catalog import Sizes, get_scheme, resolve
 
@@ -184,7 +184,7 @@ class TableSpec:
             "shape": list(parts[0].shape),
             "dtype": self.dtype,
             "nbytes": self.nbytes,
-            "size": _human(self.nbytes),
+            "size": format_bytes(self.nbytes),
             "params": dict(self.params),
         }
         if len(parts) > 1:
@@ -211,11 +211,3 @@ def _decode(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
-
-
-def _human(nbytes: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if nbytes < 1024:
-            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
-        nbytes /= 1024
-    return f"{nbytes:.1f} TiB"
