@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pecli.render.downsample import block_average, block_edges
-from pecli.render.image import _write, image_format
+from pecli.render.image import _write, draw_cells, image_format
 from pecli.render.scale import color_limits, value_range
 
 __all__ = ["profile_chart", "save_heatmaps", "save_profile"]
@@ -106,20 +106,8 @@ def save_heatmaps(
             math.ceil(box.width * figsize[0] * dpi),
             uniform=True,
         )
-        mesh = axes.pcolormesh(
-            shrunk.col_edges,
-            shrunk.row_edges,
-            np.ma.masked_invalid(shrunk.values),
-            cmap=cmap,
-            vmin=low,
-            vmax=high,
-            shading="flat",
-            rasterized=True,
-        )
-        axes.invert_yaxis()
+        mesh = draw_cells(axes, shrunk, cmap=cmap, low=low, high=high, x_label=x_label, y_label=y_label)
         figure.colorbar(mesh, ax=axes)
-        axes.set_xlabel(x_label)
-        axes.set_ylabel(y_label)
         axes.set_title(title, fontsize="small")
     _write(figure, path, dpi)
 

@@ -154,20 +154,17 @@ def save_heatmap(
     for size, inches, share in ((rows, figsize[1], box.height), (cols, figsize[0], box.width)):
         limits.append(size if size <= inches * dpi else math.ceil(share * inches * dpi))
     shrunk = block_average(matrix, *limits, uniform=True)
-    cells = np.ma.masked_invalid(shrunk.values)
-    axes.pcolormesh(
-        shrunk.col_edges + x_ticks_from,
-        shrunk.row_edges + y_ticks_from,
-        cells,
+    draw_cells(
+        axes,
+        shrunk,
         cmap=colormap,
-        vmin=low,
-        vmax=high,
-        shading="flat",
-        rasterized=True,
+        low=low,
+        high=high,
+        x_label=x_label,
+        y_label=y_label,
+        x_from=x_ticks_from,
+        y_from=y_ticks_from,
     )
-    axes.invert_yaxis()
-    axes.set_xlabel(x_label)
-    axes.set_ylabel(y_label)
     axes.set_title(title, fontsize="medium")
     _write(figure, path, dpi)
     if not shrunk.shrunk:
@@ -176,6 +173,38 @@ def save_heatmap(
     return (
         f"block-averaged {rows} × {cols} to {shown_rows} × {shown_cols} cells for drawing (one cell per pixel at most)"
     )
+
+
+def draw_cells(
+    axes: Any,
+    shrunk: Any,
+    *,
+    cmap: Any,
+    low: float,
+    high: float,
+    x_label: str,
+    y_label: str,
+    x_from: int = 0,
+    y_from: int = 0,
+) -> Any:
+    """Draw block-averaged cells as a rasterized pcolormesh, position 0 at the top; returns the mesh.
+
+    ``shrunk`` is a :func:`~pecli.render.downsample.block_average` result; NaN/inf cells are masked.
+    """
+    mesh = axes.pcolormesh(
+        shrunk.col_edges + x_from,
+        shrunk.row_edges + y_from,
+        np.ma.masked_invalid(shrunk.values),
+        cmap=cmap,
+        vmin=low,
+        vmax=high,
+        shading="flat",
+        rasterized=True,
+    )
+    axes.invert_yaxis()
+    axes.set_xlabel(x_label)
+    axes.set_ylabel(y_label)
+    return mesh
 
 
 def save_lines(
