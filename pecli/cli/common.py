@@ -10,14 +10,18 @@ from pecli.cli.output import Output
 from pecli.errors import ParameterError, PecliError
 
 
+def _check_given_sizes_positive(length: int | None, dim: int | None) -> None:
+    for flag, value in (("--d", dim), ("--len", length)):
+        if value is not None and value <= 0:
+            raise ParameterError(f"{flag} must be a positive integer, got {value}", hint=f"e.g. {flag} 512")
+
+
 def require_shape(length: int | None, dim: int | None) -> tuple[int, int]:
     """``--len`` and ``--d`` must both be given, as positive integers."""
     missing = [flag for flag, value in (("--d", dim), ("--len", length)) if value is None]
     if missing:
         raise ParameterError(f"missing {' and '.join(missing)}", hint="e.g. pecli generate --d 512 --len 2048")
-    for flag, value in (("--d", dim), ("--len", length)):
-        if value <= 0:  # type: ignore[operator]
-            raise ParameterError(f"{flag} must be a positive integer, got {value}", hint=f"e.g. {flag} 512")
+    _check_given_sizes_positive(length, dim)
     return int(length), int(dim)  # type: ignore[arg-type]
 
 
@@ -38,9 +42,7 @@ def build_table(
     """
     from pecli.schemes.spec import TableSpec
 
-    for flag, value in (("--d", dim), ("--len", length)):
-        if value is not None and value <= 0:
-            raise ParameterError(f"{flag} must be a positive integer, got {value}", hint=f"e.g. {flag} 512")
+    _check_given_sizes_positive(length, dim)
     return TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype, name=name)
 
 

@@ -38,25 +38,18 @@ class SchemeSpec:
         return TableSpec.resolve(self.scheme, self.preset, self.params, length=length, dim=dim, dtype=dtype).check()
 
 
-def _preset_names() -> list[str]:
-    """Every preset name once (presets are registered per scheme; a bare name means its first)."""
-    from pecli.schemes.catalog import PRESETS
-
-    return list(dict.fromkeys(preset.name for preset in PRESETS.values()))
-
-
 def looks_like_spec(text: str) -> bool:
     """Whether ``text`` names a scheme spec rather than a file (an existing path, or ``-``, is a file).
 
     >>> looks_like_spec("sinusoidal:layout=split"), looks_like_spec("fairseq"), looks_like_spec("pe.npy")
     (True, True, False)
     """
-    from pecli.schemes.catalog import SCHEMES
+    from pecli.schemes.catalog import SCHEMES, preset_names
 
     if text == "-" or os.path.exists(text):
         return False
     name, colon, _ = text.partition(":")
-    if name in SCHEMES or name in _preset_names():
+    if name in SCHEMES or name in preset_names():
         return True
     if os.sep in name:
         return False  # a path that does not exist: reading it says so
@@ -91,14 +84,14 @@ def _value(spec: str, name: str, text: str, kind: type, optional: bool) -> Any:
 
 def parse_spec(text: str) -> SchemeSpec:
     """Parse ``NAME`` or ``NAME:param=value,…``; a :class:`ParameterError` names the malformed part."""
-    from pecli.schemes.catalog import PARAMS, SCHEMES, get_preset
+    from pecli.schemes.catalog import PARAMS, SCHEMES, get_preset, preset_names
 
     name, colon, rest = text.partition(":")
     if not name:
         raise ParameterError(f"scheme spec {text!r} has no name before ':'", hint="e.g. sinusoidal:layout=split")
-    if name not in SCHEMES and name not in _preset_names():
+    if name not in SCHEMES and name not in preset_names():
         raise ParameterError(
-            f"unknown scheme {name!r} in spec {text!r}", hint=did_you_mean(name, [*SCHEMES, *_preset_names()])
+            f"unknown scheme {name!r} in spec {text!r}", hint=did_you_mean(name, [*SCHEMES, *preset_names()])
         )
     scheme, preset = (name, None) if name in SCHEMES else (None, name)
     takes = SCHEMES[name].defaults if scheme else SCHEMES[get_preset(name).scheme].defaults

@@ -35,6 +35,7 @@ __all__ = [
     "Sizes",
     "get_preset",
     "get_scheme",
+    "preset_names",
     "resolve",
 ]
 
@@ -669,8 +670,16 @@ def get_preset(name: str, scheme: str | None = None) -> Preset:
     for preset in PRESETS.values():
         if preset.name == name:
             return preset
-    names = dict.fromkeys(p.name for p in PRESETS.values())
-    raise ParameterError(f"unknown preset {name!r}", hint=did_you_mean(name, names))
+    raise ParameterError(f"unknown preset {name!r}", hint=did_you_mean(name, preset_names()))
+
+
+def preset_names() -> list[str]:
+    """Every preset name once, in registration order (presets are registered per scheme).
+
+    >>> preset_names().count("diffusers")
+    1
+    """
+    return list(dict.fromkeys(preset.name for preset in PRESETS.values()))
 
 
 def resolve(scheme: str | None, preset: str | None, params: Mapping[str, Any]) -> tuple[Scheme, dict[str, Any]]:
