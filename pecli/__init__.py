@@ -38,7 +38,7 @@ _LAZY = {
     "timestep_embedding": "pecli.schemes.timestep",
     "timestep_table": "pecli.schemes.timestep",
     "SCHEMES": "pecli.schemes.catalog",
-    "PRESETS": "pecli.schemes.catalog",
+    "PRESETS": "pecli.schemes.presets",
     "PecliError": "pecli.errors",
     "ParameterError": "pecli.errors",
     "TableFileError": "pecli.errors",

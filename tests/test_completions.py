@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from pecli.cli.app import COMMANDS
-from pecli.schemes.catalog import PRESETS, SCHEMES, get_preset
+from pecli.schemes.catalog import SCHEMES
+from pecli.schemes.presets import PRESETS, get_preset
 from tests.conftest import require_tool
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 import pecli
 from pecli.errors import ParameterError
-from pecli.schemes.catalog import SCHEMES, resolve, sequence_sizes
+from pecli.schemes._sizes import sequence_sizes
+from pecli.schemes.catalog import SCHEMES, resolve
 
 
 def test_count_and_normalized():

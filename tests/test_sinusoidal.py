@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pecli
-from pecli.schemes.catalog import PRESETS
+from pecli.schemes.presets import PRESETS
 from tests import references
 
 F64 = {"dtype": "float64"}

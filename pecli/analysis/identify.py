@@ -32,7 +32,10 @@ import numpy as np
 from pecli.analysis.compare import rounding_tolerance, value_precision
 from pecli.errors import PecliError
 from pecli.schemes._angles import place_sin_cos
-from pecli.schemes.catalog import PARAMS, PRESETS, SCHEMES, get_scheme, resolve, sequence_sizes
+from pecli.schemes._sizes import sequence_sizes
+from pecli.schemes.catalog import SCHEMES, get_scheme, resolve
+from pecli.schemes.params import PARAMS
+from pecli.schemes.presets import PRESETS
 
 __all__ = ["BASES", "Candidate", "Identification", "generate_command", "identify_table"]
 

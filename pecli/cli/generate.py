@@ -125,7 +125,7 @@ def _note_unused_device(out: Any, placement: Any, scheme: str) -> None:
 
 
 def _print_presets(out: Any, json_output: bool) -> None:
-    from pecli.schemes.catalog import PRESETS
+    from pecli.schemes.presets import PRESETS
 
     if json_output:
         out.json(

@@ -56,7 +56,7 @@ def load_input(
     if is_file_input(source):
         given = [flag for flag, value in (("--preset", preset), ("--d", dim), ("--len", length)) if value is not None]
         if given or scheme_params:
-            from pecli.schemes.catalog import PARAMS
+            from pecli.schemes.params import PARAMS
 
             given += [PARAMS[name].flag for name in scheme_params]
             raise ParameterError(

@@ -5,7 +5,7 @@ registry (:func:`complete_scheme`, :func:`complete_preset`), so a new scheme com
 
 Commands declare ``d: DimOpt = None`` instead of repeating an option's flags and help, and
 decorate themselves with :func:`scheme_options` to accept every scheme parameter of
-:data:`pecli.schemes.catalog.PARAMS` (``--base``, ``--layout``…) plus ``--preset``. The decorated
+:data:`pecli.schemes.params.PARAMS` (``--base``, ``--layout``…) plus ``--preset``. The decorated
 function receives them as one ``scheme_params`` dict holding only the options actually given.
 """
 
@@ -18,7 +18,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.schemes.catalog import PARAMS
+from pecli.schemes.params import PARAMS
 
 SCHEME_PANEL = "Scheme options"
 
@@ -44,7 +44,7 @@ def complete_preset(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]
     >>> [name for name, _ in complete_preset(context, "fair")]
     ['fairseq']
     """
-    from pecli.schemes.catalog import PRESETS
+    from pecli.schemes.presets import PRESETS
 
     scheme = _scheme_on_command_line(ctx)
     presets = [p for p in PRESETS.values() if p.name.startswith(incomplete)]

@@ -44,7 +44,9 @@ def catalog_document() -> dict[str, list[dict[str, Any]]]:
     >>> sinusoidal["params"][0]
     {'name': 'base', 'flag': '--base', 'default': 10000.0, 'choices': None}
     """
-    from pecli.schemes.catalog import PARAMS, PRESETS, SCHEMES
+    from pecli.schemes.catalog import SCHEMES
+    from pecli.schemes.params import PARAMS
+    from pecli.schemes.presets import PRESETS
 
     def flag(name: str) -> str:
         return PARAMS[name].flag if name in PARAMS else name

@@ -1,7 +1,7 @@
 """Scheme specs on the command line: ``NAME`` or ``NAME:param=value,…`` (compare's A and B, --properties).
 
 NAME is a scheme or a preset; values are parsed by the kind of the parameter in
-:data:`pecli.schemes.catalog.PARAMS`. Every malformed part gets its own message.
+:data:`pecli.schemes.params.PARAMS`. Every malformed part gets its own message.
 
 >>> spec = parse_spec("sinusoidal:layout=split,freq_shift=1")
 >>> spec.scheme, spec.preset, spec.params
@@ -44,7 +44,8 @@ def looks_like_spec(text: str) -> bool:
     >>> looks_like_spec("sinusoidal:layout=split"), looks_like_spec("fairseq"), looks_like_spec("pe.npy")
     (True, True, False)
     """
-    from pecli.schemes.catalog import SCHEMES, preset_names
+    from pecli.schemes.catalog import SCHEMES
+    from pecli.schemes.presets import preset_names
 
     if text == "-" or os.path.exists(text):
         return False
@@ -84,7 +85,9 @@ def _value(spec: str, name: str, text: str, kind: type, optional: bool) -> Any:
 
 def parse_spec(text: str) -> SchemeSpec:
     """Parse ``NAME`` or ``NAME:param=value,…``; a :class:`ParameterError` names the malformed part."""
-    from pecli.schemes.catalog import PARAMS, SCHEMES, get_preset, preset_names
+    from pecli.schemes.catalog import SCHEMES
+    from pecli.schemes.params import PARAMS
+    from pecli.schemes.presets import get_preset, preset_names
 
     name, colon, rest = text.partition(":")
     if not name:

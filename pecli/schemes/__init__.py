@@ -14,7 +14,9 @@ from typing import Any
 
 from pecli.dtypes import format_bytes, itemsize
 from pecli.errors import ParameterError
-from pecli.schemes.catalog import PARAMS, PRESETS, SCHEMES, Preset, Scheme, get_preset, get_scheme, resolve
+from pecli.schemes.catalog import SCHEMES, Scheme, get_scheme, resolve
+from pecli.schemes.params import PARAMS
+from pecli.schemes.presets import PRESETS, Preset, get_preset
 
 __all__ = [
     "PARAMS",

@@ -18,7 +18,8 @@ from typing import Any
 from pecli import __version__
 from pecli.dtypes import check_dtype, format_bytes, itemsize
 from pecli.errors import ParameterError
-from pecli.schemes.catalog import Sizes, get_scheme, resolve
+from pecli.schemes._sizes import Sizes
+from pecli.schemes.catalog import get_scheme, resolve
 
 __all__ = ["TableSpec"]
 

@@ -1,0 +1,115 @@
+"""The size rules: what a scheme function receives as ``(length, dim)`` and the shape it returns.
+
+Most schemes take ``length`` and ``dim`` and return a ``(length, dim)`` table; grids, NeRF
+features and ALiBi derive their sizes from their own parameters.
+
+>>> alibi_sizes(5, None, {"heads": 4, "head": None, "part": "bias"}).shape
+(4, 5, 5)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pecli.errors import ParameterError
+from pecli.schemes._checks import fourier_width, grid_shape, positive_int
+
+__all__ = ["Sizes", "alibi_sizes", "coordinate_sizes", "fourier_sizes", "grid_sizes", "sequence_sizes"]
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """What a scheme function receives as ``(length, dim)``, and the shape of the tensor it returns.
+
+    Axis 0 of ``shape`` is the one the ``rows`` argument ranges over (positions, tokens or heads).
+    """
+
+    length: int | None
+    dim: int | None
+    shape: tuple[int, ...]
+
+
+def sequence_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) -> Sizes:
+    """The rule of most schemes: ``--len`` and ``--d`` give a ``(len, d)`` table.
+
+    >>> sequence_sizes(8, 4, {}).shape
+    (8, 4)
+    """
+    missing = [flag for flag, value in (("--d", dim), ("--len", length)) if value is None]
+    if missing:
+        raise ParameterError(f"missing {' and '.join(missing)}", hint="e.g. pecli generate --d 512 --len 2048")
+    length = positive_int("len", length, flag="--len")
+    dim = positive_int("d", dim, flag="--d")
+    return Sizes(length, dim, (length, dim))
+
+
+def grid_sizes(
+    length: int | None, dim: int | None, params: Mapping[str, Any], *, default_dim: int | None = None
+) -> Sizes:
+    """Grid schemes: ``--grid H,W`` gives H·W tokens (one more with ``--cls-token``); ``--len`` may repeat it.
+
+    >>> grid_sizes(None, 8, {"grid": "2,3", "cls_token": True}).shape
+    (7, 8)
+    """
+    if params.get("grid") is None:
+        raise ParameterError("missing --grid", hint="pass e.g. --grid 14,14 (height, width)")
+    height, width = grid_shape(params["grid"])
+    tokens = height * width + bool(params.get("cls_token"))
+    if length is not None and length != tokens:
+        raise ParameterError(
+            f"--len {length} does not match --grid {height},{width}, which has {tokens} tokens",
+            hint="drop --len: the grid sets it",
+        )
+    if dim is None:
+        dim = default_dim
+    if dim is None:
+        raise ParameterError("missing --d", hint="e.g. --d 768")
+    dim = positive_int("d", dim, flag="--d")
+    return Sizes(tokens, dim, (tokens, dim))
+
+
+def coordinate_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) -> Sizes:
+    """CoordConv: the grid's tokens × 2 coordinates (3 with the radius channel, ``--d 3``).
+
+    >>> coordinate_sizes(None, None, {"grid": "4,5"}).shape
+    (20, 2)
+    """
+    return grid_sizes(length, dim, params, default_dim=2)
+
+
+def fourier_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) -> Sizes:
+    """NeRF features: ``d = 2·L`` (+ 1 with ``--include-input``); ``--d`` or ``--num-freqs`` sets the other.
+
+    >>> fourier_sizes(5, None, {"num_freqs": 10, "include_input": True}).shape
+    (5, 21)
+    """
+    if length is None:
+        raise ParameterError("missing --len", hint="e.g. --len 64")
+    width = fourier_width(dim, params.get("num_freqs"), bool(params.get("include_input")))
+    return Sizes(positive_int("len", length, flag="--len"), width, (length, width))
+
+
+def alibi_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) -> Sizes:
+    """ALiBi: (heads, len, len) biases, one head's (len, len) with ``--head``, or (heads,) slopes.
+
+    >>> alibi_sizes(5, None, {"heads": 4, "head": None, "part": "bias"}).shape
+    (4, 5, 5)
+    """
+    if dim is not None:
+        raise ParameterError("scheme 'alibi' has no --d (its biases are len × len per head)", hint="drop --d")
+    if params.get("heads") is None:
+        raise ParameterError("missing --heads", hint="pass e.g. --heads 8")
+    heads = positive_int("heads", params["heads"], flag="--heads")
+    head = params.get("head")
+    if head is not None and (isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < heads):
+        raise ParameterError(f"--head must be in 0..{heads - 1}, got {head!r}", hint=f"pass e.g. --head 0 (of {heads})")
+    if params.get("part") == "slopes":
+        if head is not None:
+            raise ParameterError("--head picks one bias matrix, not a slope", hint="drop --head with --part slopes")
+        return Sizes(length, None, (heads,))
+    if length is None:
+        raise ParameterError("missing --len", hint="e.g. --len 128")
+    length = positive_int("len", length, flag="--len")
+    return Sizes(length, None, (length, length) if head is not None else (heads, length, length))

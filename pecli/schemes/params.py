@@ -1,0 +1,166 @@
+"""The scheme parameters: one definition of each, shared by every scheme and every command.
+
+Each :class:`Param` is a Python keyword argument of the scheme functions and the command-line
+option that sets it, so ``pecli generate``, ``plot``, ``distance``… accept every parameter at once
+and the CLI can name a parameter by its flag.
+
+>>> PARAMS["base"].flag
+'--base'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+__all__ = ["PARAMS", "Param"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A scheme parameter as the command line shows it (one definition for every scheme)."""
+
+    name: str  #: Python keyword argument of the scheme function
+    flag: str  #: command-line flag
+    kind: type  #: int, float, str or bool (bool parameters become --x/--no-x switches)
+    help: str
+    metavar: str | None = None
+    negative_flag: str | None = None  #: for bool switches: the "off" flag
+
+
+PARAMS: Mapping[str, Param] = MappingProxyType(
+    {
+        p.name: p
+        for p in (
+            Param("base", "--base", float, "Frequency base: ω_k = base^(−2k/d).", "B"),
+            Param(
+                "layout",
+                "--layout",
+                str,
+                "Column layout. sinusoidal: interleaved [sin, cos, …] or split [sin … | cos …]; "
+                "rope: half (HF Llama) or interleaved (GPT-J/Meta pairs); sincos2d: by-axis or by-function.",
+                "LAYOUT",
+            ),
+            Param(
+                "cos_first",
+                "--cos-first",
+                bool,
+                "Put cos before sin (guided-diffusion; diffusers' flip_sin_to_cos).",
+                negative_flag="--sin-first",
+            ),
+            Param(
+                "freq_shift",
+                "--freq-shift",
+                float,
+                "Frequencies ω_i = base^(−i/(h − S)), h = d // 2 (1: tensor2tensor/fairseq/"
+                "diffusers, 0: guided-diffusion); odd d appends a zero column. "
+                "Unset: Vaswani's ω_k = base^(−2k/d).",
+                "S",
+            ),
+            Param("offset", "--offset", int, "First position (fairseq: padding_idx + 1 = 2).", "N"),
+            Param("std", "--std", float, "Standard deviation of the N(0, std²) initialisation.", "STD"),
+            Param("seed", "--seed", int, "Random seed (numpy PCG64): same seed, same table everywhere.", "SEED"),
+            # diffusion timestep embeddings
+            Param(
+                "max_period",
+                "--max-period",
+                float,
+                "Longest period of the timestep frequencies: ω_i = max_period^(−i/(h − S)) (10000).",
+                "P",
+            ),
+            Param(
+                "flip_sin_to_cos",
+                "--flip-sin-to-cos",
+                bool,
+                "Timestep columns [cos | sin] (latent/guided-diffusion) instead of [sin | cos] (diffusers' default).",
+                negative_flag="--no-flip-sin-to-cos",
+            ),
+            Param("scale", "--scale", float, "Multiply the timestep angles: args = scale · t · ω (diffusers).", "X"),
+            Param(
+                "repeat_only",
+                "--repeat-only",
+                bool,
+                "Embed t as t repeated d times, no sinusoid (latent-diffusion's repeat_only).",
+            ),
+            # rotary, attention-bias, 2-D grid and Fourier-feature schemes
+            Param(
+                "part",
+                "--part",
+                str,
+                "One tensor of a multi-part scheme (rope: cos|sin|angle; alibi: bias|slopes).",
+                "PART",
+            ),
+            Param("heads", "--heads", int, "Number of attention heads (ALiBi).", "H"),
+            Param("head", "--head", int, "One head's (len × len) ALiBi bias, 0-based (default: all heads).", "I"),
+            Param("grid", "--grid", str, "Grid height and width as H,W; tokens are row-major (rows = H·W).", "H,W"),
+            Param(
+                "cls_token",
+                "--cls-token",
+                bool,
+                "Prepend a zero row for a [CLS] token (MAE, diffusers).",
+                negative_flag="--no-cls-token",
+            ),
+            Param(
+                "base_size",
+                "--base-size",
+                float,
+                "diffusers: positions i / (H / base_size) / interpolation_scale (unset: plain indices).",
+                "N",
+            ),
+            Param("interpolation_scale", "--interpolation-scale", float, "diffusers: divide positions by this.", "S"),
+            Param("num_freqs", "--num-freqs", int, "Frequency bands L (d = 2L, + 1 with --include-input).", "L"),
+            Param(
+                "include_input",
+                "--include-input",
+                bool,
+                "Put the position itself in column 0 (nerf-pytorch's default).",
+                negative_flag="--no-include-input",
+            ),
+            Param(
+                "log_sampling",
+                "--log-sampling",
+                bool,
+                "Frequencies 2^0 … 2^(L−1) (log) or evenly spaced between them (linear).",
+                negative_flag="--linear-sampling",
+            ),
+            Param(
+                "pi",
+                "--pi",
+                bool,
+                "Multiply frequencies by π (NeRF paper) or not (nerf-pytorch).",
+                negative_flag="--no-pi",
+            ),
+            Param("positions", "--positions", str, "normalized: positions mapped to [−1, 1]; raw: 0, 1, 2, …", "KIND"),
+            Param("sigma", "--sigma", float, "Standard deviation σ of the random frequencies B ~ N(0, σ²).", "SIGMA"),
+            Param(
+                "scaling",
+                "--scaling",
+                str,
+                "RoPE context scaling (HF rope_type): none|linear|dynamic|yarn|llama3.",
+                "KIND",
+            ),
+            Param("factor", "--factor", float, "RoPE scaling factor (linear, dynamic, yarn, llama3).", "F"),
+            Param(
+                "original_max_position",
+                "--original-max-position",
+                int,
+                "Context length the model was trained with (dynamic, yarn, llama3).",
+                "N",
+            ),
+            Param("low_freq_factor", "--low-freq-factor", float, "llama3: low-frequency wavelength factor (1).", "F"),
+            Param(
+                "high_freq_factor", "--high-freq-factor", float, "llama3: high-frequency wavelength factor (4).", "F"
+            ),
+            Param("beta_fast", "--beta-fast", float, "YaRN: rotations where extrapolation stops (32).", "B"),
+            Param("beta_slow", "--beta-slow", float, "YaRN: rotations where interpolation starts (1).", "B"),
+            Param(
+                "apply_attention_factor",
+                "--apply-attention-factor",
+                bool,
+                "YaRN: multiply cos and sin by 0.1·ln(factor) + 1, as HF's rotary embedding does.",
+                negative_flag="--no-attention-factor",
+            ),
+        )
+    }
+)

@@ -1,0 +1,180 @@
+"""The presets: named parameter sets that each reproduce one implementation's convention exactly.
+
+Each preset cites the repository, file and function whose table it reproduces.
+
+>>> get_preset("fairseq").params["offset"]
+2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from pecli.errors import ParameterError, did_you_mean
+
+__all__ = ["PRESETS", "Preset", "get_preset", "preset_names"]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named parameter set that reproduces one implementation's convention exactly."""
+
+    name: str
+    scheme: str
+    params: Mapping[str, Any]
+    convention: str
+    source: str
+
+
+#: keyed by (scheme, name): a name may mean one convention per scheme (``diffusers`` is a
+#: sinusoidal preset and a timestep preset); by name alone, the first registered one wins
+PRESETS: Mapping[tuple[str, str], Preset] = MappingProxyType(
+    {
+        (p.scheme, p.name): p
+        for p in (
+            Preset(
+                "vaswani",
+                "sinusoidal",
+                {"layout": "interleaved", "cos_first": False, "freq_shift": None, "offset": 0},
+                "interleaved [sin, cos, …], ω_k = 10000^(−2k/d), positions from 0",
+                "Vaswani et al. 2017, Attention Is All You Need, §3.5 (arXiv:1706.03762)",
+            ),
+            Preset(
+                "pytorch-tutorial",
+                "sinusoidal",
+                {"layout": "interleaved", "cos_first": False, "freq_shift": None, "offset": 0},
+                "interleaved, div_term = exp(arange(0, d, 2)·(−ln 10000 / d)); "
+                "the tutorial computes in float32, pecli in float64 then rounds",
+                "pytorch/tutorials beginner_source/transformer_tutorial.py, PositionalEncoding",
+            ),
+            Preset(
+                "distilbert",
+                "sinusoidal",
+                {"layout": "interleaved", "cos_first": False, "freq_shift": None, "offset": 0},
+                "interleaved, pos / 10000^(2·(j // 2) / d) (XLM's create_sinusoidal_embeddings)",
+                "huggingface/transformers src/transformers/models/distilbert/modeling_distilbert.py, "
+                "create_sinusoidal_embeddings",
+            ),
+            Preset(
+                "tensor2tensor",
+                "sinusoidal",
+                {"layout": "split", "cos_first": False, "freq_shift": 1.0, "offset": 0},
+                "split [sin | cos], timescales 10000^(i/(h − 1)); odd d pads a zero column",
+                "tensorflow/tensor2tensor tensor2tensor/layers/common_attention.py, get_timing_signal_1d",
+            ),
+            Preset(
+                "fairseq",
+                "sinusoidal",
+                {"layout": "split", "cos_first": False, "freq_shift": 1.0, "offset": 2},
+                "split [sin | cos], ω_i = 10000^(−i/(h − 1)); real tokens start at padding_idx + 1 = 2, "
+                "so row 0 is position 2",
+                "facebookresearch/fairseq fairseq/modules/sinusoidal_positional_embedding.py, "
+                "get_embedding (and fairseq/utils.py, make_positions)",
+            ),
+            Preset(
+                "marian",
+                "sinusoidal",
+                {"layout": "split", "cos_first": False, "freq_shift": None, "offset": 0},
+                "split [sin | cos] of Vaswani's frequencies 10000^(−2k/d); odd d: sin takes ⌈d/2⌉ columns",
+                "huggingface/transformers src/transformers/models/marian/modeling_marian.py, "
+                "MarianSinusoidalPositionalEmbedding._init_weight",
+            ),
+            Preset(
+                "guided-diffusion",
+                "sinusoidal",
+                {"layout": "split", "cos_first": True, "freq_shift": 0.0, "offset": 0},
+                "split [cos | sin], freqs exp(−ln(10000)·i/h); odd d pads a zero column",
+                "openai/guided-diffusion guided_diffusion/nn.py, timestep_embedding "
+                "(same in CompVis/latent-diffusion ldm/modules/diffusionmodules/util.py)",
+            ),
+            Preset(
+                "diffusers",
+                "sinusoidal",
+                {"layout": "split", "cos_first": False, "freq_shift": 1.0, "offset": 0},
+                "get_timestep_embedding defaults: flip_sin_to_cos=False, downscale_freq_shift=1 — "
+                "split [sin | cos], exp(−ln(10000)·i/(h − 1))",
+                "huggingface/diffusers src/diffusers/models/embeddings.py, get_timestep_embedding",
+            ),
+            # timestep presets (pecli timestep --preset NAME, pecli generate timestep --preset NAME)
+            *(
+                Preset(
+                    name,
+                    "timestep",
+                    {"max_period": 10000.0, "flip_sin_to_cos": True, "freq_shift": 0.0, "scale": 1.0},
+                    "[cos | sin], freqs exp(−ln(max_period)·i/h), odd d pads a zero column; "
+                    "also diffusers' UNets (flip_sin_to_cos=True, freq_shift=0)",
+                    "openai/guided-diffusion guided_diffusion/nn.py and CompVis/latent-diffusion "
+                    "ldm/modules/diffusionmodules/util.py, timestep_embedding",
+                )
+                for name in ("ldm", "guided-diffusion")
+            ),
+            Preset(
+                "diffusers",
+                "timestep",
+                {"max_period": 10000.0, "flip_sin_to_cos": False, "freq_shift": 1.0, "scale": 1.0},
+                "get_timestep_embedding's defaults: flip_sin_to_cos=False, downscale_freq_shift=1, scale=1, "
+                "max_period=10000 — [sin | cos], exp(−ln(max_period)·i/(h − 1))",
+                "huggingface/diffusers src/diffusers/models/embeddings.py, get_timestep_embedding",
+            ),
+            Preset(
+                "ddpm",
+                "timestep",
+                {"max_period": 10000.0, "flip_sin_to_cos": False, "freq_shift": 1.0, "scale": 1.0},
+                "Ho et al. 2020: [sin | cos], exp(−ln(10000)·i/(h − 1)), odd d pads a zero column",
+                "hojonathanho/diffusion diffusion_tf/nn.py, get_timestep_embedding",
+            ),
+            # 2-D sin-cos conventions
+            Preset(
+                "mae",
+                "sincos2d",
+                {"layout": "by-axis", "base_size": None, "interpolation_scale": 1.0},
+                "[sin w | cos w | sin h | cos h] (meshgrid(w, h): the first half encodes w), "
+                "ω = 10000^(−k/(d/4)); --cls-token prepends a zero row",
+                "facebookresearch/mae util/pos_embed.py, get_2d_sincos_pos_embed",
+            ),
+            Preset(
+                "timm",
+                "sincos2d",
+                {"layout": "by-function", "base_size": None, "interpolation_scale": 1.0, "cls_token": False},
+                "build_sincos2d_pos_embed defaults: [sin h | sin w | cos h | cos w], "
+                "bands 10000^(−k/(d/4)), ndgrid (h, w) row-major",
+                "huggingface/pytorch-image-models timm/layers/pos_embed_sincos.py, build_sincos2d_pos_embed",
+            ),
+            Preset(
+                "diffusers",
+                "sincos2d",
+                {"layout": "by-axis", "base_size": 16.0, "interpolation_scale": 1.0},
+                "MAE's order with positions i / (H / base_size) / interpolation_scale (base_size 16)",
+                "huggingface/diffusers src/diffusers/models/embeddings.py, get_2d_sincos_pos_embed",
+            ),
+        )
+    }
+)
+
+
+def get_preset(name: str, scheme: str | None = None) -> Preset:
+    """The preset called ``name``: the one of ``scheme`` if it has one, else the first registered.
+
+    A :class:`ParameterError` naming the valid ones if there is none.
+
+    >>> get_preset("diffusers").scheme, get_preset("diffusers", "timestep").scheme
+    ('sinusoidal', 'timestep')
+    """
+    if scheme is not None and (scheme, name) in PRESETS:
+        return PRESETS[scheme, name]
+    for preset in PRESETS.values():
+        if preset.name == name:
+            return preset
+    raise ParameterError(f"unknown preset {name!r}", hint=did_you_mean(name, preset_names()))
+
+
+def preset_names() -> list[str]:
+    """Every preset name once, in registration order (presets are registered per scheme).
+
+    >>> preset_names().count("diffusers")
+    1
+    """
+    return list(dict.fromkeys(preset.name for preset in PRESETS.values()))
