@@ -73,7 +73,7 @@ def _refuse_overflow(values, name: str) -> None:
     peak = float(np.abs(values).max())
     raise ParameterError(
         f"{name} cannot hold the table's values (up to {peak:g}; its largest is {largest:g})",
-        hint="use a wider --dtype (float32, float64), or smaller --len or parameter values",
+        hint="use a wider {dtype} (float32, float64), or smaller {length} or parameter values",
     )
 
 

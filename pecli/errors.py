@@ -9,12 +9,23 @@ Every error pecli raises on purpose is a :class:`PecliError`. It carries a one-l
 'd must be a positive integer, got 0 (pass --d 512)'
 >>> int(err.exit_code)
 2
+
+The core names Python parameters, the CLI names flags: a message written with ``{dim}`` (a
+parameter) or ``{dim=64}`` (a parameter and an example value) reads ``dim`` / ``dim=64`` from
+Python and ``--d`` / ``--d 64`` once the CLI spells it (:meth:`PecliError.spelled`).
+
+>>> err = ParameterError("{dim} must be a positive integer, got 0", hint="pass e.g. {dim=64}")
+>>> str(err)
+'dim must be a positive integer, got 0 (pass e.g. dim=64)'
+>>> err.spelled({"dim": "--d"}.__getitem__)
+'--d must be a positive integer, got 0 (pass e.g. --d 64)'
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from enum import IntEnum
 
 __all__ = [
@@ -24,6 +35,7 @@ __all__ = [
     "PecliError",
     "TableFileError",
     "did_you_mean",
+    "name_parameters",
 ]
 
 
@@ -45,12 +57,19 @@ class PecliError(Exception):
     exit_code: int = ExitCode.FAILURE
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
+        self._templates = (message, hint)
+        message, hint = name_parameters(message), hint if hint is None else name_parameters(hint)
         super().__init__(message)
         self.message = message
         self.hint = hint
 
     def __str__(self) -> str:
         return f"{self.message} ({self.hint})" if self.hint else self.message
+
+    def spelled(self, spell: Callable[[str], str]) -> str:
+        """The one-line text with each parameter written as ``spell(name)`` (the CLI: its flag)."""
+        message, hint = (text if text is None else name_parameters(text, spell) for text in self._templates)
+        return f"{message} ({hint})" if hint else message  # type: ignore[return-value]
 
 
 class ParameterError(PecliError, ValueError):
@@ -83,3 +102,25 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     if close:
         return "did you mean " + " or ".join(repr(c) for c in close) + "? " + valid
     return valid
+
+
+#: ``{name}`` or ``{name=example}``: a Python parameter in an error's text
+_PARAMETER = re.compile(r"\{([a-z][a-z0-9_]*)(?:=([^{}]*))?\}")
+
+
+def name_parameters(text: str, spell: Callable[[str], str] | None = None) -> str:
+    """Fill the parameter placeholders of an error's text: Python names, or ``spell(name)`` (flags).
+
+    >>> name_parameters("use {base=10000} or drop {freq_shift}")
+    'use base=10000 or drop freq_shift'
+    >>> name_parameters("use {base=10000} or drop {freq_shift}", lambda name: "--" + name.replace("_", "-"))
+    'use --base 10000 or drop --freq-shift'
+    """
+
+    def fill(match: re.Match[str]) -> str:
+        name, example = match.group(1), match.group(2)
+        if spell is None:
+            return name if example is None else f"{name}={example}"
+        return spell(name) if example is None else f"{spell(name)} {example}"
+
+    return _PARAMETER.sub(fill, text)

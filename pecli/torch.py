@@ -1,8 +1,8 @@
-"""torch ``nn.Module``s over pecli's numpy core, and the torch device path of ``pecli generate``.
+"""torch ``nn.Module``s over pecli's numpy core.
 
 This module imports torch (it is pecli's torch module); nothing else in pecli imports it except
-``.pt`` I/O and ``--device``. Every table comes from the same core functions the CLI writes, in
-float64 rounded once, so a module's output equals ``pecli generate``'s table.
+``.pt`` I/O and :mod:`pecli.torch_backend` (``--device``). Every table comes from the same core
+functions the CLI writes, in float64 rounded once, so a module's output equals ``pecli generate``'s table.
 
 >>> import torch
 >>> pe = SinusoidalPositionalEncoding(8, max_len=16)
@@ -25,44 +25,8 @@ __all__ = [
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
     "TimestepEmbedding",
-    "check_device",
-    "device_phasors",
     "to_tensor",
 ]
-
-
-def check_device(device: str) -> str:
-    """``device`` if torch can compute there; a one-line :class:`ParameterError` when no such GPU exists.
-
-    >>> check_device("cpu")
-    'cpu'
-    """
-    if device == "cpu":
-        return device
-    if not torch.cuda.is_available():
-        raise ParameterError(
-            f"--device {device}: no CUDA GPU is available (torch {torch.__version__} sees none)",
-            hint="drop --device to compute on the CPU",
-        )
-    index = torch.device(device).index
-    if index is not None and index >= torch.cuda.device_count():
-        raise ParameterError(
-            f"--device {device}: there are {torch.cuda.device_count()} CUDA devices",
-            hint=f"use --device cuda:0 … cuda:{torch.cuda.device_count() - 1}",
-        )
-    return device
-
-
-def device_phasors(positions: np.ndarray, freqs: np.ndarray, device: str) -> np.ndarray:
-    """``exp(i·p·ω)`` computed by torch on ``device`` in float64, returned as a numpy complex128 array.
-
-    >>> device_phasors(np.array([1.0]), np.array([0.5]), "cpu").round(6).tolist()
-    [[(0.877583+0.479426j)]]
-    """
-    p = torch.as_tensor(np.asarray(positions, dtype=np.float64), device=device)
-    f = torch.as_tensor(np.asarray(freqs, dtype=np.float64), device=device)
-    angles = torch.outer(p, f)
-    return torch.complex(torch.cos(angles), torch.sin(angles)).cpu().numpy()
 
 
 def to_tensor(array: np.ndarray) -> torch.Tensor:
@@ -205,7 +169,7 @@ class RotaryEmbedding(nn.Module):
         super().__init__()
         self.params = {"base": base, "layout": layout, "scaling": scaling, **scaling_params}
         self.dim, self.layout, self.dtype = dim, layout, dtype
-        cos, sin = self._tables(positive_int("max_len", max_len, flag="max_len"))
+        cos, sin = self._tables(positive_int("max_len", max_len))
         self.register_buffer("cos", cos, persistent=False)
         self.register_buffer("sin", sin, persistent=False)
 

@@ -169,8 +169,8 @@ CASES: list[Case] = [
     case(f"generate {SHAPE} --base nan", 2, "base", "nan"),
     case(f"generate {SHAPE} --base inf", 2, "base", "inf"),
     case(f"generate {SHAPE} --base -1e400", 2, "base"),
-    case(f"generate {SHAPE} --freq-shift nan", 2, "freq_shift", "finite"),
-    case(f"generate {SHAPE} --freq-shift 2", 2, "freq shift 2", "d // 2"),
+    case(f"generate {SHAPE} --freq-shift nan", 2, "--freq-shift", "finite"),
+    case(f"generate {SHAPE} --freq-shift 2", 2, "--freq-shift 2", "d // 2"),
     case(f"generate {SHAPE} --offset 99999999999999999999", 2, "2^53", "--offset"),
     case(f"generate learned {SHAPE} --std 0", 2, "std", "greater than 0"),
     case(f"generate learned {SHAPE} --std -1", 2, "std"),
@@ -284,7 +284,7 @@ CASES: list[Case] = [
     case("timestep - --dim 4", 2, "'x'", "line 2", stdin=b"1 2\nx 3\n"),
     case("timestep nan --dim 4", 2, "nan"),
     case("timestep 1 inf --dim 4", 2, "inf"),
-    case("timestep 1 --dim 0", 2, "dim"),
+    case("timestep 1 --dim 0", 2, "--d", "positive"),
     case("timestep 1 --dim 3 --freq-shift 1", 2, "shift"),
     case("timestep 1 --dim 4 --max-period 1", 2, "max-period"),
     case("timestep --range 0:10:0 --dim 4", 2, "step"),
@@ -301,7 +301,7 @@ CASES: list[Case] = [
     case("timestep 1 --dim 4 -o -", 1, "refusing to write binary", tty="stdout"),
     case("timestep 1 --dim 4 -o nowhere/t.npy", 1, "does not exist"),
     # -- schemes added by issue 6
-    case("generate rope --d 5 --len 4 -o r.safetensors", 2, "even d", "--d 6", needs=("rope",)),
+    case("generate rope --d 5 --len 4 -o r.safetensors", 2, "even --d", "--d 6", needs=("rope",)),
     case("generate rope --d 8 --len 4 -o r.npy", 2, "npy holds one tensor", "--part", needs=("rope",)),
     case("generate rope --d 8 --len 4 --part nope -o r.npy", 2, "'nope'", "cos, sin", needs=("rope",)),
     case("generate rope --d 8 --len 4 --scaling warp", 2, "'warp'", "yarn", needs=("rope",)),
@@ -314,8 +314,8 @@ CASES: list[Case] = [
     case("generate alibi --heads 4 --len 4 --d 4 -o a.npy", 2, "alibi", "no --d", needs=("alibi",)),
     case("generate alibi --heads 4 --len 100000 -o a.npy", 1, "would take", needs=("alibi",)),
     case("generate gaussian --d 4 --len 4 --sigma nan", 2, "sigma", "nan", needs=("gaussian",)),
-    case("generate gaussian --d 5 --len 4", 2, "even d", needs=("gaussian",)),
-    case("generate fourier --d 8 --len 4 --num-freqs 0", 2, "num_freqs", needs=("fourier",)),
+    case("generate gaussian --d 5 --len 4", 2, "even --d", needs=("gaussian",)),
+    case("generate fourier --d 8 --len 4 --num-freqs 0", 2, "--num-freqs", needs=("fourier",)),
 ]
 
 # ---------------------------------------------------------------------------------------------

@@ -81,7 +81,7 @@ def test_sincos2d_diffusers_preset_is_the_2d_one(cli):
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (["rope", "--d", "7", "--len", "4"], ["even d", "--d 8"]),
+        (["rope", "--d", "7", "--len", "4"], ["even --d", "--d 8"]),
         (["rope", "--d", "8", "--len", "4", "--scaling", "ntk"], ["scaling", "yarn"]),
         (["rope", "--d", "8", "--len", "4", "--scaling", "linear", "--factor", "2", "--beta-fast", "8"], ["beta"]),
         (["rope", "--d", "8", "--len", "4", "--scaling", "llama3", "--factor", "8"], ["--original-max-position"]),
@@ -95,7 +95,7 @@ def test_sincos2d_diffusers_preset_is_the_2d_one(cli):
         (["alibi", "--heads", "4", "--len", "4", "--d", "8"], ["--d"]),
         (["alibi", "--heads", "4", "--len", "4", "--head", "9"], ["--head"]),
         (["fourier", "--len", "4", "--num-freqs", "3", "--d", "8"], ["--num-freqs"]),
-        (["gaussian", "--len", "4", "--d", "5"], ["even d"]),
+        (["gaussian", "--len", "4", "--d", "5"], ["even --d"]),
     ],
 )
 def test_bad_inputs_are_one_line_errors_and_write_nothing(cli, tmp_path, args, words):
@@ -116,7 +116,7 @@ def test_device_cuda_without_a_gpu_is_a_clean_error(cli, tmp_path, monkeypatch):
 
 
 def test_device_without_torch_is_a_clean_error(cli, monkeypatch):
-    monkeypatch.setitem(sys.modules, "pecli.torch", None)  # import pecli.torch now fails, as without torch
+    monkeypatch.setitem(sys.modules, "pecli.torch_backend", None)  # importing it now fails, as without torch
     assert_clean_error(cli("generate", "--d", "8", "--len", "4", "--device", "cuda"), 2, "needs torch")
 
 
@@ -153,11 +153,11 @@ def test_device_path_end_to_end_with_torch_on_the_cpu(cli, tmp_path):
     pytest.importorskip("torch")
     from unittest import mock
 
-    import pecli.torch
+    import pecli.torch_backend
 
     rope = ["rope", "--d", "64", "--len", "3000", "--scaling", "linear", "--factor", "2"]
     # mock, not monkeypatch: the cli fixture undoes monkeypatch after each call
-    with mock.patch.object(pecli.torch, "check_device", lambda device: "cpu"):
+    with mock.patch.object(pecli.torch_backend, "check_device", lambda device: "cpu"):
         for args in (["--d", "64", "--len", "3000"], rope):
             numpy_file, torch_file = tmp_path / "numpy.safetensors", tmp_path / "torch.safetensors"
             assert cli("generate", *args, "--dtype", "float64", "-o", str(numpy_file)).code == 0

@@ -11,7 +11,6 @@ import pytest
 
 import pecli
 from pecli.analysis.identify import identify_table
-from pecli.schemes._sizes import sequence_sizes
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.presets import PRESETS
 from pecli.tables import read_table
@@ -58,7 +57,7 @@ def test_every_timestep_preset_is_reproduced(scheme, preset, dtype, cli, tmp_pat
     [
         (name, part)
         for name, s in SCHEMES.items()
-        if "seed" not in s.defaults and s.sizes is sequence_sizes
+        if "seed" not in s.defaults and s.is_sequence
         for part in s.parts or (None,)
     ],
 )

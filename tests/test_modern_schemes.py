@@ -109,13 +109,13 @@ def test_rope_angle_part_and_layout_columns():
     [
         ({"dim": 5}, "even d"),
         ({"scaling": "ntk"}, "not a valid scaling"),
-        ({"scaling": "linear", "beta_fast": 32.0, "factor": 2.0}, "does not take --beta-fast"),
-        ({"factor": 2.0}, "--scaling none does not take --factor"),
-        ({"scaling": "yarn", "factor": 2.0}, "needs --original-max-position"),
+        ({"scaling": "linear", "beta_fast": 32.0, "factor": 2.0}, "does not take beta_fast"),
+        ({"factor": 2.0}, "scaling=none does not take factor"),
+        ({"scaling": "yarn", "factor": 2.0}, "needs original_max_position"),
         ({"scaling": "linear", "factor": -1.0}, "factor"),
         (
             {"scaling": "llama3", "factor": 8.0, "original_max_position": 64, "low_freq_factor": 4.0},
-            "greater than --low-freq-factor",
+            "greater than low_freq_factor",
         ),
         ({"layout": "split"}, "not a valid layout"),
         ({"part": "tan"}, "not a valid part"),
@@ -156,11 +156,11 @@ def test_alibi_twelve_heads_and_bias():
     [
         (4, None, {"heads": 0}, "heads must be a positive integer"),
         (4, None, {"heads": -2}, "heads must be a positive integer"),
-        (4, None, {}, "missing --heads"),
-        (4, None, {"heads": 4, "head": 4}, "--head must be in 0..3"),
-        (4, 8, {"heads": 4}, "has no --d"),
-        (None, None, {"heads": 4}, "missing --len"),
-        (4, None, {"heads": 4, "head": 1, "part": "slopes"}, "drop --head"),
+        (4, None, {}, "missing heads"),
+        (4, None, {"heads": 4, "head": 4}, "head must be in 0..3"),
+        (4, 8, {"heads": 4}, "has no dim"),
+        (None, None, {"heads": 4}, "missing length"),
+        (4, None, {"heads": 4, "head": 1, "part": "slopes"}, "drop head"),
     ],
 )
 def test_alibi_bad_inputs(length, dim, params, match):
@@ -212,10 +212,10 @@ def test_coordconv_matches_add_coords(height, width):
         ("sincos2d", None, 8, {"grid": "3"}, "two positive sides"),
         ("sincos2d", None, 8, {"grid": "a,b"}, "two positive sides"),
         ("sincos2d", None, 8, {"grid": "2,3,4"}, "two positive sides"),
-        ("sincos2d", None, 8, {}, "missing --grid"),
-        ("sincos2d", 5, 8, {"grid": "2,3"}, "does not match --grid"),
+        ("sincos2d", None, 8, {}, "missing grid"),
+        ("sincos2d", 5, 8, {"grid": "2,3"}, "does not match grid"),
         ("sincos2d", None, 8, {"grid": "2,3", "layout": "mae"}, "not a valid layout"),
-        ("coordconv", None, 4, {"grid": "2,3"}, "--d 2 or --d 3"),
+        ("coordconv", None, 4, {"grid": "2,3"}, "dim=2 or dim=3"),
     ],
 )
 def test_grid_bad_inputs(scheme, length, dim, params, match):
@@ -247,9 +247,9 @@ def test_fourier_pi_and_raw_positions():
 @pytest.mark.parametrize(
     ("dim", "params", "match"),
     [
-        (8, {"num_freqs": 3}, "does not match --num-freqs"),
+        (8, {"num_freqs": 3}, "does not match num_freqs"),
         (8, {}, r"is not 2·L \+ 1"),
-        (None, {}, "missing --num-freqs"),
+        (None, {}, "missing num_freqs"),
         (None, {"num_freqs": 0}, "positive integer"),
         (None, {"num_freqs": 2, "positions": "unit"}, "not a valid positions"),
     ],
@@ -338,5 +338,5 @@ def test_multi_part_metadata_lists_the_tensors():
     meta = spec.metadata()
     assert meta["tensors"] == "cos,sin" and "part" not in meta and meta["factor"] == "2.0"
     assert meta["len"] == "4" and meta["d"] == "8" and meta["attention_factor"] == "1.0"
-    with pytest.raises(ParameterError, match="--part cos"):
+    with pytest.raises(ParameterError, match="part=cos"):
         spec.array()

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 import pecli
 from pecli.errors import ParameterError
-from pecli.schemes._sizes import sequence_sizes
 from pecli.schemes.catalog import SCHEMES, resolve
 
 
@@ -77,7 +76,7 @@ def test_learned_rows_match_whole_table():
 def test_unknown_scheme_and_parameter_errors_suggest_fixes():
     with pytest.raises(ParameterError, match="sinusoidal"):
         pecli.encode("sinusodal", 2, 2)
-    with pytest.raises(ParameterError, match="does not take --std"):
+    with pytest.raises(ParameterError, match="does not take std"):
         pecli.encode("sinusoidal", 2, 2, std=0.1)
     with pytest.raises(ParameterError, match="layout"):
         resolve("sinusoidal", None, {"layout": "diagonal"})
@@ -91,7 +90,7 @@ def test_unknown_scheme_and_parameter_errors_suggest_fixes():
         ("sinusoidal", {"base": 1.0}, "base"),
         ("sinusoidal", {"base": float("inf")}, "base"),
         ("sinusoidal", {"base": float("nan")}, "base"),
-        ("sinusoidal", {"layout": "split", "freq_shift": 2.0}, "freq shift"),
+        ("sinusoidal", {"layout": "split", "freq_shift": 2.0}, "freq_shift=2 needs"),
         ("learned", {"std": 0.0}, "std"),
         ("learned", {"std": -1.0}, "std"),
         ("learned", {"seed": -3}, "seed"),
@@ -103,7 +102,7 @@ def test_bad_parameter_values(scheme, params, match):
 
 
 #: schemes whose table is (len, d) by the default sizes rule (not grids, not ALiBi's heads)
-SEQUENCE_SCHEMES = [name for name, s in SCHEMES.items() if s.sizes is sequence_sizes]
+SEQUENCE_SCHEMES = [name for name, s in SCHEMES.items() if s.is_sequence]
 #: … of which every d works and there is one tensor (RoPE and gaussian need an even d)
 ANY_DIM_SCHEMES = [name for name in SEQUENCE_SCHEMES if not SCHEMES[name].parts and name != "gaussian"]
 

@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 
 import pecli
-from pecli.schemes._angles import angles_on
+from pecli.schemes.backend import angles_on
 from pecli.schemes.rope import apply_rotary
 from tests import references as ref
 
 torch = pytest.importorskip("torch")
 from pecli.torch import RotaryEmbedding, SinusoidalPositionalEncoding, TimestepEmbedding  # noqa: E402
+from pecli.torch_backend import TorchPhasors  # noqa: E402
 
 CPU_CASES = [
     ("sinusoidal", 3000, 64, {}),
@@ -27,10 +28,10 @@ CPU_CASES = [
 def test_torch_angle_path_on_cpu_equals_numpy(scheme, length, dim, params):
     """``--device cuda`` runs this path on the GPU; here torch computes the float64 phasors on the CPU."""
     numpy_table = pecli.encode(scheme, length, dim, dtype="float64", **params)
-    with angles_on("cpu"):
+    with angles_on(TorchPhasors("cpu")):
         torch_table = pecli.encode(scheme, length, dim, dtype="float64", **params)
     np.testing.assert_allclose(torch_table, numpy_table, rtol=0, atol=1e-12)
-    with angles_on("cpu"):
+    with angles_on(TorchPhasors("cpu")):
         rounded = pecli.encode(scheme, length, dim, dtype="float32", **params)
     # the same float64 values within rounding noise, rounded once: float32 tables agree to 1 ulp
     np.testing.assert_array_max_ulp(rounded, pecli.encode(scheme, length, dim, dtype="float32", **params), maxulp=1)
@@ -119,7 +120,7 @@ def test_rotary_module_dynamic_recomputes_per_length():
 def test_rotary_module_bad_inputs():
     with pytest.raises(pecli.ParameterError, match="even d"):
         RotaryEmbedding(7)
-    with pytest.raises(pecli.ParameterError, match="does not take --beta-fast"):
+    with pytest.raises(pecli.ParameterError, match="does not take beta_fast"):
         RotaryEmbedding(8, scaling="linear", factor=2.0, beta_fast=32.0)
 
 
@@ -134,5 +135,5 @@ def test_timestep_module_equals_the_core_function(params):
 
 
 def test_timestep_module_checks_parameters_at_construction():
-    with pytest.raises(pecli.ParameterError, match="freq-shift"):
+    with pytest.raises(pecli.ParameterError, match="freq_shift"):
         TimestepEmbedding(2, freq_shift=1.0)

@@ -113,7 +113,9 @@ def check_tolerances(atol: float, rtol: float) -> None:
     """
     for name, value in (("atol", atol), ("rtol", rtol)):
         if not value >= 0 or value == float("inf"):
-            raise ParameterError(f"--{name} must be a finite number >= 0, got {value:g}", hint=f"e.g. --{name} 1e-6")
+            raise ParameterError(
+                f"{{{name}}} must be a finite number >= 0, got {value:g}", hint=f"e.g. {{{name}=1e-6}}"
+            )
 
 
 def _row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -145,7 +147,7 @@ def compare_tables(a: np.ndarray, b: np.ndarray, *, atol: float = 1e-6, rtol: fl
     if a.ndim != 2 or b.ndim != 2 or a.shape != b.shape:
         raise TableFileError(
             f"shape mismatch: A is {' × '.join(map(str, a.shape))}, B is {' × '.join(map(str, b.shape))}",
-            hint="compare tables of the same shape (for a scheme spec, --d and --len set its shape)",
+            hint="compare tables of the same shape (for a scheme spec, {dim} and {length} set its shape)",
         )
     if a.size == 0:
         raise TableFileError("the tables are empty", hint="give tables with at least one row and column")

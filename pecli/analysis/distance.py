@@ -171,7 +171,7 @@ def offset_profile(
     if max_offset is None:
         max_offset = length - 1
     if max_offset < 0:
-        raise ParameterError(f"max offset must be >= 0, got {max_offset}", hint="e.g. --max-offset 1024")
+        raise ParameterError(f"{{max_offset}} must be >= 0, got {max_offset}", hint="e.g. {max_offset=1024}")
     max_offset = min(max_offset, length - 1)
     width = max_offset + 1
     # a tile of `step` rows spans step + max_offset columns, of which max_offset + 1 per row are used:

@@ -31,11 +31,10 @@ import numpy as np
 
 from pecli.analysis.compare import rounding_tolerance, value_precision
 from pecli.errors import PecliError
-from pecli.schemes._angles import place_sin_cos
-from pecli.schemes._sizes import sequence_sizes
 from pecli.schemes.catalog import SCHEMES, get_scheme, resolve
 from pecli.schemes.params import PARAMS
 from pecli.schemes.presets import PRESETS
+from pecli.schemes.sinusoidal import place_sin_cos
 
 __all__ = ["BASES", "Candidate", "Identification", "generate_command", "identify_table"]
 
@@ -223,7 +222,7 @@ def _candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
     for scheme in SCHEMES.values():
         # schemes drawn from a random generator are learned tables, which no convention fixes;
         # grids and head-wise biases are not (len, d) tables of positions
-        if scheme.name == "sinusoidal" or "seed" in scheme.defaults or scheme.sizes is not sequence_sizes:
+        if scheme.name == "sinusoidal" or "seed" in scheme.defaults or not scheme.is_sequence:
             continue
         for part in scheme.parts or (None,):
             yield scheme.name, dict(scheme.defaults) if part is None else {**scheme.defaults, "part": part}

@@ -154,7 +154,7 @@ def check_properties(spec) -> list[PropertyCheck]:
             f"(k = {', '.join(str(k) for k in _SHIFTS if k < length // 2) or 'none'})"
             # with no more positions than dimensions any table has such a map: the check says nothing
             + (
-                f"; with len − k <= d = {spec.dim} any table fits, use a longer --len" if length - 1 <= spec.dim else ""
+                f"; with len − k <= d = {spec.dim} any table fits, use a longer table" if length - 1 <= spec.dim else ""
             ),
         )
     )

@@ -152,7 +152,9 @@ def _run(argv: list[str] | None) -> int:
     except PecliError as error:
         if os.environ.get("PECLI_DEBUG"):
             raise
-        output.error(error)
+        from pecli.cli.options import flag_for
+
+        output.error(error.spelled(flag_for))  # the core names parameters (dim), the CLI their flags (--d)
         return int(error.exit_code)
     except NoArgsIsHelpError as error:
         output.data(error.ctx.get_help())

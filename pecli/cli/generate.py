@@ -78,10 +78,10 @@ def generate(
         _print_presets(out, json_output)
         return
     from pecli.cli.common import build_table, prepare_output, write_table
-    from pecli.schemes._angles import angles_on
+    from pecli.schemes.backend import angles_on
 
     table = build_table(scheme, preset, scheme_params or {}, length=length, dim=d, dtype=dtype, name=name)
-    angle_device = _angle_device(device)
+    backend = _phasor_backend(device)
     if output is None:
         if fmt is not None:
             from pecli.errors import ParameterError
@@ -90,20 +90,20 @@ def generate(
         from pecli.schemes import check_fits_in_memory
 
         check_fits_in_memory(table.nbytes, hint="add -o FILE.npy or -o FILE.safetensors, which stream to disk")
-        with angles_on(angle_device) as placement:
+        with angles_on(backend) as placement:
             _print_summary(out, table.check(), json_output)
         _note_unused_device(out, placement, table.scheme)
         return
     target, fmt = prepare_output(out, table, output, fmt, json_output=json_output)
-    with angles_on(angle_device) as placement:
+    with angles_on(backend) as placement:
         write_table(out, table.check(), target, fmt, label=output)
     _note_unused_device(out, placement, table.scheme)
     if json_output:
         out.json({**table.summary(with_values=False), "output": output})
 
 
-def _angle_device(device: str) -> str | None:
-    """None for numpy (``cpu``), else the torch device, checked to exist (torch imported only then)."""
+def _phasor_backend(device: str) -> Any:
+    """None for numpy (``cpu``), else torch on the device, checked to exist (torch imported only then)."""
     if device == "cpu":
         return None
     from pecli.errors import ParameterError
@@ -111,17 +111,17 @@ def _angle_device(device: str) -> str | None:
     if not (device == "cuda" or device.startswith("cuda:")):
         raise ParameterError(f"unknown device {device!r}", hint="use --device cpu or --device cuda[:N]")
     try:
-        from pecli.torch import check_device
+        from pecli.torch_backend import TorchPhasors, check_device
     except ImportError:
         raise ParameterError(
             f"--device {device} needs torch, which is not installed", hint="pip install torch, or drop --device"
         ) from None
-    return check_device(device)
+    return TorchPhasors(check_device(device))
 
 
 def _note_unused_device(out: Any, placement: Any, scheme: str) -> None:
-    if placement.device is not None and not placement.used:
-        out.warn(f"--device {placement.device}: scheme {scheme!r} computes no sin/cos, so it ran on the CPU")
+    if placement.backend is not None and not placement.used:
+        out.warn(f"--device {placement.backend.device}: scheme {scheme!r} computes no sin/cos, so it ran on the CPU")
 
 
 def _print_presets(out: Any, json_output: bool) -> None:

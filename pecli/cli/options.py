@@ -22,6 +22,20 @@ from pecli.schemes.params import PARAMS
 
 SCHEME_PANEL = "Scheme options"
 
+#: parameters whose flag is not ``--`` + the name with dashes (scheme parameters have theirs in PARAMS)
+_FLAGS = {"length": "--len", "dim": "--d", "dims": "--lines"}
+
+
+def flag_for(name: str) -> str:
+    """The flag of a Python parameter named in a core error: from the registry, else ``--name-with-dashes``.
+
+    >>> flag_for("dim"), flag_for("length"), flag_for("freq_shift"), flag_for("max_offset")
+    ('--d', '--len', '--freq-shift', '--max-offset')
+    """
+    if name in PARAMS:
+        return PARAMS[name].flag
+    return _FLAGS.get(name, "--" + name.replace("_", "-"))
+
 
 def complete_scheme(incomplete: str) -> list[tuple[str, str]]:
     """Shell completion of a scheme name: (name, summary) of every registered scheme starting with ``incomplete``.

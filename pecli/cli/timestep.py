@@ -82,7 +82,7 @@ def timestep(
     out = Output(quiet=quiet)
     if d is None:
         raise ParameterError("missing --dim", hint="e.g. pecli timestep 0 250 999 --dim 320")
-    dim = positive_int("dim", d, flag="--dim")
+    dim = positive_int("dim", d)
     if output is None and fmt is not None:
         raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
     table = TimestepSpec.build(

@@ -71,13 +71,13 @@ def _figure(figsize: tuple[float, float], dpi: float) -> tuple[Any, Any]:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    for what, value in (("--dpi", dpi), ("--figsize width", figsize[0]), ("--figsize height", figsize[1])):
+    for what, value in (("{dpi}", dpi), ("{figsize} width", figsize[0]), ("{figsize} height", figsize[1])):
         if not (np.isfinite(value) and value > 0):
-            raise ParameterError(f"{what} must be a positive number, got {value}", hint="e.g. --dpi 100 --figsize 8,6")
+            raise ParameterError(f"{what} must be a positive number, got {value}", hint="e.g. {dpi=100} {figsize=8,6}")
     if figsize[0] * dpi > 20000 or figsize[1] * dpi > 20000:
         raise ParameterError(
             f"an image of {figsize[0] * dpi:.0f} × {figsize[1] * dpi:.0f} pixels is too large",
-            hint="use a smaller --figsize or --dpi (at most 20000 pixels a side)",
+            hint="use a smaller {figsize} or {dpi} (at most 20000 pixels a side)",
         )
     # matplotlib's default subplot margins: a layout engine ("constrained") costs an extra ~0.3 s draw
     figure = Figure(figsize=figsize, dpi=dpi)
@@ -236,12 +236,12 @@ def save_lines(
     image_format(path)
     columns = matrix.shape[1]
     if not dims:
-        raise ParameterError("--lines needs at least one dimension", hint="e.g. --lines 0,1,4,8")
+        raise ParameterError("{dims} needs at least one dimension", hint="e.g. {dims=0,1,4,8}")
     for dim in dims:
         if not dims_from <= dim < dims_from + columns:
             raise ParameterError(
-                f"--lines dimension {dim} is outside the table's dimensions {dims_from}…{dims_from + columns - 1}",
-                hint="pick dimensions within --d (or the --cols slice)",
+                f"{{dims}} dimension {dim} is outside the table's dimensions {dims_from}…{dims_from + columns - 1}",
+                hint="pick dimensions within the table's columns",
             )
     figure, axes = _figure(figsize, dpi)
     positions = np.arange(matrix.shape[0]) + x_ticks_from

@@ -51,9 +51,11 @@ def color_limits(data: ValueRange, vmin: float | None = None, vmax: float | None
     reach = reach if reach > 0 else 1.0
     low = -reach if vmin is None else float(vmin)
     high = reach if vmax is None else float(vmax)
-    for flag, value in (("--vmin", low), ("--vmax", high)):
+    for name, value in (("vmin", low), ("vmax", high)):
         if not np.isfinite(value):
-            raise ParameterError(f"{flag} must be a finite number, got {value}", hint=f"e.g. {flag} 1")
+            raise ParameterError(f"{{{name}}} must be a finite number, got {value}", hint=f"e.g. {{{name}=1}}")
     if low >= high:
-        raise ParameterError(f"--vmin {low:g} must be below --vmax {high:g}", hint="give --vmin smaller than --vmax")
+        raise ParameterError(
+            f"{{vmin={low:g}}} must be below {{vmax={high:g}}}", hint="give {vmin} smaller than {vmax}"
+        )
     return low, high

@@ -57,7 +57,7 @@ def check_fits_in_memory(nbytes: int, *, what: str = "table", hint: str | None =
         raise ParameterError(
             f"the {what} would take {format_bytes(nbytes)}, more than the {format_bytes(available)} "
             "of memory available",
-            hint=hint or "use a smaller --len or --d, or write it to a .npy/.safetensors file, which streams",
+            hint=hint or "use a smaller {length} or {dim}, or write it to a .npy/.safetensors file, which streams",
         )
 
 

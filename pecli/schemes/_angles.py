@@ -19,21 +19,17 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import threading
-from collections.abc import Iterator
-from contextvars import ContextVar
-from dataclasses import dataclass
 
 import numpy as np
 
 from pecli.dtypes import numpy_dtype
 from pecli.errors import ParameterError
+from pecli.schemes.backend import claim_backend
 
 __all__ = [
-    "angles_on",
     "fill_sin_cos",
     "geometric_frequencies",
     "integer_phasors",
@@ -58,60 +54,15 @@ _MAX_BLOCK_ROWS = 1024
 _ALIAS_WINDOW = 1024
 
 
-@dataclass
-class AnglePlacement:
-    """Where phasors are computed (a torch device, or None for numpy), and whether any were."""
-
-    device: str | None
-    used: bool = False
-
-
-#: set inside :func:`angles_on`; None outside: numpy, nothing recorded
-_PLACEMENT: ContextVar[AnglePlacement | None] = ContextVar("pecli_angle_placement", default=None)
-
-
-@contextlib.contextmanager
-def angles_on(device: str | None) -> Iterator[AnglePlacement]:
-    """Compute every phasor inside the block with torch on ``device`` (float64), or numpy for None.
-
-    The angles and their sin/cos are the only heavy step of the sin/cos schemes; the column
-    layout and the single rounding stay in numpy, so a device changes where, not what, is computed.
-    The placement yielded tells afterwards whether the block computed any phasors at all.
-
-    >>> with angles_on(None) as placement:
-    ...     position_phasors(np.array([0.5]), np.array([2.0])).round(6).tolist()
-    [[(0.540302+0.841471j)]]
-    >>> placement.used
-    True
-    """
-    placement = AnglePlacement(device)
-    token = _PLACEMENT.set(placement)
-    try:
-        yield placement
-    finally:
-        _PLACEMENT.reset(token)
-
-
-def _claim_device() -> str | None:
-    """Record that phasors are being computed; the torch device to compute them on, if any."""
-    placement = _PLACEMENT.get()
-    if placement is None:
-        return None
-    placement.used = True
-    return placement.device
-
-
 def position_phasors(positions: np.ndarray, freqs: np.ndarray) -> np.ndarray:
     """``exp(i·p·ω)`` for any real positions ``p`` (rows; fractional timesteps too) and frequencies ``ω``, in float64.
 
     >>> position_phasors(np.array([0.0, np.pi]), np.array([1.0])).real.tolist()
     [[1.0], [-1.0]]
     """
-    device = _claim_device()
-    if device is not None:
-        from pecli.torch import device_phasors
-
-        return device_phasors(positions, freqs, device)
+    backend = claim_backend()
+    if backend is not None:
+        return backend.phasors(np.asarray(positions, dtype=np.float64), freqs)
     return np.exp(1j * np.outer(np.asarray(positions, dtype=np.float64), freqs))
 
 
@@ -131,9 +82,9 @@ def geometric_frequencies(dim: int, base: float, freq_shift: float | None) -> np
     half = dim // 2
     if half - freq_shift <= 0:
         raise ParameterError(
-            f"freq shift {freq_shift:g} needs d // 2 > {freq_shift:g}, but d = {dim} gives d // 2 = {half} "
+            f"{{freq_shift={freq_shift:g}}} needs d // 2 > {freq_shift:g}, but {{dim={dim}}} gives d // 2 = {half} "
             "(the exponent would divide by zero or flip sign)",
-            hint="use a larger d or --freq-shift 0, or drop --freq-shift",
+            hint="use a larger {dim} or {freq_shift=0}, or drop {freq_shift}",
         )
     return np.exp(-math.log(base) * (np.arange(half) / (half - freq_shift)))
 
@@ -193,7 +144,7 @@ def fill_sin_cos(out: np.ndarray, start: int, freqs: np.ndarray, *, layout: str,
     if count == 0:
         out[...] = 0
         return out
-    if _claim_device() is not None:  # torch on a device: the whole block of angles there, then place
+    if claim_backend() is not None:  # e.g. torch on a device: the whole block of angles there, then place
         phasors = position_phasors(np.arange(start, start + rows, dtype=np.float64), freqs)
         place_sin_cos(out, phasors, layout=layout, cos_first=cos_first)
         return out

@@ -1,44 +1,51 @@
-"""Argument checks shared by every scheme: one wording for every bad value."""
+"""Argument checks shared by every scheme: one wording for every bad value.
+
+Messages name the Python parameter as a ``{name}`` placeholder (see :mod:`pecli.errors`), which
+the CLI spells as its flag.
+
+>>> positive_int("length", 0)
+Traceback (most recent call last):
+pecli.errors.ParameterError: length must be a positive integer, got 0 (pass e.g. length=64)
+"""
 
 from __future__ import annotations
 
 import math
 from numbers import Integral, Real
 
-from pecli.errors import ParameterError
+from pecli.errors import ParameterError, did_you_mean
 
 
-def positive_int(name: str, value: object, *, flag: str | None = None) -> int:
+def positive_int(name: str, value: object) -> int:
     """``value`` as an int if it is a positive integer, else a :class:`ParameterError`."""
     if isinstance(value, bool) or not isinstance(value, Integral) or value <= 0:
-        raise ParameterError(
-            f"{name} must be a positive integer, got {value!r}",
-            hint=f"pass e.g. {flag or '--' + name} 64",
-        )
+        raise ParameterError(f"{{{name}}} must be a positive integer, got {value!r}", hint=f"pass e.g. {{{name}=64}}")
     return int(value)
 
 
-def integer(name: str, value: object, *, flag: str) -> int:
+def integer(name: str, value: object) -> int:
     """``value`` as an int if it is an integer, else a :class:`ParameterError`."""
     if isinstance(value, bool) or not isinstance(value, Integral):
-        raise ParameterError(f"{name} must be an integer, got {value!r}", hint=f"pass e.g. {flag} 0")
+        raise ParameterError(f"{{{name}}} must be an integer, got {value!r}", hint=f"pass e.g. {{{name}=0}}")
     return int(value)
 
 
-def finite_above(name: str, value: object, bound: float, *, flag: str, example: str) -> float:
+def finite_above(name: str, value: object, bound: float, *, example: str) -> float:
     """``value`` as a float if it is finite and greater than ``bound``, else a :class:`ParameterError`."""
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value <= bound:
         raise ParameterError(
-            f"{name} must be a finite number greater than {bound:g}, got {value!r}",
-            hint=f"pass e.g. {flag} {example}",
+            f"{{{name}}} must be a finite number greater than {bound:g}, got {value!r}",
+            hint=f"pass e.g. {{{name}={example}}}",
         )
     return float(value)
 
 
-def finite(name: str, value: object, *, flag: str, example: str) -> float:
+def finite(name: str, value: object, *, example: str) -> float:
     """``value`` as a float if it is a finite number, else a :class:`ParameterError`."""
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
-        raise ParameterError(f"{name} must be a finite number, got {value!r}", hint=f"pass e.g. {flag} {example}")
+        raise ParameterError(
+            f"{{{name}}} must be a finite number, got {value!r}", hint=f"pass e.g. {{{name}={example}}}"
+        )
     return float(value)
 
 
@@ -55,7 +62,7 @@ def row_range(rows: range | None, length: int) -> range:
 
 
 def grid_shape(grid: object) -> tuple[int, int]:
-    """``--grid`` as (H, W): a text ``"H,W"`` (or ``"HxW"``), or a pair of positive integers.
+    """``grid`` as (H, W): a text ``"H,W"`` (or ``"HxW"``), or a pair of positive integers.
 
     >>> grid_shape("14,16"), grid_shape((2, 3))
     ((14, 16), (2, 3))
@@ -72,21 +79,67 @@ def grid_shape(grid: object) -> tuple[int, int]:
         sides = ()
     if len(sides) != 2 or min(sides) <= 0:
         raise ParameterError(
-            f"grid must be two positive sides H,W, got {grid!r}",
-            hint="pass e.g. --grid 14,14",
+            f"{{grid}} must be two positive sides H,W, got {grid!r}",
+            hint="pass e.g. {grid=14,14}",
         )
     return sides  # type: ignore[return-value]
 
 
-def choice(name: str, value: object, allowed: tuple[str, ...], *, flag: str) -> str:
+def choice(name: str, value: object, allowed: tuple[str, ...], *, scheme: str | None = None) -> str:
     """``value`` if it is one of ``allowed``, else a :class:`ParameterError` listing them.
 
-    >>> choice("layout", "half", ("half", "interleaved"), flag="--layout")
+    >>> choice("layout", "half", ("half", "interleaved"))
     'half'
+    >>> choice("layout", "halt", ("half", "interleaved"), scheme="rope")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    pecli.errors.ParameterError: layout 'halt' is not a valid layout for scheme 'rope' (did you mean 'half'? ...)
     """
     if value not in allowed:
-        raise ParameterError(f"unknown {name} {value!r}", hint=f"use {flag} " + "|".join(allowed))
+        where = f" for scheme {scheme!r}" if scheme else ""
+        raise ParameterError(
+            f"{{{name}}} {value!r} is not a valid {name}{where}", hint=did_you_mean(str(value), allowed)
+        )
     return value  # type: ignore[return-value]
+
+
+def non_negative_int(name: str, value: object) -> int:
+    """``value`` as an int if it is an integer >= 0 (a random seed), else a :class:`ParameterError`."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 0:
+        raise ParameterError(
+            f"{{{name}}} must be a non-negative integer, got {value!r}", hint=f"pass e.g. {{{name}=0}}"
+        )
+    return int(value)
+
+
+def even_dim(scheme: str, dim: int, why: str) -> int:
+    """``dim`` if it is even, else a :class:`ParameterError` saying why ``scheme`` needs it.
+
+    >>> even_dim("rope", 5, "it rotates pairs of columns")
+    Traceback (most recent call last):
+    pecli.errors.ParameterError: rope needs an even dim (it rotates pairs of columns), got 5 (use dim=6)
+    """
+    if dim % 2:
+        raise ParameterError(f"{scheme} needs an even {{dim}} ({why}), got {dim}", hint=f"use {{dim={dim + 1}}}")
+    return dim
+
+
+def head_index(head: object, heads: int) -> int:
+    """``head`` as an int if it names one of ``heads`` attention heads (0-based), else a :class:`ParameterError`.
+
+    >>> head_index(3, 4)
+    3
+    """
+    if isinstance(head, bool) or not isinstance(head, Integral) or not 0 <= head < heads:
+        raise ParameterError(
+            f"{{head}} must be in 0..{heads - 1}, got {head!r}", hint=f"pass e.g. {{head=0}} (of {heads})"
+        )
+    return int(head)
+
+
+def no_dim(scheme: str, dim: object) -> None:
+    """A :class:`ParameterError` unless ``dim`` is None, for a scheme without an embedding dimension."""
+    if dim is not None:
+        raise ParameterError(f"scheme {scheme!r} has no {{dim}} (its biases are len × len per head)", hint="drop {dim}")
 
 
 def fourier_width(dim: object, num_freqs: object, include_input: bool) -> int:
@@ -98,18 +151,18 @@ def fourier_width(dim: object, num_freqs: object, include_input: bool) -> int:
     extra = int(bool(include_input))
     if num_freqs is None:
         if dim is None:
-            raise ParameterError("missing --num-freqs (or --d)", hint="pass e.g. --num-freqs 10")
-        dim = positive_int("d", dim, flag="--d")
+            raise ParameterError("missing {num_freqs} (or {dim})", hint="pass e.g. {num_freqs=10}")
+        dim = positive_int("dim", dim)
         if (dim - extra) % 2 or dim <= extra:
             raise ParameterError(
-                f"d = {dim} is not 2·L{' + 1' if extra else ''} for a number of frequencies L",
-                hint=f"use --d {2 * max(1, (dim - extra) // 2) + extra} or give --num-freqs",
+                f"{{dim={dim}}} is not 2·L{' + 1' if extra else ''} for a number of frequencies L",
+                hint=f"use {{dim={2 * max(1, (dim - extra) // 2) + extra}}} or give {{num_freqs}}",
             )
         return dim
-    width = 2 * positive_int("num_freqs", num_freqs, flag="--num-freqs") + extra
+    width = 2 * positive_int("num_freqs", num_freqs) + extra
     if dim is not None and dim != width:
         raise ParameterError(
-            f"--d {dim} does not match --num-freqs {num_freqs}, which gives {width} columns",
-            hint="drop --d: --num-freqs sets it",
+            f"{{dim={dim}}} does not match {{num_freqs={num_freqs}}}, which gives {width} columns",
+            hint="drop {dim}: {num_freqs} sets it",
         )
     return width

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pecli.errors import ParameterError
-from pecli.schemes._checks import fourier_width, grid_shape, positive_int
+from pecli.schemes._checks import fourier_width, grid_shape, head_index, no_dim, positive_int
 
 __all__ = ["Sizes", "alibi_sizes", "coordinate_sizes", "fourier_sizes", "grid_sizes", "sequence_sizes"]
 
@@ -37,11 +37,11 @@ def sequence_sizes(length: int | None, dim: int | None, params: Mapping[str, Any
     >>> sequence_sizes(8, 4, {}).shape
     (8, 4)
     """
-    missing = [flag for flag, value in (("--d", dim), ("--len", length)) if value is None]
+    missing = [f"{{{name}}}" for name, value in (("dim", dim), ("length", length)) if value is None]
     if missing:
-        raise ParameterError(f"missing {' and '.join(missing)}", hint="e.g. pecli generate --d 512 --len 2048")
-    length = positive_int("len", length, flag="--len")
-    dim = positive_int("d", dim, flag="--d")
+        raise ParameterError(f"missing {' and '.join(missing)}", hint="e.g. {dim=512} {length=2048}")
+    length = positive_int("length", length)
+    dim = positive_int("dim", dim)
     return Sizes(length, dim, (length, dim))
 
 
@@ -54,19 +54,19 @@ def grid_sizes(
     (7, 8)
     """
     if params.get("grid") is None:
-        raise ParameterError("missing --grid", hint="pass e.g. --grid 14,14 (height, width)")
+        raise ParameterError("missing {grid}", hint="pass e.g. {grid=14,14} (height, width)")
     height, width = grid_shape(params["grid"])
     tokens = height * width + bool(params.get("cls_token"))
     if length is not None and length != tokens:
         raise ParameterError(
-            f"--len {length} does not match --grid {height},{width}, which has {tokens} tokens",
-            hint="drop --len: the grid sets it",
+            f"{{length={length}}} does not match {{grid={height},{width}}}, which has {tokens} tokens",
+            hint="drop {length}: the grid sets it",
         )
     if dim is None:
         dim = default_dim
     if dim is None:
-        raise ParameterError("missing --d", hint="e.g. --d 768")
-    dim = positive_int("d", dim, flag="--d")
+        raise ParameterError("missing {dim}", hint="e.g. {dim=768}")
+    dim = positive_int("dim", dim)
     return Sizes(tokens, dim, (tokens, dim))
 
 
@@ -86,9 +86,9 @@ def fourier_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]
     (5, 21)
     """
     if length is None:
-        raise ParameterError("missing --len", hint="e.g. --len 64")
+        raise ParameterError("missing {length}", hint="e.g. {length=64}")
     width = fourier_width(dim, params.get("num_freqs"), bool(params.get("include_input")))
-    return Sizes(positive_int("len", length, flag="--len"), width, (length, width))
+    return Sizes(positive_int("length", length), width, (length, width))
 
 
 def alibi_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) -> Sizes:
@@ -97,19 +97,18 @@ def alibi_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) 
     >>> alibi_sizes(5, None, {"heads": 4, "head": None, "part": "bias"}).shape
     (4, 5, 5)
     """
-    if dim is not None:
-        raise ParameterError("scheme 'alibi' has no --d (its biases are len × len per head)", hint="drop --d")
+    no_dim("alibi", dim)
     if params.get("heads") is None:
-        raise ParameterError("missing --heads", hint="pass e.g. --heads 8")
-    heads = positive_int("heads", params["heads"], flag="--heads")
+        raise ParameterError("missing {heads}", hint="pass e.g. {heads=8}")
+    heads = positive_int("heads", params["heads"])
     head = params.get("head")
-    if head is not None and (isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < heads):
-        raise ParameterError(f"--head must be in 0..{heads - 1}, got {head!r}", hint=f"pass e.g. --head 0 (of {heads})")
+    if head is not None:
+        head_index(head, heads)
     if params.get("part") == "slopes":
         if head is not None:
-            raise ParameterError("--head picks one bias matrix, not a slope", hint="drop --head with --part slopes")
+            raise ParameterError("{head} picks one bias matrix, not a slope", hint="drop {head} with {part=slopes}")
         return Sizes(length, None, (heads,))
     if length is None:
-        raise ParameterError("missing --len", hint="e.g. --len 128")
-    length = positive_int("len", length, flag="--len")
+        raise ParameterError("missing {length}", hint="e.g. {length=128}")
+    length = positive_int("length", length)
     return Sizes(length, None, (length, length) if head is not None else (heads, length, length))

@@ -7,8 +7,7 @@ import math
 import numpy as np
 
 from pecli.dtypes import round_to
-from pecli.errors import ParameterError
-from pecli.schemes._checks import choice, positive_int, row_range
+from pecli.schemes._checks import choice, head_index, no_dim, positive_int, row_range
 
 __all__ = ["alibi_slopes", "alibi_table"]
 
@@ -23,7 +22,7 @@ def alibi_slopes(heads: int) -> np.ndarray:
     >>> (-np.log2(alibi_slopes(12))).tolist()
     [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 0.5, 1.5, 2.5, 3.5]
     """
-    heads = positive_int("heads", heads, flag="--heads")
+    heads = positive_int("heads", heads)
     power = 2 ** math.floor(math.log2(heads))
     slopes = 2.0 ** (-8.0 * np.arange(1, power + 1) / power)
     if power == heads:
@@ -58,18 +57,16 @@ def alibi_table(
         >>> alibi_table(None, heads=2, part="slopes", dtype="float64").tolist()
         [0.0625, 0.00390625]
     """
-    if dim is not None:
-        raise ParameterError("alibi has no d", hint="drop --d")
+    no_dim("alibi", dim)
     slopes = alibi_slopes(heads)
-    part = choice("part", part, ("bias", "slopes"), flag="--part")
+    part = choice("part", part, ("bias", "slopes"))
     if part == "slopes":
         rows = row_range(rows, len(slopes))
         return round_to(slopes[rows.start : rows.stop], dtype)
-    length = positive_int("len", length, flag="--len")
+    length = positive_int("length", length)
     positions = np.arange(length, dtype=np.float64)
     if head is not None:
-        if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < len(slopes):
-            raise ParameterError(f"--head must be in 0..{len(slopes) - 1}, got {head!r}", hint="pass e.g. --head 0")
+        head = head_index(head, len(slopes))
         rows = row_range(rows, length)
         distance = np.abs(positions[rows.start : rows.stop, None] - positions[None, :])
         return round_to(0.0 - distance * slopes[head], dtype)  # 0.0 − x: the diagonal is +0, not −0

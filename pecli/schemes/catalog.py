@@ -23,8 +23,8 @@ from types import MappingProxyType
 from typing import Any
 
 from pecli.errors import ParameterError, did_you_mean
+from pecli.schemes._checks import choice
 from pecli.schemes._sizes import Sizes, alibi_sizes, coordinate_sizes, fourier_sizes, grid_sizes, sequence_sizes
-from pecli.schemes.params import PARAMS
 from pecli.schemes.presets import get_preset
 
 __all__ = ["SCHEMES", "Scheme", "get_scheme", "resolve"]
@@ -51,10 +51,30 @@ class Scheme:
     default_parts: tuple[str, ...] = ()
     #: "module:function" giving derived values to record in a file's metadata, from the parameters
     derived: str | None = None
+    #: "module:Class" of the table description a file of this scheme reads back as
+    spec: str = "pecli.schemes.spec:TableSpec"
 
     @property
     def function(self) -> Callable[..., Any]:
         return _load(self.impl)
+
+    @property
+    def is_sequence(self) -> bool:
+        """True for a plain scheme: ``(length, dim)`` in, a ``(length, dim)`` table out.
+
+        >>> get_scheme("binary").is_sequence, get_scheme("alibi").is_sequence
+        (True, False)
+        """
+        return self.sizes is sequence_sizes
+
+    @property
+    def spec_class(self) -> Any:
+        """The :class:`~pecli.schemes.spec.TableSpec` (sub)class of this scheme's files (imported now).
+
+        >>> get_scheme("timestep").spec_class.__name__
+        'TimestepSpec'
+        """
+        return _load(self.spec)
 
     def derived_metadata(self, sizes: Sizes, params: Mapping[str, Any]) -> dict[str, str]:
         """Values the parameters imply (e.g. YaRN's attention factor), as metadata strings.
@@ -151,6 +171,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "scale": 1.0,
                     "repeat_only": False,
                 },
+                spec="pecli.schemes.timestep:TimestepSpec",
             ),
             # rotary, attention-bias, 2-D grid and Fourier-feature schemes
             Scheme(
@@ -287,10 +308,9 @@ def resolve(scheme: str | None, preset: str | None, params: Mapping[str, Any]) -
     resolved = get_scheme(scheme if scheme is not None else default)
     unknown = [name for name in params if name not in resolved.defaults]
     if unknown:
-        flags = ", ".join(PARAMS[n].flag if n in PARAMS else n for n in unknown)
-        takes = ", ".join(PARAMS[n].flag if n in PARAMS else n for n in resolved.defaults) or "none"
+        takes = ", ".join(f"{{{name}}}" for name in resolved.defaults) or "none"
         raise ParameterError(
-            f"scheme {resolved.name!r} does not take {flags}",
+            f"scheme {resolved.name!r} does not take {', '.join(f'{{{name}}}' for name in unknown)}",
             hint=f"its options: {takes}",
         )
     full = dict(resolved.defaults)
@@ -300,10 +320,5 @@ def resolve(scheme: str | None, preset: str | None, params: Mapping[str, Any]) -
     for name, allowed in resolved.choices.items():
         if full.get(name) is None and resolved.defaults.get(name) is None:
             continue  # an optional parameter left unset
-        if full.get(name) not in allowed:
-            flag = PARAMS[name].flag if name in PARAMS else name
-            raise ParameterError(
-                f"{flag} {full.get(name)!r} is not a valid {name} for scheme {resolved.name!r}",
-                hint=did_you_mean(str(full.get(name)), allowed),
-            )
+        choice(name, full.get(name), allowed, scheme=resolved.name)
     return resolved, full

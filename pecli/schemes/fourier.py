@@ -7,9 +7,16 @@ import math
 import numpy as np
 
 from pecli.dtypes import round_to
-from pecli.errors import ParameterError
 from pecli.schemes._angles import place_sin_cos, position_phasors
-from pecli.schemes._checks import choice, finite_above, fourier_width, integer, positive_int, row_range
+from pecli.schemes._checks import (
+    choice,
+    even_dim,
+    finite_above,
+    fourier_width,
+    non_negative_int,
+    positive_int,
+    row_range,
+)
 
 __all__ = ["fourier_table", "gaussian_table", "scaled_positions"]
 
@@ -20,7 +27,7 @@ def scaled_positions(length: int, rows: range, kind: str) -> np.ndarray:
     >>> scaled_positions(3, range(3), "normalized").tolist()
     [-1.0, 0.0, 1.0]
     """
-    kind = choice("positions", kind, ("normalized", "raw"), flag="--positions")
+    kind = choice("positions", kind, ("normalized", "raw"))
     positions = np.arange(rows.start, rows.stop, dtype=np.float64)
     if kind == "raw":
         return positions
@@ -59,7 +66,7 @@ def fourier_table(
         >>> fourier_table(3, num_freqs=2, dtype="float64")[2].round(6).tolist()
         [1.0, 0.841471, 0.540302, 0.909297, -0.416147]
     """
-    length = positive_int("len", length, flag="--len")
+    length = positive_int("length", length)
     width = fourier_width(dim, num_freqs, include_input)
     bands = (width - int(bool(include_input))) // 2
     rows = row_range(rows, length)
@@ -98,16 +105,10 @@ def gaussian_table(
         >>> table.shape, bool((gaussian_table(4, 6, seed=1) == table).all())
         ((4, 6), True)
     """
-    length = positive_int("len", length, flag="--len")
-    dim = positive_int("d", dim, flag="--d")
-    if dim % 2:
-        raise ParameterError(
-            f"gaussian needs an even d ([sin | cos] of d/2 frequencies), got d = {dim}", hint=f"use --d {dim + 1}"
-        )
-    sigma = finite_above("sigma", sigma, 0.0, flag="--sigma", example="10")
-    seed = integer("seed", seed, flag="--seed")
-    if seed < 0:
-        raise ParameterError(f"seed must be a non-negative integer, got {seed}", hint="pass e.g. --seed 0")
+    length = positive_int("length", length)
+    dim = even_dim("gaussian", positive_int("dim", dim), "[sin | cos] of d/2 frequencies")
+    sigma = finite_above("sigma", sigma, 0.0, example="10")
+    seed = non_negative_int("seed", seed)
     rows = row_range(rows, length)
     frequencies = np.random.default_rng(seed).standard_normal(dim // 2) * sigma
     table = np.empty((len(rows), dim), dtype=np.float64)

@@ -18,7 +18,7 @@ def _grid_tokens(length: int | None, grid: object, cls_token: bool, rows: range 
     tokens = height * width + int(cls_token)
     if length is not None and length != tokens:
         raise ParameterError(
-            f"length {length} does not match grid {height},{width} ({tokens} tokens)", hint="drop --len"
+            f"{{length={length}}} does not match {{grid={height},{width}}} ({tokens} tokens)", hint="drop {length}"
         )
     return height, width, row_range(rows, tokens)
 
@@ -66,20 +66,20 @@ def sincos2d_table(
         >>> sincos2d_table(None, 4, grid="1,2", dtype="float64").round(6).tolist()
         [[0.0, 1.0, 0.0, 1.0], [0.841471, 0.540302, 0.0, 1.0]]
     """
-    dim = positive_int("d", dim, flag="--d")
+    dim = positive_int("dim", dim)
     if dim % 4:
         raise ParameterError(
-            f"sincos2d needs d divisible by 4 (sin and cos of each of 2 axes), got d = {dim}",
-            hint=f"use --d {dim + 4 - dim % 4}",
+            f"sincos2d needs {{dim}} divisible by 4 (sin and cos of each of 2 axes), got {dim}",
+            hint=f"use {{dim={dim + 4 - dim % 4}}}",
         )
-    layout = choice("layout", layout, ("by-axis", "by-function"), flag="--layout")
-    base = finite_above("base", base, 1.0, flag="--base", example="10000")
-    scale = finite_above("interpolation_scale", interpolation_scale, 0.0, flag="--interpolation-scale", example="1")
+    layout = choice("layout", layout, ("by-axis", "by-function"))
+    base = finite_above("base", base, 1.0, example="10000")
+    scale = finite_above("interpolation_scale", interpolation_scale, 0.0, example="1")
     height, width, rows = _grid_tokens(length, grid, bool(cls_token), rows)
     h, w, lead = _grid_coordinates(rows, width, bool(cls_token))
     if base_size is not None:
         # diffusers' get_2d_sincos_pos_embed: arange(H) / (H / base_size) / interpolation_scale
-        size = finite_above("base_size", base_size, 0.0, flag="--base-size", example="16")
+        size = finite_above("base_size", base_size, 0.0, example="16")
         h, w = h / (height / size), w / (width / size)
     h, w = h / scale, w / scale
     freqs = geometric_frequencies(dim // 2, base, None)
@@ -117,11 +117,11 @@ def coordconv_table(
         >>> coordconv_table(None, 3, grid="2,3", dtype="float64")[:, :2].tolist()
         [[-1.0, -1.0], [-1.0, 0.0], [-1.0, 1.0], [1.0, -1.0], [1.0, 0.0], [1.0, 1.0]]
     """
-    dim = positive_int("d", dim, flag="--d")
+    dim = positive_int("dim", dim)
     if dim not in (2, 3):
         raise ParameterError(
-            f"coordconv has 2 channels (row, column) or 3 (with the radius), got d = {dim}",
-            hint="use --d 2 or --d 3",
+            f"coordconv has 2 channels (row, column) or 3 (with the radius), got {{dim={dim}}}",
+            hint="use {dim=2} or {dim=3}",
         )
     height, width, rows = _grid_tokens(length, grid, False, rows)
     i, j, _ = _grid_coordinates(rows, width, False)

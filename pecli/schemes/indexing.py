@@ -12,8 +12,8 @@ __all__ = ["binary_sine_table", "binary_table", "count_normalized_table", "count
 
 def _grid(length: int, dim: int, rows: range | None) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Validated (positions as a column, column indices as a row, length, dim) in float64."""
-    length = positive_int("len", length, flag="--len")
-    dim = positive_int("d", dim, flag="--d")
+    length = positive_int("length", length)
+    dim = positive_int("dim", dim)
     rows = row_range(rows, length)
     positions = np.arange(rows.start, rows.stop, dtype=np.float64)[:, None]
     columns = np.arange(dim, dtype=np.float64)[None, :]

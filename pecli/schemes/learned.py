@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pecli.dtypes import round_to
-from pecli.errors import ParameterError
-from pecli.schemes._checks import finite_above, integer, positive_int, row_range
+from pecli.schemes._checks import finite_above, non_negative_int, positive_int, row_range
 
 __all__ = ["learned_table"]
 
@@ -31,12 +30,10 @@ def learned_table(
         >>> table.shape, bool((learned_table(4, 3, seed=1) == table).all())
         ((4, 3), True)
     """
-    length = positive_int("len", length, flag="--len")
-    dim = positive_int("d", dim, flag="--d")
-    std = finite_above("std", std, 0.0, flag="--std", example="0.02")
-    seed = integer("seed", seed, flag="--seed")
-    if seed < 0:
-        raise ParameterError(f"seed must be a non-negative integer, got {seed}", hint="pass e.g. --seed 0")
+    length = positive_int("length", length)
+    dim = positive_int("dim", dim)
+    std = finite_above("std", std, 0.0, example="0.02")
+    seed = non_negative_int("seed", seed)
     rows = row_range(rows, length)
     generator = np.random.default_rng(seed)
     if rows.start:

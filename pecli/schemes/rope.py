@@ -22,7 +22,7 @@ import numpy as np
 from pecli.dtypes import round_to
 from pecli.errors import ParameterError
 from pecli.schemes._angles import geometric_frequencies, integer_phasors, place_pairs
-from pecli.schemes._checks import choice, finite_above, positive_int, row_range
+from pecli.schemes._checks import choice, even_dim, finite_above, positive_int, row_range
 
 __all__ = ["SCALINGS", "apply_rotary", "rope_attention_factor", "rope_frequencies", "rope_metadata", "rope_table"]
 
@@ -40,15 +40,9 @@ SCALINGS: dict[str, dict[str, Any]] = {
     },
     "llama3": {"factor": None, "original_max_position": None, "low_freq_factor": 1.0, "high_freq_factor": 4.0},
 }
-_FLAGS = {
-    "factor": "--factor",
-    "original_max_position": "--original-max-position",
-    "beta_fast": "--beta-fast",
-    "beta_slow": "--beta-slow",
-    "apply_attention_factor": "--apply-attention-factor",
-    "low_freq_factor": "--low-freq-factor",
-    "high_freq_factor": "--high-freq-factor",
-}
+
+#: every parameter some scaling takes
+_SCALING_PARAMETERS = tuple(dict.fromkeys(name for takes in SCALINGS.values() for name in takes))
 
 
 def scaling_parameters(scaling: str, given: dict[str, Any]) -> dict[str, Any]:
@@ -57,29 +51,27 @@ def scaling_parameters(scaling: str, given: dict[str, Any]) -> dict[str, Any]:
     >>> scaling_parameters("llama3", {"factor": 8.0, "original_max_position": 8192})["high_freq_factor"]
     4.0
     """
-    scaling = choice("scaling", scaling, tuple(SCALINGS), flag="--scaling")
+    scaling = choice("scaling", scaling, tuple(SCALINGS))
     takes = SCALINGS[scaling]
-    extra = [_FLAGS[name] for name, value in given.items() if value is not None and name not in takes]
+    extra = [f"{{{name}}}" for name, value in given.items() if value is not None and name not in takes]
     if extra:
-        allowed = ", ".join(_FLAGS[name] for name in takes) or "no scaling options"
-        raise ParameterError(f"--scaling {scaling} does not take {', '.join(extra)}", hint=f"it takes {allowed}")
+        allowed = ", ".join(f"{{{name}}}" for name in takes) or "no scaling options"
+        raise ParameterError(f"{{scaling={scaling}}} does not take {', '.join(extra)}", hint=f"it takes {allowed}")
     full = {name: given.get(name) if given.get(name) is not None else default for name, default in takes.items()}
-    missing = [_FLAGS[name] for name, value in full.items() if value is None]
+    missing = [f"{{{name}}}" for name, value in full.items() if value is None]
     if missing:
-        raise ParameterError(f"--scaling {scaling} needs {' and '.join(missing)}", hint="e.g. --factor 4")
+        raise ParameterError(f"{{scaling={scaling}}} needs {' and '.join(missing)}", hint="e.g. {factor=4}")
     if "factor" in full:
-        full["factor"] = finite_above("factor", full["factor"], 0.0, flag="--factor", example="4")
+        full["factor"] = finite_above("factor", full["factor"], 0.0, example="4")
     if "original_max_position" in full:
-        full["original_max_position"] = positive_int(
-            "original_max_position", full["original_max_position"], flag="--original-max-position"
-        )
+        full["original_max_position"] = positive_int("original_max_position", full["original_max_position"])
     for name in ("beta_fast", "beta_slow", "low_freq_factor", "high_freq_factor"):
         if name in full:
-            full[name] = finite_above(name, full[name], 0.0, flag=_FLAGS[name], example="1")
+            full[name] = finite_above(name, full[name], 0.0, example="1")
     if scaling == "llama3" and full["high_freq_factor"] <= full["low_freq_factor"]:
         raise ParameterError(
-            "--high-freq-factor must be greater than --low-freq-factor",
-            hint="e.g. --low-freq-factor 1 --high-freq-factor 4",
+            "{high_freq_factor} must be greater than {low_freq_factor}",
+            hint="e.g. {low_freq_factor=1} {high_freq_factor=4}",
         )
     return full
 
@@ -111,12 +103,8 @@ def rope_frequencies(
     >>> rope_frequencies(4, scaling="linear", factor=2.0).tolist()
     [0.5, 0.005]
     """
-    dim = positive_int("d", dim, flag="--d")
-    if dim % 2:
-        raise ParameterError(
-            f"rope needs an even d (it rotates pairs of columns), got d = {dim}", hint=f"use --d {dim + 1}"
-        )
-    base = finite_above("base", base, 1.0, flag="--base", example="10000")
+    dim = even_dim("rope", positive_int("dim", dim), "it rotates pairs of columns")
+    base = finite_above("base", base, 1.0, example="10000")
     params = scaling_parameters(scaling, scaling_params)
     if scaling == "dynamic":
         # HF _compute_dynamic_ntk_parameters: base·((factor·L/L0) − (factor − 1))^(d/(d−2)), L = max(len, L0)
@@ -207,9 +195,9 @@ def rope_table(
         >>> rope_table(2, 4, part="sin", layout="interleaved", dtype="float64")[1].round(6).tolist()
         [0.841471, 0.841471, 0.01, 0.01]
     """
-    length = positive_int("len", length, flag="--len")
-    layout = choice("layout", layout, ("half", "interleaved"), flag="--layout")
-    part = choice("part", part, ("cos", "sin", "angle"), flag="--part")
+    length = positive_int("length", length)
+    layout = choice("layout", layout, ("half", "interleaved"))
+    part = choice("part", part, ("cos", "sin", "angle"))
     inv_freq = rope_frequencies(dim, base=base, scaling=scaling, length=length, **scaling_params)
     rows = row_range(rows, length)
     placement = "split" if layout == "half" else "interleaved"
@@ -234,7 +222,7 @@ def rope_metadata(
     >>> rope_metadata(4096, 128, scaling="yarn", factor=4.0, original_max_position=2048)["attention_factor"]
     '1.138629436111989'
     """
-    scaling_params = {name: params.get(name) for name in _FLAGS}
+    scaling_params = {name: params.get(name) for name in _SCALING_PARAMETERS}
     meta = {"attention_factor": repr(rope_attention_factor(scaling, scaling_params.get("factor")))}
     if scaling == "dynamic":
         inv_freq = rope_frequencies(dim, base=base, scaling=scaling, length=length, **scaling_params)
@@ -253,7 +241,7 @@ def apply_rotary(x: Any, cos: Any, sin: Any, layout: str = "half") -> Any:
         >>> apply_rotary(np.array([[0.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0, 4.0]]), cos, sin)[1].round(10).tolist()
         [-1.9841106486, 1.9599006675, 2.4623779024, 4.0197996683]
     """
-    layout = choice("layout", layout, ("half", "interleaved"), flag="--layout")
+    layout = choice("layout", layout, ("half", "interleaved"))
     rotated = x * 0
     if layout == "half":
         half = x.shape[-1] // 2

@@ -6,10 +6,11 @@ import numpy as np
 
 from pecli.dtypes import numpy_dtype
 from pecli.errors import ParameterError
-from pecli.schemes._angles import fill_sin_cos, geometric_frequencies
-from pecli.schemes._checks import finite, finite_above, integer, positive_int, row_range
+from pecli.schemes._angles import fill_sin_cos, geometric_frequencies, place_sin_cos
+from pecli.schemes._checks import choice, finite, finite_above, integer, positive_int, row_range
 
-__all__ = ["sinusoidal_table"]
+#: ``place_sin_cos`` is the family's column layout, public for code that reasons about layouts (identify)
+__all__ = ["place_sin_cos", "sinusoidal_table"]
 
 #: float64 holds every integer up to 2^53 exactly; beyond, neighbouring positions collapse into one
 _MAX_EXACT_POSITION = 2**53
@@ -50,19 +51,18 @@ def sinusoidal_table(
         >>> sinusoidal_table(2, 4, layout="split", freq_shift=1, dtype="float64")[1].round(10).tolist()
         [0.8414709848, 0.0001, 0.5403023059, 0.999999995]
     """
-    length = positive_int("len", length, flag="--len")
-    dim = positive_int("d", dim, flag="--d")
-    base = finite_above("base", base, 1.0, flag="--base", example="10000")
-    offset = integer("offset", offset, flag="--offset")
-    if layout not in ("interleaved", "split"):
-        raise ParameterError(f"unknown layout {layout!r}", hint="use --layout interleaved or --layout split")
+    length = positive_int("length", length)
+    dim = positive_int("dim", dim)
+    base = finite_above("base", base, 1.0, example="10000")
+    offset = integer("offset", offset)
+    layout = choice("layout", layout, ("interleaved", "split"))
     if freq_shift is not None:
-        freq_shift = finite("freq_shift", freq_shift, flag="--freq-shift", example="1")
+        freq_shift = finite("freq_shift", freq_shift, example="1")
     rows = row_range(rows, length)
     if max(abs(offset), abs(offset + length - 1)) > _MAX_EXACT_POSITION:
         raise ParameterError(
             f"positions {offset}..{offset + length - 1} go beyond ±2^53, where float64 cannot tell them apart",
-            hint="use a smaller --offset",
+            hint="use a smaller {offset}",
         )
     freqs = geometric_frequencies(dim, base, freq_shift)
     table = np.empty((len(rows), dim), dtype=numpy_dtype(dtype))

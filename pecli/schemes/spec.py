@@ -71,12 +71,13 @@ class TableSpec:
 
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, str]) -> TableSpec:
-        """The spec recorded in a file pecli wrote (see :meth:`metadata`); ``pecli timestep``'s keep their timesteps."""
-        if "timesteps" in metadata and cls is TableSpec:
-            from pecli.schemes.timestep import TimestepSpec
+        """The spec recorded in a file pecli wrote (see :meth:`metadata`), of the scheme's spec class.
 
-            return TimestepSpec.from_metadata(metadata)
+        The registry names each scheme's class (``pecli timestep``'s files keep their timesteps).
+        """
         scheme = get_scheme(metadata["scheme"])
+        if cls is TableSpec and scheme.spec_class is not TableSpec:
+            return scheme.spec_class.from_metadata(metadata)
         shape = metadata.get("shape", "").split(",")
         if "len" in metadata or "d" in metadata or len(shape) != 2:
             length, dim = (_decode(metadata[key]) if key in metadata else None for key in ("len", "d"))
@@ -117,7 +118,7 @@ class TableSpec:
             names = "|".join(get_scheme(self.scheme).parts)
             raise ParameterError(
                 f"scheme {self.scheme!r} has several tensors ({', '.join(p.name for p in parts)}); this needs one",
-                hint=f"pick one with --part {names}",
+                hint=f"pick one with {{part={names}}}",
             )
         return parts[0]
 

@@ -50,15 +50,15 @@ __all__ = [
 
 def _frequencies(dim: int, max_period: float, freq_shift: float, scale: float) -> np.ndarray:
     """``scale · ω``: the angle per unit of t, after checking every parameter."""
-    max_period = finite_above("max period", max_period, 1.0, flag="--max-period", example="10000")
-    freq_shift = finite("freq shift", freq_shift, flag="--freq-shift", example="0")
-    scale = finite("scale", scale, flag="--scale", example="1")
+    max_period = finite_above("max_period", max_period, 1.0, example="10000")
+    freq_shift = finite("freq shift", freq_shift, example="0")
+    scale = finite("scale", scale, example="1")
     if dim // 2 - freq_shift <= 0:
         # diffusers divides by half_dim − downscale_freq_shift unchecked: NaN (0/0) or growing frequencies
         raise ParameterError(
-            f"--dim {dim} with --freq-shift {freq_shift:g} gives d // 2 − shift = {dim // 2 - freq_shift:g} ≤ 0, "
+            f"{{dim={dim}}} with {{freq_shift={freq_shift:g}}} gives d // 2 − shift = {dim // 2 - freq_shift:g} ≤ 0, "
             "which divides the exponent by zero or flips its sign (diffusers silently returns NaN)",
-            hint=f"use --dim {2 * (math.floor(freq_shift) + 1)} or more, or a smaller --freq-shift",
+            hint=f"use {{dim={2 * (math.floor(freq_shift) + 1)}}} or more, or a smaller {{freq_shift}}",
         )
     return scale * geometric_frequencies(dim, max_period, freq_shift)
 
@@ -102,7 +102,7 @@ def timestep_embedding(
         >>> timestep_embedding([998.39], 3, repeat_only=True, dtype="float64").tolist()
         [[998.39, 998.39, 998.39]]
     """
-    dim = positive_int("dim", dim, flag="--dim")
+    dim = positive_int("dim", dim)
     times = np.asarray(list(timesteps) if not isinstance(timesteps, np.ndarray) else timesteps, dtype=np.float64)
     if times.ndim != 1:
         raise ParameterError(f"timesteps must be a 1-d sequence, got shape {times.shape}", hint="flatten them")
@@ -139,8 +139,8 @@ def timestep_table(
         >>> bool(np.allclose(table, timestep_embedding(range(1000), 8, dtype="float64"), atol=1e-12, rtol=0))
         True
     """
-    length = positive_int("len", length, flag="--len")
-    dim = positive_int("d", dim, flag="--d")
+    length = positive_int("length", length)
+    dim = positive_int("dim", dim)
     rows = row_range(rows, length)
     if repeat_only:
         return timestep_embedding(np.arange(rows.start, rows.stop), dim, repeat_only=True, dtype=dtype)
@@ -222,20 +222,20 @@ def parse_range(text: str) -> TimestepRange:
     [1000.0, 750.0, 500.0, 250.0]
     >>> parse_range("0:10:0")
     Traceback (most recent call last):
-    pecli.errors.ParameterError: --range step is 0 (use a non-zero step, e.g. --range 0:1000:10)
+    pecli.errors.ParameterError: range step is 0 (use a non-zero step, e.g. range=0:1000:10)
     """
     parts = text.split(":")
     if len(parts) not in (2, 3) or not parts[1].strip():
-        raise ParameterError(f"--range {text!r} is not START:STOP:STEP", hint="e.g. --range 0:1000:10")
-    start = _parse_number(parts[0], "in --range") if parts[0].strip() else 0.0
-    stop = _parse_number(parts[1], "in --range")
-    step = _parse_number(parts[2], "in --range") if len(parts) == 3 and parts[2].strip() else 1.0
+        raise ParameterError(f"{{range}} {text!r} is not START:STOP:STEP", hint="e.g. {range=0:1000:10}")
+    start = _parse_number(parts[0], "in {range}") if parts[0].strip() else 0.0
+    stop = _parse_number(parts[1], "in {range}")
+    step = _parse_number(parts[2], "in {range}") if len(parts) == 3 and parts[2].strip() else 1.0
     if step == 0:
-        raise ParameterError("--range step is 0", hint="use a non-zero step, e.g. --range 0:1000:10")
+        raise ParameterError("{range} step is 0", hint="use a non-zero step, e.g. {range=0:1000:10}")
     timesteps = TimestepRange(start, stop, step)
     if not len(timesteps):
         raise ParameterError(
-            f"--range {text} has no elements",
+            f"{{range}} {text} has no elements",
             hint="STOP must lie after START in the direction of STEP, e.g. 0:1000:10 or 999:-1:-1",
         )
     return timesteps
@@ -275,7 +275,7 @@ def parse_timestep_arguments(arguments: Iterable[str]) -> TimestepList:
             if token:
                 values.append(_parse_number(token, f"(argument {number})"))
     if not values:
-        raise ParameterError("no timesteps given", hint="e.g. pecli timestep 0 250 999 --dim 320")
+        raise ParameterError("no timesteps given", hint="give numbers such as 0 250 999")
     return TimestepList(tuple(values))
 
 
