@@ -19,7 +19,6 @@ import torch
 from torch import nn
 
 from pecli.errors import ParameterError
-from pecli.schemes._checks import positive_int
 
 __all__ = [
     "RotaryEmbedding",
@@ -169,7 +168,7 @@ class RotaryEmbedding(nn.Module):
         super().__init__()
         self.params = {"base": base, "layout": layout, "scaling": scaling, **scaling_params}
         self.dim, self.layout, self.dtype = dim, layout, dtype
-        cos, sin = self._tables(positive_int("max_len", max_len))
+        cos, sin = self._tables(max_len)  # rope_table checks it (as its length)
         self.register_buffer("cos", cos, persistent=False)
         self.register_buffer("sin", sin, persistent=False)
 

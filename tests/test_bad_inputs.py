@@ -190,6 +190,7 @@ CASES: list[Case] = [
     case(f"generate {SHAPE} --dtype int8", 2, "unknown dtype", "float32"),
     case(f"generate learned {SHAPE} --base 100", 2, "does not take", "--base"),
     case(f"generate {SHAPE} --layout zigzag", 2, "layout", "interleaved"),
+    case(f"generate binary {SHAPE} --bit-order x", 2, "--bit-order 'x'", "valid: lsb, msb"),
     case(f"generate {SHAPE} --nope", 2, "--nope"),
     case(f"generate {SHAPE} one two", 2, "unexpected", "two"),
     case(f"generate {SHAPE} -o", 2, "-o", "requires an argument"),

@@ -33,6 +33,25 @@ def test_binary_bits_least_significant_first():
     np.testing.assert_array_equal(reconstructed, np.arange(8))
 
 
+def test_binary_bit_order_msb_reads_as_the_number_in_binary():
+    msb = pecli.encode("binary", 16, 4, bit_order="msb", dtype="float64")
+    np.testing.assert_array_equal(msb[5], [0, 1, 0, 1])
+    np.testing.assert_array_equal(msb[6], [0, 1, 1, 0])
+    np.testing.assert_array_equal(pecli.encode("binary", 16, 4, bit_order="lsb", dtype="float64")[5], [1, 0, 1, 0])
+    reconstructed = (msb * 2.0 ** np.arange(3, -1, -1)).sum(axis=1)
+    np.testing.assert_array_equal(reconstructed, np.arange(16))
+    # msb is lsb with the columns reversed, at every width, also when a chunk of rows is computed
+    lsb = pecli.encode("binary", 40, 7, dtype="float64")
+    np.testing.assert_array_equal(pecli.encode("binary", 40, 7, bit_order="msb", dtype="float64"), lsb[:, ::-1])
+    chunk = pecli.encode("binary", 40, 7, bit_order="msb", dtype="float64", rows=range(9, 17))
+    np.testing.assert_array_equal(chunk, lsb[9:17, ::-1])
+
+
+def test_binary_bit_order_bad_value_names_the_parameter():
+    with pytest.raises(ParameterError, match=r"bit_order 'x' is not a valid bit_order .*valid: lsb, msb"):
+        pecli.encode("binary", 4, 4, bit_order="x")
+
+
 def test_binary_sine():
     table = pecli.encode("binary-sine", 5, 3, dtype="float64")
     p, k = np.meshgrid(np.arange(5), np.arange(3), indexing="ij")

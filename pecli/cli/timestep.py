@@ -76,18 +76,17 @@ def timestep(
     from pecli.cli.common import prepare_output, write_table
     from pecli.cli.output import Output
     from pecli.errors import ParameterError
-    from pecli.schemes._checks import positive_int
     from pecli.schemes.timestep import TimestepSpec
 
     out = Output(quiet=quiet)
     if d is None:
         raise ParameterError("missing --dim", hint="e.g. pecli timestep 0 250 999 --dim 320")
-    dim = positive_int("dim", d)
+    SCHEMES["timestep"].sizes(1, d, {})  # checks --dim before reading the timesteps (stdin may be a terminal)
     if output is None and fmt is not None:
         raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
     table = TimestepSpec.build(
         _read_timesteps(out, timesteps or [], range_text),
-        dim,
+        d,
         preset=preset,
         params=scheme_params,
         dtype=dtype,

@@ -137,9 +137,11 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
             Scheme(
                 "binary",
                 f"{_INDEXING}:binary_table",
-                "binary indexing: bit k of the position in column k, least significant first",
-                "PE[p, k] = (p >> k) & 1",
+                "binary indexing: the bits of the position, least (lsb) or most (msb) significant first",
+                "PE[p, k] = (p >> k) & 1 (lsb); (p >> (d − 1 − k)) & 1 (msb)",
                 "Kazemnejad 2019, Transformer Architecture: The Positional Encoding (blog post)",
+                defaults={"bit_order": "lsb"},
+                choices={"bit_order": ("lsb", "msb")},
             ),
             Scheme(
                 "binary-sine",
@@ -278,8 +280,8 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
 def get_scheme(name: str) -> Scheme:
     """The registered scheme called ``name`` (a :class:`ParameterError` naming the valid ones if none).
 
-    >>> get_scheme("binary").formula
-    'PE[p, k] = (p >> k) & 1'
+    >>> get_scheme("binary").defaults
+    {'bit_order': 'lsb'}
     """
     try:
         return SCHEMES[name]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pecli.dtypes import round_to
-from pecli.schemes._checks import positive_int, row_range
+from pecli.schemes._checks import choice, positive_int, row_range
 
 __all__ = ["binary_sine_table", "binary_table", "count_normalized_table", "count_table", "memn2n_table"]
 
@@ -44,15 +44,24 @@ def count_normalized_table(length: int, dim: int, *, dtype: str = "float32", row
     return round_to(np.broadcast_to(positions / length, (positions.shape[0], columns.shape[1])), dtype)
 
 
-def binary_table(length: int, dim: int, *, dtype: str = "float32", rows: range | None = None) -> np.ndarray:
-    """Binary indexing: bit ``k`` of position ``p`` in column ``k``, least significant first.
+def binary_table(
+    length: int, dim: int, *, bit_order: str = "lsb", dtype: str = "float32", rows: range | None = None
+) -> np.ndarray:
+    """Binary indexing: the bits of position ``p``, least significant first (``lsb``) or most (``msb``).
+
+    ``lsb``: column ``k`` holds bit ``k``; ``msb``: column ``k`` holds bit ``dim − 1 − k``, so a row
+    reads as the number written in binary (Kazemnejad's table).
 
     Example:
         >>> binary_table(4, 3)[3]
         array([1., 1., 0.], dtype=float32)
+        >>> binary_table(6, 4, bit_order="msb", dtype="float64")[5].tolist()
+        [0.0, 1.0, 0.0, 1.0]
     """
-    positions, columns, _, _ = _grid(length, dim, rows)
-    bits = (positions.astype(np.int64) >> np.minimum(columns, 63).astype(np.int64)) & 1
+    bit_order = choice("bit_order", bit_order, ("lsb", "msb"))
+    positions, columns, _, dim = _grid(length, dim, rows)
+    bit = columns if bit_order == "lsb" else dim - 1 - columns
+    bits = (positions.astype(np.int64) >> np.minimum(bit, 63).astype(np.int64)) & 1
     return round_to(bits, dtype)
 
 

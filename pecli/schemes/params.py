@@ -132,6 +132,14 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 negative_flag="--no-pi",
             ),
             Param("positions", "--positions", str, "normalized: positions mapped to [−1, 1]; raw: 0, 1, 2, …", "KIND"),
+            Param(
+                "bit_order",
+                "--bit-order",
+                str,
+                "Binary columns: lsb puts bit k in column k; msb puts the most significant bit first, "
+                "so a row reads as the position in binary (Kazemnejad's table).",
+                "ORDER",
+            ),
             Param("sigma", "--sigma", float, "Standard deviation σ of the random frequencies B ~ N(0, σ²).", "SIGMA"),
             Param(
                 "scaling",
