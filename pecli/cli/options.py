@@ -145,12 +145,31 @@ SchemeArg = Annotated[
 ]
 
 
+def choices_help(name: str) -> str:
+    """The values each scheme allows for parameter ``name``, from the registry ("" if none restricts it).
+
+    >>> choices_help("layout")
+    'sinusoidal: interleaved|split; rope: half|interleaved; sincos2d: by-axis|by-function.'
+    >>> choices_help("positions")
+    'fourier, gaussian: normalized|raw.'
+    """
+    from pecli.schemes.catalog import SCHEMES
+
+    schemes_by_values: dict[tuple[str, ...], list[str]] = {}
+    for scheme in SCHEMES.values():
+        if name in scheme.choices:
+            schemes_by_values.setdefault(scheme.choices[name], []).append(scheme.name)
+    if not schemes_by_values:
+        return ""
+    return "; ".join(f"{', '.join(names)}: {'|'.join(values)}" for values, names in schemes_by_values.items()) + "."
+
+
 def _scheme_parameter(name: str) -> inspect.Parameter:
     param = PARAMS[name]
     flags = [f"{param.flag}/{param.negative_flag}"] if param.negative_flag else [param.flag]
     option = typer.Option(
         *flags,
-        help=param.help,
+        help=" ".join(filter(None, (param.help, choices_help(name)))),
         metavar=param.metavar,
         rich_help_panel=SCHEME_PANEL,
         show_default=False,

@@ -38,8 +38,8 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "layout",
                 "--layout",
                 str,
-                "Column layout. sinusoidal: interleaved [sin, cos, …] or split [sin … | cos …]; "
-                "rope: half (HF Llama) or interleaved (GPT-J/Meta pairs); sincos2d: by-axis or by-function.",
+                "Column layout: interleaved pairs [sin, cos, …] (rope: GPT-J/Meta), split halves "
+                "[sin … | cos …], half (rope: HF Llama's rotate_half).",
                 "LAYOUT",
             ),
             Param(
@@ -88,7 +88,7 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "part",
                 "--part",
                 str,
-                "One tensor of a multi-part scheme (rope: cos|sin|angle; alibi: bias|slopes).",
+                "One tensor of a multi-part scheme (default: all of its tensors).",
                 "PART",
             ),
             Param("heads", "--heads", int, "Number of attention heads (ALiBi).", "H"),
@@ -131,12 +131,12 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "Multiply frequencies by π (NeRF paper) or not (nerf-pytorch).",
                 negative_flag="--no-pi",
             ),
-            Param("positions", "--positions", str, "normalized: positions mapped to [−1, 1]; raw: 0, 1, 2, …", "KIND"),
+            Param("positions", "--positions", str, "normalized: positions in [−1, 1]; raw: 0, 1, 2, …", "KIND"),
             Param(
                 "bit_order",
                 "--bit-order",
                 str,
-                "Binary columns: lsb puts bit k in column k; msb puts the most significant bit first, "
+                "Binary columns: lsb puts bit k in column k; msb the most significant bit first, "
                 "so a row reads as the position in binary (Kazemnejad's table).",
                 "ORDER",
             ),
@@ -145,7 +145,7 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "scaling",
                 "--scaling",
                 str,
-                "RoPE context scaling (HF rope_type): none|linear|dynamic|yarn|llama3.",
+                "RoPE context scaling (HF rope_type).",
                 "KIND",
             ),
             Param("factor", "--factor", float, "RoPE scaling factor (linear, dynamic, yarn, llama3).", "F"),
