@@ -48,7 +48,7 @@ def test_binary_bit_order_msb_reads_as_the_number_in_binary():
 
 
 def test_binary_bit_order_bad_value_names_the_parameter():
-    with pytest.raises(ParameterError, match=r"bit_order 'x' is not a valid bit_order .*valid: lsb, msb"):
+    with pytest.raises(ParameterError, match=r"bit_order 'x' is not a valid bit order .*valid: lsb, msb"):
         pecli.encode("binary", 4, 4, bit_order="x")
 
 

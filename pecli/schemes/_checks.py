@@ -97,7 +97,8 @@ def choice(name: str, value: object, allowed: tuple[str, ...], *, scheme: str | 
     if value not in allowed:
         where = f" for scheme {scheme!r}" if scheme else ""
         raise ParameterError(
-            f"{{{name}}} {value!r} is not a valid {name}{where}", hint=did_you_mean(str(value), allowed)
+            f"{{{name}}} {value!r} is not a valid {name.replace('_', ' ')}{where}",
+            hint=did_you_mean(str(value), allowed),
         )
     return value  # type: ignore[return-value]
 
