@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import pecli
+from pecli.io import Tensor, write_tensors
 from pecli.schemes.catalog import PARAMS, PRESETS, SCHEMES, get_preset
-from pecli.tables import Tensor, write_tensors
 from tests.conftest import assert_clean_error, run_pecli
 
 

@@ -11,8 +11,8 @@ import pytest
 
 import pecli
 from pecli.analysis.identify import identify_table
+from pecli.io import read_table
 from pecli.schemes.catalog import PRESETS, SCHEMES, resolve, sequence_sizes
-from pecli.tables import read_table
 from tests import references
 from tests.conftest import assert_clean_error, run_pecli
 
