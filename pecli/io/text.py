@@ -12,6 +12,7 @@ b'0.100000001,2\\n'
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Iterator
 
 import numpy as np
@@ -32,7 +33,7 @@ def text_pieces(tensor: Tensor, delimiter: str) -> Iterator[bytes]:
     template = _VALUE_FORMAT.get(tensor.dtype, "%.17g")
     for chunk in tensor.chunks():
         chunk = np.asarray(chunk)
-        chunk = chunk.reshape(chunk.shape[0], -1) if chunk.ndim > 1 else chunk[:, None]
+        chunk = chunk.reshape(chunk.shape[0], math.prod(chunk.shape[1:])) if chunk.ndim > 1 else chunk[:, None]
         step = max(1, _TEXT_PIECE_VALUES // max(1, chunk.shape[1]))
         for start in range(0, chunk.shape[0], step):
             buffer = io.BytesIO()
