@@ -51,7 +51,7 @@ with open(path, "wb") as handle:
 CHUNKED_WRITE = """
 import sys
 from pecli.schemes.spec import TableSpec
-from pecli.tables import Tensor, write_tensors
+from pecli.io import Tensor, write_tensors
 path, length, dim, chunk_mib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 spec = TableSpec.resolve("sinusoidal", None, {}, length=length, dim=dim)
 tensor = Tensor(spec.shape, spec.dtype, lambda: spec.chunks(chunk_mib << 20))

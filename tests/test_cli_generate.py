@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import pecli
 from pecli.cli.app import app
-from pecli.tables import read_table, read_tensors
+from pecli.io import read_table, read_tensors
 from tests.conftest import assert_clean_error, run_in_terminal, run_pecli
 
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import pecli
+from pecli.io import Tensor, write_tensors
 from pecli.schemes.catalog import SCHEMES
 from pecli.schemes.params import PARAMS
 from pecli.schemes.presets import PRESETS, get_preset
-from pecli.tables import Tensor, write_tensors
 from tests.conftest import assert_clean_error, run_pecli
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import pecli
-from pecli.tables import read_table, read_tensors
+from pecli.io import read_table, read_tensors
 from tests.conftest import assert_clean_error, run_pecli
 
 

@@ -261,7 +261,7 @@ def test_diagnosis_recovers_any_shift_and_permutation(length, dim, shift_fractio
 
 
 def test_keys_pick_tensors(cli, tmp_path):
-    from pecli.tables import Tensor, write_tensors
+    from pecli.io import Tensor, write_tensors
 
     path = str(tmp_path / "two.safetensors")
     table = pecli.encode("sinusoidal", 12, 4)

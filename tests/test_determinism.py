@@ -131,8 +131,8 @@ def test_gaussian_file_draws_its_frequencies_from_pcg64_default_rng(cli, tmp_pat
 
 def test_streamed_chunks_do_not_change_the_bytes(tmp_path, monkeypatch):
     """A table written in many small chunks is the same file as one written in a single piece."""
+    from pecli.io import Tensor, write_tensors
     from pecli.schemes.spec import TableSpec
-    from pecli.tables import Tensor, write_tensors
 
     spec = TableSpec.resolve("learned", None, {"seed": 7}, length=300, dim=24)
     whole = tmp_path / "whole.npy"

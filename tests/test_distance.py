@@ -12,7 +12,7 @@ from hypothesis.extra.numpy import arrays
 
 import pecli
 from pecli.analysis.distance import distance_blocks, distance_matrix, offset_profile
-from pecli.tables import read_table
+from pecli.io import read_table
 from tests.conftest import assert_clean_error, run_pecli
 
 ROW, COL = np.meshgrid(np.arange(6), np.arange(6), indexing="ij")

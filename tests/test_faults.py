@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import pecli
-from pecli.tables import TEMP_MARKER, Tensor, read_table, write_tensors
+from pecli.io import TEMP_MARKER, Tensor, read_table, write_tensors
 from tests.conftest import assert_clean_error, run_pecli
 from tests.mounts import tmpfs
 

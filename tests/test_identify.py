@@ -11,9 +11,10 @@ import pytest
 
 import pecli
 from pecli.analysis.identify import identify_table
+from pecli.io import read_table
+from pecli.schemes.catalog import sequence_sizes
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.presets import PRESETS
-from pecli.tables import read_table
 from tests import references
 from tests.conftest import assert_clean_error, run_pecli
 

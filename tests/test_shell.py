@@ -16,7 +16,7 @@ import typer
 
 import pecli
 from pecli.cli.app import COMMANDS, app
-from pecli.tables import TEMP_MARKER
+from pecli.io import TEMP_MARKER
 from tests.conftest import require_tool, run_in_terminal, run_pecli
 
 

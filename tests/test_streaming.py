@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pecli
-from pecli.tables import read_table
+from pecli.io import read_table
 from tests.conftest import run_in_terminal, run_pecli
 
 #: 40 MiB of float32: more than one 32 MiB chunk

@@ -14,8 +14,8 @@ import pytest
 
 import pecli
 from pecli.errors import OutputError, ParameterError, TableFileError
+from pecli.io import TEMP_MARKER, Tensor, read_table, read_tensors, write_tensors
 from pecli.schemes.spec import TableSpec
-from pecli.tables import TEMP_MARKER, Tensor, read_table, read_tensors, write_tensors
 
 
 def _spec(**kw):

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 import pecli
 from pecli.dtypes import round_to
 from pecli.errors import ParameterError
+from pecli.io import read_table
 from pecli.schemes.catalog import resolve
 from pecli.schemes.presets import get_preset
 from pecli.schemes.spec import TableSpec
 from pecli.schemes.timestep import TimestepRange, TimestepSpec, timestep_embedding
-from pecli.tables import read_table
 from tests import references
 from tests.conftest import assert_clean_error, run_pecli
 

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pecli.errors import TableFileError
-from pecli.tables import MAX_HEADER_BYTES, Tensor, read_table, read_tensors, write_tensors
+from pecli.io import Tensor, read_table, read_tensors, write_tensors
+from pecli.io.safetensors import MAX_HEADER_BYTES
 
 torch = pytest.importorskip("torch")
 
@@ -198,7 +199,7 @@ _UNDER_A_MEMORY_CAP = textwrap.dedent(
     import io, json, resource, sys
     import numpy as np, torch
     from pecli.errors import PecliError
-    from pecli.tables import read_table
+    from pecli.io import read_table
 
     files = [bytes.fromhex(h) for h in json.loads(sys.stdin.read())]
     with open("/proc/self/status") as status:
@@ -243,10 +244,10 @@ def test_hostile_shapes_fail_fast_under_a_memory_cap():
 
 
 def test_a_genuine_table_larger_than_memory_is_refused_before_reading(tmp_path, monkeypatch):
-    import pecli.schemes
+    import pecli.memory
 
     np.save(tmp_path / "big.npy", np.zeros((512, 1024), np.float32))  # 2 MiB
-    monkeypatch.setattr(pecli.schemes, "_available_memory", lambda: 1 << 20)
+    monkeypatch.setattr(pecli.memory, "available_memory", lambda: 1 << 20)
     with pytest.raises(ValueError, match=r"the table in .*big.npy would take 2.0 MiB, more than the 1.0 MiB"):
         read_table(str(tmp_path / "big.npy"))
 

@@ -53,7 +53,8 @@ def prepare_output(
 
     With ``json_output`` the JSON summary owns stdout, so the table cannot go there too.
     """
-    from pecli.tables import BINARY_FORMATS, check_free_space, check_output_path, format_for
+    from pecli.io import BINARY_FORMATS, check_format_holds, check_free_space, check_output_path, format_for
+    from pecli.schemes.catalog import get_scheme
 
     if json_output and output in ("-", "/dev/stdout"):
         raise ParameterError(
@@ -61,19 +62,12 @@ def prepare_output(
         )
     check_output_path(output)
     fmt = format_for(output, fmt)
-    parts = table.parts()
-    if len(parts) > 1 and fmt not in ("safetensors", "pt"):
-        from pecli.schemes.catalog import get_scheme
-
-        raise ParameterError(
-            f"{fmt} holds one tensor, but {table.scheme} writes {len(parts)}: {', '.join(p.name for p in parts)}",
-            hint=f"write .safetensors or .pt, or pick one with --part {'|'.join(get_scheme(table.scheme).parts)}",
-        )
-    if table.dtype == "bfloat16" and fmt not in ("safetensors", "pt"):
-        raise ParameterError(
-            f"{fmt} cannot store bfloat16 (numpy has no bfloat16 dtype)",
-            hint="write .safetensors or .pt, or use --dtype float32",
-        )
+    check_format_holds(
+        fmt,
+        {part.name: part.dtype for part in table.parts()},
+        what=f"{table.scheme} writes",
+        pick=f"pick one with --part {'|'.join(get_scheme(table.scheme).parts)}",
+    )
     if output == "-":
         target: Any = out.binary_stdout(f"{fmt} data") if fmt in BINARY_FORMATS else out.stdout.buffer  # type: ignore[attr-defined]
         out.stdout.flush()
@@ -86,7 +80,7 @@ def prepare_output(
         target = output
         check_free_space(output, table.nbytes)
     if fmt == "pt":
-        from pecli.schemes import check_fits_in_memory
+        from pecli.memory import check_fits_in_memory
 
         check_fits_in_memory(2 * table.nbytes, hint="write .npy or .safetensors, which stream to disk")
     return target, fmt
@@ -94,7 +88,7 @@ def prepare_output(
 
 def write_table(out: Output, table: Any, target: Any, fmt: str, *, label: str) -> None:
     """Write a :class:`~pecli.schemes.spec.TableSpec` to a target from :func:`prepare_output`, streaming chunks."""
-    from pecli.tables import Tensor, write_tensors
+    from pecli.io import Tensor, write_tensors
 
     tensors = {part.name: Tensor(part.shape, part.dtype, part.chunks) for part in table.parts()}
     with out.progress(f"writing {label}", table.nbytes) as on_progress:

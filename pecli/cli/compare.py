@@ -255,7 +255,7 @@ def _check_figure_path(path: str) -> None:
     import os
 
     from pecli.errors import ParameterError
-    from pecli.tables import check_output_path
+    from pecli.io import check_output_path
 
     if os.path.splitext(path)[1].lower() not in (".png", ".svg", ".pdf"):
         raise ParameterError(f"compare draws a figure; {path!r} is not .png, .svg or .pdf", hint="e.g. -o diff.png")

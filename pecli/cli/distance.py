@@ -119,7 +119,7 @@ def _output_kind(output: str | None, fmt: str | None) -> str | None:
 
             raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
         return None
-    from pecli.tables import check_output_path, format_for
+    from pecli.io import check_output_path, format_for
 
     check_output_path(output)
     extension = os.path.splitext(output)[1].lstrip(".").lower()
@@ -130,8 +130,8 @@ def _output_kind(output: str | None, fmt: str | None) -> str | None:
 
 
 def _write_data(out: Any, output: str, fmt: str | None, name: str, tensor: Any, meta: dict[str, str]) -> None:
-    """Stream ``tensor`` (a :class:`pecli.tables.Tensor`) to a file or stdout."""
-    from pecli.tables import BINARY_FORMATS, format_for, write_tensors
+    """Stream ``tensor`` (a :class:`pecli.io.Tensor`) to a file or stdout."""
+    from pecli.io import BINARY_FORMATS, format_for, write_tensors
 
     fmt = format_for(output, fmt)
     target: Any = output
@@ -156,12 +156,12 @@ def _matrix(
     no_color: bool,
 ) -> None:
     from pecli.analysis.distance import distance_blocks, distance_matrix
-    from pecli.schemes import check_fits_in_memory
+    from pecli.memory import check_fits_in_memory
 
     count = len(vectors)
     meta = {"metric": metric, "positions": f"{positions.start}:{positions.stop}"}
     if kind == "data":
-        from pecli.tables import Tensor
+        from pecli.io import Tensor
 
         # row blocks straight to the file: the matrix is never in memory
         matrix_blocks = Tensor((count, count), "float32", lambda: distance_blocks(vectors, metric))
@@ -208,7 +208,7 @@ def _profile(
 
         columns = np.column_stack([result.offsets, result.mean, result.min, result.max]).astype(np.float64)
         meta = {"metric": metric, "columns": "offset,mean,min,max"}
-        from pecli.tables import Tensor
+        from pecli.io import Tensor
 
         _write_data(out, output, fmt, "profile", Tensor.from_array(columns), meta)
     elif kind == "image":

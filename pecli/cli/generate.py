@@ -87,7 +87,7 @@ def generate(
             from pecli.errors import ParameterError
 
             raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
-        from pecli.schemes import check_fits_in_memory
+        from pecli.memory import check_fits_in_memory
 
         check_fits_in_memory(table.nbytes, hint="add -o FILE.npy or -o FILE.safetensors, which stream to disk")
         with angles_on(backend) as placement:

@@ -28,10 +28,6 @@ Examples:
   pecli generate --d 64 --len 128 -o - | pecli info - --json
 """
 
-#: metadata keys pecli writes about the table itself (see pecli.schemes.spec.TableSpec.metadata)
-_PECLI_KEYS = ("scheme", "preset", "dtype", "shape", "tensor", "pecli_version")
-
-
 def register(app: typer.Typer) -> None:
     app.command("info", help=HELP, short_help="Describe a table file: tensors, shapes, dtypes, metadata.")(info)
 
@@ -45,7 +41,7 @@ def info(
     json_output: JsonOpt = False,
 ) -> None:
     from pecli.cli.output import Output
-    from pecli.tables import read_tensors
+    from pecli.io import read_tensors
 
     out = Output()
     if file != "-" and not os.path.exists(file):
@@ -123,15 +119,15 @@ def _pecli_metadata(metadata: Mapping[str, str]) -> dict[str, Any] | None:
     if "scheme" not in metadata or "pecli_version" not in metadata:
         return None
     from pecli.schemes.catalog import SCHEMES
-    from pecli.schemes.spec import _decode
+    from pecli.schemes.metadata import TABLE_KEYS, decode_value
 
     scheme = SCHEMES.get(metadata["scheme"])
     # a scheme this version does not know (written by a newer pecli): show every non-table key
-    names = list(scheme.defaults) if scheme is not None else [k for k in metadata if k not in _PECLI_KEYS]
+    names = list(scheme.defaults) if scheme is not None else [k for k in metadata if k not in TABLE_KEYS]
     return {
         "scheme": metadata["scheme"],
         "preset": metadata.get("preset"),
-        "params": {name: _decode(metadata[name]) for name in names if name in metadata},
+        "params": {name: decode_value(metadata[name]) for name in names if name in metadata},
         "version": metadata["pecli_version"],
     }
 
@@ -147,10 +143,10 @@ def tensor_stats(open_source: Callable[[], Any], key: str, nbytes: int, dtype: s
     >>> tensor_stats(lambda: io.BytesIO(buffer.getvalue()), "", 8, "int16")
     {'min': 1.0, 'max': 6.0, 'mean': 3.0, 'std': 1.8708286933869707}
     """
-    from pecli.schemes import check_fits_in_memory
-    from pecli.tables import _is_real_dtype, read_table
+    from pecli.io import is_real_dtype, read_table
+    from pecli.memory import check_fits_in_memory
 
-    if not _is_real_dtype(dtype):
+    if not is_real_dtype(dtype):
         return None
     count = nbytes // _itemsize(dtype)
     check_fits_in_memory(

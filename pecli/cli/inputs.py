@@ -68,7 +68,7 @@ def load_input(
                 "refusing to read a table from the terminal (stdin is not redirected)",
                 hint="pipe one in: pecli generate --d 64 --len 128 -o - | pecli plot -",
             )
-        from pecli.tables import read_table
+        from pecli.io import read_table
 
         table = read_table(source, key=key)
         name = "<stdin>" if source == "-" else os.path.basename(source)

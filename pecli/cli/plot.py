@@ -180,8 +180,8 @@ def _image_settings(
         return None
     if output == "-":
         raise ParameterError("pecli plot writes images to files, not stdout", hint="give -o heatmap.png")
+    from pecli.io import check_output_path
     from pecli.render.image import check_cmap, image_format
-    from pecli.tables import check_output_path
 
     check_output_path(output)
     image_format(output)

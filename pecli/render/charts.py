@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pecli.render.downsample import block_average, block_edges
-from pecli.render.image import _write, draw_cells, image_format
+from pecli.render.image import draw_cells, image_format, save_figure
 from pecli.render.scale import color_limits, value_range
 
 __all__ = ["profile_chart", "save_heatmaps", "save_profile"]
@@ -60,7 +60,7 @@ def save_profile(
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     axes.set_title(title, fontsize="medium")
-    _write(figure, path, dpi)
+    save_figure(figure, path, dpi)
 
 
 def save_heatmaps(
@@ -109,7 +109,7 @@ def save_heatmaps(
         mesh = draw_cells(axes, shrunk, cmap=cmap, low=low, high=high, x_label=x_label, y_label=y_label)
         figure.colorbar(mesh, ax=axes)
         axes.set_title(title, fontsize="small")
-    _write(figure, path, dpi)
+    save_figure(figure, path, dpi)
 
 
 def profile_chart(

@@ -23,7 +23,7 @@ from pecli.errors import ParameterError
 from pecli.render.downsample import block_average
 from pecli.render.scale import ValueRange, color_limits, value_range
 
-__all__ = ["IMAGE_FORMATS", "check_cmap", "image_format", "save_heatmap", "save_lines"]
+__all__ = ["IMAGE_FORMATS", "check_cmap", "image_format", "save_figure", "save_heatmap", "save_lines"]
 
 IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
 #: masked (NaN/inf) cells: a mid grey, distinct from RdBu's white zero
@@ -85,8 +85,9 @@ def _figure(figsize: tuple[float, float], dpi: float) -> tuple[Any, Any]:
     return figure, figure.add_subplot()
 
 
-def _write(figure: Any, path: str, dpi: float) -> None:
-    from pecli.tables import atomic_file
+def save_figure(figure: Any, path: str, dpi: float) -> None:
+    """Render ``figure`` in the format ``path``'s extension names, then write it atomically."""
+    from pecli.io.atomic import atomic_file
 
     fmt = image_format(path)
     buffer = io.BytesIO()
@@ -166,7 +167,7 @@ def save_heatmap(
         y_from=y_ticks_from,
     )
     axes.set_title(title, fontsize="medium")
-    _write(figure, path, dpi)
+    save_figure(figure, path, dpi)
     if not shrunk.shrunk:
         return None
     shown_rows, shown_cols = shrunk.values.shape
@@ -252,4 +253,4 @@ def save_lines(
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     axes.set_title(title, fontsize="medium")
-    _write(figure, path, dpi)
+    save_figure(figure, path, dpi)

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from pecli.dtypes import format_bytes, itemsize
-from pecli.errors import ParameterError
+from pecli.memory import check_fits_in_memory
 from pecli.schemes.catalog import SCHEMES, Scheme, get_scheme, resolve
 from pecli.schemes.params import PARAMS
 from pecli.schemes.presets import PRESETS, Preset, get_preset
@@ -24,41 +23,12 @@ __all__ = [
     "SCHEMES",
     "Preset",
     "Scheme",
-    "check_fits_in_memory",
     "encode",
     "get_preset",
     "get_scheme",
     "iter_row_chunks",
     "resolve",
-    "table_nbytes",
 ]
-
-
-def table_nbytes(length: int, dim: int, dtype: str) -> int:
-    """Bytes of a ``(length, dim)`` table of ``dtype``."""
-    return length * dim * itemsize(dtype)
-
-
-def _available_memory() -> int | None:
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def check_fits_in_memory(nbytes: int, *, what: str = "table", hint: str | None = None) -> None:
-    """Refuse to allocate ``nbytes`` when that is more than the memory available now."""
-    available = _available_memory()
-    if available is not None and nbytes > available:
-        raise ParameterError(
-            f"the {what} would take {format_bytes(nbytes)}, more than the {format_bytes(available)} "
-            "of memory available",
-            hint=hint or "use a smaller {length} or {dim}, or write it to a .npy/.safetensors file, which streams",
-        )
 
 
 def encode(

@@ -9,7 +9,6 @@ True
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -20,12 +19,9 @@ from pecli.dtypes import check_dtype, format_bytes, itemsize
 from pecli.errors import ParameterError
 from pecli.schemes._sizes import Sizes
 from pecli.schemes.catalog import get_scheme, resolve
+from pecli.schemes.metadata import decode_value, encode_value
 
 __all__ = ["TableSpec"]
-
-#: metadata keys that describe the table rather than a scheme parameter
-_RESERVED = ("scheme", "preset", "dtype", "shape", "tensor", "pecli_version")
-
 
 @dataclass(frozen=True)
 class TableSpec:
@@ -80,10 +76,10 @@ class TableSpec:
             return scheme.spec_class.from_metadata(metadata)
         shape = metadata.get("shape", "").split(",")
         if "len" in metadata or "d" in metadata or len(shape) != 2:
-            length, dim = (_decode(metadata[key]) if key in metadata else None for key in ("len", "d"))
+            length, dim = (decode_value(metadata[key]) if key in metadata else None for key in ("len", "d"))
         else:  # files from before len and d were recorded
             length, dim = (int(n) for n in shape)
-        params = {name: _decode(metadata[name]) for name in scheme.defaults if name in metadata}
+        params = {name: decode_value(metadata[name]) for name in scheme.defaults if name in metadata}
         return cls(
             scheme.name,
             {**scheme.defaults, **params},
@@ -141,7 +137,7 @@ class TableSpec:
 
     def array(self):
         """The whole table (refused when it would not fit in memory)."""
-        from pecli.schemes import check_fits_in_memory
+        from pecli.memory import check_fits_in_memory
 
         part = self.single()
         check_fits_in_memory(part.nbytes)
@@ -171,7 +167,7 @@ class TableSpec:
         if self.preset:
             meta["preset"] = self.preset
         meta.update(
-            {name: _encode(value) for name, value in parts[0].params.items() if len(parts) == 1 or name != "part"}
+            {name: encode_value(value) for name, value in parts[0].params.items() if len(parts) == 1 or name != "part"}
         )
         meta.update(get_scheme(self.scheme).derived_metadata(self.sizes, self.params))
         meta.update(self.extra_metadata)
@@ -203,13 +199,3 @@ class TableSpec:
             summary["min"], summary["max"] = low, high
         return summary
 
-
-def _encode(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def _decode(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text

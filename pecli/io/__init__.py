@@ -1,0 +1,333 @@
+"""Reading and writing tables: .npy, .safetensors, .pt, CSV/TSV, files or stdin/stdout.
+
+One module per format holds its reader and its writer (:mod:`pecli.io.npy`, :mod:`pecli.io.safetensors`,
+:mod:`pecli.io.pt`, :mod:`pecli.io.text`); :mod:`pecli.io.atomic` makes writes safe. This module
+picks the format: by name or extension when writing, by content when reading.
+
+Writes stream row chunks (a table never has to fit in memory for .npy, .safetensors or text),
+and are atomic: the bytes go to a recognisable temporary file next to the target, which replaces
+the target with ``os.replace`` only when complete. Reads check a file's header against its size
+before allocating anything, never unpickle (``allow_pickle=False``, ``weights_only=True``), and
+read only the tensor asked for.
+
+>>> import io, numpy as np
+>>> buffer = io.BytesIO()
+>>> write_tensors(buffer, {"pe": Tensor.from_array(np.eye(2, dtype=np.float32))}, fmt="safetensors",
+...               metadata={"scheme": "eye"})
+>>> table = read_table(io.BytesIO(buffer.getvalue()))
+>>> table.key, table.array.tolist(), table.metadata["scheme"]
+('pe', [[1.0, 0.0], [0.0, 1.0]], 'eye')
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import IO, Any
+
+import numpy as np
+
+from pecli.errors import ParameterError, TableFileError, did_you_mean
+from pecli.io.atomic import TEMP_MARKER, atomic_file, check_free_space, check_output_path
+from pecli.io.npy import npy_entries, npy_pieces
+from pecli.io.pt import pt_bytes, pt_entries
+from pecli.io.safetensors import dtype_code, safetensors_entries, safetensors_pieces
+from pecli.io.tensor import LoadedTable, StoredTensor, Tensor, is_real_dtype
+from pecli.io.text import text_pieces
+
+__all__ = [
+    "BINARY_FORMATS",
+    "FORMATS",
+    "TEMP_MARKER",
+    "LoadedTable",
+    "Tensor",
+    "check_format_holds",
+    "check_free_space",
+    "check_output_path",
+    "format_for",
+    "is_real_dtype",
+    "read_table",
+    "read_tensors",
+    "write_tensors",
+]
+
+FORMATS: tuple[str, ...] = ("npy", "safetensors", "pt", "csv", "tsv")
+BINARY_FORMATS = frozenset({"npy", "safetensors", "pt"})
+_SINGLE_TENSOR_FORMATS = frozenset({"npy", "csv", "tsv"})
+_NAMED_TENSOR_FORMATS = frozenset({"safetensors", "pt"})
+
+
+def format_for(path: str, fmt: str | None) -> str:
+    """The output format: ``fmt`` if given, else the one ``path``'s extension names.
+
+    >>> format_for("pe.safetensors", None), format_for("-", None), format_for("x.txt", "csv")
+    ('safetensors', 'npy', 'csv')
+    """
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise ParameterError(f"unknown format {fmt!r}", hint=did_you_mean(fmt, FORMATS))
+        return fmt
+    if path == "-":
+        return "npy"
+    extension = os.path.splitext(path)[1].lstrip(".").lower()
+    if extension in FORMATS:
+        return extension
+    raise ParameterError(
+        f"cannot tell the format of {path!r} from its extension {('.' + extension) if extension else '(none)'}",
+        hint="use .npy, .safetensors, .pt, .csv or .tsv, or pass --format",
+    )
+
+
+def check_format_holds(
+    fmt: str, dtypes: Mapping[str, str], *, what: str = "this table has", pick: str = "pick one part"
+) -> None:
+    """Refuse, before any work, tensors (name -> dtype name) that format ``fmt`` cannot hold.
+
+    npy, csv and tsv hold one tensor and no bfloat16; safetensors and pt need names a reader can
+    give back; safetensors holds only the dtypes its header has codes for. ``what`` and ``pick``
+    word the one-tensor error for the caller ("rope writes", "pick one with ...").
+
+    >>> check_format_holds("safetensors", {"cos": "float32", "sin": "float32"})
+    >>> try:
+    ...     check_format_holds("npy", {"cos": "float32", "sin": "float32"})
+    ... except ValueError as error:
+    ...     print(error)
+    npy holds one tensor, but this table has 2: cos, sin (write .safetensors or .pt, or pick one part)
+    """
+    if fmt not in FORMATS:
+        raise ParameterError(f"unknown format {fmt!r}", hint=did_you_mean(fmt, FORMATS))
+    if fmt in _NAMED_TENSOR_FORMATS:
+        for name in dtypes:
+            if not isinstance(name, str) or not name:
+                raise ParameterError(
+                    f"a tensor in a .{fmt} file needs a non-empty name, got {name!r}", hint="--name pe"
+                )
+            if name == "__metadata__":
+                raise ParameterError(
+                    "'__metadata__' is reserved by the safetensors header, not a tensor name", hint="--name pe"
+                )
+    if fmt == "safetensors":
+        for dtype in dtypes.values():
+            dtype_code(dtype)
+    if fmt in _SINGLE_TENSOR_FORMATS:
+        if len(dtypes) != 1:
+            raise ParameterError(
+                f"{fmt} holds one tensor, but {what} {len(dtypes)}: {', '.join(dtypes)}",
+                hint=f"write .safetensors or .pt, or {pick}",
+            )
+        if "bfloat16" in dtypes.values():
+            raise ParameterError(
+                f"{fmt} cannot store bfloat16 (numpy has no bfloat16 dtype)",
+                hint="write .safetensors or .pt, or use --dtype float32",
+            )
+
+
+def _pieces(tensors: Mapping[str, Tensor], fmt: str, metadata: Mapping[str, str]) -> Iterator[bytes | memoryview]:
+    check_format_holds(fmt, {name: tensor.dtype for name, tensor in tensors.items()})
+    if fmt == "npy":
+        yield from npy_pieces(*tensors.values())
+    elif fmt in ("csv", "tsv"):
+        yield from text_pieces(*tensors.values(), "," if fmt == "csv" else "\t")
+    elif fmt == "safetensors":
+        yield from safetensors_pieces(tensors, metadata)
+    else:
+        yield pt_bytes(tensors)
+
+
+def _stream(handle: IO[bytes], pieces: Iterable[bytes | memoryview], on_progress: Callable[[int], None] | None) -> None:
+    for piece in pieces:
+        handle.write(piece)
+        if on_progress is not None:
+            on_progress(len(piece))
+
+
+def write_tensors(
+    target: str | IO[bytes],
+    tensors: Mapping[str, Tensor],
+    *,
+    fmt: str,
+    metadata: Mapping[str, str] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> None:
+    """Write ``tensors`` in format ``fmt`` to a path (atomically), ``"-"`` (stdout) or a binary stream.
+
+    Args:
+        target: a file path, ``"-"`` for standard output, or a writable binary file object.
+        tensors: name -> :class:`Tensor`; npy and text formats take exactly one.
+        fmt: one of :data:`FORMATS`.
+        metadata: string pairs stored in a safetensors header (ignored by other formats).
+        on_progress: called with the number of bytes after each piece is written.
+
+    Example:
+        >>> import io
+        >>> out = io.BytesIO()
+        >>> write_tensors(out, {"pe": Tensor.from_array(np.arange(4.0).reshape(2, 2))}, fmt="csv")
+        >>> out.getvalue().decode()
+        '0,1\\n2,3\\n'
+    """
+    metadata = metadata or {}
+    pieces = _pieces(tensors, fmt, metadata)
+    first = next(pieces, b"")  # validates format and dtype before any file is touched
+    if isinstance(target, str) and target != "-":
+        check_free_space(target, sum(tensor.nbytes for tensor in tensors.values()))
+        with atomic_file(target) as handle:
+            _stream(handle, [first], on_progress)
+            _stream(handle, pieces, on_progress)
+        return
+    handle = sys.stdout.buffer if target == "-" else target
+    _stream(handle, [first], on_progress)
+    _stream(handle, pieces, on_progress)
+    handle.flush()
+
+
+def _open_source(source: str | IO[bytes]) -> tuple[IO[bytes], str, int | None]:
+    """(binary handle, display name, size if known) for a path, ``"-"`` or a file object.
+
+    Pipes (stdin, ``<(…)`` process substitution, FIFOs) are read whole, so that their size is known
+    before any header is trusted.
+    """
+    if not isinstance(source, str):
+        data = source.read()
+        name = getattr(source, "name", None)
+        return io.BytesIO(data), name if isinstance(name, str) else "<stream>", len(data)
+    if source == "-":
+        if sys.stdin is None or _is_terminal(sys.stdin):
+            raise TableFileError(
+                "no table on stdin (it is a terminal)", hint="pipe one in: pecli generate --d 64 --len 32 -o - | …"
+            )
+        data = sys.stdin.buffer.read()
+        return io.BytesIO(data), "<stdin>", len(data)
+    if not os.path.exists(source):
+        raise TableFileError(
+            f"no such file: {source!r}", hint="check the path, or give a scheme name such as sinusoidal"
+        )
+    if os.path.isdir(source):
+        raise TableFileError(
+            f"{source!r} is a directory, not a table file", hint="give a .npy, .safetensors or .pt file"
+        )
+    try:
+        handle = open(source, "rb")  # noqa: SIM115 - closed by the caller
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            with handle:
+                data = handle.read()
+            return io.BytesIO(data), source, len(data)
+    except OSError as error:
+        raise TableFileError(f"cannot read {source!r}: {error.strerror}", hint="check its permissions") from None
+    return handle, source, os.fstat(handle.fileno()).st_size
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _kind_of(head: bytes) -> str | None:
+    if head.startswith(b"\x93NUMPY"):
+        return "npy"
+    if head.startswith(b"PK\x03\x04"):
+        return "pt"
+    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        return "pt"  # torch.save's legacy (pre-1.6, non-zip) format: a bare pickle stream
+    if len(head) >= 9 and head[8:9] in (b"{", b"["):  # a JSON header after its 8-byte length
+        return "safetensors"
+    return None
+
+
+_READERS = {"npy": npy_entries, "safetensors": safetensors_entries, "pt": pt_entries}
+
+
+@contextlib.contextmanager
+def _opened(source: str | IO[bytes]) -> Iterator[tuple[dict[str, StoredTensor], dict[str, str], str]]:
+    handle, name, size = _open_source(source)
+    with handle:
+        if size == 0:
+            raise TableFileError(f"{name} is empty", hint="give a .npy, .safetensors or .pt table")
+        head = handle.read(16)
+        handle.seek(0)
+        kind = _kind_of(head)
+        if kind is None:
+            raise TableFileError(
+                f"{name} is not a .npy, .safetensors or .pt file (unrecognised content)",
+                hint="pecli reads tables written by numpy, safetensors or torch",
+            )
+        entries, metadata = _READERS[kind](handle, name, size)
+        yield entries, metadata, name
+
+
+def read_tensors(source: str | IO[bytes]) -> tuple[dict[str, tuple[tuple[int, ...], str]], dict[str, str]]:
+    """The name -> (shape, dtype) of every tensor in a file, and its metadata, reading only headers.
+
+    >>> buffer = io.BytesIO()
+    >>> write_tensors(buffer, {"pe": Tensor.from_array(np.zeros((3, 2), np.float16))}, fmt="safetensors")
+    >>> read_tensors(io.BytesIO(buffer.getvalue()))
+    ({'pe': ((3, 2), 'float16')}, {})
+    """
+    with _opened(source) as (entries, metadata, _):
+        return {key: (entry.shape, entry.dtype) for key, entry in entries.items()}, metadata
+
+
+def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str], key: str | None, name: str) -> str:
+    if key is not None:
+        if key not in entries:
+            raise TableFileError(f"{name} has no tensor {key!r}", hint=did_you_mean(key, list(entries)))
+        return key
+    if len(entries) == 1:
+        return next(iter(entries))
+    own = metadata.get("tensor")
+    if own in entries:
+        return own
+    if not entries:
+        raise TableFileError(f"{name} holds no tensors", hint="give a file with a table in it")
+    candidates = [f"{k} {list(e.shape)}" for k, e in entries.items() if len(e.shape) == 2]
+    listing = "; ".join(candidates) if candidates else "none is 2-D"
+    raise TableFileError(
+        f"{name} holds {len(entries)} tensors; choose one with --key", hint=f"2-D candidates: {listing}"
+    )
+
+
+def read_table(source: str | IO[bytes], key: str | None = None) -> LoadedTable:
+    """Read one tensor from a .npy, .safetensors or .pt file, ``"-"`` (stdin) or a binary stream.
+
+    The format is told by content, not by name. Without ``key``, a file with one tensor gives it, a
+    file pecli wrote gives its own tensor, and any other multi-tensor file is an error that lists
+    the 2-D candidates. Only the chosen tensor is read, and only after its header has been checked
+    against the file's size; a tensor that is empty or not of a real number type is refused.
+
+    >>> buffer = io.BytesIO()
+    >>> np.save(buffer, np.array([[1 + 2j]]))
+    >>> try:
+    ...     read_table(io.BytesIO(buffer.getvalue()))
+    ... except TableFileError as error:
+    ...     print(error.message)
+    <stream>: tensor array has dtype complex128, which is not a real number type
+    """
+    with _opened(source) as (entries, metadata, name):
+        chosen = _choose_key(entries, metadata, key, name)
+        entry = entries[chosen]
+        label = repr(chosen) if chosen else "array"
+        if not is_real_dtype(entry.dtype):
+            raise TableFileError(
+                f"{name}: tensor {label} has dtype {entry.dtype}, which is not a real number type",
+                hint="pecli reads float or integer tables",
+            )
+        if math.prod(entry.shape) == 0:
+            raise TableFileError(
+                f"{name}: tensor {label} is empty (shape {tuple(entry.shape)})", hint="give a table with values"
+            )
+        from pecli.memory import check_fits_in_memory
+
+        itemsize = 4 if entry.dtype == "bfloat16" else np.dtype(entry.dtype).itemsize  # bfloat16 widens to float32
+        check_fits_in_memory(
+            math.prod(entry.shape) * itemsize,
+            what=f"tensor {label} in {name}" if chosen else f"table in {name}",
+            hint="read a smaller table, or another tensor of the file with --key",
+        )
+        array = entry.load()
+    return LoadedTable(array=array, key=chosen or None, metadata=metadata, source=name)

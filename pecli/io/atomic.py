@@ -1,0 +1,159 @@
+"""Writing files safely: checks before any work, and atomic replacement of the target.
+
+The bytes go to a recognisable temporary file next to the target (:data:`TEMP_MARKER`), which
+replaces the target with ``os.replace`` only when complete; temporaries left by a killed process
+are removed on the next write to the same target. An error while writing (a full disk) becomes
+one :class:`~pecli.errors.OutputError`, and the target is left as it was.
+
+>>> import os, tempfile
+>>> directory = tempfile.mkdtemp()
+>>> path = os.path.join(directory, "pe.bin")
+>>> with atomic_file(path) as handle:
+...     _ = handle.write(b"table")
+>>> open(path, "rb").read(), os.listdir(directory)
+(b'table', ['pe.bin'])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+from typing import IO
+
+from pecli.errors import OutputError, PecliError
+
+__all__ = ["TEMP_MARKER", "atomic_file", "check_free_space", "check_output_path"]
+
+#: temporary files carry this marker, so stale ones (from a killed process) can be found
+TEMP_MARKER = ".pecli-tmp-"
+
+
+def check_output_path(path: str) -> None:
+    """Fail early, before any work, when ``path`` cannot be written."""
+    if path == "-":
+        return
+    if not path:
+        raise OutputError("the output path is empty", hint="give a file name, e.g. -o pe.safetensors, or - for stdout")
+    if os.path.isdir(path):
+        raise OutputError(f"output {path!r} is a directory", hint="give a file name, e.g. -o pe.safetensors")
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        raise OutputError(f"directory {directory!r} does not exist", hint=f"create it first: mkdir -p {directory}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise OutputError(f"directory {directory!r} is not writable", hint="choose another output path")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise OutputError(f"output {path!r} is not writable", hint="choose another output path")
+
+
+def check_free_space(path: str, nbytes: int) -> None:
+    """Refuse, before writing, an output of ``nbytes`` that the disk holding ``path`` has no room for."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        usage = shutil.disk_usage(directory)
+    except OSError:
+        return
+    if usage.total and nbytes > usage.free:  # total 0: a pseudo file system (/proc), whose numbers mean nothing
+        from pecli.dtypes import format_bytes
+
+        raise OutputError(
+            f"the output would take {format_bytes(nbytes)}, "
+            f"more than the {format_bytes(usage.free)} free in {directory}",
+            hint="make it smaller (--len, --d, --rows), or write elsewhere",
+        )
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale_temporaries(directory: str, basename: str) -> None:
+    """Delete temporaries of ``basename`` left by pecli processes that no longer run (kill -9)."""
+    prefix = f".{basename}{TEMP_MARKER}"
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory):
+            if not entry.name.startswith(prefix):
+                continue
+            pid_text = entry.name[len(prefix) :].split("-", 1)[0]
+            if pid_text.isdigit() and not _process_alive(int(pid_text)):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+@contextlib.contextmanager
+def atomic_file(path: str) -> Iterator[IO[bytes]]:
+    """A binary file that replaces ``path`` only once it is complete (temp file + ``os.replace``).
+
+    A symlink is followed (its target is replaced, the link stays); an existing device or FIFO
+    (``/dev/null``, ``/dev/stdout``, a named pipe) is written in place, never replaced by a file.
+    """
+    check_output_path(path)
+    try:
+        existing_mode: int | None = os.stat(path).st_mode  # through symlinks: /dev/stdout may be a pipe
+    except OSError:
+        existing_mode = None
+    if existing_mode is not None and not stat.S_ISREG(existing_mode):
+        with _reported_os_errors(path), open(path, "wb") as handle:
+            yield handle
+        return
+    real_path = os.path.realpath(path)
+    directory, basename = os.path.split(real_path)
+    _remove_stale_temporaries(directory, basename)
+    try:
+        descriptor, temp_path = tempfile.mkstemp(dir=directory, prefix=f".{basename}{TEMP_MARKER}{os.getpid()}-")
+    except OSError as error:
+        raise OutputError(
+            f"cannot create a file in {directory!r}: {error.strerror}", hint="choose another output path"
+        ) from None
+    try:
+        with _reported_os_errors(path):
+            os.fchmod(descriptor, _mode_for(real_path))
+            with os.fdopen(descriptor, "wb") as handle:
+                yield handle
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp_path, real_path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp_path)
+        raise
+
+
+def _mode_for(path: str) -> int:
+    """Permission bits for a new file at ``path``: those of the file it replaces, else 0666 less the umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+@contextlib.contextmanager
+def _reported_os_errors(path: str) -> Iterator[None]:
+    """Turn an OSError while writing ``path`` (a full disk, a vanished directory) into an :class:`OutputError`."""
+    try:
+        yield
+    except OSError as error:
+        if isinstance(error, (PecliError, BrokenPipeError)):  # a closed pipe is main()'s quiet exit
+            raise
+        raise OutputError(f"cannot write {path!r}: {error.strerror or error}", hint=_os_hint(error)) from None
+
+
+def _os_hint(error: OSError) -> str:
+    import errno
+
+    if error.errno == errno.ENOSPC:
+        return "the disk is full: free space or write elsewhere"
+    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return "choose a writable output path"
+    return "check the output path"

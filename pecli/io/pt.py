@@ -1,0 +1,153 @@
+"""The .pt format: a ``torch.save`` state dict, written and read through torch (imported only here,
+inside the functions that need it).
+
+A .pt file is never unpickled beyond what ``torch.load(weights_only=True)`` allows; a zip archive
+must hold only stored entries, as torch.save writes them, and a tensor must own the storage its
+shape claims.
+
+>>> import io, numpy as np
+>>> data = pt_bytes({"pe": Tensor.from_array(np.eye(2, dtype=np.float32))})
+>>> entries, metadata = pt_entries(io.BytesIO(data), "<stream>", len(data))
+>>> entries["pe"].load().tolist()
+[[1.0, 0.0], [0.0, 1.0]]
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import warnings
+from collections.abc import Mapping
+from typing import IO, Any
+
+import numpy as np
+
+from pecli.errors import TableFileError
+from pecli.io.tensor import StoredTensor, Tensor
+
+__all__ = ["pt_bytes", "pt_entries"]
+
+
+def pt_bytes(tensors: Mapping[str, Tensor]) -> bytes:
+    """A ``torch.save`` archive of ``tensors`` (a dict of name -> tensor), built in memory."""
+    import torch
+
+    state = {}
+    for name in sorted(tensors):
+        array = np.concatenate([np.asarray(c) for c in tensors[name].chunks()]).reshape(tensors[name].shape)
+        if tensors[name].dtype == "bfloat16":
+            state[name] = torch.from_numpy(array.view(np.uint16).copy()).view(torch.bfloat16)
+        else:
+            state[name] = torch.from_numpy(array.copy())
+    buffer = io.BytesIO()  # an in-memory archive: torch names the archive root after the file
+    torch.save(state, buffer)
+    return buffer.getvalue()
+
+
+def _flatten_state(state: Any) -> dict[str, Any]:
+    """The tensors in a (nested) state dict or list, by dotted key; without recursion, so cycles and
+    deep nesting in a hostile pickle cannot overflow the stack."""
+    import torch
+
+    flat: dict[str, Any] = {}
+    seen: set[int] = set()
+    pending: list[tuple[str, Any]] = [("", state)]
+    while pending:
+        prefix, value = pending.pop()
+        if isinstance(value, torch.Tensor):
+            flat[prefix] = value
+            continue
+        if id(value) in seen:
+            continue
+        if isinstance(value, Mapping):
+            seen.add(id(value))
+            children = [(str(k), v) for k, v in value.items()]
+        elif isinstance(value, (list, tuple)):
+            seen.add(id(value))
+            children = [(str(i), v) for i, v in enumerate(value)]
+        else:
+            continue
+        pending.extend((f"{prefix}.{k}" if prefix else k, v) for k, v in reversed(children))
+    return flat
+
+
+def _check_archive(handle: IO[bytes], name: str, size: int | None) -> None:
+    """A zip-format .pt may only hold stored (uncompressed) entries, as torch.save writes them.
+
+    So no entry can expand beyond the file's own size: a small "zip bomb" cannot make torch
+    allocate gigabytes.
+    """
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(handle) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError) as error:
+        raise TableFileError(f"{name} is not a valid .pt archive: {error}", hint="regenerate the file") from None
+    finally:
+        handle.seek(0)
+    for member in members:
+        if member.compress_type != zipfile.ZIP_STORED or (size is not None and member.file_size > size):
+            raise TableFileError(
+                f"{name}: archive entry {member.filename!r} is compressed, which torch.save never does",
+                hint="pecli reads .pt files as torch.save writes them",
+            )
+
+
+def pt_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str, StoredTensor], dict[str, str]]:
+    """The tensors of a torch.save file by dotted key, loaded with ``weights_only=True``; no metadata."""
+    try:
+        import torch
+    except ImportError:
+        raise TableFileError(f"reading {name} (a .pt file) needs torch", hint="pip install 'pecli[torch]'") from None
+    if handle.read(4) == b"PK\x03\x04":
+        _check_archive(handle, name, size)
+    handle.seek(0)
+    try:
+        with warnings.catch_warnings():  # torch warns (many lines) about odd pickles: the error says enough
+            warnings.simplefilter("ignore")
+            state = torch.load(handle, map_location="cpu", weights_only=True)
+    except Exception as error:  # torch raises many types; every one means "not a loadable weights file"
+        raise TableFileError(
+            f"{name} cannot be loaded safely as weights: {_torch_load_reason(error)}",
+            hint="pecli loads .pt files with weights_only=True and never runs pickled code",
+        ) from None
+    entries: dict[str, StoredTensor] = {}
+    for key, tensor in _flatten_state(state).items():
+        dtype_name = str(tensor.dtype).removeprefix("torch.")
+        entries[key] = StoredTensor(tuple(tensor.shape), dtype_name, functools.partial(_array, tensor, name, key))
+    return entries, {}
+
+
+def _torch_load_reason(error: Exception) -> str:
+    """The informative line of a torch.load error (which starts with a paragraph about torch 2.6)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    specific = [line for line in lines if "GLOBAL" in line or "nsupported" in line]
+    reason = (specific or lines or [type(error).__name__])[0]
+    if reason.startswith("Weights only load failed"):
+        reason = "torch's weights_only loader refused it"
+    return reason[:200]
+
+
+def _array(tensor: Any, name: str, key: str) -> np.ndarray:
+    """A numpy copy of a loaded tensor, refusing one whose shape claims more elements than its storage
+    holds (a zero-stride view can claim any shape over a one-element storage)."""
+    import torch
+
+    if tensor.layout != torch.strided or tensor.is_quantized:
+        raise TableFileError(
+            f"{name}: tensor {key!r} is {str(tensor.layout).removeprefix('torch.')}"
+            f"{' quantized' if tensor.is_quantized else ''}, not a dense table",
+            hint="save a dense float tensor",
+        )
+    stored = tensor.untyped_storage().nbytes() // max(1, tensor.element_size())
+    if tensor.numel() > stored:
+        raise TableFileError(
+            f"{name}: tensor {key!r} claims shape {tuple(tensor.shape)} ({tensor.numel()} values) "
+            f"but its storage holds only {stored}",
+            hint="save a contiguous tensor (tensor.contiguous()) instead of an expanded view",
+        )
+    tensor = tensor.detach()
+    if tensor.dtype == torch.bfloat16:
+        tensor = tensor.float()  # numpy has no bfloat16: widen it exactly to float32
+    return np.array(tensor.numpy(), copy=True, order="C")

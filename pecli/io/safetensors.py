@@ -1,0 +1,185 @@
+"""The .safetensors format: a JSON header (shapes, dtypes, byte ranges, string metadata), then the
+raw little-endian data of each tensor, in the order of the header's sorted keys.
+
+The header is written first, from the shapes alone, so the data streams after it chunk by chunk.
+A header is checked as the reference implementation checks it (size, dtypes, byte ranges that tile
+the data exactly) before any tensor is allocated.
+
+>>> import io, numpy as np
+>>> table = Tensor.from_array(np.eye(2, dtype=np.float32))
+>>> data = b"".join(safetensors_pieces({"pe": table}, {"scheme": "eye"}))
+>>> entries, metadata = safetensors_entries(io.BytesIO(data), "<stream>", len(data))
+>>> entries["pe"].shape, entries["pe"].load().tolist(), metadata
+((2, 2), [[1.0, 0.0], [0.0, 1.0]], {'scheme': 'eye'})
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import struct
+from collections.abc import Iterator, Mapping
+from typing import IO, Any
+
+import numpy as np
+
+from pecli.errors import ParameterError, TableFileError
+from pecli.io.tensor import StoredTensor, Tensor, raw_chunks
+
+__all__ = ["MAX_HEADER_BYTES", "dtype_code", "safetensors_entries", "safetensors_header", "safetensors_pieces"]
+
+#: a safetensors header larger than this is refused before it is read (the format's own limit)
+MAX_HEADER_BYTES = 100_000_000
+
+_DTYPE_CODES = {
+    "float64": "F64",
+    "float32": "F32",
+    "float16": "F16",
+    "bfloat16": "BF16",
+    "int64": "I64",
+    "int32": "I32",
+    "int16": "I16",
+    "int8": "I8",
+    "uint8": "U8",
+    "bool": "BOOL",
+}
+_NUMPY_NAMES = {code: name for name, code in _DTYPE_CODES.items()}
+_NUMPY_NAMES.update({"U16": "uint16", "U32": "uint32", "U64": "uint64"})
+
+
+def dtype_code(dtype: str) -> str:
+    """The header's code for dtype name ``dtype``; a :class:`ParameterError` for one safetensors cannot hold.
+
+    >>> dtype_code("bfloat16")
+    'BF16'
+    """
+    code = _DTYPE_CODES.get(dtype)
+    if code is None:
+        raise ParameterError(f"safetensors cannot hold dtype {dtype}")
+    return code
+
+
+def safetensors_header(tensors: Mapping[str, Tensor], metadata: Mapping[str, str]) -> bytes:
+    """The length-prefixed, 8-byte aligned JSON header of a safetensors file (keys sorted)."""
+    header: dict[str, Any] = {}
+    if metadata:
+        header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
+    offset = 0
+    for name in sorted(tensors):
+        tensor = tensors[name]
+        header[name] = {
+            "dtype": dtype_code(tensor.dtype),
+            "shape": list(tensor.shape),
+            "data_offsets": [offset, offset + tensor.nbytes],
+        }
+        offset += tensor.nbytes
+    encoded = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+    encoded += b" " * (-len(encoded) % 8)
+    return struct.pack("<Q", len(encoded)) + encoded
+
+
+def safetensors_pieces(tensors: Mapping[str, Tensor], metadata: Mapping[str, str]) -> Iterator[bytes | memoryview]:
+    """The bytes of a .safetensors file: the header, then each tensor's rows as they are computed."""
+    yield safetensors_header(tensors, metadata)
+    for name in sorted(tensors):
+        yield from raw_chunks(tensors[name])
+
+
+def safetensors_entries(
+    handle: IO[bytes], name: str, size: int | None
+) -> tuple[dict[str, StoredTensor], dict[str, str]]:
+    """The tensors a safetensors header describes, each checked against the file's ``size``, and its metadata."""
+    prefix = handle.read(8)
+    if len(prefix) < 8:
+        raise TableFileError(f"{name} is too short to be a safetensors file", hint="regenerate the file")
+    (header_length,) = struct.unpack("<Q", prefix)
+    if header_length > MAX_HEADER_BYTES:
+        raise TableFileError(
+            f"{name} declares a {header_length}-byte safetensors header, over the {MAX_HEADER_BYTES}-byte limit",
+            hint="the file is corrupt or not a safetensors file",
+        )
+    if size is not None and 8 + header_length > size:
+        raise TableFileError(
+            f"{name} is truncated: its safetensors header declares {header_length} bytes but the file has {size}",
+            hint="regenerate or re-download the file",
+        )
+    raw = handle.read(header_length)
+    try:
+        header = json.loads(raw)
+    except (ValueError, RecursionError) as error:  # bad JSON or UTF-8, an absurd number, absurd nesting
+        why = "nested too deeply" if isinstance(error, RecursionError) else str(error)[:200]
+        raise TableFileError(f"{name} has a corrupt safetensors header ({why})", hint="regenerate the file") from None
+    if not isinstance(header, dict):
+        raise TableFileError(f"{name}: the safetensors header is not a JSON object", hint="the file is corrupt")
+    metadata = header.pop("__metadata__", None) or {}
+    if not isinstance(metadata, dict):
+        raise TableFileError(f"{name}: the safetensors __metadata__ is not an object", hint="the file is corrupt")
+    data_start = 8 + header_length
+    data_size = None if size is None else size - data_start
+    entries = {key: _entry(handle, name, key, info, data_start, data_size) for key, info in header.items()}
+    _check_layout(name, header, data_size)
+    return entries, {str(k): str(v) for k, v in metadata.items()}
+
+
+def _check_layout(name: str, header: Mapping[str, Any], data_size: int | None) -> None:
+    """The tensors' byte ranges must tile the data exactly: in order, no overlap, no hole, no tail.
+
+    This is the rule the reference implementation enforces (safetensors' ``Metadata::validate``).
+    """
+    position = 0
+    for key, info in sorted(header.items(), key=lambda item: tuple(item[1]["data_offsets"])):
+        begin, end = info["data_offsets"]
+        if begin != position:
+            what = "overlaps the previous tensor" if begin < position else f"leaves a gap of {begin - position} bytes"
+            raise TableFileError(
+                f"{name}: tensor {key!r} starts at byte {begin} of the data and {what}",
+                hint="the file is corrupt or was not written by safetensors",
+            )
+        position = end
+    if data_size is not None and position != data_size:
+        raise TableFileError(
+            f"{name}: the tensors cover {position} bytes of data, but the file holds {data_size}",
+            hint="the file is corrupt, truncated, or has bytes appended",
+        )
+
+
+def _entry(
+    handle: IO[bytes], name: str, key: str, info: Any, data_start: int, data_size: int | None
+) -> StoredTensor:
+    def corrupt(what: str) -> TableFileError:
+        return TableFileError(f"{name}: tensor {key!r} {what}", hint="the file is corrupt or was cut short")
+
+    def is_count(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+    if not isinstance(info, dict):
+        raise corrupt("has no valid description")
+    code, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
+    if not isinstance(code, str) or code not in _NUMPY_NAMES:
+        raise corrupt(f"has dtype {code!r}, which pecli cannot read")
+    if not (isinstance(shape, list) and all(is_count(s) for s in shape)):
+        raise corrupt(f"has an invalid shape {shape!r}")
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(is_count(o) for o in offsets)):
+        raise corrupt(f"has invalid data_offsets {offsets!r}")
+    begin, end = offsets
+    dtype_name = _NUMPY_NAMES[code]
+    itemsize = 2 if dtype_name == "bfloat16" else np.dtype(dtype_name).itemsize
+    count = math.prod(shape)
+    if end < begin or end - begin != count * itemsize:
+        raise corrupt(f"declares shape {shape} of {code} but data_offsets {offsets} span {end - begin} bytes")
+    if data_size is not None and end > data_size:
+        raise corrupt(f"ends at byte {end} of the data, but the file holds only {data_size}")
+
+    def load() -> np.ndarray:
+        storage = np.dtype(np.uint16) if dtype_name == "bfloat16" else np.dtype(dtype_name).newbyteorder("<")
+        if isinstance(handle, io.BytesIO):
+            array = np.frombuffer(handle.getbuffer(), dtype=storage, count=count, offset=data_start + begin).copy()
+        else:
+            handle.seek(data_start + begin)
+            array = np.fromfile(handle, dtype=storage, count=count)
+        if dtype_name == "bfloat16":
+            array = (array.astype(np.uint32) << np.uint32(16)).view(np.float32)
+        return array.reshape(shape)
+
+    return StoredTensor(tuple(shape), dtype_name, load)

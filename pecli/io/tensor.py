@@ -1,0 +1,104 @@
+"""What the format modules share: a tensor to write, a tensor found in a file, a tensor read.
+
+>>> import numpy as np
+>>> tensor = Tensor.from_array(np.eye(2, dtype=np.float32))
+>>> tensor.shape, tensor.dtype, tensor.nbytes, is_real_dtype(tensor.dtype), is_real_dtype("complex64")
+((2, 2), 'float32', 16, True, False)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["LoadedTable", "StoredTensor", "Tensor", "is_real_dtype", "raw_chunks", "storage_dtype"]
+
+_NUMERIC_KINDS = frozenset("fiub")
+
+
+def storage_dtype(name: str) -> np.dtype:
+    """numpy dtype of a tensor to write: any numpy name, or bfloat16 (through ml_dtypes).
+
+    >>> storage_dtype("float16").itemsize, storage_dtype("bfloat16").itemsize
+    (2, 2)
+    """
+    if name == "bfloat16":
+        from pecli.dtypes import numpy_dtype
+
+        return numpy_dtype(name)
+    return np.dtype(name)
+
+
+def is_real_dtype(name: str) -> bool:
+    """Whether a tensor of dtype ``name`` holds real numbers pecli can plot and compare.
+
+    >>> is_real_dtype("bfloat16"), is_real_dtype("int8"), is_real_dtype("<U1"), is_real_dtype("bogus")
+    (True, True, False, False)
+    """
+    if name == "bfloat16":
+        return True
+    try:
+        return np.dtype(name).kind in _NUMERIC_KINDS
+    except TypeError:
+        return False
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A tensor to write: its shape, dtype name, and a function yielding C-ordered row chunks."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    chunks: Callable[[], Iterable[np.ndarray]]
+
+    @classmethod
+    def from_array(cls, array: np.ndarray) -> Tensor:
+        """Wrap an in-memory array.
+
+        >>> Tensor.from_array(np.zeros((2, 3), dtype=np.float32)).shape
+        (2, 3)
+        """
+        array = np.ascontiguousarray(array)
+        return cls(tuple(array.shape), array.dtype.name, lambda: [array])
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * storage_dtype(self.dtype).itemsize
+
+
+def raw_chunks(tensor: Tensor) -> Iterator[memoryview]:
+    """The little-endian bytes of ``tensor``, one piece per chunk (copied only on a big-endian machine).
+
+    >>> b"".join(raw_chunks(Tensor.from_array(np.array([1, 258], dtype=np.int16))))
+    b'\\x01\\x00\\x02\\x01'
+    """
+    target = storage_dtype(tensor.dtype)
+    for chunk in tensor.chunks():
+        chunk = np.ascontiguousarray(chunk)
+        if chunk.dtype != target:
+            raise AssertionError(f"chunk dtype {chunk.dtype} is not the declared {target}")
+        if chunk.dtype.byteorder == ">":
+            chunk = chunk.astype(chunk.dtype.newbyteorder("<"))
+        yield memoryview(chunk.reshape(-1).view(np.uint8))
+
+
+@dataclass
+class StoredTensor:
+    """A tensor found in a file by its reader: shape and dtype from the header, data on demand."""
+
+    shape: tuple[int, ...]
+    dtype: str  # numpy dtype name, or "bfloat16"
+    load: Callable[[], np.ndarray]
+
+
+@dataclass
+class LoadedTable:
+    """A tensor read from a file: the array, the key it was stored under, and the file's metadata."""
+
+    array: np.ndarray
+    key: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    source: str = ""
