@@ -12,7 +12,6 @@ import pytest
 import pecli
 from pecli.analysis.identify import identify_table
 from pecli.io import read_table
-from pecli.schemes.catalog import sequence_sizes
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.presets import PRESETS
 from tests import references
