@@ -21,9 +21,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import typer  # noqa: E402
-from typer._click import Context  # noqa: E402 - typer >= 0.26 vendors click
 
 from pecli import __version__  # noqa: E402
+from pecli.cli._typer_compat import Context, get_completion_class  # noqa: E402
 from pecli.cli.app import COMPLETE_VAR, app  # noqa: E402
 from pecli.errors import ExitCode  # noqa: E402
 
@@ -54,8 +54,6 @@ ENVIRONMENT = {
 
 def completion_script(shell: str) -> str:
     """The completion script for ``shell``, from the vendored click's completion classes."""
-    from typer._click.shell_completion import get_completion_class
-
     from pecli.cli.completion import install
 
     install()

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return int(ExitCode.OK)
     except SystemExit as exit_:
-        from typer._click.utils import PacifyFlushWrapper
+        from pecli.cli._typer_compat import PacifyFlushWrapper
 
         # typer's sign of a broken pipe (--help | head -1): sys.exit(1) while handling EPIPE
         epipe = isinstance(exit_.__context__, OSError) and exit_.__context__.errno == errno.EPIPE
@@ -134,8 +134,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str] | None) -> int:
     """The command's exit code, with every known error turned into one line on stderr."""
-    from typer._click.exceptions import ClickException, NoArgsIsHelpError  # typer >= 0.26 vendors click
-
+    from pecli.cli._typer_compat import ClickException, NoArgsIsHelpError
     from pecli.cli.output import Output
     from pecli.errors import PecliError
 
