@@ -29,6 +29,9 @@ COMMANDS = ("generate", "timestep", "plot", "distance", "compare", "identify", "
 #: the environment variable through which shell completion scripts call pecli (click's convention)
 COMPLETE_VAR = "_PECLI_COMPLETE"
 
+#: the end of ``pecli --help``: every exit code, from the enum's own documentation
+EPILOG = "Exit status: " + "; ".join(f"{int(code)} {code.meaning[0].lower()}{code.meaning[1:-1]}" for code in ExitCode)
+
 
 def _version(value: bool) -> None:
     if value:
@@ -53,6 +56,7 @@ def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
     app = typer.Typer(
         name="pecli",
         help="Generate and inspect positional encodings.",
+        epilog=EPILOG + ".",
         no_args_is_help=True,
         add_completion=False,
         rich_markup_mode=None,
@@ -161,7 +165,8 @@ def _run(argv: list[str] | None) -> int:
         context = getattr(error, "ctx", None)
         where = context.command_path if context is not None else "pecli"
         output.error(f"{message} (see '{where} --help')")
-        return int(ExitCode.USAGE) if error.exit_code == 2 else error.exit_code
+        # click's usage errors exit 2; any other click failure is a runtime one, never "no"
+        return int(ExitCode.USAGE) if error.exit_code == 2 else int(ExitCode.FAILURE)
     except (KeyboardInterrupt, typer.Abort):
         sys.stderr.write("pecli: interrupted\n")
         return int(ExitCode.INTERRUPTED)
