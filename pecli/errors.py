@@ -40,19 +40,49 @@ __all__ = [
 
 
 class ExitCode(IntEnum):
-    """Process exit codes, documented in README and the man page."""
+    """Process exit codes, as diff, cmp and grep use them: a script can tell "no" from a failure.
+
+    Documented in README, ``pecli --help`` and the man page, all from :attr:`meaning`.
+
+    >>> [f"{int(code)} {code.name}" for code in ExitCode]
+    ['0 OK', '1 NO_MATCH', '2 USAGE', '3 FAILURE', '130 INTERRUPTED']
+    """
 
     OK = 0
-    #: a comparison found a difference, or a runtime failure (unwritable path, disk full…)
-    FAILURE = 1
-    #: a usage error: a bad option value, an unknown name, an unreadable input
+    #: the answer is "no", and nothing else: compare found a difference, identify no convention
+    NO_MATCH = 1
+    #: a usage error: a bad option value, an unknown name, an unreadable or malformed input
     USAGE = 2
+    #: a runtime failure: the output cannot be written (path, permission, full disk, terminal,
+    #: closed stdout), memory ran out, an unexpected I/O error, or a bug in pecli
+    FAILURE = 3
     #: interrupted by Ctrl-C (128 + SIGINT)
     INTERRUPTED = 130
 
+    @property
+    def meaning(self) -> str:
+        """One sentence for the documentation.
+
+        >>> ExitCode.NO_MATCH.meaning
+        'The answer is no: compare found a difference, identify found no matching convention.'
+        """
+        return _MEANINGS[self]
+
+
+_MEANINGS = {
+    ExitCode.OK: "Success.",
+    ExitCode.NO_MATCH: "The answer is no: compare found a difference, identify found no matching convention.",
+    ExitCode.USAGE: "A usage error: a bad option value, an unknown name, an unreadable or malformed input.",
+    ExitCode.FAILURE: (
+        "A runtime failure: the output cannot be written (missing directory, no permission, full disk,"
+        " a terminal or a closed stdout), memory ran out, or pecli hit an internal error."
+    ),
+    ExitCode.INTERRUPTED: "Interrupted (Ctrl-C), leaving no partial output file behind.",
+}
+
 
 class PecliError(Exception):
-    """Base class: a known failure with a one-line message and an optional hint."""
+    """Base class: a known failure with a one-line message and an optional hint (exit 3 unless a subclass says)."""
 
     exit_code: int = ExitCode.FAILURE
 
@@ -85,7 +115,7 @@ class TableFileError(PecliError, ValueError):
 
 
 class OutputError(PecliError, OSError):
-    """The output could not be written: a missing directory, no permission, a full disk (exit 1)."""
+    """The output could not be written: a missing directory, no permission, a full disk (exit 3)."""
 
     exit_code = ExitCode.FAILURE
 

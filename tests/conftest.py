@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -64,6 +65,15 @@ def run_pecli(
         timeout=timeout,
     )
     return Result(completed.returncode, completed.stdout, completed.stderr.decode())
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for a child that the test interrupts: Ctrl-C (SIGINT) acts as it does in a terminal.
+
+    A shell starts a background job (``pytest … &``) with SIGINT ignored, and an ignored signal stays
+    ignored across exec, so without this the child would never see the test's Ctrl-C.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def assert_clean_error(result: Result, code: int, *words: str) -> None:

@@ -123,7 +123,7 @@ def test_npy_through_a_real_pipe(tmp_path):
 
 def test_binary_to_a_terminal_is_refused():
     code, output = run_in_terminal("generate", "--d", "4", "--len", "2", "-o", "-")
-    assert code == 1
+    assert code == 3
     assert b"refusing to write binary" in output and b"\x93NUMPY" not in output
 
 
@@ -146,9 +146,9 @@ def test_binary_to_a_terminal_is_refused():
         (["--d", "4", "--len", "4", "--format", "xls", "-o", "x.xls"], 2, ["format"]),
         (["--d", "4", "--len", "4", "-o", "x.docx"], 2, ["extension"]),
         (["--d", "4", "--len", "4", "--dtype", "bfloat16", "-o", "x.npy"], 2, ["bfloat16"]),
-        (["--d", "4", "--len", "4", "-o", "nowhere/x.npy"], 1, ["does not exist"]),
-        (["--d", "4", "--len", "4", "-o", "."], 1, ["directory"]),
-        (["--d", "100000000", "--len", "100000000", "-o", "x.npy"], 1, ["would take"]),
+        (["--d", "4", "--len", "4", "-o", "nowhere/x.npy"], 3, ["does not exist"]),
+        (["--d", "4", "--len", "4", "-o", "."], 3, ["directory"]),
+        (["--d", "100000000", "--len", "100000000", "-o", "x.npy"], 3, ["would take"]),
         (["--d", "1000000", "--len", "100000000"], 2, []),
         (["--d", "x", "--len", "4"], 2, ["--d"]),
         (["--d", "4", "--len", "4", "--nope"], 2, ["--nope"]),

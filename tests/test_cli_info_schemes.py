@@ -131,3 +131,15 @@ def test_schemes_text_has_one_line_formula_options_and_source_per_scheme(cli):
     assert "--layout interleaved|split (interleaved)" in text and "--base 10000.0" in text
     for preset in PRESETS.values():
         assert f"\n{preset.name} — {preset.scheme}: {preset.convention}" in text
+
+
+@pytest.mark.parametrize("command", ["info", "schemes"])
+def test_quiet_and_no_color_mean_the_same_as_elsewhere(cli, tmp_path, command):
+    """-q/--no-color are accepted by every printing command; the JSON document is unchanged by them."""
+    args = [str(tmp_path / "pe.npy")] if command == "info" else []
+    if command == "info":
+        assert cli("generate", "--d", "4", "--len", "3", "-o", args[0]).code == 0
+    plain = cli(command, *args, "--json")
+    switched = cli(command, *args, "--json", "-q", "--no-color")
+    assert plain.code == switched.code == 0 and switched.stderr == ""
+    assert json.loads(switched.out) == json.loads(plain.out)

@@ -21,7 +21,7 @@ import pytest
 
 import pecli
 from pecli.io import TEMP_MARKER, Tensor, read_table, write_tensors
-from tests.conftest import assert_clean_error, run_pecli
+from tests.conftest import assert_clean_error, default_sigint, run_pecli
 from tests.mounts import tmpfs
 
 PRECIOUS = b"the previous table, which must survive"
@@ -37,6 +37,7 @@ def _start(*args: str, cwd: str) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=environment,
+        preexec_fn=default_sigint,
     )
 
 
@@ -147,7 +148,7 @@ def test_full_tmpfs_gives_a_clear_error_and_no_partial_file(tmp_path):
             handle.write(PRECIOUS)
         rows = shutil.disk_usage(disk).free // 4096  # rows of 1024 float32 = one 4 KiB page each
         result = run_pecli("generate", "--d", "1024", "--len", str(rows), "-o", "pe.npy", cwd=disk)
-        assert_clean_error(result, 1, "cannot write 'pe.npy'", "disk is full")
+        assert_clean_error(result, 3, "cannot write 'pe.npy'", "disk is full")
         assert sorted(os.listdir(disk)) == ["pe.npy"]
         with open(os.path.join(disk, "pe.npy"), "rb") as handle:
             assert handle.read() == PRECIOUS
@@ -156,7 +157,7 @@ def test_full_tmpfs_gives_a_clear_error_and_no_partial_file(tmp_path):
 def test_full_tmpfs_refused_before_writing_when_the_table_is_larger_than_the_space(tmp_path):
     with tmpfs(str(tmp_path / "small"), size="1m") as disk:
         result = run_pecli("generate", "--d", "1024", "--len", "1024", "-o", "pe.safetensors", cwd=disk)
-        assert_clean_error(result, 1, "would take 4.0 MiB", "free")
+        assert_clean_error(result, 3, "would take 4.0 MiB", "free")
         assert os.listdir(disk) == []
 
 
@@ -191,7 +192,7 @@ def test_injected_enospc_mid_write(cli, tmp_path, monkeypatch, fmt):
     monkeypatch.setattr(os, "fdopen", lambda fd, *a, **k: _FullDisk(real_fdopen(fd, *a, **k), room=1000))
     result = cli("generate", "--d", "64", "--len", "64", "-o", str(target))
     monkeypatch.undo()
-    assert_clean_error(result, 1, f"cannot write '{target}'", "no space left", "disk is full")
+    assert_clean_error(result, 3, f"cannot write '{target}'", "no space left", "disk is full")
     assert os.listdir(tmp_path) == [target.name]
     assert target.read_bytes() == PRECIOUS
 
@@ -241,3 +242,32 @@ def test_dev_stdout_on_a_pipe_is_written_in_place(tmp_path):
     result = run_pecli("generate", "--d", "8", "--len", "5", "-o", "/dev/stdout", "--format", "npy", "-q")
     assert result.code == 0, result.stderr
     np.testing.assert_array_equal(np.load(io.BytesIO(result.stdout)), pecli.encode(None, 5, 8))
+
+
+# ---------------------------------------------------------------------------------------------
+# exit codes: a runtime failure is 3, never the 1 that means "no"
+
+
+@pytest.mark.parametrize(
+    ("fault", "words"),
+    [
+        (RuntimeError("the angle cache is inconsistent"), ("internal error: RuntimeError", "PECLI_DEBUG=1")),
+        (MemoryError(), ("out of memory", "--len")),
+        (OSError(errno.EIO, os.strerror(errno.EIO), "pe.npy"), (os.strerror(errno.EIO), "'pe.npy'")),
+    ],
+    ids=["bug", "memory", "io-error"],
+)
+def test_unforeseen_failures_exit_3(cli, tmp_path, monkeypatch, fault, words):
+    def fail(*args, **kwargs):
+        raise fault
+
+    monkeypatch.setattr("pecli.cli.common.write_table", fail)
+    result = cli("generate", "--d", "4", "--len", "2", "-o", str(tmp_path / "pe.npy"))
+    assert_clean_error(result, 3, *words)
+
+
+def test_compare_tells_different_from_unwritable(cli, tmp_path):
+    """1 is the answer "they differ"; a figure that cannot be written is a failure (3), even for equal tables."""
+    assert cli("compare", "sinusoidal", "sinusoidal:base=500", "--d", "8", "--len", "4").code == 1
+    result = cli("compare", "sinusoidal", "sinusoidal", "--d", "8", "--len", "4", "-o", str(tmp_path / "no" / "d.png"))
+    assert_clean_error(result, 3, "does not exist")

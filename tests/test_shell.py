@@ -17,7 +17,7 @@ import typer
 import pecli
 from pecli.cli.app import COMMANDS, app
 from pecli.io import TEMP_MARKER
-from tests.conftest import require_tool, run_in_terminal, run_pecli
+from tests.conftest import default_sigint, require_tool, run_in_terminal, run_pecli
 
 
 def _sh(command: str, env: dict[str, str], cwd=None) -> subprocess.CompletedProcess:
@@ -66,7 +66,6 @@ def test_reader_gone_before_the_first_write_is_quiet(args):
     assert completed.stderr.decode() == "" and completed.returncode == 0
 
 
-@pytest.mark.skipif("plot" not in COMMANDS, reason="pecli plot is not registered yet")
 def test_generate_into_plot(shell_env, tmp_path):
     figure = tmp_path / "pe.png"
     completed = _sh(f"pecli generate --d 32 --len 64 -o - | pecli plot - -o '{figure}'", shell_env)
@@ -75,9 +74,6 @@ def test_generate_into_plot(shell_env, tmp_path):
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.skipif(
-    not {"timestep", "distance"} <= set(COMMANDS), reason="pecli timestep / distance are not registered yet"
-)
 def test_seq_into_timestep_into_distance_into_numpy(shell_env):
     reader = "import sys, io, numpy as np; m = np.load(io.BytesIO(sys.stdin.buffer.read())); print(m.shape, m.dtype)"
     completed = _sh(
@@ -89,7 +85,6 @@ def test_seq_into_timestep_into_distance_into_numpy(shell_env):
     assert completed.stdout.decode().startswith("(1000, 1000)")
 
 
-@pytest.mark.skipif("compare" not in COMMANDS, reason="pecli compare is not registered yet")
 def test_generate_into_compare(shell_env):
     recipe = "pecli generate --d 64 --len 128 -o - | pecli compare - sinusoidal --d 64 --len 128"
     same = _sh(recipe, shell_env)
@@ -109,6 +104,7 @@ def test_ctrl_c_during_a_large_write_exits_130_and_leaves_nothing(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
+        preexec_fn=default_sigint,
     )
     deadline = time.monotonic() + 60
     while not any(TEMP_MARKER in name and (tmp_path / name).stat().st_size > 0 for name in os.listdir(tmp_path)):

@@ -52,3 +52,15 @@ def test_help_imports_no_numpy_and_lists_every_command(tmp_path):
     assert result["rc"] == 0 and not result["numpy"] and result["heavy"] == []
     names = [info.name for info in app.registered_commands]
     assert names and all(f"  {name} " in result["stdout"] for name in names)
+
+
+def test_typer_private_modules_are_imported_by_the_adapter_only():
+    """typer._click and typer._completion_classes sit behind pecli/cli/_typer_compat.py (the typer pin's one place)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    private = re.compile(r"^\s*(from|import)\s+typer\._", re.MULTILINE)
+    sources = [*root.joinpath("pecli").rglob("*.py"), *root.joinpath("scripts").rglob("*.py")]
+    users = sorted(str(path.relative_to(root)) for path in sources if private.search(path.read_text(encoding="utf-8")))
+    assert users == ["pecli/cli/_typer_compat.py"]

@@ -158,8 +158,9 @@ def test_generate_timestep_with_preset(cli, tmp_path):
 
 def test_inspecting_commands_can_load_the_scheme():
     from pecli.cli.inputs import load_input
+    from pecli.cli.output import Output
 
-    loaded = load_input("timestep", length=50, dim=8, dtype="float64")
+    loaded = load_input(Output(), "timestep", length=50, dim=8, dtype="float64")
     np.testing.assert_allclose(loaded.array, references.guided_diffusion(np.arange(50), 8), atol=1e-12)
     assert loaded.label.startswith("timestep")
 

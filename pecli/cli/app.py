@@ -29,6 +29,9 @@ COMMANDS = ("generate", "timestep", "plot", "distance", "compare", "identify", "
 #: the environment variable through which shell completion scripts call pecli (click's convention)
 COMPLETE_VAR = "_PECLI_COMPLETE"
 
+#: the end of ``pecli --help``: every exit code, from the enum's own documentation
+EPILOG = "Exit status: " + "; ".join(f"{int(code)} {code.meaning[0].lower()}{code.meaning[1:-1]}" for code in ExitCode)
+
 
 def _version(value: bool) -> None:
     if value:
@@ -53,6 +56,7 @@ def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
     app = typer.Typer(
         name="pecli",
         help="Generate and inspect positional encodings.",
+        epilog=EPILOG + ".",
         no_args_is_help=True,
         add_completion=False,
         rich_markup_mode=None,
@@ -122,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return int(ExitCode.OK)
     except SystemExit as exit_:
-        from typer._click.utils import PacifyFlushWrapper
+        from pecli.cli._typer_compat import PacifyFlushWrapper
 
         # typer's sign of a broken pipe (--help | head -1): sys.exit(1) while handling EPIPE
         epipe = isinstance(exit_.__context__, OSError) and exit_.__context__.errno == errno.EPIPE
@@ -134,8 +138,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str] | None) -> int:
     """The command's exit code, with every known error turned into one line on stderr."""
-    from typer._click.exceptions import ClickException, NoArgsIsHelpError  # typer >= 0.26 vendors click
-
+    from pecli.cli._typer_compat import ClickException, NoArgsIsHelpError
     from pecli.cli.output import Output
     from pecli.errors import PecliError
 
@@ -164,7 +167,8 @@ def _run(argv: list[str] | None) -> int:
         context = getattr(error, "ctx", None)
         where = context.command_path if context is not None else "pecli"
         output.error(f"{message} (see '{where} --help')")
-        return int(ExitCode.USAGE) if error.exit_code == 2 else error.exit_code
+        # click's usage errors exit 2; any other click failure is a runtime one, never "no"
+        return int(ExitCode.USAGE) if error.exit_code == 2 else int(ExitCode.FAILURE)
     except (KeyboardInterrupt, typer.Abort):
         sys.stderr.write("pecli: interrupted\n")
         return int(ExitCode.INTERRUPTED)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any
+from typing import IO, Any
 
 from pecli.cli.output import Output
-from pecli.errors import ParameterError, PecliError
+from pecli.errors import OutputError, ParameterError
 
 
 def _check_given_sizes_positive(length: int | None, dim: int | None) -> None:
@@ -46,17 +46,15 @@ def build_table(
     return TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype, name=name)
 
 
-def prepare_output(
-    out: Output, table: Any, output: str, fmt: str | None, *, json_output: bool = False
-) -> tuple[Any, str]:
+def prepare_output(out: Output, table: Any, output: str, fmt: str | None) -> tuple[Any, str]:
     """Check everything about ``output`` before any work: path, format, terminal, space. Returns (target, format).
 
-    With ``json_output`` the JSON summary owns stdout, so the table cannot go there too.
+    With ``--json`` the JSON summary owns stdout, so the table cannot go there too.
     """
-    from pecli.io import BINARY_FORMATS, check_format_holds, check_free_space, check_output_path, format_for
+    from pecli.io import check_format_holds, check_free_space, check_output_path, format_for
     from pecli.schemes.catalog import get_scheme
 
-    if json_output and output in ("-", "/dev/stdout"):
+    if out.json_output and output in ("-", "/dev/stdout"):
         raise ParameterError(
             "--json and -o - both write to stdout", hint="write the table to a file (-o pe.npy), or drop --json"
         )
@@ -68,16 +66,8 @@ def prepare_output(
         what=f"{table.scheme} writes",
         pick=f"pick one with --part {'|'.join(get_scheme(table.scheme).parts)}",
     )
-    if output == "-":
-        target: Any = out.binary_stdout(f"{fmt} data") if fmt in BINARY_FORMATS else out.stdout.buffer  # type: ignore[attr-defined]
-        out.stdout.flush()
-    else:
-        if fmt in BINARY_FORMATS and _is_terminal_path(output):  # -o /dev/stdout, -o /dev/tty
-            raise PecliError(
-                f"refusing to write binary {fmt} data to the terminal {output}",
-                hint="write to a file, or pipe it: -o - | pecli plot -",
-            )
-        target = output
+    target = output_target(out, output, fmt)
+    if output != "-":
         check_free_space(output, table.nbytes)
     if fmt == "pt":
         from pecli.memory import check_fits_in_memory
@@ -101,9 +91,29 @@ def write_table(out: Output, table: Any, target: Any, fmt: str, *, label: str) -
         out.note(f"wrote {label}: {shapes} {table.dtype} ({fmt})")
 
 
-def print_summary(out: Output, summary: dict[str, Any], json_output: bool) -> None:
+def output_target(out: Output, output: str, fmt: str) -> str | IO[bytes]:
+    """Where data in ``fmt`` goes for ``-o output``: stdout's bytes for ``-``, else the path itself.
+
+    Binary data is refused on a terminal, be it stdout (``-o -``) or a path naming one
+    (``-o /dev/stdout``, ``-o /dev/tty``).
+    """
+    from pecli.io import BINARY_FORMATS
+
+    if output == "-":
+        target = out.binary_stdout(f"{fmt} data") if fmt in BINARY_FORMATS else out.stdout.buffer  # type: ignore[attr-defined]
+        out.stdout.flush()
+        return target
+    if fmt in BINARY_FORMATS and _is_terminal_path(output):
+        raise OutputError(
+            f"refusing to write binary {fmt} data to the terminal {output}",
+            hint="write to a file, or pipe it: -o - | pecli plot -",
+        )
+    return output
+
+
+def print_summary(out: Output, summary: dict[str, Any]) -> None:
     """Print a table's :meth:`~pecli.schemes.spec.TableSpec.summary` (with values): lines, or one JSON document."""
-    if json_output:
+    if out.json_output:
         out.json(summary)
         return
     params = " ".join(f"{k}={v}" for k, v in summary["params"].items() if v is not None) or "(none)"

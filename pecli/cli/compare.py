@@ -1,4 +1,4 @@
-"""``pecli compare``: how two tables differ (exit 0 same, 1 different, 2 bad input), and the property report."""
+"""``pecli compare``: how two tables differ (exit 0 same, 1 different, 2 bad input, 3 failure), and property reports."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.options import DimOpt, JsonOpt, KeyOpt, LenOpt, QuietOpt
+from pecli.cli.options import DimOpt, KeyOpt, LenOpt, output_options
+from pecli.cli.output import Output
+from pecli.errors import ExitCode
 
 HELP = """Compare two tables, or report the properties of schemes (--properties).
 
@@ -17,7 +19,8 @@ shape from --d/--len or from the other table, and its dtype from --dtype or the 
 Reports the shapes and dtypes, max and mean |A − B|, the max relative difference, the worst
 position and dimension, and the per-position cosine similarity; when the tables differ only by a
 column permutation (interleaved vs split layout, sin/cos order) or a row shift (an offset), says so.
-Exit status: 0 when |A − B| <= atol + rtol·|B| everywhere, 1 when not, 2 on bad input.
+Exit status: 0 when |A − B| <= atol + rtol·|B| everywhere, 1 when not, 2 on bad input,
+3 when the figure (-o) cannot be written or another runtime failure.
 
 With --properties, each SCHEME (a spec) is checked at --d (default 64) × --len (default 512)
 for the six properties of an ideal positional encoding, with the figure behind each verdict.
@@ -40,6 +43,7 @@ def register(app: typer.Typer) -> None:
     app.command("compare", help=HELP)(compare)
 
 
+@output_options
 def compare(
     tables: Annotated[
         list[str],
@@ -67,14 +71,12 @@ def compare(
             "-o", "--output", help="Figure of A, B and A − B side by side (.png, .svg, .pdf).", metavar="PATH"
         ),
     ] = None,
-    json_output: JsonOpt = False,
-    quiet: QuietOpt = False,
+    *,
+    out: Output,
 ) -> None:
     from pecli.analysis.compare import check_tolerances
-    from pecli.cli.output import Output
     from pecli.errors import ParameterError
 
-    out = Output(quiet=quiet)
     check_tolerances(atol, rtol)  # before any table is read or computed
     if properties:
         extra = [flag for flag, value in (("-o", output), ("--key", key or key_a or key_b)) if value]
@@ -85,7 +87,6 @@ def compare(
             tables,
             dim=PROPERTY_DIM if d is None else d,
             length=PROPERTY_LEN if length is None else length,
-            json_output=json_output,
         )
         return
     if len(tables) != 2:
@@ -105,16 +106,16 @@ def compare(
     if output is not None:
         _save_difference_figure(output, first, second)
         out.note(f"wrote {output}")
-    if json_output:
+    if out.json_output:
         out.json(_comparison_json(first, second, result))
     else:
         _print_comparison(out, first, second, result)
     if not result.agree:
-        raise typer.Exit(1)
+        raise typer.Exit(int(ExitCode.NO_MATCH))
 
 
 def _load_pair(
-    out: Any,
+    out: Output,
     texts: list[str],
     keys: tuple[str | None, str | None],
     *,
@@ -143,7 +144,7 @@ def _load_pair(
     loaded: list[Any] = [None, None]
     for side, spec in enumerate(specs):
         if spec is None:
-            table = load_input(texts[side], key=keys[side])
+            table = load_input(out, texts[side], key=keys[side])
             table.array, note = as_matrix(table.array, table.label)  # (1, L, d) and (L, 1, d) squeezed
             if note:
                 out.note(note)
@@ -190,7 +191,7 @@ def _comparison_json(first: Any, second: Any, result: Any) -> dict[str, Any]:
     }
 
 
-def _print_comparison(out: Any, first: Any, second: Any, result: Any) -> None:
+def _print_comparison(out: Output, first: Any, second: Any, result: Any) -> None:
     for name, table in (("A", first), ("B", second)):
         rows, cols = table.array.shape
         out.data(f"{name}: {table.label} — {rows} × {cols} {table.array.dtype.name}")
@@ -208,7 +209,7 @@ def _print_comparison(out: Any, first: Any, second: Any, result: Any) -> None:
         out.data(f"diagnosis: {result.diagnosis.description}")
 
 
-def _property_report(out: Any, texts: list[str], *, dim: int, length: int, json_output: bool) -> None:
+def _property_report(out: Output, texts: list[str], *, dim: int, length: int) -> None:
     from pecli.analysis.properties import PROPERTIES, check_properties
     from pecli.cli.common import require_shape
     from pecli.cli.specs import looks_like_spec, parse_spec
@@ -225,7 +226,7 @@ def _property_report(out: Any, texts: list[str], *, dim: int, length: int, json_
             )
         specs.append(parse_spec(text))
     reports = [(spec, check_properties(spec.table(length=length, dim=dim, dtype="float64"))) for spec in specs]
-    if json_output:
+    if out.json_output:
         out.json(
             {
                 "d": dim,

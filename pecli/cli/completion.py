@@ -8,8 +8,13 @@ the zsh and fish classes here print the help as it is, on one line.
 
 from __future__ import annotations
 
-from typer._click.shell_completion import CompletionItem, add_completion_class  # typer >= 0.26 vendors click
-from typer._completion_classes import FishComplete, ZshComplete, completion_init
+from pecli.cli._typer_compat import (
+    CompletionItem,
+    FishComplete,
+    ZshComplete,
+    add_completion_class,
+    completion_init,
+)
 
 
 def one_line(text: str) -> str:
@@ -45,7 +50,7 @@ class LiteralFishComplete(FishComplete):
 def install() -> None:
     """Register the shell completion classes (typer does so only for its own --install-completion).
 
-    >>> from typer._click.shell_completion import get_completion_class
+    >>> from pecli.cli._typer_compat import get_completion_class
     >>> install(); get_completion_class("zsh") is LiteralZshComplete
     True
     """

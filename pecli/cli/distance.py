@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.options import (
-    DimOpt,
-    FormatOpt,
-    JsonOpt,
-    KeyOpt,
-    LenOpt,
-    NoColorOpt,
-    PresetOpt,
-    QuietOpt,
-    scheme_options,
-)
+from pecli.cli.options import DimOpt, FormatOpt, KeyOpt, LenOpt, PresetOpt, output_options, scheme_options
+from pecli.cli.output import Output
 
 HELP = """The len × len matrix of a metric between position vectors, or its profile over offsets.
 
@@ -45,11 +37,25 @@ LONG_TABLE = 16384
 DEFAULT_MAX_OFFSET = 1024
 
 
+@dataclass(frozen=True)
+class DistanceRequest:
+    """What to compute and where it goes, checked before any table is read."""
+
+    metric: str
+    positions: range  #: the input's positions the vectors are (after --rows)
+    title: str
+    output: str | None = None  #: -o PATH, or None for the terminal
+    fmt: str | None = None  #: --format
+    kind: str | None = None  #: None (terminal), "image" or "data": see :func:`_output_kind`
+    max_offset: int | None = None  #: --profile's last offset
+
+
 def register(app: typer.Typer) -> None:
     app.command("distance", help=HELP)(distance)
 
 
 @scheme_options
+@output_options
 def distance(
     source: Annotated[str, typer.Argument(metavar="INPUT", help="A table file, - (stdin), or a scheme name.")],
     metric: Annotated[str, typer.Option("--metric", help="dot, cosine or euclidean.", metavar="METRIC")] = "dot",
@@ -79,36 +85,34 @@ def distance(
     d: DimOpt = None,
     length: LenOpt = None,
     preset: PresetOpt = None,
-    json_output: JsonOpt = False,
-    quiet: QuietOpt = False,
-    no_color: NoColorOpt = False,
+    *,
+    out: Output,
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
     from pecli.analysis.distance import check_metric
     from pecli.cli.inputs import load_input, table_view
-    from pecli.cli.output import Output
     from pecli.errors import ParameterError
 
-    out = Output(quiet=quiet, color=False if no_color else None)
     check_metric(metric)
     if max_offset is not None and not profile:
         raise ParameterError("--max-offset applies to --profile", hint="add --profile, or drop --max-offset")
     if max_offset is not None and max_offset < 0:
         raise ParameterError(f"--max-offset must be >= 0, got {max_offset}", hint="e.g. --max-offset 1024")
-    if json_output and output is not None:
+    if out.json_output and output is not None:
         raise ParameterError("--json prints the result; it cannot go with -o", hint="use one of them")
     kind = _output_kind(output, fmt)
-    table = load_input(source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d)
+    table = load_input(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d)
     view = table_view(table, rows=rows)  # 2-D (squeezed with a note), positions A..B−1 of --rows
     for note in view.notes:
         out.note(note)
     vectors = view.values
     positions = range(view.row_start, view.row_start + len(vectors))
     title = f"{metric} — {table.label}" + (f", positions {positions.start}..{positions.stop - 1}" if rows else "")
+    request = DistanceRequest(metric, positions, title, output, fmt, kind, max_offset)
     if profile:
-        _profile(out, vectors, metric, positions, max_offset, output, fmt, kind, title, json_output)
+        _profile(out, vectors, request)
     else:
-        _matrix(out, vectors, metric, positions, output, fmt, kind, title, json_output, no_color)
+        _matrix(out, vectors, request)
 
 
 def _output_kind(output: str | None, fmt: str | None) -> str | None:
@@ -129,43 +133,30 @@ def _output_kind(output: str | None, fmt: str | None) -> str | None:
     return "data"
 
 
-def _write_data(out: Any, output: str, fmt: str | None, name: str, tensor: Any, meta: dict[str, str]) -> None:
-    """Stream ``tensor`` (a :class:`pecli.io.Tensor`) to a file or stdout."""
-    from pecli.io import BINARY_FORMATS, format_for, write_tensors
+def _write_data(out: Output, request: DistanceRequest, name: str, tensor: Any, meta: dict[str, str]) -> None:
+    """Stream ``tensor`` (a :class:`pecli.io.Tensor`) to the request's file or stdout."""
+    from pecli.cli.common import output_target
+    from pecli.io import format_for, write_tensors
 
-    fmt = format_for(output, fmt)
-    target: Any = output
-    if output == "-":
-        target = out.binary_stdout(f"{fmt} data") if fmt in BINARY_FORMATS else out.stdout.buffer  # type: ignore[attr-defined]
-        out.stdout.flush()
-    write_tensors(target, {name: tensor}, fmt=fmt, metadata=meta)
+    output = str(request.output)
+    fmt = format_for(output, request.fmt)
+    write_tensors(output_target(out, output, fmt), {name: tensor}, fmt=fmt, metadata=meta)
     if output != "-":
         out.note(f"wrote {output}: {' × '.join(map(str, tensor.shape))} {tensor.dtype} ({fmt})")
 
 
-def _matrix(
-    out: Any,
-    vectors: Any,
-    metric: str,
-    positions: range,
-    output: str | None,
-    fmt: str | None,
-    kind: str | None,
-    title: str,
-    json_output: bool,
-    no_color: bool,
-) -> None:
+def _matrix(out: Output, vectors: Any, request: DistanceRequest) -> None:
     from pecli.analysis.distance import distance_blocks, distance_matrix
     from pecli.memory import check_fits_in_memory
 
-    count = len(vectors)
+    count, metric, positions = len(vectors), request.metric, request.positions
     meta = {"metric": metric, "positions": f"{positions.start}:{positions.stop}"}
-    if kind == "data":
+    if request.kind == "data":
         from pecli.io import Tensor
 
         # row blocks straight to the file: the matrix is never in memory
         matrix_blocks = Tensor((count, count), "float32", lambda: distance_blocks(vectors, metric))
-        _write_data(out, output, fmt, "distance", matrix_blocks, meta)
+        _write_data(out, request, "distance", matrix_blocks, meta)
         return
     check_fits_in_memory(
         count * count * 4,
@@ -173,49 +164,39 @@ def _matrix(
         hint="use --rows A:B for part of it, --profile for the offset profile, or -o FILE.npy, which streams",
     )
     matrix = distance_matrix(vectors, metric, dtype="float32")
-    if json_output:
+    if out.json_output:
         out.json({"metric": metric, "positions": [positions.start, positions.stop], "matrix": matrix.tolist()})
-    elif kind == "image":
-        note = _save_matrix_figure(output, matrix, positions, metric, title)
-        out.note(f"wrote {output}" + (f" ({note})" if note else ""))
+    elif request.kind == "image":
+        note = _save_matrix_figure(str(request.output), matrix, request)
+        out.note(f"wrote {request.output}" + (f" ({note})" if note else ""))
     else:
-        out.data(_terminal_heatmap(out, matrix, positions, metric, title, no_color))
+        out.data(_terminal_heatmap(out, matrix, request))
 
 
-def _profile(
-    out: Any,
-    vectors: Any,
-    metric: str,
-    positions: range,
-    max_offset: int | None,
-    output: str | None,
-    fmt: str | None,
-    kind: str | None,
-    title: str,
-    json_output: bool,
-) -> None:
+def _profile(out: Output, vectors: Any, request: DistanceRequest) -> None:
     from pecli.analysis.distance import offset_profile
 
+    max_offset = request.max_offset
     if max_offset is None and len(vectors) > LONG_TABLE:
         max_offset = DEFAULT_MAX_OFFSET
         out.note(f"profile of offsets 0..{max_offset} of {len(vectors) - 1} (--max-offset sets the last one)")
-    result = offset_profile(vectors, metric, max_offset=max_offset)
-    if json_output:
-        out.json({**result.to_json(), "positions": [positions.start, positions.stop]})
+    result = offset_profile(vectors, request.metric, max_offset=max_offset)
+    if out.json_output:
+        out.json({**result.to_json(), "positions": [request.positions.start, request.positions.stop]})
         return
-    if kind == "data":
+    if request.kind == "data":
         import numpy as np
 
         columns = np.column_stack([result.offsets, result.mean, result.min, result.max]).astype(np.float64)
-        meta = {"metric": metric, "columns": "offset,mean,min,max"}
+        meta = {"metric": request.metric, "columns": "offset,mean,min,max"}
         from pecli.io import Tensor
 
-        _write_data(out, output, fmt, "profile", Tensor.from_array(columns), meta)
-    elif kind == "image":
-        _save_profile_figure(output, result, title)
-        out.note(f"wrote {output}")
+        _write_data(out, request, "profile", Tensor.from_array(columns), meta)
+    elif request.kind == "image":
+        _save_profile_figure(str(request.output), result, request.title)
+        out.note(f"wrote {request.output}")
     else:
-        out.data(_terminal_profile(result, title))
+        out.data(_terminal_profile(out, result, request.title))
 
 
 # -- rendering: one small function each, over pecli.render ------------------------------------
@@ -231,36 +212,37 @@ def _limits(metric: str, matrix: Any) -> tuple[float | None, float | None]:
     return low, high
 
 
-def _terminal_heatmap(out: Any, matrix: Any, positions: range, metric: str, title: str, no_color: bool) -> str:
+def _terminal_heatmap(out: Output, matrix: Any, request: DistanceRequest) -> str:
     from pecli.render.terminal import color_mode, heatmap
 
-    width, height = _terminal_size()
-    low, high = _limits(metric, matrix)
+    width, height = _chart_size(out)
+    low, high = _limits(request.metric, matrix)
     return heatmap(
         matrix,
         width=width,
         height=height,
-        color=color_mode(out, no_color=no_color),
+        color=color_mode(out, no_color=not out.color),
         x_label="Position",
         y_label="Position",
-        title=title,
+        title=request.title,
         vmin=low,
         vmax=high,
-        x_ticks_from=positions.start,
-        y_ticks_from=positions.start,
+        x_ticks_from=request.positions.start,
+        y_ticks_from=request.positions.start,
     )
 
 
-def _save_matrix_figure(path: str, matrix: Any, positions: range, metric: str, title: str) -> str | None:
+def _save_matrix_figure(path: str, matrix: Any, request: DistanceRequest) -> str | None:
     import textwrap
 
     from pecli.render.image import save_heatmap
 
-    low, high = _limits(metric, matrix)
+    low, high = _limits(request.metric, matrix)
+    positions = request.positions
     return save_heatmap(
         matrix,
         path,
-        title=textwrap.fill(title, 70),
+        title=textwrap.fill(request.title, 70),
         x_label="Position",
         y_label="Position",
         vmin=low,
@@ -271,10 +253,10 @@ def _save_matrix_figure(path: str, matrix: Any, positions: range, metric: str, t
     )
 
 
-def _terminal_profile(result: Any, title: str) -> str:
+def _terminal_profile(out: Output, result: Any, title: str) -> str:
     from pecli.render.charts import profile_chart
 
-    width, height = _terminal_size()
+    width, height = _chart_size(out)
     return profile_chart(
         result.offsets,
         result.mean,
@@ -297,8 +279,7 @@ def _save_profile_figure(path: str, result: Any, title: str) -> None:
     )
 
 
-def _terminal_size() -> tuple[int, int]:
-    import shutil
-
-    size = shutil.get_terminal_size((80, 24))
-    return size.columns, max(8, size.lines - 2)
+def _chart_size(out: Output) -> tuple[int, int]:
+    """The terminal's columns, and its lines less two (title, prompt), at least 8."""
+    columns, lines = out.terminal_size()
+    return columns, max(8, lines - 2)

@@ -10,15 +10,14 @@ from pecli.cli.options import (
     DimOpt,
     DtypeOpt,
     FormatOpt,
-    JsonOpt,
     LenOpt,
-    NoColorOpt,
     OutputOpt,
     PresetOpt,
-    QuietOpt,
     SchemeArg,
+    output_options,
     scheme_options,
 )
+from pecli.cli.output import Output
 
 HELP = """Generate a positional-encoding table.
 
@@ -53,6 +52,7 @@ def register(app: typer.Typer) -> None:
 
 
 @scheme_options
+@output_options
 def generate(
     scheme: SchemeArg = None,
     d: DimOpt = None,
@@ -65,17 +65,13 @@ def generate(
     list_presets: Annotated[
         bool, typer.Option("--list-presets", help="List the presets with their sources and exit.")
     ] = False,
-    json_output: JsonOpt = False,
-    quiet: QuietOpt = False,
     device: DeviceOpt = "cpu",
-    no_color: NoColorOpt = False,
+    *,
+    out: Output,
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
-    from pecli.cli.output import Output
-
-    out = Output(quiet=quiet, color=False if no_color else None)
     if list_presets:
-        _print_presets(out, json_output)
+        _print_presets(out)
         return
     from pecli.cli.common import build_table, prepare_output, write_table
     from pecli.schemes.backend import angles_on
@@ -91,14 +87,14 @@ def generate(
 
         check_fits_in_memory(table.nbytes, hint="add -o FILE.npy or -o FILE.safetensors, which stream to disk")
         with angles_on(backend) as placement:
-            _print_summary(out, table.check(), json_output)
+            _print_summary(out, table.check())
         _note_unused_device(out, placement, table.scheme)
         return
-    target, fmt = prepare_output(out, table, output, fmt, json_output=json_output)
+    target, fmt = prepare_output(out, table, output, fmt)
     with angles_on(backend) as placement:
         write_table(out, table.check(), target, fmt, label=output)
     _note_unused_device(out, placement, table.scheme)
-    if json_output:
+    if out.json_output:
         out.json({**table.summary(with_values=False), "output": output})
 
 
@@ -119,15 +115,15 @@ def _phasor_backend(device: str) -> Any:
     return TorchPhasors(check_device(device))
 
 
-def _note_unused_device(out: Any, placement: Any, scheme: str) -> None:
+def _note_unused_device(out: Output, placement: Any, scheme: str) -> None:
     if placement.backend is not None and not placement.used:
         out.warn(f"--device {placement.backend.device}: scheme {scheme!r} computes no sin/cos, so it ran on the CPU")
 
 
-def _print_presets(out: Any, json_output: bool) -> None:
+def _print_presets(out: Output) -> None:
     from pecli.schemes.presets import PRESETS
 
-    if json_output:
+    if out.json_output:
         out.json(
             [
                 {
@@ -145,9 +141,9 @@ def _print_presets(out: Any, json_output: bool) -> None:
         out.data(f"{preset.name:<18} {preset.scheme}: {preset.convention}\n{'':<18} source: {preset.source}")
 
 
-def _print_summary(out: Any, table: Any, json_output: bool) -> None:
+def _print_summary(out: Output, table: Any) -> None:
     from pecli.cli.common import print_summary
 
-    print_summary(out, table.summary(with_values=True), json_output)
-    if not json_output:
+    print_summary(out, table.summary(with_values=True))
+    if not out.json_output:
         out.note("hint: save it with -o pe.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)")

@@ -1,4 +1,4 @@
-"""``pecli identify``: which known convention produced this table? (exit 0 found, 1 none, 2 bad input)."""
+"""``pecli identify``: which known convention produced this table? (exit 0 found, 1 none, 2 bad input, 3 failure)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ from typing import Annotated, Any
 
 import typer
 
-from pecli.cli.options import JsonOpt, KeyOpt, QuietOpt
+from pecli.cli.options import KeyOpt, output_options
+from pecli.cli.output import Output
+from pecli.errors import ExitCode
 
 HELP = """Find the known convention that produced a table, and the command that reproduces it.
 
@@ -15,7 +17,7 @@ and the common RoPE bases 500000 and 1e6, plus the base read off the table — a
 every preset, and the other deterministic schemes. Reports the best match, its max error, and the
 pecli generate command; a learned (trained) table matches none. A match is exact within the
 rounding of the table's dtype, approximate within 1 % (computed in lower precision).
-Exit status: 0 when a convention matches, 1 when none does, 2 on bad input.
+Exit status: 0 when a convention matches, 1 when none does, 2 on bad input, 3 on a runtime failure.
 
 Examples:
 
@@ -30,38 +32,37 @@ def register(app: typer.Typer) -> None:
     app.command("identify", help=HELP)(identify)
 
 
+@output_options
 def identify(
     source: Annotated[str, typer.Argument(metavar="INPUT", help="A table file, or - for stdin.")],
     key: KeyOpt = None,
-    json_output: JsonOpt = False,
-    quiet: QuietOpt = False,
+    *,
+    out: Output,
 ) -> None:
     from pecli.cli.inputs import as_matrix, is_file_input, load_input
-    from pecli.cli.output import Output
     from pecli.errors import ParameterError
 
-    out = Output(quiet=quiet)
     if not is_file_input(source):
         raise ParameterError(
             f"identify reads a table, but {source!r} names a scheme",
             hint=f"write it first: pecli generate {source} --d … --len … -o pe.npy",
         )
-    table = load_input(source, key=key)
+    table = load_input(out, source, key=key)
     values, note = as_matrix(table.array, table.label)  # (1, L, d) and (L, 1, d) squeezed
     if note:
         out.note(note)
     from pecli.analysis.identify import identify_table
 
     found = identify_table(values)
-    if json_output:
+    if out.json_output:
         out.json({"source": table.label, **found.to_json()})
     else:
         _print(out, table, found)
     if not found.matched:
-        raise typer.Exit(1)
+        raise typer.Exit(int(ExitCode.NO_MATCH))
 
 
-def _print(out: Any, table: Any, found: Any) -> None:
+def _print(out: Output, table: Any, found: Any) -> None:
     rows, cols = found.shape
     out.data(f"{table.label}: {rows} × {cols} {found.dtype}")
     best = found.best

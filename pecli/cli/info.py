@@ -5,13 +5,13 @@ from __future__ import annotations
 import io
 import math
 import os
-import sys
 from collections.abc import Callable, Mapping
 from typing import IO, Annotated, Any
 
 import typer
 
-from pecli.cli.options import JsonOpt, KeyOpt
+from pecli.cli.options import KeyOpt, output_options
+from pecli.cli.output import Output
 
 HELP = """Describe a table file: every tensor's name, shape (e.g. [len, d]) and dtype, and its metadata.
 
@@ -32,23 +32,23 @@ def register(app: typer.Typer) -> None:
     app.command("info", help=HELP, short_help="Describe a table file: tensors, shapes, dtypes, metadata.")(info)
 
 
+@output_options
 def info(
     file: Annotated[str, typer.Argument(metavar="FILE", help="A .npy, .safetensors or .pt file, or - for stdin.")],
     key: KeyOpt = None,
     stats: Annotated[
         bool, typer.Option("--stats", help="Also read the data: min, max, mean and std of each tensor (or of --key).")
     ] = False,
-    json_output: JsonOpt = False,
+    *,
+    out: Output,
 ) -> None:
-    from pecli.cli.output import Output
     from pecli.io import read_tensors
 
-    out = Output()
     if file != "-" and not os.path.exists(file):
         from pecli.errors import TableFileError
 
         raise TableFileError(f"no such file: {file!r}", hint="give a .npy, .safetensors or .pt file, or - for stdin")
-    open_source = _source_opener(file)
+    open_source = _source_opener(out, file)
     tensors, metadata = read_tensors(open_source())
     if key is not None and key not in tensors:
         from pecli.errors import TableFileError, did_you_mean
@@ -59,7 +59,7 @@ def info(
     if stats:
         for entry in report["tensors"]:
             entry["stats"] = tensor_stats(open_source, entry["name"], entry["nbytes"], entry["dtype"])
-    if json_output:
+    if out.json_output:
         out.json(report)
         return
     for line in format_report(report):
@@ -70,11 +70,11 @@ def _display_name(file: str) -> str:
     return "<stdin>" if file == "-" else file
 
 
-def _source_opener(file: str) -> Callable[[], str | IO[bytes]]:
+def _source_opener(out: Output, file: str) -> Callable[[], str | IO[bytes]]:
     """Something to pass to the table readers, once per read: the path, or stdin read once and replayed."""
     if file != "-":
         return lambda: file
-    data = sys.stdin.buffer.read()
+    data = out.stdin.buffer.read()  # type: ignore[attr-defined]
 
     def replay() -> io.BytesIO:
         stream = io.BytesIO(data)

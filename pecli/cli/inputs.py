@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from pecli.cli.output import Output
 from pecli.errors import ParameterError, TableFileError
 
 
@@ -42,6 +42,7 @@ def is_file_input(source: str) -> bool:
 
 
 def load_input(
+    out: Output,
     source: str,
     *,
     key: str | None = None,
@@ -51,7 +52,7 @@ def load_input(
     dim: int | None = None,
     dtype: str = "float32",
 ) -> InputTable:
-    """Read ``source`` as a table file, or compute it when it names a scheme."""
+    """Read ``source`` as a table file (``-``: ``out``'s stdin), or compute it when it names a scheme."""
     scheme_params = scheme_params or {}
     if is_file_input(source):
         given = [flag for flag, value in (("--preset", preset), ("--d", dim), ("--len", length)) if value is not None]
@@ -63,7 +64,7 @@ def load_input(
                 f"{', '.join(given)} apply to a scheme, but {source!r} is a file",
                 hint="drop them, or give a scheme name instead of the file",
             )
-        if source == "-" and _stdin_is_terminal():
+        if source == "-" and out.stdin_is_terminal:
             raise ParameterError(
                 "refusing to read a table from the terminal (stdin is not redirected)",
                 hint="pipe one in: pecli generate --d 64 --len 128 -o - | pecli plot -",
@@ -91,13 +92,6 @@ def _describe(scheme: str, metadata: dict[str, str]) -> str:
     params = ", ".join(f"{name}={metadata[name]}" for name in names if name in metadata)
     preset = f" ({metadata['preset']})" if metadata.get("preset") else ""
     return f"{scheme}{preset}" + (f": {params}" if params else "")
-
-
-def _stdin_is_terminal() -> bool:
-    try:
-        return bool(sys.stdin.isatty())
-    except (AttributeError, ValueError):
-        return False
 
 
 _RANGE = re.compile(r"^\s*(-?\d+)?\s*:\s*(-?\d+)?\s*$")

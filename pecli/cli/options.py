@@ -1,4 +1,4 @@
-"""Option aliases shared by every command, and the scheme options built from the registry.
+"""Option aliases shared by every command, the run's output switches, and the scheme options built from the registry.
 
 Shell completion of scheme names, ``--preset`` values and parameter choices is driven by the same
 registry (:func:`complete_scheme`, :func:`complete_preset`), so a new scheme completes at once.
@@ -7,17 +7,21 @@ Commands declare ``d: DimOpt = None`` instead of repeating an option's flags and
 decorate themselves with :func:`scheme_options` to accept every scheme parameter of
 :data:`pecli.schemes.params.PARAMS` (``--base``, ``--layout``…) plus ``--preset``. The decorated
 function receives them as one ``scheme_params`` dict holding only the options actually given.
+Every command that prints is decorated with :func:`output_options`: ``-q``, ``--no-color`` and
+``--json`` mean the same everywhere, and the command receives the run's one
+:class:`~pecli.cli.output.Output` as ``out``.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Optional
 
 import typer
 
+from pecli.cli.output import Output
 from pecli.schemes.params import PARAMS
 
 SCHEME_PANEL = "Scheme options"
@@ -189,15 +193,59 @@ def scheme_options(command: Any = None, *, names: Iterable[str] | None = None) -
     if command is None:
         return functools.partial(scheme_options, names=names)
     chosen = tuple(names) if names is not None else tuple(PARAMS)
+
+    def given_params(**values: Any) -> dict[str, Any]:
+        return {name: value for name, value in values.items() if value is not None}
+
+    return _replace_parameter(command, "scheme_params", [_scheme_parameter(name) for name in chosen], given_params)
+
+
+def output_options(command: Any = None, *, json: bool = True) -> Any:
+    """Give ``command`` ``-q``, ``--no-color`` and (unless ``json=False``) ``--json``; it receives the run's ``out``.
+
+    The :class:`~pecli.cli.output.Output` is the one the app built for this run (a fresh one
+    under a bare ``CliRunner``), with the command line's switches applied.
+
+    >>> @output_options
+    ... def hello(*, out: Output) -> None:
+    ...     out.data("quiet" if out.quiet else "hello")
+    >>> [name for name in inspect.signature(hello).parameters]
+    ['ctx', 'quiet', 'no_color', 'json_output']
+    """
+    if command is None:
+        return functools.partial(output_options, json=json)
+    switches = [
+        _keyword("ctx", typer.Context, inspect.Parameter.empty),
+        _keyword("quiet", QuietOpt, False),
+        _keyword("no_color", NoColorOpt, False),
+    ]
+    if json:
+        switches.append(_keyword("json_output", JsonOpt, False))
+
+    def run_output(ctx: typer.Context, quiet: bool, no_color: bool, json_output: bool = False) -> Output:
+        out = ctx.ensure_object(Output)
+        out.set_switches(quiet=quiet, no_color=no_color, json_output=json_output)
+        return out
+
+    return _replace_parameter(command, "out", switches, run_output)
+
+
+def _keyword(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def _replace_parameter(
+    command: Any, hidden: str, extra: list[inspect.Parameter], convert: Callable[..., Any]
+) -> Any:
+    """``command`` as typer sees it: parameter ``hidden`` replaced by ``extra``, whose values ``convert`` makes it."""
     signature = inspect.signature(command, eval_str=True)
-    own = [p for name, p in signature.parameters.items() if name != "scheme_params"]
-    extra = [_scheme_parameter(name) for name in chosen]
+    own = [p for name, p in signature.parameters.items() if name != hidden]
+    names = [p.name for p in extra]
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        given = {name: kwargs.pop(name) for name in chosen}
-        scheme_params = {name: value for name, value in given.items() if value is not None}
-        return command(*args, scheme_params=scheme_params, **kwargs)
+        given = {name: kwargs.pop(name) for name in names}
+        return command(*args, **{hidden: convert(**given)}, **kwargs)
 
     wrapper.__signature__ = signature.replace(parameters=[*own, *extra])  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in (*own, *extra)}

@@ -1,9 +1,13 @@
 """The one place where pecli talks to the terminal: data on stdout, messages on stderr.
 
-Every command receives an :class:`Output`. Results go to :meth:`Output.data` (stdout) or
-:meth:`Output.json` (exactly one JSON document on stdout); notes, warnings and errors go to
-stderr, and ``--quiet`` silences all but data and errors. Colour follows ``NO_COLOR``,
-``TERM=dumb`` and ``--no-color``. Tests build an ``Output`` over ``io.StringIO`` streams.
+One :class:`Output` is built per run (by :func:`pecli.cli.app.main`, or on first use for a
+``CliRunner``) and handed to the command with the switches of its command line
+(:func:`pecli.cli.options.output_options`: ``-q``, ``--no-color``, ``--json``). Results go to
+:meth:`Output.data` (stdout) or :meth:`Output.json` (exactly one JSON document on stdout); notes,
+warnings and errors go to stderr, and ``--quiet`` silences all but data and errors. Colour follows
+``NO_COLOR``, ``TERM=dumb`` and ``--no-color``. Whether a stream is a terminal, and how large the
+terminal is, are asked here only (:func:`is_terminal`, :meth:`Output.terminal_size`). Tests build
+an ``Output`` over ``io.StringIO`` streams.
 
 >>> import io
 >>> out = Output(stdout=io.StringIO(), stderr=io.StringIO())
@@ -17,19 +21,31 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-from pecli.errors import PecliError
+from pecli.errors import OutputError, PecliError
+
+
+def is_terminal(stream: object) -> bool:
+    """Whether ``stream`` is a terminal; False for a closed, missing or in-memory stream.
+
+    >>> import io
+    >>> is_terminal(io.StringIO()), is_terminal(None)
+    (False, False)
+    """
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        return False
 
 
 class _ClosedStdout:
     """Stands in for a stdout the process started without (``>&-``): a result written there is an error."""
 
     def write(self, data: Any) -> int:
-        from pecli.errors import OutputError
-
         raise OutputError("stdout is closed, so the result has nowhere to go", hint="redirect it to a file or a pipe")
 
     def flush(self) -> None:
@@ -51,35 +67,40 @@ class Output:
         *,
         stdout: IO[str] | None = None,
         stderr: IO[str] | None = None,
+        stdin: IO[str] | None = None,
         quiet: bool = False,
         color: bool | None = None,
+        json_output: bool = False,
     ) -> None:
         # sys.stdout/stderr are None when the process started with that descriptor closed (>&-)
         self.stdout = stdout if stdout is not None else (sys.stdout or _ClosedStdout())
         self.stderr = stderr if stderr is not None else (sys.stderr or open(os.devnull, "w"))  # noqa: SIM115
+        self.stdin = stdin if stdin is not None else sys.stdin
         self.quiet = quiet
+        #: ``--json``: the command prints its result as one JSON document
+        self.json_output = json_output
         self._color = color
 
-    # -- environment -----------------------------------------------------------------------
-    @staticmethod
-    def _isatty(stream: Any) -> bool:
-        try:
-            return bool(stream.isatty())
-        except (AttributeError, ValueError):
-            return False
+    def set_switches(self, *, quiet: bool, no_color: bool, json_output: bool) -> None:
+        """Apply a command line's ``-q``, ``--no-color`` and ``--json`` to this run's output."""
+        self.quiet = quiet
+        self.json_output = json_output
+        if no_color:
+            self._color = False
 
+    # -- environment -----------------------------------------------------------------------
     @property
     def stdout_is_terminal(self) -> bool:
-        return self._isatty(self.stdout)
+        return is_terminal(self.stdout)
 
     @property
     def stderr_is_terminal(self) -> bool:
-        return self._isatty(self.stderr)
+        return is_terminal(self.stderr)
 
     @property
     def stdin_is_terminal(self) -> bool:
-        """Whether reading stdin would wait for someone typing (then say so before reading)."""
-        return self._isatty(sys.stdin)
+        """Whether reading stdin would wait for someone typing (then say so, or refuse, before reading)."""
+        return is_terminal(self.stdin)
 
     @property
     def color(self) -> bool:
@@ -87,6 +108,12 @@ class Output:
         if self._color is not None:
             return self._color
         return "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+    @staticmethod
+    def terminal_size() -> tuple[int, int]:
+        """The terminal's (columns, lines); 80 × 24 when there is none (a pipe, a file)."""
+        size = shutil.get_terminal_size((80, 24))
+        return size.columns, size.lines
 
     # -- results ---------------------------------------------------------------------------
     def data(self, text: str) -> None:
@@ -100,7 +127,7 @@ class Output:
     def binary_stdout(self, what: str) -> IO[bytes]:
         """stdout as bytes, refused when it is a terminal (binary data would garble it)."""
         if self.stdout_is_terminal:
-            raise PecliError(
+            raise OutputError(
                 f"refusing to write binary {what} to a terminal",
                 hint="redirect stdout (-o - > file, or | pecli plot -), or use --format csv",
             )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.options import DimOpt, DtypeOpt, KeyOpt, LenOpt, NoColorOpt, PresetOpt, QuietOpt, scheme_options
+from pecli.cli.options import DimOpt, DtypeOpt, KeyOpt, LenOpt, PresetOpt, output_options, scheme_options
+from pecli.cli.output import Output
 
 HELP = """Draw a table as a heatmap: an image file with -o, else right in the terminal.
 
@@ -32,11 +34,53 @@ _IMAGE_PANEL = "Image options (-o)"
 _TERMINAL_PANEL = "Terminal options"
 
 
+@dataclass(frozen=True)
+class ImageFile:
+    """A figure to write (-o): where, and its size."""
+
+    path: str
+    dpi: float
+    figsize: tuple[float, float]  #: inches
+
+    @property
+    def pixels(self) -> str:
+        """``"800 × 600 px"``.
+
+        >>> HeatmapImage("pe.png", 100.0, (8.0, 6.0), "RdBu").pixels
+        '800 × 600 px'
+        """
+        return f"{round(self.figsize[0] * self.dpi)} × {round(self.figsize[1] * self.dpi)} px"
+
+
+@dataclass(frozen=True)
+class HeatmapImage(ImageFile):
+    """The table as a heatmap image, in a matplotlib colormap."""
+
+    cmap: str
+
+
+@dataclass(frozen=True)
+class LinesImage(ImageFile):
+    """Dimensions of the table as curves against position (--lines)."""
+
+    dims: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TerminalHeatmap:
+    """The heatmap drawn on stdout: its size in cells, and whether --terminal forces it (and colour)."""
+
+    width: int
+    height: int
+    forced: bool
+
+
 def register(app: typer.Typer) -> None:
     app.command("plot", help=HELP)(plot)
 
 
 @scheme_options
+@output_options(json=False)
 def plot(
     source: Annotated[
         str, typer.Argument(metavar="INPUT", help="A table file, - for stdin, or a scheme name.", show_default=False)
@@ -99,21 +143,19 @@ def plot(
             rich_help_panel=_TERMINAL_PANEL,
         ),
     ] = None,
-    no_color: NoColorOpt = False,
     d: DimOpt = None,
     length: LenOpt = None,
     dtype: DtypeOpt = "float32",
     preset: PresetOpt = None,
-    quiet: QuietOpt = False,
+    *,
+    out: Output,
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
-    from pecli.cli.output import Output
     from pecli.render.scale import ValueRange, color_limits, value_range
 
-    out = Output(quiet=quiet)
     draw_terminal = output is None or terminal
     image = _image_settings(output, cmap=cmap, dpi=dpi, figsize=figsize, lines=lines, limits=(vmin, vmax))
-    size = _terminal_size(width, height) if draw_terminal else None
+    screen = _terminal_heatmap(out, width, height, forced=terminal) if draw_terminal else None
     if vmin is not None and vmax is not None:  # check them before reading a possibly large table
         color_limits(ValueRange(0.0, 0.0, 0), vmin, vmax)
     if not draw_terminal and (width is not None or height is not None):
@@ -123,7 +165,9 @@ def plot(
 
     from pecli.cli.inputs import load_input, table_view
 
-    table = load_input(source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d, dtype=dtype)
+    table = load_input(
+        out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d, dtype=dtype
+    )
     view = table_view(table, rows=rows, cols=cols)
     for note in view.notes:
         out.note(note)
@@ -137,14 +181,14 @@ def plot(
 
     if image is not None:
         _save_image(out, view, image, heading, vmin=vmin, vmax=vmax)
-    if size is not None:
+    if screen is not None:
         from pecli.render.terminal import color_mode, heatmap
 
         text = heatmap(
             view.values,
-            width=size[0],
-            height=size[1],
-            color=color_mode(out, force_terminal=terminal, no_color=no_color),
+            width=screen.width,
+            height=screen.height,
+            color=color_mode(out, force_terminal=screen.forced, no_color=not out.color),
             x_label=X_LABEL,
             y_label=Y_LABEL,
             title=heading,
@@ -164,7 +208,7 @@ def _image_settings(
     figsize: str | None,
     lines: str | None,
     limits: tuple[float | None, float | None],
-) -> dict[str, Any] | None:
+) -> ImageFile | None:
     """Check every image option before any table is read; None when there is no image to write."""
     from pecli.errors import ParameterError
 
@@ -185,11 +229,10 @@ def _image_settings(
 
     check_output_path(output)
     image_format(output)
-    settings: dict[str, Any] = {"path": output, "dpi": 100.0 if dpi is None else dpi, "figsize": (8.0, 6.0)}
-    if figsize is not None:
-        settings["figsize"] = _parse_figsize(figsize)
+    size = (8.0, 6.0) if figsize is None else _parse_figsize(figsize)
+    resolution = 100.0 if dpi is None else dpi
     if lines is not None:
-        settings["dims"] = _parse_dims(lines)
+        dims = _parse_dims(lines)
         given = [
             flag
             for flag, value in (("--cmap", cmap), ("--vmin", limits[0]), ("--vmax", limits[1]))
@@ -197,10 +240,9 @@ def _image_settings(
         ]
         if given:
             raise ParameterError(f"{', '.join(given)} colour the heatmap, but --lines draws curves", hint="drop them")
-    else:
-        settings["cmap"] = cmap or "RdBu"
-        check_cmap(settings["cmap"])
-    return settings
+        return LinesImage(output, resolution, size, dims)
+    check_cmap(cmap or "RdBu")
+    return HeatmapImage(output, resolution, size, cmap or "RdBu")
 
 
 def _parse_figsize(text: str) -> tuple[float, float]:
@@ -223,16 +265,16 @@ def _parse_figsize(text: str) -> tuple[float, float]:
     return width, height
 
 
-def _parse_dims(text: str) -> list[int]:
+def _parse_dims(text: str) -> tuple[int, ...]:
     """``--lines 0,1,4,8`` as dimension indices.
 
     >>> _parse_dims("0,1, 4,8")
-    [0, 1, 4, 8]
+    (0, 1, 4, 8)
     """
     from pecli.errors import ParameterError
 
     try:
-        dims = [int(part) for part in text.split(",")]
+        dims = tuple(int(part) for part in text.split(","))
     except ValueError:
         raise ParameterError(
             f"--lines takes comma-separated dimension indices, got {text!r}", hint="e.g. --lines 0,1,4,8"
@@ -242,39 +284,38 @@ def _parse_dims(text: str) -> list[int]:
     return dims
 
 
-def _terminal_size(width: int | None, height: int | None) -> tuple[int, int]:
-    import shutil
-
+def _terminal_heatmap(out: Output, width: int | None, height: int | None, *, forced: bool) -> TerminalHeatmap:
+    """The terminal heatmap's size: ``--width``/``--height`` (checked), else the terminal's."""
     from pecli.errors import ParameterError
 
     for flag, value, least in (("--width", width, MIN_WIDTH), ("--height", height, MIN_HEIGHT)):
         if value is not None and value < least:
             raise ParameterError(f"{flag} must be at least {least}, got {value}", hint=f"e.g. {flag} {least * 4}")
-    columns, terminal_lines = shutil.get_terminal_size((80, 24))
+    columns, terminal_lines = out.terminal_size()
     # one line is left for the shell prompt that follows
-    return max(width or columns, MIN_WIDTH), max(height or terminal_lines - 1, MIN_HEIGHT)
+    return TerminalHeatmap(max(width or columns, MIN_WIDTH), max(height or terminal_lines - 1, MIN_HEIGHT), forced)
 
 
 def _save_image(
-    out: Any, view: Any, image: dict[str, Any], heading: str, *, vmin: float | None, vmax: float | None
+    out: Output, view: Any, image: ImageFile, heading: str, *, vmin: float | None, vmax: float | None
 ) -> None:
     from pecli.render.image import save_heatmap, save_lines
 
-    common = {"title": heading, "dpi": image["dpi"], "figsize": image["figsize"]}
-    if "dims" in image:
+    common = {"title": heading, "dpi": image.dpi, "figsize": image.figsize}
+    if isinstance(image, LinesImage):
         save_lines(
             view.values,
-            image["path"],
-            dims=image["dims"],
+            image.path,
+            dims=image.dims,
             x_ticks_from=view.row_start,
             dims_from=view.col_start,
             **common,
         )
-    else:
+    elif isinstance(image, HeatmapImage):
         note = save_heatmap(
             view.values,
-            image["path"],
-            cmap=image["cmap"],
+            image.path,
+            cmap=image.cmap,
             vmin=vmin,
             vmax=vmax,
             x_ticks_from=view.col_start,
@@ -283,5 +324,4 @@ def _save_image(
         )
         if note:
             out.note(note)
-    pixels = f"{round(image['figsize'][0] * image['dpi'])} × {round(image['figsize'][1] * image['dpi'])} px"
-    out.note(f"wrote {image['path']} ({pixels})")
+    out.note(f"wrote {image.path} ({image.pixels})")

@@ -6,7 +6,8 @@ from typing import Any
 
 import typer
 
-from pecli.cli.options import JsonOpt
+from pecli.cli.options import output_options
+from pecli.cli.output import Output
 
 HELP = """List every scheme and preset: formula in one line, parameters with defaults, source.
 
@@ -24,12 +25,10 @@ def register(app: typer.Typer) -> None:
     app.command("schemes", help=HELP, short_help="List every scheme and preset with its formula and source.")(schemes)
 
 
-def schemes(json_output: JsonOpt = False) -> None:
-    from pecli.cli.output import Output
-
-    out = Output()
+@output_options
+def schemes(*, out: Output) -> None:
     document = catalog_document()
-    if json_output:
+    if out.json_output:
         out.json(document)
         return
     for line in format_catalog(document):

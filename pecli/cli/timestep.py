@@ -6,7 +6,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.options import DimOpt, DtypeOpt, FormatOpt, JsonOpt, OutputOpt, PresetOpt, QuietOpt, scheme_options
+from pecli.cli.options import DimOpt, DtypeOpt, FormatOpt, OutputOpt, PresetOpt, output_options, scheme_options
+from pecli.cli.output import Output
 from pecli.schemes.catalog import SCHEMES
 
 HELP = """Embed diffusion timesteps t, one row per t: an (N, d) table.
@@ -50,6 +51,7 @@ def register(app: typer.Typer) -> None:
 
 
 @scheme_options(names=SCHEMES["timestep"].defaults)
+@output_options
 def timestep(
     timesteps: Annotated[
         Optional[list[str]],
@@ -69,16 +71,14 @@ def timestep(
         str, typer.Option("--name", help="Tensor name in .safetensors/.pt files.", metavar="KEY")
     ] = "t_emb",
     preset: PresetOpt = None,
-    json_output: JsonOpt = False,
-    quiet: QuietOpt = False,
+    *,
+    out: Output,
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
     from pecli.cli.common import prepare_output, write_table
-    from pecli.cli.output import Output
     from pecli.errors import ParameterError
     from pecli.schemes.timestep import TimestepSpec
 
-    out = Output(quiet=quiet)
     if d is None:
         raise ParameterError("missing --dim", hint="e.g. pecli timestep 0 250 999 --dim 320")
     SCHEMES["timestep"].sizes(1, d, {})  # checks --dim before reading the timesteps (stdin may be a terminal)
@@ -93,18 +93,16 @@ def timestep(
         name=name,
     ).check()
     if output is None:
-        _print_table(out, table, json_output)
+        _print_table(out, table)
         return
-    target, fmt = prepare_output(out, table, output, fmt, json_output=json_output)
+    target, fmt = prepare_output(out, table, output, fmt)
     write_table(out, table, target, fmt, label=output)
-    if json_output:
+    if out.json_output:
         out.json({**table.summary(with_values=False), "output": output})
 
 
-def _read_timesteps(out: Any, arguments: list[str], range_text: str | None):
+def _read_timesteps(out: Output, arguments: list[str], range_text: str | None):
     """The timesteps of exactly one source: arguments, ``-`` (stdin) or ``--range``."""
-    import sys
-
     from pecli.errors import ParameterError
     from pecli.schemes.timestep import parse_range, parse_timestep_arguments, parse_timesteps
 
@@ -117,13 +115,13 @@ def _read_timesteps(out: Any, arguments: list[str], range_text: str | None):
             raise ParameterError("- (stdin) cannot be mixed with other timesteps", hint=_ONE_SOURCE)
         if out.stdin_is_terminal:
             out.note("reading timesteps from stdin (end with Ctrl-D)")
-        return parse_timesteps(sys.stdin.read(), source="stdin")
+        return parse_timesteps(out.stdin.read(), source="stdin")
     if not arguments:
         raise ParameterError("no timesteps given", hint=f"e.g. pecli timestep 0 250 999 --dim 320; {_ONE_SOURCE}")
     return parse_timestep_arguments(arguments)
 
 
-def _print_table(out: Any, table: Any, json_output: bool) -> None:
+def _print_table(out: Output, table: Any) -> None:
     """The summary, then the first rows (a few leading and trailing columns) under their t."""
     import numpy as np
 
@@ -133,12 +131,12 @@ def _print_table(out: Any, table: Any, json_output: bool) -> None:
     shown = min(_SHOWN_ROWS, table.length)
     values = np.asarray(table.rows(range(shown)), dtype=np.float64)
     times = table.timesteps.array(0, shown)
-    if json_output:
+    if out.json_output:
         rows = zip(times, values, strict=True)
         summary["first_rows"] = [{"t": float(t), "embedding": row.tolist()} for t, row in rows]
-        print_summary(out, summary, json_output=True)
+        print_summary(out, summary)
         return
-    print_summary(out, summary, json_output=False)
+    print_summary(out, summary)
     out.data(f"  timesteps: {_describe_timesteps(table.timesteps)}")
     if table.dim <= _HEAD_COLUMNS + _TAIL_COLUMNS + 1:
         columns: list[int | None] = list(range(table.dim))
