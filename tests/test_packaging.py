@@ -116,13 +116,15 @@ def test_installed_wheel_runs_without_the_checkout(dists, tmp_path):
     ).stdout.strip()
     # a path line, not a site dir: the .pth files there (this checkout's editable install) are not run
     Path(site, "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # no PYTHONPATH, and --ignore-installed: pip must not take the checkout or the editable install for pecli
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index"]
-    completed = subprocess.run([*install, str(dists[1])], capture_output=True, text=True, timeout=300)
+    install += ["--ignore-installed", str(dists[1])]
+    completed = subprocess.run(install, capture_output=True, text=True, env=env, timeout=300)
     assert completed.returncode == 0, completed.stderr
     assert not [path for path in SHARED_FILES if not (venv / path).is_file()]
     assert (venv / SHARED_FILES[0]).read_text() == (ROOT / "man" / "pecli.1").read_text()
 
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     where = subprocess.run(
         [python, "-c", "import pecli; print(pecli.__file__)"], capture_output=True, text=True, env=env, cwd=tmp_path
     )
