@@ -175,7 +175,7 @@ def test_subprocess_bad_input_has_no_traceback():
 
 def test_version_and_module_entry():
     result = run_pecli("--version")
-    assert result.code == 0 and result.out.strip() == f"pecli {pecli.__version__}"
+    assert result.code == 0 and result.out.startswith(f"pecli {pecli.__version__} (numpy ")
 
 
 def test_generate_path_imports_no_torch_or_matplotlib(tmp_path):

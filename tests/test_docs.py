@@ -77,9 +77,9 @@ def test_man_page_has_root_options_exit_codes_and_examples(man_text):
     assert "pecli info" in examples and "pecli schemes --json" in examples
 
 
-def test_readme_exit_codes_match_the_enum():
-    readme = (ROOT / "README.md").read_text()
-    table = readme.split("## Exit codes", 1)[1]
+def test_documented_exit_codes_match_the_enum():
+    page = (ROOT / "docs" / "scripting.md").read_text()
+    table = page.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     assert [int(code) for code in re.findall(r"^\| (\d+) \|", table, re.M)] == [int(c) for c in ExitCode]
 
 
@@ -107,16 +107,53 @@ def test_man_page_renders_every_help_text_literally():
     assert "pecligenerate--d512--len2048-ope.safetensors" in rendered
 
 
-def test_readme_console_examples_show_real_output(shell_env, tmp_path):
-    """The ```console blocks of README's generate, info and schemes sections, run in order in one folder."""
-    sections = (ROOT / "README.md").read_text().split("\n### ")
-    mine = [s for s in sections if s.startswith(("`pecli generate`", "`pecli info`", "`pecli schemes`"))]
-    blocks = [block for section in mine for block in re.findall(r"```console\n(.*?)```", section, re.S)]
-    assert len(blocks) >= 3
-    for block in blocks:
-        for command, expected in re.findall(r"^\$ (.*)\n((?:(?!\$ ).*\n)*)", block, re.M):
-            completed = subprocess.run(
-                ["bash", "-c", command], capture_output=True, text=True, env=shell_env, cwd=tmp_path, timeout=120
-            )
-            assert completed.returncode == 0, (command, completed.stderr)
-            assert completed.stdout + completed.stderr == expected, command
+DOC_PAGES = ["README.md", *sorted(str(path.relative_to(ROOT)) for path in (ROOT / "docs").glob("*.md"))]
+
+
+def console_examples(page: str) -> list[tuple[str, str]]:
+    """The (command, expected output) pairs of a page's ```console blocks, in order."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    blocks = re.findall(r"```console\n(.*?)```", text, re.S)
+    return [pair for block in blocks for pair in re.findall(r"^\$ (.*)\n((?:(?!\$ ).*\n)*)", block, re.M)]
+
+
+@pytest.mark.parametrize("page", DOC_PAGES)
+def test_console_examples_show_real_output(shell_env, tmp_path, page):
+    """Every ```console block of the README and docs/, run in order in one folder per page.
+
+    A command that exits non-zero shows its status in the example (``; echo "exit $?"``).
+    """
+    env = {**shell_env, "PYTHONUNBUFFERED": "1"}  # stdout and stderr in the order a terminal shows them
+    for command, expected in console_examples(page):
+        completed = subprocess.run(
+            ["bash", "-c", command],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=300,
+        )
+        assert (completed.returncode, completed.stdout) == (0, expected), command
+
+
+def test_every_doc_page_has_console_or_doctest_examples():
+    pages_without = [
+        page for page in DOC_PAGES if not console_examples(page) and ">>> " not in (ROOT / page).read_text()
+    ]
+    assert pages_without == ["docs/index.md", "docs/install.md", "docs/performance.md"]
+
+
+def test_relative_links_resolve_and_every_page_is_linked():
+    linked: set[Path] = set()
+    for page in DOC_PAGES:
+        for target in re.findall(r"\]\(([^)#]+)\)", (ROOT / page).read_text()):
+            if "://" not in target:
+                path = ((ROOT / page).parent / target).resolve()
+                assert path.exists(), f"{page} links to {target}, which does not exist"
+                linked.add(path)
+    assert {(ROOT / page).resolve() for page in DOC_PAGES[1:]} <= linked
+
+
+def test_readme_is_a_front_door():
+    assert len((ROOT / "README.md").read_text().splitlines()) < 150

@@ -33,9 +33,29 @@ COMPLETE_VAR = "_PECLI_COMPLETE"
 EPILOG = "Exit status: " + "; ".join(f"{int(code)} {code.meaning[0].lower()}{code.meaning[1:-1]}" for code in ExitCode)
 
 
+def version_line() -> str:
+    """pecli's version with the numpy and torch it finds and the Python it runs on (as ``pip --version``).
+
+    Read from the installed packages' metadata, so torch is never imported.
+
+    >>> version_line().startswith(f"pecli {__version__} (numpy ")
+    True
+    """
+    from importlib import metadata
+
+    found = []
+    for package in ("numpy", "torch"):
+        try:
+            found.append(f"{package} {metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            found.append(f"{package} not installed")
+    python = ".".join(str(part) for part in sys.version_info[:3])
+    return f"pecli {__version__} ({', '.join(found)}; Python {python})"
+
+
 def _version(value: bool) -> None:
     if value:
-        print(f"pecli {__version__}")
+        print(version_line())
         raise typer.Exit()
 
 
