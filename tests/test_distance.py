@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -11,7 +12,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import pecli
-from pecli.analysis.distance import distance_blocks, distance_matrix, offset_profile
+from pecli.analysis.distance import METRICS, block_mean_matrix, distance_blocks, distance_matrix, offset_profile
+from pecli.render.downsample import block_edges
 from pecli.tables import read_table
 from tests.conftest import assert_clean_error, run_pecli
 
@@ -216,3 +218,50 @@ def test_figures(cli, tmp_path, profile, suffix):
     assert result.code == 0, result.stderr
     head = target.read_bytes()[:64]
     assert head.startswith(b"\x89PNG") if suffix == "png" else b"<svg" in target.read_bytes()[:2000]
+
+
+def _full_block_means(matrix: np.ndarray, row_edges: np.ndarray, col_edges: np.ndarray) -> np.ndarray:
+    return np.array(
+        [
+            [matrix[r0:r1, c0:c1].mean() for c0, c1 in itertools.pairwise(col_edges)]
+            for r0, r1 in itertools.pairwise(row_edges)
+        ]
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    length=st.integers(1, 90),
+    dim=st.integers(1, 12),
+    row_blocks=st.integers(1, 12),
+    col_blocks=st.integers(1, 12),
+    metric=st.sampled_from(METRICS),
+    zero_row=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_block_mean_matrix_equals_the_block_means_of_the_full_matrix(
+    length, dim, row_blocks, col_blocks, metric, zero_row, seed
+):
+    table = np.random.default_rng(seed).normal(size=(length, dim)).astype(np.float32)
+    if zero_row:
+        table[length // 2] = 0.0
+    row_edges = block_edges(length, row_blocks, uniform=True)
+    col_edges = block_edges(length, col_blocks)
+    full = distance_matrix(table, metric)
+    if metric == "euclidean":  # the root of each block's mean squared distance
+        expected = np.sqrt(_full_block_means(full**2, row_edges, col_edges))
+    else:
+        expected = _full_block_means(full, row_edges, col_edges)
+    got = block_mean_matrix(table, row_edges, col_edges, metric)
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9 * (1 + np.abs(expected).max()))
+
+
+def test_block_mean_matrix_of_the_sinusoidal_table_matches_its_full_matrix():
+    table = pecli.encode("sinusoidal", 1000, 64)
+    edges = block_edges(1000, 37, uniform=True)
+    for metric in ("dot", "cosine"):
+        np.testing.assert_allclose(
+            block_mean_matrix(table, edges, edges, metric),
+            _full_block_means(distance_matrix(table, metric), edges, edges),
+            atol=1e-10,
+        )
