@@ -185,13 +185,10 @@ def test_bad_input(cli, args, words):
     assert_clean_error(result, 2, *words)
 
 
-def test_a_matrix_too_large_is_refused_before_any_work(cli, tmp_path):
-    result = cli("distance", "count", "--d", "1", "--len", "3000000")
+def test_a_matrix_too_large_is_refused_before_any_work(cli):
+    # --json prints every entry; the terminal and image views draw block means instead (below)
+    result = cli("distance", "count", "--d", "1", "--len", "3000000", "--json")
     assert_clean_error(result, 2, "distance matrix", "TiB", "--rows", "--profile")
-    target = tmp_path / "dist.png"
-    result = cli("distance", "count", "--d", "1", "--len", "3000000", "-o", str(target))
-    assert_clean_error(result, 2, "distance matrix")
-    assert not target.exists()
 
 
 def test_terminal_heatmap_and_profile_chart(cli):
@@ -248,11 +245,12 @@ def test_block_mean_matrix_equals_the_block_means_of_the_full_matrix(
     row_edges = block_edges(length, row_blocks, uniform=True)
     col_edges = block_edges(length, col_blocks)
     full = distance_matrix(table, metric)
-    if metric == "euclidean":  # the root of each block's mean squared distance
-        expected = np.sqrt(_full_block_means(full**2, row_edges, col_edges))
+    got = block_mean_matrix(table, row_edges, col_edges, metric)
+    if metric == "euclidean":  # the root of each block's mean squared distance, compared squared:
+        # the root amplifies the rounding of near-zero squared distances
+        expected, got = _full_block_means(full**2, row_edges, col_edges), got**2
     else:
         expected = _full_block_means(full, row_edges, col_edges)
-    got = block_mean_matrix(table, row_edges, col_edges, metric)
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9 * (1 + np.abs(expected).max()))
 
 
@@ -265,3 +263,21 @@ def test_block_mean_matrix_of_the_sinusoidal_table_matches_its_full_matrix():
             _full_block_means(distance_matrix(table, metric), edges, edges),
             atol=1e-10,
         )
+
+
+def test_cli_views_of_a_long_table_draw_block_means_without_the_matrix(cli, monkeypatch, tmp_path):
+    import pecli.analysis.distance as distance
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the full matrix was built")
+
+    monkeypatch.setattr(distance, "distance_blocks", refuse)
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("LINES", "20")
+    result = cli("distance", "sinusoidal", "--d", "16", "--len", "200000", "--no-color")
+    assert result.code == 0, result.stderr
+    assert "200000 × 200000 →" in result.out
+    figure = tmp_path / "dist.png"
+    result = cli("distance", "sinusoidal", "--d", "16", "--len", "200000", "--metric", "euclidean", "-o", str(figure))
+    assert result.code == 0, result.stderr
+    assert figure.stat().st_size > 0 and "block-averaged 200000 × 200000" in result.stderr
