@@ -91,6 +91,33 @@ def test_row_chunks_equal_the_whole_table_bit_for_bit(length, dim, cut, offset, 
     np.testing.assert_array_equal(np.concatenate(parts), whole)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    length=st.integers(2, 400),
+    count=st.integers(1, 9),
+    block_rows=st.integers(1, 5),
+    cut=st.floats(0, 1),
+    offset=st.integers(-(10**5), 10**5),
+    dtype=st.sampled_from(["float32", "float64"]),
+)
+def test_chunks_across_anchors_equal_the_whole_table_bit_for_bit(length, count, block_rows, cut, offset, dtype):
+    # blocks of a few rows: many anchors and chained block starts, whole blocks stored straight
+    # into the table and partial ones through the temporary
+    freqs = geometric_frequencies(2 * count, 1e4, None)
+    with mock.patch.object(_angles, "_BLOCK_BYTES", 16 * count * block_rows):
+        whole = fill_sin_cos(np.empty((length, 2 * count), dtype), offset, freqs, layout="interleaved", cos_first=False)
+        split = int(cut * length)
+        head = fill_sin_cos(np.empty((split, 2 * count), dtype), offset, freqs, layout="interleaved", cos_first=False)
+        tail = fill_sin_cos(
+            np.empty((length - split, 2 * count), dtype), offset + split, freqs, layout="interleaved", cos_first=False
+        )
+    np.testing.assert_array_equal(np.concatenate([head, tail]), whole)
+    angles = np.outer(np.arange(offset, offset + length, dtype=np.float64), freqs)
+    # the float64 formula itself rounds p·ω: about 1e-16 · |p| of absolute noise
+    tolerance = (1e-15 if dtype == "float64" else 2.0**-24) + 1e-15 * (1 + abs(offset) + length)
+    assert np.abs(whole[:, 0::2] - np.sin(angles)).max() <= tolerance
+
+
 def test_large_table_is_threaded_and_within_1e6_of_float64():
     positions = np.arange(65536 - 64, 65536)
     freqs = geometric_frequencies(64, 1e4, None)

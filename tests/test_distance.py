@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -11,8 +12,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import pecli
-from pecli.analysis.distance import distance_blocks, distance_matrix, offset_profile
+from pecli.analysis.distance import METRICS, block_mean_matrix, distance_blocks, distance_matrix, offset_profile
 from pecli.io import read_table
+from pecli.render.downsample import block_edges
 from tests.conftest import assert_clean_error, run_pecli
 
 ROW, COL = np.meshgrid(np.arange(6), np.arange(6), indexing="ij")
@@ -183,13 +185,10 @@ def test_bad_input(cli, args, words):
     assert_clean_error(result, 2, *words)
 
 
-def test_a_matrix_too_large_is_refused_before_any_work(cli, tmp_path):
-    result = cli("distance", "count", "--d", "1", "--len", "3000000")
+def test_a_matrix_too_large_is_refused_before_any_work(cli):
+    # --json prints every entry; the terminal and image views draw block means instead (below)
+    result = cli("distance", "count", "--d", "1", "--len", "3000000", "--json")
     assert_clean_error(result, 2, "distance matrix", "TiB", "--rows", "--profile")
-    target = tmp_path / "dist.png"
-    result = cli("distance", "count", "--d", "1", "--len", "3000000", "-o", str(target))
-    assert_clean_error(result, 2, "distance matrix")
-    assert not target.exists()
 
 
 def test_terminal_heatmap_and_profile_chart(cli):
@@ -216,3 +215,69 @@ def test_figures(cli, tmp_path, profile, suffix):
     assert result.code == 0, result.stderr
     head = target.read_bytes()[:64]
     assert head.startswith(b"\x89PNG") if suffix == "png" else b"<svg" in target.read_bytes()[:2000]
+
+
+def _full_block_means(matrix: np.ndarray, row_edges: np.ndarray, col_edges: np.ndarray) -> np.ndarray:
+    return np.array(
+        [
+            [matrix[r0:r1, c0:c1].mean() for c0, c1 in itertools.pairwise(col_edges)]
+            for r0, r1 in itertools.pairwise(row_edges)
+        ]
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    length=st.integers(1, 90),
+    dim=st.integers(1, 12),
+    row_blocks=st.integers(1, 12),
+    col_blocks=st.integers(1, 12),
+    metric=st.sampled_from(METRICS),
+    zero_row=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_block_mean_matrix_equals_the_block_means_of_the_full_matrix(
+    length, dim, row_blocks, col_blocks, metric, zero_row, seed
+):
+    table = np.random.default_rng(seed).normal(size=(length, dim)).astype(np.float32)
+    if zero_row:
+        table[length // 2] = 0.0
+    row_edges = block_edges(length, row_blocks, uniform=True)
+    col_edges = block_edges(length, col_blocks)
+    full = distance_matrix(table, metric)
+    got = block_mean_matrix(table, row_edges, col_edges, metric)
+    if metric == "euclidean":  # the root of each block's mean squared distance, compared squared:
+        # the root amplifies the rounding of near-zero squared distances
+        expected, got = _full_block_means(full**2, row_edges, col_edges), got**2
+    else:
+        expected = _full_block_means(full, row_edges, col_edges)
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9 * (1 + np.abs(expected).max()))
+
+
+def test_block_mean_matrix_of_the_sinusoidal_table_matches_its_full_matrix():
+    table = pecli.encode("sinusoidal", 1000, 64)
+    edges = block_edges(1000, 37, uniform=True)
+    for metric in ("dot", "cosine"):
+        np.testing.assert_allclose(
+            block_mean_matrix(table, edges, edges, metric),
+            _full_block_means(distance_matrix(table, metric), edges, edges),
+            atol=1e-10,
+        )
+
+
+def test_cli_views_of_a_long_table_draw_block_means_without_the_matrix(cli, monkeypatch, tmp_path):
+    import pecli.analysis.distance as distance
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the full matrix was built")
+
+    monkeypatch.setattr(distance, "distance_blocks", refuse)
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("LINES", "20")
+    result = cli("distance", "sinusoidal", "--d", "16", "--len", "200000", "--no-color")
+    assert result.code == 0, result.stderr
+    assert "200000 × 200000 →" in result.out
+    figure = tmp_path / "dist.png"
+    result = cli("distance", "sinusoidal", "--d", "16", "--len", "200000", "--metric", "euclidean", "-o", str(figure))
+    assert result.code == 0, result.stderr
+    assert figure.stat().st_size > 0 and "block-averaged 200000 × 200000" in result.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Annotated, Any, Optional
@@ -16,6 +17,8 @@ HELP = """The len × len matrix of a metric between position vectors, or its pro
 INPUT is a table file, - (stdin), or a scheme with the generate options. Without -o, draw the
 matrix as a terminal heatmap; -o FILE.png|svg|pdf draws a figure; -o FILE.npy|safetensors|csv|tsv
 or -o - writes the matrix itself (streamed in row blocks, so it never has to fit in memory).
+The heatmap and figure of a long table show block means computed from block-mean vectors, in
+O(len × d), never the matrix (euclidean: the RMS distance per cell).
 
 --profile gives, for each offset h = j − i, the mean, min and max of the metric over all pairs
 at that offset (the metrics are symmetric, so h ≥ 0): a chart, a figure with -o FILE.png, the
@@ -158,6 +161,16 @@ def _matrix(out: Output, vectors: Any, request: DistanceRequest) -> None:
         matrix_blocks = Tensor((count, count), "float32", lambda: distance_blocks(vectors, metric))
         _write_data(out, request, "distance", matrix_blocks, meta)
         return
+    if request.kind is None and not out.json_output:
+        cells = _terminal_cells(out, vectors, request)
+        if cells is not None:
+            out.data(_terminal_heatmap(out, cells, _block_mean_request(request)))
+            return
+    if request.kind == "image" and count > _FIGURE_CELLS[0]:
+        cells = _block_means(vectors, metric, *_FIGURE_CELLS)
+        note = _save_matrix_figure(str(request.output), cells, _block_mean_request(request))
+        out.note(f"wrote {request.output}" + (f" ({note})" if note else ""))
+        return
     check_fits_in_memory(
         count * count * 4,
         what=f"{count} × {count} distance matrix",
@@ -205,11 +218,51 @@ def _profile(out: Output, vectors: Any, request: DistanceRequest) -> None:
 _LIMITS = {"euclidean": (0.0, None), "cosine": (-1.0, 1.0), "dot": (None, None)}
 
 
+#: cell rows and columns of the figure when the matrix is drawn from block means (its axes' pixels)
+_FIGURE_CELLS = (600, 700)
+
+
 def _limits(metric: str, matrix: Any) -> tuple[float | None, float | None]:
     low, high = _LIMITS[metric]
     if metric == "euclidean":
-        high = max(float(matrix.max()), 1e-300)
+        values = getattr(matrix, "values", matrix)  # a Downsampled's cells, or the matrix
+        high = max(float(values.max()), 1e-300)
     return low, high
+
+
+def _block_means(vectors: Any, metric: str, max_rows: int, max_cols: int) -> Any:
+    """The matrix's cells as block means of ``max_rows`` × ``max_cols`` uniform blocks, never building it."""
+    from pecli.analysis.distance import block_mean_matrix
+    from pecli.render.downsample import Downsampled, block_edges
+
+    row_edges = block_edges(len(vectors), max_rows, uniform=True)
+    col_edges = block_edges(len(vectors), max_cols, uniform=True)
+    return Downsampled(block_mean_matrix(vectors, row_edges, col_edges, metric), row_edges, col_edges)
+
+
+def _terminal_cells(out: Output, vectors: Any, request: DistanceRequest) -> Any:
+    """Block means at the terminal heatmap's resolution, or None when every position gets its own cell."""
+    from pecli.render.terminal import color_mode, heatmap_cells
+
+    width, height = _chart_size(out)
+    grid = heatmap_cells(
+        len(vectors),
+        width=width,
+        height=height,
+        color=color_mode(out, no_color=not out.color),
+        title=request.title,
+        y_ticks_from=request.positions.start,
+    )
+    if len(vectors) <= min(grid):
+        return None
+    return _block_means(vectors, request.metric, *grid)
+
+
+def _block_mean_request(request: DistanceRequest) -> DistanceRequest:
+    """Euclidean block cells are RMS distances: the mean of distances does not follow from mean vectors."""
+    if request.metric != "euclidean":
+        return request
+    return dataclasses.replace(request, title=request.title + " (RMS per cell)")
 
 
 def _terminal_heatmap(out: Output, matrix: Any, request: DistanceRequest) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import ParameterError
-from pecli.render.downsample import block_average
+from pecli.render.downsample import Downsampled, block_average
 from pecli.render.scale import ValueRange, color_limits, value_range
 
 __all__ = ["IMAGE_FORMATS", "check_cmap", "image_format", "save_figure", "save_heatmap", "save_lines"]
@@ -97,7 +97,7 @@ def save_figure(figure: Any, path: str, dpi: float) -> None:
 
 
 def save_heatmap(
-    matrix: np.ndarray,
+    matrix: np.ndarray | Downsampled,
     path: str,
     *,
     title: str,
@@ -117,7 +117,8 @@ def save_heatmap(
     around 0; NaN and ±inf are drawn masked (grey). The image is ``figsize × dpi`` pixels.
 
     Args:
-        matrix: a 2-D array.
+        matrix: a 2-D array; or its cells already averaged (a
+            :class:`~pecli.render.downsample.Downsampled`, about one cell per pixel), drawn as given.
         path: the image file; the extension (.png, .svg, .pdf) picks the format.
         title: the figure title, e.g. the scheme and its parameters.
         x_label, y_label: axis labels.
@@ -135,17 +136,20 @@ def save_heatmap(
         >>> save_heatmap(pecli.encode("sinusoidal", 2000, 64), path, title="sinusoidal", figsize=(4, 3))
         'block-averaged 2000 × 64 to 223 × 64 cells for drawing (one cell per pixel at most)'
     """
-    matrix = np.asarray(matrix)
+    given_cells = isinstance(matrix, Downsampled)
+    matrix = matrix if given_cells else np.asarray(matrix)
     image_format(path)
     colormap = check_cmap(cmap).with_extremes(bad=_MASKED_COLOR)
     # with both limits given there is no need to scan the table for its range
     given = vmin is not None and vmax is not None
-    low, high = color_limits(ValueRange(0.0, 0.0, 0) if given else value_range(matrix), vmin, vmax)
+    low, high = color_limits(
+        ValueRange(0.0, 0.0, 0) if given else value_range(matrix.values if given_cells else matrix), vmin, vmax
+    )
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
 
     figure, axes = _figure(figsize, dpi)
-    rows, cols = matrix.shape
+    rows, cols = (int(matrix.row_edges[-1]), int(matrix.col_edges[-1])) if given_cells else matrix.shape
     # the colorbar first: it takes its space from the axes, whose final size then caps the cells
     figure.colorbar(ScalarMappable(Normalize(low, high), colormap), ax=axes)
     box = axes.get_position()
@@ -154,7 +158,7 @@ def save_heatmap(
     limits = []
     for size, inches, share in ((rows, figsize[1], box.height), (cols, figsize[0], box.width)):
         limits.append(size if size <= inches * dpi else math.ceil(share * inches * dpi))
-    shrunk = block_average(matrix, *limits, uniform=True)
+    shrunk = matrix if given_cells else block_average(matrix, *limits, uniform=True)
     draw_cells(
         axes,
         shrunk,

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from pecli.render.downsample import block_average
+from pecli.render.downsample import Downsampled, block_average
 from pecli.render.scale import color_limits, value_range
 
 __all__ = ["COLOR_MODES", "RAMP", "RDBU", "color_mode", "heatmap", "rdbu_lut"]
@@ -185,8 +185,21 @@ def _truncate(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
+def heatmap_cells(
+    rows: int, *, width: int, height: int, color: str, title: str | None, y_ticks_from: int = 0
+) -> tuple[int, int]:
+    """The most cell rows and columns :func:`heatmap` draws for a table of ``rows`` rows.
+
+    >>> heatmap_cells(1000, width=80, height=24, color="truecolor", title="t")
+    (36, 75)
+    """
+    margin = len(str(y_ticks_from + rows - 1)) + 2
+    plot_lines = max(height - _FRAME_LINES - (1 if title else 0), 1)
+    return plot_lines * (1 if color == "none" else 2), max(width - margin, 1)
+
+
 def heatmap(
-    matrix: np.ndarray,
+    matrix: np.ndarray | Downsampled,
     *,
     width: int,
     height: int,
@@ -207,7 +220,9 @@ def heatmap(
     NaN and ±inf are masked (blank in colour, ``?`` without). The table is block-averaged to fit.
 
     Args:
-        matrix: a 2-D array, rows = positions.
+        matrix: a 2-D array, rows = positions; or its cells already averaged (a
+            :class:`~pecli.render.downsample.Downsampled` on blocks of one size, at most
+            :func:`heatmap_cells`), drawn as given.
         width, height: the size of the whole text block in character cells.
         color: "truecolor", "256" or "none" (see :func:`color_mode`).
         x_label, y_label: axis names, e.g. "Embedding Dimension" and "Position".
@@ -225,20 +240,22 @@ def heatmap(
     """
     if color not in COLOR_MODES:
         raise ValueError(f"color must be one of {COLOR_MODES}, got {color!r}")
-    matrix = np.asarray(matrix)
-    if matrix.ndim != 2 or 0 in matrix.shape:
-        raise ValueError(f"heatmap takes a non-empty 2-D table, got shape {matrix.shape}")
-    data = value_range(matrix)
+    given = isinstance(matrix, Downsampled)
+    matrix = matrix if given else np.asarray(matrix)
+    source = matrix.values if given else matrix
+    if source.ndim != 2 or 0 in source.shape:
+        raise ValueError(f"heatmap takes a non-empty 2-D table, got shape {source.shape}")
+    data = value_range(source)
     low, high = color_limits(data, vmin, vmax)
 
-    rows, cols = matrix.shape
+    rows, cols = (int(matrix.row_edges[-1]), int(matrix.col_edges[-1])) if given else source.shape
     label_width = len(str(y_ticks_from + rows - 1))
     margin = label_width + 2
-    plot_lines = max(height - _FRAME_LINES - (1 if title else 0), 1)
     rows_per_line = 1 if color == "none" else 2
     # blocks of one size, so every cell means the same thing (near-equal blocks that mix single
     # columns with pairs draw false stripes on interleaved sin/cos tables)
-    shrunk = block_average(matrix, plot_lines * rows_per_line, max(width - margin, 1), uniform=True)
+    grid = heatmap_cells(rows, width=width, height=height, color=color, title=title, y_ticks_from=y_ticks_from)
+    shrunk = matrix if given else block_average(matrix, *grid, uniform=True)
     cells = shrunk.values
     shown_rows, shown_cols = cells.shape
 
@@ -282,7 +299,7 @@ def heatmap(
     legend, legend_width = _legend(color, low, high, room=width - margin)
     shape = f"   {rows} × {cols}" + (f" → {shown_rows} × {shown_cols} block means" if shrunk.shrunk else "")
     lines.append(" " * margin + legend + (shape if margin + legend_width + len(shape) <= width else ""))
-    values = f"values {_format_value(data.low)} … {_format_value(data.high)}" if data.nonfinite < matrix.size else ""
+    values = f"values {_format_value(data.low)} … {_format_value(data.high)}" if data.nonfinite < source.size else ""
     masked = f"{data.nonfinite} NaN/inf masked" if data.nonfinite else ""
     lines.append(" " * margin + _truncate("; ".join(part for part in (values, masked) if part), width - margin))
     return "\n".join(lines)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from pecli.errors import ParameterError
 from pecli.memory import check_fits_in_memory
 from pecli.schemes.catalog import SCHEMES, Scheme, get_scheme, resolve
 from pecli.schemes.params import PARAMS
@@ -39,6 +40,7 @@ def encode(
     preset: str | None = None,
     dtype: str = "float32",
     rows: range | None = None,
+    out: Any = None,
     **params: Any,
 ):
     """The table of ``scheme`` (default ``sinusoidal``) or of a ``preset``: usually ``(length, dim)``.
@@ -50,26 +52,74 @@ def encode(
         preset: a named convention (``vaswani``, ``fairseq``, ``guided-diffusion``, ``mae``…).
         dtype: ``float32`` (default), ``float64``, ``float16`` or ``bfloat16``.
         rows: compute only this contiguous range of rows (axis 0).
+        out: a C-contiguous, writeable numpy array of the table's shape and ``dtype`` to fill
+            instead of allocating the table (a torch CPU tensor: pass ``tensor.numpy()``).
         **params: the scheme's parameters; one it does not take is an error.
 
     Returns:
-        The table; for a scheme of several parts without ``part=`` (RoPE), a dict part -> table.
+        The table (``out`` itself when given); for a scheme of several parts without ``part=``
+        (RoPE), a dict part -> table.
 
     Example:
         >>> encode("count", 3, 2, dtype="float64")[:, 0]
         array([0., 1., 2.])
         >>> sorted(encode("rope", 8, 4))
         ['cos', 'sin']
+        >>> import numpy as np
+        >>> buffer = np.zeros((2, 4), np.float32)
+        >>> encode("sinusoidal", 2, 4, out=buffer) is buffer, float(buffer[1, 0].round(4))
+        (True, 0.8415)
     """
     from pecli.schemes.spec import TableSpec
 
     spec = TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype)
+    if out is not None:
+        return _fill(spec.single(), rows, out)
     tables = {}
     for part in spec.parts():
         count = len(rows) if rows is not None else part.shape[0]
         check_fits_in_memory(count * (part.nbytes // max(1, part.shape[0])))
         tables[part.name] = part.rows(rows if rows is not None else range(part.shape[0]))
     return tables if len(tables) > 1 else next(iter(tables.values()))
+
+
+#: rows are computed into temporaries of about this size for schemes that cannot fill ``out`` themselves
+_OUT_CHUNK_BYTES = 1 << 20
+
+
+def _fill(spec: Any, rows: range | None, out: Any) -> Any:
+    """Fill ``out`` with rows ``rows`` (default all) of the one-tensor ``spec``, checking it first."""
+    import inspect
+
+    import numpy as np
+
+    from pecli.dtypes import numpy_dtype
+
+    rows = rows if rows is not None else range(spec.shape[0])
+    shape, dtype = (len(rows), *spec.shape[1:]), numpy_dtype(spec.dtype)
+    if not isinstance(out, np.ndarray):
+        raise ParameterError(
+            f"out must be a numpy array, got {type(out).__name__}", hint="for a torch CPU tensor pass tensor.numpy()"
+        )
+    if out.shape != shape:
+        raise ParameterError(
+            f"out has shape {out.shape}, but the table's is {shape}", hint="pass an array of the table's shape"
+        )
+    if out.dtype != dtype:
+        raise ParameterError(
+            f"out has dtype {out.dtype}, but the table's is {spec.dtype}",
+            hint=f"pass a {spec.dtype} array, or dtype={str(out.dtype)!r}",
+        )
+    if not (out.flags.c_contiguous and out.flags.writeable):
+        raise ParameterError("out must be C-contiguous and writeable", hint="pass np.ascontiguousarray(out)")
+    function = get_scheme(spec.scheme).function
+    if "out" in inspect.signature(function).parameters:
+        return function(spec.length, spec.dim, dtype=spec.dtype, rows=rows, out=out, **spec.params)
+    step = max(1, _OUT_CHUNK_BYTES // max(1, out[:1].nbytes))
+    for lo in range(0, len(rows), step):
+        part = range(rows.start + lo, min(rows.start + lo + step, rows.stop))
+        out[lo : lo + len(part)] = spec.rows(part)
+    return out
 
 
 def iter_row_chunks(

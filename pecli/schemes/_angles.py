@@ -4,12 +4,14 @@ A sinusoidal table is ``exp(i·p·ω)`` for positions ``p`` and frequencies ``ω
 columns. For integer positions the phasors are built by angle addition — exact float64 sin/cos
 at the start of each block of rows, times a small table of ``exp(i·j·ω)`` for the offsets ``j``
 inside a block — which is many times faster than a sin and a cos per element and stays at
-float64 rounding level (about 1e-15 absolute), far below float32's resolution.
+float64 rounding level (about 1e-14 absolute), far below float32's resolution. Block starts are
+exact sin/cos every ``_ANCHOR_BLOCKS`` blocks and chained by one block step in between.
 
 :func:`fill_sin_cos` is the fast path every table should use: it writes each block straight
 into the output (through a complex view when the layout is [sin, cos] pairs), so no
 full-size float64 or complex temporary exists, and it splits large tables over threads
-(numpy releases the GIL inside its loops).
+(numpy releases the GIL inside its loops). Whole blocks of [sin, cos] pairs are multiplied
+straight into the table, rounding once as they are stored.
 
 >>> import numpy as np
 >>> z = integer_phasors(0, 3, np.array([1.0, 0.5]))
@@ -42,6 +44,9 @@ __all__ = [
 #: rows per angle-addition block: complex128 temporaries of about 1 MiB (measured: 1.2–1.9× faster
 #: than 512 KiB blocks for 65536 × 1024, fewer Python-level iterations; benchmarks/bench_throughput.py)
 _BLOCK_BYTES = 1 << 20
+#: block-start phasors are exact float64 sin/cos every this many blocks, and one multiplication by
+#: the block step apart in between (sin and cos per block start took a fifth of the block loop)
+_ANCHOR_BLOCKS = 64
 #: tables smaller than this are filled by one thread (starting threads costs more)
 _PARALLEL_BYTES = 16 << 20
 #: at most this many threads (the work is memory-bound beyond a few cores)
@@ -161,7 +166,13 @@ def fill_sin_cos(out: np.ndarray, start: int, freqs: np.ndarray, *, layout: str,
         # sin-first layouts want sin + i·cos = i·conj(exp(i·a)): block starts carry (sin a, cos a)
         # and the offsets are conjugated, so the product's parts are already in column order
         np.negative(offsets.imag, out=offsets.imag)
-    job = _BlockJob(out, _pair_view(out, layout, count), start, freqs, offsets, block, layout, cos_first)
+    # one block's step exp(i·block·ω), in the offsets' convention, carries a block start to the next
+    step = np.empty(count, dtype=np.complex128)
+    np.cos(block * freqs, out=step.real)
+    np.sin(block * freqs, out=step.imag)
+    if not cos_first:
+        np.negative(step.imag, out=step.imag)
+    job = _BlockJob(out, _pair_view(out, layout, count), start, freqs, offsets, step, block, layout, cos_first)
     threads = _thread_count(out.nbytes, rows, block)
     if threads == 1:
         job.run(range(rows))
@@ -181,37 +192,55 @@ class _BlockJob:
         start: int,
         freqs: np.ndarray,
         offsets: np.ndarray,
+        step: np.ndarray,
         block: int,
         layout: str,
         cos_first: bool,
     ) -> None:
         self.out, self.pairs, self.start, self.freqs = out, pairs, start, freqs
-        self.offsets, self.block, self.layout, self.cos_first = offsets, block, layout, cos_first
+        self.offsets, self.step, self.block, self.layout, self.cos_first = offsets, step, block, layout, cos_first
 
     def run(self, span: range) -> None:
         count, block = len(self.freqs), self.block
-        size = block
         # each thread's temporaries, at page offsets where the multiply's loads never trail its stores
         factor = _placed((count,), np.complex128, 2560)
-        candidates = (_placed((size, count), np.complex128, 2048), _placed((size, count), np.complex128, 0))
-        first, second = (np.cos, np.sin) if self.cos_first else (np.sin, np.cos)
+        candidates = (_placed((block, count), np.complex128, 2048), _placed((block, count), np.complex128, 0))
+        anchor_rows = block * _ANCHOR_BLOCKS
         position, end = self.start + span.start, self.start + span.stop
+        factor_at = None  # the block start that `factor` holds
         while position < end:
             block_start = (position // block) * block
             block_end = min(block_start + block, end)
             lo, hi = position - self.start, block_end - self.start
-            angles = float(block_start) * self.freqs
-            first(angles, out=factor.real)
-            second(angles, out=factor.imag)
+            if factor_at != block_start or block_start % anchor_rows == 0:
+                factor_at = self._exact_factor(factor, (block_start // anchor_rows) * anchor_rows)
+            while factor_at < block_start:  # the same chain from the anchor whichever rows are asked for
+                np.multiply(factor, self.step, out=factor)
+                factor_at += block
             target = self.out[lo:hi] if self.pairs is None else self.pairs[lo:hi]
-            products = _least_aliased(candidates, target)
-            np.multiply(factor, self.offsets, out=products)
-            products = products[position - block_start : block_end - block_start]
-            if self.pairs is not None:
-                target[...] = products  # one rounding: complex128 -> complex64 rounds each part
+            if self.pairs is not None and hi - lo == block:
+                # a whole block straight into the table: the product is formed in complex128 and
+                # rounded once as it is stored (no temporary, no second pass over the block)
+                np.multiply(factor, self.offsets, out=target)
             else:
-                place_pairs(target, products.real, products.imag, layout=self.layout)
+                products = _least_aliased(candidates, target)
+                np.multiply(factor, self.offsets, out=products)
+                products = products[position - block_start : block_end - block_start]
+                if self.pairs is not None:
+                    target[...] = products  # one rounding: complex128 -> complex64 rounds each part
+                else:
+                    place_pairs(target, products.real, products.imag, layout=self.layout)
             position = block_end
+            np.multiply(factor, self.step, out=factor)
+            factor_at += block
+
+    def _exact_factor(self, factor: np.ndarray, position: int) -> int:
+        """Set ``factor`` to the phasor of ``position`` from float64 sin and cos; returns ``position``."""
+        first, second = (np.cos, np.sin) if self.cos_first else (np.sin, np.cos)
+        angles = float(position) * self.freqs
+        first(angles, out=factor.real)
+        second(angles, out=factor.imag)
+        return position
 
 
 def place_pairs(out: np.ndarray, first: np.ndarray, second: np.ndarray, *, layout: str) -> None:

@@ -27,6 +27,7 @@ def sinusoidal_table(
     offset: int = 0,
     dtype: str = "float32",
     rows: range | None = None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Sinusoidal position table of shape ``(length, dim)`` (rows ``rows`` only, if given).
 
@@ -41,6 +42,8 @@ def sinusoidal_table(
         offset: position of row 0.
         dtype: ``float32``, ``float64``, ``float16`` or ``bfloat16``; angles are float64.
         rows: compute only these rows (for streaming large tables).
+        out: an array of the result's shape and dtype to fill instead of allocating one
+            (:func:`pecli.encode` checks it).
 
     Returns:
         The table, rounded once from float64 to ``dtype``.
@@ -65,5 +68,5 @@ def sinusoidal_table(
             hint="use a smaller {offset}",
         )
     freqs = geometric_frequencies(dim, base, freq_shift)
-    table = np.empty((len(rows), dim), dtype=numpy_dtype(dtype))
+    table = np.empty((len(rows), dim), dtype=numpy_dtype(dtype)) if out is None else out
     return fill_sin_cos(table, offset + rows.start, freqs, layout=layout, cos_first=bool(cos_first))
