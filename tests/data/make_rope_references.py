@@ -16,10 +16,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import torch
-import transformers
-from transformers import LlamaConfig
-from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
 HERE = Path(__file__).parent
 HEAD_DIM = 128
@@ -60,6 +56,12 @@ CASES = [
 
 
 def main() -> None:
+    # imported here: the test suite collects this file and has neither torch nor transformers
+    import torch
+    import transformers
+    from transformers import LlamaConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
     rows, records = [], []
     for rope_type, extra, pecli_params, base, seq_len in CASES:
         original = extra.get("original_max_position_embeddings", 4096)
