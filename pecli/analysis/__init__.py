@@ -21,6 +21,7 @@ from pecli.analysis.distance import (
 )
 from pecli.analysis.identify import Candidate, Identification, identify_table
 from pecli.analysis.properties import PROPERTIES, PropertyCheck, check_properties
+from pecli.analysis.relative import alibi_profile, rope_profile, rope_score_matrix, rope_scores, rope_wavelengths
 
 __all__ = [
     "METRICS",
@@ -31,6 +32,7 @@ __all__ = [
     "Identification",
     "OffsetProfile",
     "PropertyCheck",
+    "alibi_profile",
     "check_metric",
     "check_properties",
     "compare_tables",
@@ -39,4 +41,8 @@ __all__ = [
     "distance_matrix",
     "identify_table",
     "offset_profile",
+    "rope_profile",
+    "rope_score_matrix",
+    "rope_scores",
+    "rope_wavelengths",
 ]

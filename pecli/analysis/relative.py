@@ -1,0 +1,429 @@
+"""Relative encodings as they act on attention: RoPE scores and decay, RoPE wavelengths, ALiBi biases.
+
+RoPE rotates each pair of a query and a key by its position times the pair's frequency θ_i, so
+their dot product depends on the positions only through the offset h = m − n. Written with each
+pair as a complex number (q_i, k_i; the ``half`` layout pairs columns i and i + d/2, ``interleaved``
+columns 2i and 2i + 1), the score of RoFormer (Su et al. 2021, §3.4.3) normalised by the head
+dimension d is
+
+    s(m, n) = ⟨R_m q, R_n k⟩ / d = Re Σ_i z_i·e^{i·(m−n)·θ_i} / d,   z_i = q_i·conj(k_i),
+
+times a² when YaRN's attention factor a scales the cos/sin tables. With ``qk="ones"`` every z_i
+is 2 and s(h) = Σ_i cos(h·θ_i) / (d/2): 1 at h = 0, decaying with |h|. The frequencies are pecli's
+own (:func:`pecli.schemes.rope.rope_frequencies`), with every scaling it supports.
+
+>>> profile = rope_profile(4, 8)
+>>> profile.score.round(4).tolist()
+[1.0, 0.8838, 0.6409, 0.4912]
+>>> bool(np.all(profile.bound >= np.abs(profile.score)))
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pecli.errors import ParameterError
+from pecli.schemes import check_fits_in_memory
+from pecli.schemes._angles import position_phasors
+from pecli.schemes._checks import choice, integer, positive_int
+from pecli.schemes.alibi import alibi_slopes
+from pecli.schemes.rope import rope_attention_factor, rope_frequencies
+
+__all__ = [
+    "QK_MODES",
+    "AlibiProfile",
+    "RopeProfile",
+    "RopeWavelengths",
+    "WavelengthBand",
+    "alibi_profile",
+    "rope_profile",
+    "rope_query_key",
+    "rope_score_matrix",
+    "rope_scores",
+    "rope_wavelengths",
+]
+
+QK_MODES: tuple[str, ...] = ("ones", "random")
+#: complex128 bytes per block of phasors: big enough for fast matrix products, small enough for any cache
+_BLOCK_BYTES = 1 << 22
+
+
+def rope_query_key(dim: int, qk: str = "ones", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The float64 query and key vectors (d,) whose rotary scores are drawn.
+
+    ``ones``: all ones, RoFormer's setting for its long-term decay. ``random``: one query and one
+    key of independent unit-variance Gaussian entries from ``numpy.random.default_rng(seed)``.
+
+    >>> q, k = rope_query_key(4, "random", seed=1)
+    >>> q.shape, bool(np.array_equal(q, rope_query_key(4, "random", seed=1)[0]))
+    ((4,), True)
+    """
+    dim = positive_int("dim", dim, flag="dim")
+    qk = choice("qk", qk, QK_MODES, flag="qk=")
+    if qk == "ones":
+        return np.ones(dim), np.ones(dim)
+    rng = np.random.default_rng(integer("seed", seed, flag="seed="))
+    return rng.standard_normal(dim), rng.standard_normal(dim)
+
+
+def _pair_products(
+    dim: int, qk: str, seed: int, layout: str, scaling: str, scaling_params: dict[str, Any]
+) -> tuple[np.ndarray, float]:
+    """z_i = q_i·conj(k_i) per frequency pair, and the factor a²/d every score is multiplied by."""
+    layout = choice("layout", layout, ("half", "interleaved"), flag="layout=")
+    query, key = rope_query_key(dim, qk, seed)
+    if layout == "half":
+        half = dim // 2
+        pairs_q, pairs_k = query[:half] + 1j * query[half:], key[:half] + 1j * key[half:]
+    else:
+        pairs_q, pairs_k = query[0::2] + 1j * query[1::2], key[0::2] + 1j * key[1::2]
+    attention = rope_attention_factor(scaling, scaling_params.get("factor"))
+    squared = attention**2 if scaling_params.get("apply_attention_factor") else 1.0
+    return pairs_q * np.conj(pairs_k), squared / dim
+
+
+def _offset_phasors(offsets: range, inv_freq: np.ndarray) -> Iterator[tuple[np.ndarray, int]]:
+    """``exp(i·h·θ_i)`` as (pairs, block) arrays for consecutive blocks of ``offsets``; yields (block, first index).
+
+    Angle addition along the offsets: a block starting at offset h0 is exp(i·h0·θ) (exact sin/cos)
+    times one fixed table exp(i·j·step·θ), so each value costs one complex product. Pairs along the
+    rows let the partial sums over pairs run as whole-block vector additions.
+    """
+    block = max(1, min(len(offsets), _BLOCK_BYTES // (16 * len(inv_freq))))
+    # rows = pairs: the frequencies take the place of positions in exp(i·outer(·, ·))
+    steps = position_phasors(inv_freq, offsets.step * np.arange(block, dtype=np.float64))
+    for first in range(0, len(offsets), block):
+        count = min(block, len(offsets) - first)
+        start = position_phasors(np.array([float(offsets[first])]), inv_freq)[0]
+        yield steps[:, :count] * start[:, None], first
+
+
+def _frequencies(dim: int, length: int, base: float, scaling: str, scaling_params: dict[str, Any]) -> np.ndarray:
+    return rope_frequencies(dim, base=base, scaling=scaling, length=length, **scaling_params)
+
+
+def rope_scores(
+    query_positions: np.ndarray,
+    key_positions: np.ndarray,
+    dim: int,
+    *,
+    length: int,
+    base: float = 10000.0,
+    layout: str = "half",
+    scaling: str = "none",
+    qk: str = "ones",
+    seed: int = 0,
+    **scaling_params: Any,
+) -> np.ndarray:
+    """The rotary scores s(m, n) for query positions m (rows) and key positions n (columns), float64.
+
+    Computed block by block of query rows as Re[(q·e^{imθ}) · conj(k·e^{inθ})ᵀ] / d, so only the
+    (len(query_positions), len(key_positions)) result is ever whole. ``length`` is the context the
+    frequencies are for (dynamic NTK scaling depends on it).
+
+    Example:
+        >>> rope_scores(np.array([0, 5]), np.array([0, 3]), 8, length=8).round(4).tolist()
+        [[1.0, 0.4912], [0.79, 0.6409]]
+    """
+    length = positive_int("length", length, flag="length")
+    inv_freq = _frequencies(dim, length, base, scaling, scaling_params)
+    products, scale = _pair_products(dim, qk, seed, layout, scaling, scaling_params)
+    query_positions = np.asarray(query_positions, dtype=np.float64).ravel()
+    key_positions = np.asarray(key_positions, dtype=np.float64).ravel()
+    check_fits_in_memory(8 * len(query_positions) * len(key_positions), what="score matrix")
+    # the key side once: conj(k_i·e^{inθ_i}); the query side z_i·e^{imθ_i} carries q·conj(k) already
+    keys_side = np.conj(position_phasors(key_positions, inv_freq)).T
+    scores = np.empty((len(query_positions), len(key_positions)), dtype=np.float64)
+    block = max(1, _BLOCK_BYTES // (16 * len(inv_freq)))
+    for first in range(0, len(query_positions), block):
+        rows = query_positions[first : first + block]
+        scores[first : first + len(rows)] = ((position_phasors(rows, inv_freq) * products) @ keys_side).real
+    return scores * scale
+
+
+def rope_score_matrix(
+    length: int,
+    dim: int,
+    *,
+    rows: range | None = None,
+    cols: range | None = None,
+    **options: Any,
+) -> np.ndarray:
+    """The (rows × cols) rotary score matrix of a length-``length`` context; every position by default.
+
+    ``rows`` and ``cols`` are ranges of query and key positions inside 0..length − 1; a step draws
+    the matrix at a coarser resolution (``range(0, 65536, 256)``) without building the whole of it.
+    ``options`` are :func:`rope_scores`'s (``base``, ``layout``, ``scaling`` and its parameters,
+    ``qk``, ``seed``).
+
+    Example:
+        >>> rope_score_matrix(3, 4).round(4).tolist()
+        [[1.0, 0.7701, 0.2918], [0.7701, 1.0, 0.7701], [0.2918, 0.7701, 1.0]]
+    """
+    length = positive_int("length", length, flag="length")
+    picked = []
+    for name, positions in (("rows", rows), ("cols", cols)):
+        positions = range(length) if positions is None else positions
+        if not isinstance(positions, range) or (len(positions) and (min(positions) < 0 or max(positions) >= length)):
+            raise ParameterError(
+                f"{name} must be a range of positions inside 0..{length - 1}, got {positions!r}",
+                hint=f"pass e.g. {name}=range(0, {length}, 4)",
+            )
+        picked.append(np.asarray(positions))
+    return rope_scores(picked[0], picked[1], dim, length=length, **options)
+
+
+@dataclass(frozen=True)
+class RopeProfile:
+    """The rotary score against the offset h = m − n, and RoFormer's decay bound.
+
+    Attributes:
+        offsets: the offsets h (int64).
+        score: s(h), the score of a query at position m + h and a key at m (any m).
+        relative_bound: RoFormer's relative upper bound (Fig. 2): (1/(d/2))·Σ_{j=1}^{d/2} |S_j(h)|,
+            S_j(h) = Σ_{i<j} e^{i·h·θ_i}; it depends on the frequencies only.
+        bound_scale: C such that |s(h)| ≤ C·relative_bound(h) for these q, k (Abel summation:
+            C = a²·max(|z_{d/2−1}|, max_i |z_{i+1} − z_i|)/2; 1 for ``qk="ones"``).
+    """
+
+    offsets: np.ndarray
+    score: np.ndarray
+    relative_bound: np.ndarray
+    bound_scale: float
+
+    @property
+    def bound(self) -> np.ndarray:
+        """The upper bound on |s(h)|: ``bound_scale · relative_bound``."""
+        return self.bound_scale * self.relative_bound
+
+
+def rope_profile(
+    length: int,
+    dim: int,
+    *,
+    offsets: range | None = None,
+    base: float = 10000.0,
+    layout: str = "half",
+    scaling: str = "none",
+    qk: str = "ones",
+    seed: int = 0,
+    **scaling_params: Any,
+) -> RopeProfile:
+    """The score s(h) and its decay bound for offsets h (default 0 … length − 1), in O(len·d) memory.
+
+    The score depends on the offset only, so this is every diagonal of :func:`rope_score_matrix`
+    without building it: the offsets are taken in blocks, each a (block, d/2) table of e^{ihθ}.
+
+    With ``qk="ones"`` the profile is RoFormer's long-term decay, s(h) = Σ_i cos(h·θ_i) / (d/2)
+    (even in h). With ``qk="random"`` it is the realised score of one seeded draw of q and k (not
+    even in h); over independent draws its expectation is 0 at every offset and its standard
+    deviation a²/√d at every offset — RoPE's decay is a property of aligned q and k.
+
+    Args:
+        length: the context length (the frequencies of dynamic NTK scaling depend on it).
+        dim: head dimension d (even).
+        offsets: the offsets to compute, a range of any step and sign.
+        base, layout, scaling, **scaling_params: as :func:`pecli.schemes.rope.rope_table`.
+        qk, seed: the query and key, as :func:`rope_query_key`.
+
+    Example:
+        >>> profile = rope_profile(1000, 128, offsets=range(0, 1000, 250))
+        >>> profile.offsets.tolist(), profile.score.round(3).tolist()
+        ([0, 250, 500, 750], [1.0, 0.307, 0.298, 0.171])
+        >>> profile.relative_bound.round(2).tolist()  # (d/2 + 1)/2 at h = 0
+        [32.5, 6.55, 6.19, 5.48]
+    """
+    length = positive_int("length", length, flag="length")
+    offsets = range(length) if offsets is None else offsets
+    if not isinstance(offsets, range) or not len(offsets):
+        raise ParameterError(f"offsets must be a non-empty range, got {offsets!r}", hint="pass e.g. range(0, 1024)")
+    inv_freq = _frequencies(dim, length, base, scaling, scaling_params)
+    products, scale = _pair_products(dim, qk, seed, layout, scaling, scaling_params)
+    score = np.empty(len(offsets), dtype=np.float64)
+    relative_bound = np.empty(len(offsets), dtype=np.float64)
+    for phasors, first in _offset_phasors(offsets, inv_freq):
+        stop = first + phasors.shape[1]
+        score[first:stop] = (products @ phasors).real
+        # Σ_j |S_j| with S_j the partial sums over pairs: a running sum is faster than cumsum along pairs
+        partial, magnitude = np.zeros(stop - first, dtype=np.complex128), np.empty(stop - first)
+        total = relative_bound[first:stop]
+        total[:] = 0.0
+        for pair in phasors:
+            partial += pair
+            total += np.abs(partial, out=magnitude)
+    largest_step = float(np.max(np.abs(np.diff(products)))) if len(products) > 1 else 0.0
+    bound_scale = scale * dim * max(abs(products[-1]), largest_step) / 2
+    return RopeProfile(
+        offsets=np.asarray(offsets, dtype=np.int64),
+        score=score * scale,
+        relative_bound=relative_bound / len(inv_freq),
+        bound_scale=float(bound_scale),
+    )
+
+
+@dataclass(frozen=True)
+class WavelengthBand:
+    """A run of frequency pairs that a scaling treats alike: pairs ``start`` … ``stop − 1``.
+
+    ``description`` states the scaling's rule for the band with its threshold wavelength (YaRN:
+    original context / β rotations; Llama 3: original context / frequency factor).
+    """
+
+    name: str
+    start: int
+    stop: int
+    description: str
+
+
+@dataclass(frozen=True)
+class RopeWavelengths:
+    """Per frequency pair: θ_i and its wavelength 2π/θ_i before and after scaling.
+
+    Attributes:
+        inv_freq_original, inv_freq: θ_i unscaled (base^(−2i/d)) and as the scaling leaves it.
+        wavelength_original, wavelength: 2π/θ_i in positions, unscaled and scaled.
+        factor: how much the scaling stretched each wavelength (θ_original / θ).
+        context_length: the original context (``original_max_position``, else ``length``), or None.
+        rotations: turns of each unscaled pair within the original context (context / wavelength),
+            the quantity YaRN's β_fast/β_slow and Llama 3's frequency factors are thresholds on.
+        bands: the pairs the scaling keeps, blends and scales (YaRN, Llama 3); empty otherwise.
+    """
+
+    scaling: str
+    inv_freq_original: np.ndarray
+    inv_freq: np.ndarray
+    context_length: int | None
+    bands: tuple[WavelengthBand, ...]
+
+    @property
+    def wavelength_original(self) -> np.ndarray:
+        return 2 * math.pi / self.inv_freq_original
+
+    @property
+    def wavelength(self) -> np.ndarray:
+        return 2 * math.pi / self.inv_freq
+
+    @property
+    def factor(self) -> np.ndarray:
+        return self.inv_freq_original / self.inv_freq
+
+    @property
+    def rotations(self) -> np.ndarray | None:
+        return None if self.context_length is None else self.context_length / self.wavelength_original
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain numbers for JSON: one record per pair, and the bands.
+
+        >>> round(rope_wavelengths(4, length=100).as_dict()["pairs"][1]["wavelength"], 6)
+        628.318531
+        """
+        rotations = self.rotations
+        pairs = [
+            {
+                "pair": index,
+                "inv_freq_original": float(self.inv_freq_original[index]),
+                "inv_freq": float(self.inv_freq[index]),
+                "wavelength_original": float(self.wavelength_original[index]),
+                "wavelength": float(self.wavelength[index]),
+                "rotations": None if rotations is None else float(rotations[index]),
+                "factor": float(self.factor[index]),
+            }
+            for index in range(len(self.inv_freq))
+        ]
+        bands = [vars(band).copy() for band in self.bands]
+        return {"scaling": self.scaling, "context_length": self.context_length, "pairs": pairs, "bands": bands}
+
+
+def rope_wavelengths(
+    dim: int, *, base: float = 10000.0, scaling: str = "none", length: int | None = None, **scaling_params: Any
+) -> RopeWavelengths:
+    """The wavelength of every RoPE frequency pair before and after ``scaling``, and the scaling's bands.
+
+    The bands are read off the scaled frequencies themselves (pairs left alone, pairs divided by
+    the whole factor, pairs in between), so they are exactly the pairs pecli's frequencies treat so.
+
+    Example:
+        >>> w = rope_wavelengths(128, base=500000.0, scaling="llama3", factor=8.0, original_max_position=8192)
+        >>> [(band.name, band.start, band.stop) for band in w.bands]
+        [('high frequency', 0, 29), ('blended', 29, 35), ('low frequency', 35, 64)]
+        >>> float(w.factor[-1]), round(float(w.rotations[0]), 1)
+        (8.0, 1303.8)
+    """
+    inv_freq_original = rope_frequencies(dim, base=base)
+    inv_freq = rope_frequencies(dim, base=base, scaling=scaling, length=length, **scaling_params)
+    context = scaling_params.get("original_max_position") or length
+    return RopeWavelengths(
+        scaling=scaling,
+        inv_freq_original=inv_freq_original,
+        inv_freq=inv_freq,
+        context_length=None if context is None else int(context),
+        bands=_bands(scaling, inv_freq_original / inv_freq, context, scaling_params),
+    )
+
+
+def _bands(
+    scaling: str, factor: np.ndarray, context: int | None, params: dict[str, Any]
+) -> tuple[WavelengthBand, ...]:
+    if scaling not in ("yarn", "llama3"):
+        return ()
+    full = params["factor"]
+    kept = np.isclose(factor, 1.0, rtol=1e-12, atol=0.0)
+    scaled = np.isclose(factor, full, rtol=1e-12, atol=0.0)
+    first_blended = int(np.argmin(kept)) if not kept.all() else len(factor)
+    first_scaled = int(np.argmax(scaled)) if scaled.any() else len(factor)
+    if scaling == "yarn":
+        beta_fast, beta_slow = params.get("beta_fast", 32.0), params.get("beta_slow", 1.0)
+        names = ("extrapolated", "ramp", "interpolated")
+        descriptions = (
+            f"kept: ≳ β_fast = {beta_fast:g} rotations in {context} (wavelength ≲ {context / beta_fast:.4g})",
+            "linear ramp between the β bounds",
+            f"÷ {full:g}: ≲ β_slow = {beta_slow:g} rotations (wavelength ≳ {context / beta_slow:.4g})",
+        )
+    else:
+        low, high = params.get("low_freq_factor", 1.0), params.get("high_freq_factor", 4.0)
+        names = ("high frequency", "blended", "low frequency")
+        descriptions = (
+            f"kept: wavelength < {context}/{high:g} = {context / high:.4g}",
+            "smooth blend of kept and ÷ factor",
+            f"÷ {full:g}: wavelength > {context}/{low:g} = {context / low:.4g}",
+        )
+    bounds = (0, first_blended, first_scaled, len(factor))
+    return tuple(
+        WavelengthBand(name, start, stop, description)
+        for name, start, stop, description in zip(names, bounds[:-1], bounds[1:], descriptions, strict=True)
+        if stop > start
+    )
+
+
+@dataclass(frozen=True)
+class AlibiProfile:
+    """ALiBi's bias against the offset h = query − key position, per head: ``bias[head, h] = −m_head·|h|``."""
+
+    offsets: np.ndarray
+    slopes: np.ndarray
+    bias: np.ndarray
+
+
+def alibi_profile(heads: int, length: int, *, offsets: range | None = None) -> AlibiProfile:
+    """The bias each of ``heads`` heads adds at offsets h (default 0 … length − 1), float64 (H, offsets).
+
+    Example:
+        >>> profile = alibi_profile(2, 3)
+        >>> profile.slopes.tolist(), profile.bias.tolist()
+        ([0.0625, 0.00390625], [[0.0, -0.0625, -0.125], [0.0, -0.00390625, -0.0078125]])
+    """
+    length = positive_int("length", length, flag="length")
+    offsets = range(length) if offsets is None else offsets
+    if not isinstance(offsets, range) or not len(offsets):
+        raise ParameterError(f"offsets must be a non-empty range, got {offsets!r}", hint="pass e.g. range(0, 1024)")
+    slopes = alibi_slopes(heads)
+    check_fits_in_memory(8 * len(slopes) * len(offsets), what="bias profile")
+    distance = np.abs(np.asarray(offsets, dtype=np.float64))
+    # 0.0 − x, as alibi_table: the bias at h = 0 is +0, not −0
+    return AlibiProfile(np.asarray(offsets, dtype=np.int64), slopes, 0.0 - slopes[:, None] * distance[None, :])

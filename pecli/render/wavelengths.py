@@ -1,0 +1,130 @@
+"""The picture of RoPE scaling: each frequency pair's wavelength against the original context.
+
+An image (matplotlib, Agg, no pyplot) and a text chart of a
+:class:`pecli.analysis.relative.RopeWavelengths`: wavelength 2π/θ_i on a log axis against the pair
+index, before and after the scaling, the original context length as a horizontal line, and the
+bands a scaling treats alike (YaRN's ramp, Llama 3's frequency bands) shaded and labelled.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pecli.render.image import _figure, _write, image_format
+
+if TYPE_CHECKING:
+    from pecli.analysis.relative import RopeWavelengths
+
+__all__ = ["save_wavelengths", "wavelength_chart"]
+
+_BAND_COLORS = ("tab:green", "tab:orange", "tab:purple")
+
+
+def save_wavelengths(
+    waves: RopeWavelengths,
+    path: str,
+    *,
+    title: str,
+    dpi: float = 100,
+    figsize: tuple[float, float] = (8, 5),
+) -> None:
+    """Draw wavelength against pair index (log scale), before and after scaling, into ``path``.
+
+    Example:
+        >>> import os, tempfile
+        >>> from pecli.analysis.relative import rope_wavelengths
+        >>> path = os.path.join(tempfile.mkdtemp(), "waves.png")
+        >>> waves = rope_wavelengths(64, scaling="yarn", factor=4.0, original_max_position=2048)
+        >>> save_wavelengths(waves, path, title="rope yarn ×4")
+        >>> os.path.getsize(path) > 0
+        True
+    """
+    image_format(path)
+    figure, axes = _figure(figsize, dpi)
+    pairs = np.arange(len(waves.inv_freq))
+    for band, color in zip(waves.bands, _BAND_COLORS, strict=False):
+        axes.axvspan(band.start - 0.5, band.stop - 0.5, color=color, alpha=0.12, linewidth=0)
+        axes.text(
+            (band.start + band.stop - 1) / 2, 0.98, band.name, transform=axes.get_xaxis_transform(),
+            ha="center", va="top", fontsize="small", color=color,
+        )  # fmt: skip
+    axes.plot(pairs, waves.wavelength_original, "o", markersize=3, color="0.5", label="before scaling")
+    if waves.scaling != "none":
+        axes.plot(pairs, waves.wavelength, ".-", markersize=4, linewidth=1, label=f"after {waves.scaling} scaling")
+    if waves.context_length is not None:
+        axes.axhline(waves.context_length, color="tab:red", linestyle="--", linewidth=1)
+        axes.text(0, waves.context_length, f" original context {waves.context_length}", va="bottom",
+                  fontsize="small", color="tab:red")  # fmt: skip
+    axes.set_yscale("log")
+    axes.set_xlabel("Frequency pair i")
+    axes.set_ylabel("Wavelength 2π/θ_i (positions)")
+    axes.legend(loc="lower right", fontsize="small")
+    axes.set_title(title, fontsize="medium")
+    _write(figure, path, dpi)
+
+
+def wavelength_chart(waves: RopeWavelengths, *, width: int, height: int, title: str | None = None) -> str:
+    """A text chart: ``·`` the wavelength before scaling, ``•`` after (``•`` alone where equal), log rows.
+
+    The original context is a row of ``╌``; a strip under the axis marks each pair's band by the
+    first letter of its name, with the names in a legend.
+
+    Example:
+        >>> from pecli.analysis.relative import rope_wavelengths
+        >>> print(wavelength_chart(rope_wavelengths(16, length=100), width=30, height=8))
+         1.99e+04 ┤       •
+                  ┤     ••
+                  ┤    •
+                  ┤╌╌╌•╌╌╌╌ context 100
+                  ┤ ••
+             6.28 ┤•
+                  └────────
+                   0      7  pair i (log wavelength)
+    """
+    before, after = np.log10(waves.wavelength_original), np.log10(waves.wavelength)
+    levels = [before, after]
+    context = None if waves.context_length is None else math.log10(waves.context_length)
+    top = max(float(np.max(after)), float(np.max(before)), context or -math.inf)
+    bottom = min(float(np.min(after)), float(np.min(before)), context if context is not None else math.inf)
+    labels = (f"{10**top:.3g}", f"{10**bottom:.3g}")
+    margin = max(len(label) for label in labels) + 2
+    lines = [title] if title else []
+    rows = max(2, height - len(lines) - 2 - (1 + len(waves.bands) if waves.bands else 0))
+    columns = min(len(before), max(1, width - margin - 1))
+    span = top - bottom if top > bottom else 1.0
+    # each column shows the pairs of one block, at the block's mean log wavelength
+    edges = np.linspace(0, len(before), columns + 1).astype(int)
+    block_means = [np.add.reduceat(level, edges[:-1]) / np.diff(edges) for level in levels]
+
+    def row_of(value: float) -> int:
+        return int(np.clip(round((top - value) / span * (rows - 1)), 0, rows - 1))
+
+    grid = [[" "] * columns for _ in range(rows)]
+    if context is not None:
+        grid[row_of(context)] = ["╌"] * columns
+    for column in range(columns):
+        grid[row_of(block_means[0][column])][column] = "·"
+        grid[row_of(block_means[1][column])][column] = "•"
+    for row, cells in enumerate(grid):
+        label = labels[0] if row == 0 else labels[1] if row == rows - 1 else ""
+        text = "".join(cells).rstrip()
+        if context is not None and row == row_of(context):
+            text += f" context {waves.context_length}"
+        lines.append(f"{label:>{margin - 1}} ┤" + text)
+    lines.append(" " * margin + "└" + "─" * columns)
+    if waves.bands:
+        marks = [" "] * columns
+        for column in range(columns):
+            pair = edges[column]
+            band = next((b for b in waves.bands if b.start <= pair < b.stop), None)
+            marks[column] = band.name[0] if band else " "
+        lines.append(" " * (margin + 1) + "".join(marks))
+    last = str(len(before) - 1)
+    axis = "0" + " " * max(1, columns - 1 - len(last)) + last
+    lines.append(" " * (margin + 1) + axis + "  pair i (log wavelength)")
+    lines.extend(" " * (margin + 1) + f"{band.name[0]} {band.name}: {band.description}"[: width - margin - 1]
+                 for band in waves.bands)  # fmt: skip
+    return "\n".join(lines)
