@@ -29,11 +29,10 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import ParameterError
-from pecli.schemes import check_fits_in_memory
-from pecli.schemes._angles import position_phasors
-from pecli.schemes._checks import choice, integer, positive_int
+from pecli.memory import check_fits_in_memory
 from pecli.schemes.alibi import alibi_slopes
-from pecli.schemes.rope import rope_attention_factor, rope_frequencies
+from pecli.schemes.checks import choice, integer, positive_int
+from pecli.schemes.rope import position_phasors, rope_attention_factor, rope_frequencies
 
 __all__ = [
     "QK_MODES",

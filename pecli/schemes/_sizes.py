@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pecli.errors import ParameterError
-from pecli.schemes._checks import fourier_width, grid_shape, head_index, no_dim, positive_int
+from pecli.schemes.checks import fourier_width, grid_shape, head_index, no_dim, positive_int
 
 __all__ = ["Sizes", "alibi_sizes", "coordinate_sizes", "fourier_sizes", "grid_sizes", "sequence_sizes"]
 

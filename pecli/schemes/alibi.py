@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from pecli.dtypes import round_to
-from pecli.schemes._checks import choice, head_index, no_dim, positive_int, row_range
+from pecli.schemes.checks import choice, head_index, no_dim, positive_int, row_range
 
 __all__ = ["alibi_slopes", "alibi_table"]
 

@@ -23,8 +23,8 @@ from types import MappingProxyType
 from typing import Any
 
 from pecli.errors import ParameterError, did_you_mean
-from pecli.schemes._checks import choice
 from pecli.schemes._sizes import Sizes, alibi_sizes, coordinate_sizes, fourier_sizes, grid_sizes, sequence_sizes
+from pecli.schemes.checks import choice
 from pecli.schemes.presets import get_preset
 
 __all__ = ["SCHEMES", "Scheme", "get_scheme", "resolve"]

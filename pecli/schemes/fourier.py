@@ -8,7 +8,7 @@ import numpy as np
 
 from pecli.dtypes import round_to
 from pecli.schemes._angles import place_sin_cos, position_phasors
-from pecli.schemes._checks import (
+from pecli.schemes.checks import (
     choice,
     even_dim,
     finite_above,

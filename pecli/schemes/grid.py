@@ -7,7 +7,7 @@ import numpy as np
 from pecli.dtypes import round_to
 from pecli.errors import ParameterError
 from pecli.schemes._angles import geometric_frequencies, place_sin_cos, position_phasors
-from pecli.schemes._checks import choice, finite_above, grid_shape, positive_int, row_range
+from pecli.schemes.checks import choice, finite_above, grid_shape, positive_int, row_range
 
 __all__ = ["coordconv_table", "sincos2d_table"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pecli.dtypes import round_to
-from pecli.schemes._checks import choice, positive_int, row_range
+from pecli.schemes.checks import choice, positive_int, row_range
 
 __all__ = ["binary_sine_table", "binary_table", "count_normalized_table", "count_table", "memn2n_table"]
 

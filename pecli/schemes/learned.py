@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pecli.dtypes import round_to
-from pecli.schemes._checks import finite_above, non_negative_int, positive_int, row_range
+from pecli.schemes.checks import finite_above, non_negative_int, positive_int, row_range
 
 __all__ = ["learned_table"]
 

@@ -21,10 +21,19 @@ import numpy as np
 
 from pecli.dtypes import round_to
 from pecli.errors import ParameterError
-from pecli.schemes._angles import geometric_frequencies, integer_phasors, place_pairs
-from pecli.schemes._checks import choice, even_dim, finite_above, positive_int, row_range
+from pecli.schemes._angles import geometric_frequencies, integer_phasors, place_pairs, position_phasors
+from pecli.schemes.checks import choice, even_dim, finite_above, positive_int, row_range
 
-__all__ = ["SCALINGS", "apply_rotary", "rope_attention_factor", "rope_frequencies", "rope_metadata", "rope_table"]
+#: ``position_phasors`` (exp(i·p·θ) at any positions) is public for code that rotates queries and keys (analysis)
+__all__ = [
+    "SCALINGS",
+    "apply_rotary",
+    "position_phasors",
+    "rope_attention_factor",
+    "rope_frequencies",
+    "rope_metadata",
+    "rope_table",
+]
 
 #: each scaling's parameters and their defaults (None: required), after HF's rope_scaling keys
 SCALINGS: dict[str, dict[str, Any]] = {

@@ -7,7 +7,7 @@ import numpy as np
 from pecli.dtypes import numpy_dtype
 from pecli.errors import ParameterError
 from pecli.schemes._angles import fill_sin_cos, geometric_frequencies, place_sin_cos
-from pecli.schemes._checks import choice, finite, finite_above, integer, positive_int, row_range
+from pecli.schemes.checks import choice, finite, finite_above, integer, positive_int, row_range
 
 #: ``place_sin_cos`` is the family's column layout, public for code that reasons about layouts (identify)
 __all__ = ["place_sin_cos", "sinusoidal_table"]

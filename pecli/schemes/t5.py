@@ -20,7 +20,7 @@ import numpy as np
 
 from pecli.dtypes import round_to
 from pecli.errors import ParameterError
-from pecli.schemes._checks import positive_int, row_range
+from pecli.schemes.checks import positive_int, row_range
 
 __all__ = ["t5_bias", "t5_bucket_table", "t5_relative_position_bucket"]
 

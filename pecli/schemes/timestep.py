@@ -34,7 +34,7 @@ import numpy as np
 from pecli.dtypes import numpy_dtype, round_to
 from pecli.errors import ParameterError
 from pecli.schemes._angles import fill_sin_cos, geometric_frequencies, position_phasors, sin_cos_table
-from pecli.schemes._checks import finite, finite_above, positive_int, row_range
+from pecli.schemes.checks import finite, finite_above, positive_int, row_range
 from pecli.schemes.spec import TableSpec
 
 __all__ = [
