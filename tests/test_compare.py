@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
@@ -119,8 +120,32 @@ def test_exit_codes_and_shape_from_the_other_table(cli, tmp_path):
     # a float16 file is compared with the spec in float16
     half = _save(tmp_path, "half.npy", pecli.encode("sinusoidal", 50, 12, dtype="float16"))
     assert cli("compare", half, "sinusoidal").code == 0
+    # against float32 values the default tolerance allows float16's rounding; --exact does not
     rounded = cli("compare", half, "sinusoidal", "--dtype", "float32")
-    assert rounded.code == 1 and "diagnosis: they differ only by rounding" in rounded.out
+    assert rounded.code == 0 and "same within float32 arithmetic (tolerance 0.0039 at position 49)" in rounded.out
+    exact = cli("compare", half, "sinusoidal", "--dtype", "float32", "--exact")
+    assert exact.code == 1 and "different beyond bit for bit" in exact.out
+    assert "diagnosis: they differ only by rounding" in exact.out
+    assert_clean_error(cli("compare", half, "sinusoidal", "--exact", "--atol", "1"), 2, "--exact")
+
+
+def test_default_tolerance_follows_the_positions():
+    """Row p may differ by eps32·p: the tutorial's float32 table is the preset, a shifted one is not."""
+    length, dim = 2048, 64
+    position = np.arange(length, dtype=np.float32)[:, None]
+    div_term = np.exp(np.arange(0, dim, 2, dtype=np.float32) * np.float32(-math.log(10000.0) / dim))
+    tutorial = np.zeros((length, dim), dtype=np.float32)
+    tutorial[:, 0::2], tutorial[:, 1::2] = np.sin(position * div_term), np.cos(position * div_term)
+    preset = pecli.encode(None, length, dim, preset="pytorch-tutorial")
+    result = compare_tables(tutorial, preset)
+    assert result.agree and 1e-5 < result.max_abs < result.atol
+    assert result.tolerance_text() == "float32 arithmetic (tolerance 0.00024 at position 2047)"
+    assert result.atol == pytest.approx(4 * 2.0**-23 + 2.0**-23 * 2047)
+    # the same error at row 0, where float32 arithmetic is exact to a few ulps, is a difference
+    moved = preset.copy()
+    moved[0, 0] += 1e-4
+    assert not compare_tables(moved, preset).agree
+    assert compare_tables(moved, preset, atol=1e-3).agree and not compare_tables(preset + 0, moved, exact=True).agree
 
 
 def test_scripts_and_pipes():
@@ -134,7 +159,8 @@ def test_scripts_and_pipes():
     assert same.returncode == 0 and same.stdout.strip().endswith("same"), same.stderr
     generated = run_pecli("generate", "--preset", "fairseq", "--d", "32", "--len", "64", "-o", "-")
     different = run_pecli("compare", "-", "sinusoidal", stdin=generated.stdout)
-    assert different.code == 1 and "different beyond atol 1e-06" in different.stdout.decode()
+    assert different.code == 1
+    assert "different beyond float32 arithmetic (tolerance 8e-06 at position 63)" in different.stdout.decode()
 
 
 def test_text_report(cli, tmp_path):

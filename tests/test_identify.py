@@ -126,8 +126,8 @@ def test_a_learned_table_matches_nothing(cli, tmp_path):
     np.save(path, trained)
     result = cli("identify", str(path))
     assert result.code == 1
-    assert "no known convention matches: a learned (trained) table" in result.out
-    std = float(result.out.split("standard deviation ")[1].split()[0])
+    assert result.out.splitlines()[1].startswith("random table: consistent with N(0, σ²), σ = ")
+    std = float(result.out.split("σ = ")[1].split()[0])
     assert abs(std - 0.02) < 0.001 and "closest:" in result.out
     document = json.loads(cli("identify", str(path), "--json").out)
     assert document["match"] == "none" and document["best"]["max_error"] > 0.5
@@ -172,9 +172,20 @@ def test_bfloat16_tables_read_back_as_float32(preset, cli, tmp_path):
     table = read_table(str(path)).array
     assert table.dtype == np.float32
     found = identify_table(table)
-    assert found.level == "exact" and preset in found.best.presets and found.dtype == "bfloat16"
+    assert found.level == "exact" and preset in found.best.presets
+    assert (found.dtype, found.precision, found.reproduce_dtype) == ("float32", "bfloat16", "bfloat16")
     assert found.command().endswith("--dtype bfloat16 -o pe.safetensors")
     np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()).astype(np.float32), table)
     # a float16 table saved as float32 likewise
     half = pecli.encode(None, 64, 32, preset=preset, dtype="float16").astype(np.float32)
-    assert identify_table(half).level == "exact" and identify_table(half).dtype == "float16"
+    assert identify_table(half).level == "exact" and identify_table(half).reproduce_dtype == "float16"
+
+
+def test_no_false_match_on_a_count_table_off_by_one(cli, tmp_path):
+    """Integers fit bfloat16, but an error of 1 is no rounding: count + 1 is no known table."""
+    path = tmp_path / "c1.npy"
+    np.save(path, (np.arange(64)[:, None] * np.ones((1, 4)) + 1).astype(np.float32))
+    found = identify_table(np.load(path))
+    assert found.level == "none" and found.dtype == "float32"
+    result = cli("identify", str(path))
+    assert result.code == 1 and result.out.startswith("c1.npy: 64 × 4 float32")

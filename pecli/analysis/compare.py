@@ -24,6 +24,7 @@ from pecli.errors import ParameterError, TableFileError
 __all__ = [
     "Comparison",
     "Diagnosis",
+    "arithmetic_tolerance",
     "check_tolerances",
     "compare_tables",
     "diagnose",
@@ -34,6 +35,10 @@ __all__ = [
 
 #: unit roundoff of the dtypes tables come in; a table rounded once is within half of it times |value|
 _EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
+#: a float32 implementation rounds the angle p·ω (and the frequency ω) to float32, so its sin/cos are
+#: off by up to about eps32·|p·ω|: over the peer corpus (tests/data/peers) the largest error is
+#: 0.7·eps32·p·ω_max, so one eps32 per unit of angle is the noise model
+FLOAT32_ANGLE_NOISE = 2.0**-23
 #: rows used to match columns (the verification then uses every row)
 _MATCH_ROWS = 4096
 
@@ -63,6 +68,17 @@ class Comparison:
     rtol: float
     agree: bool  #: |A − B| <= atol + rtol · |B| everywhere (numpy.isclose)
     diagnosis: Diagnosis | None = field(default=None)
+    #: how the tolerance was set: "float32 arithmetic" (from the data), "given" (atol/rtol) or "exact"
+    tolerance_kind: str = "given"
+    tolerance_position: int = 0  #: the row where the data-driven tolerance is largest
+
+    def tolerance_text(self) -> str:
+        """The tolerance as the result line states it."""
+        if self.tolerance_kind == "exact":
+            return "bit for bit"
+        if self.tolerance_kind == "given":
+            return f"atol {self.atol:g}, rtol {self.rtol:g}"
+        return f"float32 arithmetic (tolerance {self.atol:.2g} at position {self.tolerance_position})"
 
 
 def rounding_tolerance(*dtypes: str, scale: float = 1.0) -> float:
@@ -72,6 +88,23 @@ def rounding_tolerance(*dtypes: str, scale: float = 1.0) -> float:
     0.00390625
     """
     return 4.0 * max(_EPSILON.get(str(name), _EPSILON["float64"]) for name in dtypes) * max(scale, 1e-30)
+
+
+def arithmetic_tolerance(
+    length: int, *dtypes: str, scale: float = 1.0, positions: np.ndarray | None = None, frequency: float = 1.0
+) -> np.ndarray:
+    """Per-row noise of a table computed in float32 arithmetic and stored in ``dtypes``: a ``(length, 1)`` column.
+
+    Row p may be off by the rounding of the coarsest dtype at ``scale`` plus float32's angle noise
+    ``eps32 · |p| · frequency`` (``positions`` default to the row indices; ``frequency`` is the
+    largest angular frequency, 1 for every sinusoidal convention).
+
+    >>> tolerance = arithmetic_tolerance(2048, "float32")
+    >>> f"{tolerance[-1, 0]:.2g}", f"{tolerance[0, 0]:.2g}"
+    ('0.00024', '4.8e-07')
+    """
+    rows = np.arange(length, dtype=np.float64) if positions is None else np.abs(np.asarray(positions, np.float64))
+    return (rounding_tolerance(*dtypes, scale=scale) + FLOAT32_ANGLE_NOISE * rows * frequency)[:, None]
 
 
 def value_precision(table: np.ndarray) -> str:
@@ -128,12 +161,17 @@ def _row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.clip(cosines, -1.0, 1.0)
 
 
-def compare_tables(a: np.ndarray, b: np.ndarray, *, atol: float = 1e-6, rtol: float = 0.0) -> Comparison:
+def compare_tables(
+    a: np.ndarray, b: np.ndarray, *, atol: float | None = None, rtol: float = 0.0, exact: bool = False
+) -> Comparison:
     """Compare tables ``a`` and ``b`` entry by entry; diagnose the difference when they disagree.
 
     Args:
         a, b: 2-D tables of the same shape (any real dtype; compared in float64).
-        atol, rtol: they agree when ``|a − b| <= atol + rtol · |b|`` everywhere.
+        atol, rtol: they agree when ``|a − b| <= atol + rtol · |b|`` everywhere. Without ``atol``
+            the tolerance follows the data: row p may differ by the rounding of the lower-precision
+            operand plus float32 arithmetic's angle noise at position p (:func:`arithmetic_tolerance`).
+        exact: agree only when every value is equal (bit for bit, after widening to float64).
 
     Example:
         >>> import numpy as np
@@ -141,7 +179,7 @@ def compare_tables(a: np.ndarray, b: np.ndarray, *, atol: float = 1e-6, rtol: fl
         >>> result.agree, result.max_abs, result.worst, result.max_rel
         (False, 0.5, (0, 1), 0.2)
     """
-    check_tolerances(atol, rtol)
+    check_tolerances(0.0 if atol is None else atol, rtol)
     dtypes = (value_precision(a), value_precision(b))
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.ndim != 2 or b.ndim != 2 or a.shape != b.shape:
@@ -156,8 +194,17 @@ def compare_tables(a: np.ndarray, b: np.ndarray, *, atol: float = 1e-6, rtol: fl
     magnitude = np.abs(b)
     worst = np.unravel_index(int(np.argmax(difference)), difference.shape)
     cosines = _row_cosines(a, b)
-    agree = bool(difference.max() <= atol) if rtol == 0 else bool(np.all(difference <= atol + rtol * magnitude))
-    tolerance = max(atol, rounding_tolerance(*dtypes, scale=float(max(magnitude.max(), np.abs(a).max()))))
+    scale = float(max(magnitude.max(), np.abs(a).max()))
+    if exact:
+        kind, allowed = "exact", np.zeros((1, 1))
+    elif atol is None:
+        kind, allowed = "float32 arithmetic", arithmetic_tolerance(len(a), *dtypes, scale=scale)
+    else:
+        kind, allowed = "given", np.full((1, 1), atol)
+    position, atol = int(np.argmax(allowed[:, 0])), float(allowed.max())
+    relative_allowed = 0.0 if exact else rtol * magnitude
+    agree = bool(np.all(difference <= allowed + relative_allowed))
+    tolerance = max(atol, rounding_tolerance(*dtypes, scale=scale))
     # |A − B| / |B| where B ≠ 0, in place (where B = 0 the 0 of |B| stays)
     relative = np.divide(difference, magnitude, out=magnitude, where=magnitude > 0)
     return Comparison(
@@ -172,6 +219,8 @@ def compare_tables(a: np.ndarray, b: np.ndarray, *, atol: float = 1e-6, rtol: fl
         rtol=rtol,
         agree=agree,
         diagnosis=None if agree else diagnose(a, b, tolerance=tolerance),
+        tolerance_kind=kind,
+        tolerance_position=position,
     )
 
 

@@ -8,9 +8,12 @@ one are found too. Every preset and every other scheme without a random seed (co
 MemN2N… and whatever the registry holds) is tried at its defaults. Learned tables match nothing.
 
 Candidates are screened on a few rows (the first and last eight), and the best few are then
-checked against every row; a match is *exact* when its largest error is within the rounding of
-the table's dtype, *approximate* when within 1 % of the table's scale (the table was computed in
-lower-precision arithmetic, e.g. angles in float32).
+regenerated and checked against every row; a match is *exact* when its largest error is within
+the rounding of the table's values, *approximate* when within the noise of a float32
+implementation: row p of a sin/cos convention may be off by eps32·|p|·ω_max more
+(:func:`pecli.analysis.compare.arithmetic_tolerance`), a table of plain numbers (count, binary…)
+by its rounding only. Among the candidates within that noise the first in search order wins:
+presets, then round bases and offsets, then fitted ones.
 
 >>> import pecli
 >>> found = identify_table(pecli.encode(None, 64, 32, preset="fairseq"))
@@ -29,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.compare import rounding_tolerance, value_precision
+from pecli.analysis.compare import arithmetic_tolerance, rounding_tolerance, value_precision
 from pecli.errors import PecliError
 from pecli.schemes.catalog import SCHEMES, get_scheme, resolve
 from pecli.schemes.params import PARAMS
@@ -48,8 +51,10 @@ OFFSETS: tuple[int, ...] = (0, 1, 2, 3, 4)
 _SCREEN_ROWS = 8
 #: candidates checked against the whole table after screening
 _VERIFY = 6
-#: largest error of an approximate match, relative to the table's scale
-_APPROXIMATE = 1e-2
+#: schemes computed from angles p·ω (ω ≤ 1), whose float32 implementations carry eps32·|p·ω| noise
+_ANGLE_SCHEMES = ("sinusoidal", "timestep", "rope", "sincos2d", "binary-sine")
+#: the largest noise, relative to the table's scale, under which a float32 table still tells conventions apart
+_DISCERNIBLE = 1e-2
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,7 @@ class Identification:
     """The outcome of :func:`identify_table`: the closest candidate and how well it matches."""
 
     shape: tuple[int, int]
-    dtype: str
+    dtype: str  #: the dtype of the table as given (the file's)
     best: Candidate
     level: str  #: "exact", "approximate" or "none"
     tolerance: float  #: the largest error of an exact match (rounding of ``precision``)
@@ -89,6 +94,8 @@ class Identification:
     runners_up: list[Candidate] = field(default_factory=list)
     value_mean: float = 0.0
     value_std: float = 0.0
+    reproduce_dtype: str = ""  #: the dtype the reproduce command writes (the values' precision when coarser)
+    gaussian: bool = False  #: no match, and the values look like N(mean, std²) draws (a random or learned table)
 
     @property
     def matched(self) -> bool:
@@ -96,7 +103,8 @@ class Identification:
 
     def command(self) -> str:
         """The ``pecli generate`` command that reproduces the best candidate's table."""
-        return generate_command(self.best, length=self.shape[0], dim=self.shape[1], dtype=self.dtype)
+        dtype = self.reproduce_dtype or self.dtype
+        return generate_command(self.best, length=self.shape[0], dim=self.shape[1], dtype=dtype)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -241,13 +249,53 @@ def _presets_with(scheme: str, params: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _full_error(table: np.ndarray, scheme: str, params: Mapping[str, Any], chunk_rows: int) -> float:
-    error = 0.0
+def _noise(
+    scheme: str, params: Mapping[str, Any], rows: range, expected: np.ndarray, precision: str, scale: float
+) -> np.ndarray:
+    """The per-element error a float32 implementation of this candidate may show, rounded to ``precision``.
+
+    One unit of roundoff of ``precision`` at each value (a table rounded once is within half of it),
+    float32's at the table's scale (the arithmetic's intermediates), plus eps32·|p| for the angle
+    p·ω (ω ≤ 1) of a sin/cos convention.
+    """
+    noise = rounding_tolerance(precision) / 4 * np.abs(expected) + rounding_tolerance("float32", scale=scale) / 4
+    if scheme in _ANGLE_SCHEMES:
+        positions = np.arange(rows.start, rows.stop) + (params.get("offset") or 0)
+        noise = noise + arithmetic_tolerance(len(rows), "float64", scale=0.0, positions=positions)
+    return noise
+
+
+def _errors(
+    table: np.ndarray, scheme: str, params: Mapping[str, Any], rows: range, precision: str, scale: float
+) -> tuple[float, float]:
+    """The largest |error| on ``rows``, and the largest error in units of the candidate's noise."""
+    expected = _rows(scheme, params, table.shape, rows)
+    difference = np.abs(table[rows.start : rows.stop] - expected)
+    noise = _noise(scheme, params, rows, expected, precision, scale)
+    if noise.max() > _DISCERNIBLE * scale:  # far-off positions (a fitted offset of 10^8): float32 noise hides all
+        return float(difference.max()), math.inf
+    return float(difference.max()), float((difference / noise).max())
+
+
+def _full_error(
+    table: np.ndarray, scheme: str, params: Mapping[str, Any], chunk_rows: int, precision: str, scale: float
+) -> tuple[float, float]:
+    error, excess = 0.0, 0.0
     for start in range(0, len(table), chunk_rows):
         rows = range(start, min(start + chunk_rows, len(table)))
-        expected = _rows(scheme, params, table.shape, rows)
-        error = max(error, float(np.abs(table[start : rows.stop] - expected).max()))
-    return error
+        chunk_error, chunk_excess = _errors(table, scheme, params, rows, precision, scale)
+        error, excess = max(error, chunk_error), max(excess, chunk_excess)
+    return error, excess
+
+
+def _looks_gaussian(values: np.ndarray) -> bool:
+    """Kurtosis within 0.5 of a normal distribution's 3, and a mean within 5 standard errors of 0."""
+    std = float(values.std(dtype=np.float64))
+    if values.size < 256 or std == 0:
+        return False
+    centred = (values - values.mean(dtype=np.float64)) / std
+    kurtosis = float(np.mean(centred**4))
+    return abs(kurtosis - 3.0) < 0.5 and abs(float(values.mean(dtype=np.float64))) < 5 * std / math.sqrt(values.size)
 
 
 def identify_table(table: np.ndarray, *, verify: int = _VERIFY) -> Identification:
@@ -289,7 +337,7 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY) -> Identificatio
     tolerance = max(rounding_tolerance(precision, scale=scale), stored_tolerance)
     head = range(0, min(_SCREEN_ROWS, length))
     tail = range(max(head.stop, length - _SCREEN_ROWS), length)
-    screened: list[Candidate] = []
+    screened: list[tuple[float, Candidate]] = []
     seen: set[tuple[str, tuple]] = set()
     for scheme, params in _candidates(values):
         key = (scheme, tuple(sorted(params.items(), key=lambda item: item[0])))
@@ -297,31 +345,33 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY) -> Identificatio
             continue
         seen.add(key)
         try:
-            error = max(
-                float(np.abs(values[r.start : r.stop] - _rows(scheme, params, values.shape, r)).max())
-                for r in (head, tail)
-                if len(r)
-            )
+            errors = [_errors(values, scheme, params, r, precision, scale) for r in (head, tail) if len(r)]
         except PecliError:
             continue  # this candidate does not exist at this shape (e.g. d too small for its frequency shift)
-        screened.append(Candidate(scheme, params, error))
-    # stable sort: among equally good candidates the earlier (a preset, a grid base, a rounder base) wins
-    screened.sort(key=lambda c: c.max_error if c.max_error > tolerance else 0.0)
+        screened.append((max(e[1] for e in errors), Candidate(scheme, params, max(e[0] for e in errors))))
+    # stable sort: among candidates within the noise the earlier (a preset, a grid base, a rounder base) wins
+    screened.sort(key=lambda item: max(item[0], 1.0))
     chunk_rows = max(1, (8 << 20) // (8 * dim))
-    verified = [replace(c, max_error=_full_error(values, c.scheme, c.params, chunk_rows)) for c in screened[:verify]]
-    verified.sort(key=lambda c: c.max_error if c.max_error > tolerance else 0.0)
-    best = replace(verified[0], presets=_presets_with(verified[0].scheme, verified[0].params))
-    if best.max_error <= tolerance:
+    verified = []
+    for _, candidate in screened[:verify]:
+        error, excess = _full_error(values, candidate.scheme, candidate.params, chunk_rows, precision, scale)
+        verified.append((excess, replace(candidate, max_error=error)))
+    verified.sort(key=lambda item: max(item[0], 1.0))
+    excess, best = verified[0]
+    best = replace(best, presets=_presets_with(best.scheme, best.params))
+    if excess > 1.0:
+        level = "none"  # regenerated, the best candidate is off by more than the noise of any implementation
+    elif best.max_error <= tolerance:
         level = "exact"
-    elif best.max_error <= _APPROXIMATE * scale:
-        level = "approximate"
     else:
-        level = "none"
+        level = "approximate"
+    verified = [candidate for _, candidate in verified]
     runners_up = [c for c in verified[1:] if (c.scheme, dict(c.params)) != (best.scheme, dict(best.params))]
     return Identification(
         shape=(length, dim),
+        dtype=dtype,
         # the dtype that reproduces the table: the stored one, unless its values were rounded coarser
-        dtype=dtype if best.max_error <= stored_tolerance else precision,
+        reproduce_dtype=dtype if best.max_error <= stored_tolerance else precision,
         best=best,
         level=level,
         tolerance=tolerance,
@@ -330,4 +380,5 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY) -> Identificatio
         # the value statistics describe a table that matched nothing (a learned one)
         value_mean=float(values.mean(dtype=np.float64)) if level == "none" else 0.0,
         value_std=float(values.std(dtype=np.float64)) if level == "none" else 0.0,
+        gaussian=level == "none" and _looks_gaussian(values),
     )

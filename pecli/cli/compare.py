@@ -19,8 +19,14 @@ shape from --d/--len or from the other table, and its dtype from --dtype or the 
 Reports the shapes and dtypes, max and mean |A − B|, the max relative difference, the worst
 position and dimension, and the per-position cosine similarity; when the tables differ only by a
 column permutation (interleaved vs split layout, sin/cos order) or a row shift (an offset), says so.
-Exit status: 0 when |A − B| <= atol + rtol·|B| everywhere, 1 when not, 2 on bad input,
+By default the tolerance follows the data: row p may differ by the rounding of the lower-precision
+table plus the noise of float32 arithmetic at position p (2^-23·p, as a float32 implementation
+rounds the angle p·ω); --atol/--rtol set it instead, and --exact asks for bit equality.
+Exit status: 0 when |A − B| is within the tolerance everywhere, 1 when not, 2 on bad input,
 3 when the figure (-o) cannot be written or another runtime failure.
+
+A value may hold commas: a comma starts a new parameter only before param=, so
+mae:grid=14,14,cls_token=true is read as grid 14,14 (grid=14x14 says the same).
 
 With --properties, each SCHEME (a spec) is checked at --d (default 64) × --len (default 512)
 for the six properties of an ideal positional encoding, with the figure behind each verdict.
@@ -52,8 +58,14 @@ def compare(
     key: KeyOpt = None,
     key_a: Annotated[Optional[str], typer.Option("--key-a", help="Tensor to read from A.", metavar="NAME")] = None,
     key_b: Annotated[Optional[str], typer.Option("--key-b", help="Tensor to read from B.", metavar="NAME")] = None,
-    atol: Annotated[float, typer.Option("--atol", help="Absolute tolerance.", metavar="FLOAT")] = 1e-6,
+    atol: Annotated[
+        Optional[float],
+        typer.Option(
+            "--atol", help="Absolute tolerance (default: float32 arithmetic noise of the data).", metavar="FLOAT"
+        ),
+    ] = None,
     rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance (of |B|).", metavar="FLOAT")] = 0.0,
+    exact: Annotated[bool, typer.Option("--exact", help="Agree only when every value is equal, bit for bit.")] = False,
     d: DimOpt = None,
     length: LenOpt = None,
     dtype: Annotated[
@@ -77,7 +89,9 @@ def compare(
     from pecli.analysis.compare import check_tolerances
     from pecli.errors import ParameterError
 
-    check_tolerances(atol, rtol)  # before any table is read or computed
+    check_tolerances(0.0 if atol is None else atol, rtol)  # before any table is read or computed
+    if exact and (atol is not None or rtol):
+        raise ParameterError("--exact asks for bit equality; it cannot go with --atol or --rtol", hint="drop one")
     if properties:
         extra = [flag for flag, value in (("-o", output), ("--key", key or key_a or key_b)) if value]
         if extra:
@@ -102,7 +116,7 @@ def compare(
     )
     from pecli.analysis.compare import compare_tables
 
-    result = compare_tables(first.array, second.array, atol=atol, rtol=rtol)
+    result = compare_tables(first.array, second.array, atol=atol, rtol=rtol, exact=exact)
     if output is not None:
         _save_difference_figure(output, first, second)
         out.note(f"wrote {output}")
@@ -175,6 +189,7 @@ def _comparison_json(first: Any, second: Any, result: Any) -> dict[str, Any]:
         "agree": result.agree,
         "atol": result.atol,
         "rtol": result.rtol,
+        "tolerance": result.tolerance_text(),
         "max_abs": result.max_abs,
         "mean_abs": result.mean_abs,
         "max_rel": result.max_rel,
@@ -200,7 +215,7 @@ def _print_comparison(out: Output, first: Any, second: Any, result: Any) -> None
     out.data(f"mean |A − B|       {result.mean_abs:.6g}")
     out.data(f"max relative       {result.max_rel:.6g} (where B ≠ 0)")
     out.data(f"cosine per position min {result.cosine_min:.6g}, mean {result.cosine_mean:.6g}")
-    tolerance = f"atol {result.atol:g}, rtol {result.rtol:g}"
+    tolerance = result.tolerance_text()
     if result.agree:
         out.data(f"same within {tolerance}")
         return

@@ -15,8 +15,9 @@ HELP = """Find the known convention that produced a table, and the command that 
 Searches the sinusoidal family (layout, sin/cos order, frequency shift, base — a grid with 10000
 and the common RoPE bases 500000 and 1e6, plus the base read off the table — and first position),
 every preset, and the other deterministic schemes. Reports the best match, its max error, and the
-pecli generate command; a learned (trained) table matches none. A match is exact within the
-rounding of the table's dtype, approximate within 1 % (computed in lower precision).
+pecli generate command; a learned (trained) table matches none. A match is claimed only after
+regenerating the table: exact within the rounding of its values, approximate within the noise
+of float32 arithmetic (2^-23·|p| at position p for sin/cos conventions).
 Exit status: 0 when a convention matches, 1 when none does, 2 on bad input, 3 on a runtime failure.
 
 Examples:
@@ -64,7 +65,8 @@ def identify(
 
 def _print(out: Output, table: Any, found: Any) -> None:
     rows, cols = found.shape
-    out.data(f"{table.label}: {rows} × {cols} {found.dtype}")
+    coarser = f" (values rounded to {found.precision})" if found.precision != found.dtype else ""
+    out.data(f"{table.label}: {rows} × {cols} {found.dtype}{coarser}")
     best = found.best
     if found.level == "exact":
         out.data(f"match: {best.describe()}")
@@ -72,12 +74,15 @@ def _print(out: Output, table: Any, found: Any) -> None:
     elif found.level == "approximate":
         out.data(f"approximate match: {best.describe()}")
         out.data(
-            f"  max error {best.max_error:.3g}, above {found.precision} rounding ({found.tolerance:.3g}): "
-            "the table was likely computed in lower-precision arithmetic"
+            f"  max error {best.max_error:.3g}, above {found.precision} rounding ({found.tolerance:.3g}) but within "
+            "float32 arithmetic (2^-23·|p| at position p): the table was computed in float32"
         )
     else:
-        out.data("no known convention matches: a learned (trained) table matches none of them")
-        out.data(f"  values: mean {found.value_mean:.4g}, standard deviation {found.value_std:.4g}")
+        if found.gaussian:
+            out.data(f"random table: consistent with N(0, σ²), σ = {found.value_std:.4g} (a learned or Gaussian init)")
+        else:
+            out.data("no known convention matches")
+            out.data(f"  values: mean {found.value_mean:.4g}, standard deviation {found.value_std:.4g}")
         out.data(f"  closest: {best.describe()}, max error {best.max_error:.3g}")
         return
     out.data(f"  reproduce: {found.command()}")

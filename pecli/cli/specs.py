@@ -1,25 +1,32 @@
 """Scheme specs on the command line: ``NAME`` or ``NAME:param=value,…`` (compare's A and B, --properties).
 
 NAME is a scheme or a preset; values are parsed by the kind of the parameter in
-:data:`pecli.schemes.params.PARAMS`. Every malformed part gets its own message.
+:data:`pecli.schemes.params.PARAMS`. A comma starts a new parameter only when ``param=`` follows
+it, so a value may hold commas (``sincos2d:grid=14,14``; ``grid=14x14`` says the same). Every
+malformed part gets its own message.
 
 >>> spec = parse_spec("sinusoidal:layout=split,freq_shift=1")
 >>> spec.scheme, spec.preset, spec.params
 ('sinusoidal', None, {'layout': 'split', 'freq_shift': 1.0})
 >>> parse_spec("fairseq:base=500000").preset
 'fairseq'
+>>> parse_spec("sincos2d:grid=14,14,cls_token=true").params
+{'grid': '14,14', 'cls_token': True}
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from pecli.errors import ParameterError, did_you_mean
 
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+#: the commas that separate parameters: those followed by ``name=`` (a value may hold other commas)
+_SEPARATOR = re.compile(r",(?=\s*[A-Za-z_][\w-]*\s*=)")
 
 
 @dataclass(frozen=True)
@@ -103,7 +110,7 @@ def parse_spec(text: str) -> SchemeSpec:
         raise ParameterError(
             f"scheme spec {text!r} ends with ':'", hint=f"drop it, or add param=value: {name}:base=500"
         )
-    for item in rest.split(",") if rest else []:
+    for item in _SEPARATOR.split(rest) if rest else []:
         key, equals, value = item.partition("=")
         key = key.strip().replace("-", "_")
         if not equals or not key or not value.strip():
