@@ -103,7 +103,7 @@ def diffusers(timesteps, embedding_dim, flip_sin_to_cos=False, downscale_freq_sh
 
 
 # ---------------------------------------------------------------------------------------------
-# issue 6: RoPE, ALiBi, 2-D sin-cos, NeRF, random Fourier features, CoordConv
+# RoPE, ALiBi, 2-D sin-cos, NeRF, random Fourier features, CoordConv
 
 
 def hf_rope_default(base, dim):

@@ -1,4 +1,4 @@
-"""The fast angle engine (issue 8) against a straightforward float64 computation, every layout."""
+"""The fast angle engine against a straightforward float64 computation, every layout."""
 
 from __future__ import annotations
 

@@ -299,7 +299,7 @@ CASES: list[Case] = [
     case("timestep --range 0:1e12:1 --dim 4096 -o t.npy", 3, "would take"),
     case("timestep 1 --dim 4 -o -", 3, "refusing to write binary", tty="stdout"),
     case("timestep 1 --dim 4 -o nowhere/t.npy", 3, "does not exist"),
-    # -- schemes added by issue 6
+    # -- rope, sincos2d, coordconv, alibi, gaussian, fourier
     case("generate rope --d 5 --len 4 -o r.safetensors", 2, "even --d", "--d 6"),
     case("generate rope --d 8 --len 4 -o r.npy", 2, "npy holds one tensor", "--part"),
     case("generate rope --d 8 --len 4 --part nope -o r.npy", 2, "'nope'", "cos, sin"),

@@ -4,7 +4,7 @@ bfloat16, rows equal to the whole table, prefix stability where a scheme promise
 scheme's own bounds, streaming chunks, and refusal rather than inf when a dtype overflows.
 
 The registry drives the tests, so a scheme added later is covered at once; a scheme that takes
-extra required parameters or shapes (issue 6's rope, alibi, sincos2d…) joins through
+extra required parameters or shapes (rope, alibi, sincos2d…) joins through
 :data:`EXAMPLE_PARAMS`.
 """
 

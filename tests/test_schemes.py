@@ -141,7 +141,7 @@ def test_non_positive_shapes_are_refused(scheme, length, dim):
     dtype=st.sampled_from(["float32", "float64", "float16"]),
 )
 def test_shape_dtype_finiteness_determinism(scheme, length, dim, dtype):
-    # issue 3: a timestep table needs d // 2 > freq_shift (d = 1 is refused, as the issue asks)
+    # a timestep table needs d // 2 > freq_shift (d = 1 is refused)
     assume(scheme != "timestep" or dim >= 2)
     table = pecli.encode(scheme, length, dim, dtype=dtype)
     assert table.shape == (length, dim) and table.dtype == np.dtype(dtype)

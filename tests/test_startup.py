@@ -1,4 +1,4 @@
-"""Start-up hygiene (issue 8): what the fast paths import, checked in fresh interpreters."""
+"""Start-up hygiene: what the fast paths import, checked in fresh interpreters."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tables written in chunks (issue 8): progress only on a terminal; files load memory-mapped and exact."""
+"""Tables written in chunks: progress only on a terminal; files load memory-mapped and exact."""
 
 from __future__ import annotations
 
