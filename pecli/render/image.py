@@ -23,7 +23,7 @@ from pecli.errors import ParameterError
 from pecli.render.downsample import Downsampled, block_average
 from pecli.render.scale import ValueRange, color_limits, value_range
 
-__all__ = ["IMAGE_FORMATS", "check_cmap", "image_format", "save_figure", "save_heatmap", "save_lines"]
+__all__ = ["IMAGE_FORMATS", "check_cmap", "image_format", "new_figure", "save_figure", "save_heatmap", "save_lines"]
 
 IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
 #: masked (NaN/inf) cells: a mid grey, distinct from RdBu's white zero
@@ -67,7 +67,13 @@ def check_cmap(name: str) -> Any:
     )
 
 
-def _figure(figsize: tuple[float, float], dpi: float) -> tuple[Any, Any]:
+def new_figure(figsize: tuple[float, float], dpi: float) -> tuple[Any, Any]:
+    """A matplotlib ``(figure, axes)`` on the Agg canvas, after checking the size; pair with :func:`save_figure`.
+
+    >>> figure, axes = new_figure((4, 3), 50)
+    >>> figure.get_size_inches().tolist(), figure.dpi
+    ([4.0, 3.0], 50.0)
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -148,7 +154,7 @@ def save_heatmap(
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
 
-    figure, axes = _figure(figsize, dpi)
+    figure, axes = new_figure(figsize, dpi)
     rows, cols = (int(matrix.row_edges[-1]), int(matrix.col_edges[-1])) if given_cells else matrix.shape
     # the colorbar first: it takes its space from the axes, whose final size then caps the cells
     figure.colorbar(ScalarMappable(Normalize(low, high), colormap), ax=axes)
@@ -248,7 +254,7 @@ def save_lines(
                 f"{{dims}} dimension {dim} is outside the table's dimensions {dims_from}…{dims_from + columns - 1}",
                 hint="pick dimensions within the table's columns",
             )
-    figure, axes = _figure(figsize, dpi)
+    figure, axes = new_figure(figsize, dpi)
     positions = np.arange(matrix.shape[0]) + x_ticks_from
     for dim in dims:
         values = np.asarray(matrix[:, dim - dims_from], dtype=np.float64)

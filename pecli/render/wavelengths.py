@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pecli.render.image import _figure, _write, image_format
+from pecli.render.image import image_format, new_figure, save_figure
 
 if TYPE_CHECKING:
     from pecli.analysis.relative import RopeWavelengths
@@ -43,7 +43,7 @@ def save_wavelengths(
         True
     """
     image_format(path)
-    figure, axes = _figure(figsize, dpi)
+    figure, axes = new_figure(figsize, dpi)
     pairs = np.arange(len(waves.inv_freq))
     for band, color in zip(waves.bands, _BAND_COLORS, strict=False):
         axes.axvspan(band.start - 0.5, band.stop - 0.5, color=color, alpha=0.12, linewidth=0)
@@ -63,7 +63,7 @@ def save_wavelengths(
     axes.set_ylabel("Wavelength 2π/θ_i (positions)")
     axes.legend(loc="lower right", fontsize="small")
     axes.set_title(title, fontsize="medium")
-    _write(figure, path, dpi)
+    save_figure(figure, path, dpi)
 
 
 def wavelength_chart(waves: RopeWavelengths, *, width: int, height: int, title: str | None = None) -> str:
