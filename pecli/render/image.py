@@ -71,7 +71,7 @@ def new_figure(figsize: tuple[float, float], dpi: float) -> tuple[Any, Any]:
     """A matplotlib ``(figure, axes)`` on the Agg canvas, after checking the size; pair with :func:`save_figure`.
 
     >>> figure, axes = new_figure((4, 3), 50)
-    >>> figure.get_size_inches().tolist(), figure.dpi
+    >>> figure.get_size_inches().tolist(), float(figure.dpi)
     ([4.0, 3.0], 50.0)
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
