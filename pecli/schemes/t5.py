@@ -54,8 +54,8 @@ def t5_relative_position_bucket(
         >>> t5_relative_position_bucket(np.array([-200, -16, -15, -1, 0, 1]), bidirectional=False).tolist()
         [31, 16, 15, 1, 0, 0]
     """
-    num_buckets = positive_int("num_buckets", num_buckets, flag="num_buckets")
-    max_distance = positive_int("max_distance", max_distance, flag="max_distance")
+    num_buckets = positive_int("num_buckets", num_buckets)
+    max_distance = positive_int("max_distance", max_distance)
     relative_position = np.asarray(relative_position)
     if relative_position.dtype.kind not in "iu":
         raise ParameterError(
@@ -115,7 +115,7 @@ def t5_bucket_table(
         >>> t5_bucket_table(3, bidirectional=False).tolist()
         [[0, 0, 0], [1, 0, 0], [2, 1, 0]]
     """
-    length = positive_int("length", length, flag="length")
+    length = positive_int("length", length)
     rows = row_range(rows, length)
     offsets = np.arange(-(length - 1), length, dtype=np.int64)
     buckets = t5_relative_position_bucket(
