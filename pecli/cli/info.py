@@ -44,6 +44,11 @@ def info(
 ) -> None:
     from pecli.io import read_tensors
 
+    if os.path.isdir(file):
+        from pecli.cli.model_inputs import show_model_directory
+
+        show_model_directory(out, file)
+        return
     if file != "-" and not os.path.exists(file):
         from pecli.errors import TableFileError
 

@@ -33,12 +33,12 @@ from transformers import (
     LlamaConfig,
     M2M100Config,
     MarianConfig,
-    MarianMTModel,
     MptConfig,
     OPTConfig,
     Phi3Config,
     Qwen2Config,
     WhisperConfig,
+    WhisperModel,
 )
 
 HERE = Path(__file__).parent / "models"
@@ -177,7 +177,23 @@ CONFIGS = {
          "decoder_start_token_id": 1, "forced_eos_token_id": 0},
     ),
     "m2m100": (M2M100Config, {"d_model": 16, "max_position_embeddings": 64, "vocab_size": 64, "pad_token_id": 1}),
-    "whisper": (WhisperConfig, {"d_model": 16, "max_source_positions": 64, "vocab_size": 64}),
+    "whisper": (
+        WhisperConfig,
+        {"d_model": 16, "max_source_positions": 64, "vocab_size": 64, "pad_token_id": 1, "bos_token_id": 0,
+         "eos_token_id": 0, "decoder_start_token_id": 0, "suppress_tokens": [], "begin_suppress_tokens": []},
+    ),
+}
+
+
+WHISPER_LAYERS = {
+    "encoder_layers": 1,
+    "decoder_layers": 1,
+    "encoder_ffn_dim": 16,
+    "decoder_ffn_dim": 16,
+    "encoder_attention_heads": 2,
+    "decoder_attention_heads": 2,
+    "num_mel_bins": 8,
+    "max_target_positions": 32,
 }
 
 
@@ -243,14 +259,13 @@ def alibi(config, tables: dict, cases: dict) -> None:
 
 
 def tiny_models() -> dict:
-    """Random models saved in shards: BERT (position_embeddings), GPT-2 (wpe), Marian (two embed_positions)."""
+    """Random models saved in shards: BERT (position_embeddings), GPT-2 (wpe), Whisper (two embed_positions)."""
     torch.manual_seed(0)
     made = {}
     for name, model, shard in (
         ("tiny-bert", BertModel(BertConfig(**CONFIGS["bert"][1])), "8KB"),
         ("tiny-gpt2", GPT2Model(GPT2Config(**CONFIGS["gpt2"][1])), "20KB"),
-        ("tiny-marian", MarianMTModel(MarianConfig(**CONFIGS["marian"][1], encoder_layers=1, decoder_layers=1,
-                                                    encoder_ffn_dim=16, decoder_ffn_dim=16)), "1GB"),
+        ("tiny-whisper", WhisperModel(WhisperConfig(**CONFIGS["whisper"][1], **WHISPER_LAYERS)), "1GB"),
     ):
         model.save_pretrained(HERE / name, max_shard_size=shard)
         made[name] = {"model": type(model).__name__, "max_shard_size": shard, "files": sorted(
