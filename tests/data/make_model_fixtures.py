@@ -232,10 +232,11 @@ def sinusoidal(name: str, config, tables: dict, cases: dict) -> None:
     """The sinusoidal table rows the first tokens of a sequence get, from the model's own module."""
     length = 16
     if name == "marian":
-        module = transformers.models.marian.modeling_marian.MarianSinusoidalPositionalEmbedding(
-            config.max_position_embeddings, config.d_model
-        )
-        table, call = module(torch.Size([1, length])), "MarianSinusoidalPositionalEmbedding(L, d)(Size([1, 16]))"
+        # the module's sinusoids are written by MarianPreTrainedModel._init_weights, so build the model
+        small = {"encoder_layers": 1, "decoder_layers": 1, "encoder_ffn_dim": 16, "decoder_ffn_dim": 16}
+        model = transformers.MarianModel(MarianConfig(**{**config.to_dict(), **small}))
+        table = model.encoder.embed_positions(torch.Size([1, length]))
+        call = "MarianModel(config).encoder.embed_positions(Size([1, 16]))"
     elif name == "m2m100":
         m2m = transformers.models.m2m_100.modeling_m2m_100
         module = m2m.M2M100SinusoidalPositionalEmbedding(
