@@ -240,6 +240,7 @@ def test_bad_directories_are_one_line_exit_2(cli, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert_clean_error(cli("info", str(empty)), 2, "has no config.json")
+    assert_clean_error(cli("info", str(MODELS / "tiny-bert"), "--stats"), 2, "is a model directory")
     assert_clean_error(cli("generate", "--from-config", str(empty)), 2, "has no config.json")
     no_weights = tmp_path / "no-weights"
     shutil.copytree(MODELS / "bert", no_weights)

@@ -90,8 +90,13 @@ def model_directory_input(source: str, key: str | None) -> tuple[Any, str]:
     return array, f"{os.path.basename(os.path.normpath(source))} [{shown(tensor.name)}]"
 
 
-def show_model_directory(out: Output, path: str) -> None:
+def show_model_directory(out: Output, path: str, *, key: str | None = None, stats: bool = False) -> None:
     """``pecli info DIR``: the position tensors (headers only) and the config's position settings."""
+    if key is not None or stats:
+        raise ParameterError(
+            f"--key and --stats describe one file, but {path!r} is a model directory",
+            hint="pecli info DIR lists its position tensors; give one of its .safetensors files for --key/--stats",
+        )
     import numpy as np
 
     from pecli.dtypes import format_bytes

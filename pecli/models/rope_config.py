@@ -72,7 +72,7 @@ def rope_encoding(config: Mapping[str, Any], model_type: str) -> ModelEncoding:
         used.append("original_max_position_embeddings")
         if rope_type != "llama3":
             # DeepSeek-V3 and Phi-3 leave factor out: max_position_embeddings / original_max_position_embeddings
-            params["factor"] = found.get("factor") or length / original
+            params["factor"] = _number(found, where, "factor", None) if found.get("factor") else length / original
             used.append("factor")
             params["apply_attention_factor"] = True
             if found.get("attention_factor") is not None:
