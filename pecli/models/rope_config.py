@@ -83,8 +83,9 @@ def rope_encoding(config: Mapping[str, Any], model_type: str) -> ModelEncoding:
             params[key] = _number(found, where, key, None)
             used.append(key)
     if rope_type == "yarn":
-        params["beta_fast"] = found.get("beta_fast") or 32.0  # transformers: `or 32`, `or 1`
-        params["beta_slow"] = found.get("beta_slow") or 1.0
+        # transformers: `beta_fast or 32`, `beta_slow or 1`
+        params["beta_fast"] = _number(found, where, "beta_fast", None) if found.get("beta_fast") else 32.0
+        params["beta_slow"] = _number(found, where, "beta_slow", None) if found.get("beta_slow") else 1.0
         used += ["beta_fast", "beta_slow"]
         if found.get("mscale") and found.get("mscale_all_dim") and "attention_factor" not in params:
             params["mscale"] = _number(found, where, "mscale", None)
