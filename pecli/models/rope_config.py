@@ -50,47 +50,56 @@ def rope_encoding(config: Mapping[str, Any], model_type: str) -> ModelEncoding:
     length = config_int(config, "max_position_embeddings")
     head_dim, head_dim_key = _head_dim(config)
     partial = _number(found, where, "partial_rotary_factor", 1.0)
-    provenance: dict[str, tuple[str, Any]] = {"length": ("max_position_embeddings", length), "dim": head_dim_key}
-    used: list[str] = ["rope_theta"]
-    params: dict[str, Any] = {"base": _number(found, where, "rope_theta", 10000.0), "layout": "half"}
     # the rotary module's cos and sin cover the rotated columns only: int(head_dim · partial_rotary_factor)
     dim = head_dim if rope_type == "proportional" else int(head_dim * partial)
-    if partial != 1.0:
-        used.append("partial_rotary_factor")
-    scaling = _SCALING[rope_type]
-    if scaling != "none":
-        params["scaling"] = scaling
+    params: dict[str, Any] = {"base": _number(found, where, "rope_theta", 10000.0), "layout": "half"}
+    scaling, used = _scaling_parameters(rope_type, found, where, length, dim)
+    params.update(scaling)
+    if rope_type == "proportional":
+        params["partial_rotary_factor"] = partial
+    provenance: dict[str, tuple[str, Any]] = {"length": ("max_position_embeddings", length), "dim": head_dim_key}
+    used = ["rope_theta", *(["partial_rotary_factor"] if partial != 1.0 else []), *used]
+    provenance.update({key: (where[key], found[key]) for key in used if key in found and key in where})
+    _check_supported(rope_type, params)
+    return ModelEncoding(model_type, "rope", params, length=length, dim=dim, provenance=provenance)
+
+
+def _scaling_parameters(
+    rope_type: str, found: Mapping[str, Any], where: Mapping[str, str], length: int, dim: int
+) -> tuple[dict[str, Any], list[str]]:
+    """pecli's scaling parameters for ``rope_type`` (as its ``_compute_*_parameters`` reads them), and the keys used."""
+    params: dict[str, Any] = {} if rope_type == "default" else {"scaling": _SCALING[rope_type]}
+    used: list[str] = []
+
+    def take(key: str, default: float | None = None) -> None:
+        params[key] = _number(found, where, key, default)
+        used.append(key)
+
     if rope_type in ("linear", "dynamic", "llama3", "proportional"):
-        params["factor"] = _number(found, where, "factor", 1.0 if rope_type == "proportional" else None)
-        used.append("factor")
+        take("factor", default=1.0 if rope_type == "proportional" else None)
     if rope_type == "dynamic":
         # _compute_dynamic_ntk_parameters: the original context is config.max_position_embeddings
         params["original_max_position"] = length
     if rope_type in ("yarn", "longrope", "llama3"):
-        original = config_int(found, "original_max_position_embeddings")
-        params["original_max_position"] = original
+        params["original_max_position"] = config_int(found, "original_max_position_embeddings")
         used.append("original_max_position_embeddings")
-        if rope_type != "llama3":
-            # DeepSeek-V3 and Phi-3 leave factor out: max_position_embeddings / original_max_position_embeddings
-            params["factor"] = _number(found, where, "factor", None) if found.get("factor") else length / original
-            used.append("factor")
-            params["apply_attention_factor"] = True
-            if found.get("attention_factor") is not None:
-                params["attention_factor"] = _number(found, where, "attention_factor", None)
-                used.append("attention_factor")
     if rope_type == "llama3":
-        for key in ("low_freq_factor", "high_freq_factor"):
-            params[key] = _number(found, where, key, None)
-            used.append(key)
+        take("low_freq_factor")
+        take("high_freq_factor")
+    if rope_type in ("yarn", "longrope"):
+        # DeepSeek-V3 and Phi-3 leave factor out: max_position_embeddings / original_max_position_embeddings
+        take("factor", default=length / params["original_max_position"])
+        params["apply_attention_factor"] = True
+        if found.get("attention_factor") is not None:
+            take("attention_factor")
     if rope_type == "yarn":
-        # transformers: `beta_fast or 32`, `beta_slow or 1`
-        params["beta_fast"] = _number(found, where, "beta_fast", None) if found.get("beta_fast") else 32.0
-        params["beta_slow"] = _number(found, where, "beta_slow", None) if found.get("beta_slow") else 1.0
-        used += ["beta_fast", "beta_slow"]
+        params.update(beta_fast=32.0, beta_slow=1.0)  # transformers reads `beta_fast or 32`, `beta_slow or 1`
+        for key in ("beta_fast", "beta_slow"):
+            if found.get(key):
+                take(key)
         if found.get("mscale") and found.get("mscale_all_dim") and "attention_factor" not in params:
-            params["mscale"] = _number(found, where, "mscale", None)
-            params["mscale_all_dim"] = _number(found, where, "mscale_all_dim", None)
-            used += ["mscale", "mscale_all_dim"]
+            take("mscale")
+            take("mscale_all_dim")
         if found.get("truncate") is False:
             params["truncate"] = False
             used.append("truncate")
@@ -98,11 +107,7 @@ def rope_encoding(config: Mapping[str, Any], model_type: str) -> ModelEncoding:
         for key in ("short_factor", "long_factor"):
             params[key] = _factor_list(found, where, key, dim)
             used.append(key)
-    if rope_type == "proportional":
-        params["partial_rotary_factor"] = partial
-    provenance.update({key: (where[key], found[key]) for key in used if key in found and key in where})
-    _check_supported(rope_type, params)
-    return ModelEncoding(model_type, "rope", params, length=length, dim=dim, provenance=provenance)
+    return params, used
 
 
 def _rope_settings(config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -138,7 +143,7 @@ def _head_dim(config: Mapping[str, Any]) -> tuple[int, tuple[str, Any]]:
 
 
 def _number(found: Mapping[str, Any], where: Mapping[str, str], key: str, default: float | None) -> float:
-    value = found.get(key, default)
+    value = default if found.get(key) is None else found[key]
     if value is None:
         raise ParameterError(f"config.json: rope_type needs {key}", hint=f"add {key} to the rope parameters")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
