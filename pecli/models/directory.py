@@ -22,7 +22,6 @@ __all__ = [
     "POSITION_TENSOR_NAMES",
     "ModelDirectory",
     "ModelTensor",
-    "is_model_directory",
     "is_position_tensor",
     "open_model_directory",
     "shown",
@@ -57,11 +56,6 @@ def shown(text: str) -> str:
 def is_position_tensor(name: str) -> bool:
     """Whether weight ``name`` is a position table (or a rotary ``inv_freq``), by its dotted components."""
     return any(part in POSITION_TENSOR_NAMES for part in name.split("."))
-
-
-def is_model_directory(path: str) -> bool:
-    """Whether ``path`` is a directory (which pecli reads as a model directory)."""
-    return os.path.isdir(path)
 
 
 @dataclass(frozen=True)
