@@ -35,6 +35,7 @@ Examples:
   pecli generate rope --d 128 --len 4096 --scaling yarn --factor 4 --original-max-position 2048 -o rope.safetensors
   pecli generate alibi --heads 12 --len 128 --part slopes -o slopes.npy
   pecli generate sincos2d --preset mae --grid 14,14 --d 768 --cls-token -o mae.npy
+  pecli generate --from-config Llama-3.1-8B/config.json --len 8192 -o llama31.safetensors
 """
 
 DeviceOpt = Annotated[
@@ -43,6 +44,17 @@ DeviceOpt = Annotated[
         "--device",
         help="Where the sin/cos angles are computed: cpu (numpy) or cuda[:N] (torch, float64, then rounded once).",
         metavar="DEVICE",
+    ),
+]
+
+
+FromConfigOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--from-config",
+        help="A model's config.json (or its directory): the tables its own code computes (RoPE cos and sin, "
+        "attention scaling included; ALiBi; sinusoidal presets). --len defaults to max_position_embeddings.",
+        metavar="PATH",
     ),
 ]
 
@@ -66,6 +78,7 @@ def generate(
         bool, typer.Option("--list-presets", help="List the presets with their sources and exit.")
     ] = False,
     device: DeviceOpt = "cpu",
+    from_config: FromConfigOpt = None,
     *,
     out: Output,
     scheme_params: dict[str, Any] | None = None,
@@ -76,7 +89,12 @@ def generate(
     from pecli.cli.common import build_table, prepare_output, write_table
     from pecli.schemes.backend import angles_on
 
-    table = build_table(scheme, preset, scheme_params or {}, length=length, dim=d, dtype=dtype, name=name)
+    if from_config is not None:
+        from pecli.cli.model_inputs import config_table
+
+        table = config_table(out, from_config, scheme, preset, scheme_params or {}, d, length, dtype=dtype, name=name)
+    else:
+        table = build_table(scheme, preset, scheme_params or {}, length=length, dim=d, dtype=dtype, name=name)
     backend = _phasor_backend(device)
     if output is None:
         if fmt is not None:

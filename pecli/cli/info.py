@@ -34,7 +34,9 @@ def register(app: typer.Typer) -> None:
 
 @output_options
 def info(
-    file: Annotated[str, typer.Argument(metavar="FILE", help="A .npy, .safetensors or .pt file, or - for stdin.")],
+    file: Annotated[
+        str, typer.Argument(metavar="FILE", help="A .npy, .safetensors or .pt file, a model directory, or - for stdin.")
+    ],
     key: KeyOpt = None,
     stats: Annotated[
         bool, typer.Option("--stats", help="Also read the data: min, max, mean and std of each tensor (or of --key).")
@@ -44,6 +46,11 @@ def info(
 ) -> None:
     from pecli.io import read_tensors
 
+    if os.path.isdir(file):
+        from pecli.cli.model_inputs import show_model_directory
+
+        show_model_directory(out, file, key=key, stats=stats)
+        return
     if file != "-" and not os.path.exists(file):
         from pecli.errors import TableFileError
 

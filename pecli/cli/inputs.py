@@ -52,7 +52,8 @@ def load_input(
     dim: int | None = None,
     dtype: str = "float32",
 ) -> InputTable:
-    """Read ``source`` as a table file (``-``: ``out``'s stdin), or compute it when it names a scheme."""
+    """Read ``source`` as a table file (``-``: ``out``'s stdin), a model directory's position table, or
+    compute it when it names a scheme."""
     scheme_params = scheme_params or {}
     if is_file_input(source):
         given = [flag for flag, value in (("--preset", preset), ("--d", dim), ("--len", length)) if value is not None]
@@ -64,6 +65,11 @@ def load_input(
                 f"{', '.join(given)} apply to a scheme, but {source!r} is a file",
                 hint="drop them, or give a scheme name instead of the file",
             )
+        if os.path.isdir(source):
+            from pecli.cli.model_inputs import model_directory_input
+
+            array, label = model_directory_input(source, key)
+            return InputTable(array, label, {}, source)
         if source == "-" and out.stdin_is_terminal:
             raise ParameterError(
                 "refusing to read a table from the terminal (stdin is not redirected)",

@@ -1,0 +1,149 @@
+"""Model files on the command line: ``generate --from-config``, a model directory as a table input, ``info DIR``.
+
+The reading is :mod:`pecli.models`' business; this module turns its answers into tables and lines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from typing import Any
+
+from pecli.cli.output import Output
+from pecli.errors import ParameterError, PecliError
+
+
+def config_table(
+    out: Output,
+    source: str,
+    scheme: str | None,
+    preset: str | None,
+    scheme_params: dict[str, Any],
+    dim: int | None,
+    length: int | None,
+    *,
+    dtype: str,
+    name: str,
+) -> Any:
+    """The :class:`~pecli.schemes.spec.TableSpec` a model's config implies, recording the config's values.
+
+    The config sets the scheme and its parameters; ``--len`` (default: the model's context),
+    ``--part``, ``--dtype`` and the output options stay the user's.
+    """
+    from pecli.cli.common import build_table
+    from pecli.models import model_encoding, read_config
+    from pecli.schemes.params import PARAMS
+
+    given = [flag for flag, value in (("SCHEME", scheme), ("--preset", preset), ("--d", dim)) if value is not None]
+    given += [PARAMS[param].flag for param in scheme_params if param != "part"]
+    if given:
+        raise ParameterError(
+            f"--from-config sets the scheme and its parameters, so {', '.join(given)} cannot be given too",
+            hint="drop them; --len, --part and --dtype still apply",
+        )
+    encoding = model_encoding(read_config(source))
+    if encoding.scheme is None:
+        weight = _learned_weight(source, encoding.learned_weight or "")
+        raise ParameterError(
+            f"{encoding.model_type} learns its positions: its table is the weight {weight!r}, not a formula",
+            hint=f"pecli plot {_directory_of(source)} draws it",
+        )
+    for note in encoding.notes:
+        out.note(f"{encoding.model_type}: {note}")
+    params = {**encoding.params, **scheme_params}
+    table = build_table(
+        encoding.scheme,
+        encoding.preset,
+        params,
+        length=length if length is not None else encoding.length,
+        dim=encoding.dim,
+        dtype=dtype,
+        name=name,
+    )
+    config_file = os.path.join(source, "config.json") if os.path.isdir(source) else source
+    return dataclasses.replace(table, extra_metadata=encoding.metadata(config_file))
+
+
+def _directory_of(source: str) -> str:
+    return source if os.path.isdir(source) else (os.path.dirname(source) or ".")
+
+
+def _learned_weight(source: str, usual: str) -> str:
+    """The learned position table's name in the model's own weights when they are there, else the usual name."""
+    from pecli.models import open_model_directory
+
+    try:
+        names = [tensor.name for tensor in open_model_directory(_directory_of(source)).position_tensors()]
+    except PecliError:
+        return usual
+    return next((name for name in names if name.endswith(usual)), names[0] if names else usual)
+
+
+def model_directory_input(source: str, key: str | None) -> tuple[Any, str]:
+    """The position table of model directory ``source`` (``key``, or its one 2-D position tensor) and a label."""
+    from pecli.models import open_model_directory
+
+    tensor, array = open_model_directory(source).position_table(key)
+    from pecli.models.directory import shown
+
+    return array, f"{os.path.basename(os.path.normpath(source))} [{shown(tensor.name)}]"
+
+
+def show_model_directory(out: Output, path: str, *, key: str | None = None, stats: bool = False) -> None:
+    """``pecli info DIR``: the position tensors (headers only) and the config's position settings."""
+    if key is not None or stats:
+        raise ParameterError(
+            f"--key and --stats describe one file, but {path!r} is a model directory",
+            hint="pecli info DIR lists its position tensors; give one of its .safetensors files for --key/--stats",
+        )
+    import numpy as np
+
+    from pecli.dtypes import format_bytes
+    from pecli.models import model_encoding, open_model_directory
+    from pecli.models.directory import shown
+
+    directory = open_model_directory(path)
+    tensors = directory.position_tensors()
+    try:
+        encoding = model_encoding(directory.config)
+        settings: dict[str, Any] = {
+            "scheme": encoding.scheme or "learned",
+            "preset": encoding.preset,
+            "params": encoding.params,
+            "config": {key: value for key, value in encoding.provenance.values()},
+        }
+    except ParameterError as error:
+        settings = {"problem": str(error)}
+    files = sorted({os.path.basename(file) for file in directory.weight_files.values()})
+    if out.json_output:
+        out.json(
+            {
+                "directory": path,
+                "model_type": directory.config.get("model_type"),
+                "weight_files": files,
+                "position_tensors": [
+                    {"name": t.name, "shape": list(t.shape), "dtype": t.dtype, "file": os.path.basename(t.file)}
+                    for t in tensors
+                ],
+                "position_settings": settings,
+            }
+        )
+        return
+    model_type = shown(str(directory.config.get("model_type", "?")))
+    out.data(f"{path}: model_type {model_type}, {len(files)} weight file{'s' * (len(files) != 1)}")
+    out.data(f"position tensors ({len(tensors)}):" if tensors else "position tensors: none among the weights")
+    width = max((len(shown(t.name)) for t in tensors), default=0)
+    for tensor in tensors:
+        itemsize = 2 if tensor.dtype == "bfloat16" else np.dtype(tensor.dtype).itemsize
+        size = format_bytes(math.prod(tensor.shape) * itemsize)
+        shape = str(list(tensor.shape))
+        out.data(f"  {shown(tensor.name):<{width}}  {shape}  {tensor.dtype}  {size}  ({os.path.basename(tensor.file)})")
+    if "problem" in settings:
+        out.data(f"position settings: {shown(settings['problem'])}")
+        return
+    preset = f" (preset {settings['preset']})" if settings["preset"] else ""
+    params = " ".join(f"{k}={shown(str(v))}" for k, v in settings["params"].items() if k not in ("layout",))
+    out.data(f"position settings: {settings['scheme']}{preset}" + (f": {params}" if params else ""))
+    for key, value in settings["config"].items():
+        out.data(f"  config.json {shown(key)} = {shown(str(value))}")

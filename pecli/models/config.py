@@ -1,0 +1,210 @@
+"""A model's ``config.json`` as ``save_pretrained`` writes it → the pecli scheme, parameters and sizes of
+its position encoding, and the config keys each value came from.
+
+RoPE follows transformers 5's ``modeling_rope_utils.py`` (``rope_parameters``, or the older
+``rope_theta`` + ``rope_scaling``; head dimension ``head_dim`` or ``hidden_size / num_attention_heads``;
+``partial_rotary_factor`` rotates ``int(head_dim · factor)`` columns, the width of the module's cos and
+sin). ALiBi models (BLOOM, MPT) map to ``alibi``, fairseq-style sinusoidal models to their preset, and
+learned positions to the weight that holds the table.
+
+>>> encoding = model_encoding({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+...     "max_position_embeddings": 128, "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0}})
+>>> encoding.scheme, encoding.dim, encoding.length, encoding.params
+('rope', 16, 128, {'base': 500000.0, 'layout': 'half'})
+>>> encoding.provenance["rope_theta"]
+('rope_parameters.rope_theta', 500000.0)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pecli.errors import ParameterError, TableFileError, did_you_mean
+
+__all__ = ["ROPE_TYPES", "ModelEncoding", "config_int", "known_rope_type", "model_encoding", "read_config"]
+
+#: every rope_type transformers 5 knows (``ROPE_INIT_FUNCTIONS`` plus the unscaled ``default``)
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
+
+#: fairseq-style sinusoidal tables (transformers' ``*SinusoidalPositionalEmbedding``): model_type ->
+#: (preset, config key of the length); these offset positions by padding_idx + 1
+_FAIRSEQ_SINUSOIDAL = {
+    "m2m_100": "max_position_embeddings",
+    "fsmt": "max_position_embeddings",
+    "speech_to_text": "max_source_positions",
+}
+
+#: learned absolute positions: model_type -> (length key, width key, the weight holding the table,
+#: rows before the first token — OPT's OPTLearnedPositionalEmbedding offsets by 2)
+_LEARNED = {
+    "bert": ("max_position_embeddings", "hidden_size", "embeddings.position_embeddings.weight", 0),
+    "roberta": ("max_position_embeddings", "hidden_size", "embeddings.position_embeddings.weight", 0),
+    "gpt2": ("n_positions", "n_embd", "wpe.weight", 0),
+    "opt": ("max_position_embeddings", "hidden_size", "decoder.embed_positions.weight", 2),
+}
+
+
+@dataclass(frozen=True)
+class ModelEncoding:
+    """The position encoding a config implies: a pecli scheme and its arguments, or a learned weight."""
+
+    model_type: str
+    scheme: str | None  #: None: learned positions (see :attr:`learned_weight`)
+    params: dict[str, Any] = field(default_factory=dict)
+    preset: str | None = None
+    length: int | None = None  #: the model's context (max_position_embeddings)
+    dim: int | None = None
+    #: what -> (the config key it came from, the config's value)
+    provenance: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    learned_weight: str | None = None  #: the weight that holds a learned table
+    notes: tuple[str, ...] = ()
+
+    def metadata(self, source: str) -> dict[str, str]:
+        """String pairs recording the config file, its model type and each value with its key.
+
+        >>> ModelEncoding("bloom", "alibi", {"heads": 4}, provenance={"heads": ("n_head", 4)}).metadata("c.json")
+        {'from_config': 'c.json', 'model_type': 'bloom', 'config.n_head': '4'}
+        """
+        meta = {"from_config": source, "model_type": self.model_type}
+        meta.update({f"config.{key}": json.dumps(value) for key, value in self.provenance.values()})
+        return meta
+
+
+def read_config(path: str) -> dict[str, Any]:
+    """The JSON object in ``path`` (a ``config.json``, or a directory holding one).
+
+    >>> read_config("no/such/dir")
+    Traceback (most recent call last):
+    ...
+    pecli.errors.TableFileError: no such config: 'no/such/dir' (give a config.json or a model directory holding one)
+    """
+    file = os.path.join(path, "config.json") if os.path.isdir(path) else path
+    if not os.path.exists(file):
+        if os.path.isdir(path):
+            raise TableFileError(
+                f"{path} has no config.json", hint="give a model directory as save_pretrained writes it"
+            )
+        raise TableFileError(f"no such config: {path!r}", hint="give a config.json or a model directory holding one")
+    try:
+        with open(file, encoding="utf-8") as handle:
+            config = json.load(handle)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        message = str(error).encode("unicode_escape").decode("ascii")
+        raise TableFileError(f"cannot read {file}: {message}", hint="give a config.json") from None
+    if not isinstance(config, dict):
+        raise TableFileError(f"{file} holds no JSON object", hint="give a model's config.json")
+    return config
+
+
+def model_encoding(config: Mapping[str, Any]) -> ModelEncoding:
+    """The position encoding ``config`` (a parsed ``config.json``) implies; see the module's doc.
+
+    A config without position settings, an unknown ``rope_type`` or inconsistent values is a
+    :class:`~pecli.errors.ParameterError`.
+    """
+    model_type = str(config.get("model_type", ""))
+    if model_type == "bloom" or (model_type == "falcon" and config.get("alibi")):
+        return _alibi(config, model_type, ("n_head", "num_attention_heads"))
+    if model_type == "mpt" and _get(config, "attn_config", {}).get("alibi", True):
+        return _alibi(config, model_type, ("n_heads",))
+    if any(key in config for key in ("rope_parameters", "rope_theta", "rope_scaling")):
+        from pecli.models.rope_config import rope_encoding
+
+        return rope_encoding(config, model_type)
+    if model_type == "marian":
+        return _sinusoidal(config, model_type, "marian", "max_position_embeddings", offset=None)
+    if model_type == "whisper":
+        # WhisperEncoder's embed_positions is sinusoids(max_source_positions, d_model): split [sin | cos],
+        # log-timescale step ln(10000)/(d/2 − 1) — tensor2tensor's table; the decoder's positions are learned
+        return _sinusoidal(
+            config, model_type, "tensor2tensor", "max_source_positions", offset=None, note="the encoder's table"
+        )
+    if model_type in _FAIRSEQ_SINUSOIDAL:
+        return _sinusoidal(config, model_type, "fairseq", _FAIRSEQ_SINUSOIDAL[model_type], offset="pad_token_id")
+    if model_type in _LEARNED:
+        length_key, width_key, weight, offset = _LEARNED[model_type]
+        length = config_int(config, length_key)
+        return ModelEncoding(
+            model_type,
+            None,
+            length=length + offset,
+            dim=config_int(config, width_key),
+            provenance={"length": (length_key, length), "dim": (width_key, config[width_key])},
+            learned_weight=weight,
+        )
+    raise ParameterError(
+        f"config.json (model_type {model_type!r}) has no position settings pecli knows",
+        hint="pecli reads rope_parameters/rope_theta, ALiBi (BLOOM, MPT), sinusoidal (Marian, M2M100, FSMT, "
+        "Whisper, Speech2Text) and learned (BERT, RoBERTa, GPT-2, OPT) configs",
+    )
+
+
+def _alibi(config: Mapping[str, Any], model_type: str, head_keys: tuple[str, ...]) -> ModelEncoding:
+    key = next((k for k in head_keys if k in config), head_keys[0])
+    heads = config_int(config, key)
+    length_key = next((k for k in ("max_seq_len", "max_position_embeddings") if k in config), None)
+    length = config_int(config, length_key) if length_key else None
+    provenance = {"heads": (key, heads)} | ({"length": (length_key, length)} if length_key else {})
+    return ModelEncoding(model_type, "alibi", {"heads": heads}, length=length, provenance=provenance)
+
+
+def _sinusoidal(
+    config: Mapping[str, Any], model_type: str, preset: str, length_key: str, *, offset: str | None, note: str = ""
+) -> ModelEncoding:
+    provenance: dict[str, tuple[str, Any]] = {
+        "dim": ("d_model", config_int(config, "d_model")),
+        "length": (length_key, config_int(config, length_key)),
+    }
+    params: dict[str, Any] = {}
+    if offset is not None:
+        # fairseq's make_positions: the first token is position padding_idx + 1 (2 for padding_idx 1)
+        pad = config.get(offset, 1)
+        if not isinstance(pad, int) or isinstance(pad, bool) or pad < 0:
+            raise ParameterError(f"config.json: {offset} must be a non-negative integer, got {pad!r}")
+        params["offset"] = pad + 1
+        provenance["offset"] = (offset, pad)
+    return ModelEncoding(
+        model_type,
+        "sinusoidal",
+        params,
+        preset=preset,
+        length=provenance["length"][1],
+        dim=provenance["dim"][1],
+        provenance=provenance,
+        notes=(note,) if note else (),
+    )
+
+
+def _get(config: Mapping[str, Any], key: str, default: Any) -> Any:
+    value = config.get(key, default)
+    return default if value is None else value
+
+
+def config_int(config: Mapping[str, Any], key: str) -> int:
+    """``config[key]`` as a positive integer; a ParameterError naming the key otherwise.
+
+    >>> config_int({"n_head": 4}, "n_head")
+    4
+    """
+    value = config.get(key)
+    if value is None:
+        raise ParameterError(f"config.json has no {key}", hint=f"add {key} to the config")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0 or value != math.floor(value):
+        raise ParameterError(f"config.json: {key} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def known_rope_type(rope_type: Any) -> str:
+    """``rope_type`` if transformers knows it; a ParameterError listing the known ones otherwise.
+
+    >>> known_rope_type("yarn")
+    'yarn'
+    """
+    if rope_type not in ROPE_TYPES:
+        raise ParameterError(f"unknown rope_type {rope_type!r}", hint=did_you_mean(str(rope_type), ROPE_TYPES))
+    return rope_type

@@ -1,0 +1,176 @@
+"""A model directory as ``save_pretrained`` writes it: ``config.json`` beside ``model.safetensors``, or
+beside shards listed in ``model.safetensors.index.json``, and the position tensors among its weights.
+
+Only headers are read to list tensors, and only the shards whose index entries name a position
+tensor; reading a tensor opens the one shard that holds it.
+
+>>> is_position_tensor("bert.embeddings.position_embeddings.weight"), is_position_tensor("wte.weight")
+(True, False)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pecli.errors import TableFileError
+
+__all__ = [
+    "POSITION_TENSOR_NAMES",
+    "ModelDirectory",
+    "ModelTensor",
+    "is_position_tensor",
+    "open_model_directory",
+    "shown",
+]
+
+#: name components that mark a position tensor, as the models name them: BERT and its kin,
+#: GPT-2, BART/OPT/Marian/Whisper, ViT/MAE (``pos_embed``), T5's buckets, rotary buffers
+POSITION_TENSOR_NAMES = (
+    "position_embeddings",
+    "wpe",
+    "embed_positions",
+    "pos_embed",
+    "position_embedding",
+    "relative_attention_bias",
+    "inv_freq",
+)
+
+CONFIG_FILE = "config.json"
+SINGLE_FILE = "model.safetensors"
+INDEX_FILE = "model.safetensors.index.json"
+
+
+def shown(text: str) -> str:
+    """``text`` safe for a terminal: control characters (from a file's names) escaped.
+
+    >>> shown("wpe.weight"), shown("evil\\x1b[2J")
+    ('wpe.weight', 'evil\\\\x1b[2J')
+    """
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
+def is_position_tensor(name: str) -> bool:
+    """Whether weight ``name`` is a position table (or a rotary ``inv_freq``), by its dotted components."""
+    return any(part in POSITION_TENSOR_NAMES for part in name.split("."))
+
+
+@dataclass(frozen=True)
+class ModelTensor:
+    """One weight of a model directory: its name, the file that holds it, and (once read) shape and dtype."""
+
+    name: str
+    file: str  #: path of the .safetensors file holding it
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass(frozen=True)
+class ModelDirectory:
+    """A model directory: its ``config.json`` and where each weight lives (the index, or the single file)."""
+
+    path: str
+    config: Mapping[str, Any]
+    weight_files: Mapping[str, str]  #: weight name -> the .safetensors file that holds it
+
+    def position_tensors(self) -> list[ModelTensor]:
+        """The position tensors with shapes and dtypes, reading the headers of the shards that hold them."""
+        from pecli.io import read_tensors
+
+        wanted = [name for name in self.weight_files if is_position_tensor(name)]
+        headers: dict[str, dict[str, tuple[tuple[int, ...], str]]] = {}
+        found = []
+        for name in wanted:
+            file = self.weight_files[name]
+            if file not in headers:
+                headers[file] = read_tensors(file)[0]
+            if name not in headers[file]:
+                raise TableFileError(
+                    f"{self._index_name()} places {shown(name)!r} in {os.path.basename(file)}, which does not hold it",
+                    hint="the index and the shards disagree: re-save the model",
+                )
+            shape, dtype = headers[file][name]
+            found.append(ModelTensor(name, file, tuple(shape), dtype))
+        return found
+
+    def position_table(self, key: str | None = None) -> tuple[ModelTensor, Any]:
+        """The position table (tensor ``key``, or the one 2-D position tensor) and its values.
+
+        More than one candidate, or none, is a :class:`~pecli.errors.TableFileError` listing them.
+        """
+        from pecli.io import read_table
+
+        if key is not None:
+            if key not in self.weight_files:
+                from pecli.errors import did_you_mean
+
+                names = [name for name in self.weight_files if is_position_tensor(name)] or list(self.weight_files)
+                raise TableFileError(f"{self.path} has no weight {shown(key)!r}", hint=did_you_mean(key, names))
+            file = self.weight_files[key]
+            loaded = read_table(file, key=key)
+            return ModelTensor(key, file, tuple(loaded.array.shape), str(loaded.array.dtype)), loaded.array
+        tables = [tensor for tensor in self.position_tensors() if len(tensor.shape) == 2]
+        if len(tables) != 1:
+            listing = "; ".join(f"{shown(t.name)} {list(t.shape)}" for t in tables)
+            problem = f"{self.path} holds {len(tables)} 2-D position tensors" if tables else None
+            if problem is None:
+                raise TableFileError(
+                    f"{self.path} holds no 2-D position table among its weights",
+                    hint="its encoding may be computed: pecli generate --from-config " + self.path,
+                )
+            raise TableFileError(f"{problem}; choose one with --key", hint=f"candidates: {listing}")
+        tensor = tables[0]
+        return tensor, read_table(tensor.file, key=tensor.name).array
+
+    def _index_name(self) -> str:
+        return os.path.join(self.path, INDEX_FILE)
+
+
+def open_model_directory(path: str) -> ModelDirectory:
+    """Read ``path``'s ``config.json`` and where its weights are (the shard index, or ``model.safetensors``).
+
+    A directory without ``config.json``, without weights, or whose index names a missing shard is
+    a :class:`~pecli.errors.TableFileError`. No tensor data is read.
+    """
+    from pecli.models.config import read_config
+
+    config = read_config(path)
+    index = os.path.join(path, INDEX_FILE)
+    single = os.path.join(path, SINGLE_FILE)
+    if os.path.isfile(index):
+        weight_map = _read_index(index)
+        weight_files = {}
+        for name, shard in weight_map.items():
+            file = os.path.join(path, shard)
+            if os.path.basename(shard) != shard or not os.path.isfile(file):
+                raise TableFileError(
+                    f"{index} names shard {shown(shard)!r}, which is missing",
+                    hint="download every shard the index lists",
+                )
+            weight_files[name] = file
+        return ModelDirectory(path, config, weight_files)
+    if os.path.isfile(single):
+        from pecli.io import read_tensors
+
+        return ModelDirectory(path, config, dict.fromkeys(read_tensors(single)[0], single))
+    raise TableFileError(
+        f"{path} has no weights ({SINGLE_FILE} or {INDEX_FILE})",
+        hint="give a directory that save_pretrained wrote with safetensors weights",
+    )
+
+
+def _read_index(index: str) -> dict[str, str]:
+    try:
+        with open(index, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise TableFileError(f"cannot read {index}: {shown(str(error))}", hint="re-save the model") from None
+    weight_map = document.get("weight_map") if isinstance(document, dict) else None
+    if not isinstance(weight_map, dict) or not all(
+        isinstance(name, str) and isinstance(shard, str) for name, shard in weight_map.items()
+    ):
+        raise TableFileError(f"{index} has no weight_map of names to shard files", hint="re-save the model")
+    return weight_map
