@@ -63,11 +63,11 @@ def rope_query_key(dim: int, qk: str = "ones", seed: int = 0) -> tuple[np.ndarra
     >>> q.shape, bool(np.array_equal(q, rope_query_key(4, "random", seed=1)[0]))
     ((4,), True)
     """
-    dim = positive_int("dim", dim, flag="dim")
-    qk = choice("qk", qk, QK_MODES, flag="qk=")
+    dim = positive_int("dim", dim)
+    qk = choice("qk", qk, QK_MODES)
     if qk == "ones":
         return np.ones(dim), np.ones(dim)
-    rng = np.random.default_rng(integer("seed", seed, flag="seed="))
+    rng = np.random.default_rng(integer("seed", seed))
     return rng.standard_normal(dim), rng.standard_normal(dim)
 
 
@@ -75,7 +75,7 @@ def _pair_products(
     dim: int, qk: str, seed: int, layout: str, scaling: str, scaling_params: dict[str, Any]
 ) -> tuple[np.ndarray, float]:
     """z_i = q_i·conj(k_i) per frequency pair, and the factor a²/d every score is multiplied by."""
-    layout = choice("layout", layout, ("half", "interleaved"), flag="layout=")
+    layout = choice("layout", layout, ("half", "interleaved"))
     query, key = rope_query_key(dim, qk, seed)
     if layout == "half":
         half = dim // 2
@@ -130,7 +130,7 @@ def rope_scores(
         >>> rope_scores(np.array([0, 5]), np.array([0, 3]), 8, length=8).round(4).tolist()
         [[1.0, 0.4912], [0.79, 0.6409]]
     """
-    length = positive_int("length", length, flag="length")
+    length = positive_int("length", length)
     inv_freq = _frequencies(dim, length, base, scaling, scaling_params)
     products, scale = _pair_products(dim, qk, seed, layout, scaling, scaling_params)
     query_positions = np.asarray(query_positions, dtype=np.float64).ravel()
@@ -165,7 +165,7 @@ def rope_score_matrix(
         >>> rope_score_matrix(3, 4).round(4).tolist()
         [[1.0, 0.7701, 0.2918], [0.7701, 1.0, 0.7701], [0.2918, 0.7701, 1.0]]
     """
-    length = positive_int("length", length, flag="length")
+    length = positive_int("length", length)
     picked = []
     for name, positions in (("rows", rows), ("cols", cols)):
         positions = range(length) if positions is None else positions
@@ -238,7 +238,7 @@ def rope_profile(
         >>> profile.relative_bound.round(2).tolist()  # (d/2 + 1)/2 at h = 0
         [32.5, 6.55, 6.19, 5.48]
     """
-    length = positive_int("length", length, flag="length")
+    length = positive_int("length", length)
     offsets = range(length) if offsets is None else offsets
     if not isinstance(offsets, range) or not len(offsets):
         raise ParameterError(f"offsets must be a non-empty range, got {offsets!r}", hint="pass e.g. range(0, 1024)")
@@ -417,7 +417,7 @@ def alibi_profile(heads: int, length: int, *, offsets: range | None = None) -> A
         >>> profile.slopes.tolist(), profile.bias.tolist()
         ([0.0625, 0.00390625], [[0.0, -0.0625, -0.125], [0.0, -0.00390625, -0.0078125]])
     """
-    length = positive_int("length", length, flag="length")
+    length = positive_int("length", length)
     offsets = range(length) if offsets is None else offsets
     if not isinstance(offsets, range) or not len(offsets):
         raise ParameterError(f"offsets must be a non-empty range, got {offsets!r}", hint="pass e.g. range(0, 1024)")
