@@ -1,0 +1,442 @@
+"""``pecli distance`` of the relative schemes: RoPE as the score it gives, ALiBi and T5 as the bias they add.
+
+A RoPE, ALiBi or T5 input (a scheme name, or a file pecli wrote, read back from its metadata) is
+not a table of position vectors: :func:`relative_distance` draws what it does to attention
+instead, from :mod:`pecli.analysis.relative` — the rotary score s(m, n) of a query and key
+(``--qk``) or its profile over offsets with RoFormer's bound, the per-head bias matrices or their
+profile. Every other input keeps :mod:`pecli.cli.distance`'s metrics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pecli.cli.output import Output
+from pecli.errors import ParameterError
+
+__all__ = ["RELATIVE_SCHEMES", "RelativeInput", "check_qk", "relative_distance", "relative_input"]
+
+#: the schemes whose inspection is their effect on attention scores
+RELATIVE_SCHEMES = ("rope", "alibi", "t5")
+#: RoPE parameters that are not frequency options of the score functions
+_NOT_FREQUENCY = ("part",)
+#: cell rows and columns of a figure of a score or bias matrix (its axes' pixels)
+_FIGURE_CELLS = (600, 700)
+
+
+@dataclass(frozen=True)
+class RelativeInput:
+    """A relative scheme to inspect: its parameters and sizes, from the command line or a file's metadata."""
+
+    scheme: str
+    params: dict[str, Any]
+    length: int
+    dim: int | None
+    label: str
+    qk: str = "ones"
+    seed: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def rope_options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`pecli.analysis.relative.rope_scores` and ``rope_profile``.
+
+        >>> RelativeInput("rope", {"base": 1e4, "part": "cos", "factor": None}, 8, 4, "rope").rope_options
+        {'base': 10000.0, 'qk': 'ones', 'seed': 0}
+        """
+        given = {name: value for name, value in self.params.items() if value is not None and name not in _NOT_FREQUENCY}
+        return {**given, "qk": self.qk, "seed": self.seed}
+
+
+def check_qk(scheme: str | None, qk: str | None, seed: int | None) -> None:
+    """``--qk`` and ``--seed`` belong to RoPE, the one scheme with a query and a key; seed only with ``random``.
+
+    >>> check_qk("rope", "random", 3)
+    >>> check_qk("alibi", "ones", None)
+    Traceback (most recent call last):
+    ...
+    pecli.errors.ParameterError: --qk applies to rope, whose score has a query and a key; 'alibi' has none
+    """
+    if qk is not None and scheme != "rope":
+        what = repr(scheme) if scheme else "a table of position vectors"
+        raise ParameterError(
+            f"--qk applies to rope, whose score has a query and a key; {what} has none",
+            hint="drop --qk, or inspect a rope scheme or file",
+        )
+    if seed is not None and scheme == "rope" and qk != "random":
+        raise ParameterError("--seed draws the random query and key of --qk random", hint="add --qk random")
+
+
+def relative_input(
+    source: str,
+    *,
+    preset: str | None,
+    scheme_params: dict[str, Any],
+    length: int | None,
+    dim: int | None,
+    qk: str | None,
+) -> RelativeInput | None:
+    """The relative scheme ``source`` names (a scheme, or a file pecli wrote), or None for any other input.
+
+    Only a file's header is read. ``--seed`` is RoPE's random query and key here, not a scheme parameter.
+    """
+    from pecli.cli.inputs import is_file_input
+
+    params = dict(scheme_params)
+    seed = params.pop("seed", None)
+    if is_file_input(source):
+        scheme, found = _file_scheme(source)
+        check_qk(scheme, qk, seed)
+        if found is None:
+            return None
+        given = [flag for flag, value in (("--preset", preset), ("--d", dim), ("--len", length)) if value is not None]
+        if given or params:
+            from pecli.schemes.params import PARAMS
+
+            raise ParameterError(
+                f"{', '.join(given + [PARAMS[name].flag for name in params])} apply to a scheme, but {source!r} "
+                "is a file",
+                hint="drop them: the file's metadata gives its parameters",
+            )
+        label = f"{found.scheme}: {_describe(found.params)} — {source}"
+        return RelativeInput(found.scheme, dict(found.params), found.length, found.dim, label, qk or "ones", seed or 0)
+    scheme = _named_scheme(source, preset)
+    check_qk(scheme, qk, seed)
+    if scheme is None:
+        return None
+    from pecli.cli.common import build_table
+
+    spec = build_table(scheme, preset, params, length=length, dim=dim, dtype="float64", name="pe")
+    checked = spec.parts()[0].check()
+    label = f"{scheme}" + (f" ({spec.preset})" if spec.preset else "") + f": {_describe(spec.params)}"
+    return RelativeInput(scheme, dict(spec.params), checked.length, spec.dim, label, qk or "ones", seed or 0)
+
+
+def _file_scheme(source: str) -> tuple[str | None, Any]:
+    """The scheme a file pecli wrote records, and its :class:`TableSpec` when that is a relative scheme."""
+    if source == "-":
+        return None, None  # stdin cannot be read twice: it is inspected as a table
+    from pecli.io import read_tensors
+    from pecli.schemes.spec import TableSpec
+
+    _, metadata = read_tensors(source)
+    scheme = metadata.get("scheme")
+    if scheme not in RELATIVE_SCHEMES:
+        return scheme, None
+    return scheme, TableSpec.from_metadata(metadata)
+
+
+def _named_scheme(source: str, preset: str | None) -> str | None:
+    from pecli.schemes.catalog import SCHEMES
+    from pecli.schemes.presets import get_preset
+
+    if source in SCHEMES:
+        return source if source in RELATIVE_SCHEMES else None
+    if preset is not None:
+        scheme = get_preset(preset, None).scheme
+        return scheme if scheme in RELATIVE_SCHEMES else None
+    return None
+
+
+def _describe(params: dict[str, Any]) -> str:
+    return ", ".join(f"{name}={value}" for name, value in params.items() if value is not None and name != "part")
+
+
+# -- distance ---------------------------------------------------------------------------------
+
+
+def relative_distance(out: Output, source: RelativeInput, request: Any, *, profile: bool) -> None:
+    """``pecli distance`` of a relative scheme; ``request`` is :class:`pecli.cli.distance.DistanceRequest`."""
+    if source.scheme == "rope":
+        if profile:
+            _rope_profile(out, source, request)
+        else:
+            _rope_matrix(out, source, request)
+    elif profile:
+        _bias_profile(out, source, request)
+    else:
+        _bias_matrices(out, source, request)
+
+
+def _offsets(source: RelativeInput, request: Any, *, both_sides: bool = False) -> range:
+    last = source.length - 1 if request.max_offset is None else min(request.max_offset, source.length - 1)
+    return range(-last if both_sides else 0, last + 1)
+
+
+def _rope_profile(out: Output, source: RelativeInput, request: Any) -> None:
+    import numpy as np
+
+    from pecli.analysis.relative import rope_profile
+
+    profile = rope_profile(source.length, source.dim, offsets=_offsets(source, request), **source.rope_options)
+    bound = profile.bound
+    ratio = float(np.max(np.abs(profile.score) / bound))
+    title = f"rotary score s(h), qk={source.qk} — {source.label}"
+    if out.json_output:
+        out.json(
+            {
+                "scheme": "rope",
+                "qk": source.qk,
+                "seed": source.seed if source.qk == "random" else None,
+                "length": source.length,
+                "dim": source.dim,
+                "offsets": profile.offsets.tolist(),
+                "score": profile.score.tolist(),
+                "bound": bound.tolist(),
+                "relative_bound": profile.relative_bound.tolist(),
+                "bound_scale": profile.bound_scale,
+            }
+        )
+    elif request.kind == "data":
+        _write_columns(out, request, {"offset": profile.offsets, "score": profile.score, "bound": bound})
+    elif request.kind == "image":
+        from pecli.render.offsets import save_offset_curves
+
+        save_offset_curves(profile.offsets, {f"s(h), qk={source.qk}": profile.score}, str(request.output),
+                           title=_wrap(title), y_label="s(h)", bound=bound)  # fmt: skip
+        out.note(f"wrote {request.output}")
+    else:
+        from pecli.render.charts import profile_chart
+
+        width, height = _chart_size(out)
+        chart = profile_chart(profile.offsets, profile.score, profile.score, profile.score,
+                              width=width, height=min(height, 24), title=title, y_label="s(h)")  # fmt: skip
+        out.data(chart)
+        out.data(
+            f"RoFormer bound B(h) ≥ |s(h)|: B = {bound[0]:.4g} at h = 0, {bound[-1]:.4g} at h = "
+            f"{profile.offsets[-1]}; max |s|/B = {ratio:.3g}"
+        )
+
+
+def _rope_matrix(out: Output, source: RelativeInput, request: Any) -> None:
+    import numpy as np
+
+    from pecli.analysis.relative import rope_scores
+
+    length, options = source.length, source.rope_options
+    title = f"rotary score s(m, n), qk={source.qk} — {source.label}"
+
+    def scores(rows: Any, cols: Any) -> Any:
+        return rope_scores(rows, cols, source.dim, length=length, **options)
+
+    if request.kind == "data":
+        from pecli.io import Tensor
+
+        block = max(1, (8 << 20) // (8 * length))
+        keys = np.arange(length)
+
+        def blocks() -> Any:
+            for first in range(0, length, block):
+                yield scores(np.arange(first, min(first + block, length)), keys).astype(np.float32)
+
+        _write_data(out, request, "score", Tensor((length, length), "float32", blocks), {"qk": source.qk})
+        return
+    if out.json_output:
+        from pecli.memory import check_fits_in_memory
+
+        check_fits_in_memory(8 * length * length, what=f"{length} × {length} score matrix")
+        positions = np.arange(length)
+        out.json({"scheme": "rope", "qk": source.qk, "matrix": scores(positions, positions).tolist()})
+        return
+    cells = _sampled(length, _image_or_terminal_cells(out, request, length, title), scores)
+    _draw_matrix(out, request, cells, title, symmetric=True)
+
+
+def _bias_values(source: RelativeInput, rows: Any, cols: Any) -> Any:
+    """Bias (heads, rows, cols) of ALiBi or T5 at query positions ``rows`` and key positions ``cols``."""
+    import numpy as np
+
+    return _bias_at(source, np.asarray(cols)[None, :] - np.asarray(rows)[:, None])
+
+
+def _bias_at(source: RelativeInput, offsets: Any) -> Any:
+    """Bias (heads, *offsets.shape) at key − query offsets (T5 ``buckets``: one "head" of bucket indices)."""
+    import numpy as np
+
+    if source.scheme == "alibi":
+        from pecli.schemes.alibi import alibi_slopes
+
+        slopes = alibi_slopes(source.params["heads"])
+        if source.params.get("head") is not None:
+            slopes = slopes[[source.params["head"]]]
+        return 0.0 - np.multiply.outer(slopes, np.abs(offsets).astype(np.float64))
+    from pecli.schemes.t5 import t5_bias_weight, t5_relative_position_bucket
+
+    options = {name: source.params[name] for name in ("num_buckets", "max_distance", "bidirectional")}
+    buckets = t5_relative_position_bucket(offsets, **options)
+    if source.params.get("part") != "bias":
+        return buckets[None].astype(np.float64)
+    weight = t5_bias_weight(source.params["bias_from"], options["num_buckets"], source.params.get("bias_key"))
+    return np.moveaxis(weight[buckets], -1, 0)
+
+
+def _panel_names(source: RelativeInput) -> list[str]:
+    if source.scheme == "alibi":
+        from pecli.schemes.alibi import alibi_slopes
+
+        slopes = alibi_slopes(source.params["heads"])
+        heads = range(len(slopes)) if source.params.get("head") is None else [source.params["head"]]
+        return [f"head {head}, slope {slopes[head]:.4g}" for head in heads]
+    if source.params.get("part") != "bias":
+        return ["bucket"]
+    from pecli.schemes.t5 import t5_bias_weight
+
+    weight = t5_bias_weight(source.params["bias_from"], source.params["num_buckets"], source.params.get("bias_key"))
+    return [f"head {head}" for head in range(weight.shape[1])]
+
+
+def _bias_profile(out: Output, source: RelativeInput, request: Any) -> None:
+    import numpy as np
+
+    # T5 buckets differ before and after the query: both sides; ALiBi is even in h
+    offsets = _offsets(source, request, both_sides=source.scheme == "t5")
+    # offset h = m − n: query m = h, key n = 0 (keys after the query for h < 0)
+    hs = np.asarray(offsets)
+    curves = _bias_at(source, -hs)  # key − query = −h
+    names = _panel_names(source)
+    what = "bucket" if names == ["bucket"] else "bias"
+    title = f"{what} against offset h = m − n — {source.label}"
+    if out.json_output:
+        out.json({"scheme": source.scheme, "offsets": hs.tolist(), "heads": names, what: curves.tolist()})
+    elif request.kind == "data":
+        _write_columns(out, request, {"offset": hs, **{name: curve for name, curve in zip(names, curves, strict=True)}})
+    elif request.kind == "image":
+        from pecli.render.offsets import save_offset_curves
+
+        save_offset_curves(hs, dict(zip(names, curves, strict=True)), str(request.output), title=_wrap(title),
+                           y_label=what)  # fmt: skip
+        out.note(f"wrote {request.output}")
+    else:
+        from pecli.render.charts import profile_chart
+
+        width, height = _chart_size(out)
+        spread = "" if len(names) == 1 else f" (• mean, │ range over {len(names)} heads)"
+        chart = profile_chart(hs, curves.mean(axis=0), curves.min(axis=0), curves.max(axis=0), width=width,
+                              height=min(height, 24), title=title + spread, y_label=what)  # fmt: skip
+        out.data(chart)
+
+
+def _bias_matrices(out: Output, source: RelativeInput, request: Any) -> None:
+    import numpy as np
+
+    length, names = source.length, _panel_names(source)
+    title = f"{'bucket' if names == ['bucket'] else 'bias'} — {source.label}"
+    if request.kind == "data" or out.json_output:
+        from pecli.memory import check_fits_in_memory
+
+        check_fits_in_memory(8 * len(names) * length * length, what="bias matrices")
+        positions = np.arange(length)
+        values = _bias_values(source, positions, positions)
+        if out.json_output:
+            out.json({"scheme": source.scheme, "heads": names, "matrix": values.tolist()})
+        else:
+            from pecli.io import Tensor
+
+            _write_data(out, request, "bias", Tensor.from_array(values.astype(np.float32)), {})
+        return
+    if request.kind == "image":
+        from pecli.render.charts import save_heatmaps
+
+        cells = [_matrix_values(_sampled(length, _FIGURE_CELLS, lambda r, c, i=i: _bias_values(source, r, c)[i]))
+                 for i in range(len(names))]  # fmt: skip
+        save_heatmaps(cells, str(request.output), titles=names, x_label="Key position n",
+                      y_label="Query position m", shared=len(names))  # fmt: skip
+        out.note(f"wrote {request.output}")
+        return
+    grid = _image_or_terminal_cells(out, request, length, title)
+    for index, name in enumerate(names):
+        cells = _sampled(length, grid, lambda r, c, i=index: _bias_values(source, r, c)[i])
+        _draw_matrix(out, request, cells, f"{title}: {name}", symmetric=False)
+
+
+# -- shared drawing ---------------------------------------------------------------------------
+
+
+def _image_or_terminal_cells(out: Output, request: Any, length: int, title: str) -> tuple[int, int]:
+    if request.kind == "image":
+        return _FIGURE_CELLS
+    from pecli.render.terminal import color_mode, heatmap_cells
+
+    width, height = _chart_size(out)
+    return heatmap_cells(length, width=width, height=height, color=color_mode(out, no_color=not out.color),
+                         title=title)  # fmt: skip
+
+
+def _sampled(length: int, cells: tuple[int, int], values: Any) -> Any:
+    """The matrix at the resolution drawn: one value per cell, at the centre of its block of positions.
+
+    The score and the biases are smooth functions of the offset, so a cell's centre stands for it;
+    only the (cells × cells) values are computed, never the len × len matrix.
+    """
+    import numpy as np
+
+    from pecli.render.downsample import Downsampled, block_edges
+
+    row_edges = block_edges(length, cells[0], uniform=True)
+    col_edges = block_edges(length, cells[1], uniform=True)
+    rows, cols = (row_edges[:-1] + row_edges[1:] - 1) // 2, (col_edges[:-1] + col_edges[1:] - 1) // 2
+    matrix = np.asarray(values(rows, cols), dtype=np.float64)
+    if len(rows) == length and len(cols) == length:
+        return matrix
+    return Downsampled(matrix, row_edges, col_edges)
+
+
+def _matrix_values(cells: Any) -> Any:
+    """The values of a matrix, whole or :class:`~pecli.render.downsample.Downsampled`."""
+    return getattr(cells, "values", cells)
+
+
+def _draw_matrix(out: Output, request: Any, cells: Any, title: str, *, symmetric: bool) -> None:
+    import numpy as np
+
+    values = _matrix_values(cells)
+    largest = float(np.max(np.abs(values))) or 1.0
+    low, high = (-largest, largest) if symmetric else (float(values.min()), float(values.max()))
+    if getattr(cells, "shrunk", False):
+        title += " (sampled at block centres)"
+    if request.kind == "image":
+        from pecli.render.image import save_heatmap
+
+        save_heatmap(cells, str(request.output), title=_wrap(title), x_label="Key position n",
+                     y_label="Query position m", vmin=low, vmax=high, figsize=(7, 6))  # fmt: skip
+        out.note(f"wrote {request.output}")
+        return
+    from pecli.render.terminal import color_mode, heatmap
+
+    width, height = _chart_size(out)
+    out.data(
+        heatmap(cells, width=width, height=height, color=color_mode(out, no_color=not out.color),
+                x_label="Key position n", y_label="Query position m", title=title, vmin=low, vmax=high)
+    )  # fmt: skip
+
+
+def _write_columns(out: Output, request: Any, columns: dict[str, Any]) -> None:
+    import numpy as np
+
+    from pecli.io import Tensor
+
+    table = np.column_stack([np.asarray(column, dtype=np.float64) for column in columns.values()])
+    _write_data(out, request, "profile", Tensor.from_array(table), {"columns": ",".join(columns)})
+
+
+def _write_data(out: Output, request: Any, name: str, tensor: Any, meta: dict[str, str]) -> None:
+    from pecli.cli.common import output_target
+    from pecli.io import format_for, write_tensors
+
+    output = str(request.output)
+    fmt = format_for(output, request.fmt)
+    write_tensors(output_target(out, output, fmt), {name: tensor}, fmt=fmt, metadata=meta)
+    if output != "-":
+        out.note(f"wrote {output}: {' × '.join(map(str, tensor.shape))} {tensor.dtype} ({fmt})")
+
+
+def _wrap(title: str) -> str:
+    import textwrap
+
+    return textwrap.fill(title, 80)
+
+
+def _chart_size(out: Output) -> tuple[int, int]:
+    columns, lines = out.terminal_size()
+    return columns, max(8, lines - 2)
