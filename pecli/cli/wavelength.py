@@ -78,7 +78,8 @@ def rope_wavelength_input(
         )
     if dim is None:
         raise ParameterError("missing --d", hint="e.g. --d 128")
-    described = ", ".join(f"{name}={value}" for name, value in params.items() if value is not None and name not in ("part", "layout"))
+    shown = {name: value for name, value in params.items() if value is not None and name not in ("part", "layout")}
+    described = ", ".join(f"{name}={value}" for name, value in shown.items())
     return params, dim, length, f"rope: d={dim}, {described}"
 
 
@@ -111,9 +112,9 @@ def plot_wavelengths(
     if out.json_output:
         out.json(waves.as_dict())
     elif output is not None:
-        from pecli.render.wavelengths import save_wavelengths
-
         import textwrap
+
+        from pecli.render.wavelengths import save_wavelengths
 
         save_wavelengths(waves, output, title=textwrap.fill(heading, 90))
         out.note(f"wrote {output}")
