@@ -393,8 +393,8 @@ def _draw_matrix(out: Output, request: Any, cells: Any, title: str, *, symmetric
     values = _matrix_values(cells)
     largest = float(np.max(np.abs(values))) or 1.0
     low, high = (-largest, largest) if symmetric else (float(values.min()), float(values.max()))
-    if getattr(cells, "shrunk", False):
-        title += " (sampled at block centres)"
+    if getattr(cells, "shrunk", False):  # before the label, which a narrow terminal cuts
+        title = title.replace(" — ", ", sampled at block centres — ", 1)
     if request.kind == "image":
         from pecli.render.image import save_heatmap
 
