@@ -118,11 +118,11 @@ def test_distance_rope_profile_streams_offset_score_bound_columns(cli, tmp_path)
     np.testing.assert_array_equal(columns[:, 0], np.arange(40))
 
 
-def test_distance_rope_terminal_view_is_sampled_at_the_drawn_resolution(cli):
+def test_distance_rope_terminal_view_draws_block_means_of_a_long_context(cli):
     result = cli("distance", "rope", "--d", "64", "--len", "100000", "--no-color")
     assert result.code == 0, result.stderr
-    first = result.out.splitlines()[0]
-    assert first.startswith("rotary score s(m, n), qk=ones") and "sampled at block centres" in first
+    assert result.out.startswith("rotary score s(m, n), qk=ones")
+    assert "100000 × 100000 →" in result.out and "block means" in result.out
 
 
 # -- distance of alibi and t5 ----------------------------------------------------------------------

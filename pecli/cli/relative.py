@@ -239,15 +239,21 @@ def _rope_matrix(out: Output, source: RelativeInput, request: Any) -> None:
         positions = np.arange(length)
         out.json({"scheme": "rope", "qk": source.qk, "matrix": scores(positions, positions).tolist()})
         return
-    cells = _sampled(length, _image_or_terminal_cells(out, request, length, title), scores)
+    (cells,) = _cells(source, _image_or_terminal_cells(out, request, length, title))
     _draw_matrix(out, request, cells, title, symmetric=True)
 
 
-def _bias_values(source: RelativeInput, rows: Any, cols: Any) -> Any:
-    """Bias (heads, rows, cols) of ALiBi or T5 at query positions ``rows`` and key positions ``cols``."""
+def _offset_curves(source: RelativeInput) -> Any:
+    """f(h) per head for h = −(len − 1) … len − 1: every matrix here is M[m, n] = f(m − n), O(len·d) to get."""
     import numpy as np
 
-    return _bias_at(source, np.asarray(cols)[None, :] - np.asarray(rows)[:, None])
+    length = source.length
+    if source.scheme == "rope":
+        from pecli.analysis.relative import rope_profile
+
+        offsets = range(-(length - 1), length)
+        return rope_profile(length, source.dim, offsets=offsets, **source.rope_options).score[None, :]
+    return _bias_at(source, -np.arange(-(length - 1), length))  # key − query = −h
 
 
 def _bias_at(source: RelativeInput, offsets: Any) -> Any:
@@ -326,8 +332,9 @@ def _bias_matrices(out: Output, source: RelativeInput, request: Any) -> None:
         from pecli.memory import check_fits_in_memory
 
         check_fits_in_memory(8 * len(names) * length * length, what="bias matrices")
-        positions = np.arange(length)
-        values = _bias_values(source, positions, positions)
+        from pecli.analysis.toeplitz import toeplitz_matrix
+
+        values = toeplitz_matrix(_offset_curves(source))
         if out.json_output:
             out.json({"scheme": source.scheme, "heads": names, "matrix": values.tolist()})
         else:
@@ -335,19 +342,21 @@ def _bias_matrices(out: Output, source: RelativeInput, request: Any) -> None:
 
             _write_data(out, request, "bias", Tensor.from_array(values.astype(np.float32)), {})
         return
-    if request.kind == "image":
+    if request.kind == "image" and len(names) > 1:
         from pecli.render.charts import save_heatmaps
 
-        cells = [_matrix_values(_sampled(length, _FIGURE_CELLS, lambda r, c, i=i: _bias_values(source, r, c)[i]))
-                 for i in range(len(names))]  # fmt: skip
-        save_heatmaps(cells, str(request.output), titles=names, x_label="Key position n",
-                      y_label="Query position m", shared=len(names))  # fmt: skip
+        heads = _cells(source, _FIGURE_CELLS)
+        # small multiples take plain arrays: their axes count cells, so say how many positions one holds
+        step = int(heads[0].row_edges[1]) if hasattr(heads[0], "row_edges") else 1
+        unit = f" (cells of {step})" if step > 1 else ""
+        labels = {"x_label": f"Key position n{unit}", "y_label": f"Query position m{unit}"}
+        save_heatmaps([_matrix_values(head) for head in heads], str(request.output), titles=names,
+                      shared=len(names), **labels)  # fmt: skip
         out.note(f"wrote {request.output}")
         return
-    grid = _image_or_terminal_cells(out, request, length, title)
-    for index, name in enumerate(names):
-        cells = _sampled(length, grid, lambda r, c, i=index: _bias_values(source, r, c)[i])
-        _draw_matrix(out, request, cells, f"{title}: {name}", symmetric=False)
+    heads = _cells(source, _image_or_terminal_cells(out, request, length, title))
+    for name, cells in zip(names, heads, strict=True):
+        _draw_matrix(out, request, cells, f"{title}: {name}" if len(names) > 1 else title, symmetric=False)
 
 
 # -- shared drawing ---------------------------------------------------------------------------
@@ -363,23 +372,21 @@ def _image_or_terminal_cells(out: Output, request: Any, length: int, title: str)
                          title=title)  # fmt: skip
 
 
-def _sampled(length: int, cells: tuple[int, int], values: Any) -> Any:
-    """The matrix at the resolution drawn: one value per cell, at the centre of its block of positions.
+def _cells(source: RelativeInput, cells: tuple[int, int]) -> list[Any]:
+    """Per head, the matrix at the resolution drawn: itself when it fits, else its exact block means.
 
-    The score and the biases are smooth functions of the offset, so a cell's centre stands for it;
-    only the (cells × cells) values are computed, never the len × len matrix.
+    From the offset curves alone (:mod:`pecli.analysis.toeplitz`): O(len·d), never len × len.
     """
-    import numpy as np
-
+    from pecli.analysis.toeplitz import toeplitz_block_means, toeplitz_matrix
     from pecli.render.downsample import Downsampled, block_edges
 
+    length, curves = source.length, _offset_curves(source)
+    if length <= min(cells):
+        return list(toeplitz_matrix(curves))
     row_edges = block_edges(length, cells[0], uniform=True)
     col_edges = block_edges(length, cells[1], uniform=True)
-    rows, cols = (row_edges[:-1] + row_edges[1:] - 1) // 2, (col_edges[:-1] + col_edges[1:] - 1) // 2
-    matrix = np.asarray(values(rows, cols), dtype=np.float64)
-    if len(rows) == length and len(cols) == length:
-        return matrix
-    return Downsampled(matrix, row_edges, col_edges)
+    means = toeplitz_block_means(curves, row_edges, col_edges)
+    return [Downsampled(head, row_edges, col_edges) for head in means]
 
 
 def _matrix_values(cells: Any) -> Any:
@@ -393,8 +400,6 @@ def _draw_matrix(out: Output, request: Any, cells: Any, title: str, *, symmetric
     values = _matrix_values(cells)
     largest = float(np.max(np.abs(values))) or 1.0
     low, high = (-largest, largest) if symmetric else (float(values.min()), float(values.max()))
-    if getattr(cells, "shrunk", False):  # before the label, which a narrow terminal cuts
-        title = title.replace(" — ", ", sampled at block centres — ", 1)
     if request.kind == "image":
         from pecli.render.image import save_heatmap
 
