@@ -100,7 +100,8 @@ def distance(
 ) -> None:
     from pecli.analysis.distance import check_metric
     from pecli.cli.inputs import load_input, table_view
-    from pecli.cli.relative import relative_distance, relative_input
+    from pecli.cli.relative import relative_distance
+    from pecli.cli.relative_input import relative_input
     from pecli.errors import ParameterError
 
     check_metric(metric)

@@ -21,10 +21,11 @@ VIEWS = ("wavelength",)
 def check_view(view: str | None, *, json_output: bool, unused: dict[str, Any]) -> None:
     """``--view`` is one of :data:`VIEWS`; ``--json`` needs it, and it takes none of the heatmap's options.
 
-    >>> check_view(None, json_output=True, unused={})
-    Traceback (most recent call last):
-    ...
-    pecli.errors.ParameterError: --json applies to plot --view wavelength
+    >>> try:
+    ...     check_view(None, json_output=True, unused={})
+    ... except ParameterError as error:
+    ...     print(error.message)
+    --json applies to plot --view wavelength
     """
     if view is None:
         if json_output:
