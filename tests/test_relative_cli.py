@@ -224,3 +224,18 @@ def test_bias_file_whose_shape_is_not_buckets_by_heads(cli, tmp_path, shape):
     result = cli("generate", "t5", "--len", "8", "--part", "bias", "--bias-from", str(weights), "-o", str(out))
     assert_clean_error(result, 2, "num_buckets")
     assert not out.exists()
+
+
+def test_plot_alibi_draws_one_panel_per_head(cli, tmp_path):
+    path = tmp_path / "alibi.png"
+    result = cli("plot", "alibi", "--heads", "4", "--len", "64", "-o", str(path))
+    assert result.code == 0, result.stderr
+    assert path.read_bytes().startswith(b"\x89PNG")
+    terminal = cli("plot", "alibi", "--heads", "2", "--len", "16", "--no-color")
+    assert terminal.code == 0 and "head 0, slope 0.0625" in terminal.out and "head 1, slope 0.003906" in terminal.out
+
+
+def test_table_options_on_a_relative_scheme_are_refused(cli):
+    assert_clean_error(cli("distance", "rope", "--d", "8", "--len", "16", "--rows", "0:4"), 2, "--rows")
+    assert_clean_error(cli("distance", "alibi", "--heads", "2", "--len", "8", "--metric", "cosine"), 2, "--metric")
+    assert_clean_error(cli("plot", "alibi", "--heads", "2", "--len", "8", "--vmin", "-1"), 2, "--vmin")

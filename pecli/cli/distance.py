@@ -117,7 +117,8 @@ def distance(
     )
     if relative is not None:
         request = DistanceRequest(metric, range(relative.length), relative.label, output, fmt, kind, max_offset)
-        relative_distance(out, relative, request, profile=profile)
+        unused = {"--rows": rows, "--key": key, "--metric": None if metric == "dot" else metric}
+        relative_distance(out, relative, request, profile=profile, unused=unused)
         return
     table = load_input(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d)
     view = table_view(table, rows=rows)  # 2-D (squeezed with a note), positions A..B−1 of --rows
