@@ -223,11 +223,10 @@ def _bias_matrices(out: Output, source: RelativeInput, request: Any) -> None:
     length, names = source.length, _panel_names(source)
     title = f"{'bucket' if names == ['bucket'] else 'bias'} — {source.label}"
     if request.kind == "data" or out.json_output:
+        from pecli.analysis.toeplitz import toeplitz_matrix
         from pecli.memory import check_fits_in_memory
 
         check_fits_in_memory(8 * len(names) * length * length, what="bias matrices")
-        from pecli.analysis.toeplitz import toeplitz_matrix
-
         values = toeplitz_matrix(_offset_curves(source))
         if out.json_output:
             out.json({"scheme": source.scheme, "heads": names, "matrix": values.tolist()})
