@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pecli.analysis.relative import (
     alibi_profile,
@@ -207,3 +210,70 @@ def test_t5_bias_expands_the_learned_table():
         t5_bias(buckets, weight[:, 0])
     with pytest.raises(ParameterError, match="num_buckets"):
         t5_bias(buckets, weight[:16])
+
+
+# -- the profile's bound, block means of offset functions, rope comparison, relative properties ------------
+
+
+@pytest.mark.parametrize("params", SCALINGS, ids=lambda p: "-".join(str(v) for v in p.values()))
+def test_relative_bound_is_roformers_sum_of_partial_sum_magnitudes(params):
+    from pecli.schemes.rope import rope_frequencies
+
+    length, dim = 300, 24
+    profile = rope_profile(length, dim, **params)
+    theta = rope_frequencies(dim, length=length, **params)
+    phasors = np.exp(1j * np.outer(np.arange(length), theta))  # (h, pairs)
+    expected = np.abs(np.cumsum(phasors, axis=1)).sum(axis=1) / (dim // 2)  # (1/(d/2))·Σ_j |S_j(h)|
+    np.testing.assert_allclose(profile.relative_bound, expected, rtol=1e-10, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    length=st.integers(1, 40),
+    heads=st.integers(1, 3),
+    row_cuts=st.lists(st.integers(1, 39), max_size=5),
+    col_cuts=st.lists(st.integers(1, 39), max_size=5),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_toeplitz_block_means_are_the_means_of_the_matrix_blocks(length, heads, row_cuts, col_cuts, seed):
+    from pecli.analysis.toeplitz import toeplitz_block_means, toeplitz_matrix
+
+    values = np.random.default_rng(seed).standard_normal((heads, 2 * length - 1))
+    matrix = np.stack([[[values[h, m - n + length - 1] for n in range(length)] for m in range(length)]
+                       for h in range(heads)])  # fmt: skip
+    np.testing.assert_array_equal(toeplitz_matrix(values), matrix)
+    rows = np.array(sorted({0, length, *(c for c in row_cuts if c < length)}))
+    cols = np.array(sorted({0, length, *(c for c in col_cuts if c < length)}))
+    direct = np.array([[[matrix[h, r0:r1, c0:c1].mean() for c0, c1 in itertools.pairwise(cols)]
+                        for r0, r1 in itertools.pairwise(rows)] for h in range(heads)])  # fmt: skip
+    np.testing.assert_allclose(toeplitz_block_means(values, rows, cols), direct, rtol=0, atol=1e-12)
+
+
+def test_compare_rope_ratios_are_transformers_frequency_ratios():
+    from pecli.analysis.relative_compare import compare_rope
+
+    # tests/data/make_rope_references.py: transformers' ROPE_INIT_FUNCTIONS (float32, hence rtol 1e-6)
+    cases = {(case["rope_type"], case["rope_parameters"].get("factor")): (case, ref) for case, ref in _hf_rope_cases()}
+    (yarn, yarn_ref), (linear, linear_ref) = cases["yarn", 4.0], cases["linear", 4.0]
+    options = [{k: v for k, v in case["pecli"].items() if k != "dim"} for case in (yarn, linear)]
+    result = compare_rope(128, 4096, *options)
+    hf_ratio = yarn_ref.astype(np.float64) / linear_ref.astype(np.float64)
+    np.testing.assert_allclose(result.ratio, hf_ratio, rtol=1e-6)
+    # YaRN keeps the fast pairs (ratio 4 against linear's ÷4) and divides the slow ones by 4 as linear does
+    differs = np.abs(hf_ratio - 1) > 1e-6
+    assert [(run.start, run.stop) for run in result.differing_pairs] == [(0, int(np.argmin(differs)))]
+    assert result.score_a[0] == pytest.approx(1.0) and result.parted_at == 1
+
+
+def test_relative_properties_verdicts():
+    from pecli.analysis.relative_compare import relative_properties
+
+    rope = {c.name: c for c in relative_properties("rope", {}, length=128, dim=32)}
+    assert all(check.holds for check in rope.values()) and set(rope) >= {"translation-invariant", "decay", "bounded"}
+    assert rope["translation-invariant"].figure < 1e-13
+    dynamic = relative_properties("rope", {"scaling": "dynamic", "factor": 4.0, "original_max_position": 64},
+                                  length=128, dim=32)  # fmt: skip
+    assert not next(c for c in dynamic if c.name == "length-independent").holds
+    alibi = {c.name: c for c in relative_properties("alibi", {"heads": 8}, length=64, dim=None)}
+    assert not alibi["bounded"].holds and alibi["bounded"].figure == 0.5 * 1023  # slope 2^-1, offset 16·64 − 1
+    assert alibi["decay"].holds and alibi["translation-invariant"].figure == 0.0

@@ -248,14 +248,10 @@ def rope_profile(
     relative_bound = np.empty(len(offsets), dtype=np.float64)
     for phasors, first in _offset_phasors(offsets, inv_freq):
         stop = first + phasors.shape[1]
-        score[first:stop] = (products @ phasors).real
-        # Σ_j |S_j| with S_j the partial sums over pairs: a running sum is faster than cumsum along pairs
-        partial, magnitude = np.zeros(stop - first, dtype=np.complex128), np.empty(stop - first)
-        total = relative_bound[first:stop]
-        total[:] = 0.0
-        for pair in phasors:
-            partial += pair
-            total += np.abs(partial, out=magnitude)
+        # real float64 products (BLAS) instead of a complex one: Re(z·e) = z.re·e.re − z.im·e.im
+        real, imag = np.ascontiguousarray(phasors.real), np.ascontiguousarray(phasors.imag)
+        score[first:stop] = products.real @ real - products.imag @ imag
+        relative_bound[first:stop] = _partial_sum_magnitudes(real, imag)
     largest_step = float(np.max(np.abs(np.diff(products)))) if len(products) > 1 else 0.0
     bound_scale = scale * dim * max(abs(products[-1]), largest_step) / 2
     return RopeProfile(
@@ -264,6 +260,23 @@ def rope_profile(
         relative_bound=relative_bound / len(inv_freq),
         bound_scale=float(bound_scale),
     )
+
+
+def _partial_sum_magnitudes(real: np.ndarray, imag: np.ndarray) -> np.ndarray:
+    """Σ_j |S_j| per column, S_j = Σ_{i<=j} (real[i] + i·imag[i]): a running sum over the pairs (rows).
+
+    Faster than cumsum along pairs, and sqrt(re² + im²) is several times faster than complex abs (hypot).
+    """
+    count = real.shape[1]
+    sum_real, sum_imag, total = np.zeros(count), np.zeros(count), np.zeros(count)
+    square, imag_square = np.empty(count), np.empty(count)
+    for pair_real, pair_imag in zip(real, imag, strict=True):
+        sum_real += pair_real
+        sum_imag += pair_imag
+        np.multiply(sum_real, sum_real, out=square)
+        square += np.multiply(sum_imag, sum_imag, out=imag_square)
+        total += np.sqrt(square, out=square)
+    return total
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,13 @@ def compare(
         )
     if key is not None and (key_a is not None or key_b is not None):
         raise ParameterError("--key sets both keys; it cannot go with --key-a or --key-b", hint="use one or the other")
+    from pecli.cli.relative_compare import compare_rope_specs
+
+    same_rope = compare_rope_specs(out, tables, dim=d, length=length)
+    if same_rope is not None:
+        if not same_rope:
+            raise typer.Exit(int(ExitCode.NO_MATCH))
+        return
     if output is not None:
         _check_figure_path(output)
     first, second = _load_pair(
@@ -240,7 +247,15 @@ def _property_report(out: Output, texts: list[str], *, dim: int, length: int) ->
                 f"--properties measures schemes, but {text!r} is a file", hint="give scheme names or specs"
             )
         specs.append(parse_spec(text))
-    reports = [(spec, check_properties(spec.table(length=length, dim=dim, dtype="float64"))) for spec in specs]
+    from pecli.cli.relative_compare import relative_checks
+
+    reports = [
+        (spec, relative_checks(spec.text, length=length, dim=dim)
+         or check_properties(spec.table(length=length, dim=dim, dtype="float64")))
+        for spec in specs
+    ]  # fmt: skip
+    # rope and alibi have the properties that apply to a score or bias ("decay"; no "unique")
+    names = list(dict.fromkeys([*PROPERTIES, *(check.name for _, checks in reports for check in checks)]))
     if out.json_output:
         out.json(
             {
@@ -255,9 +270,11 @@ def _property_report(out: Output, texts: list[str], *, dim: int, length: int) ->
     column = max(14, *(len(spec.text) + 2 for spec in specs))
     out.data(f"properties at d = {dim}, len = {length} (float64)")
     out.data(f"{'':<22}" + "".join(f"{spec.text:<{column}}" for spec in specs).rstrip())
-    for row, name in enumerate(PROPERTIES):
+    for name in names:
+        found = [next((check for check in checks if check.name == name), None) for _, checks in reports]
         cells = "".join(
-            f"{('✓ ' if checks[row].holds else '✗ ') + f'{checks[row].figure:.3g}':<{column}}" for _, checks in reports
+            f"{('✓ ' if check.holds else '✗ ') + f'{check.figure:.3g}' if check else 'n/a':<{column}}"
+            for check in found
         )
         out.data(f"{name:<22}{cells}".rstrip())
     out.data("")

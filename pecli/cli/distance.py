@@ -83,6 +83,12 @@ def distance(
             metavar="PATH",
         ),
     ] = None,
+    qk: Annotated[
+        Optional[str],
+        typer.Option(
+            "--qk", help="rope: the query and key scored: ones (RoFormer's decay) or random (--seed S).", metavar="QK"
+        ),
+    ] = None,
     fmt: FormatOpt = None,
     key: KeyOpt = None,
     d: DimOpt = None,
@@ -94,6 +100,8 @@ def distance(
 ) -> None:
     from pecli.analysis.distance import check_metric
     from pecli.cli.inputs import load_input, table_view
+    from pecli.cli.relative import relative_distance
+    from pecli.cli.relative_input import relative_input
     from pecli.errors import ParameterError
 
     check_metric(metric)
@@ -104,6 +112,14 @@ def distance(
     if out.json_output and output is not None:
         raise ParameterError("--json prints the result; it cannot go with -o", hint="use one of them")
     kind = _output_kind(output, fmt)
+    relative = relative_input(
+        source, preset=preset, scheme_params=scheme_params or {}, length=length, dim=d, qk=qk
+    )
+    if relative is not None:
+        request = DistanceRequest(metric, range(relative.length), relative.label, output, fmt, kind, max_offset)
+        unused = {"--rows": rows, "--key": key, "--metric": None if metric == "dot" else metric}
+        relative_distance(out, relative, request, profile=profile, unused=unused)
+        return
     table = load_input(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d)
     view = table_view(table, rows=rows)  # 2-D (squeezed with a note), positions A..B−1 of --rows
     for note in view.notes:

@@ -80,7 +80,7 @@ def register(app: typer.Typer) -> None:
 
 
 @scheme_options
-@output_options(json=False)
+@output_options
 def plot(
     source: Annotated[
         str, typer.Argument(metavar="INPUT", help="A table file, - for stdin, or a scheme name.", show_default=False)
@@ -143,6 +143,14 @@ def plot(
             rich_help_panel=_TERMINAL_PANEL,
         ),
     ] = None,
+    view: Annotated[
+        Optional[str],
+        typer.Option(
+            "--view",
+            help="wavelength: RoPE's wavelength per frequency pair before and after --scaling (--json: the numbers).",
+            metavar="VIEW",
+        ),
+    ] = None,
     d: DimOpt = None,
     length: LenOpt = None,
     dtype: DtypeOpt = "float32",
@@ -151,6 +159,22 @@ def plot(
     out: Output,
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
+    from pecli.cli.wavelength import check_view, plot_wavelengths
+
+    heatmap_only = {"--key": key, "--rows": rows, "--cols": cols, "--vmin": vmin, "--vmax": vmax, "--cmap": cmap,
+                    "--lines": lines, "--width": width, "--height": height}  # fmt: skip
+    check_view(view, json_output=out.json_output, unused=heatmap_only)
+    if view is not None:
+        plot_wavelengths(out, source, output=output, title=title, preset=preset, scheme_params=scheme_params or {},
+                         length=length, dim=d)  # fmt: skip
+        return
+    from pecli.cli.relative import plot_bias_heads
+    from pecli.cli.relative_input import relative_input
+
+    relative = relative_input(source, preset=preset, scheme_params=dict(scheme_params or {}), length=length, dim=d,
+                              qk=None)  # fmt: skip
+    if relative is not None and plot_bias_heads(out, relative, output=output, title=title, unused=heatmap_only):
+        return
     from pecli.render.scale import ValueRange, color_limits, value_range
 
     draw_terminal = output is None or terminal

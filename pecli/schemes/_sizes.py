@@ -16,7 +16,7 @@ from typing import Any
 from pecli.errors import ParameterError
 from pecli.schemes.checks import fourier_width, grid_shape, head_index, no_dim, positive_int
 
-__all__ = ["Sizes", "alibi_sizes", "coordinate_sizes", "fourier_sizes", "grid_sizes", "sequence_sizes"]
+__all__ = ["Sizes", "alibi_sizes", "coordinate_sizes", "fourier_sizes", "grid_sizes", "sequence_sizes", "t5_sizes"]
 
 
 @dataclass(frozen=True)
@@ -112,3 +112,23 @@ def alibi_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) 
         raise ParameterError("missing {length}", hint="e.g. {length=128}")
     length = positive_int("length", length)
     return Sizes(length, None, (length, length) if head is not None else (heads, length, length))
+
+
+def t5_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) -> Sizes:
+    """T5: the (len, len) bucket matrix, or the (heads, len, len) bias of the table ``bias_from`` holds.
+
+    >>> t5_sizes(5, None, {"part": None}).shape
+    (5, 5)
+    """
+    no_dim("t5", dim)
+    if length is None:
+        raise ParameterError("missing {length}", hint="e.g. {length=128}")
+    length = positive_int("length", length)
+    if params.get("part") != "bias":
+        return Sizes(length, None, (length, length))
+    if params.get("bias_from") is None:
+        raise ParameterError("{part=bias} needs the learned table", hint="pass {bias_from=t5.safetensors}")
+    from pecli.schemes.t5 import t5_bias_weight
+
+    weight = t5_bias_weight(params["bias_from"], params.get("num_buckets", 32), params.get("bias_key"))
+    return Sizes(length, None, (weight.shape[1], length, length))

@@ -23,7 +23,15 @@ from types import MappingProxyType
 from typing import Any
 
 from pecli.errors import ParameterError, did_you_mean
-from pecli.schemes._sizes import Sizes, alibi_sizes, coordinate_sizes, fourier_sizes, grid_sizes, sequence_sizes
+from pecli.schemes._sizes import (
+    Sizes,
+    alibi_sizes,
+    coordinate_sizes,
+    fourier_sizes,
+    grid_sizes,
+    sequence_sizes,
+    t5_sizes,
+)
 from pecli.schemes.checks import choice
 from pecli.schemes.presets import get_preset
 
@@ -271,6 +279,27 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "(arXiv:1807.03247), AddCoords (with_r)",
                 defaults={"grid": None},
                 sizes=coordinate_sizes,
+            ),
+            # relative-position bias schemes
+            Scheme(
+                "t5",
+                "pecli.schemes.t5:t5_table",
+                "T5's relative-position buckets (len × len), or the learned per-head bias they index",
+                "bucket(j − i): exact below num_buckets/4 (per direction), then log-spaced up to max_distance",
+                "Raffel et al. 2020, T5 (arXiv:1910.10683) §2.1; huggingface/transformers "
+                "src/transformers/models/t5/modeling_t5.py, T5Attention._relative_position_bucket",
+                defaults={
+                    "num_buckets": 32,
+                    "max_distance": 128,
+                    "bidirectional": True,
+                    "part": None,
+                    "bias_from": None,
+                    "bias_key": None,
+                },
+                choices={"part": ("buckets", "bias")},
+                sizes=t5_sizes,
+                parts=("buckets", "bias"),
+                default_parts=("buckets",),
             ),
         )
     }

@@ -169,6 +169,24 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "YaRN: multiply cos and sin by 0.1·ln(factor) + 1, as HF's rotary embedding does.",
                 negative_flag="--no-attention-factor",
             ),
+            # T5 relative-position buckets
+            Param("num_buckets", "--num-buckets", int, "T5: relative-position buckets in all (32).", "N"),
+            Param("max_distance", "--max-distance", int, "T5: distance from which all share the last bucket.", "N"),
+            Param(
+                "bidirectional",
+                "--bidirectional",
+                bool,
+                "T5: buckets for both directions (encoder) or past keys only (decoder).",
+                negative_flag="--causal",
+            ),
+            Param(
+                "bias_from",
+                "--bias-from",
+                str,
+                "T5 --part bias: a file holding the learned (num_buckets, heads) bias table.",
+                "FILE",
+            ),
+            Param("bias_key", "--bias-key", str, "T5: the bias table's tensor in the --bias-from file.", "KEY"),
         )
     }
 )

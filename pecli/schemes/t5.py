@@ -22,7 +22,7 @@ from pecli.dtypes import round_to
 from pecli.errors import ParameterError
 from pecli.schemes.checks import positive_int, row_range
 
-__all__ = ["t5_bias", "t5_bucket_table", "t5_relative_position_bucket"]
+__all__ = ["t5_bias", "t5_bias_weight", "t5_bucket_table", "t5_relative_position_bucket", "t5_table"]
 
 
 def t5_relative_position_bucket(
@@ -156,3 +156,54 @@ def t5_bias(buckets: np.ndarray, bias_weight: np.ndarray, *, dtype: str = "float
         )
     # gathering copies values: one rounding from the weights' own values
     return round_to(np.moveaxis(weight.astype(np.float64)[buckets], -1, 0), dtype)
+
+
+def t5_bias_weight(bias_from: str, num_buckets: int, bias_key: str | None = None) -> np.ndarray:
+    """The learned (num_buckets, heads) bias table stored in file ``bias_from`` (tensor ``bias_key``), float64.
+
+    Read through :func:`pecli.io.read_table`, imported here: a file is read only for ``part="bias"``.
+    """
+    from pecli.io import read_table
+
+    weight = np.asarray(read_table(bias_from, key=bias_key).array, dtype=np.float64)
+    if weight.ndim != 2 or weight.shape[0] != num_buckets:
+        raise ParameterError(
+            f"the bias table in {{bias_from}} must have shape (num_buckets = {num_buckets}, heads), got {weight.shape}",
+            hint="pass a T5 checkpoint's relative_attention_bias.weight, or set {num_buckets} to its rows",
+        )
+    return weight
+
+
+def t5_table(
+    length: int,
+    dim: None = None,
+    *,
+    num_buckets: int = 32,
+    max_distance: int = 128,
+    bidirectional: bool = True,
+    part: str | None = None,
+    bias_from: str | None = None,
+    bias_key: str | None = None,
+    dtype: str = "float32",
+    rows: range | None = None,
+) -> np.ndarray:
+    """T5's (len, len) bucket matrix (``part="buckets"``), or the (heads, len, len) bias of a learned table.
+
+    ``part="bias"`` expands the (num_buckets, heads) table in file ``bias_from`` (tensor
+    ``bias_key``) with :func:`t5_bias`; ``rows`` ranges over query positions for the buckets and
+    over heads for the bias. Bucket indices are whole numbers in any float dtype up to 2^24.
+
+    Example:
+        >>> t5_table(3, num_buckets=4, max_distance=4, dtype="float64").tolist()
+        [[0.0, 3.0, 3.0], [1.0, 0.0, 3.0], [1.0, 1.0, 0.0]]
+    """
+    options = {"num_buckets": num_buckets, "max_distance": max_distance, "bidirectional": bidirectional}
+    if part in (None, "buckets"):
+        if bias_from is not None:
+            raise ParameterError("{bias_from} gives the bias table", hint="add {part=bias}, or drop {bias_from}")
+        return round_to(t5_bucket_table(length, rows=rows, **options), dtype)
+    if bias_from is None:
+        raise ParameterError("{part=bias} needs the learned table", hint="pass {bias_from=t5.safetensors}")
+    weight = t5_bias_weight(bias_from, num_buckets, bias_key)
+    heads = row_range(rows, weight.shape[1])
+    return t5_bias(t5_bucket_table(length, **options), weight[:, heads.start : heads.stop], dtype=dtype)

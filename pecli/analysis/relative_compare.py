@@ -1,0 +1,191 @@
+"""Two RoPE configurations compared where it matters, and the properties of a relative scheme.
+
+:func:`compare_rope` says which frequency pairs two RoPE configurations treat differently and
+by how much (θ_A/θ_B per pair), and from which offset their long-term decay profiles part.
+:func:`relative_properties` measures what applies to a score or bias rather than a table of
+position vectors: determinism, independence of the length, translation invariance of the
+score (exactly: every diagonal of s(m, n) constant), boundedness and decay.
+
+>>> result = compare_rope(64, 512, {"scaling": "linear", "factor": 2.0}, {})
+>>> [(band.start, band.stop) for band in result.differing_pairs], round(result.ratio_range[0], 3)
+([(0, 32)], 0.5)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pecli.analysis.properties import PropertyCheck
+from pecli.analysis.relative import alibi_profile, rope_profile, rope_score_matrix
+from pecli.schemes.alibi import alibi_table
+from pecli.schemes.rope import rope_frequencies
+
+__all__ = ["PairRun", "RopeComparison", "compare_rope", "relative_properties"]
+
+#: two frequencies (or scores) are the same when they agree to this relative precision
+_SAME = 1e-12
+#: the decay profiles part at the first offset where they differ by more than this (score 1 at h = 0)
+PROFILE_TOLERANCE = 1e-3
+#: "bounded" (alibi): max |bias| may grow at most this much when len grows 16×, as for the tables' property
+_BOUNDED_GROWTH = 1.25
+
+
+@dataclass(frozen=True)
+class PairRun:
+    """Consecutive frequency pairs ``start … stop − 1`` whose θ_A/θ_B lies in ``low … high``."""
+
+    start: int
+    stop: int
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class RopeComparison:
+    """Where two RoPE configurations differ: per-pair frequencies, and the decay profiles (qk ones).
+
+    Attributes:
+        ratio: θ_A/θ_B per pair (1 where the pair is the same; < 1: A turns slower, longer wavelength).
+        differing_pairs: the runs of consecutive pairs with θ_A ≠ θ_B.
+        offsets, score_a, score_b: the profiles s(h) compared, for h = 0 … length − 1.
+        parted_at: the first offset where |s_A − s_B| > :data:`PROFILE_TOLERANCE`, or None.
+    """
+
+    ratio: np.ndarray
+    differing_pairs: tuple[PairRun, ...]
+    offsets: np.ndarray
+    score_a: np.ndarray
+    score_b: np.ndarray
+    parted_at: int | None
+
+    @property
+    def ratio_range(self) -> tuple[float, float]:
+        return float(self.ratio.min()), float(self.ratio.max())
+
+    @property
+    def profile_difference(self) -> np.ndarray:
+        return np.abs(self.score_a - self.score_b)
+
+    @property
+    def same(self) -> bool:
+        """No pair differs and the profiles agree to rounding (an attention factor alone parts them)."""
+        return not self.differing_pairs and float(self.profile_difference.max()) <= _SAME
+
+    def to_json(self) -> dict[str, Any]:
+        difference = self.profile_difference
+        worst = int(np.argmax(difference))
+        return {
+            "same": self.same,
+            "ratio": self.ratio.tolist(),
+            "differing_pairs": [vars(run).copy() for run in self.differing_pairs],
+            "profile": {
+                "offsets": [int(self.offsets[0]), int(self.offsets[-1])],
+                "max_abs_difference": float(difference[worst]),
+                "at_offset": int(self.offsets[worst]),
+                "parted_at": self.parted_at,
+                "tolerance": PROFILE_TOLERANCE,
+            },
+        }
+
+
+def _runs(ratio: np.ndarray) -> tuple[PairRun, ...]:
+    differs = np.abs(ratio - 1.0) > _SAME
+    runs, start = [], None
+    for index, flag in enumerate([*differs, False]):
+        if flag and start is None:
+            start = index
+        elif not flag and start is not None:
+            part = ratio[start:index]
+            runs.append(PairRun(start, index, float(part.min()), float(part.max())))
+            start = None
+    return tuple(runs)
+
+
+def compare_rope(dim: int, length: int, params_a: dict[str, Any], params_b: dict[str, Any]) -> RopeComparison:
+    """Compare RoPE configurations A and B (``rope_profile``'s keyword arguments) at head dim ``dim``.
+
+    The profiles are RoFormer's long-term decay (``qk="ones"``) for offsets 0 … length − 1, in
+    O(length · d) without the score matrix.
+    """
+    frequency_options = ("base", "scaling", "factor", "original_max_position", "low_freq_factor",
+                         "high_freq_factor", "beta_fast", "beta_slow")  # fmt: skip
+
+    def frequencies(params: dict[str, Any]) -> np.ndarray:
+        chosen = {name: value for name, value in params.items() if name in frequency_options}
+        return rope_frequencies(dim, length=length, **chosen)
+
+    ratio = frequencies(params_a) / frequencies(params_b)
+    profile_a = rope_profile(length, dim, **params_a)
+    profile_b = rope_profile(length, dim, **params_b)
+    parted = np.flatnonzero(np.abs(profile_a.score - profile_b.score) > PROFILE_TOLERANCE)
+    return RopeComparison(
+        ratio=ratio,
+        differing_pairs=_runs(ratio),
+        offsets=profile_a.offsets,
+        score_a=profile_a.score,
+        score_b=profile_b.score,
+        parted_at=int(profile_a.offsets[parted[0]]) if len(parted) else None,
+    )
+
+
+def relative_properties(scheme: str, params: dict[str, Any], *, length: int, dim: int | None) -> list[PropertyCheck]:
+    """The properties that apply to the score (rope) or bias (alibi) of a relative scheme, measured.
+
+    ``params`` are ``rope_profile``'s keyword arguments (rope) or ``{"heads": H}`` (alibi).
+
+    Example:
+        >>> [(c.name, c.holds) for c in relative_properties("alibi", {"heads": 4}, length=64, dim=None)]
+        [('deterministic', True), ('length-independent', True), ('translation-invariant', True), \
+('bounded', False), ('decay', True)]
+    """
+
+    def curves(size: int) -> np.ndarray:
+        if scheme == "rope":
+            return rope_profile(size, dim, **params).score[None, :]
+        return alibi_profile(params["heads"], size).bias
+
+    base = curves(length)
+    scale = max(float(np.abs(base).max()), 1e-300)
+    checks = []
+
+    def record(name: str, holds: bool, figure: float, detail: str) -> None:
+        checks.append(PropertyCheck(name, holds, figure, detail))
+
+    repeat = float(np.abs(curves(length) - base).max())
+    record("deterministic", repeat == 0.0, repeat, f"two computations differ by {repeat:.3g}")
+    change = float(np.abs(curves(2 * length)[:, :length] - base).max())
+    record("length-independent", change <= _SAME * scale, change,
+           f"offsets 0..{length - 1} change by {change:.3g} when len doubles")  # fmt: skip
+    spread = _diagonal_spread(scheme, params, min(length, 256), dim)
+    what = "s(m, n) (random q, k)" if scheme == "rope" else "the bias"
+    record("translation-invariant", spread <= _SAME * scale, spread,
+           f"every diagonal of {what} is constant to {spread:.3g}")  # fmt: skip
+    if scheme == "rope":
+        profile = rope_profile(length, dim, **params)
+        worst = float(np.max(np.abs(profile.score) / profile.bound))
+        record("bounded", worst <= 1.0 + _SAME, worst, f"|s(h)| ≤ RoFormer's bound everywhere: max |s|/B = {worst:.3g}")
+        late = float(profile.relative_bound[length // 2 :].max() / profile.relative_bound[0])
+        record("decay", late < 1.0, late, f"the bound past h = {length // 2} is at most {late:.3g} of its value at 0")
+    else:
+        longer = float(np.abs(curves(16 * length)).max())
+        detail = f"max |bias| {scale:.4g} at len {length}, {longer:.4g} at len {16 * length}"
+        record("bounded", longer <= _BOUNDED_GROWTH * scale, longer, detail)
+        rise = float(np.max(np.diff(base, axis=1))) if length > 1 else 0.0
+        record("decay", rise <= 0.0, rise, f"the bias never rises with |h| (largest step {rise:.3g})")
+    return checks
+
+
+def _diagonal_spread(scheme: str, params: dict[str, Any], size: int, dim: int | None) -> float:
+    """max over diagonals of (max − min) of the score (random q, k: not even in h) or bias matrix."""
+    if scheme == "rope":
+        matrix = rope_score_matrix(size, dim, **{**params, "qk": "random", "seed": 0})[None]
+    else:
+        matrix = alibi_table(size, heads=params["heads"], dtype="float64")
+    spread = 0.0
+    for offset in range(-(size - 1), size):
+        diagonal = np.diagonal(matrix, offset=offset, axis1=1, axis2=2)
+        spread = max(spread, float(np.max(diagonal.max(axis=1) - diagonal.min(axis=1))))
+    return spread

@@ -1,0 +1,364 @@
+"""``pecli distance`` of the relative schemes: RoPE as the score it gives, ALiBi and T5 as the bias they add.
+
+A RoPE, ALiBi or T5 input (a scheme name, or a file pecli wrote, read back from its metadata) is
+not a table of position vectors: :func:`relative_distance` draws what it does to attention
+instead, from :mod:`pecli.analysis.relative` — the rotary score s(m, n) of a query and key
+(``--qk``) or its profile over offsets with RoFormer's bound, the per-head bias matrices or their
+profile. Every other input keeps :mod:`pecli.cli.distance`'s metrics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pecli.cli.output import Output
+from pecli.cli.relative_input import RelativeInput
+
+__all__ = ["plot_bias_heads", "refuse_unused", "relative_distance"]
+
+#: cell rows and columns of a figure of a score or bias matrix (its axes' pixels)
+_FIGURE_CELLS = (600, 700)
+
+
+def refuse_unused(options: dict[str, Any], what: str) -> None:
+    """A one-line error naming the options given (not None) that ``what`` does not take.
+
+    >>> refuse_unused({"--rows": None}, "rope's score")
+    """
+    given = [flag for flag, value in options.items() if value is not None]
+    if given:
+        from pecli.errors import ParameterError
+
+        verb = "applies" if len(given) == 1 else "apply"
+        raise ParameterError(f"{', '.join(given)} {verb} to tables of position vectors, not to {what}",
+                             hint="drop them")  # fmt: skip
+
+
+def relative_distance(
+    out: Output, source: RelativeInput, request: Any, *, profile: bool, unused: dict[str, Any] | None = None
+) -> None:
+    """``pecli distance`` of a relative scheme; ``request`` is :class:`pecli.cli.distance.DistanceRequest`.
+
+    ``unused``: the table options given (flag → value), refused.
+    """
+    refuse_unused(unused or {}, f"{source.scheme}'s {'score' if source.scheme == 'rope' else 'bias'}")
+    if source.scheme == "rope":
+        if profile:
+            _rope_profile(out, source, request)
+        else:
+            _rope_matrix(out, source, request)
+    elif profile:
+        _bias_profile(out, source, request)
+    else:
+        _bias_matrices(out, source, request)
+
+
+def _offsets(source: RelativeInput, request: Any, *, both_sides: bool = False) -> range:
+    last = source.length - 1 if request.max_offset is None else min(request.max_offset, source.length - 1)
+    return range(-last if both_sides else 0, last + 1)
+
+
+def _rope_profile(out: Output, source: RelativeInput, request: Any) -> None:
+    import numpy as np
+
+    from pecli.analysis.relative import rope_profile
+
+    profile = rope_profile(source.length, source.dim, offsets=_offsets(source, request), **source.rope_options)
+    bound = profile.bound
+    ratio = float(np.max(np.abs(profile.score) / bound))
+    title = f"rotary score s(h), qk={source.qk} — {source.label}"
+    if out.json_output:
+        out.json(
+            {
+                "scheme": "rope",
+                "qk": source.qk,
+                "seed": source.seed if source.qk == "random" else None,
+                "length": source.length,
+                "dim": source.dim,
+                "offsets": profile.offsets.tolist(),
+                "score": profile.score.tolist(),
+                "bound": bound.tolist(),
+                "relative_bound": profile.relative_bound.tolist(),
+                "bound_scale": profile.bound_scale,
+            }
+        )
+    elif request.kind == "data":
+        _write_columns(out, request, {"offset": profile.offsets, "score": profile.score, "bound": bound})
+    elif request.kind == "image":
+        from pecli.render.offsets import save_offset_curves
+
+        save_offset_curves(profile.offsets, {f"s(h), qk={source.qk}": profile.score}, str(request.output),
+                           title=_wrap(title), y_label="s(h)", bound=bound)  # fmt: skip
+        out.note(f"wrote {request.output}")
+    else:
+        from pecli.render.charts import profile_chart
+
+        width, height = _chart_size(out)
+        chart = profile_chart(profile.offsets, profile.score, profile.score, profile.score,
+                              width=width, height=min(height, 24), title=title, y_label="s(h)")  # fmt: skip
+        out.data(chart)
+        out.data(
+            f"RoFormer bound B(h) ≥ |s(h)|: B = {bound[0]:.4g} at h = 0, {bound[-1]:.4g} at h = "
+            f"{profile.offsets[-1]}; max |s|/B = {ratio:.3g}"
+        )
+
+
+def _rope_matrix(out: Output, source: RelativeInput, request: Any) -> None:
+    import numpy as np
+
+    from pecli.analysis.relative import rope_scores
+
+    length, options = source.length, source.rope_options
+    title = f"rotary score s(m, n), qk={source.qk} — {source.label}"
+
+    def scores(rows: Any, cols: Any) -> Any:
+        return rope_scores(rows, cols, source.dim, length=length, **options)
+
+    if request.kind == "data":
+        from pecli.io import Tensor
+
+        block = max(1, (8 << 20) // (8 * length))
+        keys = np.arange(length)
+
+        def blocks() -> Any:
+            for first in range(0, length, block):
+                yield scores(np.arange(first, min(first + block, length)), keys).astype(np.float32)
+
+        _write_data(out, request, "score", Tensor((length, length), "float32", blocks), {"qk": source.qk})
+        return
+    if out.json_output:
+        from pecli.memory import check_fits_in_memory
+
+        check_fits_in_memory(8 * length * length, what=f"{length} × {length} score matrix")
+        positions = np.arange(length)
+        out.json({"scheme": "rope", "qk": source.qk, "matrix": scores(positions, positions).tolist()})
+        return
+    (cells,) = _cells(source, _image_or_terminal_cells(out, request, length, title))
+    _draw_matrix(out, request, cells, title, symmetric=True)
+
+
+def _offset_curves(source: RelativeInput) -> Any:
+    """f(h) per head for h = −(len − 1) … len − 1: every matrix here is M[m, n] = f(m − n), O(len·d) to get."""
+    import numpy as np
+
+    length = source.length
+    if source.scheme == "rope":
+        from pecli.analysis.relative import rope_profile
+
+        offsets = range(-(length - 1), length)
+        return rope_profile(length, source.dim, offsets=offsets, **source.rope_options).score[None, :]
+    return _bias_at(source, -np.arange(-(length - 1), length))  # key − query = −h
+
+
+def _bias_at(source: RelativeInput, offsets: Any) -> Any:
+    """Bias (heads, *offsets.shape) at key − query offsets (T5 ``buckets``: one "head" of bucket indices)."""
+    import numpy as np
+
+    if source.scheme == "alibi":
+        from pecli.schemes.alibi import alibi_slopes
+
+        slopes = alibi_slopes(source.params["heads"])
+        if source.params.get("head") is not None:
+            slopes = slopes[[source.params["head"]]]
+        return 0.0 - np.multiply.outer(slopes, np.abs(offsets).astype(np.float64))
+    from pecli.schemes.t5 import t5_bias_weight, t5_relative_position_bucket
+
+    options = {name: source.params[name] for name in ("num_buckets", "max_distance", "bidirectional")}
+    buckets = t5_relative_position_bucket(offsets, **options)
+    if source.params.get("part") != "bias":
+        return buckets[None].astype(np.float64)
+    weight = t5_bias_weight(source.params["bias_from"], options["num_buckets"], source.params.get("bias_key"))
+    return np.moveaxis(weight[buckets], -1, 0)
+
+
+def _panel_names(source: RelativeInput) -> list[str]:
+    if source.scheme == "alibi":
+        from pecli.schemes.alibi import alibi_slopes
+
+        slopes = alibi_slopes(source.params["heads"])
+        heads = range(len(slopes)) if source.params.get("head") is None else [source.params["head"]]
+        return [f"head {head}, slope {slopes[head]:.4g}" for head in heads]
+    if source.params.get("part") != "bias":
+        return ["bucket"]
+    from pecli.schemes.t5 import t5_bias_weight
+
+    weight = t5_bias_weight(source.params["bias_from"], source.params["num_buckets"], source.params.get("bias_key"))
+    return [f"head {head}" for head in range(weight.shape[1])]
+
+
+def _bias_profile(out: Output, source: RelativeInput, request: Any) -> None:
+    import numpy as np
+
+    # T5 buckets differ before and after the query: both sides; ALiBi is even in h
+    offsets = _offsets(source, request, both_sides=source.scheme == "t5")
+    # offset h = m − n: query m = h, key n = 0 (keys after the query for h < 0)
+    hs = np.asarray(offsets)
+    curves = _bias_at(source, -hs)  # key − query = −h
+    names = _panel_names(source)
+    what = "bucket" if names == ["bucket"] else "bias"
+    title = f"{what} against offset h = m − n — {source.label}"
+    if out.json_output:
+        out.json({"scheme": source.scheme, "offsets": hs.tolist(), "heads": names, what: curves.tolist()})
+    elif request.kind == "data":
+        _write_columns(out, request, {"offset": hs, **{name: curve for name, curve in zip(names, curves, strict=True)}})
+    elif request.kind == "image":
+        from pecli.render.offsets import save_offset_curves
+
+        save_offset_curves(hs, dict(zip(names, curves, strict=True)), str(request.output), title=_wrap(title),
+                           y_label=what)  # fmt: skip
+        out.note(f"wrote {request.output}")
+    else:
+        from pecli.render.charts import profile_chart
+
+        width, height = _chart_size(out)
+        spread = "" if len(names) == 1 else f" (• mean, │ range over {len(names)} heads)"
+        chart = profile_chart(hs, curves.mean(axis=0), curves.min(axis=0), curves.max(axis=0), width=width,
+                              height=min(height, 24), title=title + spread, y_label=what)  # fmt: skip
+        out.data(chart)
+
+
+def _bias_matrices(out: Output, source: RelativeInput, request: Any) -> None:
+    import numpy as np
+
+    length, names = source.length, _panel_names(source)
+    title = f"{'bucket' if names == ['bucket'] else 'bias'} — {source.label}"
+    if request.kind == "data" or out.json_output:
+        from pecli.analysis.toeplitz import toeplitz_matrix
+        from pecli.memory import check_fits_in_memory
+
+        check_fits_in_memory(8 * len(names) * length * length, what="bias matrices")
+        values = toeplitz_matrix(_offset_curves(source))
+        if out.json_output:
+            out.json({"scheme": source.scheme, "heads": names, "matrix": values.tolist()})
+        else:
+            from pecli.io import Tensor
+
+            _write_data(out, request, "bias", Tensor.from_array(values.astype(np.float32)), {})
+        return
+    if request.kind == "image" and len(names) > 1:
+        from pecli.render.charts import save_heatmaps
+
+        heads = _cells(source, _FIGURE_CELLS)
+        # small multiples take plain arrays: their axes count cells, so say how many positions one holds
+        step = int(heads[0].row_edges[1]) if hasattr(heads[0], "row_edges") else 1
+        unit = f" (cells of {step})" if step > 1 else ""
+        labels = {"x_label": f"Key position n{unit}", "y_label": f"Query position m{unit}"}
+        save_heatmaps([_matrix_values(head) for head in heads], str(request.output), titles=names,
+                      shared=len(names), **labels)  # fmt: skip
+        out.note(f"wrote {request.output}")
+        return
+    heads = _cells(source, _image_or_terminal_cells(out, request, length, title))
+    for name, cells in zip(names, heads, strict=True):
+        _draw_matrix(out, request, cells, f"{title}: {name}" if len(names) > 1 else title, symmetric=False)
+
+
+# -- shared drawing ---------------------------------------------------------------------------
+
+
+def _image_or_terminal_cells(out: Output, request: Any, length: int, title: str) -> tuple[int, int]:
+    if request.kind == "image":
+        return _FIGURE_CELLS
+    from pecli.render.terminal import color_mode, heatmap_cells
+
+    width, height = _chart_size(out)
+    return heatmap_cells(length, width=width, height=height, color=color_mode(out, no_color=not out.color),
+                         title=title)  # fmt: skip
+
+
+def _cells(source: RelativeInput, cells: tuple[int, int]) -> list[Any]:
+    """Per head, the matrix at the resolution drawn: itself when it fits, else its exact block means.
+
+    From the offset curves alone (:mod:`pecli.analysis.toeplitz`): O(len·d), never len × len.
+    """
+    from pecli.analysis.toeplitz import toeplitz_block_means, toeplitz_matrix
+    from pecli.render.downsample import Downsampled, block_edges
+
+    length, curves = source.length, _offset_curves(source)
+    if length <= min(cells):
+        return list(toeplitz_matrix(curves))
+    row_edges = block_edges(length, cells[0], uniform=True)
+    col_edges = block_edges(length, cells[1], uniform=True)
+    means = toeplitz_block_means(curves, row_edges, col_edges)
+    return [Downsampled(head, row_edges, col_edges) for head in means]
+
+
+def _matrix_values(cells: Any) -> Any:
+    """The values of a matrix, whole or :class:`~pecli.render.downsample.Downsampled`."""
+    return getattr(cells, "values", cells)
+
+
+def _draw_matrix(out: Output, request: Any, cells: Any, title: str, *, symmetric: bool) -> None:
+    import numpy as np
+
+    values = _matrix_values(cells)
+    largest = float(np.max(np.abs(values))) or 1.0
+    low, high = (-largest, largest) if symmetric else (float(values.min()), float(values.max()))
+    if request.kind == "image":
+        from pecli.render.image import save_heatmap
+
+        save_heatmap(cells, str(request.output), title=_wrap(title), x_label="Key position n",
+                     y_label="Query position m", vmin=low, vmax=high, figsize=(7, 6))  # fmt: skip
+        out.note(f"wrote {request.output}")
+        return
+    from pecli.render.terminal import color_mode, heatmap
+
+    width, height = _chart_size(out)
+    out.data(
+        heatmap(cells, width=width, height=height, color=color_mode(out, no_color=not out.color),
+                x_label="Key position n", y_label="Query position m", title=title, vmin=low, vmax=high)
+    )  # fmt: skip
+
+
+def _write_columns(out: Output, request: Any, columns: dict[str, Any]) -> None:
+    import numpy as np
+
+    from pecli.io import Tensor
+
+    table = np.column_stack([np.asarray(column, dtype=np.float64) for column in columns.values()])
+    _write_data(out, request, "profile", Tensor.from_array(table), {"columns": ",".join(columns)})
+
+
+def _write_data(out: Output, request: Any, name: str, tensor: Any, meta: dict[str, str]) -> None:
+    from pecli.cli.common import output_target
+    from pecli.io import format_for, write_tensors
+
+    output = str(request.output)
+    fmt = format_for(output, request.fmt)
+    write_tensors(output_target(out, output, fmt), {name: tensor}, fmt=fmt, metadata=meta)
+    if output != "-":
+        out.note(f"wrote {output}: {' × '.join(map(str, tensor.shape))} {tensor.dtype} ({fmt})")
+
+
+def _wrap(title: str) -> str:
+    import textwrap
+
+    return textwrap.fill(title, 80)
+
+
+def _chart_size(out: Output) -> tuple[int, int]:
+    columns, lines = out.terminal_size()
+    return columns, max(8, lines - 2)
+
+
+def plot_bias_heads(
+    out: Output, source: RelativeInput, *, output: str | None, title: str | None, unused: dict[str, Any]
+) -> bool:
+    """``pecli plot`` of ALiBi's or T5's (H, L, L) bias: one panel per head; False for any other input.
+
+    ``unused``: the heatmap options given (flag → value), refused.
+    """
+    params = source.params
+    alibi_heads = source.scheme == "alibi" and params.get("part") != "slopes" and params.get("head") is None
+    if not (alibi_heads or (source.scheme == "t5" and params.get("part") == "bias")):
+        return False
+    refuse_unused(unused, "one heatmap per head")
+    import dataclasses
+
+    from pecli.cli.distance import DistanceRequest
+
+    if title is not None:
+        source = dataclasses.replace(source, label=title)
+    kind = None if output is None else "image"
+    relative_distance(out, source, DistanceRequest("dot", range(source.length), source.label, output, None, kind),
+                      profile=False)  # fmt: skip
+    return True

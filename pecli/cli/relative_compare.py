@@ -1,0 +1,111 @@
+"""``pecli compare`` of relative schemes: two RoPE specs by frequencies and decay, and their properties.
+
+Two rope specs are compared where they differ as encodings — which frequency pairs and by how
+much, and from which offset their long-term decay profiles part — with
+:func:`pecli.analysis.relative_compare.compare_rope`. ``compare --properties`` measures rope and
+alibi by the properties that apply to a score or a bias
+(:func:`~pecli.analysis.relative_compare.relative_properties`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pecli.cli.output import Output
+from pecli.errors import ParameterError
+
+__all__ = ["compare_rope_specs", "relative_checks"]
+
+#: the default context of a RoPE comparison without --len: long enough to see scaled pairs turn
+DEFAULT_LENGTH = 4096
+
+
+def _relative_spec(text: str, schemes: tuple[str, ...]) -> tuple[str, dict[str, Any]] | None:
+    """(scheme, full parameters) when ``text`` is a spec of one of ``schemes``, else None."""
+    from pecli.cli.specs import looks_like_spec, parse_spec
+    from pecli.schemes.catalog import resolve
+
+    if not looks_like_spec(text):
+        return None
+    spec = parse_spec(text)
+    scheme, params = resolve(spec.scheme, spec.preset, spec.params)
+    if scheme.name not in schemes:
+        return None
+    return scheme.name, {name: value for name, value in params.items() if value is not None and name != "part"}
+
+
+def _default_length(*params: dict[str, Any]) -> int:
+    """The scaled context of the longest spec (original context × factor), at least :data:`DEFAULT_LENGTH`.
+
+    >>> _default_length({"original_max_position": 4096, "factor": 4.0}, {})
+    16384
+    """
+    scaled = [int(p["original_max_position"] * p.get("factor", 1.0)) for p in params if "original_max_position" in p]
+    return max([DEFAULT_LENGTH, *scaled])
+
+
+def compare_rope_specs(out: Output, texts: list[str], *, dim: int | None, length: int | None) -> bool | None:
+    """Compare two rope specs and print where they differ; None (nothing done) unless both are rope specs.
+
+    Returns whether they are the same encoding.
+    """
+    import numpy as np
+
+    from pecli.analysis.relative_compare import PROFILE_TOLERANCE, compare_rope
+
+    specs = [_relative_spec(text, ("rope",)) for text in texts]
+    if any(spec is None for spec in specs):
+        return None
+    if dim is None:
+        raise ParameterError("comparing two rope specs needs the head dimension", hint="add --d, e.g. --d 128")
+    (_, params_a), (_, params_b) = specs  # type: ignore[misc]
+    length = length or _default_length(params_a, params_b)
+    result = compare_rope(dim, length, params_a, params_b)
+    if out.json_output:
+        same = result.same and params_a.get("layout") == params_b.get("layout")
+        layouts = {"layout_a": params_a.get("layout"), "layout_b": params_b.get("layout")}
+        out.json({"a": texts[0], "b": texts[1], "d": dim, "len": length, **result.to_json(), **layouts, "same": same})
+        return same
+    pairs = len(result.ratio)
+    out.data(f"A: {texts[0]}\nB: {texts[1]}")
+    if result.differing_pairs:
+        runs = "; ".join(
+            f"pairs {run.start}–{run.stop - 1}: θ_A/θ_B {run.low:.4g} … {run.high:.4g}"
+            for run in result.differing_pairs
+        )
+        same = pairs - sum(run.stop - run.start for run in result.differing_pairs)
+        out.data(f"frequencies (d = {dim}, {pairs} pairs): {runs}; {same} pairs the same")
+    else:
+        out.data(f"frequencies (d = {dim}, {pairs} pairs): every pair the same")
+    difference = result.profile_difference
+    worst = int(np.argmax(difference))
+    parted = (
+        f"part at offset {result.parted_at} (|s_A − s_B| > {PROFILE_TOLERANCE:g})"
+        if result.parted_at is not None
+        else f"agree within {PROFILE_TOLERANCE:g}"
+    )
+    out.data(
+        f"decay profiles (qk ones, offsets 0..{length - 1}): {parted}; "
+        f"max |s_A − s_B| {difference[worst]:.4g} at offset {result.offsets[worst]}"
+    )
+    layouts = (params_a.get("layout"), params_b.get("layout"))
+    if layouts[0] != layouts[1]:
+        out.data(f"layouts differ: {layouts[0]} vs {layouts[1]} (the same rotations on other column pairs)")
+    same = result.same and layouts[0] == layouts[1]
+    out.data("same encoding" if same else "different")
+    return same
+
+
+def relative_checks(text: str, *, length: int, dim: int) -> list[Any] | None:
+    """The properties of a rope or alibi spec (of its score or bias), or None for another scheme."""
+    from pecli.analysis.relative_compare import relative_properties
+
+    found = _relative_spec(text, ("rope", "alibi"))
+    if found is None:
+        return None
+    scheme, params = found
+    if scheme == "alibi":
+        if "heads" not in params:
+            raise ParameterError(f"{text!r}: alibi's properties need its heads", hint="e.g. alibi:heads=8")
+        return relative_properties("alibi", {"heads": params["heads"]}, length=length, dim=None)
+    return relative_properties("rope", params, length=length, dim=dim)

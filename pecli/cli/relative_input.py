@@ -1,0 +1,138 @@
+"""What ``pecli distance`` inspects of a relative scheme: its parameters, sizes, and the query/key options.
+
+A RoPE, ALiBi or T5 input is a scheme name (with the generate options) or a file pecli wrote,
+whose metadata gives the parameters (only its header is read). ``--qk``/``--seed`` choose RoPE's
+query and key, and are refused for every scheme without them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pecli.errors import ParameterError
+
+__all__ = ["RELATIVE_SCHEMES", "RelativeInput", "check_qk", "relative_input"]
+
+#: the schemes whose inspection is their effect on attention scores
+RELATIVE_SCHEMES = ("rope", "alibi", "t5")
+#: RoPE parameters that are not frequency options of the score functions
+_NOT_FREQUENCY = ("part",)
+
+
+@dataclass(frozen=True)
+class RelativeInput:
+    """A relative scheme to inspect: its parameters and sizes, from the command line or a file's metadata."""
+
+    scheme: str
+    params: dict[str, Any]
+    length: int
+    dim: int | None
+    label: str
+    qk: str = "ones"
+    seed: int = 0
+
+    @property
+    def rope_options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`pecli.analysis.relative.rope_scores` and ``rope_profile``.
+
+        >>> RelativeInput("rope", {"base": 1e4, "part": "cos", "factor": None}, 8, 4, "rope").rope_options
+        {'base': 10000.0, 'qk': 'ones', 'seed': 0}
+        """
+        given = {name: value for name, value in self.params.items() if value is not None and name not in _NOT_FREQUENCY}
+        return {**given, "qk": self.qk, "seed": self.seed}
+
+
+def check_qk(scheme: str | None, qk: str | None, seed: int | None) -> None:
+    """``--qk`` and ``--seed`` belong to RoPE, the one scheme with a query and a key; seed only with ``random``.
+
+    >>> check_qk("rope", "random", 3)
+    >>> try:
+    ...     check_qk("alibi", "ones", None)
+    ... except ParameterError as error:
+    ...     print(error.message)
+    --qk applies to rope, whose score has a query and a key; 'alibi' has none
+    """
+    if qk is not None and scheme != "rope":
+        what = repr(scheme) if scheme else "a table of position vectors"
+        raise ParameterError(
+            f"--qk applies to rope, whose score has a query and a key; {what} has none",
+            hint="drop --qk, or inspect a rope scheme or file",
+        )
+    if seed is not None and scheme == "rope" and qk != "random":
+        raise ParameterError("--seed draws the random query and key of --qk random", hint="add --qk random")
+
+
+def relative_input(
+    source: str,
+    *,
+    preset: str | None,
+    scheme_params: dict[str, Any],
+    length: int | None,
+    dim: int | None,
+    qk: str | None,
+) -> RelativeInput | None:
+    """The relative scheme ``source`` names (a scheme, or a file pecli wrote), or None for any other input.
+
+    Only a file's header is read. ``--seed`` is RoPE's random query and key here, not a scheme parameter.
+    """
+    from pecli.cli.inputs import is_file_input
+
+    params = dict(scheme_params)
+    seed = params.pop("seed", None)
+    if is_file_input(source):
+        scheme, found = _file_scheme(source)
+        check_qk(scheme, qk, seed)
+        if found is None:
+            return None
+        given = [flag for flag, value in (("--preset", preset), ("--d", dim), ("--len", length)) if value is not None]
+        if given or params:
+            from pecli.schemes.params import PARAMS
+
+            raise ParameterError(
+                f"{', '.join(given + [PARAMS[name].flag for name in params])} apply to a scheme, but {source!r} "
+                "is a file",
+                hint="drop them: the file's metadata gives its parameters",
+            )
+        label = f"{found.scheme}: {_describe(found.params)} — {source}"
+        return RelativeInput(found.scheme, dict(found.params), found.length, found.dim, label, qk or "ones", seed or 0)
+    scheme = _named_scheme(source, preset)
+    check_qk(scheme, qk, seed)
+    if scheme is None:
+        return None
+    from pecli.cli.common import build_table
+
+    spec = build_table(scheme, preset, params, length=length, dim=dim, dtype="float64", name="pe")
+    checked = spec.parts()[0].check()
+    label = f"{scheme}" + (f" ({spec.preset})" if spec.preset else "") + f": {_describe(spec.params)}"
+    return RelativeInput(scheme, dict(spec.params), checked.length, spec.dim, label, qk or "ones", seed or 0)
+
+
+def _file_scheme(source: str) -> tuple[str | None, Any]:
+    """The scheme a file pecli wrote records, and its :class:`TableSpec` when that is a relative scheme."""
+    if source == "-":
+        return None, None  # stdin cannot be read twice: it is inspected as a table
+    from pecli.io import read_tensors
+    from pecli.schemes.spec import TableSpec
+
+    _, metadata = read_tensors(source)
+    scheme = metadata.get("scheme")
+    if scheme not in RELATIVE_SCHEMES:
+        return scheme, None
+    return scheme, TableSpec.from_metadata(metadata)
+
+
+def _named_scheme(source: str, preset: str | None) -> str | None:
+    from pecli.schemes.catalog import SCHEMES
+    from pecli.schemes.presets import get_preset
+
+    if source in SCHEMES:
+        return source if source in RELATIVE_SCHEMES else None
+    if preset is not None:
+        scheme = get_preset(preset, None).scheme
+        return scheme if scheme in RELATIVE_SCHEMES else None
+    return None
+
+
+def _describe(params: dict[str, Any]) -> str:
+    return ", ".join(f"{name}={value}" for name, value in params.items() if value is not None and name != "part")

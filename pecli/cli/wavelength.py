@@ -1,0 +1,126 @@
+"""``pecli plot --view wavelength``: each RoPE frequency pair's wavelength before and after a scaling.
+
+The numbers are :func:`pecli.analysis.relative.rope_wavelengths`'s; the picture (the chart used to
+explain NTK, YaRN's β bands and Llama 3's frequency bands) is :mod:`pecli.render.wavelengths`'s,
+as an image with ``-o``, as text otherwise, or as JSON with ``--json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pecli.cli.output import Output
+from pecli.errors import ParameterError
+
+__all__ = ["VIEWS", "check_view", "plot_wavelengths", "rope_wavelength_input"]
+
+#: the views ``plot --view`` draws besides the table itself
+VIEWS = ("wavelength",)
+
+
+def check_view(view: str | None, *, json_output: bool, unused: dict[str, Any]) -> None:
+    """``--view`` is one of :data:`VIEWS`; ``--json`` needs it, and it takes none of the heatmap's options.
+
+    >>> try:
+    ...     check_view(None, json_output=True, unused={})
+    ... except ParameterError as error:
+    ...     print(error.message)
+    --json applies to plot --view wavelength
+    """
+    if view is None:
+        if json_output:
+            raise ParameterError(
+                "--json applies to plot --view wavelength", hint="drop --json, or add --view wavelength"
+            )
+        return
+    if view not in VIEWS:
+        raise ParameterError(f"unknown view {view!r}", hint=f"use --view {'|'.join(VIEWS)}")
+    given = [flag for flag, value in unused.items() if value is not None]
+    if given:
+        raise ParameterError(
+            f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to the table's heatmap, "
+            "not to --view wavelength",
+            hint="drop them",
+        )
+
+
+def rope_wavelength_input(
+    source: str, *, preset: str | None, scheme_params: dict[str, Any], length: int | None, dim: int | None
+) -> tuple[dict[str, Any], int, int | None, str]:
+    """The RoPE parameters, head dimension, length and label of a rope spec or a RoPE file pecli wrote.
+
+    Anything else is a one-line :class:`ParameterError`: there are no frequencies to draw.
+    """
+    from pecli.cli.inputs import is_file_input
+
+    if is_file_input(source):
+        from pecli.io import read_tensors
+        from pecli.schemes.spec import TableSpec
+
+        metadata = {} if source == "-" else read_tensors(source)[1]
+        if metadata.get("scheme") != "rope":
+            what = f"a {metadata['scheme']!r} table" if "scheme" in metadata else "not a RoPE table pecli wrote"
+            raise ParameterError(
+                f"--view wavelength draws RoPE frequencies; {source!r} is {what}",
+                hint="give a rope scheme (pecli plot rope --d 128 --view wavelength) or a RoPE file pecli wrote",
+            )
+        if scheme_params or preset or dim or length:
+            raise ParameterError(f"{source!r} is a file: its metadata gives the RoPE parameters", hint="drop them")
+        spec = TableSpec.from_metadata(metadata)
+        return dict(spec.params), spec.dim, spec.length, f"rope — {source}"
+    from pecli.schemes.catalog import resolve
+
+    scheme = source if ":" not in source else source.split(":", 1)[0]
+    resolved, params = resolve(scheme, preset, scheme_params)
+    if resolved.name != "rope":
+        raise ParameterError(
+            f"--view wavelength draws RoPE frequencies; scheme {resolved.name!r} has none",
+            hint="use pecli plot rope --d 128 --view wavelength [--scaling …]",
+        )
+    if dim is None:
+        raise ParameterError("missing --d", hint="e.g. --d 128")
+    shown = {name: value for name, value in params.items() if value is not None and name not in ("part", "layout")}
+    described = ", ".join(f"{name}={value}" for name, value in shown.items())
+    return params, dim, length, f"rope: d={dim}, {described}"
+
+
+def plot_wavelengths(
+    out: Output,
+    source: str,
+    *,
+    output: str | None,
+    title: str | None,
+    preset: str | None,
+    scheme_params: dict[str, Any],
+    length: int | None,
+    dim: int | None,
+) -> None:
+    """Draw (or print as JSON) the wavelengths of the RoPE ``source`` names."""
+    from pecli.analysis.relative import rope_wavelengths
+
+    params, dim, length, label = rope_wavelength_input(
+        source, preset=preset, scheme_params=scheme_params, length=length, dim=dim
+    )
+    if output is not None:
+        from pecli.io import check_output_path
+        from pecli.render.image import image_format
+
+        check_output_path(output)
+        image_format(output)
+    options = {name: value for name, value in params.items() if value is not None and name not in ("part", "layout")}
+    waves = rope_wavelengths(dim, length=length, **options)
+    heading = title if title is not None else f"wavelength per frequency pair — {label}"
+    if out.json_output:
+        out.json(waves.as_dict())
+    elif output is not None:
+        import textwrap
+
+        from pecli.render.wavelengths import save_wavelengths
+
+        save_wavelengths(waves, output, title=textwrap.fill(heading, 90))
+        out.note(f"wrote {output}")
+    else:
+        from pecli.render.wavelengths import wavelength_chart
+
+        columns, lines = out.terminal_size()
+        out.data(wavelength_chart(waves, width=columns, height=max(12, min(lines - 2, 30)), title=heading))

@@ -1,0 +1,59 @@
+"""Curves against the offset h = m − n: a rotary score and its decay bound, or one bias per head.
+
+>>> import os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "curves.png")
+>>> h = np.arange(50)
+>>> save_offset_curves(h, {"score": np.cos(h / 8)}, path, title="t", y_label="s(h)", bound=np.ones(50))
+>>> os.path.getsize(path) > 0
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from pecli.render.image import image_format, new_figure, save_figure
+
+__all__ = ["save_offset_curves"]
+
+#: above this many curves the legend would hide the figure: the colour bar of the heads says which is which
+_MOST_LABELLED = 8
+
+
+def save_offset_curves(
+    offsets: np.ndarray,
+    curves: Mapping[str, np.ndarray],
+    path: str,
+    *,
+    title: str,
+    y_label: str,
+    bound: np.ndarray | None = None,
+    bound_label: str = "RoFormer bound B(h) ≥ |s(h)| (right axis)",
+    dpi: float = 100,
+    figsize: tuple[float, float] = (8, 5),
+) -> None:
+    """Draw each curve against the offset into ``path``; ``bound`` as a dashed line on its own right axis.
+
+    The bound has an axis of its own because RoFormer's is tens of times the score near h = 0: on
+    one axis the score would be a flat line at the bottom.
+    """
+    image_format(path)
+    figure, axes = new_figure(figsize, dpi)
+    labelled = len(curves) <= _MOST_LABELLED
+    lines = [axes.plot(offsets, curve, linewidth=1.1, label=label)[0] for label, curve in curves.items()]
+    if not labelled:
+        lines = []
+    if bound is not None:
+        right = axes.twinx()
+        lines += right.plot(offsets, bound, "--", color="tab:red", linewidth=1, label=bound_label)
+        right.set_ylabel("B(h)", color="tab:red")
+        right.set_ylim(bottom=0)
+    axes.set_xlim(float(offsets[0]), float(offsets[-1]) if len(offsets) > 1 else float(offsets[0]) + 1)
+    if lines:
+        axes.legend(handles=lines, loc="upper right", fontsize="small")
+    axes.set_xlabel("Offset h = m − n (query − key position)")
+    axes.set_ylabel(y_label)
+    axes.set_title(title, fontsize="medium")
+    save_figure(figure, path, dpi)
