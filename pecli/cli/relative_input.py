@@ -7,6 +7,7 @@ query and key, and are refused for every scheme without them.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,8 +111,8 @@ def relative_input(
 
 def _file_scheme(source: str) -> tuple[str | None, Any]:
     """The scheme a file pecli wrote records, and its :class:`TableSpec` when that is a relative scheme."""
-    if source == "-":
-        return None, None  # stdin cannot be read twice: it is inspected as a table
+    if source == "-" or os.path.isdir(source):
+        return None, None  # stdin cannot be read twice; a model directory is read by load_input
     from pecli.io import read_tensors
     from pecli.schemes.spec import TableSpec
 
