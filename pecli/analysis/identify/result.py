@@ -1,0 +1,121 @@
+"""What identify found: a :class:`Candidate`, the :class:`Identification`, and the command that reproduces it.
+
+>>> from pecli.schemes.catalog import SCHEMES
+>>> generate_command(Candidate("rope", {**SCHEMES["rope"].defaults, "part": "cos", "base": 5e5}), length=8, dim=4)
+'pecli generate rope --base 500000 --part cos --d 4 --len 8 -o pe.npy'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pecli.schemes.catalog import SCHEMES, resolve
+from pecli.schemes.params import PARAMS
+
+__all__ = ["Candidate", "Identification", "generate_command"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A scheme with full parameters, and its largest absolute error against the table."""
+
+    scheme: str
+    params: Mapping[str, Any]
+    max_error: float = math.inf
+    presets: tuple[str, ...] = ()  #: presets with exactly these parameters
+
+    def describe(self) -> str:
+        """``scheme (preset …): param=value …`` (parameters left unset are not listed).
+
+        >>> Candidate("rope", {"base": 10000.0, "part": "cos", "factor": None}).describe()
+        'rope: base=10000.0 part=cos'
+        """
+        presets = f" (preset {', '.join(self.presets)})" if self.presets else ""
+        params = " ".join(f"{name}={value}" for name, value in self.params.items() if value is not None)
+        return f"{self.scheme}{presets}" + (f": {params}" if params else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "scheme": self.scheme,
+            "params": dict(self.params),
+            "presets": list(self.presets),
+            "max_error": self.max_error,
+        }
+
+
+@dataclass(frozen=True)
+class Identification:
+    """The outcome of :func:`pecli.analysis.identify.identify_table`: the closest candidate and how well it matches."""
+
+    shape: tuple[int, ...]
+    dtype: str  #: the dtype of the table as given (the file's)
+    best: Candidate
+    level: str  #: "exact", "approximate" or "none"
+    tolerance: float  #: the largest error of an exact match (rounding of ``precision``)
+    precision: str = "float32"  #: the coarsest dtype holding every value exactly (see value_precision)
+    runners_up: list[Candidate] = field(default_factory=list)
+    value_mean: float = 0.0
+    value_std: float = 0.0
+    reproduce_dtype: str = ""  #: the dtype the reproduce command writes (the values' precision when coarser)
+    gaussian: bool = False  #: no match, and the values look like N(mean, std²) draws (a random or learned table)
+
+    @property
+    def matched(self) -> bool:
+        return self.level != "none"
+
+    def command(self) -> str:
+        """The ``pecli generate`` command that reproduces the best candidate's table."""
+        dtype = self.reproduce_dtype or self.dtype
+        return generate_command(self.best, length=self.shape[-2], dim=self.shape[-1], dtype=dtype)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "match": self.level,
+            "best": self.best.to_json(),
+            "command": self.command(),
+            "tolerance": self.tolerance,
+            "precision": self.precision,
+            "runners_up": [c.to_json() for c in self.runners_up],
+            "value_mean": self.value_mean,
+            "value_std": self.value_std,
+        }
+
+
+def _number(value: float) -> str:
+    """A float as the command line should spell it: 500000, 1, 12345.5 (exact, shortest)."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+
+
+def generate_command(candidate: Candidate, *, length: int, dim: int, dtype: str = "float32") -> str:
+    """The ``pecli generate`` command line that writes ``candidate``'s table.
+
+    Example:
+        >>> generate_command(Candidate("sinusoidal", {**SCHEMES["sinusoidal"].defaults, "base": 5e5}), length=8, dim=4)
+        'pecli generate sinusoidal --base 500000 --d 4 --len 8 -o pe.npy'
+    """
+    parts = ["pecli", "generate"]
+    if candidate.presets:
+        parts += ["--preset", candidate.presets[0]]
+        reference = resolve(None, candidate.presets[0], {})[1]
+    else:
+        parts.append(candidate.scheme)
+        reference = dict(SCHEMES[candidate.scheme].defaults)
+    for name, value in candidate.params.items():
+        if value == reference.get(name) and type(value) is type(reference.get(name)):
+            continue
+        param = PARAMS[name]
+        if param.kind is bool:
+            parts.append(param.flag if value else param.negative_flag or "")
+        else:
+            parts += [param.flag, _number(value) if param.kind in (int, float) else str(value)]
+    parts += ["--d", str(dim), "--len", str(length)]
+    if dtype != "float32":
+        parts += ["--dtype", dtype]
+    parts += ["-o", "pe.safetensors" if dtype == "bfloat16" else "pe.npy"]
+    return " ".join(parts)
