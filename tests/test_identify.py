@@ -189,3 +189,36 @@ def test_no_false_match_on_a_count_table_off_by_one(cli, tmp_path):
     assert found.level == "none" and found.dtype == "float32"
     result = cli("identify", str(path))
     assert result.code == 1 and result.out.startswith("c1.npy: 64 × 4 float32")
+
+
+@pytest.mark.parametrize(
+    ("layout", "part", "params"),
+    [
+        ("interleaved", "sin", {"base": 1e6}),
+        ("half", "angle", {"base": 500000.0}),
+        ("half", "cos", {"scaling": "linear", "factor": 8.0}),
+        ("half", "sin", {"scaling": "dynamic", "factor": 4.0, "original_max_position": 64}),
+        ("half", "cos", {"scaling": "yarn", "factor": 16.0, "original_max_position": 128}),
+        (
+            "interleaved",
+            "cos",
+            {
+                "base": 500000.0,
+                "scaling": "llama3",
+                "factor": 8.0,
+                "original_max_position": 64,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+            },
+        ),
+    ],
+)
+def test_rope_any_layout_base_and_scaling(layout, part, params, cli, tmp_path):
+    """The frequency profile read off the columns names the base and the scaling's round parameters."""
+    table = pecli.encode("rope", 256, 64, layout=layout, part=part, **params)
+    found = identify_table(table)
+    assert found.level == "exact", found.best.describe()
+    assert found.best.scheme == "rope"
+    assert {name: found.best.params[name] for name in params} == params
+    assert (found.best.params["layout"], found.best.params["part"]) == (layout, part)
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from pecli.analysis.compare import value_precision
 from pecli.errors import PecliError
 from pecli.schemes.rope import rope_frequencies
 
@@ -36,7 +37,8 @@ __all__ = ["frequency_profile", "rope_candidates", "rope_layouts"]
 _FACTORS: tuple[float, ...] = (2.0, 4.0, 8.0, 16.0, 32.0, 40.0, 64.0)
 #: original context lengths tried: powers of two from 16 to 128Ki (Llama 3.1: 8192)
 _ORIGINAL: tuple[int, ...] = tuple(2**n for n in range(4, 18))
-#: the largest phase disagreement (radians, over the whole table) for a scaling to be screened
+#: the largest phase disagreement (radians, at the table's last row) for a scaling of a float16 or
+#: bfloat16 table to be screened (a float32 one: 1e-3)
 _PROFILE_TOLERANCE = 0.05
 #: the relative distance of a round base from the base read off the table, for scaled candidates
 _NEAR_BASE = 0.05
@@ -64,7 +66,7 @@ def frequency_profile(columns: np.ndarray, part: str) -> tuple[np.ndarray, float
     if part == "angle":
         rates = columns[1].astype(np.float64)
         amplitude = 1.0
-        if np.abs(first).max() > 1e-6 or not (rates > 0).all():
+        if np.abs(first).max() > 1e-6:
             return None
     else:
         amplitude = float(np.median(first)) if part == "cos" else 1.0
@@ -77,67 +79,78 @@ def frequency_profile(columns: np.ndarray, part: str) -> tuple[np.ndarray, float
             with np.errstate(divide="ignore"):
                 rows = np.clip(np.round(1.0 / np.maximum(rates, 1e-300)), 1, length - 1).astype(int)
             rates = inverse(normalised[rows, np.arange(columns.shape[1])]) / rows
-        if not (rates > 0).all():
-            return None
-    return (rates, amplitude) if rates.max() <= 1.01 else None
+    # a frequency too low to turn the angle within the table reads as 0 (cos rounds to 1)
+    return (rates, amplitude) if (rates >= 0).all() and rates[:2].min() > 0 and rates.max() <= 1.01 else None
 
 
 def _significant(value: float, digits: int) -> float:
     return float(f"{value:.{digits}g}")
 
 
-def _agrees(rates: np.ndarray, dim: int, length: int, base: float, scaling: str, **params: Any) -> bool:
+def _agrees(
+    rates: np.ndarray, dim: int, length: int, tolerance: float, base: float, scaling: str, **params: Any
+) -> bool:
     try:
         expected = rope_frequencies(dim, base=base, scaling=scaling, length=length, **params)
     except PecliError:
         return False
-    return float(np.abs(expected - rates).max()) * (length - 1) <= _PROFILE_TOLERANCE
+    return float(np.abs(expected - rates).max()) * (length - 1) <= tolerance
 
 
-def _scalings(rates: np.ndarray, amplitude: float, dim: int, length: int, bases: tuple[float, ...]) -> Iterator[dict]:
+def _scalings(
+    rates: np.ndarray, amplitude: float, dim: int, length: int, bases: tuple[float, ...], tolerance: float
+) -> Iterator[dict]:
     """Scaling parameters (round ones first) whose frequency profile agrees with ``rates``."""
     read_base = (rates[1] / rates[0]) ** (-dim / 2)
     near = [base for base in bases if abs(base / read_base - 1.0) < _NEAR_BASE]
     fitted = list(dict.fromkeys([*(_significant(read_base, digits) for digits in range(2, 8)), read_base]))
-    for base in dict.fromkeys([*near, *bases]):
-        if _agrees(rates, dim, length, base, "none"):
+    round_bases = list(dict.fromkeys([*near, *bases]))
+    for base in round_bases:
+        if _agrees(rates, dim, length, tolerance, base, "none"):
             yield {"base": base}
-    for base in near or fitted[-1:]:
-        read_factor = 1.0 / rates[0]
-        for factor in dict.fromkeys([*_FACTORS, _significant(read_factor, 3)]):
-            if _agrees(rates, dim, length, base, "linear", factor=factor):
+    # scaled: HF's factors are > 1; YaRN's attention factor 0.1·ln(factor) + 1 is the cos amplitude
+    read_factors = [_significant(1.0 / rates[0], 3), _significant(math.exp((amplitude - 1.0) / 0.1), 3)]
+    factors = [factor for factor in dict.fromkeys([*_FACTORS, *read_factors]) if factor > 1.0]
+    attention = {"apply_attention_factor": True} if abs(amplitude - 1.0) > 1e-3 else {}
+    resolved = rates * (length - 1) > 1e-2  # frequencies whose angle turns enough to be read well
+    for base in round_bases if near else [*round_bases, fitted[-1]]:
+        # a scaling only lowers frequencies, each by at most its factor
+        ratio = rates[resolved] / base ** (-2.0 * np.flatnonzero(resolved) / dim)
+        if ratio.max() > 1.0 + 1e-3:
+            continue
+        for factor in (factor for factor in factors if factor * ratio.min() >= 1.0 - 1e-3):
+            if _agrees(rates, dim, length, tolerance, base, "linear", factor=factor):
                 yield {"base": base, "scaling": "linear", "factor": factor}
-        attention = {"apply_attention_factor": True} if abs(amplitude - 1.0) > 1e-3 else {}
-        for factor in dict.fromkeys([*_FACTORS, _significant(math.exp((amplitude - 1.0) / 0.1), 3)]):
             for original in _ORIGINAL:
                 common = {"factor": factor, "original_max_position": original}
                 llama3 = {**common, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
-                if _agrees(rates, dim, length, base, "yarn", **common, **attention):
+                if _agrees(rates, dim, length, tolerance, base, "yarn", **common, **attention):
                     yield {"base": base, "scaling": "yarn", **common, **attention}
-                if _agrees(rates, dim, length, base, "llama3", **llama3):
+                if _agrees(rates, dim, length, tolerance, base, "llama3", **llama3):
                     yield {"base": base, "scaling": "llama3", **llama3}
-    # dynamic NTK: the effective base b·(f·L/L0 − f + 1)^(d/(d−2)) read off the table, from a round b
-    for base in bases:
+        # dynamic NTK: the effective base b·(f·L/L0 − f + 1)^(d/(d−2)) read off the table, from a round b
         growth = (read_base / base) ** ((dim - 2) / dim)
-        for factor in _FACTORS:
+        for factor in factors:
             original = factor * length / (growth + factor - 1.0)
             if 1 <= round(original) < length and abs(original - round(original)) < 1e-2 * original:
                 common = {"factor": factor, "original_max_position": round(original)}
-                if _agrees(rates, dim, length, base, "dynamic", **common):
+                if _agrees(rates, dim, length, tolerance, base, "dynamic", **common):
                     yield {"base": base, "scaling": "dynamic", **common}
     for base in fitted:
-        if _agrees(rates, dim, length, base, "none"):
+        if _agrees(rates, dim, length, tolerance, base, "none"):
             yield {"base": base}
 
 
 def rope_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Iterator[dict[str, Any]]:
     """RoPE parameters (layout, part, base, scaling…) that ``table``'s columns agree with, simplest first."""
     length, dim = table.shape
+    # the phase (radians, at the last row) a profile read from float32 values is good to; coarser values read worse
+    tolerance = _PROFILE_TOLERANCE if value_precision(table) in ("float16", "bfloat16") else 1e-3
     for layout in rope_layouts(table):
         columns = table[:, : dim // 2] if layout == "half" else table[:, 0::2]
         for part in ("cos", "sin", "angle"):
             profile = frequency_profile(columns, part)
             if profile is None:
                 continue
-            for params in _scalings(*profile, dim, length, bases):
+            for params in _scalings(*profile, dim, length, bases, tolerance):
                 yield {"layout": layout, "part": part, **params}
