@@ -222,3 +222,12 @@ def test_rope_any_layout_base_and_scaling(layout, part, params, cli, tmp_path):
     assert {name: found.best.params[name] for name in params} == params
     assert (found.best.params["layout"], found.best.params["part"]) == (layout, part)
     np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+
+
+def test_progress_reports_each_stage():
+    """A long table is screened, sampled, then regenerated whole; each stage is reported."""
+    stages: list[str] = []
+    found = identify_table(pecli.encode("sinusoidal", 1200, 16), progress=stages.append)
+    assert found.level == "exact"
+    assert stages[0] == "screening candidates" and stages[1].startswith("checking the best 6 of ")
+    assert stages[2:] == ["regenerating sinusoidal, row 0 of 1200"]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 import typer
@@ -54,13 +57,41 @@ def identify(
         out.note(note)
     from pecli.analysis.identify import identify_table
 
-    found = identify_table(values)
+    with _progress_line(out) as progress:
+        found = identify_table(values, progress=progress)
     if out.json_output:
         out.json({"source": table.label, **found.to_json()})
     else:
         _print(out, table, found)
     if not found.matched:
         raise typer.Exit(int(ExitCode.NO_MATCH))
+
+
+#: a search shows its stage on a terminal once it has run this long (seconds)
+_PROGRESS_AFTER = 1.0
+
+
+@contextlib.contextmanager
+def _progress_line(out: Output) -> Iterator[Callable[[str], None] | None]:
+    """A one-line ``identifying: <stage>`` on stderr, rewritten in place, for a terminal and a search over 1 s."""
+    if out.quiet or not out.stderr_is_terminal:
+        yield None
+        return
+    started, shown = time.monotonic(), False
+
+    def show(stage: str) -> None:
+        nonlocal shown
+        if time.monotonic() - started >= _PROGRESS_AFTER:
+            out.stderr.write(f"\r\x1b[Kidentifying: {stage}…")
+            out.stderr.flush()
+            shown = True
+
+    try:
+        yield show
+    finally:
+        if shown:
+            out.stderr.write("\r\x1b[K")
+            out.stderr.flush()
 
 
 def _print(out: Output, table: Any, found: Any) -> None:

@@ -44,6 +44,12 @@ _DISCERNIBLE = 1e-2
 #: rows per chunk of a full regeneration (8 MiB of float64)
 _CHUNK_BYTES = 8 << 20
 
+#: screening rows are computed directly up to this many (the scheme's block engine wins on more)
+_DIRECT_ROWS = 1024
+
+#: the kurtosis of a large table is estimated on about this many values
+_KURTOSIS_VALUES = 1 << 20
+
 Progress = Callable[[str], None]
 
 
@@ -84,7 +90,7 @@ def _candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def _rows(scheme: str, params: Mapping[str, Any], shape: tuple[int, int], rows: list[range]) -> np.ndarray:
     """The candidate's float64 rows ``rows`` (runs of rows, concatenated)."""
-    if scheme == "sinusoidal":
+    if scheme == "sinusoidal" and sum(len(r) for r in rows) <= _DIRECT_ROWS:
         positions = np.concatenate([np.arange(r.start, r.stop) for r in rows]) + params["offset"]
         computed = sinusoidal_rows(params, shape[1], positions.astype(np.float64))
         if computed is not None:
@@ -105,16 +111,19 @@ def _presets_with(scheme: str, params: Mapping[str, Any]) -> tuple[str, ...]:
 def _noise(
     scheme: str, params: Mapping[str, Any], positions: np.ndarray, expected: np.ndarray, precision: str, scale: float
 ) -> np.ndarray:
-    """The per-element error a float32 implementation of this candidate may show, rounded to ``precision``.
+    """The per-element error a float32 implementation of this candidate may show, rounded to ``precision``
+    (computed in place of ``expected``).
 
     One unit of roundoff of ``precision`` at each value (a table rounded once is within half of it),
     float32's at the table's scale (the arithmetic's intermediates), plus eps32·|p| for the angle
     p·ω (ω ≤ 1) of a sin/cos convention.
     """
-    noise = rounding_tolerance(precision) / 4 * np.abs(expected) + rounding_tolerance("float32", scale=scale) / 4
+    noise = np.abs(expected, out=expected)
+    noise *= rounding_tolerance(precision) / 4
+    noise += rounding_tolerance("float32", scale=scale) / 4
     if scheme in _ANGLE_SCHEMES:
         positions = positions + (params.get("offset") or 0)
-        noise = noise + arithmetic_tolerance(len(positions), "float64", scale=0.0, positions=positions)
+        noise += arithmetic_tolerance(len(positions), "float64", scale=0.0, positions=positions)
     return noise
 
 
@@ -124,11 +133,14 @@ def _errors(
     """The largest |error| on ``rows``, and the largest error in units of the candidate's noise."""
     expected = _rows(candidate.scheme, candidate.params, table.shape, rows)
     positions = np.concatenate([np.arange(r.start, r.stop, dtype=np.float64) for r in rows])
-    difference = np.abs(table[positions.astype(np.intp)] - expected)
+    given = table[rows[0].start : rows[0].stop] if len(rows) == 1 else table[positions.astype(np.intp)]
+    difference = np.subtract(given, expected, dtype=np.float64)
+    np.abs(difference, out=difference)
+    error = float(difference.max())
     noise = _noise(candidate.scheme, candidate.params, positions, expected, precision, scale)
     if noise.max() > _DISCERNIBLE * scale:  # far-off positions (a fitted offset of 10^8): float32 noise hides all
-        return float(difference.max()), math.inf
-    return float(difference.max()), float((difference / noise).max())
+        return error, math.inf
+    return error, float(np.divide(difference, noise, out=difference).max())
 
 
 def _sample_rows(length: int) -> list[range]:
@@ -139,11 +151,14 @@ def _sample_rows(length: int) -> list[range]:
     return [range(int(start), int(start) + _RUN_ROWS) for start in starts]
 
 
-def _full_excess(table: np.ndarray, candidate: Candidate, precision: str, scale: float) -> tuple[float, float]:
+def _full_excess(
+    table: np.ndarray, candidate: Candidate, precision: str, scale: float, report: Progress
+) -> tuple[float, float]:
     """Error and excess over every row, chunk by chunk; stops at the first chunk beyond the noise."""
     chunk_rows = max(1, _CHUNK_BYTES // (8 * table.shape[1]))
     error, excess = 0.0, 0.0
     for start in range(0, len(table), chunk_rows):
+        report(f"regenerating {candidate.scheme}, row {start} of {len(table)}")
         chunk_error, chunk_excess = _errors(
             table, candidate, [range(start, min(start + chunk_rows, len(table)))], precision, scale
         )
@@ -153,14 +168,15 @@ def _full_excess(table: np.ndarray, candidate: Candidate, precision: str, scale:
     return error, excess
 
 
-def _looks_gaussian(values: np.ndarray) -> bool:
-    """Kurtosis within 0.5 of a normal distribution's 3, and a mean within 5 standard errors of 0."""
-    std = float(values.std(dtype=np.float64))
+def _looks_gaussian(values: np.ndarray, mean: float, std: float) -> bool:
+    """Kurtosis within 0.5 of a normal distribution's 3 (on at most ``_KURTOSIS_VALUES`` values, rows
+    spread over the table), and a mean within 5 standard errors of 0."""
     if values.size < 256 or std == 0:
         return False
-    centred = (values - values.mean(dtype=np.float64)) / std
+    sample = values[:: max(1, values.size // _KURTOSIS_VALUES)]  # every n-th row
+    centred = (sample - mean) / std
     kurtosis = float(np.mean(centred**4))
-    return abs(kurtosis - 3.0) < 0.5 and abs(float(values.mean(dtype=np.float64))) < 5 * std / math.sqrt(values.size)
+    return abs(kurtosis - 3.0) < 0.5 and abs(mean) < 5 * std / math.sqrt(values.size)
 
 
 def _checked(table: np.ndarray) -> np.ndarray:
@@ -198,7 +214,7 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
     dtype = np.asarray(table).dtype.name
     values = _checked(table)
     length, dim = values.shape
-    scale = float(np.abs(values).max()) or 1.0
+    scale = max(float(values.max()), -float(values.min())) or 1.0
     stored_tolerance = max(rounding_tolerance(dtype, scale=scale), 1e-9 * scale)
     # a bfloat16 or float16 table stored as float32 still carries its coarser rounding
     precision = value_precision(table)
@@ -214,6 +230,8 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
         if key in seen:
             continue
         seen.add(key)
+        if len(seen) % 64 == 0:
+            report(f"screening candidates ({len(seen)} so far)")
         candidate = Candidate(scheme, params)
         try:
             error, excess = _errors(values, candidate, screen, precision, scale)
@@ -235,8 +253,7 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
         for sample_excess, candidate in sampled:
             if sample_excess > 1.0:
                 break
-            report(f"regenerating {candidate.scheme} over all {length} rows")
-            error, full_excess = _full_excess(values, candidate, precision, scale)
+            error, full_excess = _full_excess(values, candidate, precision, scale, report)
             if full_excess <= 1.0:
                 excess, best = full_excess, replace(candidate, max_error=error)
                 break
@@ -247,6 +264,9 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
         level = "exact"
     else:
         level = "approximate"
+    mean, std = 0.0, 0.0
+    if level == "none":
+        mean, std = float(values.mean(dtype=np.float64)), float(values.std(dtype=np.float64))
     runners_up = [c for _, c in sampled if (c.scheme, dict(c.params)) != (best.scheme, dict(best.params))]
     return Identification(
         shape=(length, dim),
@@ -259,7 +279,7 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
         precision=precision,
         runners_up=runners_up[:3],
         # the value statistics describe a table that matched nothing (a learned one)
-        value_mean=float(values.mean(dtype=np.float64)) if level == "none" else 0.0,
-        value_std=float(values.std(dtype=np.float64)) if level == "none" else 0.0,
-        gaussian=level == "none" and _looks_gaussian(values),
+        value_mean=mean,
+        value_std=std,
+        gaussian=level == "none" and _looks_gaussian(values, mean, std),
     )
