@@ -14,6 +14,7 @@ from pecli.analysis.identify import identify_table
 from pecli.io import read_table
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.presets import PRESETS
+from pecli.schemes.timestep import timestep_embedding
 from tests import references
 from tests.conftest import assert_clean_error, run_pecli
 
@@ -232,3 +233,24 @@ def test_progress_reports_each_stage():
     checking = next(i for i, stage in enumerate(stages) if stage.startswith("checking the best 6 of "))
     assert stages[0] == "screening candidates" and all(s.startswith("screening") for s in stages[:checking])
     assert stages[checking + 1 :] == ["regenerating sinusoidal, row 0 of 1200"]
+
+
+@pytest.mark.parametrize(
+    ("times", "params", "arguments"),
+    [
+        ([3.0, 0.25, 4096.5, 12.125], {}, "3.0 0.25 4096.5 12.125"),
+        (list(range(5, 500, 45)), {"flip_sin_to_cos": False, "freq_shift": 1.0}, "--range 5:500:45"),
+        ([999.0, 998.39, 17.0], {"flip_sin_to_cos": False, "freq_shift": 0.0}, "999.0 998.39 17.0"),
+    ],
+)
+def test_timestep_rows_at_arbitrary_t(times, params, arguments, cli, tmp_path):
+    """The t of each row is read back from its phases and printed, or as a --range when evenly spaced."""
+    table = timestep_embedding(times, 64, **params)
+    found = identify_table(table)
+    assert found.level == "exact", found.best.describe()
+    assert found.best.timesteps == tuple(float(t) for t in times)
+    assert found.command().startswith(f"pecli timestep {arguments} --dim 64")
+    argv = shlex.split(found.command())[1:]
+    argv[argv.index("-o") + 1] = str(tmp_path / "t.npy")
+    assert cli(*argv).code == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "t.npy"), table)

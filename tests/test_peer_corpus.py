@@ -23,8 +23,6 @@ PEERS = Path(__file__).parent / "data" / "peers"
 RECORDS = json.loads((PEERS / "PROVENANCE.json").read_text())
 #: what identify cannot name yet, and why
 GAPS = {
-    "diffusers_get_timestep_embedding_fractional_t_10x32": "timestep rows at arbitrary t are not searched",
-    "diffusers_timesteps_module_256_t0to999step37": "timestep rows at arbitrary t are not searched",
     "diffusers_2d_sincos_8x8_d64": "sincos2d grids are not searched",
     "diffusers_2d_sincos_8x8_d64_cls": "sincos2d grids are not searched",
     "timm_build_sincos2d_pos_embed_8x8_d64": "sincos2d grids are not searched",

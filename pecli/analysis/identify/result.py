@@ -12,10 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.params import PARAMS
 
-__all__ = ["Candidate", "Identification", "generate_command"]
+__all__ = ["Candidate", "Identification", "generate_command", "timestep_command"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,7 @@ class Candidate:
     params: Mapping[str, Any]
     max_error: float = math.inf
     presets: tuple[str, ...] = ()  #: presets with exactly these parameters
+    timesteps: tuple[float, ...] | None = None  #: the t of each row (timestep rows at arbitrary t)
 
     def describe(self) -> str:
         """``scheme (preset …): param=value …`` (parameters left unset are not listed).
@@ -35,7 +38,8 @@ class Candidate:
         """
         presets = f" (preset {', '.join(self.presets)})" if self.presets else ""
         params = " ".join(f"{name}={value}" for name, value in self.params.items() if value is not None)
-        return f"{self.scheme}{presets}" + (f": {params}" if params else "")
+        times = f" at {len(self.timesteps)} timesteps" if self.timesteps is not None else ""
+        return f"{self.scheme}{presets}{times}" + (f": {params}" if params else "")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -43,6 +47,7 @@ class Candidate:
             "params": dict(self.params),
             "presets": list(self.presets),
             "max_error": self.max_error,
+            **({"timesteps": list(self.timesteps)} if self.timesteps is not None else {}),
         }
 
 
@@ -69,6 +74,8 @@ class Identification:
     def command(self) -> str:
         """The ``pecli generate`` command that reproduces the best candidate's table."""
         dtype = self.reproduce_dtype or self.dtype
+        if self.best.timesteps is not None:
+            return timestep_command(self.best, dim=self.shape[-1], dtype=dtype)
         return generate_command(self.best, length=self.shape[-2], dim=self.shape[-1], dtype=dtype)
 
     def to_json(self) -> dict[str, Any]:
@@ -92,6 +99,27 @@ def _number(value: float) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
 
+def _flags(params: Mapping[str, Any], reference: Mapping[str, Any]) -> list[str]:
+    """The flags that set ``params`` where they differ from ``reference``."""
+    flags = []
+    for name, value in params.items():
+        if value == reference.get(name) and type(value) is type(reference.get(name)):
+            continue
+        param = PARAMS[name]
+        if param.kind is bool:
+            flags.append(param.flag if value else param.negative_flag or "")
+        else:
+            flags += [param.flag, _number(value) if param.kind in (int, float) else str(value)]
+    return flags
+
+
+def _output(dtype: str, stem: str) -> list[str]:
+    return (["--dtype", dtype] if dtype != "float32" else []) + [
+        "-o",
+        f"{stem}.safetensors" if dtype == "bfloat16" else f"{stem}.npy",
+    ]
+
+
 def generate_command(candidate: Candidate, *, length: int, dim: int, dtype: str = "float32") -> str:
     """The ``pecli generate`` command line that writes ``candidate``'s table.
 
@@ -106,16 +134,25 @@ def generate_command(candidate: Candidate, *, length: int, dim: int, dtype: str 
     else:
         parts.append(candidate.scheme)
         reference = dict(SCHEMES[candidate.scheme].defaults)
-    for name, value in candidate.params.items():
-        if value == reference.get(name) and type(value) is type(reference.get(name)):
-            continue
-        param = PARAMS[name]
-        if param.kind is bool:
-            parts.append(param.flag if value else param.negative_flag or "")
-        else:
-            parts += [param.flag, _number(value) if param.kind in (int, float) else str(value)]
+    parts += _flags(candidate.params, reference)
     parts += ["--d", str(dim), "--len", str(length)]
-    if dtype != "float32":
-        parts += ["--dtype", dtype]
-    parts += ["-o", "pe.safetensors" if dtype == "bfloat16" else "pe.npy"]
-    return " ".join(parts)
+    return " ".join(parts + _output(dtype, "pe"))
+
+
+def timestep_command(candidate: Candidate, *, dim: int, dtype: str = "float32") -> str:
+    """The ``pecli timestep`` command line that embeds ``candidate``'s timesteps (a preset when one has its parameters).
+
+    Example:
+        >>> diffusers = {**SCHEMES["timestep"].defaults, "flip_sin_to_cos": False, "freq_shift": 1.0}
+        >>> timestep_command(Candidate("timestep", diffusers, presets=("diffusers",), timesteps=(0.5, 3.0)), dim=8)
+        'pecli timestep 0.5 3.0 --dim 8 --preset diffusers -o t.npy'
+    """
+    from pecli.analysis.identify.timesteps import timestep_arguments
+
+    parts = ["pecli", "timestep", *timestep_arguments(np.array(candidate.timesteps)), "--dim", str(dim)]
+    defaults = dict(SCHEMES["timestep"].defaults)
+    if candidate.presets and dict(candidate.params) != defaults:
+        parts += ["--preset", candidate.presets[0]]
+    else:
+        parts += _flags(candidate.params, defaults)
+    return " ".join(parts + _output(dtype, "t"))

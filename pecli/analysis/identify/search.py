@@ -19,9 +19,11 @@ from pecli.analysis.compare import arithmetic_tolerance, rounding_tolerance, val
 from pecli.analysis.identify.result import Candidate, Identification
 from pecli.analysis.identify.rotary import rope_candidates
 from pecli.analysis.identify.sinusoids import read_base_and_offset, sin_cos_structures, sinusoidal_rows
+from pecli.analysis.identify.timesteps import read_timesteps, round_timesteps
 from pecli.errors import PecliError, TableFileError
 from pecli.schemes.catalog import SCHEMES, get_scheme, resolve
 from pecli.schemes.presets import PRESETS
+from pecli.schemes.timestep import timestep_embedding
 
 __all__ = ["BASES", "identify_table"]
 
@@ -88,8 +90,17 @@ def _candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
             yield scheme.name, dict(scheme.defaults) if part is None else {**scheme.defaults, "part": part}
 
 
-def _rows(scheme: str, params: Mapping[str, Any], shape: tuple[int, int], rows: list[range]) -> np.ndarray:
+def _rows(
+    scheme: str,
+    params: Mapping[str, Any],
+    shape: tuple[int, int],
+    rows: list[range],
+    timesteps: np.ndarray | None = None,
+) -> np.ndarray:
     """The candidate's float64 rows ``rows`` (runs of rows, concatenated)."""
+    if timesteps is not None:
+        times = np.concatenate([timesteps[r.start : r.stop] for r in rows])
+        return timestep_embedding(times, shape[1], dtype="float64", **params)
     if scheme == "sinusoidal" and sum(len(r) for r in rows) <= _DIRECT_ROWS:
         positions = np.concatenate([np.arange(r.start, r.stop) for r in rows]) + params["offset"]
         computed = sinusoidal_rows(params, shape[1], positions.astype(np.float64))
@@ -97,6 +108,22 @@ def _rows(scheme: str, params: Mapping[str, Any], shape: tuple[int, int], rows: 
             return computed
     function = get_scheme(scheme).function
     return np.concatenate([function(shape[0], shape[1], dtype="float64", rows=r, **params) for r in rows])
+
+
+def _timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidate]:
+    """Timestep rows at arbitrary t: each convention's t read off the phases, rounded within the noise."""
+    for preset in ("ldm", "diffusers"):  # [cos | sin] with shift 0, [sin | cos] with shift 1, then the others
+        params = resolve("timestep", preset, {})[1]
+        conventions = [params, {**params, "freq_shift": 1.0 - params["freq_shift"]}]
+        for convention in conventions:
+            times = read_timesteps(
+                table,
+                flip_sin_to_cos=convention["flip_sin_to_cos"],
+                freq_shift=convention["freq_shift"],
+                max_period=convention["max_period"],
+            )
+            if times is not None:
+                yield Candidate("timestep", convention, timesteps=tuple(round_timesteps(times, precision).tolist()))
 
 
 def _presets_with(scheme: str, params: Mapping[str, Any]) -> tuple[str, ...]:
@@ -131,9 +158,12 @@ def _errors(
     table: np.ndarray, candidate: Candidate, rows: list[range], precision: str, scale: float
 ) -> tuple[float, float]:
     """The largest |error| on ``rows``, and the largest error in units of the candidate's noise."""
-    expected = _rows(candidate.scheme, candidate.params, table.shape, rows)
+    timesteps = None if candidate.timesteps is None else np.array(candidate.timesteps)
+    expected = _rows(candidate.scheme, candidate.params, table.shape, rows, timesteps)
     positions = np.concatenate([np.arange(r.start, r.stop, dtype=np.float64) for r in rows])
     given = table[rows[0].start : rows[0].stop] if len(rows) == 1 else table[positions.astype(np.intp)]
+    if timesteps is not None:  # the angle noise grows with t, not with the row
+        positions = timesteps[positions.astype(np.intp)]
     difference = np.subtract(given, expected, dtype=np.float64)
     np.abs(difference, out=difference)
     error = float(difference.max())
@@ -256,6 +286,13 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
             error, full_excess = _full_excess(values, candidate, precision, scale, report)
             if full_excess <= 1.0:
                 excess, best = full_excess, replace(candidate, max_error=error)
+                break
+    if excess > 1.0:
+        report("reading timesteps from the phases")
+        for candidate in _timestep_candidates(values, precision):
+            error, candidate_excess = _errors(values, candidate, [range(0, length)], precision, scale)
+            if candidate_excess <= 1.0:
+                excess, best = candidate_excess, replace(candidate, max_error=error)
                 break
     best = replace(best, presets=_presets_with(best.scheme, best.params))
     if excess > 1.0:
