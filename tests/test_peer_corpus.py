@@ -18,6 +18,7 @@ import pytest
 from pecli.analysis.compare import arithmetic_tolerance, compare_tables
 from pecli.analysis.identify import Identification, identify_table
 from pecli.io import read_table
+from pecli.schemes.timestep import parse_range, parse_timesteps
 
 PEERS = Path(__file__).parent / "data" / "peers"
 RECORDS = json.loads((PEERS / "PROVENANCE.json").read_text())
@@ -85,19 +86,26 @@ def test_provenance_is_recorded(name):
     assert np.isfinite(table).all()
 
 
+def _within_float32_noise(table: np.ndarray, reference: np.ndarray, command: str) -> None:
+    """|table − reference| within eps32·|p| at position p (t for timestep rows, 2 + row for fairseq)."""
+    table = table.reshape(reference.shape)
+    positions = np.arange(len(table)) + (2 if "--preset fairseq" in command else 0)
+    if command.startswith("pecli timestep"):
+        words = shlex.split(command)[2:]
+        arguments = words[1] if words[0] == "--range" else " ".join(words[: words.index("--dim")])
+        positions = (parse_range(arguments) if words[0] == "--range" else parse_timesteps(arguments)).array()
+    noise = arithmetic_tolerance(len(table), "float32", scale=1.0, positions=positions)
+    assert np.all(np.abs(table - reference) <= noise), float(np.abs(table - reference).max())
+    if not command.startswith("pecli timestep"):  # compare's data-driven tolerance takes rows as positions
+        assert compare_tables(table, reference.astype(np.float32)).agree
+
+
 @pytest.mark.parametrize(("name", "command"), [c for c in _cases("command") if c.id not in GAPS])
 def test_the_expected_command_is_the_library_within_float32_noise(name, command, cli, tmp_path):
     """Every convention pecli claims is the library's, within eps32·|p| at position p."""
     table = np.load(PEERS / f"{name}.npy")
     reference = _generate(cli, tmp_path, command).reshape(table.shape[-2:] if table.ndim == 3 else table.shape)
-    table = table.reshape(reference.shape)
-    positions = np.arange(len(table)) + (2 if "--preset fairseq" in command else 0)
-    if command.startswith("pecli timestep"):
-        positions = np.array([float(t) for t in command.split("--dim")[0].split()[2:]])
-    noise = arithmetic_tolerance(len(table), "float32", scale=1.0, positions=positions)
-    assert np.all(np.abs(table - reference) <= noise), float(np.abs(table - reference).max())
-    if not command.startswith("pecli timestep"):
-        assert compare_tables(table, reference.astype(np.float32)).agree
+    _within_float32_noise(table, reference, command)
 
 
 @pytest.mark.parametrize(("name", "command"), _cases("command"))
@@ -109,7 +117,7 @@ def test_identify_names_the_convention(name, command, cli, tmp_path):
         found.best.presets and command.split()[3] in found.best.presets
     ), found.command()
     reference = _generate(cli, tmp_path, found.command())
-    assert compare_tables(_load(name), reference.astype(np.float32)).agree
+    _within_float32_noise(_load(name), reference, found.command())
 
 
 @pytest.mark.parametrize(("name", "expect"), _cases("other"))
