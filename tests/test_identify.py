@@ -8,6 +8,7 @@ import shlex
 
 import numpy as np
 import pytest
+from safetensors.numpy import save_file
 
 import pecli
 from pecli.analysis.identify import identify_table
@@ -156,10 +157,18 @@ def test_bad_input(cli, tmp_path):
     assert_clean_error(cli("identify", str(tmp_path / "missing.npy")), 2, "missing.npy")
     flat = tmp_path / "flat.npy"
     np.save(flat, np.zeros((2, 3, 4), dtype=np.float32))
-    assert_clean_error(cli("identify", str(flat)), 2, "(2, 3, 4)", "2-D")
-    bad = tmp_path / "nan.npy"
-    np.save(bad, np.full((3, 4), np.nan, dtype=np.float32))
-    assert_clean_error(cli("identify", str(bad)), 2, "NaN")
+    assert_clean_error(cli("identify", str(flat)), 2, "(2, 3, 4)", "(H, L, L)")
+    for name, values, problem in [
+        ("nan.npy", np.full((3, 4), np.nan), "NaN"),
+        ("inf.npy", np.array([[0.0, np.inf]]), "infinite"),
+        ("empty.npy", np.zeros((0, 4)), "empty"),
+        ("empty3d.npy", np.zeros((2, 0, 0)), "(2, 0, 0)"),
+    ]:
+        np.save(tmp_path / name, values.astype(np.float32))
+        assert_clean_error(cli("identify", str(tmp_path / name)), 2, problem)
+    several = tmp_path / "two.safetensors"
+    save_file({"pos": np.zeros((4, 8), np.float32), "tok": np.ones((4, 8), np.float32)}, str(several))
+    assert_clean_error(cli("identify", str(several)), 2, "2 tensors", "--key", "pos [4, 8]", "tok [4, 8]")
 
 
 @pytest.mark.parametrize("preset", ["fairseq", "guided-diffusion"])
@@ -254,3 +263,22 @@ def test_timestep_rows_at_arbitrary_t(times, params, arguments, cli, tmp_path):
     argv[argv.index("-o") + 1] = str(tmp_path / "t.npy")
     assert cli(*argv).code == 0
     np.testing.assert_array_equal(np.load(tmp_path / "t.npy"), table)
+
+
+@pytest.mark.parametrize(
+    ("params", "command"),
+    [
+        ({"heads": 8}, "pecli generate alibi --heads 8 --len 24 -o pe.npy"),
+        ({"heads": 12, "head": 3}, "pecli generate alibi --heads 2 --head 0 --len 24 -o pe.npy"),
+        ({"heads": 6, "part": "slopes"}, "pecli generate alibi --heads 6 --part slopes -o pe.npy"),
+    ],
+)
+def test_alibi_biases_one_head_and_slopes(params, command, cli, tmp_path):
+    """(H, L, L), one head's (L, L) (named by the fewest heads with its slope) and (H,) slopes."""
+    table = pecli.encode("alibi", None if params.get("part") else 24, None, **params)
+    path = tmp_path / "alibi.npy"
+    np.save(path, table)
+    result = cli("identify", str(path))
+    assert result.code == 0, result.stderr
+    assert f"reproduce: {command}" in result.out
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, command), table)

@@ -76,6 +76,9 @@ class Identification:
         dtype = self.reproduce_dtype or self.dtype
         if self.best.timesteps is not None:
             return timestep_command(self.best, dim=self.shape[-1], dtype=dtype)
+        if self.best.scheme == "alibi":  # (H, L, L) or (L, L) biases, or (H,) slopes: no embedding dimension
+            length = None if self.best.params.get("part") == "slopes" else self.shape[-1]
+            return generate_command(self.best, length=length, dim=None, dtype=dtype)
         return generate_command(self.best, length=self.shape[-2], dim=self.shape[-1], dtype=dtype)
 
     def to_json(self) -> dict[str, Any]:
@@ -120,8 +123,8 @@ def _output(dtype: str, stem: str) -> list[str]:
     ]
 
 
-def generate_command(candidate: Candidate, *, length: int, dim: int, dtype: str = "float32") -> str:
-    """The ``pecli generate`` command line that writes ``candidate``'s table.
+def generate_command(candidate: Candidate, *, length: int | None, dim: int | None, dtype: str = "float32") -> str:
+    """The ``pecli generate`` command line that writes ``candidate``'s table (``None``: a size it does not take).
 
     Example:
         >>> generate_command(Candidate("sinusoidal", {**SCHEMES["sinusoidal"].defaults, "base": 5e5}), length=8, dim=4)
@@ -135,7 +138,7 @@ def generate_command(candidate: Candidate, *, length: int, dim: int, dtype: str 
         parts.append(candidate.scheme)
         reference = dict(SCHEMES[candidate.scheme].defaults)
     parts += _flags(candidate.params, reference)
-    parts += ["--d", str(dim), "--len", str(length)]
+    parts += (["--d", str(dim)] if dim is not None else []) + (["--len", str(length)] if length is not None else [])
     return " ".join(parts + _output(dtype, "pe"))
 
 

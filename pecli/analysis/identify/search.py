@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.compare import arithmetic_tolerance, rounding_tolerance, value_precision
+from pecli.analysis.identify.biases import alibi_candidates, alibi_shape
 from pecli.analysis.identify.result import Candidate, Identification
 from pecli.analysis.identify.rotary import rope_candidates
 from pecli.analysis.identify.sinusoids import read_base_and_offset, sin_cos_structures, sinusoidal_rows
@@ -81,6 +82,8 @@ def _candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
         yield "sinusoidal", {**SCHEMES["sinusoidal"].defaults, **params}
     for params in rope_candidates(table, BASES):
         yield "rope", {**SCHEMES["rope"].defaults, **params}
+    for params in alibi_candidates(table):
+        yield "alibi", {**SCHEMES["alibi"].defaults, **params}
     for scheme in SCHEMES.values():
         # schemes drawn from a random generator are learned tables, which no convention fixes;
         # grids and head-wise biases are not (len, d) tables of positions
@@ -107,7 +110,14 @@ def _rows(
         if computed is not None:
             return computed
     function = get_scheme(scheme).function
-    return np.concatenate([function(shape[0], shape[1], dtype="float64", rows=r, **params) for r in rows])
+    dim = shape[1] if get_scheme(scheme).is_sequence else None  # ALiBi's (L, L) head: no embedding dimension
+    given = _set(params)
+    return np.concatenate([function(shape[0], dim, dtype="float64", rows=r, **given) for r in rows])
+
+
+def _set(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters given a value (an unset one takes the scheme function's default)."""
+    return {name: value for name, value in params.items() if value is not None}
 
 
 def _timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidate]:
@@ -213,14 +223,36 @@ def _checked(table: np.ndarray) -> np.ndarray:
     values = np.asarray(table)
     if values.dtype.kind != "f" or values.dtype.itemsize < 4:  # ints, float16, bfloat16: widen (exactly)
         values = values.astype(np.float64)
-    if values.ndim != 2 or values.size == 0:
+    if (values.ndim != 2 and not alibi_shape(values.shape)) or values.size == 0:
         raise TableFileError(
-            f"identify needs a non-empty 2-D table (positions × dims), got shape {values.shape}",
-            hint="give a position table",
+            f"identify needs a non-empty (len, d) table, ALiBi's (H, L, L) biases or (H,) slopes, "
+            f"got shape {values.shape}",
+            hint="give a position table, or choose a tensor with --key",
         )
     if not np.isfinite(values).all():
         raise TableFileError("the table holds NaN or infinite values", hint="no encoding convention produces them")
     return values
+
+
+def _identify_alibi(
+    values: np.ndarray, dtype: str, precision: str, tolerance: float, stored_tolerance: float, scale: float
+) -> Identification:
+    """All heads' (H, L, L) ALiBi biases or the (H,) slopes, regenerated whole."""
+    params = {**SCHEMES["alibi"].defaults, **next(alibi_candidates(values))}
+    length = values.shape[-1] if values.ndim == 3 else None
+    expected = get_scheme("alibi").function(length, None, dtype="float64", **_set(params))
+    error = float(np.abs(values - expected).max())
+    excess = float((np.abs(values - expected) / _noise("alibi", params, np.zeros(1), expected, precision, scale)).max())
+    level = "none" if excess > 1.0 else "exact" if error <= tolerance else "approximate"
+    return Identification(
+        shape=values.shape,
+        dtype=dtype,
+        reproduce_dtype=dtype if error <= stored_tolerance else precision,
+        best=Candidate("alibi", params, error),
+        level=level,
+        tolerance=tolerance,
+        precision=precision,
+    )
 
 
 def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progress | None = None) -> Identification:
@@ -243,12 +275,14 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
     report = progress or (lambda text: None)
     dtype = np.asarray(table).dtype.name
     values = _checked(table)
-    length, dim = values.shape
     scale = max(float(values.max()), -float(values.min())) or 1.0
     stored_tolerance = max(rounding_tolerance(dtype, scale=scale), 1e-9 * scale)
     # a bfloat16 or float16 table stored as float32 still carries its coarser rounding
     precision = value_precision(table)
     tolerance = max(rounding_tolerance(precision, scale=scale), stored_tolerance)
+    if values.ndim != 2:
+        return _identify_alibi(values, dtype, precision, tolerance, stored_tolerance, scale)
+    length, dim = values.shape
     head = range(0, min(_SCREEN_ROWS, length))
     tail = range(max(head.stop, length - _SCREEN_ROWS), length)
     screen = [r for r in (head, tail) if len(r)]
