@@ -282,3 +282,23 @@ def test_alibi_biases_one_head_and_slopes(params, command, cli, tmp_path):
     assert result.code == 0, result.stderr
     assert f"reproduce: {command}" in result.out
     np.testing.assert_array_equal(_reproduce(cli, tmp_path, command), table)
+
+
+@pytest.mark.parametrize("cls_token", [False, True])
+@pytest.mark.parametrize("preset", [name for (scheme, name), p in PRESETS.items() if scheme == "sincos2d"])
+def test_sincos2d_every_preset_grid_from_the_token_count(preset, cls_token, cli, tmp_path):
+    """H × W is read off the token count (a cls row aside); the preset is named."""
+    table = pecli.encode("sincos2d", None, 32, preset=preset, grid="6,10", cls_token=cls_token)
+    found = identify_table(table)
+    assert found.level == "exact" and preset in found.best.presets, found.best.describe()
+    assert (found.best.params["grid"], found.best.params["cls_token"]) == ("6,10", cls_token)
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_coordconv_grids(dim, cli, tmp_path):
+    table = pecli.encode("coordconv", None, dim, grid="5,7")
+    found = identify_table(table)
+    assert found.level == "exact" and found.best.scheme == "coordconv" and found.best.params["grid"] == "5,7"
+    assert found.command() == f"pecli generate coordconv --grid 5,7 --d {dim} -o pe.npy"
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)

@@ -1,8 +1,8 @@
 """identify and compare on the peer corpus: tables written by the real libraries (tests/data/peers).
 
 tests/data/make_peer_tables.py wrote them and recorded, per table, the library, its version, the
-call and the expected answer: a pecli command, ``random``, or ``not yet supported: …``. A table
-identify cannot name yet is an ``xfail(strict=True)`` with the reason, so a fix flips it.
+call and the expected answer: a pecli command, ``random``, or ``not yet supported: …`` (a
+convention pecli lacks, which identify must not claim).
 """
 
 from __future__ import annotations
@@ -22,15 +22,6 @@ from pecli.schemes.timestep import parse_range, parse_timesteps
 
 PEERS = Path(__file__).parent / "data" / "peers"
 RECORDS = json.loads((PEERS / "PROVENANCE.json").read_text())
-#: what identify cannot name yet, and why
-GAPS = {
-    "diffusers_2d_sincos_8x8_d64": "sincos2d grids are not searched",
-    "diffusers_2d_sincos_8x8_d64_cls": "sincos2d grids are not searched",
-    "timm_build_sincos2d_pos_embed_8x8_d64": "sincos2d grids are not searched",
-    "timm_build_sincos2d_pos_embed_6x10_d32": "sincos2d grids are not searched",
-}
-
-
 def _load(name: str) -> np.ndarray:
     table = np.load(PEERS / f"{name}.npy")
     squeezable = table.ndim == 3 and 1 in table.shape[:2]
@@ -56,15 +47,13 @@ def _options(command: str) -> tuple[list[str], set[tuple[str, ...]]]:
 
 
 def _cases(kind: str) -> list:
-    cases = []
-    for name, record in RECORDS.items():
-        expect = record["expect"]
-        if kind == "command" and expect.startswith("pecli"):
-            marks = [pytest.mark.xfail(strict=True, reason=GAPS[name])] if name in GAPS else []
-            cases.append(pytest.param(name, expect, marks=marks, id=name))
-        elif kind != "command" and not expect.startswith("pecli"):
-            cases.append(pytest.param(name, expect, id=name))
-    return cases
+    """The tables whose expected answer is a pecli command (``kind="command"``), or the others."""
+    wanted = kind == "command"
+    return [
+        pytest.param(name, record["expect"], id=name)
+        for name, record in RECORDS.items()
+        if record["expect"].startswith("pecli") == wanted
+    ]
 
 
 def _generate(cli, tmp_path, command: str) -> np.ndarray:
@@ -103,7 +92,7 @@ def _within_float32_noise(table: np.ndarray, reference: np.ndarray, command: str
         assert compare_tables(table, reference.astype(np.float32)).agree
 
 
-@pytest.mark.parametrize(("name", "command"), [c for c in _cases("command") if c.id not in GAPS])
+@pytest.mark.parametrize(("name", "command"), _cases("command"))
 def test_the_expected_command_is_the_library_within_float32_noise(name, command, cli, tmp_path):
     """Every convention pecli claims is the library's, within eps32·|p| at position p."""
     table = np.load(PEERS / f"{name}.npy")

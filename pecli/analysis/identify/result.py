@@ -79,7 +79,8 @@ class Identification:
         if self.best.scheme == "alibi":  # (H, L, L) or (L, L) biases, or (H,) slopes: no embedding dimension
             length = None if self.best.params.get("part") == "slopes" else self.shape[-1]
             return generate_command(self.best, length=length, dim=None, dtype=dtype)
-        return generate_command(self.best, length=self.shape[-2], dim=self.shape[-1], dtype=dtype)
+        length = None if "grid" in SCHEMES[self.best.scheme].defaults else self.shape[-2]  # the grid sets it
+        return generate_command(self.best, length=length, dim=self.shape[-1], dtype=dtype)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -133,7 +134,9 @@ def generate_command(candidate: Candidate, *, length: int | None, dim: int | Non
     parts = ["pecli", "generate"]
     if candidate.presets:
         parts += ["--preset", candidate.presets[0]]
-        reference = resolve(None, candidate.presets[0], {})[1]
+        if resolve(None, candidate.presets[0], {})[0].name != candidate.scheme:
+            parts.append(candidate.scheme)  # a preset name several schemes share
+        reference = resolve(candidate.scheme, candidate.presets[0], {})[1]
     else:
         parts.append(candidate.scheme)
         reference = dict(SCHEMES[candidate.scheme].defaults)

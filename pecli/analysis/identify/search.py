@@ -17,6 +17,7 @@ import numpy as np
 
 from pecli.analysis.compare import arithmetic_tolerance, rounding_tolerance, value_precision
 from pecli.analysis.identify.biases import alibi_candidates, alibi_shape
+from pecli.analysis.identify.grids import grid_candidates
 from pecli.analysis.identify.result import Candidate, Identification
 from pecli.analysis.identify.rotary import rope_candidates
 from pecli.analysis.identify.sinusoids import read_base_and_offset, sin_cos_structures, sinusoidal_rows
@@ -53,6 +54,9 @@ _DIRECT_ROWS = 1024
 #: the kurtosis of a large table is estimated on about this many values
 _KURTOSIS_VALUES = 1 << 20
 
+#: a grid table's size parameters, which presets leave to the table
+_GRID_SIZE = ("grid", "cls_token")
+
 Progress = Callable[[str], None]
 
 
@@ -84,6 +88,13 @@ def _candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
         yield "rope", {**SCHEMES["rope"].defaults, **params}
     for params in alibi_candidates(table):
         yield "alibi", {**SCHEMES["alibi"].defaults, **params}
+    for grid in grid_candidates(table):
+        if table.shape[1] % 4 == 0:
+            for preset in PRESETS.values():
+                if preset.scheme == "sincos2d":
+                    yield "sincos2d", {**resolve("sincos2d", preset.name, {})[1], **grid}
+        if table.shape[1] in (2, 3) and not grid["cls_token"]:
+            yield "coordconv", {**SCHEMES["coordconv"].defaults, "grid": grid["grid"]}
     for scheme in SCHEMES.values():
         # schemes drawn from a random generator are learned tables, which no convention fixes;
         # grids and head-wise biases are not (len, d) tables of positions
@@ -110,7 +121,7 @@ def _rows(
         if computed is not None:
             return computed
     function = get_scheme(scheme).function
-    dim = shape[1] if get_scheme(scheme).is_sequence else None  # ALiBi's (L, L) head: no embedding dimension
+    dim = None if scheme == "alibi" else shape[1]  # ALiBi's (L, L) head has no embedding dimension
     given = _set(params)
     return np.concatenate([function(shape[0], dim, dtype="float64", rows=r, **given) for r in rows])
 
@@ -137,10 +148,12 @@ def _timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidat
 
 
 def _presets_with(scheme: str, params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The presets of ``scheme`` with these parameters (a grid's size, H × W and the cls row, aside)."""
     names = []
+    sizes = {name: params[name] for name in _GRID_SIZE if name in params}
     for preset in PRESETS.values():
         resolved, full = resolve(preset.scheme, preset.name, {})
-        if resolved.name == scheme and full == dict(params):
+        if resolved.name == scheme and {**full, **sizes} == dict(params):
             names.append(preset.name)
     return tuple(names)
 
