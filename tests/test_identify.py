@@ -302,3 +302,28 @@ def test_coordconv_grids(dim, cli, tmp_path):
     assert found.level == "exact" and found.best.scheme == "coordconv" and found.best.params["grid"] == "5,7"
     assert found.command() == f"pecli generate coordconv --grid 5,7 --d {dim} -o pe.npy"
     np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"num_freqs": 4},
+        {"num_freqs": 5, "include_input": False, "pi": True, "positions": "raw"},
+        {"num_freqs": 6, "log_sampling": False},
+    ],
+)
+def test_fourier_variants(params, cli, tmp_path):
+    """NeRF's γ(x): the input column, π, raw or normalised positions and the sampling are told apart."""
+    table = pecli.encode("fourier", 50, None, **params)
+    found = identify_table(table)
+    assert found.level == "exact" and found.best.scheme == "fourier", found.best.describe()
+    assert {name: found.best.params[name] for name in params if name != "num_freqs"} == {
+        name: value for name, value in params.items() if name != "num_freqs"
+    }
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+
+
+def test_binary_bit_orders():
+    for bit_order in ("lsb", "msb"):
+        found = identify_table(pecli.encode("binary", 64, 8, bit_order=bit_order))
+        assert found.level == "exact" and found.best.params["bit_order"] == bit_order

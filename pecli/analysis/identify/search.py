@@ -8,6 +8,7 @@ regenerations, not one per candidate.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
@@ -95,13 +96,29 @@ def _candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
                     yield "sincos2d", {**resolve("sincos2d", preset.name, {})[1], **grid}
         if table.shape[1] in (2, 3) and not grid["cls_token"]:
             yield "coordconv", {**SCHEMES["coordconv"].defaults, "grid": grid["grid"]}
+    for params in _fourier_candidates(table.shape[1]):
+        yield "fourier", {**SCHEMES["fourier"].defaults, **params}
     for scheme in SCHEMES.values():
         # schemes drawn from a random generator are learned tables, which no convention fixes;
         # grids and head-wise biases are not (len, d) tables of positions
         if scheme.name in ("sinusoidal", "rope") or "seed" in scheme.defaults or not scheme.is_sequence:
             continue
+        choices = {name: values for name, values in scheme.choices.items() if name != "part"}
         for part in scheme.parts or (None,):
-            yield scheme.name, dict(scheme.defaults) if part is None else {**scheme.defaults, "part": part}
+            for chosen in itertools.product(*choices.values()):
+                params = {**scheme.defaults, **dict(zip(choices, chosen, strict=True))}
+                yield scheme.name, params if part is None else {**params, "part": part}
+
+
+def _fourier_candidates(dim: int) -> Iterator[dict[str, Any]]:
+    """NeRF's γ(x) in every variant whose width is ``dim`` (2·L, + 1 with the input column)."""
+    for include_input in (True, False):
+        if (dim - include_input) % 2 or dim - include_input < 2:
+            continue
+        for positions in ({"positions": "normalized"}, {"positions": "raw"}):
+            for log_sampling in (True, False):
+                for pi in (False, True):
+                    yield {"include_input": include_input, "log_sampling": log_sampling, "pi": pi, **positions}
 
 
 def _rows(
