@@ -150,6 +150,8 @@ def _set(params: Mapping[str, Any]) -> dict[str, Any]:
 
 def _timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidate]:
     """Timestep rows at arbitrary t: each convention's t read off the phases, rounded within the noise."""
+    if ("split", "shifted") not in sin_cos_structures(table):  # [cos | sin] halves, on sampled rows
+        return
     for preset in ("ldm", "diffusers"):  # [cos | sin] with shift 0, [sin | cos] with shift 1, then the others
         params = resolve("timestep", preset, {})[1]
         conventions = [params, {**params, "freq_shift": 1.0 - params["freq_shift"]}]
