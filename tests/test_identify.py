@@ -8,12 +8,14 @@ import shlex
 
 import numpy as np
 import pytest
+from safetensors.numpy import save_file
 
 import pecli
 from pecli.analysis.identify import identify_table
 from pecli.io import read_table
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.presets import PRESETS
+from pecli.schemes.timestep import timestep_embedding
 from tests import references
 from tests.conftest import assert_clean_error, run_pecli
 
@@ -155,10 +157,18 @@ def test_bad_input(cli, tmp_path):
     assert_clean_error(cli("identify", str(tmp_path / "missing.npy")), 2, "missing.npy")
     flat = tmp_path / "flat.npy"
     np.save(flat, np.zeros((2, 3, 4), dtype=np.float32))
-    assert_clean_error(cli("identify", str(flat)), 2, "(2, 3, 4)", "2-D")
-    bad = tmp_path / "nan.npy"
-    np.save(bad, np.full((3, 4), np.nan, dtype=np.float32))
-    assert_clean_error(cli("identify", str(bad)), 2, "NaN")
+    assert_clean_error(cli("identify", str(flat)), 2, "(2, 3, 4)", "(H, L, L)")
+    for name, values, problem in [
+        ("nan.npy", np.full((3, 4), np.nan), "NaN"),
+        ("inf.npy", np.array([[0.0, np.inf]]), "infinite"),
+        ("empty.npy", np.zeros((0, 4)), "empty"),
+        ("empty3d.npy", np.zeros((2, 0, 0)), "(2, 0, 0)"),
+    ]:
+        np.save(tmp_path / name, values.astype(np.float32))
+        assert_clean_error(cli("identify", str(tmp_path / name)), 2, problem)
+    several = tmp_path / "two.safetensors"
+    save_file({"pos": np.zeros((4, 8), np.float32), "tok": np.ones((4, 8), np.float32)}, str(several))
+    assert_clean_error(cli("identify", str(several)), 2, "2 tensors", "--key", "pos [4, 8]", "tok [4, 8]")
 
 
 @pytest.mark.parametrize("preset", ["fairseq", "guided-diffusion"])
@@ -189,3 +199,148 @@ def test_no_false_match_on_a_count_table_off_by_one(cli, tmp_path):
     assert found.level == "none" and found.dtype == "float32"
     result = cli("identify", str(path))
     assert result.code == 1 and result.out.startswith("c1.npy: 64 × 4 float32")
+
+
+@pytest.mark.parametrize(
+    ("layout", "part", "params"),
+    [
+        ("interleaved", "sin", {"base": 1e6}),
+        ("half", "angle", {"base": 500000.0}),
+        ("half", "cos", {"scaling": "linear", "factor": 8.0}),
+        ("half", "sin", {"scaling": "dynamic", "factor": 4.0, "original_max_position": 64}),
+        ("half", "cos", {"scaling": "yarn", "factor": 16.0, "original_max_position": 128}),
+        ("half", "cos", {"base": 12345.0}),
+        ("interleaved", "sin", {"scaling": "linear", "factor": 4.0, "dtype": "float16"}),
+        (
+            "half",
+            "cos",
+            {
+                "base": 500000.0,
+                "scaling": "llama3",
+                "factor": 8.0,
+                "original_max_position": 128,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+                "dtype": "bfloat16",
+            },
+        ),
+        (
+            "interleaved",
+            "cos",
+            {
+                "base": 500000.0,
+                "scaling": "llama3",
+                "factor": 8.0,
+                "original_max_position": 64,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+            },
+        ),
+    ],
+)
+def test_rope_any_layout_base_and_scaling(layout, part, params, cli, tmp_path):
+    """The frequency profile read off the columns names the base and the scaling's round parameters."""
+    table = pecli.encode("rope", 256, 64, layout=layout, part=part, **params)
+    found = identify_table(table)
+    assert found.level == "exact", found.best.describe()
+    assert found.best.scheme == "rope"
+    scheme_params = {name: value for name, value in params.items() if name != "dtype"}
+    assert {name: found.best.params[name] for name in scheme_params} == scheme_params
+    assert (found.best.params["layout"], found.best.params["part"]) == (layout, part)
+    reproduced = _reproduce(cli, tmp_path, found.command())
+    np.testing.assert_array_equal(reproduced.astype(np.float32), table.astype(np.float32))
+
+
+def test_progress_reports_each_stage():
+    """A long table is screened, sampled, then regenerated whole; each stage is reported."""
+    stages: list[str] = []
+    found = identify_table(pecli.encode("sinusoidal", 1200, 16), progress=stages.append)
+    assert found.level == "exact"
+    checking = next(i for i, stage in enumerate(stages) if stage.startswith("checking the best 6 of "))
+    assert stages[0] == "screening candidates" and all(s.startswith("screening") for s in stages[:checking])
+    assert stages[checking + 1 :] == ["regenerating sinusoidal, row 0 of 1200"]
+
+
+@pytest.mark.parametrize(
+    ("times", "params", "arguments"),
+    [
+        ([3.0, 0.25, 4096.5, 12.125], {}, "3.0 0.25 4096.5 12.125"),
+        (list(range(5, 500, 45)), {"flip_sin_to_cos": False, "freq_shift": 1.0}, "--range 5:500:45"),
+        ([999.0, 998.39, 17.0], {"flip_sin_to_cos": False, "freq_shift": 0.0}, "999.0 998.39 17.0"),
+    ],
+)
+def test_timestep_rows_at_arbitrary_t(times, params, arguments, cli, tmp_path):
+    """The t of each row is read back from its phases and printed, or as a --range when evenly spaced."""
+    table = timestep_embedding(times, 64, **params)
+    found = identify_table(table)
+    assert found.level == "exact", found.best.describe()
+    assert found.best.timesteps == tuple(float(t) for t in times)
+    assert found.command().startswith(f"pecli timestep {arguments} --dim 64")
+    argv = shlex.split(found.command())[1:]
+    argv[argv.index("-o") + 1] = str(tmp_path / "t.npy")
+    assert cli(*argv).code == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "t.npy"), table)
+
+
+@pytest.mark.parametrize(
+    ("params", "command"),
+    [
+        ({"heads": 8}, "pecli generate alibi --heads 8 --len 24 -o pe.npy"),
+        ({"heads": 12, "head": 3}, "pecli generate alibi --heads 2 --head 0 --len 24 -o pe.npy"),
+        ({"heads": 6, "part": "slopes"}, "pecli generate alibi --heads 6 --part slopes -o pe.npy"),
+    ],
+)
+def test_alibi_biases_one_head_and_slopes(params, command, cli, tmp_path):
+    """(H, L, L), one head's (L, L) (named by the fewest heads with its slope) and (H,) slopes."""
+    table = pecli.encode("alibi", None if params.get("part") else 24, None, **params)
+    path = tmp_path / "alibi.npy"
+    np.save(path, table)
+    result = cli("identify", str(path))
+    assert result.code == 0, result.stderr
+    assert f"reproduce: {command}" in result.out
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, command), table)
+
+
+@pytest.mark.parametrize("cls_token", [False, True])
+@pytest.mark.parametrize("preset", [name for (scheme, name), p in PRESETS.items() if scheme == "sincos2d"])
+def test_sincos2d_every_preset_grid_from_the_token_count(preset, cls_token, cli, tmp_path):
+    """H × W is read off the token count (a cls row aside); the preset is named."""
+    table = pecli.encode("sincos2d", None, 32, preset=preset, grid="6,10", cls_token=cls_token)
+    found = identify_table(table)
+    assert found.level == "exact" and preset in found.best.presets, found.best.describe()
+    assert (found.best.params["grid"], found.best.params["cls_token"]) == ("6,10", cls_token)
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_coordconv_grids(dim, cli, tmp_path):
+    table = pecli.encode("coordconv", None, dim, grid="5,7")
+    found = identify_table(table)
+    assert found.level == "exact" and found.best.scheme == "coordconv" and found.best.params["grid"] == "5,7"
+    assert found.command() == f"pecli generate coordconv --grid 5,7 --d {dim} -o pe.npy"
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"num_freqs": 4},
+        {"num_freqs": 5, "include_input": False, "pi": True, "positions": "raw"},
+        {"num_freqs": 6, "log_sampling": False},
+    ],
+)
+def test_fourier_variants(params, cli, tmp_path):
+    """NeRF's γ(x): the input column, π, raw or normalised positions and the sampling are told apart."""
+    table = pecli.encode("fourier", 50, None, **params)
+    found = identify_table(table)
+    assert found.level == "exact" and found.best.scheme == "fourier", found.best.describe()
+    assert {name: found.best.params[name] for name in params if name != "num_freqs"} == {
+        name: value for name, value in params.items() if name != "num_freqs"
+    }
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+
+
+def test_binary_bit_orders():
+    for bit_order in ("lsb", "msb"):
+        found = identify_table(pecli.encode("binary", 64, 8, bit_order=bit_order))
+        assert found.level == "exact" and found.best.params["bit_order"] == bit_order

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 import typer
@@ -14,10 +17,13 @@ HELP = """Find the known convention that produced a table, and the command that 
 
 Searches the sinusoidal family (layout, sin/cos order, frequency shift, base — a grid with 10000
 and the common RoPE bases 500000 and 1e6, plus the base read off the table — and first position),
-every preset, and the other deterministic schemes. Reports the best match, its max error, and the
-pecli generate command; a learned (trained) table matches none. A match is claimed only after
-regenerating the table: exact within the rounding of its values, approximate within the noise
-of float32 arithmetic (2^-23·|p| at position p for sin/cos conventions).
+RoPE cos/sin/angle tables (either layout, any base, linear/dynamic/yarn/llama3 scaling read off
+the columns' frequencies), timestep rows at any t (printed, or as a --range), ALiBi's (H, L, L)
+biases, one head's (L, L) or the (H,) slopes, every preset, and the other deterministic schemes.
+Reports the best match, its max error, and the command that reproduces it; a random (learned)
+table matches none. A match is claimed only after regenerating the table: exact within the
+rounding of its values, approximate within the noise of float32 arithmetic (2^-23·|p| at
+position p for sin/cos conventions).
 Exit status: 0 when a convention matches, 1 when none does, 2 on bad input, 3 on a runtime failure.
 
 Examples:
@@ -49,12 +55,15 @@ def identify(
             hint=f"write it first: pecli generate {source} --d … --len … -o pe.npy",
         )
     table = load_input(out, source, key=key)
-    values, note = as_matrix(table.array, table.label)  # (1, L, d) and (L, 1, d) squeezed
+    values, note = table.array, None
+    if values.ndim == 2 or (values.ndim == 3 and 1 in values.shape[:2]):
+        values, note = as_matrix(values, table.label)  # (1, L, d) and (L, 1, d) squeezed
     if note:
         out.note(note)
     from pecli.analysis.identify import identify_table
 
-    found = identify_table(values)
+    with _progress_line(out) as progress:
+        found = identify_table(values, progress=progress)
     if out.json_output:
         out.json({"source": table.label, **found.to_json()})
     else:
@@ -63,10 +72,36 @@ def identify(
         raise typer.Exit(int(ExitCode.NO_MATCH))
 
 
+#: a search shows its stage on a terminal once it has run this long (seconds)
+_PROGRESS_AFTER = 1.0
+
+
+@contextlib.contextmanager
+def _progress_line(out: Output) -> Iterator[Callable[[str], None] | None]:
+    """A one-line ``identifying: <stage>`` on stderr, rewritten in place, for a terminal and a search over 1 s."""
+    if out.quiet or not out.stderr_is_terminal:
+        yield None
+        return
+    started, shown = time.monotonic(), False
+
+    def show(stage: str) -> None:
+        nonlocal shown
+        if time.monotonic() - started >= _PROGRESS_AFTER:
+            out.stderr.write(f"\r\x1b[Kidentifying: {stage}…")
+            out.stderr.flush()
+            shown = True
+
+    try:
+        yield show
+    finally:
+        if shown:
+            out.stderr.write("\r\x1b[K")
+            out.stderr.flush()
+
+
 def _print(out: Output, table: Any, found: Any) -> None:
-    rows, cols = found.shape
     coarser = f" (values rounded to {found.precision})" if found.precision != found.dtype else ""
-    out.data(f"{table.label}: {rows} × {cols} {found.dtype}{coarser}")
+    out.data(f"{table.label}: {' × '.join(map(str, found.shape))} {found.dtype}{coarser}")
     best = found.best
     if found.level == "exact":
         out.data(f"match: {best.describe()}")

@@ -549,7 +549,7 @@ def binary_lsb():
     "binary_msb_first_64x8",
     "numpy",
     "((np.arange(64)[:, None] >> np.arange(7, -1, -1)) & 1).astype(np.float32)",
-    "not yet supported: binary with the most significant bit first (--bit-order msb, issue 19)",
+    "pecli generate binary --bit-order msb --d 8 --len 64 -o pe.npy",
 )
 def binary_msb():
     return ((np.arange(64)[:, None] >> np.arange(7, -1, -1)) & 1).astype(np.float32)

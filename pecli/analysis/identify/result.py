@@ -1,0 +1,164 @@
+"""What identify found: a :class:`Candidate`, the :class:`Identification`, and the command that reproduces it.
+
+>>> from pecli.schemes.catalog import SCHEMES
+>>> generate_command(Candidate("rope", {**SCHEMES["rope"].defaults, "part": "cos", "base": 5e5}), length=8, dim=4)
+'pecli generate rope --base 500000 --part cos --d 4 --len 8 -o pe.npy'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pecli.schemes.catalog import SCHEMES, resolve
+from pecli.schemes.params import PARAMS
+
+__all__ = ["Candidate", "Identification", "generate_command", "timestep_command"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A scheme with full parameters, and its largest absolute error against the table."""
+
+    scheme: str
+    params: Mapping[str, Any]
+    max_error: float = math.inf
+    presets: tuple[str, ...] = ()  #: presets with exactly these parameters
+    timesteps: tuple[float, ...] | None = None  #: the t of each row (timestep rows at arbitrary t)
+
+    def describe(self) -> str:
+        """``scheme (preset …): param=value …`` (parameters left unset are not listed).
+
+        >>> Candidate("rope", {"base": 10000.0, "part": "cos", "factor": None}).describe()
+        'rope: base=10000.0 part=cos'
+        """
+        presets = f" (preset {', '.join(self.presets)})" if self.presets else ""
+        params = " ".join(f"{name}={value}" for name, value in self.params.items() if value is not None)
+        times = f" at {len(self.timesteps)} timesteps" if self.timesteps is not None else ""
+        return f"{self.scheme}{presets}{times}" + (f": {params}" if params else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "scheme": self.scheme,
+            "params": dict(self.params),
+            "presets": list(self.presets),
+            "max_error": self.max_error,
+            **({"timesteps": list(self.timesteps)} if self.timesteps is not None else {}),
+        }
+
+
+@dataclass(frozen=True)
+class Identification:
+    """The outcome of :func:`pecli.analysis.identify.identify_table`: the closest candidate and how well it matches."""
+
+    shape: tuple[int, ...]
+    dtype: str  #: the dtype of the table as given (the file's)
+    best: Candidate
+    level: str  #: "exact", "approximate" or "none"
+    tolerance: float  #: the largest error of an exact match (rounding of ``precision``)
+    precision: str = "float32"  #: the coarsest dtype holding every value exactly (see value_precision)
+    runners_up: list[Candidate] = field(default_factory=list)
+    value_mean: float = 0.0
+    value_std: float = 0.0
+    reproduce_dtype: str = ""  #: the dtype the reproduce command writes (the values' precision when coarser)
+    gaussian: bool = False  #: no match, and the values look like N(mean, std²) draws (a random or learned table)
+
+    @property
+    def matched(self) -> bool:
+        return self.level != "none"
+
+    def command(self) -> str:
+        """The ``pecli generate`` command that reproduces the best candidate's table."""
+        dtype = self.reproduce_dtype or self.dtype
+        if self.best.timesteps is not None:
+            return timestep_command(self.best, dim=self.shape[-1], dtype=dtype)
+        if self.best.scheme == "alibi":  # (H, L, L) or (L, L) biases, or (H,) slopes: no embedding dimension
+            length = None if self.best.params.get("part") == "slopes" else self.shape[-1]
+            return generate_command(self.best, length=length, dim=None, dtype=dtype)
+        length = None if "grid" in SCHEMES[self.best.scheme].defaults else self.shape[-2]  # the grid sets it
+        return generate_command(self.best, length=length, dim=self.shape[-1], dtype=dtype)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "match": self.level,
+            "best": self.best.to_json(),
+            "command": self.command(),
+            "tolerance": self.tolerance,
+            "precision": self.precision,
+            "runners_up": [c.to_json() for c in self.runners_up],
+            "value_mean": self.value_mean,
+            "value_std": self.value_std,
+        }
+
+
+def _number(value: float) -> str:
+    """A float as the command line should spell it: 500000, 1, 12345.5 (exact, shortest)."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+
+
+def _flags(params: Mapping[str, Any], reference: Mapping[str, Any]) -> list[str]:
+    """The flags that set ``params`` where they differ from ``reference``."""
+    flags = []
+    for name, value in params.items():
+        if value == reference.get(name) and type(value) is type(reference.get(name)):
+            continue
+        param = PARAMS[name]
+        if param.kind is bool:
+            flags.append(param.flag if value else param.negative_flag or "")
+        else:
+            flags += [param.flag, _number(value) if param.kind in (int, float) else str(value)]
+    return flags
+
+
+def _output(dtype: str, stem: str) -> list[str]:
+    return (["--dtype", dtype] if dtype != "float32" else []) + [
+        "-o",
+        f"{stem}.safetensors" if dtype == "bfloat16" else f"{stem}.npy",
+    ]
+
+
+def generate_command(candidate: Candidate, *, length: int | None, dim: int | None, dtype: str = "float32") -> str:
+    """The ``pecli generate`` command line that writes ``candidate``'s table (``None``: a size it does not take).
+
+    Example:
+        >>> generate_command(Candidate("sinusoidal", {**SCHEMES["sinusoidal"].defaults, "base": 5e5}), length=8, dim=4)
+        'pecli generate sinusoidal --base 500000 --d 4 --len 8 -o pe.npy'
+    """
+    parts = ["pecli", "generate"]
+    if candidate.presets:
+        parts += ["--preset", candidate.presets[0]]
+        if resolve(None, candidate.presets[0], {})[0].name != candidate.scheme:
+            parts.append(candidate.scheme)  # a preset name several schemes share
+        reference = resolve(candidate.scheme, candidate.presets[0], {})[1]
+    else:
+        parts.append(candidate.scheme)
+        reference = dict(SCHEMES[candidate.scheme].defaults)
+    parts += _flags(candidate.params, reference)
+    parts += (["--d", str(dim)] if dim is not None else []) + (["--len", str(length)] if length is not None else [])
+    return " ".join(parts + _output(dtype, "pe"))
+
+
+def timestep_command(candidate: Candidate, *, dim: int, dtype: str = "float32") -> str:
+    """The ``pecli timestep`` command line that embeds ``candidate``'s timesteps (a preset when one has its parameters).
+
+    Example:
+        >>> diffusers = {**SCHEMES["timestep"].defaults, "flip_sin_to_cos": False, "freq_shift": 1.0}
+        >>> timestep_command(Candidate("timestep", diffusers, presets=("diffusers",), timesteps=(0.5, 3.0)), dim=8)
+        'pecli timestep 0.5 3.0 --dim 8 --preset diffusers -o t.npy'
+    """
+    from pecli.analysis.identify.timesteps import timestep_arguments
+
+    parts = ["pecli", "timestep", *timestep_arguments(np.array(candidate.timesteps)), "--dim", str(dim)]
+    defaults = dict(SCHEMES["timestep"].defaults)
+    if candidate.presets and dict(candidate.params) != defaults:
+        parts += ["--preset", candidate.presets[0]]
+    else:
+        parts += _flags(candidate.params, defaults)
+    return " ".join(parts + _output(dtype, "t"))

@@ -1,0 +1,175 @@
+"""RoPE read off a table: its layout, part, base and scaling, from the frequency profile of its columns.
+
+A RoPE cos, sin or angle table repeats each frequency in two columns (``half``: the two halves;
+``interleaved``: adjacent columns), so a table without that repetition is no RoPE table. Each
+frequency ω_k is read from its column at the row where its angle is about one radian (well
+conditioned for arccos and arcsin); the ratio ω_1/ω_0 gives the base whatever the scaling
+(HF's linear scaling divides every frequency, YaRN and Llama 3 keep the highest ones). Scalings
+are tried on a grid of round factors and original context lengths (powers of two), and kept
+when their profile (:func:`pecli.schemes.rope.rope_frequencies`) agrees with the one read.
+
+>>> import pecli
+>>> table = pecli.encode("rope", 64, 16, part="cos", base=500000.0, layout="interleaved")
+>>> rope_layouts(table)
+['interleaved']
+>>> [round(float(w), 6) for w in frequency_profile(table[:, 0::2], "cos")[0][:2]]
+[1.0, 0.193923]
+>>> first = next(rope_candidates(table, (500000.0,)))
+>>> first
+{'layout': 'interleaved', 'part': 'cos', 'base': 500000.0}
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from pecli.analysis.compare import value_precision
+from pecli.errors import PecliError
+from pecli.schemes.rope import rope_frequencies
+
+__all__ = ["frequency_profile", "rope_candidates", "rope_layouts"]
+
+#: scaling factors tried (HF configs use 2, 4, 8 (Llama 3.1), 16, 32 (YaRN), 40 (DeepSeek-V2), 64)
+_FACTORS: tuple[float, ...] = (2.0, 4.0, 8.0, 16.0, 32.0, 40.0, 64.0)
+#: original context lengths tried: powers of two from 16 to 128Ki (Llama 3.1: 8192)
+_ORIGINAL: tuple[int, ...] = tuple(2**n for n in range(4, 18))
+#: the largest angle disagreement (radians, at the row each frequency was read at) for a scaling
+#: of a float16 or bfloat16 table to be screened (a float32 one: 1e-3)
+_PROFILE_TOLERANCE = 0.1
+#: the relative distance of a round base from the base read off the table, for scaled candidates
+_NEAR_BASE = 0.05
+
+
+def rope_layouts(table: np.ndarray) -> list[str]:
+    """The RoPE layouts whose repeated columns ``table`` shows: ``half`` and/or ``interleaved``."""
+    dim = table.shape[1]
+    if dim % 2 or dim < 4:
+        return []
+    table = table[:: max(1, len(table) // 256)]  # a few hundred rows spread over the table tell
+    scale = float(np.abs(table).max()) or 1.0
+    pairs = {"half": (table[:, : dim // 2], table[:, dim // 2 :]), "interleaved": (table[:, 0::2], table[:, 1::2])}
+    return [name for name, (first, second) in pairs.items() if np.abs(first - second).max() <= 1e-6 * scale]
+
+
+def frequency_profile(columns: np.ndarray, part: str) -> tuple[np.ndarray, float, np.ndarray] | None:
+    """The frequencies ω_k that the (length, d/2) ``columns`` of a RoPE ``part`` show, its amplitude,
+    and the row each frequency was read at (its angle's error is the reading's, divided by that row).
+
+    None when the columns cannot be that part (a cos table starts at its amplitude, sin and angle at 0).
+    """
+    length = len(columns)
+    if length < 2:
+        return None
+    first = columns[0].astype(np.float64)
+    rows = np.ones(columns.shape[1], dtype=int)
+    if part == "angle":
+        rates = columns[1].astype(np.float64)
+        amplitude = 1.0
+        if np.abs(first).max() > 1e-6:
+            return None
+    else:
+        amplitude = float(np.median(first)) if part == "cos" else 1.0
+        if (part == "cos" and not 0.5 < amplitude < 2.0) or (part == "sin" and np.abs(first).max() > 1e-6):
+            return None
+        inverse = np.arccos if part == "cos" else np.arcsin
+        normalised = np.clip(columns.astype(np.float64) / amplitude, -1.0, 1.0)
+        # each frequency is read at the first row where its angle passes 1 radian (cos) or 0.5 (sin):
+        # well conditioned, and short of π (cos) or π/2 (sin), where the inverse would fold
+        reached = normalised <= math.cos(1.0) if part == "cos" else normalised >= math.sin(0.5)
+        rows = np.maximum(np.where(reached.any(axis=0), reached.argmax(axis=0), length - 1), 1)
+        rates = inverse(normalised[rows, np.arange(columns.shape[1])]) / rows
+    # a frequency too low to turn the angle within the table reads as 0 (cos rounds to 1)
+    if (rates >= 0).all() and rates[:2].min() > 0 and rates.max() <= 1.01:
+        return rates, amplitude, rows
+    return None
+
+
+def _significant(value: float, digits: int) -> float:
+    return float(f"{value:.{digits}g}")
+
+
+def _agrees(
+    rates: np.ndarray,
+    rows: np.ndarray,
+    dim: int,
+    length: int,
+    tolerance: float,
+    base: float,
+    scaling: str,
+    **params: Any,
+) -> bool:
+    """The scaling's frequencies within ``tolerance`` (radians) of the angles read, at the rows read."""
+    try:
+        expected = rope_frequencies(dim, base=base, scaling=scaling, length=length, **params)
+    except PecliError:
+        return False
+    return float((np.abs(expected - rates) * rows).max()) <= tolerance
+
+
+def _scalings(
+    rates: np.ndarray,
+    amplitude: float,
+    rows: np.ndarray,
+    dim: int,
+    length: int,
+    bases: tuple[float, ...],
+    tolerance: float,
+) -> Iterator[dict]:
+    """Scaling parameters (round ones first) whose frequency profile agrees with ``rates``."""
+    read_base = (rates[1] / rates[0]) ** (-dim / 2)
+    near = [base for base in bases if abs(base / read_base - 1.0) < _NEAR_BASE]
+    fitted = list(dict.fromkeys([*(_significant(read_base, digits) for digits in range(2, 8)), read_base]))
+    round_bases = list(dict.fromkeys([*near, *bases]))
+    for base in round_bases:
+        if _agrees(rates, rows, dim, length, tolerance, base, "none"):
+            yield {"base": base}
+    # scaled: HF's factors are > 1; YaRN's attention factor 0.1·ln(factor) + 1 is the cos amplitude
+    read_factors = [_significant(1.0 / rates[0], 3), _significant(math.exp((amplitude - 1.0) / 0.1), 3)]
+    factors = [factor for factor in dict.fromkeys([*_FACTORS, *read_factors]) if factor > 1.0]
+    attention = {"apply_attention_factor": True} if abs(amplitude - 1.0) > 1e-3 else {}
+    resolved = rates * (length - 1) > 0.5  # frequencies whose angle turns enough to be read well
+    for base in round_bases if near else [*round_bases, fitted[-1]]:
+        # a scaling only lowers frequencies, each by at most its factor
+        ratio = rates[resolved] / base ** (-2.0 * np.flatnonzero(resolved) / dim)
+        if ratio.max() > 1.0 + tolerance:
+            continue
+        for factor in (factor for factor in factors if factor * ratio.min() >= 1.0 - tolerance):
+            if _agrees(rates, rows, dim, length, tolerance, base, "linear", factor=factor):
+                yield {"base": base, "scaling": "linear", "factor": factor}
+            for original in _ORIGINAL:
+                common = {"factor": factor, "original_max_position": original}
+                llama3 = {**common, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
+                if _agrees(rates, rows, dim, length, tolerance, base, "yarn", **common, **attention):
+                    yield {"base": base, "scaling": "yarn", **common, **attention}
+                if _agrees(rates, rows, dim, length, tolerance, base, "llama3", **llama3):
+                    yield {"base": base, "scaling": "llama3", **llama3}
+        # dynamic NTK: the effective base b·(f·L/L0 − f + 1)^(d/(d−2)) read off the table, from a round b
+        growth = (read_base / base) ** ((dim - 2) / dim)
+        for factor in factors:
+            original = factor * length / (growth + factor - 1.0)
+            if 1 <= round(original) < length and abs(original - round(original)) < 1e-2 * original:
+                common = {"factor": factor, "original_max_position": round(original)}
+                if _agrees(rates, rows, dim, length, tolerance, base, "dynamic", **common):
+                    yield {"base": base, "scaling": "dynamic", **common}
+    for base in fitted:
+        if _agrees(rates, rows, dim, length, tolerance, base, "none"):
+            yield {"base": base}
+
+
+def rope_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Iterator[dict[str, Any]]:
+    """RoPE parameters (layout, part, base, scaling…) that ``table``'s columns agree with, simplest first."""
+    length, dim = table.shape
+    # the phase (radians, at the last row) a profile read from float32 values is good to; coarser values read worse
+    tolerance = _PROFILE_TOLERANCE if value_precision(table) in ("float16", "bfloat16") else 1e-3
+    for layout in rope_layouts(table):
+        columns = table[:, : dim // 2] if layout == "half" else table[:, 0::2]
+        for part in ("cos", "sin", "angle"):
+            profile = frequency_profile(columns, part)
+            if profile is None:
+                continue
+            for params in _scalings(*profile, dim, length, bases, tolerance):
+                yield {"layout": layout, "part": part, **params}
