@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Callable, Iterator
@@ -40,6 +41,26 @@ def is_terminal(stream: object) -> bool:
         return bool(stream.isatty())  # type: ignore[attr-defined]
     except (AttributeError, ValueError):
         return False
+
+
+#: characters that move the cursor, retitle the window, clear the screen or break a line: C0 and C1
+#: controls, DEL, and Unicode's line separators and bidirectional overrides
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    r"""``text`` from outside (a file name, a tensor name, metadata) made safe for a terminal.
+
+    Control characters become Python escapes (``\x1b``, ``\n``), so an escape sequence in a file
+    cannot clear the screen or retitle the window, and a message stays one line. ``--json`` output
+    keeps the exact strings; every human output path goes through here.
+
+    >>> printable("t\x1b]0;pwned\x07\nnext")
+    't\\x1b]0;pwned\\x07\\nnext'
+    >>> printable("sinusoidal — base=10000")
+    'sinusoidal — base=10000'
+    """
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
 class _ClosedStdout:
@@ -137,16 +158,16 @@ class Output:
     def note(self, text: str) -> None:
         """An informational message on stderr (silenced by --quiet)."""
         if not self.quiet:
-            self.stderr.write(text + "\n")
+            self.stderr.write(printable(text) + "\n")
 
     def warn(self, text: str) -> None:
         """A warning on stderr (silenced by --quiet)."""
         if not self.quiet:
-            self.stderr.write(f"pecli: warning: {text}\n")
+            self.stderr.write(f"pecli: warning: {printable(text)}\n")
 
     def error(self, error: PecliError | str) -> None:
         """A one-line error on stderr (never silenced)."""
-        self.stderr.write(f"pecli: error: {error}\n")
+        self.stderr.write(f"pecli: error: {printable(str(error))}\n")
         with contextlib.suppress(Exception):
             self.stderr.flush()
 

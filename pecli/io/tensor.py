@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["LoadedTable", "StoredTensor", "Tensor", "is_real_dtype", "raw_chunks", "storage_dtype"]
+__all__ = ["LoadedTable", "StoredTensor", "TableFile", "Tensor", "is_real_dtype", "raw_chunks", "storage_dtype"]
 
 _NUMERIC_KINDS = frozenset("fiub")
 
@@ -102,3 +102,13 @@ class LoadedTable:
     key: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     source: str = ""
+
+
+@dataclass
+class TableFile:
+    """An opened table file: its tensors by name (headers read, data on demand), metadata, name, size."""
+
+    entries: dict[str, StoredTensor]
+    metadata: dict[str, str]
+    name: str
+    size: int
