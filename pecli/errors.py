@@ -45,7 +45,7 @@ class ExitCode(IntEnum):
     Documented in README, ``pecli --help`` and the man page, all from :attr:`meaning`.
 
     >>> [f"{int(code)} {code.name}" for code in ExitCode]
-    ['0 OK', '1 NO_MATCH', '2 USAGE', '3 FAILURE', '130 INTERRUPTED']
+    ['0 OK', '1 NO_MATCH', '2 USAGE', '3 FAILURE', '129 HANGUP', '130 INTERRUPTED', '143 TERMINATED']
     """
 
     OK = 0
@@ -56,8 +56,12 @@ class ExitCode(IntEnum):
     #: a runtime failure: the output cannot be written (path, permission, full disk, terminal,
     #: closed stdout), memory ran out, an unexpected I/O error, or a bug in pecli
     FAILURE = 3
+    #: the terminal went away (128 + SIGHUP): stopped as by Ctrl-C
+    HANGUP = 129
     #: interrupted by Ctrl-C (128 + SIGINT)
     INTERRUPTED = 130
+    #: asked to stop (128 + SIGTERM: ``timeout``, ``docker stop``, systemd): stopped as by Ctrl-C
+    TERMINATED = 143
 
     @property
     def meaning(self) -> str:
@@ -77,7 +81,9 @@ _MEANINGS = {
         "A runtime failure: the output cannot be written (missing directory, no permission, full disk,"
         " a terminal or a closed stdout), memory ran out, or pecli hit an internal error."
     ),
+    ExitCode.HANGUP: "Stopped by SIGHUP (the terminal closed), leaving no partial output file behind.",
     ExitCode.INTERRUPTED: "Interrupted (Ctrl-C), leaving no partial output file behind.",
+    ExitCode.TERMINATED: "Stopped by SIGTERM (timeout, docker stop), leaving no partial output file behind.",
 }
 
 

@@ -30,8 +30,8 @@ from typing import IO
 
 import numpy as np
 
-from pecli.errors import ParameterError, TableFileError, did_you_mean
-from pecli.io.atomic import TEMP_MARKER, atomic_file, check_free_space, check_output_path
+from pecli.errors import OutputError, ParameterError, TableFileError, did_you_mean
+from pecli.io.atomic import TEMP_MARKER, atomic_file, check_free_space, check_output_path, reported_os_errors
 from pecli.io.npy import npy_entries, npy_pieces
 from pecli.io.pt import pt_bytes, pt_entries
 from pecli.io.safetensors import dtype_code, safetensors_entries, safetensors_pieces
@@ -55,6 +55,7 @@ __all__ = [
     "open_tensors",
     "read_table",
     "read_tensors",
+    "write_all",
     "write_tensors",
 ]
 
@@ -143,9 +144,35 @@ def _pieces(tensors: Mapping[str, Tensor], fmt: str, metadata: Mapping[str, str]
 
 def _stream(handle: IO[bytes], pieces: Iterable[bytes | memoryview], on_progress: Callable[[int], None] | None) -> None:
     for piece in pieces:
-        handle.write(piece)
+        write_all(handle, piece)
         if on_progress is not None:
             on_progress(len(piece))
+
+
+def write_all(handle: IO[bytes], data: bytes | memoryview) -> None:
+    """Write every byte of ``data``: an unbuffered stream (``PYTHONUNBUFFERED=1``) may take only part.
+
+    A stream that takes nothing is an :class:`~pecli.errors.OutputError`, never a silent truncation.
+
+    >>> import io
+    >>> class Trickle(io.RawIOBase):  # takes at most 3 bytes per call, like a nearly full pipe
+    ...     def __init__(self): self.got = b""
+    ...     def writable(self): return True
+    ...     def write(self, data): self.got += bytes(data[:3]); return min(3, len(data))
+    >>> trickle = Trickle(); write_all(trickle, b"positional"); trickle.got
+    b'positional'
+    """
+    view = memoryview(data).cast("B")
+    while view:
+        written = handle.write(view)
+        if written is None:  # a non-blocking stream that is full: wait until it takes more
+            import select
+
+            select.select([], [handle], [])
+            continue
+        if written <= 0:
+            raise OutputError("the output took no more bytes", hint="check the disk or the reading program")
+        view = view[written:]
 
 
 def write_tensors(
@@ -182,9 +209,10 @@ def write_tensors(
             _stream(handle, pieces, on_progress)
         return
     handle = sys.stdout.buffer if target == "-" else target
-    _stream(handle, [first], on_progress)
-    _stream(handle, pieces, on_progress)
-    handle.flush()
+    with reported_os_errors("stdout" if target == "-" else getattr(target, "name", "the output")):
+        _stream(handle, [first], on_progress)
+        _stream(handle, pieces, on_progress)
+        handle.flush()
 
 
 _READERS = {"npy": npy_entries, "safetensors": safetensors_entries, "pt": pt_entries}
