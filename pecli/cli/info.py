@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -95,9 +96,20 @@ def describe(
 
 
 def _itemsize(dtype: str) -> int:
+    """Bytes per value of dtype ``dtype``: a numpy name or string (``<U2``), or a torch name numpy lacks.
+
+    >>> _itemsize("bfloat16"), _itemsize("<U2"), _itemsize("float8_e4m3fn"), _itemsize("qint32")
+    (2, 8, 1, 4)
+    """
     import numpy as np
 
-    return 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
+    if dtype == "bfloat16":
+        return 2
+    try:
+        return np.dtype(dtype).itemsize
+    except TypeError:  # float8_e5m2, qint8, quint4x2…: the name carries the bits
+        bits = re.search(r"\d+", dtype)
+        return max(1, int(bits.group()) // 8) if bits else 1
 
 
 def _pecli_metadata(metadata: Mapping[str, str]) -> dict[str, Any] | None:
