@@ -24,7 +24,7 @@ from typing import IO
 import numpy as np
 
 from pecli.errors import TableFileError
-from pecli.io.tensor import StoredTensor, Tensor, raw_chunks, storage_dtype
+from pecli.io.tensor import StoredTensor, Tensor, raw_chunks, read_array, storage_dtype
 
 __all__ = ["npy_entries", "npy_pieces"]
 
@@ -93,12 +93,7 @@ def npy_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[st
         )
 
     def load() -> np.ndarray:
-        handle.seek(data_offset)
-        if isinstance(handle, io.BytesIO):
-            array = np.frombuffer(handle.getbuffer(), dtype=dtype, count=count, offset=data_offset).copy()
-        else:
-            array = np.fromfile(handle, dtype=dtype, count=count)
-        return array.reshape(shape, order="F" if fortran else "C")
+        return read_array(handle, data_offset, dtype, count, name).reshape(shape, order="F" if fortran else "C")
 
     # a name for numbers (float32), numpy's string for the rest ("<U2", "|V6"), which np.dtype reads back
     dtype_name = dtype.name if dtype.kind in "fiubc" else dtype.str

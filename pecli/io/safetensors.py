@@ -15,7 +15,6 @@ the data exactly) before any tensor is allocated.
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import struct
@@ -25,7 +24,7 @@ from typing import IO, Any
 import numpy as np
 
 from pecli.errors import ParameterError, TableFileError
-from pecli.io.tensor import StoredTensor, Tensor, raw_chunks
+from pecli.io.tensor import StoredTensor, Tensor, raw_chunks, read_array
 
 __all__ = ["MAX_HEADER_BYTES", "dtype_code", "safetensors_entries", "safetensors_header", "safetensors_pieces"]
 
@@ -190,11 +189,7 @@ def _entry(
 
     def load() -> np.ndarray:
         storage = np.dtype(np.uint16) if dtype_name == "bfloat16" else np.dtype(dtype_name).newbyteorder("<")
-        if isinstance(handle, io.BytesIO):
-            array = np.frombuffer(handle.getbuffer(), dtype=storage, count=count, offset=data_start + begin).copy()
-        else:
-            handle.seek(data_start + begin)
-            array = np.fromfile(handle, dtype=storage, count=count)
+        array = read_array(handle, data_start + begin, storage, count, name)
         if dtype_name == "bfloat16":
             array = (array.astype(np.uint32) << np.uint32(16)).view(np.float32)
         return array.reshape(shape)
