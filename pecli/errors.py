@@ -126,15 +126,23 @@ class OutputError(PecliError, OSError):
     exit_code = ExitCode.FAILURE
 
 
+#: a hint names at most this many valid choices
+_LISTED = 20
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """A hint listing the valid ``choices``, nearest first when ``word`` is close to one.
+    """A hint listing the valid ``choices`` (the first 20), nearest first when ``word`` is close to one.
 
     >>> did_you_mean("sinusiodal", ["sinusoidal", "learned", "count"])
     "did you mean 'sinusoidal'? valid: sinusoidal, learned, count"
+    >>> did_you_mean("x", [f"t{i}" for i in range(1000)])[-30:]
+    '16, t17, t18, t19 and 980 more'
     """
     choices = list(choices)
     close = difflib.get_close_matches(word, choices, n=3, cutoff=0.6)
-    valid = "valid: " + ", ".join(choices)
+    valid = "valid: " + ", ".join(choices[:_LISTED])
+    if len(choices) > _LISTED:  # a file can hold a million tensor names: the line stays short
+        valid += f" and {len(choices) - _LISTED} more"
     if close:
         return "did you mean " + " or ".join(repr(c) for c in close) + "? " + valid
     return valid
