@@ -589,6 +589,15 @@ def test_info_lists_a_bounded_number_of_tensors(tmp_path):
     assert len(lines) == 1 + 1000 + 1 and lines[-1].startswith("  … and 500 more")
 
 
+def test_numpy_warnings_are_one_line_each():
+    """Overflow inside numpy (a 1e308 scale) is a one-line pecli warning, not a file, a line and source."""
+    result = run_pecli("timestep", "1", "2", "--dim", "8", "--scale", "1e308")
+    assert result.code == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("pecli: warning:")]
+    assert warnings and "overflow encountered" in warnings[0], result.stderr
+    assert "RuntimeWarning" not in result.stderr and ".py:" not in result.stderr, result.stderr
+
+
 def _report() -> None:  # pragma: no cover - a tool for the closing note, run by hand
     import tempfile
 

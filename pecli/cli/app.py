@@ -203,6 +203,17 @@ def _stopped(code: ExitCode, what: str) -> int:
     return int(code)
 
 
+def _warnings_as_one_line(output: Any) -> None:
+    """Show Python's warnings (numpy's "overflow encountered in …") as one ``pecli: warning:`` line each,
+    without the file name, line number and source excerpt of the default format."""
+    import warnings
+
+    def show(message: Any, category: type[Warning], *_: Any, **__: Any) -> None:
+        output.warn(f"{str(message).splitlines()[0] if str(message) else category.__name__}")
+
+    warnings.showwarning = show
+
+
 def _run(argv: list[str] | None) -> int:
     """The command's exit code, with every known error turned into one line on stderr."""
     from pecli.cli._typer_compat import ClickException, NoArgsIsHelpError
@@ -210,6 +221,7 @@ def _run(argv: list[str] | None) -> int:
     from pecli.errors import PecliError
 
     output = Output()
+    _warnings_as_one_line(output)
     args = sys.argv[1:] if argv is None else list(argv)
     # the one command asked for, when the first word names it; else all (help, typos, options, completion)
     wanted = (args[0],) if args and args[0] in COMMANDS and not os.environ.get(COMPLETE_VAR) else COMMANDS
