@@ -45,7 +45,7 @@ class ExitCode(IntEnum):
     Documented in README, ``pecli --help`` and the man page, all from :attr:`meaning`.
 
     >>> [f"{int(code)} {code.name}" for code in ExitCode]
-    ['0 OK', '1 NO_MATCH', '2 USAGE', '3 FAILURE', '130 INTERRUPTED']
+    ['0 OK', '1 NO_MATCH', '2 USAGE', '3 FAILURE', '129 HANGUP', '130 INTERRUPTED', '143 TERMINATED']
     """
 
     OK = 0
@@ -56,8 +56,12 @@ class ExitCode(IntEnum):
     #: a runtime failure: the output cannot be written (path, permission, full disk, terminal,
     #: closed stdout), memory ran out, an unexpected I/O error, or a bug in pecli
     FAILURE = 3
+    #: the terminal went away (128 + SIGHUP): stopped as by Ctrl-C
+    HANGUP = 129
     #: interrupted by Ctrl-C (128 + SIGINT)
     INTERRUPTED = 130
+    #: asked to stop (128 + SIGTERM: ``timeout``, ``docker stop``, systemd): stopped as by Ctrl-C
+    TERMINATED = 143
 
     @property
     def meaning(self) -> str:
@@ -77,7 +81,9 @@ _MEANINGS = {
         "A runtime failure: the output cannot be written (missing directory, no permission, full disk,"
         " a terminal or a closed stdout), memory ran out, or pecli hit an internal error."
     ),
+    ExitCode.HANGUP: "Stopped by SIGHUP (the terminal closed), leaving no partial output file behind.",
     ExitCode.INTERRUPTED: "Interrupted (Ctrl-C), leaving no partial output file behind.",
+    ExitCode.TERMINATED: "Stopped by SIGTERM (timeout, docker stop), leaving no partial output file behind.",
 }
 
 
@@ -120,15 +126,23 @@ class OutputError(PecliError, OSError):
     exit_code = ExitCode.FAILURE
 
 
+#: a hint names at most this many valid choices
+_LISTED = 20
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """A hint listing the valid ``choices``, nearest first when ``word`` is close to one.
+    """A hint listing the valid ``choices`` (the first 20), nearest first when ``word`` is close to one.
 
     >>> did_you_mean("sinusiodal", ["sinusoidal", "learned", "count"])
     "did you mean 'sinusoidal'? valid: sinusoidal, learned, count"
+    >>> did_you_mean("x", [f"t{i}" for i in range(1000)])[-30:]
+    '16, t17, t18, t19 and 980 more'
     """
     choices = list(choices)
     close = difflib.get_close_matches(word, choices, n=3, cutoff=0.6)
-    valid = "valid: " + ", ".join(choices)
+    valid = "valid: " + ", ".join(choices[:_LISTED])
+    if len(choices) > _LISTED:  # a file can hold a million tensor names: the line stays short
+        valid += f" and {len(choices) - _LISTED} more"
     if close:
         return "did you mean " + " or ".join(repr(c) for c in close) + "? " + valid
     return valid

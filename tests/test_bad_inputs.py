@@ -22,6 +22,7 @@ import io
 import json
 import os
 import pty
+import re
 import shlex
 import struct
 import subprocess
@@ -46,6 +47,13 @@ def _npy(array: np.ndarray, *, allow_pickle: bool = False) -> bytes:
     return buffer.getvalue()
 
 
+def _npy_with_header(header: str, data_bytes: int) -> bytes:
+    """A version 1.0 .npy file with a hand-written header (shapes and dtypes np.save cannot write)."""
+    encoded = header.encode("latin1")
+    encoded += b" " * (-(10 + len(encoded) + 1) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(encoded)) + encoded + bytes(data_bytes)
+
+
 def _safetensors(header: dict, data: bytes) -> bytes:
     encoded = json.dumps(header).encode()
     return struct.pack("<Q", len(encoded)) + encoded + data
@@ -56,6 +64,16 @@ def _pt(build: Callable) -> bytes:
     buffer = io.BytesIO()
     torch.save(build(torch), buffer)
     return buffer.getvalue()
+
+
+def _legacy_pt_claiming_terabytes() -> bytes:
+    """A legacy (non-zip) torch.save file whose storage claims 10^12 floats: 4 TB for 8 bytes."""
+    torch = pytest.importorskip("torch")
+    buffer = io.BytesIO()
+    torch.save({"pe": torch.zeros(2)}, buffer, _use_new_zipfile_serialization=False)
+    data = buffer.getvalue()
+    size = data.index(b"K\x02N")  # the storage's element count (BININT1 2) just before its NONE
+    return data[:size] + b"\x8a\x05" + (10**12).to_bytes(5, "little") + data[size + 2 :]
 
 
 class _RunsCode:
@@ -107,6 +125,33 @@ FILES: dict[str, Callable[[], bytes]] = {
         },
         b"\0" * 64,
     ),
+    "escape.safetensors": lambda: _safetensors(
+        {
+            "__metadata__": {"t": "\x1b]0;pwned\x07\x1b[2J"},
+            "pos\x1b[2J": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]},
+            "word\nembeddings": {"dtype": "F32", "shape": [2, 2], "data_offsets": [16, 32]},
+        },
+        b"\0" * 32,
+    ),
+    "many-keys.safetensors": lambda: _safetensors(
+        {f"layer{i:02d}": {"dtype": "F32", "shape": [1, 1], "data_offsets": [4 * i, 4 * i + 4]} for i in range(25)},
+        b"\0" * 100,
+    ),
+    "f8.safetensors": lambda: _safetensors(
+        {"pe": {"dtype": "F8_E4M3", "shape": [2, 2], "data_offsets": [0, 4]}}, b"\0" * 4
+    ),
+    "metadata-number.safetensors": lambda: _safetensors(
+        {"__metadata__": {"base": 10000}, "pe": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, b"\0" * 4
+    ),
+    "metadata-zero.safetensors": lambda: _safetensors(
+        {"__metadata__": 0, "pe": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, b"\0" * 4
+    ),
+    "huge-dimension.safetensors": lambda: _safetensors(
+        {"pe": {"dtype": "F32", "shape": [10**30, 0], "data_offsets": [0, 0]}}, b""
+    ),
+    "bool-shape.npy": lambda: _npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (True, 2), }", 8),
+    "deep.npy": lambda: _npy_with_header(f"{{'descr': '<f4', 'fortran_order': False, 'shape': ({'1, ' * 100}), }}", 4),
+    "legacy-huge.pt": _legacy_pt_claiming_terabytes,
     "runs-code.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(2, 2), "payload": _RunsCode()}),
     "expanded.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(1).expand(1 << 12, 1 << 12)}),
     "expanded-huge.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(1).expand(1 << 20, 1 << 20)}),
@@ -129,7 +174,8 @@ class Case:
     words: tuple[str, ...]
     stdin: bytes = b""
     files: tuple[str, ...] = ()
-    tty: str | None = None  #: "stdout" or "stdin": that stream is a terminal; "closed": no stdout at all
+    #: "stdout" or "stdin": that stream is a terminal; "closed": no stdout at all; "stdin-closed": no stdin
+    tty: str | None = None
 
     @property
     def command(self) -> str:
@@ -137,7 +183,8 @@ class Case:
 
     @property
     def id(self) -> str:
-        streams = {"stdout": " >terminal", "stdin": " <terminal", "closed": " >&-"}.get(self.tty or "", "")
+        streams = {"stdout": " >terminal", "stdin": " <terminal", "closed": " >&-", "stdin-closed": " <&-"}
+        streams = streams.get(self.tty or "", "")
         return " ".join(self.args)[:80] + streams + (f" <<{self.stdin[:12]!r}" if self.stdin else "")
 
 
@@ -154,6 +201,9 @@ def case(
 
 
 SHAPE = "--d 4 --len 4"
+
+#: what must never reach a terminal from pecli's messages: C0/C1 controls and DEL (escapes, newlines)
+CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 CASES: list[Case] = [
     # -- generate: numbers
@@ -277,6 +327,27 @@ CASES: list[Case] = [
     case("info runs-code.pt", 2, "weights_only", files=("runs-code.pt",)),
     case("info -", 2, "empty"),
     case("schemes nope", 2, "unexpected", "nope"),
+    # -- text from files is escaped; inputs that cost more than they weigh; odd headers
+    case("info escape.safetensors --key nope", 2, "pos\\x1b[2J", "word\\nembeddings", files=("escape.safetensors",)),
+    case("plot escape.safetensors", 2, "--key", "pos\\x1b[2J", files=("escape.safetensors",)),
+    case("plot 'a\x1b[2Jb.npy'", 2, "no such file", "a\\x1b[2Jb.npy"),
+    case("plot many-keys.safetensors", 2, "'layer09'", "and 15 more", files=("many-keys.safetensors",)),
+    case("info /dev/zero", 2, "/dev/zero", "not a .npy"),
+    case("plot /dev/urandom", 2, "/dev/urandom"),
+    case("info -", 2, "<stdin>", "not a .npy", stdin=bytes(1 << 20)),
+    case("info -", 2, "stdin is closed", tty="stdin-closed"),
+    case("plot -", 2, "stdin is closed", tty="stdin-closed"),
+    case("timestep - --dim 8", 2, "stdin is closed", tty="stdin-closed"),
+    case("timestep - --dim 8", 2, "line 3", "binary data", stdin=b"1\n2\n" + bytes(1 << 20)),
+    case("info f8.safetensors", 2, "F8_E4M3", "does not support", files=("f8.safetensors",)),
+    case("info metadata-number.safetensors", 2, "__metadata__", "strings", files=("metadata-number.safetensors",)),
+    case("info metadata-zero.safetensors", 2, "__metadata__", files=("metadata-zero.safetensors",)),
+    case("info huge-dimension.safetensors", 2, "2^64", files=("huge-dimension.safetensors",)),
+    case("info bool-shape.npy", 2, "invalid shape (True, 2)", files=("bool-shape.npy",)),
+    case("plot bool-shape.npy", 2, "invalid shape (True, 2)", files=("bool-shape.npy",)),
+    case("info deep.npy", 2, "100 dimensions", files=("deep.npy",)),
+    case("info legacy-huge.pt", 2, "storage larger than the memory", files=("legacy-huge.pt",)),
+    case("info many-keys.safetensors --key nope", 2, "layer19 and 5 more", files=("many-keys.safetensors",)),
     # -- timestep
     case("timestep 1 abc --dim 4", 2, "'abc'"),
     case("timestep - --dim 4", 2, "empty"),
@@ -349,14 +420,15 @@ def _run_with_terminal(args: list[str], stream: str, cwd: str, stdin: bytes) -> 
     return Result(process.returncode, (out or b"") + screen, err.decode())
 
 
-def _run_with_stdout_closed(args: list[str], cwd: str) -> Result:
-    """Run pecli with file descriptor 1 closed (``>&-``)."""
+def _run_with_closed(args: list[str], cwd: str, descriptor: int) -> Result:
+    """Run pecli with file descriptor 1 (``>&-``) or 0 (``<&-``) closed."""
     completed = subprocess.run(
         [sys.executable, "-m", "pecli", *args],
         cwd=cwd,
         stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        preexec_fn=lambda: os.close(1),
+        preexec_fn=lambda: os.close(descriptor),
         env={k: v for k, v in os.environ.items() if k != "PECLI_DEBUG"},
         timeout=60,
         check=False,
@@ -378,8 +450,8 @@ def run_case(item: Case, directory: str, unwritable: str) -> Result:
             handle.write(_file_bytes(name))
     before = _snapshot(directory)
     args = [arg.replace("{ro}", unwritable) for arg in item.args]
-    if item.tty == "closed":
-        result = _run_with_stdout_closed(args, directory)
+    if item.tty in ("closed", "stdin-closed"):
+        result = _run_with_closed(args, directory, 1 if item.tty == "closed" else 0)
     elif item.tty:
         result = _run_with_terminal(args, item.tty, directory, item.stdin)
     else:
@@ -400,6 +472,7 @@ def assert_one_line_error(result: Result, code: int, words: tuple[str, ...]) -> 
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("pecli: error: "), lines[0]
     assert len(lines[0]) <= 400, f"not short: {lines[0]}"
+    assert not CONTROL_CHARACTERS.search(result.stderr.rstrip("\n")), f"raw control characters: {result.stderr!r}"
     for word in words:
         assert word.lower() in lines[0].lower(), (word, lines[0])
 
@@ -423,6 +496,106 @@ def test_the_catalogue_is_large_and_covers_every_command():
     assert len(CASES) >= 40
     assert {"generate", "plot", "distance", "compare", "identify", "info", "timestep"} <= commands <= set(COMMANDS)
     assert sum(1 for item in CASES if item.command == "generate") >= 40
+
+
+# ---------------------------------------------------------------------------------------------
+# what a hostile or odd file does to output that succeeds
+
+
+def test_text_from_a_file_reaches_the_terminal_escaped_and_json_exact(tmp_path):
+    (tmp_path / "m.safetensors").write_bytes(_file_bytes("escape.safetensors"))
+    shown = run_pecli("info", "m.safetensors", cwd=str(tmp_path))
+    assert shown.code == 0, shown.stderr
+    assert not CONTROL_CHARACTERS.search(shown.out.replace("\n", "")), shown.out
+    assert "t: \\x1b]0;pwned\\x07\\x1b[2J" in shown.out and "word\\nembeddings" in shown.out
+    exact = json.loads(run_pecli("info", "m.safetensors", "--json", cwd=str(tmp_path)).out)
+    assert exact["metadata"]["t"] == "\x1b]0;pwned\x07\x1b[2J"
+    assert {tensor["name"] for tensor in exact["tensors"]} == {"pos\x1b[2J", "word\nembeddings"}
+
+
+def test_a_figure_title_from_a_file_is_escaped(tmp_path):
+    header = {"__metadata__": {"scheme": "x\x1b[2J\ny", "pecli_version": "0"}}
+    header["pe"] = {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}
+    (tmp_path / "m.safetensors").write_bytes(_safetensors(header, bytes(16)))
+    result = run_pecli("plot", "m.safetensors", "--width", "40", cwd=str(tmp_path))
+    assert result.code == 0, result.stderr
+    assert "x\\x1b[2J\\ny" in result.out and "\x1b[2J" not in result.out
+
+
+@pytest.mark.parametrize("how", ["fifo", "process-substitution", "dev-stdin"])
+def test_info_stats_reads_a_pipe_once(tmp_path, how):
+    """A pipe can be read once: the header and every tensor's statistics come from that one read."""
+    generate = f"{shlex.quote(sys.executable)} -m pecli generate --d 4 --len 3 -o"
+    info = f"{shlex.quote(sys.executable)} -m pecli info --stats --json"
+    command = {
+        "fifo": f"mkfifo p && ({generate} p --format npy -q &) && {info} p",
+        "process-substitution": f"{info} <({generate} - -q)",
+        "dev-stdin": f"{generate} - -q | {info} /dev/stdin",
+    }[how]
+    completed = subprocess.run(
+        ["bash", "-c", command], cwd=tmp_path, capture_output=True, timeout=60, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    stats = json.loads(completed.stdout)["tensors"][0]["stats"]
+    import pecli
+
+    expected = pecli.encode(None, 3, 4).astype(np.float64)
+    assert stats["min"] == expected.min() and stats["max"] == expected.max()
+    assert stats["mean"] == pytest.approx(expected.mean(), rel=1e-12)
+
+
+def test_nan_and_inf_reach_json_as_null_and_are_counted(tmp_path):
+    table = np.ones((3, 4))
+    table[1, 2] = np.nan
+    np.save(tmp_path / "nan.npy", table)
+    header = {"__metadata__": {"scheme": "sinusoidal", "base": "1e999", "pecli_version": "0"}}
+    header["pe"] = {"dtype": "F32", "shape": [1, 2], "data_offsets": [0, 8]}
+    (tmp_path / "inf.safetensors").write_bytes(_safetensors(header, bytes(8)))
+    stats = json.loads(run_pecli("info", "nan.npy", "--stats", "--json", cwd=str(tmp_path)).out)
+    assert stats["tensors"][0]["stats"] == {"min": 1.0, "max": 1.0, "mean": 1.0, "std": 0.0, "nan": 1}
+    base = run_pecli("info", "inf.safetensors", "--json", cwd=str(tmp_path))
+    assert base.code == 0, base.stderr
+    assert json.loads(base.out)["pecli"]["params"]["base"] is None
+    for args in (["distance", "nan.npy", "--json"], ["compare", "nan.npy", "nan.npy", "--json"]):
+        result = run_pecli(*args, cwd=str(tmp_path))
+        assert result.code in (0, 1) and "internal error" not in result.stderr, result.stderr
+        json.loads(result.out)
+
+
+def test_stats_of_values_near_the_float64_limit_do_not_overflow(tmp_path):
+    np.save(tmp_path / "huge.npy", np.array([[1e308, -1e308], [1e308, 1e308]]))
+    result = run_pecli("info", "huge.npy", "--stats", "--json", cwd=str(tmp_path))
+    assert result.code == 0 and result.stderr == "", result.stderr
+    stats = json.loads(result.out)["tensors"][0]["stats"]
+    assert stats["mean"] == pytest.approx(0.5e308) and stats["std"] == pytest.approx(np.sqrt(0.75) * 1e308)
+
+
+def test_odd_npy_dtypes_are_described(tmp_path):
+    np.save(tmp_path / "records.npy", np.zeros(3, dtype=[("a", "<f4"), ("b", "<i2")]))
+    np.save(tmp_path / "strings.npy", np.array([["ab", "c"]]))
+    for name, dtype in (("records.npy", "|V6"), ("strings.npy", "<U2")):
+        result = run_pecli("info", name, "--stats", "--json", cwd=str(tmp_path))
+        assert result.code == 0, result.stderr
+        tensor = json.loads(result.out)["tensors"][0]
+        assert tensor["dtype"] == dtype and tensor["stats"] is None
+
+
+def test_info_lists_a_bounded_number_of_tensors(tmp_path):
+    count = 1500
+    header = {f"t{i:04d}": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]} for i in range(count)}
+    (tmp_path / "many.safetensors").write_bytes(_safetensors(header, b""))
+    lines = run_pecli("info", "many.safetensors", cwd=str(tmp_path)).out.splitlines()
+    assert lines[0].startswith(f"many.safetensors: {count} tensors, ")
+    assert len(lines) == 1 + 1000 + 1 and lines[-1].startswith("  … and 500 more")
+
+
+def test_numpy_warnings_are_one_line_each():
+    """Overflow inside numpy (a 1e308 scale) is a one-line pecli warning, not a file, a line and source."""
+    result = run_pecli("timestep", "1", "2", "--dim", "8", "--scale", "1e308")
+    assert result.code == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("pecli: warning:")]
+    assert warnings and "overflow encountered" in warnings[0], result.stderr
+    assert "RuntimeWarning" not in result.stderr and ".py:" not in result.stderr, result.stderr
 
 
 def _report() -> None:  # pragma: no cover - a tool for the closing note, run by hand

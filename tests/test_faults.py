@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 import pecli
-from pecli.io import TEMP_MARKER, Tensor, read_table, write_tensors
+from pecli.errors import OutputError
+from pecli.io import TEMP_MARKER, Tensor, check_free_space, read_table, write_tensors
 from tests.conftest import assert_clean_error, default_sigint, run_pecli
 from tests.mounts import tmpfs
 
@@ -105,6 +106,57 @@ def test_ctrl_c_exits_130_quietly_and_leaves_no_partial_file(tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("signum", "code", "name"),
+    [(signal.SIGTERM, 143, "SIGTERM"), (signal.SIGHUP, 129, "SIGHUP")],
+    ids=["sigterm", "sighup"],
+)
+def test_sigterm_and_sighup_stop_like_ctrl_c(tmp_path, signum, code, name):
+    """`timeout`, `docker stop` and systemd send SIGTERM; a closed terminal SIGHUP: no temporary is left."""
+    (tmp_path / "pe.npy").write_bytes(PRECIOUS)
+    process = _start(*LARGE, "-o", "pe.npy", cwd=tmp_path)
+    _wait_for_write(process, tmp_path)
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == code
+    assert stderr.decode().strip() == f"pecli: stopped by {name}"
+    assert os.listdir(tmp_path) == ["pe.npy"]
+    assert (tmp_path / "pe.npy").read_bytes() == PRECIOUS
+
+
+def test_ctrl_c_once_the_file_is_written_is_a_success(tmp_path):
+    """The rename is the commit: an interrupt after it (while "wrote" is printed, or at exit) exits 0."""
+    for attempt in range(3):
+        process = _start("generate", "--d", "64", "--len", "64", "-o", "pe.npy", cwd=tmp_path)
+        line = process.stderr.readline()  # "wrote pe.npy: …", printed after the rename
+        process.send_signal(signal.SIGINT)
+        rest = process.stderr.read()
+        assert process.wait(timeout=60) == 0, (attempt, line, rest)
+        assert line.startswith(b"wrote pe.npy") and b"interrupted\n" not in rest.replace(b"written", b""), rest
+        np.testing.assert_array_equal(np.load(tmp_path / "pe.npy"), pecli.encode(None, 64, 64))
+
+
+def test_a_signal_after_the_rename_reports_success():
+    """Inside the process: an interrupt once a write completed says so and exits 0, not 130."""
+    code = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, types, typer, pecli.io.atomic as atomic, pecli.cli.app as app\n"
+            "atomic._COMPLETED.append('pe.npy')\n"
+            "def interrupted(*args, **kwargs):\n"
+            "    raise KeyboardInterrupt\n"
+            "typer.main.get_command = lambda built: types.SimpleNamespace(main=interrupted)\n"
+            "sys.exit(app.main(['generate']))",
+        ],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert code.returncode == 0, code.stderr
+    assert code.stderr.decode().strip() == "pecli: interrupted after 'pe.npy' was completely written"
+
+
+@pytest.mark.parametrize(
     ("args", "take"),
     [
         (("--format", "csv"), lambda stream: stream.readline()),
@@ -159,6 +211,55 @@ def test_full_tmpfs_refused_before_writing_when_the_table_is_larger_than_the_spa
         result = run_pecli("generate", "--d", "1024", "--len", "1024", "-o", "pe.safetensors", cwd=disk)
         assert_clean_error(result, 3, "would take 4.0 MiB", "free")
         assert os.listdir(disk) == []
+
+
+def test_a_stale_temporary_is_removed_before_the_space_check(tmp_path):
+    """After a kill -9 on a nearly full disk, the rerun must not count the dead run's temporary as used."""
+    with tmpfs(str(tmp_path / "small"), size="1m") as disk:
+        stale = os.path.join(disk, f".pe.npy{TEMP_MARKER}999999999-dead")
+        with open(stale, "wb") as handle:
+            handle.write(b"\0" * (shutil.disk_usage(disk).free - (300 << 10)))
+        result = run_pecli("generate", "--d", "1024", "--len", "100", "-o", "pe.npy", cwd=disk)  # 400 KiB
+        assert result.code == 0, result.stderr
+        assert os.listdir(disk) == ["pe.npy"]
+
+
+def test_unbuffered_stdout_on_a_full_disk_fails_instead_of_truncating(tmp_path):
+    """With PYTHONUNBUFFERED=1 a write to stdout may take part of the bytes: every one is written, or exit 3."""
+    with tmpfs(str(tmp_path / "small"), size="64k") as disk:
+        with open(os.path.join(disk, "o.npy"), "wb") as sink:
+            completed = subprocess.run(
+                [sys.executable, "-m", "pecli", "generate", "--d", "64", "--len", "1000", "-o", "-"],
+                stdout=sink,
+                stderr=subprocess.PIPE,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                timeout=60,
+                check=False,
+            )
+        result = type("Result", (), {"code": completed.returncode, "stderr": completed.stderr.decode()})()
+        assert_clean_error(result, 3, "no space left on device")
+
+
+def test_unbuffered_stdout_writes_every_byte(tmp_path):
+    completed = subprocess.run(
+        [sys.executable, "-m", "pecli", "generate", "--d", "64", "--len", "5000", "-o", "-", "-q"],
+        capture_output=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    np.testing.assert_array_equal(np.load(io.BytesIO(completed.stdout)), pecli.encode(None, 5000, 64))
+
+
+def test_devices_and_pipes_are_not_checked_for_free_space(tmp_path):
+    """/dev/null and a FIFO hold anything: the free space of the file system they live on does not apply."""
+    fifo = tmp_path / "pe.fifo"
+    os.mkfifo(fifo)
+    for target in (os.devnull, str(fifo)):
+        check_free_space(target, shutil.disk_usage(os.path.dirname(target)).free + (1 << 40))
+    with pytest.raises(OutputError, match="more than the"):  # a regular file still is checked
+        check_free_space(str(tmp_path / "pe.npy"), shutil.disk_usage(tmp_path).free + (1 << 40))
 
 
 class _FullDisk:

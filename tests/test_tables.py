@@ -222,3 +222,31 @@ def test_pt_that_would_run_code_is_refused_and_runs_nothing(tmp_path):
     with pytest.raises(TableFileError, match="weights_only"):
         read_table(str(tmp_path / "evil.pt"))
     assert not marker.exists()
+
+
+def test_a_header_over_the_safetensors_limit_is_refused_before_any_file_is_written(tmp_path, monkeypatch):
+    """pecli never writes a file that its own reader (and the safetensors library) would refuse."""
+    import pecli.io.safetensors
+
+    monkeypatch.setattr(pecli.io.safetensors, "MAX_HEADER_BYTES", 4096)
+    target = tmp_path / "t.safetensors"
+    target.write_bytes(b"previous")
+    with pytest.raises(ParameterError, match="over the format's 4096-byte limit"):
+        _write(target, np.zeros((2, 2), np.float32), "safetensors", {"timesteps": "1," * 4096})
+    assert os.listdir(tmp_path) == ["t.safetensors"] and target.read_bytes() == b"previous"
+
+
+def test_safetensors_metadata_the_library_refuses_is_refused(tmp_path):
+    """The reference reader wants __metadata__ to map strings to strings: pecli agrees, with the reason."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    for metadata in ({"base": 10000}, 0, ["a"]):
+        header = json.dumps({"__metadata__": metadata, "pe": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})
+        header += " " * (-len(header) % 8)
+        path = tmp_path / "m.safetensors"
+        path.write_bytes(struct.pack("<Q", len(header)) + header.encode() + bytes(4))
+        with pytest.raises(SafetensorError, match="invalid type"):
+            load_file(str(path))
+        with pytest.raises(TableFileError, match="__metadata__ is not an object of strings"):
+            read_table(str(path))

@@ -14,6 +14,7 @@ import errno
 import functools
 import importlib
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -136,10 +137,17 @@ def main(argv: list[str] | None = None) -> int:
         from pecli.cli.completion import install
 
         install()
+    stop_on_signals()
+    from pecli.cli.output import write_whole_stdout
+
+    write_whole_stdout()
     try:
         code = _run(argv)
         if sys.stdout is not None:  # None: started with stdout closed (>&-)
             sys.stdout.flush()  # a reader that left shows up here, not as noise at interpreter exit
+        if argv is None:  # a command line: its work is done, and a late Ctrl-C must not turn it into a failure
+            for signum in (signal.SIGINT, *_STOPPING_SIGNALS):
+                signal.signal(signum, signal.SIG_IGN)
         return code
     except BrokenPipeError:
         # the reader went away (| head): stop quietly, and keep Python from complaining at exit
@@ -156,6 +164,56 @@ def main(argv: list[str] | None = None) -> int:
         raise exit_ from None
 
 
+#: signals that stop pecli as Ctrl-C does (temporary removed, one line), each with its exit code
+_STOPPING_SIGNALS = {signal.SIGTERM: ExitCode.TERMINATED, signal.SIGHUP: ExitCode.HANGUP}
+
+
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds like KeyboardInterrupt (temporaries are removed on the way)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, frame: Any) -> None:
+    raise Stopped(signum)
+
+
+def stop_on_signals() -> None:
+    """Make SIGTERM and SIGHUP stop pecli as Ctrl-C does (exit 143 and 129), where they are not ignored.
+
+    ``timeout``, ``docker stop`` and systemd send SIGTERM; a closed terminal sends SIGHUP. A signal
+    the parent set to be ignored (``nohup``) stays ignored.
+    """
+    for signum in _STOPPING_SIGNALS:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, _raise_stopped)
+
+
+def _stopped(code: ExitCode, what: str) -> int:
+    """The exit code for a run stopped by ``what``, or 0 when its output was already complete."""
+    from pecli.io.atomic import completed_writes
+
+    written = completed_writes()
+    if written:  # the rename happened: the command succeeded, whatever came after
+        sys.stderr.write(f"pecli: {what} after {written[-1]!r} was completely written\n")
+        return int(ExitCode.OK)
+    sys.stderr.write(f"pecli: {what}\n")
+    return int(code)
+
+
+def _warnings_as_one_line(output: Any) -> None:
+    """Show Python's warnings (numpy's "overflow encountered in …") as one ``pecli: warning:`` line each,
+    without the file name, line number and source excerpt of the default format."""
+    import warnings
+
+    def show(message: Any, category: type[Warning], *_: Any, **__: Any) -> None:
+        output.warn(f"{str(message).splitlines()[0] if str(message) else category.__name__}")
+
+    warnings.showwarning = show
+
+
 def _run(argv: list[str] | None) -> int:
     """The command's exit code, with every known error turned into one line on stderr."""
     from pecli.cli._typer_compat import ClickException, NoArgsIsHelpError
@@ -163,6 +221,7 @@ def _run(argv: list[str] | None) -> int:
     from pecli.errors import PecliError
 
     output = Output()
+    _warnings_as_one_line(output)
     args = sys.argv[1:] if argv is None else list(argv)
     # the one command asked for, when the first word names it; else all (help, typos, options, completion)
     wanted = (args[0],) if args and args[0] in COMMANDS and not os.environ.get(COMPLETE_VAR) else COMMANDS
@@ -190,8 +249,9 @@ def _run(argv: list[str] | None) -> int:
         # click's usage errors exit 2; any other click failure is a runtime one, never "no"
         return int(ExitCode.USAGE) if error.exit_code == 2 else int(ExitCode.FAILURE)
     except (KeyboardInterrupt, typer.Abort):
-        sys.stderr.write("pecli: interrupted\n")
-        return int(ExitCode.INTERRUPTED)
+        return _stopped(ExitCode.INTERRUPTED, "interrupted")
+    except Stopped as stop:
+        return _stopped(_STOPPING_SIGNALS[stop.signum], f"stopped by {signal.Signals(stop.signum).name}")
     except BrokenPipeError:
         raise  # main() ends quietly
     except MemoryError:
@@ -216,5 +276,5 @@ def _run(argv: list[str] | None) -> int:
         )
         return int(ExitCode.FAILURE)
     if code == ExitCode.INTERRUPTED:  # typer turns Ctrl-C inside a command into a silent Exit(130)
-        sys.stderr.write("pecli: interrupted\n")
+        return _stopped(ExitCode.INTERRUPTED, "interrupted")
     return code

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import io
 import math
 import os
-from collections.abc import Callable, Mapping
-from typing import IO, Annotated, Any
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from pecli.cli.options import KeyOpt, output_options
-from pecli.cli.output import Output
+from pecli.cli.output import Output, printable
+
+if TYPE_CHECKING:
+    from pecli.io import StoredTensor
 
 HELP = """Describe a table file: every tensor's name, shape (e.g. [len, d]) and dtype, and its metadata.
 
@@ -44,7 +47,8 @@ def info(
     *,
     out: Output,
 ) -> None:
-    from pecli.io import read_tensors
+    from pecli.errors import TableFileError, did_you_mean
+    from pecli.io import open_tensors
 
     if os.path.isdir(file):
         from pecli.cli.model_inputs import show_model_directory
@@ -52,20 +56,18 @@ def info(
         show_model_directory(out, file, key=key, stats=stats)
         return
     if file != "-" and not os.path.exists(file):
-        from pecli.errors import TableFileError
-
         raise TableFileError(f"no such file: {file!r}", hint="give a .npy, .safetensors or .pt file, or - for stdin")
-    open_source = _source_opener(out, file)
-    tensors, metadata = read_tensors(open_source())
-    if key is not None and key not in tensors:
-        from pecli.errors import TableFileError, did_you_mean
-
-        raise TableFileError(f"{_display_name(file)} has no tensor {key!r}", hint=did_you_mean(key, list(tensors)))
-    shown = {key: tensors[key]} if key is not None else tensors
-    report = describe(_display_name(file), shown, metadata)
-    if stats:
-        for entry in report["tensors"]:
-            entry["stats"] = tensor_stats(open_source, entry["name"], entry["nbytes"], entry["dtype"])
+    with open_tensors(file) as opened:  # once: a pipe cannot be read twice, a file need not be
+        if key is not None and key not in opened.entries:
+            raise TableFileError(f"{opened.name} has no tensor {key!r}", hint=did_you_mean(key, list(opened.entries)))
+        shown = {key: opened.entries[key]} if key is not None else opened.entries
+        report = describe(
+            opened.name, {name: (entry.shape, entry.dtype) for name, entry in shown.items()}, opened.metadata,
+            size=opened.size,
+        )
+        if stats:
+            for entry in report["tensors"]:
+                entry["stats"] = tensor_stats(shown[entry["name"]], entry["name"], entry["nbytes"])
     if out.json_output:
         out.json(report)
         return
@@ -73,26 +75,12 @@ def info(
         out.data(line)
 
 
-def _display_name(file: str) -> str:
-    return "<stdin>" if file == "-" else file
-
-
-def _source_opener(out: Output, file: str) -> Callable[[], str | IO[bytes]]:
-    """Something to pass to the table readers, once per read: the path, or stdin read once and replayed."""
-    if file != "-":
-        return lambda: file
-    data = out.stdin.buffer.read()  # type: ignore[attr-defined]
-
-    def replay() -> io.BytesIO:
-        stream = io.BytesIO(data)
-        stream.name = "<stdin>"  # what error messages call it
-        return stream
-
-    return replay
-
-
 def describe(
-    name: str, tensors: Mapping[str, tuple[tuple[int, ...], str]], metadata: Mapping[str, str]
+    name: str,
+    tensors: Mapping[str, tuple[tuple[int, ...], str]],
+    metadata: Mapping[str, str],
+    *,
+    size: int | None = None,
 ) -> dict[str, Any]:
     """The JSON-ready report of a file: its tensors, and its metadata split into pecli's and the file's own.
 
@@ -105,7 +93,6 @@ def describe(
         {"name": key, "shape": list(shape), "dtype": dtype, "nbytes": math.prod(shape) * _itemsize(dtype)}
         for key, (shape, dtype) in tensors.items()
     ]
-    size = os.path.getsize(name) if os.path.isfile(name) else None
     return {
         "file": name,
         "size": size,
@@ -116,9 +103,20 @@ def describe(
 
 
 def _itemsize(dtype: str) -> int:
+    """Bytes per value of dtype ``dtype``: a numpy name or string (``<U2``), or a torch name numpy lacks.
+
+    >>> _itemsize("bfloat16"), _itemsize("<U2"), _itemsize("float8_e4m3fn"), _itemsize("qint32")
+    (2, 8, 1, 4)
+    """
     import numpy as np
 
-    return 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
+    if dtype == "bfloat16":
+        return 2
+    try:
+        return np.dtype(dtype).itemsize
+    except TypeError:  # float8_e5m2, qint8, quint4x2…: the name carries the bits
+        bits = re.search(r"\d+", dtype)
+        return max(1, int(bits.group()) // 8) if bits else 1
 
 
 def _pecli_metadata(metadata: Mapping[str, str]) -> dict[str, Any] | None:
@@ -139,71 +137,119 @@ def _pecli_metadata(metadata: Mapping[str, str]) -> dict[str, Any] | None:
     }
 
 
-def tensor_stats(open_source: Callable[[], Any], key: str, nbytes: int, dtype: str) -> dict[str, float | None] | None:
-    """min, max, mean and std (accumulated in float64) of tensor ``key``; None for a dtype with no real numbers.
+#: a tensor and its float64 copy this small fit in any memory pecli runs in
+_ALWAYS_FITS = 16 << 20
 
-    Refuses (a :class:`~pecli.errors.ParameterError`) a tensor that, with std's float64 scratch
-    copy, would not fit in the memory available.
+#: above this magnitude the sum or the squares of a tensor's values can overflow float64
+_OVERFLOWS = 1e150
 
-    >>> import io, numpy as np
-    >>> buffer = io.BytesIO(); np.save(buffer, np.array([[1, 2], [3, 6]], dtype=np.int16))
-    >>> tensor_stats(lambda: io.BytesIO(buffer.getvalue()), "", 8, "int16")
+
+def tensor_stats(entry: StoredTensor, key: str, nbytes: int) -> dict[str, float | int | None] | None:
+    """min, max, mean and std (in float64, scaled so values near 1e308 do not overflow) of a tensor.
+
+    None for a dtype with no real numbers. NaN values are left out and counted (``nan``, present
+    only when there are some). Refuses (a :class:`~pecli.errors.ParameterError`) a tensor that,
+    with its float64 copy, would not fit in the memory available.
+
+    >>> import numpy as np
+    >>> from pecli.io import StoredTensor
+    >>> values = np.array([[1, 2], [3, 6]], dtype=np.int16)
+    >>> tensor_stats(StoredTensor((2, 2), "int16", lambda: values), "", 8)
     {'min': 1.0, 'max': 6.0, 'mean': 3.0, 'std': 1.8708286933869707}
+    >>> huge = np.array([1e308, 1e308, np.nan])
+    >>> tensor_stats(StoredTensor((3,), "float64", lambda: huge), "", 24)
+    {'min': 1e+308, 'max': 1e+308, 'mean': 1e+308, 'std': 0.0, 'nan': 1}
     """
-    from pecli.io import is_real_dtype, read_table
+    from pecli.io import is_real_dtype
     from pecli.memory import check_fits_in_memory
 
-    if not is_real_dtype(dtype):
+    if not is_real_dtype(entry.dtype):
         return None
-    count = nbytes // _itemsize(dtype)
-    check_fits_in_memory(
-        nbytes + 8 * count,
-        what=f"tensor {key!r} and its statistics",
-        hint="drop --stats (the header alone is instant), or choose a smaller tensor with --key",
-    )
+    count = nbytes // _itemsize(entry.dtype)
+    if nbytes + 8 * count > _ALWAYS_FITS:  # asking the system costs more than a small tensor's statistics
+        check_fits_in_memory(
+            nbytes + 8 * count,
+            what=f"tensor {key!r} and its statistics",
+            hint="drop --stats (the header alone is instant), or choose a smaller tensor with --key",
+        )
     import numpy as np
 
-    values = read_table(open_source(), key=key or None).array
-    if values.size == 0:
-        return {"min": None, "max": None, "mean": None, "std": None}
-    return {
-        "min": float(values.min()),
-        "max": float(values.max()),
-        "mean": float(values.mean(dtype=np.float64)),
-        "std": float(values.std(dtype=np.float64)),
-    }
+    # ufunc reductions rather than the array methods: the same arithmetic as numpy's mean and std,
+    # without their per-call overhead, which dominates for thousands of small tensors
+    values = np.asarray(entry.load(), dtype=np.float64).reshape(-1)
+    found: dict[str, float | int | None] = {"min": None, "max": None, "mean": None, "std": None}
+    nan_count = 0
+    if values.size and math.isnan(np.minimum.reduce(values)):  # NaN propagates: count them, leave them out
+        missing = np.isnan(values)
+        nan_count = int(np.count_nonzero(missing))
+        values = values[~missing]
+    if values.size:
+        low, high = float(np.minimum.reduce(values)), float(np.maximum.reduce(values))
+        scale = max(abs(low), abs(high))
+        if scale == math.inf:
+            with np.errstate(invalid="ignore", over="ignore"):  # inf − inf: the mean and std are NaN
+                mean, std = _mean_and_std(values)
+        elif scale > _OVERFLOWS:  # scaled into [-1, 1], neither the sum nor the squares can overflow
+            mean, std = (scale * moment for moment in _mean_and_std(values / scale))
+        else:
+            mean, std = _mean_and_std(values)
+        found = {"min": low, "max": high, "mean": mean, "std": std}
+    if nan_count:
+        found["nan"] = nan_count
+    return found
+
+
+#: the human report lists at most this many tensors (``--json`` lists them all)
+SHOWN_TENSORS = 1000
+
+
+def _mean_and_std(values: Any) -> tuple[float, float]:
+    """The mean and the (population) standard deviation of a 1-D float64 array, as numpy computes them."""
+    import numpy as np
+
+    mean = np.add.reduce(values) / values.size
+    deviation = values - mean
+    return float(mean), math.sqrt(np.add.reduce(deviation * deviation) / values.size)
 
 
 def format_report(report: Mapping[str, Any]) -> list[str]:
-    """The human-readable lines of a :func:`describe` report.
+    """The human-readable lines of a :func:`describe` report, every text from the file escaped.
 
     >>> print("\\n".join(format_report(describe("x.npy", {"": ((3, 2), "float64")}, {}))))
     x.npy: 1 tensor
       (array)  [3, 2]  float64  48 B
+    >>> format_report(describe("m.safetensors", {}, {"t": "\\x1b]0;pwned\\x07"}))[-1]
+    '  t: \\\\x1b]0;pwned\\\\x07'
     """
     from pecli.dtypes import format_bytes
 
     tensors = report["tensors"]
     size = f", {format_bytes(report['size'])}" if report.get("size") is not None else ""
-    lines = [f"{report['file']}: {len(tensors)} tensor{'s' if len(tensors) != 1 else ''}{size}"]
-    names = [t["name"] or "(array)" for t in tensors]
-    shapes = [str(t["shape"]) for t in tensors]
+    count = f"{len(tensors)} tensor{'s' if len(tensors) != 1 else ''}"
+    lines = [f"{printable(report['file'])}: {count}{size}"]
+    listed = tensors[:SHOWN_TENSORS]
+    names = [printable(t["name"]) or "(array)" for t in listed]
+    shapes = [str(t["shape"]) for t in listed]
     name_width = max(map(len, names), default=0)
     shape_width = max(map(len, shapes), default=0)
-    dtype_width = max((len(t["dtype"]) for t in tensors), default=0)
-    for name, shape, tensor in zip(names, shapes, tensors, strict=True):
+    dtype_width = max((len(t["dtype"]) for t in listed), default=0)
+    for name, shape, tensor in zip(names, shapes, listed, strict=True):
         line = f"  {name:<{name_width}}  {shape:<{shape_width}}  {tensor['dtype']:<{dtype_width}}  "
         line += format_bytes(tensor["nbytes"])
         stats = tensor.get("stats")
         if stats and stats["min"] is not None:
             line += "  " + ", ".join(f"{k} {stats[k]:.6g}" for k in ("min", "max", "mean", "std"))
+        if stats and stats.get("nan"):
+            line += f", {stats['nan']} NaN"
         lines.append(line.rstrip())
+    if len(tensors) > len(listed):
+        lines.append(f"  … and {len(tensors) - len(listed)} more (--json lists them all, --key shows one)")
     pecli_meta = report.get("pecli")
     if pecli_meta is not None:
-        preset = f" (preset {pecli_meta['preset']})" if pecli_meta.get("preset") else ""
-        lines.append(f"written by pecli {pecli_meta['version']}: {pecli_meta['scheme']}{preset}")
-        params = " ".join(f"{k}={v}" for k, v in pecli_meta["params"].items())
+        preset = f" (preset {printable(pecli_meta['preset'])})" if pecli_meta.get("preset") else ""
+        lines.append(f"written by pecli {printable(pecli_meta['version'])}: {printable(pecli_meta['scheme'])}{preset}")
+        params = " ".join(f"{printable(k)}={printable(str(v))}" for k, v in pecli_meta["params"].items())
         lines.append(f"  parameters: {params or '(none)'}")
     elif report["metadata"]:
-        lines += ["metadata:", *(f"  {k}: {v}" for k, v in report["metadata"].items())]
+        lines += ["metadata:", *(f"  {printable(k)}: {printable(v)}" for k, v in report["metadata"].items())]
     return lines

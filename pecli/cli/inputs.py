@@ -82,7 +82,9 @@ def load_input(
         label = f"{name} [{table.key}]" if table.key else name
         if "scheme" in table.metadata:
             label = _describe(table.metadata.get("scheme", ""), table.metadata) + f" — {label}"
-        return InputTable(table.array, label, table.metadata, source)
+        from pecli.cli.output import printable
+
+        return InputTable(table.array, printable(label), table.metadata, source)  # titles: text from the file
     if key is not None:
         raise ParameterError(f"--key applies to files, but {source!r} is a scheme", hint="drop --key")
     from pecli.cli.common import build_table

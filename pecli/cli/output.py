@@ -19,8 +19,11 @@ an ``Output`` over ``io.StringIO`` streams.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
+import math
 import os
+import re
 import shutil
 import sys
 from collections.abc import Callable, Iterator
@@ -40,6 +43,52 @@ def is_terminal(stream: object) -> bool:
         return bool(stream.isatty())  # type: ignore[attr-defined]
     except (AttributeError, ValueError):
         return False
+
+
+#: characters that move the cursor, retitle the window, clear the screen or break a line: C0 and C1
+#: controls, DEL, and Unicode's line separators and bidirectional overrides
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    r"""``text`` from outside (a file name, a tensor name, metadata) made safe for a terminal.
+
+    Control characters become Python escapes (``\x1b``, ``\n``), so an escape sequence in a file
+    cannot clear the screen or retitle the window, and a message stays one line. ``--json`` output
+    keeps the exact strings; every human output path goes through here.
+
+    >>> printable("t\x1b]0;pwned\x07\nnext")
+    't\\x1b]0;pwned\\x07\\nnext'
+    >>> printable("sinusoidal — base=10000")
+    'sinusoidal — base=10000'
+    """
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def write_whole_stdout() -> None:
+    """Give an unbuffered stdout (``python -u``, ``PYTHONUNBUFFERED=1``) a buffer that writes every byte.
+
+    Unbuffered, ``sys.stdout.buffer`` is the raw file, whose ``write`` may take only part of the
+    data (a full disk, a busy pipe) and say so in a count nobody reads; a buffered writer retries
+    until all is written, or raises.
+    """
+    stdout = sys.stdout
+    raw = getattr(stdout, "buffer", None)
+    if isinstance(raw, io.RawIOBase):
+        sys.stdout = io.TextIOWrapper(
+            io.BufferedWriter(raw), encoding=stdout.encoding, errors=stdout.errors, line_buffering=True
+        )
+
+
+def _finite_or_null(value: Any) -> Any:
+    """``value`` with every NaN or infinite float, at any depth, replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite_or_null(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_null(item) for item in value]
+    return value
 
 
 class _ClosedStdout:
@@ -121,8 +170,19 @@ class Output:
         self.stdout.write(text if text.endswith("\n") else text + "\n")
 
     def json(self, document: Any) -> None:
-        """Exactly one JSON document on stdout."""
-        self.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+        """Exactly one JSON document on stdout; NaN and ±inf, which JSON cannot hold, are written as null.
+
+        >>> import io
+        >>> out = Output(stdout=io.StringIO())
+        >>> out.json({"min": float("nan"), "max": [float("inf"), 1.5]})
+        >>> out.stdout.getvalue().split()
+        ['{', '"min":', 'null,', '"max":', '[', 'null,', '1.5', ']', '}']
+        """
+        try:
+            text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+        except ValueError:  # "Out of range float values": rare, so only then walk the document
+            text = json.dumps(_finite_or_null(document), indent=2, ensure_ascii=False, allow_nan=False)
+        self.stdout.write(text + "\n")
 
     def binary_stdout(self, what: str) -> IO[bytes]:
         """stdout as bytes, refused when it is a terminal (binary data would garble it)."""
@@ -137,16 +197,16 @@ class Output:
     def note(self, text: str) -> None:
         """An informational message on stderr (silenced by --quiet)."""
         if not self.quiet:
-            self.stderr.write(text + "\n")
+            self.stderr.write(printable(text) + "\n")
 
     def warn(self, text: str) -> None:
         """A warning on stderr (silenced by --quiet)."""
         if not self.quiet:
-            self.stderr.write(f"pecli: warning: {text}\n")
+            self.stderr.write(f"pecli: warning: {printable(text)}\n")
 
     def error(self, error: PecliError | str) -> None:
         """A one-line error on stderr (never silenced)."""
-        self.stderr.write(f"pecli: error: {error}\n")
+        self.stderr.write(f"pecli: error: {printable(str(error))}\n")
         with contextlib.suppress(Exception):
             self.stderr.flush()
 

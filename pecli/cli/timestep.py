@@ -113,12 +113,39 @@ def _read_timesteps(out: Output, arguments: list[str], range_text: str | None):
     if "-" in arguments:
         if len(arguments) > 1:
             raise ParameterError("- (stdin) cannot be mixed with other timesteps", hint=_ONE_SOURCE)
+        if out.stdin is None:  # the process started with stdin closed (<&-)
+            raise ParameterError("stdin is closed, so there are no timesteps to read", hint=_ONE_SOURCE)
         if out.stdin_is_terminal:
             out.note("reading timesteps from stdin (end with Ctrl-D)")
-        return parse_timesteps(out.stdin.read(), source="stdin")
+        return parse_timesteps(_read_text(out.stdin), source="stdin")
     if not arguments:
         raise ParameterError("no timesteps given", hint=f"e.g. pecli timestep 0 250 999 --dim 320; {_ONE_SOURCE}")
     return parse_timestep_arguments(arguments)
+
+
+def _read_text(stream: Any) -> str:
+    """All of ``stream``, refused once it outgrows what its timesteps could take in memory (``/dev/zero``)."""
+    from pecli.errors import ParameterError
+    from pecli.memory import available_memory
+
+    # each timestep (two characters at least) becomes a Python float and a float64 while parsed
+    limit = (available_memory() or 1 << 40) // 32
+    pieces, size = [], 0
+    while piece := stream.read(1 << 20):
+        size += len(piece)
+        if size > limit:
+            raise ParameterError(
+                f"stdin holds more than {limit} characters of timesteps, more than memory can parse",
+                hint="give fewer timesteps, or --range START:STOP:STEP",
+            )
+        if "\0" in piece:  # binary data (/dev/zero, a table): stop before reading more of it
+            line = "".join(pieces).count("\n") + piece[: piece.index("\0")].count("\n") + 1
+            raise ParameterError(
+                f"line {line} of stdin is not a number: it holds binary data (a NUL byte)",
+                hint="give timesteps as text, one or more per line",
+            )
+        pieces.append(piece)
+    return "".join(pieces)
 
 
 def _print_table(out: Output, table: Any) -> None:

@@ -22,22 +22,21 @@ read only the tensor asked for.
 from __future__ import annotations
 
 import contextlib
-import io
 import math
 import os
-import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import IO, Any
+from typing import IO
 
 import numpy as np
 
-from pecli.errors import ParameterError, TableFileError, did_you_mean
-from pecli.io.atomic import TEMP_MARKER, atomic_file, check_free_space, check_output_path
+from pecli.errors import OutputError, ParameterError, TableFileError, did_you_mean
+from pecli.io.atomic import TEMP_MARKER, atomic_file, check_free_space, check_output_path, reported_os_errors
 from pecli.io.npy import npy_entries, npy_pieces
 from pecli.io.pt import pt_bytes, pt_entries
 from pecli.io.safetensors import dtype_code, safetensors_entries, safetensors_pieces
-from pecli.io.tensor import LoadedTable, StoredTensor, Tensor, is_real_dtype
+from pecli.io.source import kind_of, open_source
+from pecli.io.tensor import LoadedTable, StoredTensor, TableFile, Tensor, is_real_dtype
 from pecli.io.text import text_pieces
 
 __all__ = [
@@ -45,14 +44,18 @@ __all__ = [
     "FORMATS",
     "TEMP_MARKER",
     "LoadedTable",
+    "StoredTensor",
+    "TableFile",
     "Tensor",
     "check_format_holds",
     "check_free_space",
     "check_output_path",
     "format_for",
     "is_real_dtype",
+    "open_tensors",
     "read_table",
     "read_tensors",
+    "write_all",
     "write_tensors",
 ]
 
@@ -141,9 +144,35 @@ def _pieces(tensors: Mapping[str, Tensor], fmt: str, metadata: Mapping[str, str]
 
 def _stream(handle: IO[bytes], pieces: Iterable[bytes | memoryview], on_progress: Callable[[int], None] | None) -> None:
     for piece in pieces:
-        handle.write(piece)
+        write_all(handle, piece)
         if on_progress is not None:
             on_progress(len(piece))
+
+
+def write_all(handle: IO[bytes], data: bytes | memoryview) -> None:
+    """Write every byte of ``data``: an unbuffered stream (``PYTHONUNBUFFERED=1``) may take only part.
+
+    A stream that takes nothing is an :class:`~pecli.errors.OutputError`, never a silent truncation.
+
+    >>> import io
+    >>> class Trickle(io.RawIOBase):  # takes at most 3 bytes per call, like a nearly full pipe
+    ...     def __init__(self): self.got = b""
+    ...     def writable(self): return True
+    ...     def write(self, data): self.got += bytes(data[:3]); return min(3, len(data))
+    >>> trickle = Trickle(); write_all(trickle, b"positional"); trickle.got
+    b'positional'
+    """
+    view = memoryview(data).cast("B")
+    while view:
+        written = handle.write(view)
+        if written is None:  # a non-blocking stream that is full: wait until it takes more
+            import select
+
+            select.select([], [handle], [])
+            continue
+        if written <= 0:
+            raise OutputError("the output took no more bytes", hint="check the disk or the reading program")
+        view = view[written:]
 
 
 def write_tensors(
@@ -180,97 +209,60 @@ def write_tensors(
             _stream(handle, pieces, on_progress)
         return
     handle = sys.stdout.buffer if target == "-" else target
-    _stream(handle, [first], on_progress)
-    _stream(handle, pieces, on_progress)
-    handle.flush()
-
-
-def _open_source(source: str | IO[bytes]) -> tuple[IO[bytes], str, int | None]:
-    """(binary handle, display name, size if known) for a path, ``"-"`` or a file object.
-
-    Pipes (stdin, ``<(…)`` process substitution, FIFOs) are read whole, so that their size is known
-    before any header is trusted.
-    """
-    if not isinstance(source, str):
-        data = source.read()
-        name = getattr(source, "name", None)
-        return io.BytesIO(data), name if isinstance(name, str) else "<stream>", len(data)
-    if source == "-":
-        if sys.stdin is None or _is_terminal(sys.stdin):
-            raise TableFileError(
-                "no table on stdin (it is a terminal)", hint="pipe one in: pecli generate --d 64 --len 32 -o - | …"
-            )
-        data = sys.stdin.buffer.read()
-        return io.BytesIO(data), "<stdin>", len(data)
-    if not os.path.exists(source):
-        raise TableFileError(
-            f"no such file: {source!r}", hint="check the path, or give a scheme name such as sinusoidal"
-        )
-    if os.path.isdir(source):
-        raise TableFileError(
-            f"{source!r} is a directory, not a table file", hint="give a .npy, .safetensors or .pt file"
-        )
-    try:
-        handle = open(source, "rb")  # noqa: SIM115 - closed by the caller
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            with handle:
-                data = handle.read()
-            return io.BytesIO(data), source, len(data)
-    except OSError as error:
-        raise TableFileError(f"cannot read {source!r}: {error.strerror}", hint="check its permissions") from None
-    return handle, source, os.fstat(handle.fileno()).st_size
-
-
-def _is_terminal(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
-
-
-def _kind_of(head: bytes) -> str | None:
-    if head.startswith(b"\x93NUMPY"):
-        return "npy"
-    if head.startswith(b"PK\x03\x04"):
-        return "pt"
-    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
-        return "pt"  # torch.save's legacy (pre-1.6, non-zip) format: a bare pickle stream
-    if len(head) >= 9 and head[8:9] in (b"{", b"["):  # a JSON header after its 8-byte length
-        return "safetensors"
-    return None
+    with reported_os_errors("stdout" if target == "-" else getattr(target, "name", "the output")):
+        _stream(handle, [first], on_progress)
+        _stream(handle, pieces, on_progress)
+        handle.flush()
 
 
 _READERS = {"npy": npy_entries, "safetensors": safetensors_entries, "pt": pt_entries}
 
 
 @contextlib.contextmanager
-def _opened(source: str | IO[bytes]) -> Iterator[tuple[dict[str, StoredTensor], dict[str, str], str]]:
-    handle, name, size = _open_source(source)
+def open_tensors(source: str | IO[bytes]) -> Iterator[TableFile]:
+    """Open a table file once: every tensor's header, loadable one by one while the block runs.
+
+    A pipe is read once (see :mod:`pecli.io.source`), so several tensors of stdin can be read.
+
+    >>> import io
+    >>> buffer = io.BytesIO()
+    >>> write_tensors(buffer, {"a": Tensor.from_array(np.ones(2)), "b": Tensor.from_array(np.zeros(1))},
+    ...               fmt="safetensors")
+    >>> with open_tensors(io.BytesIO(buffer.getvalue())) as opened:
+    ...     [(key, entry.load().tolist()) for key, entry in opened.entries.items()], opened.size
+    ([('a', [1.0, 1.0]), ('b', [0.0])], 144)
+    """
+    handle, name, size = open_source(source)
     with handle:
         if size == 0:
             raise TableFileError(f"{name} is empty", hint="give a .npy, .safetensors or .pt table")
         head = handle.read(16)
         handle.seek(0)
-        kind = _kind_of(head)
+        kind = kind_of(head)
         if kind is None:
             raise TableFileError(
                 f"{name} is not a .npy, .safetensors or .pt file (unrecognised content)",
                 hint="pecli reads tables written by numpy, safetensors or torch",
             )
         entries, metadata = _READERS[kind](handle, name, size)
-        yield entries, metadata, name
+        yield TableFile(entries, metadata, name, size)
 
 
 def read_tensors(source: str | IO[bytes]) -> tuple[dict[str, tuple[tuple[int, ...], str]], dict[str, str]]:
     """The name -> (shape, dtype) of every tensor in a file, and its metadata, reading only headers.
 
+    >>> import io
     >>> buffer = io.BytesIO()
     >>> write_tensors(buffer, {"pe": Tensor.from_array(np.zeros((3, 2), np.float16))}, fmt="safetensors")
     >>> read_tensors(io.BytesIO(buffer.getvalue()))
     ({'pe': ((3, 2), 'float16')}, {})
     """
-    with _opened(source) as (entries, metadata, _):
-        return {key: (entry.shape, entry.dtype) for key, entry in entries.items()}, metadata
+    with open_tensors(source) as opened:
+        return {key: (entry.shape, entry.dtype) for key, entry in opened.entries.items()}, opened.metadata
+
+
+#: at most this many candidate keys are named in an error, so it stays one readable line
+_LISTED = 10
 
 
 def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str], key: str | None, name: str) -> str:
@@ -285,8 +277,10 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
         return own
     if not entries:
         raise TableFileError(f"{name} holds no tensors", hint="give a file with a table in it")
-    candidates = [f"{k} {list(e.shape)}" for k, e in entries.items() if len(e.shape) == 2]
-    listing = "; ".join(candidates) if candidates else "none is 2-D"
+    candidates = [f"{k!r} {list(e.shape)}" for k, e in entries.items() if len(e.shape) == 2]
+    listing = "; ".join(candidates[:_LISTED]) if candidates else "none is 2-D"
+    if len(candidates) > _LISTED:
+        listing += f"; and {len(candidates) - _LISTED} more (pecli info lists them)"
     raise TableFileError(
         f"{name} holds {len(entries)} tensors; choose one with --key", hint=f"2-D candidates: {listing}"
     )
@@ -300,6 +294,7 @@ def read_table(source: str | IO[bytes], key: str | None = None) -> LoadedTable:
     the 2-D candidates. Only the chosen tensor is read, and only after its header has been checked
     against the file's size; a tensor that is empty or not of a real number type is refused.
 
+    >>> import io
     >>> buffer = io.BytesIO()
     >>> np.save(buffer, np.array([[1 + 2j]]))
     >>> try:
@@ -308,7 +303,8 @@ def read_table(source: str | IO[bytes], key: str | None = None) -> LoadedTable:
     ...     print(error.message)
     <stream>: tensor array has dtype complex128, which is not a real number type
     """
-    with _opened(source) as (entries, metadata, name):
+    with open_tensors(source) as opened:
+        entries, metadata, name = opened.entries, opened.metadata, opened.name
         chosen = _choose_key(entries, metadata, key, name)
         entry = entries[chosen]
         label = repr(chosen) if chosen else "array"

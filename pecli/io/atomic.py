@@ -26,10 +26,29 @@ from typing import IO
 
 from pecli.errors import OutputError, PecliError
 
-__all__ = ["TEMP_MARKER", "atomic_file", "check_free_space", "check_output_path"]
+__all__ = [
+    "TEMP_MARKER",
+    "atomic_file",
+    "check_free_space",
+    "check_output_path",
+    "completed_writes",
+    "reported_os_errors",
+]
 
 #: temporary files carry this marker, so stale ones (from a killed process) can be found
 TEMP_MARKER = ".pecli-tmp-"
+
+#: targets this process has replaced: once renamed, a write has succeeded whatever comes after
+_COMPLETED: list[str] = []
+
+
+def completed_writes() -> tuple[str, ...]:
+    """The paths this process has finished writing (renamed into place), oldest first.
+
+    >>> isinstance(completed_writes(), tuple)
+    True
+    """
+    return tuple(_COMPLETED)
 
 
 def check_output_path(path: str) -> None:
@@ -50,8 +69,21 @@ def check_output_path(path: str) -> None:
 
 
 def check_free_space(path: str, nbytes: int) -> None:
-    """Refuse, before writing, an output of ``nbytes`` that the disk holding ``path`` has no room for."""
-    directory = os.path.dirname(os.path.abspath(path))
+    """Refuse, before writing, an output of ``nbytes`` that the disk holding ``path`` has no room for.
+
+    The target's own stale temporaries (left by a killed pecli) are removed first, so they do not
+    count against the space. A device or a pipe (``/dev/null``, ``/dev/stdout``, a FIFO) has no
+    free space to check: it is written in place.
+
+    >>> check_free_space(os.devnull, 1 << 60)  # an exabyte to /dev/null is fine
+    """
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return
+    except OSError:  # no file there yet
+        pass
+    directory, basename = os.path.split(os.path.realpath(path))
+    _remove_stale_temporaries(directory, basename)
     try:
         usage = shutil.disk_usage(directory)
     except OSError:
@@ -102,7 +134,7 @@ def atomic_file(path: str) -> Iterator[IO[bytes]]:
     except OSError:
         existing_mode = None
     if existing_mode is not None and not stat.S_ISREG(existing_mode):
-        with _reported_os_errors(path), open(path, "wb") as handle:
+        with reported_os_errors(path), open(path, "wb") as handle:
             yield handle
         return
     real_path = os.path.realpath(path)
@@ -115,17 +147,32 @@ def atomic_file(path: str) -> Iterator[IO[bytes]]:
             f"cannot create a file in {directory!r}: {error.strerror}", hint="choose another output path"
         ) from None
     try:
-        with _reported_os_errors(path):
+        with reported_os_errors(path):
             os.fchmod(descriptor, _mode_for(real_path))
             with os.fdopen(descriptor, "wb") as handle:
                 yield handle
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.replace(temp_path, real_path)
+            with _signals_deferred():  # renamed and recorded as one step: see completed_writes
+                os.replace(temp_path, real_path)
+                _COMPLETED.append(path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp_path)
         raise
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP back for the block; they arrive when it ends."""
+    import signal
+
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _mode_for(path: str) -> int:
@@ -139,8 +186,16 @@ def _mode_for(path: str) -> int:
 
 
 @contextlib.contextmanager
-def _reported_os_errors(path: str) -> Iterator[None]:
-    """Turn an OSError while writing ``path`` (a full disk, a vanished directory) into an :class:`OutputError`."""
+def reported_os_errors(path: str) -> Iterator[None]:
+    """Turn an OSError while writing ``path`` (a full disk, a vanished directory) into an :class:`OutputError`.
+
+    >>> try:
+    ...     with reported_os_errors("-"):
+    ...         raise OSError(28, "No space left on device")
+    ... except OutputError as error:
+    ...     print(error)
+    cannot write '-': No space left on device (the disk is full: free space or write elsewhere)
+    """
     try:
         yield
     except OSError as error:

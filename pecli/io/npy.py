@@ -24,9 +24,12 @@ from typing import IO
 import numpy as np
 
 from pecli.errors import TableFileError
-from pecli.io.tensor import StoredTensor, Tensor, raw_chunks, storage_dtype
+from pecli.io.tensor import StoredTensor, Tensor, raw_chunks, read_array, storage_dtype
 
 __all__ = ["npy_entries", "npy_pieces"]
+
+#: numpy arrays have at most this many dimensions
+_MAX_DIMENSIONS = 64
 
 
 def _header(tensor: Tensor) -> bytes:
@@ -70,8 +73,10 @@ def npy_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[st
         # ValueError, SyntaxError, tokenize.TokenError, TypeError, RecursionError…: every one means "corrupt"
         detail = str(error).splitlines()[0][:200] if isinstance(error, ValueError) and str(error) else ""
         raise invalid(detail or f"its header cannot be parsed ({type(error).__name__})") from None
-    if not all(isinstance(n, int) and n >= 0 for n in shape):
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
         raise invalid(f"its header declares an invalid shape {shape!r}")
+    if len(shape) > _MAX_DIMENSIONS:
+        raise invalid(f"its header declares {len(shape)} dimensions, more than numpy's {_MAX_DIMENSIONS}")
     if dtype.hasobject:
         raise TableFileError(
             f"{name} holds Python objects (dtype {dtype}), which pecli never unpickles",
@@ -88,11 +93,8 @@ def npy_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[st
         )
 
     def load() -> np.ndarray:
-        handle.seek(data_offset)
-        if isinstance(handle, io.BytesIO):
-            array = np.frombuffer(handle.getbuffer(), dtype=dtype, count=count, offset=data_offset).copy()
-        else:
-            array = np.fromfile(handle, dtype=dtype, count=count)
-        return array.reshape(shape, order="F" if fortran else "C")
+        return read_array(handle, data_offset, dtype, count, name).reshape(shape, order="F" if fortran else "C")
 
-    return {"": StoredTensor(tuple(shape), dtype.name, load)}, {}
+    # a name for numbers (float32), numpy's string for the rest ("<U2", "|V6"), which np.dtype reads back
+    dtype_name = dtype.name if dtype.kind in "fiubc" else dtype.str
+    return {"": StoredTensor(tuple(shape), dtype_name, load)}, {}

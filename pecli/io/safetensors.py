@@ -15,7 +15,6 @@ the data exactly) before any tensor is allocated.
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import struct
@@ -25,7 +24,7 @@ from typing import IO, Any
 import numpy as np
 
 from pecli.errors import ParameterError, TableFileError
-from pecli.io.tensor import StoredTensor, Tensor, raw_chunks
+from pecli.io.tensor import StoredTensor, Tensor, raw_chunks, read_array
 
 __all__ = ["MAX_HEADER_BYTES", "dtype_code", "safetensors_entries", "safetensors_header", "safetensors_pieces"]
 
@@ -45,6 +44,8 @@ _DTYPE_CODES = {
     "bool": "BOOL",
 }
 _NUMPY_NAMES = {code: name for name, code in _DTYPE_CODES.items()}
+#: dtypes the format defines (safetensors' ``Dtype``) that numpy has no type for
+_UNSUPPORTED_CODES = frozenset({"F8_E4M3", "F8_E5M2", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "C64"})
 _NUMPY_NAMES.update({"U16": "uint16", "U32": "uint32", "U64": "uint64"})
 
 
@@ -76,6 +77,11 @@ def safetensors_header(tensors: Mapping[str, Tensor], metadata: Mapping[str, str
         offset += tensor.nbytes
     encoded = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
     encoded += b" " * (-len(encoded) % 8)
+    if len(encoded) > MAX_HEADER_BYTES:  # a file no safetensors reader (pecli's included) would open
+        raise ParameterError(
+            f"the safetensors header would take {len(encoded)} bytes, over the format's {MAX_HEADER_BYTES}-byte limit",
+            hint="store less metadata (fewer timesteps: --range), or write .npy",
+        )
     return struct.pack("<Q", len(encoded)) + encoded
 
 
@@ -112,9 +118,12 @@ def safetensors_entries(
         raise TableFileError(f"{name} has a corrupt safetensors header ({why})", hint="regenerate the file") from None
     if not isinstance(header, dict):
         raise TableFileError(f"{name}: the safetensors header is not a JSON object", hint="the file is corrupt")
-    metadata = header.pop("__metadata__", None) or {}
-    if not isinstance(metadata, dict):
-        raise TableFileError(f"{name}: the safetensors __metadata__ is not an object", hint="the file is corrupt")
+    metadata = header.pop("__metadata__", {})
+    if not isinstance(metadata, dict) or not all(isinstance(value, str) for value in metadata.values()):
+        # the safetensors library refuses both: __metadata__ is a map of strings to strings
+        raise TableFileError(
+            f"{name}: the safetensors __metadata__ is not an object of strings", hint="the file is corrupt"
+        )
     data_start = 8 + header_length
     data_size = None if size is None else size - data_start
     entries = {key: _entry(handle, name, key, info, data_start, data_size) for key, info in header.items()}
@@ -156,10 +165,17 @@ def _entry(
     if not isinstance(info, dict):
         raise corrupt("has no valid description")
     code, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
+    if isinstance(code, str) and code in _UNSUPPORTED_CODES:
+        raise TableFileError(
+            f"{name}: tensor {key!r} has dtype {code}, a valid safetensors dtype that pecli does not support",
+            hint="convert it to float16, bfloat16 or float32 first",
+        )
     if not isinstance(code, str) or code not in _NUMPY_NAMES:
         raise corrupt(f"has dtype {code!r}, which pecli cannot read")
     if not (isinstance(shape, list) and all(is_count(s) for s in shape)):
         raise corrupt(f"has an invalid shape {shape!r}")
+    if any(s >= 1 << 64 for s in shape):  # the library reads dimensions as 64-bit sizes
+        raise corrupt(f"has a dimension over 2^64 in shape {shape!r}")
     if not (isinstance(offsets, list) and len(offsets) == 2 and all(is_count(o) for o in offsets)):
         raise corrupt(f"has invalid data_offsets {offsets!r}")
     begin, end = offsets
@@ -173,11 +189,7 @@ def _entry(
 
     def load() -> np.ndarray:
         storage = np.dtype(np.uint16) if dtype_name == "bfloat16" else np.dtype(dtype_name).newbyteorder("<")
-        if isinstance(handle, io.BytesIO):
-            array = np.frombuffer(handle.getbuffer(), dtype=storage, count=count, offset=data_start + begin).copy()
-        else:
-            handle.seek(data_start + begin)
-            array = np.fromfile(handle, dtype=storage, count=count)
+        array = read_array(handle, data_start + begin, storage, count, name)
         if dtype_name == "bfloat16":
             array = (array.astype(np.uint32) << np.uint32(16)).view(np.float32)
         return array.reshape(shape)
