@@ -124,6 +124,7 @@ def test_console_examples_show_real_output(shell_env, tmp_path, page):
     A command that exits non-zero shows its status in the example (``; echo "exit $?"``).
     """
     env = {**shell_env, "PYTHONUNBUFFERED": "1"}  # stdout and stderr in the order a terminal shows them
+    (tmp_path / "tests").symlink_to(ROOT / "tests")  # as in a checkout's root: examples read tests/data/
     for command, expected in console_examples(page):
         completed = subprocess.run(
             ["bash", "-c", command],
