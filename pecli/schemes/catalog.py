@@ -79,8 +79,9 @@ class Scheme:
     def derived_metadata(self, sizes: Sizes, params: Mapping[str, Any]) -> dict[str, str]:
         """Values the parameters imply (e.g. YaRN's attention factor), as metadata strings.
 
-        >>> get_scheme("rope").derived_metadata(Sizes(8, 4, (8, 4)), {"scaling": "none"})
-        {'attention_factor': '1.0'}
+        >>> yarn = {"scaling": "yarn", "factor": 4.0, "original_max_position": 4}
+        >>> get_scheme("rope").derived_metadata(Sizes(8, 4, (8, 4)), yarn)
+        {'attention_factor': '1.1386294361119891'}
         """
         return _load(self.derived)(sizes.length, sizes.dim, **params) if self.derived else {}
 
@@ -109,6 +110,8 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "cos_first": False,
                     "freq_shift": None,
                     "offset": 0,
+                    "padding_idx": None,
+                    "amplitude": 1.0,
                 },
                 choices={"layout": ("interleaved", "split")},
             ),
@@ -195,11 +198,19 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "beta_fast": None,
                     "beta_slow": None,
                     "apply_attention_factor": None,
+                    "truncate": None,
+                    "mscale": None,
+                    "mscale_all_dim": None,
+                    "attention_factor": None,
+                    "short_factor": None,
+                    "long_factor": None,
+                    "offset": 0,
+                    "partial_rotary_factor": 1.0,
                 },
                 choices={
                     "layout": ("half", "interleaved"),
                     "part": ("cos", "sin", "angle"),
-                    "scaling": ("none", "linear", "dynamic", "yarn", "llama3"),
+                    "scaling": ("none", "linear", "dynamic", "yarn", "llama3", "longrope"),
                 },
                 parts=("cos", "sin", "angle"),
                 default_parts=("cos", "sin"),
