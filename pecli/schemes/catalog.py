@@ -210,7 +210,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 choices={
                     "layout": ("half", "interleaved"),
                     "part": ("cos", "sin", "angle"),
-                    "scaling": ("none", "linear", "dynamic", "yarn", "llama3", "longrope"),
+                    "scaling": ("none", "linear", "dynamic", "yarn", "llama3", "longrope", "proportional"),
                 },
                 parts=("cos", "sin", "angle"),
                 default_parts=("cos", "sin"),

@@ -164,7 +164,7 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "RoPE context scaling (HF rope_type).",
                 "KIND",
             ),
-            Param("factor", "--factor", float, "RoPE scaling factor (linear, dynamic, yarn, llama3, longrope).", "F"),
+            Param("factor", "--factor", float, "RoPE scaling factor: inv_freq / F (and the scalings' own uses).", "F"),
             Param(
                 "original_max_position",
                 "--original-max-position",
@@ -225,7 +225,7 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "partial_rotary_factor",
                 "--partial-rotary-factor",
                 float,
-                "RoPE: rotate the first int(d·F) columns only (GPT-NeoX, Phi); the rest hold cos 1, sin 0.",
+                "RoPE: rotate the first int(d·F) columns only (GPT-NeoX, Phi); proportional: int(F·d/2) frequencies.",
                 "F",
             ),
         )

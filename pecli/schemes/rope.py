@@ -40,6 +40,15 @@ __all__ = [
     "rotary_dim",
 ]
 
+def _fraction(partial_rotary_factor: float) -> float:
+    factor = finite_above("partial_rotary_factor", partial_rotary_factor, 0.0, example="0.5")
+    if factor > 1:
+        raise ParameterError(
+            f"{{partial_rotary_factor}} must be at most 1, got {factor!r}", hint="pass e.g. {partial_rotary_factor=0.5}"
+        )
+    return factor
+
+
 def rotary_dim(dim: int, partial_rotary_factor: float = 1.0) -> int:
     """The rotated columns of a head of ``dim``: HF's ``int(head_dim · partial_rotary_factor)`` (even).
 
@@ -47,11 +56,7 @@ def rotary_dim(dim: int, partial_rotary_factor: float = 1.0) -> int:
     (64, 32)
     """
     dim = positive_int("dim", dim)
-    factor = finite_above("partial_rotary_factor", partial_rotary_factor, 0.0, example="0.5")
-    if factor > 1:
-        raise ParameterError(
-            f"{{partial_rotary_factor}} must be at most 1, got {factor!r}", hint="pass e.g. {partial_rotary_factor=0.5}"
-        )
+    factor = _fraction(partial_rotary_factor)
     rotated = int(dim * factor)
     if rotated < 2 or rotated % 2:
         raise ParameterError(
@@ -84,13 +89,14 @@ def rope_table(
         layout: ``half`` (HF Llama: cat(freqs, freqs), rotate_half) or ``interleaved``
             (GPT-J, Meta llama, rotary-embedding-torch: pairs of adjacent columns).
         part: ``cos``, ``sin`` or ``angle``.
-        scaling: ``none``, ``linear``, ``dynamic``, ``yarn``, ``llama3`` or ``longrope``, with its
+        scaling: ``none``, ``linear``, ``dynamic``, ``yarn``, ``llama3``, ``longrope`` or ``proportional``, with its
             parameters (``factor``, ``original_max_position``, ``beta_fast``…; see :data:`SCALINGS`).
         offset: position of row 0 (rows for positions 10^6… need no 10^6-row table); dynamic NTK
             and LongRoPE see ``offset + length`` positions, as HF's ``max(position_ids) + 1``.
         partial_rotary_factor: rotate only the first ``int(dim · factor)`` columns (GPT-NeoX,
             Phi, GLM); those equal HF's cos/sin, the rest hold the identity (cos 1, sin 0, angle 0)
-            that HF's pass-through columns get.
+            that HF's pass-through columns get. With ``scaling="proportional"`` (HF's, Gemma 4)
+            the first ``int(factor · dim // 2)`` frequencies of the whole head turn, the rest are 0.
         dtype: output dtype; float64 angles, rounded once.
         rows: compute only these positions.
 
@@ -107,8 +113,11 @@ def rope_table(
     part = choice("part", part, ("cos", "sin", "angle"))
     offset = integer("offset", offset)
     dim = even_dim("rope", positive_int("dim", dim), "it rotates pairs of columns")
-    rotated = rotary_dim(dim, partial_rotary_factor)
+    proportional = scaling == "proportional"
+    rotated = dim if proportional else rotary_dim(dim, partial_rotary_factor)
     inv_freq = rope_frequencies(rotated, base=base, scaling=scaling, length=offset + length, **scaling_params)
+    if proportional:  # HF: int(p·d // 2) frequencies of the whole head, then zero frequencies
+        inv_freq[int(_fraction(partial_rotary_factor) * dim // 2) :] = 0.0
     rows = row_range(rows, length)
     placement = "split" if layout == "half" else "interleaved"
     table = np.empty((len(rows), dim), dtype=np.float64)
@@ -158,7 +167,7 @@ def rope_metadata(
         meta.update(low_freq_factor=repr(used["low_freq_factor"]), high_freq_factor=repr(used["high_freq_factor"]))
     if scaling == "longrope":
         meta["longrope_factors"] = "long" if offset + length > used["original_max_position"] else "short"
-    if partial_rotary_factor != 1.0:
+    if partial_rotary_factor != 1.0 and scaling != "proportional":
         meta["rotary_dim"] = str(rotary_dim(dim, partial_rotary_factor))
     return meta
 

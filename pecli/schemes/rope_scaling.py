@@ -2,7 +2,8 @@
 
 Each follows HuggingFace transformers' ``src/transformers/modeling_rope_utils.py``
 (``_compute_linear_scaling_rope_parameters``, ``_compute_dynamic_ntk_parameters``,
-``_compute_yarn_parameters``, ``_compute_llama3_parameters``, ``_compute_longrope_parameters``),
+``_compute_yarn_parameters``, ``_compute_llama3_parameters``, ``_compute_longrope_parameters``,
+``_compute_proportional_rope_parameters``),
 computed in float64.
 
 >>> rope_frequencies(4).tolist()
@@ -51,6 +52,7 @@ SCALINGS: dict[str, dict[str, Any]] = {
         "attention_factor": None,
         "apply_attention_factor": False,
     },
+    "proportional": {"factor": 1.0},
 }
 
 #: parameters that may stay None: HF derives the attention factor when they are absent
@@ -155,7 +157,7 @@ def rope_frequencies(
         factor = params["factor"]
         base = base * ((factor * seq_len / original) - (factor - 1)) ** (dim / (dim - 2)) if dim > 2 else base
     inv_freq = geometric_frequencies(dim, base, None)
-    if scaling == "linear":
+    if scaling in ("linear", "proportional"):
         return inv_freq / params["factor"]
     if scaling == "yarn":
         return _yarn(inv_freq, dim, base, **params)
