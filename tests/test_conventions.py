@@ -231,3 +231,15 @@ def test_bad_convention_option_is_one_line_exit_2_and_no_file(tmp_path, args, wo
 def test_library_errors_name_parameters_not_flags():
     with pytest.raises(ParameterError, match=r"^short_factor has 2 numbers"):
         rope_frequencies(8, scaling="longrope", original_max_position=4, short_factor=[1, 1], long_factor=[1] * 4)
+
+
+# -- coordconv ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("height", "width"), [(3, 5), (4, 4), (6, 2)])
+def test_coordconv_uber_layout_is_uber_add_coords(height, width):
+    table = pecli.encode("coordconv", None, 3, grid=f"{height},{width}", layout="uber", dtype="float64")
+    np.testing.assert_allclose(table, ref.uber_add_coords(height, width), rtol=0, atol=1e-15)
+    port = pecli.encode("coordconv", None, 2, grid=f"{height},{width}", dtype="float64")
+    if height == width:  # on a square grid the two differ only in which axis comes first
+        np.testing.assert_array_equal(table[:, :2], port[:, ::-1])

@@ -277,10 +277,13 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "coordconv",
                 "pecli.schemes.grid:coordconv_table",
                 "CoordConv coordinate channels: row and column in [−1, 1] (d 3 adds the radius)",
-                "[2i/(H−1) − 1, 2j/(W−1) − 1, √((x − 0.5)² + (y − 0.5)²)] for token (i, j)",
+                "mkocabas: [2i/(H−1) − 1, 2j/(W−1) − 1, √((x − 0.5)² + (y − 0.5)²)]; "
+                "uber: [2j/(H−1) − 1, 2i/(W−1) − 1, √(xx² + yy²)] for token (i, j)",
                 "Liu et al. 2018, An Intriguing Failing of CNNs and the CoordConv Solution "
-                "(arXiv:1807.03247), AddCoords (with_r)",
-                defaults={"grid": None},
+                "(arXiv:1807.03247); layout mkocabas: mkocabas/CoordConv-pytorch coordconv.py, AddCoords "
+                "(with_r); layout uber: uber-research/CoordConv CoordConv.py, AddCoords (with_r)",
+                defaults={"grid": None, "layout": "mkocabas"},
+                choices={"layout": ("mkocabas", "uber")},
                 sizes=coordinate_sizes,
             ),
         )

@@ -98,26 +98,37 @@ def sincos2d_table(
     return round_to(table, dtype)
 
 
+def _unit_coordinate(index: np.ndarray, divisor: int) -> np.ndarray | float:
+    """``2·index/divisor − 1``; a zero divisor (a side of 1) gives 0 where the references divide by zero."""
+    return 2.0 * index / divisor - 1.0 if divisor > 0 else 0.0
+
+
 def coordconv_table(
     length: int | None,
     dim: int = 2,
     *,
     grid: object,
+    layout: str = "mkocabas",
     dtype: str = "float32",
     rows: range | None = None,
 ) -> np.ndarray:
     """CoordConv's coordinate channels for an H × W grid, tokens row-major: (H·W, 2) or (H·W, 3).
 
-    Column 0 is the row coordinate 2i/(H−1) − 1, column 1 the column coordinate 2j/(W−1) − 1
-    (Uber's AddCoords: ``xx`` runs along the first spatial axis); ``dim=3`` adds ``with_r``'s
-    radius √((x − 0.5)² + (y − 0.5)²) of those coordinates, as the reference code computes it.
-    A side of length 1 has the coordinate 0 (the reference divides by zero there).
+    ``layout="mkocabas"`` (the PyTorch port, mkocabas/CoordConv-pytorch ``AddCoords``): column 0
+    is the row coordinate 2i/(H−1) − 1, column 1 the column coordinate 2j/(W−1) − 1, and
+    ``dim=3`` adds the radius √((x − 0.5)² + (y − 0.5)²). ``layout="uber"`` (uber-research/CoordConv
+    ``CoordConv.py``, ``AddCoords``): column 0 is ``xx`` = 2j/(H−1) − 1, along the second axis
+    but divided by the first side, column 1 ``yy`` = 2i/(W−1) − 1, and the radius √(xx² + yy²).
+    A side of length 1 has the coordinate 0 (the references divide by zero there).
 
     Example:
         >>> coordconv_table(None, 3, grid="2,3", dtype="float64")[:, :2].tolist()
         [[-1.0, -1.0], [-1.0, 0.0], [-1.0, 1.0], [1.0, -1.0], [1.0, 0.0], [1.0, 1.0]]
+        >>> coordconv_table(None, 3, grid="3,3", layout="uber", dtype="float64")[5].round(6).tolist()
+        [1.0, 0.0, 1.0]
     """
     dim = positive_int("dim", dim)
+    layout = choice("layout", layout, ("mkocabas", "uber"))
     if dim not in (2, 3):
         raise ParameterError(
             f"coordconv has 2 channels (row, column) or 3 (with the radius), got {{dim={dim}}}",
@@ -126,8 +137,14 @@ def coordconv_table(
     height, width, rows = _grid_tokens(length, grid, False, rows)
     i, j, _ = _grid_coordinates(rows, width, False)
     table = np.empty((len(rows), dim), dtype=np.float64)
-    table[:, 0] = 2.0 * i / (height - 1) - 1.0 if height > 1 else 0.0
-    table[:, 1] = 2.0 * j / (width - 1) - 1.0 if width > 1 else 0.0
+    if layout == "uber":
+        table[:, 0] = _unit_coordinate(j, height - 1)
+        table[:, 1] = _unit_coordinate(i, width - 1)
+        centre = 0.0
+    else:
+        table[:, 0] = _unit_coordinate(i, height - 1)
+        table[:, 1] = _unit_coordinate(j, width - 1)
+        centre = 0.5
     if dim == 3:
-        table[:, 2] = np.sqrt((table[:, 0] - 0.5) ** 2 + (table[:, 1] - 0.5) ** 2)
+        table[:, 2] = np.sqrt((table[:, 0] - centre) ** 2 + (table[:, 1] - centre) ** 2)
     return round_to(table, dtype)

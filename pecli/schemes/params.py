@@ -39,7 +39,8 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "--layout",
                 str,
                 "Column layout: interleaved pairs [sin, cos, …] (rope: GPT-J/Meta), split halves "
-                "[sin … | cos …], half (rope: HF Llama's rotate_half).",
+                "[sin … | cos …], half (rope: HF Llama's rotate_half); coordconv: mkocabas (the PyTorch "
+                "port) or uber (Uber's CoordConv.py: xx along the second axis).",
                 "LAYOUT",
             ),
             Param(
