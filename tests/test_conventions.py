@@ -208,6 +208,9 @@ BAD = [
     (["sinusoidal", "--padding-idx", "8"], "--padding-idx 8 is outside the table's rows 0..7"),
     (["sinusoidal", "--padding-idx", "-1"], "outside the table"),
     (["binary", "--bit-order", "middle"], "--bit-order 'middle' is not a valid bit order"),
+    (["alibi", "--heads", "4", "--total-heads", "2"], "--total-heads 2 is fewer than --heads 4"),
+    (["alibi", "--heads", "4", "--form", "query"], "--form 'query' is not a valid form"),
+    (["coordconv", "--grid", "2,3", "--layout", "tf"], "--layout 'tf' is not a valid layout"),
 ]
 
 
@@ -215,8 +218,9 @@ BAD = [
 def test_bad_convention_option_is_one_line_exit_2_and_no_file(tmp_path, args, words):
     out = tmp_path / "table.safetensors"
     scheme, *options = args
+    sizes = {"alibi": ["--len", "8"], "coordconv": []}.get(scheme, ["--len", "8", "--d", "8"])
     result = subprocess.run(
-        [sys.executable, "-m", "pecli", "generate", scheme, "--len", "8", "--d", "8", *options, "-o", str(out)],
+        [sys.executable, "-m", "pecli", "generate", scheme, *sizes, *options, "-o", str(out)],
         capture_output=True,
         text=True,
         check=False,
@@ -243,3 +247,31 @@ def test_coordconv_uber_layout_is_uber_add_coords(height, width):
     port = pecli.encode("coordconv", None, 2, grid=f"{height},{width}", dtype="float64")
     if height == width:  # on a square grid the two differ only in which axis comes first
         np.testing.assert_array_equal(table[:, :2], port[:, ::-1])
+
+
+# -- ALiBi ----------------------------------------------------------------------------------------
+
+
+def test_alibi_key_form_gives_the_same_causal_attention():
+    distance = pecli.encode("alibi", 9, None, heads=6, dtype="float64")
+    key = pecli.encode("alibi", 9, None, heads=6, form="key", dtype="float64")
+    causal = np.tril(np.ones((9, 9), dtype=bool))
+
+    def softmax(bias):
+        bias = np.where(causal, bias, -np.inf)
+        weights = np.exp(bias - bias.max(axis=-1, keepdims=True))
+        return weights / weights.sum(axis=-1, keepdims=True)
+
+    np.testing.assert_allclose(softmax(key), softmax(distance), rtol=1e-13)
+    # each causal row differs by m·i: the per-row constant softmax ignores
+    slopes = pecli.encode("alibi", None, None, heads=6, part="slopes", dtype="float64")
+    np.testing.assert_allclose(
+        (key - distance)[:, causal], (slopes[:, None, None] * np.arange(9)[None, :, None] * np.ones(9))[:, causal]
+    )
+
+
+def test_alibi_total_heads_pads_with_unbiased_heads():
+    padded = pecli.encode("alibi", 5, None, heads=4, total_heads=7, dtype="float64")
+    assert padded.shape == (7, 5, 5)
+    np.testing.assert_array_equal(padded[:4], pecli.encode("alibi", 5, None, heads=4, dtype="float64"))
+    np.testing.assert_array_equal(padded[4:], 0.0)

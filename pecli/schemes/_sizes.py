@@ -101,6 +101,8 @@ def alibi_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) 
     if params.get("heads") is None:
         raise ParameterError("missing {heads}", hint="pass e.g. {heads=8}")
     heads = positive_int("heads", params["heads"])
+    if params.get("total_heads") is not None:  # x-transformers pads with unbiased heads
+        heads = max(heads, positive_int("total_heads", params["total_heads"]))
     head = params.get("head")
     if head is not None:
         head_index(head, heads)

@@ -109,6 +109,21 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "PART",
             ),
             Param("heads", "--heads", int, "Number of attention heads (ALiBi).", "H"),
+            Param(
+                "form",
+                "--form",
+                str,
+                "ALiBi bias: distance −|i − j|·m (fairseq, x-transformers) or key m·j (HF BLOOM; same softmax "
+                "on causal rows).",
+                "FORM",
+            ),
+            Param(
+                "total_heads",
+                "--total-heads",
+                int,
+                "ALiBi: pad to this many heads with zero biases (x-transformers' total_heads).",
+                "N",
+            ),
             Param("head", "--head", int, "One head's (len × len) ALiBi bias, 0-based (default: all heads).", "I"),
             Param("grid", "--grid", str, "Grid height and width as H,W; tokens are row-major (rows = H·W).", "H,W"),
             Param(

@@ -1,6 +1,6 @@
 """Write tests/data/conventions/: small tables the real libraries computed, for the conventions pecli adds.
 
-Run with an environment that has torch, transformers and x-transformers (the tests need none of them):
+Run with an environment that has torch, transformers, x-transformers and diffusers (the tests need none):
 
     /work/venvs/conventions/bin/python tests/data/make_convention_tables.py
 
@@ -192,6 +192,33 @@ def sinusoidal_cases(records: list[dict]) -> None:
     save(records, "x_transformers_scaled_d64", scaled, library, call, "sinusoidal", 20, 64, params)
 
 
+def alibi_cases(records: list[dict]) -> None:
+    import torch
+    import transformers
+    from transformers.models.bloom.modeling_bloom import build_alibi_tensor
+    from x_transformers.x_transformers import AlibiPositionalBias
+
+    bloom = build_alibi_tensor(torch.ones(1, 8), 12, torch.float32).numpy()  # (heads, 1, keys)
+    library = f"transformers {transformers.__version__}, torch {torch.__version__}"
+    call = "build_alibi_tensor(torch.ones(1, 8), num_heads=12, dtype=torch.float32), broadcast over 8 queries"
+    table = np.broadcast_to(bloom, (12, 8, 8))
+    save(records, "bloom_alibi_key_12heads", table, library, call, "alibi", 8, None, {"heads": 12, "form": "key"})
+    padded = AlibiPositionalBias(heads=4, total_heads=6)(8, 8).numpy()
+    library = f"x-transformers {version('x-transformers')}, torch {torch.__version__}"
+    call = "x_transformers.x_transformers.AlibiPositionalBias(heads=4, total_heads=6)(8, 8)"
+    save(
+        records,
+        "x_transformers_alibi_total_heads",
+        padded,
+        library,
+        call,
+        "alibi",
+        8,
+        None,
+        {"heads": 4, "total_heads": 6},
+    )
+
+
 def timestep_cases(records: list[dict]) -> None:
     import diffusers
     import torch
@@ -238,6 +265,7 @@ def main() -> None:
     records: list[dict] = []
     rope_cases(records)
     sinusoidal_cases(records)
+    alibi_cases(records)
     timestep_cases(records)
     (OUT / "conventions.json").write_text(json.dumps(records, indent=1) + "\n")
 
