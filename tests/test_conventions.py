@@ -51,7 +51,8 @@ def test_pecli_equals_the_library_table(case):
 def test_the_reference_tables_record_where_they_came_from():
     assert {case["name"] for case in CASES} >= {"rope_longrope_short", "rope_longrope_long", "m2m100_weight_d16"}
     for case in CASES:
-        assert case["library"].split()[0] in ("transformers", "x-transformers", "diffusers") and case["call"]
+        libraries = ("transformers", "x-transformers", "diffusers", "vit-pytorch")
+        assert case["library"].split()[0] in libraries and case["call"]
 
 
 # -- RoPE --------------------------------------------------------------------------------------
@@ -275,3 +276,14 @@ def test_alibi_total_heads_pads_with_unbiased_heads():
     assert padded.shape == (7, 5, 5)
     np.testing.assert_array_equal(padded[:4], pecli.encode("alibi", 5, None, heads=4, dtype="float64"))
     np.testing.assert_array_equal(padded[4:], 0.0)
+
+
+# -- sincos2d ---------------------------------------------------------------------------------------
+
+
+def test_vit_pytorch_preset_is_the_convention_its_library_table_checks():
+    from pecli.schemes.catalog import resolve
+
+    case = next(case for case in CASES if case["name"].startswith("vit_pytorch"))
+    _, params = resolve(None, "vit-pytorch", {"grid": case["params"]["grid"]})
+    assert {name: params[name] for name in case["params"]} == case["params"]

@@ -242,6 +242,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "layout": "by-axis",
                     "base_size": None,
                     "interpolation_scale": 1.0,
+                    "freq_shift": None,
                 },
                 choices={"layout": ("by-axis", "by-function")},
                 sizes=grid_sizes,

@@ -7,7 +7,7 @@ import numpy as np
 from pecli.dtypes import round_to
 from pecli.errors import ParameterError
 from pecli.schemes._angles import geometric_frequencies, place_sin_cos, position_phasors
-from pecli.schemes.checks import choice, finite_above, grid_shape, positive_int, row_range
+from pecli.schemes.checks import choice, finite, finite_above, grid_shape, positive_int, row_range
 
 __all__ = ["coordconv_table", "sincos2d_table"]
 
@@ -41,6 +41,7 @@ def sincos2d_table(
     layout: str = "by-axis",
     base_size: float | None = None,
     interpolation_scale: float = 1.0,
+    freq_shift: float | None = None,
     dtype: str = "float32",
     rows: range | None = None,
 ) -> np.ndarray:
@@ -60,6 +61,8 @@ def sincos2d_table(
             (timm's build_sincos2d_pos_embed).
         base_size: diffusers' scaling: positions i / (H / base_size) (per axis); None: plain i.
         interpolation_scale: diffusers: positions are divided by it.
+        freq_shift: ``None`` for ω_k = base^(−k/(d/4)); ``S`` for base^(−k/(d/4 − S))
+            (vit-pytorch's ``posemb_sincos_2d``: S = 1).
         dtype: output dtype. rows: compute only these tokens.
 
     Example:
@@ -82,7 +85,9 @@ def sincos2d_table(
         size = finite_above("base_size", base_size, 0.0, example="16")
         h, w = h / (height / size), w / (width / size)
     h, w = h / scale, w / scale
-    freqs = geometric_frequencies(dim // 2, base, None)
+    if freq_shift is not None:
+        freq_shift = finite("freq_shift", freq_shift, example="1")
+    freqs = geometric_frequencies(dim // 2, base, freq_shift)
     table = np.zeros((len(rows), dim), dtype=np.float64)
     patches = table[lead:]
     if layout == "by-function":

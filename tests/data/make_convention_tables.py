@@ -1,6 +1,7 @@
 """Write tests/data/conventions/: small tables the real libraries computed, for the conventions pecli adds.
 
-Run with an environment that has torch, transformers, x-transformers and diffusers (the tests need none):
+Run with an environment that has torch, transformers, x-transformers, diffusers and vit-pytorch
+(the tests need none of them):
 
     /work/venvs/conventions/bin/python tests/data/make_convention_tables.py
 
@@ -219,6 +220,32 @@ def alibi_cases(records: list[dict]) -> None:
     )
 
 
+def grid_cases(records: list[dict]) -> None:
+    import importlib.util
+
+    import torch
+
+    # vit_pytorch/__init__ imports torchvision (for DINO); simple_vit.py itself needs torch and einops only
+    path = Path(importlib.util.find_spec("vit_pytorch").submodule_search_locations[0]) / "simple_vit.py"
+    spec = importlib.util.spec_from_file_location("simple_vit", path)
+    simple_vit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(simple_vit)
+    table = simple_vit.posemb_sincos_2d(3, 5, 32).numpy()
+    library = f"vit-pytorch {version('vit-pytorch')}, torch {torch.__version__}"
+    call = "vit_pytorch/simple_vit.py posemb_sincos_2d(h=3, w=5, dim=32)"
+    save(
+        records,
+        "vit_pytorch_posemb_3x5_d32",
+        table,
+        library,
+        call,
+        "sincos2d",
+        None,
+        32,
+        {"grid": "3,5", "layout": "by-axis", "freq_shift": 1.0},
+    )
+
+
 def timestep_cases(records: list[dict]) -> None:
     import diffusers
     import torch
@@ -266,6 +293,7 @@ def main() -> None:
     rope_cases(records)
     sinusoidal_cases(records)
     alibi_cases(records)
+    grid_cases(records)
     timestep_cases(records)
     (OUT / "conventions.json").write_text(json.dumps(records, indent=1) + "\n")
 
