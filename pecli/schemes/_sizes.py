@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pecli.errors import ParameterError
-from pecli.schemes.checks import fourier_width, grid_shape, head_index, no_dim, positive_int
+from pecli.schemes.checks import fourier_width, grid_shape, head_index, leading_rows, no_dim, positive_int
 
 __all__ = ["Sizes", "alibi_sizes", "coordinate_sizes", "fourier_sizes", "grid_sizes", "sequence_sizes"]
 
@@ -56,7 +56,7 @@ def grid_sizes(
     if params.get("grid") is None:
         raise ParameterError("missing {grid}", hint="pass e.g. {grid=14,14} (height, width)")
     height, width = grid_shape(params["grid"])
-    tokens = height * width + bool(params.get("cls_token"))
+    tokens = height * width + leading_rows(params.get("cls_token"), params.get("extra_tokens"))
     if length is not None and length != tokens:
         raise ParameterError(
             f"{{length={length}}} does not match {{grid={height},{width}}}, which has {tokens} tokens",

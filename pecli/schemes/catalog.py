@@ -238,6 +238,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 defaults={
                     "grid": None,
                     "cls_token": False,
+                    "extra_tokens": None,
                     "base": 10000.0,
                     "layout": "by-axis",
                     "base_size": None,

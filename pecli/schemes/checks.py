@@ -191,3 +191,14 @@ def positive_floats(name: str, value: object, count: int) -> tuple[float, ...]:
             hint=f"pass {count} numbers, one per pair of rotated columns",
         )
     return numbers
+
+
+def leading_rows(cls_token: object, extra_tokens: object) -> int:
+    """The zero rows before a grid's patches: one for ``cls_token``, or ``extra_tokens`` of them (diffusers).
+
+    >>> leading_rows(True, None), leading_rows(True, 2), leading_rows(True, 0), leading_rows(False, 3)
+    (1, 2, 0, 0)
+    """
+    if not cls_token:
+        return 0  # diffusers ignores extra_tokens without cls_token
+    return 1 if extra_tokens is None else non_negative_int("extra_tokens", extra_tokens)

@@ -7,15 +7,15 @@ import numpy as np
 from pecli.dtypes import round_to
 from pecli.errors import ParameterError
 from pecli.schemes._angles import geometric_frequencies, place_sin_cos, position_phasors
-from pecli.schemes.checks import choice, finite, finite_above, grid_shape, positive_int, row_range
+from pecli.schemes.checks import choice, finite, finite_above, grid_shape, leading_rows, positive_int, row_range
 
 __all__ = ["coordconv_table", "sincos2d_table"]
 
 
-def _grid_tokens(length: int | None, grid: object, cls_token: bool, rows: range | None) -> tuple[int, int, range]:
-    """(H, W, the token rows to compute) for a grid, checking ``length`` against H·W (+ cls)."""
+def _grid_tokens(length: int | None, grid: object, leading: int, rows: range | None) -> tuple[int, int, range]:
+    """(H, W, the token rows to compute) for a grid, checking ``length`` against H·W + leading zero rows."""
     height, width = grid_shape(grid)
-    tokens = height * width + int(cls_token)
+    tokens = height * width + leading
     if length is not None and length != tokens:
         raise ParameterError(
             f"{{length={length}}} does not match {{grid={height},{width}}} ({tokens} tokens)", hint="drop {length}"
@@ -23,11 +23,11 @@ def _grid_tokens(length: int | None, grid: object, cls_token: bool, rows: range 
     return height, width, row_range(rows, tokens)
 
 
-def _grid_coordinates(rows: range, width: int, cls_token: bool) -> tuple[np.ndarray, np.ndarray, int]:
-    """Row-major (h, w) indices of the patch tokens among ``rows``, and how many cls rows lead them."""
-    first = max(rows.start, int(cls_token))
+def _grid_coordinates(rows: range, width: int, leading: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Row-major (h, w) indices of the patch tokens among ``rows``, and how many zero rows lead them."""
+    first = max(rows.start, leading)
     lead = first - rows.start
-    patch = np.arange(first - int(cls_token), rows.stop - int(cls_token))
+    patch = np.arange(first - leading, rows.stop - leading)
     return (patch // width).astype(np.float64), (patch % width).astype(np.float64), lead
 
 
@@ -37,6 +37,7 @@ def sincos2d_table(
     *,
     grid: object,
     cls_token: bool = False,
+    extra_tokens: int | None = None,
     base: float = 10000.0,
     layout: str = "by-axis",
     base_size: float | None = None,
@@ -51,10 +52,12 @@ def sincos2d_table(
     ``freq_bands``).
 
     Args:
-        length: H·W (+1 with ``cls_token``), or None.
+        length: H·W (+ the leading zero rows of ``cls_token``), or None.
         dim: embedding dimension, a multiple of 4.
         grid: ``"H,W"`` or (H, W).
         cls_token: a leading zero row (MAE's and diffusers' ``cls_token``).
+        extra_tokens: with ``cls_token``, this many leading zero rows instead of one (diffusers'
+            ``get_2d_sincos_pos_embed(cls_token=True, extra_tokens=N)``, where 0 adds none).
         base: frequency base (``temperature`` in timm).
         layout: ``by-axis`` [sin w | cos w | sin h | cos h] (MAE and diffusers, whose
             meshgrid(w, h) puts w in the first half) or ``by-function`` [sin h | sin w | cos h | cos w]
@@ -78,8 +81,9 @@ def sincos2d_table(
     layout = choice("layout", layout, ("by-axis", "by-function"))
     base = finite_above("base", base, 1.0, example="10000")
     scale = finite_above("interpolation_scale", interpolation_scale, 0.0, example="1")
-    height, width, rows = _grid_tokens(length, grid, bool(cls_token), rows)
-    h, w, lead = _grid_coordinates(rows, width, bool(cls_token))
+    leading = leading_rows(cls_token, extra_tokens)
+    height, width, rows = _grid_tokens(length, grid, leading, rows)
+    h, w, lead = _grid_coordinates(rows, width, leading)
     if base_size is not None:
         # diffusers' get_2d_sincos_pos_embed: arange(H) / (H / base_size) / interpolation_scale
         size = finite_above("base_size", base_size, 0.0, example="16")
@@ -139,8 +143,8 @@ def coordconv_table(
             f"coordconv has 2 channels (row, column) or 3 (with the radius), got {{dim={dim}}}",
             hint="use {dim=2} or {dim=3}",
         )
-    height, width, rows = _grid_tokens(length, grid, False, rows)
-    i, j, _ = _grid_coordinates(rows, width, False)
+    height, width, rows = _grid_tokens(length, grid, 0, rows)
+    i, j, _ = _grid_coordinates(rows, width, 0)
     table = np.empty((len(rows), dim), dtype=np.float64)
     if layout == "uber":
         table[:, 0] = _unit_coordinate(j, height - 1)

@@ -134,6 +134,13 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 negative_flag="--no-cls-token",
             ),
             Param(
+                "extra_tokens",
+                "--extra-tokens",
+                int,
+                "With --cls-token: this many leading zero rows instead of one (diffusers' extra_tokens; 0: none).",
+                "N",
+            ),
+            Param(
                 "base_size",
                 "--base-size",
                 float,

@@ -244,6 +244,15 @@ def grid_cases(records: list[dict]) -> None:
         32,
         {"grid": "3,5", "layout": "by-axis", "freq_shift": 1.0},
     )
+    import diffusers
+    from diffusers.models.embeddings import get_2d_sincos_pos_embed
+
+    library = f"diffusers {diffusers.__version__}, torch {torch.__version__}"
+    for extra in (0, 1, 2):
+        table = get_2d_sincos_pos_embed(32, (3, 5), cls_token=True, extra_tokens=extra, output_type="pt").numpy()
+        call = f"get_2d_sincos_pos_embed(32, (3, 5), cls_token=True, extra_tokens={extra}, output_type='pt')"
+        params = {"grid": "3,5", "layout": "by-axis", "base_size": 16.0, "cls_token": True, "extra_tokens": extra}
+        save(records, f"diffusers_sincos2d_extra{extra}", table, library, call, "sincos2d", None, 32, params)
 
 
 def timestep_cases(records: list[dict]) -> None:
