@@ -252,3 +252,13 @@ def add_coords(x_dim, y_dim, with_r=False):
     if with_r:
         channels.append(np.sqrt((xx - 0.5) ** 2 + (yy - 0.5) ** 2))
     return np.stack(channels, axis=-1).reshape(x_dim * y_dim, -1)
+
+
+def uber_add_coords(x_dim, y_dim, with_r=True):
+    """uber-research/CoordConv CoordConv.py AddCoords.call, op by op in numpy: (x_dim·y_dim, 2 or 3) row-major."""
+    xx_channel = np.ones((x_dim, 1)) @ np.arange(y_dim)[None, :]  # matmul(xx_ones, xx_range)
+    yy_channel = np.arange(x_dim)[:, None] @ np.ones((1, y_dim))  # matmul(yy_range, yy_ones)
+    xx_channel = xx_channel / (x_dim - 1) * 2 - 1
+    yy_channel = yy_channel / (y_dim - 1) * 2 - 1
+    channels = [xx_channel, yy_channel] + ([np.sqrt(xx_channel**2 + yy_channel**2)] if with_r else [])
+    return np.stack(channels, axis=-1).reshape(x_dim * y_dim, -1)

@@ -168,7 +168,7 @@ def test_bad_input(cli, tmp_path):
         assert_clean_error(cli("identify", str(tmp_path / name)), 2, problem)
     several = tmp_path / "two.safetensors"
     save_file({"pos": np.zeros((4, 8), np.float32), "tok": np.ones((4, 8), np.float32)}, str(several))
-    assert_clean_error(cli("identify", str(several)), 2, "2 tensors", "--key", "pos [4, 8]", "tok [4, 8]")
+    assert_clean_error(cli("identify", str(several)), 2, "2 tensors", "--key", "'pos' [4, 8]", "'tok' [4, 8]")
 
 
 @pytest.mark.parametrize("preset", ["fairseq", "guided-diffusion"])

@@ -182,3 +182,20 @@ def test_check_format_holds_words_the_one_tensor_error_for_the_caller():
     assert str(caught.value) == (
         "npy holds one tensor, but rope writes 2: cos, sin (write .safetensors or .pt, or pick cos or sin)"
     )
+
+
+@pytest.mark.parametrize("header_length", [0x280, 0x380, 0x480, 0x580])
+def test_a_safetensors_header_whose_length_starts_like_a_pickle_reads_as_safetensors(tmp_path, header_length):
+    """Its first bytes are 80 02…80 05, torch's legacy pickle opening: the JSON after them decides."""
+    import json
+    import struct
+
+    from pecli.io import read_table
+
+    values = np.arange(12, dtype=np.float32).reshape(3, 4)
+    header = json.dumps({"pe": {"dtype": "F32", "shape": [3, 4], "data_offsets": [0, values.nbytes]}}).encode()
+    header += b" " * (header_length - len(header))
+    path = tmp_path / "padded.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header + values.tobytes())
+    assert path.read_bytes()[:2] == bytes([0x80, header_length >> 8])
+    np.testing.assert_array_equal(read_table(str(path)).array, values)

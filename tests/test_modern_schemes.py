@@ -337,6 +337,6 @@ def test_multi_part_metadata_lists_the_tensors():
     spec = TableSpec.resolve("rope", None, {"scaling": "linear", "factor": 2.0}, length=4, dim=8)
     meta = spec.metadata()
     assert meta["tensors"] == "cos,sin" and "part" not in meta and meta["factor"] == "2.0"
-    assert meta["len"] == "4" and meta["d"] == "8" and meta["attention_factor"] == "1.0"
+    assert meta["len"] == "4" and meta["d"] == "8" and meta["attention_factor"] == "null"  # linear has none
     with pytest.raises(ParameterError, match="part=cos"):
         spec.array()

@@ -323,7 +323,6 @@ def test_help_explains_rounding_and_the_unet_convention(cli):
         (["1", "--dim", "-3"], b"", ["--d", "-3"]),
         (["1", "--dim", "3", "--freq-shift", "1"], b"", ["--freq-shift 1", "d // 2", "NaN", "--d 4 or more"]),
         (["1", "--dim", "2", "--preset", "diffusers"], b"", ["--freq-shift 1", "--d 4"]),
-        (["1", "--dim", "1"], b"", ["--freq-shift 0", "--d 2 or more"]),
         (["1", "--dim", "8", "--freq-shift", "4.5"], b"", ["--freq-shift 4.5", "--d 10 or more"]),
         (["1", "--dim", "4", "--max-period", "1"], b"", ["--max-period", "greater than 1"]),
         (["1", "--dim", "4", "--max-period", "0.5"], b"", ["--max-period"]),

@@ -82,8 +82,9 @@ def _pair_products(
         pairs_q, pairs_k = query[:half] + 1j * query[half:], key[:half] + 1j * key[half:]
     else:
         pairs_q, pairs_k = query[0::2] + 1j * query[1::2], key[0::2] + 1j * key[1::2]
-    attention = rope_attention_factor(scaling, scaling_params.get("factor"))
-    squared = attention**2 if scaling_params.get("apply_attention_factor") else 1.0
+    options = _scaling_options(scaling_params)
+    attention = rope_attention_factor(scaling, **{k: v for k, v in options.items() if k != "apply_attention_factor"})
+    squared = attention**2 if options.get("apply_attention_factor") else 1.0
     return pairs_q * np.conj(pairs_k), squared / dim
 
 
@@ -104,7 +105,23 @@ def _offset_phasors(offsets: range, inv_freq: np.ndarray) -> Iterator[tuple[np.n
 
 
 def _frequencies(dim: int, length: int, base: float, scaling: str, scaling_params: dict[str, Any]) -> np.ndarray:
-    return rope_frequencies(dim, base=base, scaling=scaling, length=length, **scaling_params)
+    return rope_frequencies(dim, base=base, scaling=scaling, length=length, **_scaling_options(scaling_params))
+
+
+def _scaling_options(params: dict[str, Any]) -> dict[str, Any]:
+    """The scaling's options among a RoPE table's parameters.
+
+    ``offset`` (the first row's position) does not change a score that depends on m − n; a
+    partial rotation is not modelled here, so a factor other than 1 is refused.
+    """
+    options = {name: value for name, value in params.items() if name != "offset"}
+    partial = options.pop("partial_rotary_factor", None)
+    if partial not in (None, 1, 1.0):
+        raise ParameterError(
+            f"rotary scores of a partial rotation ({{partial_rotary_factor}} {partial}) are not supported",
+            hint="pass {dim} as the rotated width, int(dim·factor), without the factor",
+        )
+    return options
 
 
 def rope_scores(
@@ -368,7 +385,7 @@ def rope_wavelengths(
         (8.0, 1303.8)
     """
     inv_freq_original = rope_frequencies(dim, base=base)
-    inv_freq = rope_frequencies(dim, base=base, scaling=scaling, length=length, **scaling_params)
+    inv_freq = rope_frequencies(dim, base=base, scaling=scaling, length=length, **_scaling_options(scaling_params))
     context = scaling_params.get("original_max_position") or length
     return RopeWavelengths(
         scaling=scaling,

@@ -121,7 +121,8 @@ def _print(out: Output, table: Any, found: Any) -> None:
         out.data(f"  closest: {best.describe()}, max error {best.max_error:.3g}")
         return
     out.data(f"  reproduce: {found.command()}")
-    for candidate in found.runners_up[:1]:
+    # a runner-up is news only when it comes near: within 100× the rounding tolerance
+    for candidate in [c for c in found.runners_up[:1] if c.max_error <= 100 * found.tolerance]:
         within = (
             " (also within rounding: this table cannot tell them apart)"
             if candidate.max_error <= found.tolerance

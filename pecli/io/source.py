@@ -48,15 +48,18 @@ def kind_of(head: bytes) -> str | None:
 
     >>> kind_of(b"\\x93NUMPY\\x01\\x00"), kind_of(b"PK\\x03\\x04"), kind_of(bytes(16))
     ('npy', 'pt', None)
+    >>> kind_of((0x380).to_bytes(8, "little") + b'{"pe"')  # a length that starts like a pickle
+    'safetensors'
     """
     if head.startswith(b"\x93NUMPY"):
         return "npy"
     if head.startswith(b"PK\x03\x04"):
         return "pt"
-    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
-        return "pt"  # torch.save's legacy (pre-1.6, non-zip) format: a bare pickle stream
+    # before the pickle test: a header of 0x280, 0x380, 0x480 or 0x580 bytes starts with 80 02…80 05
     if len(head) >= 9 and head[8:9] in (b"{", b"["):  # a JSON header after its 8-byte length
         return "safetensors"
+    if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        return "pt"  # torch.save's legacy (pre-1.6, non-zip) format: a bare pickle stream
     return None
 
 

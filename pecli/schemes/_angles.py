@@ -85,7 +85,7 @@ def geometric_frequencies(dim: int, base: float, freq_shift: float | None) -> np
     if freq_shift is None:
         return np.exp(-math.log(base) * (2.0 * np.arange((dim + 1) // 2) / dim))
     half = dim // 2
-    if half - freq_shift <= 0:
+    if half and half - freq_shift <= 0:  # d = 1 has no frequency: the padding column alone, as the sources give
         raise ParameterError(
             f"{{freq_shift={freq_shift:g}}} needs d // 2 > {freq_shift:g}, but {{dim={dim}}} gives d // 2 = {half} "
             "(the exponent would divide by zero or flip sign)",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pecli.errors import ParameterError
-from pecli.schemes.checks import fourier_width, grid_shape, head_index, no_dim, positive_int
+from pecli.schemes.checks import fourier_width, grid_shape, head_index, leading_rows, no_dim, positive_int
 
 __all__ = ["Sizes", "alibi_sizes", "coordinate_sizes", "fourier_sizes", "grid_sizes", "sequence_sizes", "t5_sizes"]
 
@@ -56,7 +56,7 @@ def grid_sizes(
     if params.get("grid") is None:
         raise ParameterError("missing {grid}", hint="pass e.g. {grid=14,14} (height, width)")
     height, width = grid_shape(params["grid"])
-    tokens = height * width + bool(params.get("cls_token"))
+    tokens = height * width + leading_rows(params.get("cls_token"), params.get("extra_tokens"))
     if length is not None and length != tokens:
         raise ParameterError(
             f"{{length={length}}} does not match {{grid={height},{width}}}, which has {tokens} tokens",
@@ -101,6 +101,8 @@ def alibi_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) 
     if params.get("heads") is None:
         raise ParameterError("missing {heads}", hint="pass e.g. {heads=8}")
     heads = positive_int("heads", params["heads"])
+    if params.get("total_heads") is not None:  # x-transformers pads with unbiased heads
+        heads = max(heads, positive_int("total_heads", params["total_heads"]))
     head = params.get("head")
     if head is not None:
         head_index(head, heads)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from pecli.dtypes import round_to
+from pecli.errors import ParameterError
 from pecli.schemes.checks import choice, head_index, no_dim, positive_int, row_range
 
 __all__ = ["alibi_slopes", "alibi_table"]
@@ -37,29 +38,47 @@ def alibi_table(
     heads: int,
     head: int | None = None,
     part: str = "bias",
+    form: str = "distance",
+    total_heads: int | None = None,
     dtype: str = "float32",
     rows: range | None = None,
 ) -> np.ndarray:
-    """ALiBi's symmetric biases ``bias[h, i, j] = −|i − j|·m_h``, or the slopes.
+    """ALiBi's biases ``bias[h, i, j] = −|i − j|·m_h`` (or BLOOM's ``m_h·j``), or the slopes.
 
     Args:
         length: number of positions (the bias is len × len per head; unused for slopes).
         dim: unused (ALiBi has no embedding dimension); must be None.
-        heads: number of heads H.
+        heads: number of heads H with a slope.
         head: one head's (len, len) matrix instead of all heads' (H, len, len).
         part: ``bias`` or ``slopes`` (shape (H,)).
+        form: ``distance``, the symmetric −|i − j|·m (the paper's fairseq code, x-transformers),
+            or ``key``, m·j of the key position alone (HF BLOOM's ``build_alibi_tensor``): on
+            causal rows (j ≤ i) the two differ by m·i per row, which softmax ignores. MPT's
+            ``build_alibi_bias`` is the key form less the constant m·(len − 1).
+        total_heads: pad to this many heads with zero biases and slopes (x-transformers'
+            ``AlibiPositionalBias(heads, total_heads)``: the extra heads get no ALiBi).
         dtype: output dtype.
         rows: rows of axis 0: heads for (H, len, len) and slopes, query positions for one head.
 
     Example:
         >>> alibi_table(3, heads=2, head=0, dtype="float64").tolist()
         [[0.0, -0.0625, -0.125], [-0.0625, 0.0, -0.0625], [-0.125, -0.0625, 0.0]]
-        >>> alibi_table(None, heads=2, part="slopes", dtype="float64").tolist()
-        [0.0625, 0.00390625]
+        >>> alibi_table(None, heads=2, part="slopes", total_heads=3, dtype="float64").tolist()
+        [0.0625, 0.00390625, 0.0]
+        >>> alibi_table(3, heads=2, head=0, form="key", dtype="float64").tolist()[0]
+        [0.0, 0.0625, 0.125]
     """
     no_dim("alibi", dim)
     slopes = alibi_slopes(heads)
     part = choice("part", part, ("bias", "slopes"))
+    form = choice("form", form, ("distance", "key"))
+    if total_heads is not None:
+        if positive_int("total_heads", total_heads) < len(slopes):
+            raise ParameterError(
+                f"{{total_heads={total_heads}}} is fewer than {{heads={heads}}}",
+                hint=f"pass {{total_heads}} of at least {heads}, or drop it",
+            )
+        slopes = np.concatenate([slopes, np.zeros(total_heads - len(slopes))])
     if part == "slopes":
         rows = row_range(rows, len(slopes))
         return round_to(slopes[rows.start : rows.stop], dtype)
@@ -68,8 +87,13 @@ def alibi_table(
     if head is not None:
         head = head_index(head, len(slopes))
         rows = row_range(rows, length)
-        distance = np.abs(positions[rows.start : rows.stop, None] - positions[None, :])
-        return round_to(0.0 - distance * slopes[head], dtype)  # 0.0 − x: the diagonal is +0, not −0
+        return round_to(_biases(positions[rows.start : rows.stop], positions, form) * slopes[head], dtype)
     rows = row_range(rows, len(slopes))
-    distance = np.abs(positions[:, None] - positions[None, :])
-    return round_to(0.0 - distance[None, :, :] * slopes[rows.start : rows.stop, None, None], dtype)
+    return round_to(_biases(positions, positions, form)[None, :, :] * slopes[rows.start : rows.stop, None, None], dtype)
+
+
+def _biases(queries: np.ndarray, keys: np.ndarray, form: str) -> np.ndarray:
+    """The slope-1 bias of each (query, key): −|i − j| (as 0.0 − x, so the diagonal is +0) or j."""
+    if form == "key":
+        return np.broadcast_to(keys[None, :], (len(queries), len(keys)))
+    return 0.0 - np.abs(queries[:, None] - keys[None, :])

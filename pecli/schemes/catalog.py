@@ -87,8 +87,9 @@ class Scheme:
     def derived_metadata(self, sizes: Sizes, params: Mapping[str, Any]) -> dict[str, str]:
         """Values the parameters imply (e.g. YaRN's attention factor), as metadata strings.
 
-        >>> get_scheme("rope").derived_metadata(Sizes(8, 4, (8, 4)), {"scaling": "none"})
-        {'attention_factor': '1.0'}
+        >>> yarn = {"scaling": "yarn", "factor": 4.0, "original_max_position": 4}
+        >>> get_scheme("rope").derived_metadata(Sizes(8, 4, (8, 4)), yarn)
+        {'attention_factor': '1.1386294361119891'}
         """
         return _load(self.derived)(sizes.length, sizes.dim, **params) if self.derived else {}
 
@@ -117,6 +118,8 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "cos_first": False,
                     "freq_shift": None,
                     "offset": 0,
+                    "padding_idx": None,
+                    "amplitude": 1.0,
                 },
                 choices={"layout": ("interleaved", "split")},
             ),
@@ -203,11 +206,19 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "beta_fast": None,
                     "beta_slow": None,
                     "apply_attention_factor": None,
+                    "truncate": None,
+                    "mscale": None,
+                    "mscale_all_dim": None,
+                    "attention_factor": None,
+                    "short_factor": None,
+                    "long_factor": None,
+                    "offset": 0,
+                    "partial_rotary_factor": 1.0,
                 },
                 choices={
                     "layout": ("half", "interleaved"),
                     "part": ("cos", "sin", "angle"),
-                    "scaling": ("none", "linear", "dynamic", "yarn", "llama3"),
+                    "scaling": ("none", "linear", "dynamic", "yarn", "llama3", "longrope", "proportional"),
                 },
                 parts=("cos", "sin", "angle"),
                 default_parts=("cos", "sin"),
@@ -220,8 +231,8 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "bias[h, i, j] = −|i − j|·m_h, m_h = 2^(−8(h+1)/H) for H a power of two",
                 "Press et al. 2022, Train Short, Test Long (arXiv:2108.12409); "
                 "ofirpress/attention_with_linear_biases fairseq/models/transformer.py, get_slopes",
-                defaults={"heads": None, "head": None, "part": None},
-                choices={"part": ("bias", "slopes")},
+                defaults={"heads": None, "head": None, "part": None, "form": "distance", "total_heads": None},
+                choices={"part": ("bias", "slopes"), "form": ("distance", "key")},
                 sizes=alibi_sizes,
                 parts=("bias", "slopes"),
                 default_parts=("bias",),
@@ -235,10 +246,12 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 defaults={
                     "grid": None,
                     "cls_token": False,
+                    "extra_tokens": None,
                     "base": 10000.0,
                     "layout": "by-axis",
                     "base_size": None,
                     "interpolation_scale": 1.0,
+                    "freq_shift": None,
                 },
                 choices={"layout": ("by-axis", "by-function")},
                 sizes=grid_sizes,
@@ -274,10 +287,13 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "coordconv",
                 "pecli.schemes.grid:coordconv_table",
                 "CoordConv coordinate channels: row and column in [−1, 1] (d 3 adds the radius)",
-                "[2i/(H−1) − 1, 2j/(W−1) − 1, √((x − 0.5)² + (y − 0.5)²)] for token (i, j)",
+                "mkocabas: [2i/(H−1) − 1, 2j/(W−1) − 1, √((x − 0.5)² + (y − 0.5)²)]; "
+                "uber: [2j/(H−1) − 1, 2i/(W−1) − 1, √(xx² + yy²)] for token (i, j)",
                 "Liu et al. 2018, An Intriguing Failing of CNNs and the CoordConv Solution "
-                "(arXiv:1807.03247), AddCoords (with_r)",
-                defaults={"grid": None},
+                "(arXiv:1807.03247); layout mkocabas: mkocabas/CoordConv-pytorch coordconv.py, AddCoords "
+                "(with_r); layout uber: uber-research/CoordConv CoordConv.py, AddCoords (with_r)",
+                defaults={"grid": None, "layout": "mkocabas"},
+                choices={"layout": ("mkocabas", "uber")},
                 sizes=coordinate_sizes,
             ),
             # relative-position bias schemes

@@ -167,3 +167,38 @@ def fourier_width(dim: object, num_freqs: object, include_input: bool) -> int:
             hint="drop {dim}: {num_freqs} sets it",
         )
     return width
+
+
+def positive_floats(name: str, value: object, count: int) -> tuple[float, ...]:
+    """``value`` as ``count`` finite positive floats: a sequence of numbers or a text ``"a,b,…"``.
+
+    >>> positive_floats("short_factor", "1,1.5", 2)
+    (1.0, 1.5)
+    """
+    pieces = value.split(",") if isinstance(value, str) else value
+    try:
+        numbers = tuple(float(piece) for piece in pieces)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        numbers = ()
+    if not numbers or not all(math.isfinite(n) and n > 0 for n in numbers):
+        raise ParameterError(
+            f"{{{name}}} must be a comma-separated list of positive numbers, got {value!r}",
+            hint=f"pass {count} numbers, e.g. {{{name}={','.join(['1.0'] * min(count, 2))}{',…' * (count > 2)}}}",
+        )
+    if len(numbers) != count:
+        raise ParameterError(
+            f"{{{name}}} has {len(numbers)} numbers, but the rotary dimension needs {count} (one per frequency)",
+            hint=f"pass {count} numbers, one per pair of rotated columns",
+        )
+    return numbers
+
+
+def leading_rows(cls_token: object, extra_tokens: object) -> int:
+    """The zero rows before a grid's patches: one for ``cls_token``, or ``extra_tokens`` of them (diffusers).
+
+    >>> leading_rows(True, None), leading_rows(True, 2), leading_rows(True, 0), leading_rows(False, 3)
+    (1, 2, 0, 0)
+    """
+    if not cls_token:
+        return 0  # diffusers ignores extra_tokens without cls_token
+    return 1 if extra_tokens is None else non_negative_int("extra_tokens", extra_tokens)

@@ -7,15 +7,15 @@ import numpy as np
 from pecli.dtypes import round_to
 from pecli.errors import ParameterError
 from pecli.schemes._angles import geometric_frequencies, place_sin_cos, position_phasors
-from pecli.schemes.checks import choice, finite_above, grid_shape, positive_int, row_range
+from pecli.schemes.checks import choice, finite, finite_above, grid_shape, leading_rows, positive_int, row_range
 
 __all__ = ["coordconv_table", "sincos2d_table"]
 
 
-def _grid_tokens(length: int | None, grid: object, cls_token: bool, rows: range | None) -> tuple[int, int, range]:
-    """(H, W, the token rows to compute) for a grid, checking ``length`` against H·W (+ cls)."""
+def _grid_tokens(length: int | None, grid: object, leading: int, rows: range | None) -> tuple[int, int, range]:
+    """(H, W, the token rows to compute) for a grid, checking ``length`` against H·W + leading zero rows."""
     height, width = grid_shape(grid)
-    tokens = height * width + int(cls_token)
+    tokens = height * width + leading
     if length is not None and length != tokens:
         raise ParameterError(
             f"{{length={length}}} does not match {{grid={height},{width}}} ({tokens} tokens)", hint="drop {length}"
@@ -23,11 +23,11 @@ def _grid_tokens(length: int | None, grid: object, cls_token: bool, rows: range 
     return height, width, row_range(rows, tokens)
 
 
-def _grid_coordinates(rows: range, width: int, cls_token: bool) -> tuple[np.ndarray, np.ndarray, int]:
-    """Row-major (h, w) indices of the patch tokens among ``rows``, and how many cls rows lead them."""
-    first = max(rows.start, int(cls_token))
+def _grid_coordinates(rows: range, width: int, leading: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Row-major (h, w) indices of the patch tokens among ``rows``, and how many zero rows lead them."""
+    first = max(rows.start, leading)
     lead = first - rows.start
-    patch = np.arange(first - int(cls_token), rows.stop - int(cls_token))
+    patch = np.arange(first - leading, rows.stop - leading)
     return (patch // width).astype(np.float64), (patch % width).astype(np.float64), lead
 
 
@@ -37,10 +37,12 @@ def sincos2d_table(
     *,
     grid: object,
     cls_token: bool = False,
+    extra_tokens: int | None = None,
     base: float = 10000.0,
     layout: str = "by-axis",
     base_size: float | None = None,
     interpolation_scale: float = 1.0,
+    freq_shift: float | None = None,
     dtype: str = "float32",
     rows: range | None = None,
 ) -> np.ndarray:
@@ -50,16 +52,20 @@ def sincos2d_table(
     ``freq_bands``).
 
     Args:
-        length: H·W (+1 with ``cls_token``), or None.
+        length: H·W (+ the leading zero rows of ``cls_token``), or None.
         dim: embedding dimension, a multiple of 4.
         grid: ``"H,W"`` or (H, W).
         cls_token: a leading zero row (MAE's and diffusers' ``cls_token``).
+        extra_tokens: with ``cls_token``, this many leading zero rows instead of one (diffusers'
+            ``get_2d_sincos_pos_embed(cls_token=True, extra_tokens=N)``, where 0 adds none).
         base: frequency base (``temperature`` in timm).
         layout: ``by-axis`` [sin w | cos w | sin h | cos h] (MAE and diffusers, whose
             meshgrid(w, h) puts w in the first half) or ``by-function`` [sin h | sin w | cos h | cos w]
             (timm's build_sincos2d_pos_embed).
         base_size: diffusers' scaling: positions i / (H / base_size) (per axis); None: plain i.
         interpolation_scale: diffusers: positions are divided by it.
+        freq_shift: ``None`` for ω_k = base^(−k/(d/4)); ``S`` for base^(−k/(d/4 − S))
+            (vit-pytorch's ``posemb_sincos_2d``: S = 1).
         dtype: output dtype. rows: compute only these tokens.
 
     Example:
@@ -75,14 +81,17 @@ def sincos2d_table(
     layout = choice("layout", layout, ("by-axis", "by-function"))
     base = finite_above("base", base, 1.0, example="10000")
     scale = finite_above("interpolation_scale", interpolation_scale, 0.0, example="1")
-    height, width, rows = _grid_tokens(length, grid, bool(cls_token), rows)
-    h, w, lead = _grid_coordinates(rows, width, bool(cls_token))
+    leading = leading_rows(cls_token, extra_tokens)
+    height, width, rows = _grid_tokens(length, grid, leading, rows)
+    h, w, lead = _grid_coordinates(rows, width, leading)
     if base_size is not None:
         # diffusers' get_2d_sincos_pos_embed: arange(H) / (H / base_size) / interpolation_scale
         size = finite_above("base_size", base_size, 0.0, example="16")
         h, w = h / (height / size), w / (width / size)
     h, w = h / scale, w / scale
-    freqs = geometric_frequencies(dim // 2, base, None)
+    if freq_shift is not None:
+        freq_shift = finite("freq_shift", freq_shift, example="1")
+    freqs = geometric_frequencies(dim // 2, base, freq_shift)
     table = np.zeros((len(rows), dim), dtype=np.float64)
     patches = table[lead:]
     if layout == "by-function":
@@ -98,36 +107,53 @@ def sincos2d_table(
     return round_to(table, dtype)
 
 
+def _unit_coordinate(index: np.ndarray, divisor: int) -> np.ndarray | float:
+    """``2·index/divisor − 1``; a zero divisor (a side of 1) gives 0 where the references divide by zero."""
+    return 2.0 * index / divisor - 1.0 if divisor > 0 else 0.0
+
+
 def coordconv_table(
     length: int | None,
     dim: int = 2,
     *,
     grid: object,
+    layout: str = "mkocabas",
     dtype: str = "float32",
     rows: range | None = None,
 ) -> np.ndarray:
     """CoordConv's coordinate channels for an H × W grid, tokens row-major: (H·W, 2) or (H·W, 3).
 
-    Column 0 is the row coordinate 2i/(H−1) − 1, column 1 the column coordinate 2j/(W−1) − 1
-    (Uber's AddCoords: ``xx`` runs along the first spatial axis); ``dim=3`` adds ``with_r``'s
-    radius √((x − 0.5)² + (y − 0.5)²) of those coordinates, as the reference code computes it.
-    A side of length 1 has the coordinate 0 (the reference divides by zero there).
+    ``layout="mkocabas"`` (the PyTorch port, mkocabas/CoordConv-pytorch ``AddCoords``): column 0
+    is the row coordinate 2i/(H−1) − 1, column 1 the column coordinate 2j/(W−1) − 1, and
+    ``dim=3`` adds the radius √((x − 0.5)² + (y − 0.5)²). ``layout="uber"`` (uber-research/CoordConv
+    ``CoordConv.py``, ``AddCoords``): column 0 is ``xx`` = 2j/(H−1) − 1, along the second axis
+    but divided by the first side, column 1 ``yy`` = 2i/(W−1) − 1, and the radius √(xx² + yy²).
+    A side of length 1 has the coordinate 0 (the references divide by zero there).
 
     Example:
         >>> coordconv_table(None, 3, grid="2,3", dtype="float64")[:, :2].tolist()
         [[-1.0, -1.0], [-1.0, 0.0], [-1.0, 1.0], [1.0, -1.0], [1.0, 0.0], [1.0, 1.0]]
+        >>> coordconv_table(None, 3, grid="3,3", layout="uber", dtype="float64")[5].round(6).tolist()
+        [1.0, 0.0, 1.0]
     """
     dim = positive_int("dim", dim)
+    layout = choice("layout", layout, ("mkocabas", "uber"))
     if dim not in (2, 3):
         raise ParameterError(
             f"coordconv has 2 channels (row, column) or 3 (with the radius), got {{dim={dim}}}",
             hint="use {dim=2} or {dim=3}",
         )
-    height, width, rows = _grid_tokens(length, grid, False, rows)
-    i, j, _ = _grid_coordinates(rows, width, False)
+    height, width, rows = _grid_tokens(length, grid, 0, rows)
+    i, j, _ = _grid_coordinates(rows, width, 0)
     table = np.empty((len(rows), dim), dtype=np.float64)
-    table[:, 0] = 2.0 * i / (height - 1) - 1.0 if height > 1 else 0.0
-    table[:, 1] = 2.0 * j / (width - 1) - 1.0 if width > 1 else 0.0
+    if layout == "uber":
+        table[:, 0] = _unit_coordinate(j, height - 1)
+        table[:, 1] = _unit_coordinate(i, width - 1)
+        centre = 0.0
+    else:
+        table[:, 0] = _unit_coordinate(i, height - 1)
+        table[:, 1] = _unit_coordinate(j, width - 1)
+        centre = 0.5
     if dim == 3:
-        table[:, 2] = np.sqrt((table[:, 0] - 0.5) ** 2 + (table[:, 1] - 0.5) ** 2)
+        table[:, 2] = np.sqrt((table[:, 0] - centre) ** 2 + (table[:, 1] - centre) ** 2)
     return round_to(table, dtype)

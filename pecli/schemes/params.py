@@ -39,7 +39,8 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "--layout",
                 str,
                 "Column layout: interleaved pairs [sin, cos, …] (rope: GPT-J/Meta), split halves "
-                "[sin … | cos …], half (rope: HF Llama's rotate_half).",
+                "[sin … | cos …], half (rope: HF Llama's rotate_half); coordconv: mkocabas (the PyTorch "
+                "port) or uber (Uber's CoordConv.py: xx along the second axis).",
                 "LAYOUT",
             ),
             Param(
@@ -58,7 +59,23 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "Unset: Vaswani's ω_k = base^(−2k/d).",
                 "S",
             ),
-            Param("offset", "--offset", int, "First position (fairseq: padding_idx + 1 = 2).", "N"),
+            Param(
+                "offset", "--offset", int, "Position of row 0 (fairseq: padding_idx + 1 = 2; rope: positions N…).", "N"
+            ),
+            Param(
+                "padding_idx",
+                "--padding-idx",
+                int,
+                "Zero row P, as fairseq/FSMT/M2M100's full weight zeroes the padding token's row (P = 1).",
+                "P",
+            ),
+            Param(
+                "amplitude",
+                "--amplitude",
+                float,
+                "Multiply the table by A (x-transformers' ScaledSinusoidalEmbedding: A = d^−0.5).",
+                "A",
+            ),
             Param("std", "--std", float, "Standard deviation of the N(0, std²) initialisation.", "STD"),
             Param("seed", "--seed", int, "Random seed (numpy PCG64): same seed, same table everywhere.", "SEED"),
             # diffusion timestep embeddings
@@ -92,6 +109,21 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "PART",
             ),
             Param("heads", "--heads", int, "Number of attention heads (ALiBi).", "H"),
+            Param(
+                "form",
+                "--form",
+                str,
+                "ALiBi bias: distance −|i − j|·m (fairseq, x-transformers) or key m·j (HF BLOOM; same softmax "
+                "on causal rows).",
+                "FORM",
+            ),
+            Param(
+                "total_heads",
+                "--total-heads",
+                int,
+                "ALiBi: pad to this many heads with zero biases (x-transformers' total_heads).",
+                "N",
+            ),
             Param("head", "--head", int, "One head's (len × len) ALiBi bias, 0-based (default: all heads).", "I"),
             Param("grid", "--grid", str, "Grid height and width as H,W; tokens are row-major (rows = H·W).", "H,W"),
             Param(
@@ -100,6 +132,13 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 bool,
                 "Prepend a zero row for a [CLS] token (MAE, diffusers).",
                 negative_flag="--no-cls-token",
+            ),
+            Param(
+                "extra_tokens",
+                "--extra-tokens",
+                int,
+                "With --cls-token: this many leading zero rows instead of one (diffusers' extra_tokens; 0: none).",
+                "N",
             ),
             Param(
                 "base_size",
@@ -148,12 +187,12 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "RoPE context scaling (HF rope_type).",
                 "KIND",
             ),
-            Param("factor", "--factor", float, "RoPE scaling factor (linear, dynamic, yarn, llama3).", "F"),
+            Param("factor", "--factor", float, "RoPE scaling factor: inv_freq / F (and the scalings' own uses).", "F"),
             Param(
                 "original_max_position",
                 "--original-max-position",
                 int,
-                "Context length the model was trained with (dynamic, yarn, llama3).",
+                "Context length the model was trained with (dynamic, yarn, llama3, longrope).",
                 "N",
             ),
             Param("low_freq_factor", "--low-freq-factor", float, "llama3: low-frequency wavelength factor (1).", "F"),
@@ -166,8 +205,51 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "apply_attention_factor",
                 "--apply-attention-factor",
                 bool,
-                "YaRN: multiply cos and sin by 0.1·ln(factor) + 1, as HF's rotary embedding does.",
+                "YaRN, LongRoPE: multiply cos and sin by the attention factor, as HF's rotary embedding does.",
                 negative_flag="--no-attention-factor",
+            ),
+            Param(
+                "truncate",
+                "--truncate",
+                bool,
+                "YaRN: round the ramp's correction range to whole dimensions (HF's default; gpt-oss: off).",
+                negative_flag="--no-truncate",
+            ),
+            Param("mscale", "--mscale", float, "YaRN (DeepSeek): attention factor mscale(f, M) / mscale(f, A).", "M"),
+            Param(
+                "mscale_all_dim",
+                "--mscale-all-dim",
+                float,
+                "YaRN (DeepSeek): the divisor's A in mscale(f, M) / mscale(f, A), mscale(f, x) = 0.1·x·ln f + 1.",
+                "A",
+            ),
+            Param(
+                "attention_factor",
+                "--attention-factor",
+                float,
+                "YaRN, LongRoPE: the attention factor itself (unset: HF's formula from the factor).",
+                "A",
+            ),
+            Param(
+                "short_factor",
+                "--short-factor",
+                str,
+                "LongRoPE: d/2 comma-separated frequency divisors for positions within the original context.",
+                "F,F,…",
+            ),
+            Param(
+                "long_factor",
+                "--long-factor",
+                str,
+                "LongRoPE: d/2 comma-separated frequency divisors once positions pass the original context.",
+                "F,F,…",
+            ),
+            Param(
+                "partial_rotary_factor",
+                "--partial-rotary-factor",
+                float,
+                "RoPE: rotate the first int(d·F) columns only (GPT-NeoX, Phi); proportional: int(F·d/2) frequencies.",
+                "F",
             ),
             # T5 relative-position buckets
             Param("num_buckets", "--num-buckets", int, "T5: relative-position buckets in all (32).", "N"),

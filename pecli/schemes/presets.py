@@ -144,6 +144,14 @@ PRESETS: Mapping[tuple[str, str], Preset] = MappingProxyType(
                 "huggingface/pytorch-image-models timm/layers/pos_embed_sincos.py, build_sincos2d_pos_embed",
             ),
             Preset(
+                "vit-pytorch",
+                "sincos2d",
+                {"layout": "by-axis", "base_size": None, "interpolation_scale": 1.0, "freq_shift": 1.0},
+                "posemb_sincos_2d: [sin x | cos x | sin y | cos y] (x the column), "
+                "ω = temperature^(−k/(d/4 − 1)), meshgrid ij row-major",
+                "lucidrains/vit-pytorch vit_pytorch/simple_vit.py, posemb_sincos_2d",
+            ),
+            Preset(
                 "diffusers",
                 "sincos2d",
                 {"layout": "by-axis", "base_size": 16.0, "interpolation_scale": 1.0},

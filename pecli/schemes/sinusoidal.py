@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pecli.dtypes import numpy_dtype
+from pecli.dtypes import numpy_dtype, round_to
 from pecli.errors import ParameterError
 from pecli.schemes._angles import fill_sin_cos, geometric_frequencies, place_sin_cos
 from pecli.schemes.checks import choice, finite, finite_above, integer, positive_int, row_range
@@ -25,6 +25,8 @@ def sinusoidal_table(
     cos_first: bool = False,
     freq_shift: float | None = None,
     offset: int = 0,
+    padding_idx: int | None = None,
+    amplitude: float = 1.0,
     dtype: str = "float32",
     rows: range | None = None,
     out: np.ndarray | None = None,
@@ -40,6 +42,9 @@ def sinusoidal_table(
         freq_shift: ``None`` for Vaswani's ω_k = base^(−2k/d); ``S`` for ω_i = base^(−i/(h − S)),
             h = dim // 2 (S = 1: tensor2tensor, fairseq, diffusers; S = 0: guided-diffusion).
         offset: position of row 0.
+        padding_idx: a row to zero, as fairseq's ``get_embedding`` (and HF FSMT, M2M100) zero
+            the padding token's row of the full weight; ``None`` zeroes none.
+        amplitude: multiply every value (x-transformers' ``ScaledSinusoidalEmbedding``: d^−0.5).
         dtype: ``float32``, ``float64``, ``float16`` or ``bfloat16``; angles are float64.
         rows: compute only these rows (for streaming large tables).
         out: an array of the result's shape and dtype to fill instead of allocating one
@@ -53,6 +58,8 @@ def sinusoidal_table(
         [0.8414709848, 0.5403023059, 0.0099998333, 0.9999500004]
         >>> sinusoidal_table(2, 4, layout="split", freq_shift=1, dtype="float64")[1].round(10).tolist()
         [0.8414709848, 0.0001, 0.5403023059, 0.999999995]
+        >>> sinusoidal_table(3, 2, padding_idx=1, amplitude=0.5, dtype="float64").round(6).tolist()
+        [[0.0, 0.5], [0.0, 0.0], [0.454649, -0.208073]]
     """
     length = positive_int("length", length)
     dim = positive_int("dim", dim)
@@ -67,6 +74,20 @@ def sinusoidal_table(
             f"positions {offset}..{offset + length - 1} go beyond ±2^53, where float64 cannot tell them apart",
             hint="use a smaller {offset}",
         )
+    if padding_idx is not None and not 0 <= integer("padding_idx", padding_idx) < length:
+        raise ParameterError(
+            f"{{padding_idx={padding_idx}}} is outside the table's rows 0..{length - 1}",
+            hint="pass a row of the table, e.g. {padding_idx=1} (fairseq's pad), or drop {padding_idx}",
+        )
+    amplitude = finite("amplitude", amplitude, example="0.125")
     freqs = geometric_frequencies(dim, base, freq_shift)
     table = np.empty((len(rows), dim), dtype=numpy_dtype(dtype)) if out is None else out
-    return fill_sin_cos(table, offset + rows.start, freqs, layout=layout, cos_first=bool(cos_first))
+    start, cos_first = offset + rows.start, bool(cos_first)
+    if amplitude == 1.0:
+        fill_sin_cos(table, start, freqs, layout=layout, cos_first=cos_first)
+    else:  # scale in float64, then round once
+        exact = fill_sin_cos(np.empty(table.shape), start, freqs, layout=layout, cos_first=cos_first)
+        table[...] = round_to(exact * amplitude, dtype)
+    if padding_idx is not None and padding_idx in rows:
+        table[padding_idx - rows.start] = 0
+    return table

@@ -53,8 +53,9 @@ def _frequencies(dim: int, max_period: float, freq_shift: float, scale: float) -
     max_period = finite_above("max_period", max_period, 1.0, example="10000")
     freq_shift = finite("freq shift", freq_shift, example="0")
     scale = finite("scale", scale, example="1")
-    if dim // 2 - freq_shift <= 0:
-        # diffusers divides by half_dim − downscale_freq_shift unchecked: NaN (0/0) or growing frequencies
+    if dim // 2 and dim // 2 - freq_shift <= 0:
+        # diffusers divides by half_dim − downscale_freq_shift unchecked: NaN (0/0) or growing frequencies.
+        # d = 1 has no frequency to divide: diffusers and latent-diffusion return the zero padding column.
         raise ParameterError(
             f"{{dim={dim}}} with {{freq_shift={freq_shift:g}}} gives d // 2 − shift = {dim // 2 - freq_shift:g} ≤ 0, "
             "which divides the exponent by zero or flips its sign (diffusers silently returns NaN)",

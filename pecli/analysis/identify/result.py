@@ -31,15 +31,22 @@ class Candidate:
     timesteps: tuple[float, ...] | None = None  #: the t of each row (timestep rows at arbitrary t)
 
     def describe(self) -> str:
-        """``scheme (preset …): param=value …`` (parameters left unset are not listed).
+        """``scheme (preset …): param=value …``, listing the parameters that differ from the scheme's defaults.
 
-        >>> Candidate("rope", {"base": 10000.0, "part": "cos", "factor": None}).describe()
-        'rope: base=10000.0 part=cos'
+        >>> Candidate("rope", {"base": 500000.0, "part": "cos", "factor": None, "offset": 0}).describe()
+        'rope: base=500000.0 part=cos'
+        >>> Candidate("sinusoidal", {"base": 10000.0, "offset": 0}).describe()
+        'sinusoidal: its defaults'
         """
+        defaults = SCHEMES[self.scheme].defaults
         presets = f" (preset {', '.join(self.presets)})" if self.presets else ""
-        params = " ".join(f"{name}={value}" for name, value in self.params.items() if value is not None)
+        params = " ".join(
+            f"{name}={value}"
+            for name, value in self.params.items()
+            if value is not None and not (name in defaults and _same(value, defaults[name]))
+        )
         times = f" at {len(self.timesteps)} timesteps" if self.timesteps is not None else ""
-        return f"{self.scheme}{presets}{times}" + (f": {params}" if params else "")
+        return f"{self.scheme}{presets}{times}: " + (params or "its defaults")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -162,3 +169,11 @@ def timestep_command(candidate: Candidate, *, dim: int, dtype: str = "float32") 
     else:
         parts += _flags(candidate.params, defaults)
     return " ".join(parts + _output(dtype, "t"))
+
+
+def _same(value: Any, default: Any) -> bool:
+    """``value == default`` for parameter values (10000 and 10000.0 alike; lists too)."""
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):  # arrays and the like
+        return False

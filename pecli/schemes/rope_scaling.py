@@ -1,0 +1,216 @@
+"""RoPE's context scalings: the scaled ``inv_freq`` and the attention factor, per HF ``rope_type``.
+
+Each follows HuggingFace transformers' ``src/transformers/modeling_rope_utils.py``
+(``_compute_linear_scaling_rope_parameters``, ``_compute_dynamic_ntk_parameters``,
+``_compute_yarn_parameters``, ``_compute_llama3_parameters``, ``_compute_longrope_parameters``,
+``_compute_proportional_rope_parameters``),
+computed in float64.
+
+>>> rope_frequencies(4).tolist()
+[1.0, 0.01]
+>>> inv_freq = rope_frequencies(128, scaling="dynamic", factor=2.0, original_max_position=2048, length=4096)
+>>> round(float(inv_freq[1] ** (-128 / 2)), 4)  # the dynamic-NTK base
+30527.7367
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from pecli.errors import ParameterError
+from pecli.schemes._angles import geometric_frequencies
+from pecli.schemes.checks import choice, even_dim, finite_above, positive_floats, positive_int
+
+__all__ = ["SCALINGS", "rope_attention_factor", "rope_frequencies", "scaling_parameters"]
+
+#: each scaling's parameters and their defaults (None: required, except the names in ``_OPTIONAL``),
+#: after HF's rope_scaling keys
+SCALINGS: dict[str, dict[str, Any]] = {
+    "none": {},
+    "linear": {"factor": None},
+    "dynamic": {"factor": None, "original_max_position": None},
+    "yarn": {
+        "factor": None,
+        "original_max_position": None,
+        "beta_fast": 32.0,
+        "beta_slow": 1.0,
+        "apply_attention_factor": False,
+        "truncate": True,
+        "mscale": None,
+        "mscale_all_dim": None,
+        "attention_factor": None,
+    },
+    "llama3": {"factor": None, "original_max_position": None, "low_freq_factor": 1.0, "high_freq_factor": 4.0},
+    "longrope": {
+        "original_max_position": None,
+        "short_factor": None,
+        "long_factor": None,
+        "factor": 1.0,
+        "attention_factor": None,
+        "apply_attention_factor": False,
+    },
+    "proportional": {"factor": 1.0},
+}
+
+#: parameters that may stay None: HF derives the attention factor when they are absent
+_OPTIONAL = ("mscale", "mscale_all_dim", "attention_factor")
+
+#: every parameter some scaling takes
+SCALING_PARAMETERS = tuple(dict.fromkeys(name for takes in SCALINGS.values() for name in takes))
+
+
+def scaling_parameters(scaling: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of ``scaling`` with defaults filled in; one it does not take, or a missing one, is an error.
+
+    >>> scaling_parameters("llama3", {"factor": 8.0, "original_max_position": 8192})["high_freq_factor"]
+    4.0
+    """
+    scaling = choice("scaling", scaling, tuple(SCALINGS))
+    takes = SCALINGS[scaling]
+    extra = [f"{{{name}}}" for name, value in given.items() if value is not None and name not in takes]
+    if extra:
+        allowed = ", ".join(f"{{{name}}}" for name in takes) or "no scaling options"
+        raise ParameterError(f"{{scaling={scaling}}} does not take {', '.join(extra)}", hint=f"it takes {allowed}")
+    full = {name: given.get(name) if given.get(name) is not None else default for name, default in takes.items()}
+    missing = [f"{{{name}}}" for name, value in full.items() if value is None and name not in _OPTIONAL]
+    if missing:
+        example = "{short_factor=1,…} {long_factor=1,…}" if scaling == "longrope" else "{factor=4}"
+        raise ParameterError(f"{{scaling={scaling}}} needs {' and '.join(missing)}", hint=f"e.g. {example}")
+    if "factor" in full:
+        full["factor"] = finite_above("factor", full["factor"], 0.0, example="4")
+    if "original_max_position" in full:
+        full["original_max_position"] = positive_int("original_max_position", full["original_max_position"])
+    for name in ("beta_fast", "beta_slow", "low_freq_factor", "high_freq_factor", *_OPTIONAL):
+        if full.get(name) is not None:
+            full[name] = finite_above(name, full[name], 0.0, example="1")
+    if scaling == "llama3" and full["high_freq_factor"] <= full["low_freq_factor"]:
+        raise ParameterError(
+            "{high_freq_factor} must be greater than {low_freq_factor}",
+            hint="e.g. {low_freq_factor=1} {high_freq_factor=4}",
+        )
+    return full
+
+
+def _mscale(factor: float, mscale: float = 1.0) -> float:
+    # HF's get_mscale (after DeepSeek's yarn_get_mscale)
+    return 1.0 if factor <= 1 else 0.1 * mscale * math.log(factor) + 1.0
+
+
+def rope_attention_factor(scaling: str, factor: float | None = None, **params: Any) -> float:
+    """The factor HF multiplies cos and sin by (``attention_scaling``); 1 for scalings without one.
+
+    YaRN: ``attention_factor`` if given, else ``mscale(f, mscale) / mscale(f, mscale_all_dim)`` when
+    both are given (DeepSeek), else ``mscale(f) = 0.1·ln f + 1``. LongRoPE: ``attention_factor`` if
+    given, else ``√(1 + ln f / ln original_max_position)`` (1 for f ≤ 1).
+
+    >>> round(rope_attention_factor("yarn", 4.0), 10)
+    1.1386294361
+    >>> round(rope_attention_factor("yarn", 40.0, mscale=1.0, mscale_all_dim=0.707), 10)
+    1.0857263993
+    >>> round(rope_attention_factor("longrope", 32.0, original_max_position=4096), 10)
+    1.1902380714
+    """
+    if params.get("attention_factor") is not None and scaling in ("yarn", "longrope"):
+        return float(params["attention_factor"])
+    if factor is None:
+        return 1.0
+    if scaling == "yarn":
+        mscale, mscale_all_dim = params.get("mscale"), params.get("mscale_all_dim")
+        if mscale and mscale_all_dim:
+            return _mscale(factor, mscale) / _mscale(factor, mscale_all_dim)
+        return _mscale(factor)
+    if scaling == "longrope" and factor > 1 and params.get("original_max_position"):
+        return math.sqrt(1 + math.log(factor) / math.log(params["original_max_position"]))
+    return 1.0
+
+
+def rope_frequencies(
+    dim: int,
+    *,
+    base: float = 10000.0,
+    scaling: str = "none",
+    length: int | None = None,
+    **scaling_params: Any,
+) -> np.ndarray:
+    """RoPE's float64 ``inv_freq`` (d/2 values): ``base^(−2i/d)``, then the scaling's adjustment.
+
+    ``dim`` is the rotary dimension. ``length`` is the number of positions the model has seen
+    (its largest position + 1): dynamic NTK recomputes its base for it once it exceeds the
+    original context, and LongRoPE switches from ``short_factor`` to ``long_factor`` there.
+
+    >>> rope_frequencies(4, scaling="linear", factor=2.0).tolist()
+    [0.5, 0.005]
+    >>> lists = {"short_factor": [1, 2], "long_factor": [4, 8]}
+    >>> rope_frequencies(4, scaling="longrope", original_max_position=8, length=9, **lists).tolist()
+    [0.25, 0.00125]
+    """
+    dim = even_dim("rope", positive_int("dim", dim), "it rotates pairs of columns")
+    base = finite_above("base", base, 1.0, example="10000")
+    params = scaling_parameters(scaling, scaling_params)
+    if scaling == "dynamic":
+        # HF _compute_dynamic_ntk_parameters: base·((factor·L/L0) − (factor − 1))^(d/(d−2)), L = max(len, L0)
+        original = params["original_max_position"]
+        seq_len = max(length or original, original)
+        factor = params["factor"]
+        base = base * ((factor * seq_len / original) - (factor - 1)) ** (dim / (dim - 2)) if dim > 2 else base
+    inv_freq = geometric_frequencies(dim, base, None)
+    if scaling in ("linear", "proportional"):
+        return inv_freq / params["factor"]
+    if scaling == "yarn":
+        return _yarn(inv_freq, dim, base, **params)
+    if scaling == "llama3":
+        return _llama3(inv_freq, **params)
+    if scaling == "longrope":
+        # HF _compute_longrope_parameters and _longrope_frequency_update: 1 / (ext_factors · base^(2i/d)),
+        # the long factors once the positions go past the original context
+        short, long = (positive_floats(name, params[name], dim // 2) for name in ("short_factor", "long_factor"))
+        use_long = length is not None and length > params["original_max_position"]
+        return inv_freq / np.array(long if use_long else short)
+    return inv_freq
+
+
+def _yarn(
+    inv_freq: np.ndarray,
+    dim: int,
+    base: float,
+    *,
+    factor: float,
+    original_max_position: int,
+    beta_fast: float,
+    beta_slow: float,
+    truncate: bool,
+    **_attention: Any,
+) -> np.ndarray:
+    # HF _compute_yarn_parameters: blend interpolation (inv_freq/factor) and extrapolation
+    # (inv_freq) with a linear ramp between the dimensions where beta_fast and beta_slow rotations
+    # fit in the original context; truncate rounds those dimensions outwards to integers.
+    def correction_dim(rotations: float) -> float:
+        return dim * math.log(original_max_position / (rotations * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001  # HF's guard against a zero-width ramp
+    ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+    extrapolation = 1.0 - ramp
+    return inv_freq / factor * (1.0 - extrapolation) + inv_freq * extrapolation
+
+
+def _llama3(
+    inv_freq: np.ndarray, *, factor: float, original_max_position: int, low_freq_factor: float, high_freq_factor: float
+) -> np.ndarray:
+    # HF _compute_llama3_parameters: keep short wavelengths, divide long ones by factor, and
+    # blend the band between original/high_freq_factor and original/low_freq_factor.
+    wavelen = 2 * math.pi / inv_freq
+    low_freq_wavelen = original_max_position / low_freq_factor
+    high_freq_wavelen = original_max_position / high_freq_factor
+    smooth = (original_max_position / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    blended = (1 - smooth) * inv_freq / factor + smooth * inv_freq
+    return np.where(
+        wavelen < high_freq_wavelen, inv_freq, np.where(wavelen > low_freq_wavelen, inv_freq / factor, blended)
+    )

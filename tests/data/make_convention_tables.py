@@ -1,0 +1,311 @@
+"""Write tests/data/conventions/: small tables the real libraries computed, for the conventions pecli adds.
+
+Run with an environment that has torch, transformers, x-transformers, diffusers and vit-pytorch
+(the tests need none of them):
+
+    /work/venvs/conventions/bin/python tests/data/make_convention_tables.py
+
+Each case becomes ``conventions/<name>.npy`` (float32: the libraries compute in float32) and an
+entry in ``conventions/conventions.json`` recording the library and version, the exact call, and
+the pecli parameters that must reproduce it (``tests/test_conventions.py`` reads them).
+RoPE cases are HF's whole rotary embedding, ``LlamaRotaryEmbedding(config)(x, position_ids)``:
+``[cos, sin]`` stacked, with the attention scaling and the dynamic (LongRoPE) frequency update.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+OUT = Path(__file__).parent / "conventions"
+HEAD_DIM = 32
+PHI3_SHORT = [1.0 + 0.05 * i for i in range(HEAD_DIM // 2)]
+PHI3_LONG = [1.0 + 0.5 * i for i in range(HEAD_DIM // 2)]
+
+#: (name, rope_parameters, max_position_embeddings, first position, length, pecli parameters)
+ROPE_CASES = [
+    (
+        "rope_longrope_short",
+        {
+            "rope_type": "longrope",
+            "short_factor": PHI3_SHORT,
+            "long_factor": PHI3_LONG,
+            "original_max_position_embeddings": 64,
+        },
+        256,
+        0,
+        48,
+        {
+            "scaling": "longrope",
+            "short_factor": PHI3_SHORT,
+            "long_factor": PHI3_LONG,
+            "original_max_position": 64,
+            "factor": 4.0,
+            "apply_attention_factor": True,
+        },
+    ),
+    (
+        "rope_longrope_long",
+        {
+            "rope_type": "longrope",
+            "short_factor": PHI3_SHORT,
+            "long_factor": PHI3_LONG,
+            "original_max_position_embeddings": 64,
+        },
+        256,
+        0,
+        100,
+        {
+            "scaling": "longrope",
+            "short_factor": PHI3_SHORT,
+            "long_factor": PHI3_LONG,
+            "original_max_position": 64,
+            "factor": 4.0,
+            "apply_attention_factor": True,
+        },
+    ),
+    (
+        "rope_yarn_no_truncate",
+        {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 64, "truncate": False},
+        512,
+        0,
+        40,
+        {
+            "scaling": "yarn",
+            "factor": 8.0,
+            "original_max_position": 64,
+            "truncate": False,
+            "apply_attention_factor": True,
+        },
+    ),
+    (
+        "rope_yarn_mscale",
+        {
+            "rope_type": "yarn",
+            "factor": 40.0,
+            "original_max_position_embeddings": 64,
+            "mscale": 1.0,
+            "mscale_all_dim": 0.707,
+            "beta_fast": 32.0,
+            "beta_slow": 1.0,
+        },
+        2560,
+        0,
+        40,
+        {
+            "scaling": "yarn",
+            "factor": 40.0,
+            "original_max_position": 64,
+            "mscale": 1.0,
+            "mscale_all_dim": 0.707,
+            "apply_attention_factor": True,
+        },
+    ),
+    (
+        "rope_yarn_attention_factor",
+        {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64, "attention_factor": 1.25},
+        256,
+        0,
+        40,
+        {
+            "scaling": "yarn",
+            "factor": 4.0,
+            "original_max_position": 64,
+            "attention_factor": 1.25,
+            "apply_attention_factor": True,
+        },
+    ),
+    (
+        "rope_partial_rotary",
+        {"rope_type": "linear", "factor": 1.0, "partial_rotary_factor": 0.5},
+        256,
+        0,
+        40,
+        {"partial_rotary_factor": 0.5},
+    ),
+    (
+        "rope_proportional",
+        {"rope_type": "proportional", "factor": 2.0, "partial_rotary_factor": 0.25},
+        256,
+        0,
+        40,
+        {"scaling": "proportional", "factor": 2.0, "partial_rotary_factor": 0.25},
+    ),
+    (
+        "rope_offset_million",
+        {"rope_type": "linear", "factor": 1.0},
+        2_000_000,
+        1_000_000,
+        16,
+        {"offset": 1_000_000},
+    ),
+]
+
+
+def rope_cases(records: list[dict]) -> None:
+    import torch
+    import transformers
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    library = f"transformers {transformers.__version__}, torch {torch.__version__}"
+    for name, rope_parameters, max_positions, start, length, pecli_params in ROPE_CASES:
+        config = LlamaConfig(
+            hidden_size=HEAD_DIM * 4,
+            num_attention_heads=4,
+            head_dim=HEAD_DIM,
+            max_position_embeddings=max_positions,
+            rope_parameters={"rope_theta": 10000.0, **rope_parameters},
+        )
+        positions = torch.arange(start, start + length)[None]
+        cos, sin = LlamaRotaryEmbedding(config)(torch.zeros(1, length, HEAD_DIM), positions)
+        table = torch.stack([cos[0], sin[0]]).numpy().astype(np.float32)
+        call = (
+            f"LlamaRotaryEmbedding(LlamaConfig(head_dim={HEAD_DIM}, max_position_embeddings={max_positions}, "
+            f"rope_parameters={{'rope_theta': 10000.0, **{rope_parameters!r}}}))(x, position_ids="
+            f"arange({start}, {start + length})[None]) -> stack([cos, sin])"
+        )
+        save(records, name, table, library, call, "rope", length, HEAD_DIM, pecli_params, parts=("cos", "sin"))
+
+
+def sinusoidal_cases(records: list[dict]) -> None:
+    import torch
+    import transformers
+    from transformers.models.fsmt.modeling_fsmt import SinusoidalPositionalEmbedding
+    from transformers.models.m2m_100.modeling_m2m_100 import M2M100SinusoidalPositionalEmbedding
+    from x_transformers.x_transformers import ScaledSinusoidalEmbedding
+
+    hf = f"transformers {transformers.__version__}, torch {torch.__version__}"
+    fairseq_weight = {"layout": "split", "freq_shift": 1.0, "padding_idx": 1}
+    for dim in (16, 15):
+        weight = M2M100SinusoidalPositionalEmbedding.get_embedding(24, dim, padding_idx=1).numpy()
+        call = f"M2M100SinusoidalPositionalEmbedding.get_embedding(24, {dim}, padding_idx=1)"
+        save(records, f"m2m100_weight_d{dim}", weight, hf, call, "sinusoidal", 24, dim, fairseq_weight)
+    fsmt = SinusoidalPositionalEmbedding.get_embedding(24, 16, padding_idx=1).numpy()
+    call = "transformers.models.fsmt.modeling_fsmt.SinusoidalPositionalEmbedding.get_embedding(24, 16, padding_idx=1)"
+    save(records, "fsmt_weight_d16", fsmt, hf, call, "sinusoidal", 24, 16, fairseq_weight)
+    scaled = ScaledSinusoidalEmbedding(64)(torch.zeros(1, 20, 64)).detach().numpy()
+    library = f"x-transformers {version('x-transformers')}, torch {torch.__version__}"
+    call = "x_transformers.x_transformers.ScaledSinusoidalEmbedding(64)(torch.zeros(1, 20, 64))"
+    params = {"layout": "split", "freq_shift": 0.0, "amplitude": 64**-0.5}
+    save(records, "x_transformers_scaled_d64", scaled, library, call, "sinusoidal", 20, 64, params)
+
+
+def alibi_cases(records: list[dict]) -> None:
+    import torch
+    import transformers
+    from transformers.models.bloom.modeling_bloom import build_alibi_tensor
+    from x_transformers.x_transformers import AlibiPositionalBias
+
+    bloom = build_alibi_tensor(torch.ones(1, 8), 12, torch.float32).numpy()  # (heads, 1, keys)
+    library = f"transformers {transformers.__version__}, torch {torch.__version__}"
+    call = "build_alibi_tensor(torch.ones(1, 8), num_heads=12, dtype=torch.float32), broadcast over 8 queries"
+    table = np.broadcast_to(bloom, (12, 8, 8))
+    save(records, "bloom_alibi_key_12heads", table, library, call, "alibi", 8, None, {"heads": 12, "form": "key"})
+    padded = AlibiPositionalBias(heads=4, total_heads=6)(8, 8).numpy()
+    library = f"x-transformers {version('x-transformers')}, torch {torch.__version__}"
+    call = "x_transformers.x_transformers.AlibiPositionalBias(heads=4, total_heads=6)(8, 8)"
+    save(
+        records,
+        "x_transformers_alibi_total_heads",
+        padded,
+        library,
+        call,
+        "alibi",
+        8,
+        None,
+        {"heads": 4, "total_heads": 6},
+    )
+
+
+def grid_cases(records: list[dict]) -> None:
+    import importlib.util
+
+    import torch
+
+    # vit_pytorch/__init__ imports torchvision (for DINO); simple_vit.py itself needs torch and einops only
+    path = Path(importlib.util.find_spec("vit_pytorch").submodule_search_locations[0]) / "simple_vit.py"
+    spec = importlib.util.spec_from_file_location("simple_vit", path)
+    simple_vit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(simple_vit)
+    table = simple_vit.posemb_sincos_2d(3, 5, 32).numpy()
+    library = f"vit-pytorch {version('vit-pytorch')}, torch {torch.__version__}"
+    call = "vit_pytorch/simple_vit.py posemb_sincos_2d(h=3, w=5, dim=32)"
+    save(
+        records,
+        "vit_pytorch_posemb_3x5_d32",
+        table,
+        library,
+        call,
+        "sincos2d",
+        None,
+        32,
+        {"grid": "3,5", "layout": "by-axis", "freq_shift": 1.0},
+    )
+    import diffusers
+    from diffusers.models.embeddings import get_2d_sincos_pos_embed
+
+    library = f"diffusers {diffusers.__version__}, torch {torch.__version__}"
+    for extra in (0, 1, 2):
+        table = get_2d_sincos_pos_embed(32, (3, 5), cls_token=True, extra_tokens=extra, output_type="pt").numpy()
+        call = f"get_2d_sincos_pos_embed(32, (3, 5), cls_token=True, extra_tokens={extra}, output_type='pt')"
+        params = {"grid": "3,5", "layout": "by-axis", "base_size": 16.0, "cls_token": True, "extra_tokens": extra}
+        save(records, f"diffusers_sincos2d_extra{extra}", table, library, call, "sincos2d", None, 32, params)
+
+
+def timestep_cases(records: list[dict]) -> None:
+    import diffusers
+    import torch
+    from diffusers.models.embeddings import get_timestep_embedding
+
+    table = get_timestep_embedding(torch.arange(8), 1).numpy()
+    save(
+        records,
+        "diffusers_timestep_d1",
+        table,
+        f"diffusers {diffusers.__version__}, torch {torch.__version__}",
+        "get_timestep_embedding(torch.arange(8), 1)",
+        "timestep",
+        8,
+        1,
+        {"flip_sin_to_cos": False, "freq_shift": 1.0},
+    )
+
+
+def version(distribution: str) -> str:
+    from importlib.metadata import version as installed
+
+    return installed(distribution)
+
+
+def save(records, name, table, library, call, scheme, length, dim, params, parts=()) -> None:
+    np.save(OUT / f"{name}.npy", np.asarray(table, dtype=np.float32))
+    records.append(
+        {
+            "name": name,
+            "library": library,
+            "call": call,
+            "scheme": scheme,
+            "length": length,
+            "dim": dim,
+            "params": params,
+            "parts": list(parts),
+        }
+    )
+
+
+def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    records: list[dict] = []
+    rope_cases(records)
+    sinusoidal_cases(records)
+    alibi_cases(records)
+    grid_cases(records)
+    timestep_cases(records)
+    (OUT / "conventions.json").write_text(json.dumps(records, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
