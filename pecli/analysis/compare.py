@@ -237,6 +237,12 @@ def _with_rows(known: str | tuple[bool, bool, bool] | None, rows: np.ndarray) ->
     """What the rows so far say of a table's precision (:func:`_precision_flags`, or a non-float dtype)."""
     if rows.dtype.name not in ("float32", "float64"):
         return rows.dtype.name
+    if isinstance(known, tuple) and not (known[1] or known[2]):  # float32 or wider: only float64 can follow
+        return (
+            known[0] or (rows.dtype == np.float64 and not np.array_equal(rows.astype(np.float32), rows)),
+            False,
+            False,
+        )
     flags = _precision_flags(rows)
     if not isinstance(known, tuple):
         return flags
