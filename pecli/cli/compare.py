@@ -192,7 +192,7 @@ STREAM_BYTES = 1 << 30
 #: rows of each table held at once while streaming (float64 bytes of one chunk)
 _STREAM_CHUNK_BYTES = 8 << 20
 #: a streamed disagreement is diagnosed on this many leading rows
-_STREAM_DIAGNOSE_ROWS = 8192
+_STREAM_DIAGNOSE_ROWS = 4096
 
 
 @dataclass
