@@ -172,8 +172,7 @@ def fill_sin_cos(out: np.ndarray, start: int, freqs: np.ndarray, *, layout: str,
     np.sin(block * freqs, out=step.imag)
     if not cos_first:
         np.negative(step.imag, out=step.imag)
-    pairs = _pair_view(out, layout, count)
-    job = _BlockJob(out, pairs, start, freqs, offsets, step, block, layout, cos_first)
+    job = _BlockJob(out, _pair_view(out, layout, count), start, freqs, offsets, step, block, layout, cos_first)
     threads = _thread_count(out.nbytes, rows, block)
     if threads == 1:
         job.run(range(rows))
@@ -200,10 +199,6 @@ class _BlockJob:
     ) -> None:
         self.out, self.pairs, self.start, self.freqs = out, pairs, start, freqs
         self.offsets, self.step, self.block, self.layout, self.cos_first = offsets, step, block, layout, cos_first
-        # numpy rounds float64 -> float16 once (bfloat16 goes through place_pairs' own rounding)
-        self._whole_rows_cast = (
-            pairs is None and layout == "interleaved" and out.shape[1] == 2 * len(freqs) and out.dtype == np.float16
-        )
 
     def run(self, span: range) -> None:
         count, block = len(self.freqs), self.block
@@ -233,10 +228,6 @@ class _BlockJob:
                 products = products[position - block_start : block_end - block_start]
                 if self.pairs is not None:
                     target[...] = products  # one rounding: complex128 -> complex64 rounds each part
-                elif self._whole_rows_cast:
-                    # the block's [first, second] pairs are the rows' columns in order: one contiguous
-                    # float64 -> float16 cast per block (4-5× faster than casting strided columns)
-                    target[...] = products.view(np.float64)
                 else:
                     place_pairs(target, products.real, products.imag, layout=self.layout)
             position = block_end
