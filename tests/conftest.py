@@ -134,3 +134,35 @@ def run_in_terminal(*args: str, env: dict[str, str] | None = None) -> tuple[int,
         output += data
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status), output
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which turns numprocesses into workers
+def pytest_cmdline_main(config):
+    """Spread the tests over every core when pytest-xdist is installed (the ``test`` extra has it).
+
+    Most of the suite's time is child processes and numpy, which two workers overlap; ``-n 0``
+    runs everything in this process (as does ``--pdb``).
+    """
+    if (
+        config.pluginmanager.hasplugin("xdist")
+        and config.getoption("numprocesses", None) is None
+        and not hasattr(config, "workerinput")
+        and not config.getoption("collectonly")
+    ):
+        config.option.numprocesses = "auto"
+
+
+#: the slowest tests by ``--durations`` (identify over every preset and peer table, the docs' console
+#: examples, the installed wheel): marked ``slow`` so that ``-m "not slow"`` skips them while working
+SLOW_TESTS = (
+    "tests/test_identify.py::",
+    "tests/test_peer_corpus.py::",
+    "tests/test_docs.py::test_console_examples_show_real_output",
+    "tests/test_packaging.py::test_installed_wheel_runs_without_the_checkout",
+)
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.nodeid.startswith(SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)

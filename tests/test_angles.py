@@ -98,7 +98,7 @@ def test_row_chunks_equal_the_whole_table_bit_for_bit(length, dim, cut, offset, 
     block_rows=st.integers(1, 5),
     cut=st.floats(0, 1),
     offset=st.integers(-(10**5), 10**5),
-    dtype=st.sampled_from(["float32", "float64"]),
+    dtype=st.sampled_from(["float32", "float64", "float16"]),
 )
 def test_chunks_across_anchors_equal_the_whole_table_bit_for_bit(length, count, block_rows, cut, offset, dtype):
     # blocks of a few rows: many anchors and chained block starts, whole blocks stored straight
@@ -114,8 +114,31 @@ def test_chunks_across_anchors_equal_the_whole_table_bit_for_bit(length, count, 
     np.testing.assert_array_equal(np.concatenate([head, tail]), whole)
     angles = np.outer(np.arange(offset, offset + length, dtype=np.float64), freqs)
     # the float64 formula itself rounds p·ω: about 1e-16 · |p| of absolute noise
-    tolerance = (1e-15 if dtype == "float64" else 2.0**-24) + 1e-15 * (1 + abs(offset) + length)
+    half_ulp = {"float64": 1e-15, "float32": 2.0**-24, "float16": 2.0**-11}[dtype]
+    tolerance = half_ulp + 1e-15 * (1 + abs(offset) + length)
     assert np.abs(whole[:, 0::2] - np.sin(angles)).max() <= tolerance
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    length=st.integers(1, 300),
+    count=st.integers(1, 40),
+    block_rows=st.integers(1, 9),
+    offset=st.integers(-(10**5), 10**5),
+    threads=st.booleans(),
+)
+def test_float16_is_the_float64_table_rounded_once(length, count, block_rows, offset, threads):
+    # float16 rows are cast from the same complex128 products the float64 table stores: one rounding
+    freqs = geometric_frequencies(2 * count, 1e4, None)
+    with (
+        mock.patch.object(_angles, "_BLOCK_BYTES", 16 * count * block_rows),
+        mock.patch.object(_angles, "_PARALLEL_BYTES", 0 if threads else 1 << 62),
+    ):
+        wide = fill_sin_cos(np.empty((length, 2 * count)), offset, freqs, layout="interleaved", cos_first=False)
+        narrow = fill_sin_cos(
+            np.empty((length, 2 * count), np.float16), offset, freqs, layout="interleaved", cos_first=False
+        )
+    np.testing.assert_array_equal(narrow.view(np.uint16), wide.astype(np.float16).view(np.uint16))
 
 
 def test_large_table_is_threaded_and_within_1e6_of_float64():

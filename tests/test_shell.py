@@ -151,8 +151,8 @@ COLOUR = re.compile(rb"\x1b\[[0-9;]*m")
 
 def test_progress_colour_follows_no_color_term_dumb_and_the_flag(tmp_path, monkeypatch):
     monkeypatch.delenv("NO_COLOR", raising=False)
-    target = str(tmp_path / "x.npy")
-    big = ["generate", "--d", "1024", "--len", "8300", "--dtype", "float64", "-o", target]  # 68 MB > the bar threshold
+    monkeypatch.chdir(tmp_path)  # a short name: a long path in the description leaves the bar no room
+    big = ["generate", "--d", "1024", "--len", "8300", "--dtype", "float64", "-o", "x.npy"]  # 68 MB > the bar threshold
     code, drawn = _in_terminal(big, {"TERM": "xterm-256color"})
     assert code == 0 and COLOUR.search(drawn), drawn  # the control: a coloured bar when nothing forbids it
     for args, env in (

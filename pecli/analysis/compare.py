@@ -15,7 +15,9 @@ permutation that make them agree, and names the known ones.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -26,6 +28,7 @@ __all__ = [
     "Diagnosis",
     "arithmetic_tolerance",
     "check_tolerances",
+    "compare_row_chunks",
     "compare_tables",
     "diagnose",
     "named_permutations",
@@ -124,19 +127,25 @@ def value_precision(table: np.ndarray) -> str:
         return name
     # most tables show their precision in the first rows: look there before scanning everything
     for rows in (table[:64], table):
-        single = rows.astype(np.float32) if name == "float64" else rows
-        if name == "float64" and not np.array_equal(single.astype(np.float64), rows):
-            return "float64"
-        if not (single.view(np.uint32) & np.uint32(0xFFFF)).any():
-            precision = "bfloat16"
-        else:
-            with np.errstate(over="ignore"):
-                precision = (
-                    "float16" if np.array_equal(single.astype(np.float16).astype(np.float32), single) else "float32"
-                )
+        precision = _precision_name(_precision_flags(rows))
         if precision == "float32":
             return precision
     return precision
+
+
+def _precision_flags(rows: np.ndarray) -> tuple[bool, bool, bool]:
+    """(holds values float32 cannot, every value is a bfloat16, every value is a float16) for float rows."""
+    single = rows.astype(np.float32) if rows.dtype == np.float64 else rows
+    if rows.dtype == np.float64 and not np.array_equal(single.astype(np.float64), rows):
+        return True, False, False
+    with np.errstate(over="ignore"):
+        float16 = np.array_equal(single.astype(np.float16).astype(np.float32), single)
+    return False, not (single.view(np.uint32) & np.uint32(0xFFFF)).any(), float16
+
+
+def _precision_name(flags: tuple[bool, bool, bool]) -> str:
+    wide, bfloat16, float16 = flags
+    return "float64" if wide else "bfloat16" if bfloat16 else "float16" if float16 else "float32"
 
 
 def check_tolerances(atol: float, rtol: float) -> None:
@@ -179,49 +188,151 @@ def compare_tables(
         >>> result.agree, result.max_abs, result.worst, result.max_rel
         (False, 0.5, (0, 1), 0.2)
     """
-    check_tolerances(0.0 if atol is None else atol, rtol)
-    dtypes = (value_precision(a), value_precision(b))
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    a, b = np.asarray(a), np.asarray(b)
     if a.ndim != 2 or b.ndim != 2 or a.shape != b.shape:
         raise TableFileError(
             f"shape mismatch: A is {' × '.join(map(str, a.shape))}, B is {' × '.join(map(str, b.shape))}",
             hint="compare tables of the same shape (for a scheme spec, {dim} and {length} set its shape)",
         )
-    if a.size == 0:
+    return compare_row_chunks(lambda: [(a, b)], atol=atol, rtol=rtol, exact=exact)
+
+
+def compare_row_chunks(
+    chunk_pairs: Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]],
+    *,
+    atol: float | None = None,
+    rtol: float = 0.0,
+    exact: bool = False,
+    diagnose_rows: int | None = None,
+) -> Comparison:
+    """:func:`compare_tables` over two tables given as matching row chunks, holding one pair at a time.
+
+    ``chunk_pairs()`` yields (rows of A, the same rows of B) in order; it is called twice (the
+    tolerance needs each table's precision and scale first). A disagreement is diagnosed on the
+    first ``diagnose_rows`` rows (default: all), the only rows kept in memory.
+
+    >>> a = np.arange(12.0).reshape(6, 2)
+    >>> result = compare_row_chunks(lambda: ((a[i : i + 4], a[i : i + 4] + 1e-9) for i in (0, 4)), atol=1e-6)
+    >>> result.shape, result.agree, f"{result.max_abs:.1g}"
+    ((6, 2), True, '1e-09')
+    """
+    check_tolerances(0.0 if atol is None else atol, rtol)
+    precisions: list[Any] = [None, None]
+    length, width, scale = 0, 0, 0.0
+    for part_a, part_b in chunk_pairs():
+        precisions = [_with_rows(precisions[0], part_a), _with_rows(precisions[1], part_b)]
+        if part_a.size:
+            scale = max(scale, float(np.abs(part_a).max()), float(np.abs(part_b).max()))
+        length, width = length + len(part_a), part_a.shape[1]
+    if length == 0 or width == 0:
         raise TableFileError("the tables are empty", hint="give tables with at least one row and column")
-    difference = a - b
-    np.abs(difference, out=difference)
-    magnitude = np.abs(b)
-    worst = np.unravel_index(int(np.argmax(difference)), difference.shape)
-    cosines = _row_cosines(a, b)
-    scale = float(max(magnitude.max(), np.abs(a).max()))
-    if exact:
-        kind, allowed = "exact", np.zeros((1, 1))
-    elif atol is None:
-        kind, allowed = "float32 arithmetic", arithmetic_tolerance(len(a), *dtypes, scale=scale)
-    else:
-        kind, allowed = "given", np.full((1, 1), atol)
-    position, atol = int(np.argmax(allowed[:, 0])), float(allowed.max())
-    relative_allowed = 0.0 if exact else rtol * magnitude
-    agree = bool(np.all(difference <= allowed + relative_allowed))
-    tolerance = max(atol, rounding_tolerance(*dtypes, scale=scale))
-    # |A − B| / |B| where B ≠ 0, in place (where B = 0 the 0 of |B| stays)
-    relative = np.divide(difference, magnitude, out=magnitude, where=magnitude > 0)
-    return Comparison(
-        shape=(int(a.shape[0]), int(a.shape[1])),
-        max_abs=float(difference[worst]),
-        mean_abs=float(difference.mean()),
-        max_rel=float(relative.max()),
-        worst=(int(worst[0]), int(worst[1])),
-        cosine_min=float(cosines.min()),
-        cosine_mean=float(cosines.mean()),
-        atol=atol,
-        rtol=rtol,
-        agree=agree,
-        diagnosis=None if agree else diagnose(a, b, tolerance=tolerance),
-        tolerance_kind=kind,
-        tolerance_position=position,
-    )
+    dtypes = tuple(_precision_name(known) if isinstance(known, tuple) else known for known in precisions)
+    stats = _DifferenceStats(length, dtypes, scale, atol, rtol, exact, diagnose_rows or length)
+    for part_a, part_b in chunk_pairs():
+        stats.add(np.asarray(part_a, dtype=np.float64), np.asarray(part_b, dtype=np.float64))
+    return stats.result()
+
+
+def _with_rows(known: str | tuple[bool, bool, bool] | None, rows: np.ndarray) -> str | tuple[bool, bool, bool]:
+    """What the rows so far say of a table's precision (:func:`_precision_flags`, or a non-float dtype)."""
+    if rows.dtype.name not in ("float32", "float64"):
+        return rows.dtype.name
+    if isinstance(known, tuple) and not (known[1] or known[2]):  # float32 or wider: only float64 can follow
+        return (
+            known[0] or (rows.dtype == np.float64 and not np.array_equal(rows.astype(np.float32), rows)),
+            False,
+            False,
+        )
+    flags = _precision_flags(rows)
+    if not isinstance(known, tuple):
+        return flags
+    return known[0] or flags[0], known[1] and flags[1], known[2] and flags[2]
+
+
+class _DifferenceStats:
+    """The running figures of :func:`compare_row_chunks`, fed one float64 chunk pair at a time."""
+
+    def __init__(
+        self,
+        length: int,
+        dtypes: tuple[str, str],
+        scale: float,
+        atol: float | None,
+        rtol: float,
+        exact: bool,
+        diagnose_rows: int,
+    ) -> None:
+        self.length, self.dtypes, self.scale, self.rtol, self.exact = length, dtypes, scale, rtol, exact
+        self.atol = atol
+        self.kind = "exact" if exact else "float32 arithmetic" if atol is None else "given"
+        self.diagnose_rows = diagnose_rows
+        self.row = 0
+        self.agree = True
+        self.max_abs, self.worst, self.sum_abs, self.max_rel = -1.0, (0, 0), 0.0, 0.0
+        self.cosine_min, self.cosine_sum = 1.0, 0.0
+        self.allowed_max, self.allowed_position = 0.0, 0
+        self.kept: list[tuple[np.ndarray, np.ndarray]] = []
+        self.width = 0
+
+    def _allowed(self, rows: int) -> np.ndarray:
+        if self.kind == "exact":
+            return np.zeros((rows, 1))
+        if self.kind == "given":
+            return np.full((rows, 1), self.atol)
+        positions = np.arange(self.row, self.row + rows, dtype=np.float64)
+        return arithmetic_tolerance(self.length, *self.dtypes, scale=self.scale, positions=positions)
+
+    def add(self, a: np.ndarray, b: np.ndarray) -> None:
+        rows, self.width = len(a), a.shape[1]
+        if self.row < self.diagnose_rows:
+            keep = self.diagnose_rows - self.row
+            self.kept.append((a[:keep], b[:keep]))
+        difference = np.abs(a - b)
+        magnitude = np.abs(b)
+        allowed = self._allowed(rows)
+        if allowed.max() > self.allowed_max or self.row == 0:
+            self.allowed_max, self.allowed_position = float(allowed.max()), self.row + int(np.argmax(allowed[:, 0]))
+        relative_allowed = 0.0 if self.exact else self.rtol * magnitude
+        self.agree = self.agree and bool(np.all(difference <= allowed + relative_allowed))
+        flat = int(np.argmax(difference))
+        if difference.flat[flat] > self.max_abs:
+            self.max_abs = float(difference.flat[flat])
+            self.worst = (self.row + flat // self.width, flat % self.width)
+        self.sum_abs += float(difference.sum())
+        # |A − B| / |B| where B ≠ 0, in place (where B = 0 the 0 of |B| stays)
+        relative = np.divide(difference, magnitude, out=magnitude, where=magnitude > 0)
+        self.max_rel = max(self.max_rel, float(relative.max()))
+        cosines = _row_cosines(a, b)
+        self.cosine_min = min(self.cosine_min, float(cosines.min()))
+        self.cosine_sum += float(cosines.sum())
+        self.row += rows
+
+    def result(self) -> Comparison:
+        diagnosis = None
+        if not self.agree:
+            tolerance = max(self.allowed_max, rounding_tolerance(*self.dtypes, scale=self.scale))
+            head_a = np.concatenate([a for a, _ in self.kept])
+            head_b = np.concatenate([b for _, b in self.kept])
+            diagnosis = diagnose(head_a, head_b, tolerance=tolerance)
+            if diagnosis is not None and len(head_a) < self.length:
+                diagnosis = replace(
+                    diagnosis, description=f"{diagnosis.description} (diagnosed on the first {len(head_a)} rows)"
+                )
+        return Comparison(
+            shape=(self.length, self.width),
+            max_abs=self.max_abs,
+            mean_abs=self.sum_abs / (self.length * self.width),
+            max_rel=self.max_rel,
+            worst=self.worst,
+            cosine_min=self.cosine_min,
+            cosine_mean=self.cosine_sum / self.length,
+            atol=self.allowed_max,
+            rtol=self.rtol,
+            agree=self.agree,
+            diagnosis=diagnosis,
+            tolerance_kind=self.kind,
+            tolerance_position=self.allowed_position,
+        )
 
 
 def named_permutations(dim: int) -> dict[tuple[int, ...], str]:

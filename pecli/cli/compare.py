@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Optional
 
 import typer
@@ -118,12 +119,17 @@ def compare(
         return
     if output is not None:
         _check_figure_path(output)
-    first, second = _load_pair(
-        out, tables, (key_a or key, key_b or key), key_given=(key_a, key_b), d=d, length=length, dtype=dtype
-    )
-    from pecli.analysis.compare import compare_tables
+    streamed = None if output is not None else _large_files(tables, (key_a or key, key_b or key))
+    if streamed is not None:
+        first, second = streamed
+        result = _compare_streamed(first, second, atol=atol, rtol=rtol, exact=exact)
+    else:
+        first, second = _load_pair(
+            out, tables, (key_a or key, key_b or key), key_given=(key_a, key_b), d=d, length=length, dtype=dtype
+        )
+        from pecli.analysis.compare import compare_tables
 
-    result = compare_tables(first.array, second.array, atol=atol, rtol=rtol, exact=exact)
+        result = compare_tables(first.array, second.array, atol=atol, rtol=rtol, exact=exact)
     if output is not None:
         _save_difference_figure(output, first, second)
         out.note(f"wrote {output}")
@@ -188,11 +194,70 @@ def _load_pair(
     return loaded
 
 
+#: two files whose tables together pass this in float64 are compared in row chunks, never loaded whole
+STREAM_BYTES = 1 << 30
+#: rows of each table held at once while streaming (float64 bytes of one chunk)
+_STREAM_CHUNK_BYTES = 8 << 20
+#: a streamed disagreement is diagnosed on this many leading rows
+_STREAM_DIAGNOSE_ROWS = 4096
+
+
+@dataclass
+class _StreamedTable:
+    """A side of a streamed comparison: the file's rows, read chunk by chunk."""
+
+    rows: Any  # pecli.io.rows.RowReader
+    label: str
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.rows.shape
+
+    @property
+    def dtype(self) -> str:
+        return self.rows.dtype
+
+
+def _large_files(texts: list[str], keys: tuple[str | None, str | None]) -> list[_StreamedTable] | None:
+    """Both tables as row readers when both are large .npy/.safetensors files of one shape, else None."""
+    import os
+
+    from pecli.cli.inputs import is_file_input
+    from pecli.io.rows import open_rows
+
+    if len(texts) != 2 or not all(text != "-" and is_file_input(text) for text in texts):
+        return None
+    readers = [open_rows(text, key) for text, key in zip(texts, keys, strict=True)]
+    if any(reader is None for reader in readers) or readers[0].shape != readers[1].shape:
+        return None
+    if 2 * 8 * readers[0].shape[0] * readers[0].shape[1] < STREAM_BYTES:
+        return None
+    return [_StreamedTable(reader, os.path.basename(text)) for reader, text in zip(readers, texts, strict=True)]
+
+
+def _compare_streamed(first: _StreamedTable, second: _StreamedTable, **tolerances: Any) -> Any:
+    from pecli.analysis.compare import compare_row_chunks
+
+    step = max(1, _STREAM_CHUNK_BYTES // (8 * first.shape[1]))
+    return compare_row_chunks(
+        lambda: zip(first.rows.chunks(step), second.rows.chunks(step), strict=True),
+        diagnose_rows=_STREAM_DIAGNOSE_ROWS,
+        **tolerances,
+    )
+
+
+def _shape_and_dtype(table: Any) -> tuple[tuple[int, ...], str]:
+    if isinstance(table, _StreamedTable):
+        return table.shape, table.dtype
+    return table.array.shape, table.array.dtype.name
+
+
 def _comparison_json(first: Any, second: Any, result: Any) -> dict[str, Any]:
     diagnosis = result.diagnosis
+    (shape_a, dtype_a), (shape_b, dtype_b) = _shape_and_dtype(first), _shape_and_dtype(second)
     return {
-        "a": {"source": first.label, "shape": list(first.array.shape), "dtype": first.array.dtype.name},
-        "b": {"source": second.label, "shape": list(second.array.shape), "dtype": second.array.dtype.name},
+        "a": {"source": first.label, "shape": list(shape_a), "dtype": dtype_a},
+        "b": {"source": second.label, "shape": list(shape_b), "dtype": dtype_b},
         "agree": result.agree,
         "atol": result.atol,
         "rtol": result.rtol,
@@ -215,8 +280,8 @@ def _comparison_json(first: Any, second: Any, result: Any) -> dict[str, Any]:
 
 def _print_comparison(out: Output, first: Any, second: Any, result: Any) -> None:
     for name, table in (("A", first), ("B", second)):
-        rows, cols = table.array.shape
-        out.data(f"{name}: {table.label} — {rows} × {cols} {table.array.dtype.name}")
+        (rows, cols), dtype = _shape_and_dtype(table)
+        out.data(f"{name}: {table.label} — {rows} × {cols} {dtype}")
     position, dimension = result.worst
     out.data(f"max |A − B|        {result.max_abs:.6g} (position {position}, dimension {dimension})")
     out.data(f"mean |A − B|       {result.mean_abs:.6g}")

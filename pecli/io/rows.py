@@ -1,0 +1,87 @@
+"""Reading a 2-D table from a .npy or .safetensors file row chunk by row chunk, with bounded memory.
+
+:func:`open_rows` checks the file as :func:`~pecli.io.read_tensors` does (header against size),
+then reads only where the chosen tensor's bytes lie: each chunk of rows is one ``seek`` and one
+read, so scanning a table larger than memory holds one chunk at a time.
+
+>>> import io, os, tempfile, numpy as np
+>>> path = os.path.join(tempfile.mkdtemp(), "pe.npy")
+>>> np.save(path, np.arange(12.0).reshape(4, 3))
+>>> rows = open_rows(path)
+>>> rows.shape, rows.dtype, [chunk.tolist() for chunk in rows.chunks(2)]
+((4, 3), 'float64', [[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], [[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]]])
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["RowReader", "open_rows"]
+
+
+@dataclass(frozen=True)
+class RowReader:
+    """A 2-D tensor at byte ``offset`` of file ``path``: its shape, dtype name and file metadata."""
+
+    path: str
+    offset: int
+    shape: tuple[int, int]
+    dtype: str  # numpy dtype name, or "bfloat16" (chunks widen it to float32)
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    def chunks(self, step: int) -> Iterator[np.ndarray]:
+        """The table's rows, ``step`` at a time (bfloat16 widened to float32)."""
+        storage = np.dtype(np.uint16) if self.dtype == "bfloat16" else np.dtype(self.dtype).newbyteorder("<")
+        rows, cols = self.shape
+        with open(self.path, "rb") as handle:
+            for start in range(0, rows, step):
+                count = min(step, rows - start)
+                handle.seek(self.offset + start * cols * storage.itemsize)
+                chunk = np.fromfile(handle, dtype=storage, count=count * cols).reshape(count, cols)
+                if self.dtype == "bfloat16":
+                    chunk = (chunk.astype(np.uint32) << np.uint32(16)).view(np.float32)
+                yield chunk
+
+
+def open_rows(path: str, key: str | None = None) -> RowReader | None:
+    """A :class:`RowReader` for the 2-D tensor ``key`` of a regular .npy or .safetensors file.
+
+    None when the table cannot be read in place: another format (.pt), a pipe, a tensor that is
+    not 2-D, or a choice of tensor that :func:`~pecli.io.read_table` must make (and explain).
+    """
+    from pecli.io import read_tensors
+
+    if path == "-" or not os.path.isfile(path):
+        return None
+    tensors, metadata = read_tensors(path)  # every header check, before the offsets are trusted
+    if key is None:
+        own = metadata.get("tensor")
+        key = next(iter(tensors)) if len(tensors) == 1 else own if own in tensors else None
+    if key not in tensors or len(tensors[key][0]) != 2:
+        return None
+    shape, dtype = tensors[key]
+    with open(path, "rb") as handle:
+        head = handle.read(9)
+        handle.seek(0)
+        if head.startswith(b"\x93NUMPY"):
+            version = np.lib.format.read_magic(handle)
+            reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            _, fortran, stored = reader(handle)
+            if fortran or stored.byteorder == ">":
+                return None
+            offset = handle.tell()
+        elif head[8:9] == b"{":  # a safetensors JSON header after its 8-byte length
+            (header_length,) = struct.unpack("<Q", handle.read(8))
+            offset = 8 + header_length + json.loads(handle.read(header_length))[key]["data_offsets"][0]
+        else:  # .pt: its bytes sit inside a zip archive
+            return None
+    if math.prod(shape) == 0:
+        return None
+    return RowReader(path, offset, (int(shape[0]), int(shape[1])), dtype, dict(metadata))

@@ -1,0 +1,108 @@
+"""compare on files too large to load: row chunks read in place give the in-memory figures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pecli
+from pecli.analysis.compare import compare_row_chunks, compare_tables
+from pecli.io import Tensor, write_tensors
+from pecli.io.rows import open_rows
+
+
+def chunked(a: np.ndarray, b: np.ndarray, step: int, **options):
+    return compare_row_chunks(lambda: ((a[i : i + step], b[i : i + step]) for i in range(0, len(a), step)), **options)
+
+
+@pytest.mark.parametrize("step", [1, 7, 64, 1000])
+@pytest.mark.parametrize(
+    "options", [{}, {"atol": 1e-3}, {"atol": 0.0, "rtol": 1e-2}, {"exact": True}], ids=["data", "atol", "rtol", "exact"]
+)
+def test_chunks_give_the_whole_table_figures(step, options):
+    a = pecli.encode("sinusoidal", 300, 16, dtype="float64")
+    rng = np.random.default_rng(step)
+    cases = [
+        (a, a.astype(np.float32)),  # rounding only
+        (a, a + rng.normal(0, 1e-4, a.shape)),  # noise
+        (a, pecli.encode("sinusoidal", 300, 16, layout="split", dtype="float64")),  # a permutation
+        (pecli.encode("sinusoidal", 300, 16, offset=2, dtype="float64"), a),  # a shift
+    ]
+    for first, second in cases:
+        whole = compare_tables(first, second, **options)
+        parts = chunked(first, second, step, **options)
+        for name in ("shape", "max_abs", "worst", "max_rel", "cosine_min", "atol", "agree", "tolerance_kind"):
+            assert getattr(parts, name) == getattr(whole, name), name
+        assert parts.tolerance_position == whole.tolerance_position
+        assert parts.mean_abs == pytest.approx(whole.mean_abs, rel=1e-12, abs=1e-300)
+        assert parts.cosine_mean == pytest.approx(whole.cosine_mean, rel=1e-12)
+        assert (parts.diagnosis is None) == (whole.diagnosis is None)
+        if whole.diagnosis is not None:
+            assert (parts.diagnosis.shift, parts.diagnosis.permutation) == (
+                whole.diagnosis.shift,
+                whole.diagnosis.permutation,
+            )
+
+
+def test_a_diagnosis_on_leading_rows_says_so():
+    a = pecli.encode("sinusoidal", 400, 8, dtype="float64")
+    b = pecli.encode("sinusoidal", 400, 8, layout="split", dtype="float64")
+    result = chunked(a, b, 50, diagnose_rows=120)
+    assert result.diagnosis.permutation == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert result.diagnosis.description.endswith("(diagnosed on the first 120 rows)")
+
+
+def test_precision_of_mixed_chunks_is_the_one_that_holds_both():
+    bfloat16_like = np.full((4, 2), 1.0 + 2.0**-7, np.float32)
+    float16_like = np.full((4, 2), 1.0 + 2.0**-10, np.float32)
+    table = np.concatenate([bfloat16_like, float16_like])
+    whole = compare_tables(table, table.astype(np.float64))
+    assert chunked(table, table.astype(np.float64), 4).atol == whole.atol
+
+
+@pytest.mark.parametrize("fmt", ["npy", "safetensors"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+def test_row_reader_reads_the_table_in_place(tmp_path, fmt, dtype):
+    table = pecli.encode("sinusoidal", 37, 6, dtype=dtype)
+    path = str(tmp_path / f"pe.{fmt}")
+    write_tensors(
+        path,
+        {"pe": Tensor.from_array(table), "other": Tensor.from_array(table[:2])}
+        if fmt == "safetensors"
+        else {"pe": Tensor.from_array(table)},
+        fmt=fmt,
+        metadata={"tensor": "pe"},
+    )
+    rows = open_rows(path)
+    assert (rows.shape, rows.dtype) == ((37, 6), dtype)
+    chunks = list(rows.chunks(10))
+    assert [len(chunk) for chunk in chunks] == [10, 10, 10, 7]
+    np.testing.assert_array_equal(np.concatenate(chunks), table)
+
+
+def test_row_reader_declines_what_it_cannot_read_in_place(tmp_path):
+    torch = pytest.importorskip("torch")
+    torch.save({"pe": torch.zeros(3, 2)}, tmp_path / "pe.pt")
+    np.save(tmp_path / "cube.npy", np.zeros((2, 2, 2)))
+    np.save(tmp_path / "fortran.npy", np.asfortranarray(np.zeros((3, 2))))
+    for name in ("pe.pt", "cube.npy", "fortran.npy"):
+        assert open_rows(str(tmp_path / name)) is None
+    assert open_rows("-") is None
+
+
+def test_cli_streams_large_files_with_the_same_report(cli, tmp_path, monkeypatch):
+    from pecli.cli import compare as compare_command
+
+    a, b = str(tmp_path / "a.npy"), str(tmp_path / "b.safetensors")
+    assert cli("generate", "--d", "16", "--len", "64", "-o", a).code == 0
+    assert cli("generate", "--d", "16", "--len", "64", "--layout", "split", "-o", b).code == 0
+    loaded = cli("compare", a, b, "--json")
+    monkeypatch.setattr(compare_command, "STREAM_BYTES", 0)
+    streamed = cli("compare", a, b, "--json")
+    assert streamed.code == loaded.code == 1
+    import json
+
+    loaded_report, streamed_report = json.loads(loaded.out), json.loads(streamed.out)
+    for report in (loaded_report, streamed_report):
+        report["a"].pop("source"), report["b"].pop("source")
+    assert streamed_report == loaded_report
