@@ -23,8 +23,10 @@ def _ramp_rows(text: str) -> list[str]:
 
 
 def _expected_ramp(table: np.ndarray) -> list[str]:
+    """Signed tables: limits ±max|x|; non-negative ones: min … max (a sequential map)."""
     reach = np.abs(table).max()
-    index = np.clip(((table - -reach) / (2 * reach) * LUT_SIZE).astype(int), 0, LUT_SIZE - 1)
+    low, high = (table.min(), table.max()) if table.min() >= 0 else (-reach, reach)
+    index = np.clip(((table - low) / (high - low) * LUT_SIZE).astype(int), 0, LUT_SIZE - 1)
     return ["".join(RAMP[i * len(RAMP) // LUT_SIZE] for i in row) for row in index]
 
 
@@ -356,3 +358,23 @@ def test_readme_terminal_example_is_real_output(cli):
     assert match is not None
     result = cli(*shlex.split(match.group(1))[1:])
     assert result.code == 0 and result.out == match.group(2)
+
+
+# -- colours that show the data ----------------------------------------------------------------
+
+
+def test_outlier_gets_robust_limits_with_a_note_and_no_robust_gives_the_full_range(cli, tmp_path):
+    table = np.random.default_rng(1).normal(0, 0.025, (64, 32)).astype(np.float32)
+    table[0, 9] = 1.87
+    path = tmp_path / "trained.npy"
+    np.save(path, table)
+    result = cli("plot", str(path), *TERMINAL, "--no-color")
+    assert result.code == 0, result.stderr
+    reach = np.percentile(np.abs(table.astype(np.float64)), 99)
+    assert f"colour limits ±{reach:.3g} (99th percentile of |x|" in result.stderr
+    assert "--no-robust" in result.stderr and "up to ±1.87" in result.stderr
+    assert f"[{RAMP}] {-reach:.4g} … {reach:.4g}" in result.out
+    full = cli("plot", str(path), *TERMINAL, "--no-color", "--no-robust")
+    assert "percentile" not in full.stderr and f"[{RAMP}] -1.87 … 1.87" in full.out
+    image = cli("plot", str(path), "-o", str(tmp_path / "t.png"))
+    assert image.code == 0 and "99th percentile" in image.stderr

@@ -328,3 +328,75 @@ def test_failed_render_leaves_no_file(tmp_path, monkeypatch):
         save_heatmap(np.zeros((4, 4)), str(target), title="t")
     assert target.read_bytes() == b"old"
     assert os.listdir(tmp_path) == ["pe.png"]
+
+
+# -- colour scales: limits that show the data --------------------------------------------------
+
+
+def _trained_like_table() -> np.ndarray:
+    """A BERT-like position table (std 0.025) with one outlier, as in all-MiniLM-L6-v2 at [0, 99]."""
+    table = np.random.default_rng(7).normal(0.0, 0.025, (512, 384))
+    table[0, 99] = 1.87
+    return table
+
+
+def test_one_outlier_gives_robust_symmetric_limits_at_the_percentile():
+    from pecli.render.scale import color_scale
+
+    table = _trained_like_table()
+    scale = color_scale(table)
+    reach = np.percentile(np.abs(table), 99)
+    assert scale.robust and scale.diverging and scale.cmap == "RdBu"
+    assert scale.low == pytest.approx(-reach) and scale.high == pytest.approx(reach)
+    assert scale.full == (-1.87, 1.87)
+    assert scale.clipped == pytest.approx(np.mean(np.abs(table) > reach), abs=1e-4)
+    assert color_scale(table, robust=False)[:2] == (-1.87, 1.87)
+    assert color_scale(table, vmin=-0.1, vmax=0.1)[:2] == (-0.1, 0.1)
+
+
+@pytest.mark.parametrize("name", ["sinusoidal", "timestep", "binary"])
+def test_tables_without_outliers_keep_their_full_range(name):
+    from pecli.render.scale import color_scale
+
+    table = pecli.encode(name, 256, 64)
+    scale = color_scale(table)
+    reach = float(np.abs(table).max())
+    assert not scale.robust
+    assert (scale.low, scale.high) == ((-reach, reach) if table.min() < 0 else (float(table.min()), reach))
+
+
+def test_non_negative_data_gets_a_sequential_map_and_says_so():
+    from pecli.render.scale import color_scale
+
+    distances = np.abs(np.subtract.outer(np.arange(50.0), np.arange(50.0)))
+    scale = color_scale(distances)
+    assert (scale.low, scale.high, scale.cmap, scale.diverging) == (0.0, 49.0, "viridis", False)
+    assert "sequential" in scale.caption
+    assert "centred on 0" in color_scale(distances - 10).caption
+
+
+def test_viridis_anchors_follow_matplotlib():
+    from matplotlib import colormaps
+
+    from pecli.render.terminal import colormap_lut
+
+    expected = colormaps["viridis"](np.linspace(0, 1, 256), bytes=True)[:, :3].astype(int)
+    assert np.abs(colormap_lut("viridis").astype(int) - expected).max() <= 6
+
+
+@pytest.mark.parametrize("name", ["RdBu", "viridis", "coolwarm"])
+def test_256_colour_palette_keeps_the_maps_order(name):
+    """Along the map the chosen xterm colours never step back, and their lightness follows the map's."""
+    from pecli.render.terminal import _lab, _xterm_palette, colormap_lut, ordered_xterm
+
+    lut = colormap_lut(name)
+    chosen = ordered_xterm(lut) - 16
+    palette, lut_lab = _lab(_xterm_palette()), _lab(lut)
+    distance = np.sqrt(((lut_lab[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2))
+    place = distance.argmin(axis=0)[chosen]
+    assert np.all(np.diff(place) >= 0)
+    peak = int(np.argmax(lut_lab[:, 0])) if name != "viridis" else len(lut) - 1
+    lightness = palette[chosen, 0]
+    assert np.all(np.diff(lightness[: peak - 4]) >= 0) or np.all(np.diff(lightness[: peak - 4]) <= 0)
+    assert np.all(np.diff(lightness[peak + 5 :]) <= 0) or peak == len(lut) - 1
+    assert distance[np.arange(len(lut)), chosen].max() < 32  # still close to the map everywhere

@@ -7,6 +7,24 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from pecli.cli.drawing import (
+    IMAGE_PANEL,
+    MIN_HEIGHT,
+    MIN_WIDTH,
+    CmapOpt,
+    DpiOpt,
+    DrawingStyle,
+    FigsizeOpt,
+    HeightOpt,
+    RobustOpt,
+    TerminalOpt,
+    TitleOpt,
+    VmaxOpt,
+    VminOpt,
+    WidthOpt,
+    XLabelOpt,
+    YLabelOpt,
+)
 from pecli.cli.options import DimOpt, DtypeOpt, KeyOpt, LenOpt, PresetOpt, output_options, scheme_options
 from pecli.cli.output import Output
 
@@ -14,7 +32,9 @@ HELP = """Draw a table as a heatmap: an image file with -o, else right in the te
 
 INPUT is a .npy, .safetensors or .pt file, - for stdin (npy or safetensors bytes), or a scheme
 with the generate options (an existing path wins over a scheme name). Large tables are
-block-averaged to fit; colours are RdBu, symmetric around 0 unless --vmin/--vmax say otherwise.
+block-averaged to fit. Signed tables are drawn in RdBu centred on 0, non-negative ones in viridis;
+when a few values would wash out the rest, the colour limits are the 99th percentile of |x| and a
+note says so (--no-robust or --vmin/--vmax for the full range).
 
 Examples:
 
@@ -28,10 +48,6 @@ Examples:
 """
 
 X_LABEL, Y_LABEL = "Embedding Dimension", "Position"
-#: the smallest terminal heatmap that still has room for ticks and a legend
-MIN_WIDTH, MIN_HEIGHT = 20, 8
-_IMAGE_PANEL = "Image options (-o)"
-_TERMINAL_PANEL = "Terminal options"
 
 
 @dataclass(frozen=True)
@@ -46,7 +62,7 @@ class ImageFile:
     def pixels(self) -> str:
         """``"800 × 600 px"``.
 
-        >>> HeatmapImage("pe.png", 100.0, (8.0, 6.0), "RdBu").pixels
+        >>> HeatmapImage("pe.png", 100.0, (8.0, 6.0)).pixels
         '800 × 600 px'
         """
         return f"{round(self.figsize[0] * self.dpi)} × {round(self.figsize[1] * self.dpi)} px"
@@ -54,9 +70,7 @@ class ImageFile:
 
 @dataclass(frozen=True)
 class HeatmapImage(ImageFile):
-    """The table as a heatmap image, in a matplotlib colormap."""
-
-    cmap: str
+    """The table as a heatmap image."""
 
 
 @dataclass(frozen=True)
@@ -92,57 +106,27 @@ def plot(
     key: KeyOpt = None,
     rows: Annotated[Optional[str], typer.Option("--rows", help="Positions to draw, A:B.", metavar="A:B")] = None,
     cols: Annotated[Optional[str], typer.Option("--cols", help="Dimensions to draw, A:B.", metavar="A:B")] = None,
-    vmin: Annotated[Optional[float], typer.Option("--vmin", help="Lower colour limit (default -max|x|).")] = None,
-    vmax: Annotated[Optional[float], typer.Option("--vmax", help="Upper colour limit (default max|x|).")] = None,
-    title: Annotated[
-        Optional[str], typer.Option("--title", help="Title (default: scheme and parameters, or file name).")
-    ] = None,
-    cmap: Annotated[
-        Optional[str],
-        typer.Option("--cmap", help="Any matplotlib colormap (default RdBu).", rich_help_panel=_IMAGE_PANEL),
-    ] = None,
-    dpi: Annotated[
-        Optional[float], typer.Option("--dpi", help="Pixels per inch (default 100).", rich_help_panel=_IMAGE_PANEL)
-    ] = None,
-    figsize: Annotated[
-        Optional[str],
-        typer.Option(
-            "--figsize", help="Width,height in inches (default 8,6).", metavar="W,H", rich_help_panel=_IMAGE_PANEL
-        ),
-    ] = None,
+    vmin: VminOpt = None,
+    vmax: VmaxOpt = None,
+    robust: RobustOpt = None,
+    title: TitleOpt = None,
+    xlabel: XLabelOpt = None,
+    ylabel: YLabelOpt = None,
+    cmap: CmapOpt = None,
+    dpi: DpiOpt = None,
+    figsize: FigsizeOpt = None,
     lines: Annotated[
         Optional[str],
         typer.Option(
             "--lines",
             help="Draw these dimensions as curves against position instead, e.g. 0,1,4,8.",
             metavar="I,J,…",
-            rich_help_panel=_IMAGE_PANEL,
+            rich_help_panel=IMAGE_PANEL,
         ),
     ] = None,
-    terminal: Annotated[
-        bool,
-        typer.Option(
-            "--terminal",
-            help="Draw in the terminal, in colour, even with -o or a redirected stdout.",
-            rich_help_panel=_TERMINAL_PANEL,
-        ),
-    ] = False,
-    width: Annotated[
-        Optional[int],
-        typer.Option(
-            "--width",
-            help="Terminal heatmap width in columns (default: the terminal's).",
-            rich_help_panel=_TERMINAL_PANEL,
-        ),
-    ] = None,
-    height: Annotated[
-        Optional[int],
-        typer.Option(
-            "--height",
-            help="Terminal heatmap height in lines (default: the terminal's).",
-            rich_help_panel=_TERMINAL_PANEL,
-        ),
-    ] = None,
+    terminal: TerminalOpt = False,
+    width: WidthOpt = None,
+    height: HeightOpt = None,
     d: DimOpt = None,
     length: LenOpt = None,
     dtype: DtypeOpt = "float32",
@@ -151,13 +135,17 @@ def plot(
     out: Output,
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
-    from pecli.render.scale import ValueRange, color_limits, value_range
+    from pecli.cli.drawing import check_terminal_size, color_note, drawing_style
+    from pecli.render.scale import color_scale, value_range
 
     draw_terminal = output is None or terminal
-    image = _image_settings(output, cmap=cmap, dpi=dpi, figsize=figsize, lines=lines, limits=(vmin, vmax))
+    style = drawing_style(
+        cmap=cmap, vmin=vmin, vmax=vmax, robust=robust, title=title, xlabel=xlabel, ylabel=ylabel, dpi=dpi,
+        figsize=figsize,
+    )  # fmt: skip
+    image = _image_settings(output, style, given={"--cmap": cmap, "--dpi": dpi, "--figsize": figsize}, lines=lines)
+    check_terminal_size(width, height)
     screen = _terminal_heatmap(out, width, height, forced=terminal) if draw_terminal else None
-    if vmin is not None and vmax is not None:  # check them before reading a possibly large table
-        color_limits(ValueRange(0.0, 0.0, 0), vmin, vmax)
     if not draw_terminal and (width is not None or height is not None):
         from pecli.errors import ParameterError
 
@@ -173,14 +161,16 @@ def plot(
         out.note(note)
     data = value_range(view.values)
     # resolved once here, so the renderers need not scan a large table again
-    vmin, vmax = color_limits(data, vmin, vmax)
+    scale = color_scale(view.values, vmin=vmin, vmax=vmax, robust=robust, cmap=cmap, data=data)
     if data.nonfinite:
         plural = "s" if data.nonfinite != 1 else ""
         out.warn(f"{data.nonfinite} NaN/inf value{plural} drawn as masked cells")
+    if not isinstance(image, LinesImage) and color_note(scale):
+        out.note(str(color_note(scale)))
     heading = title if title is not None else table.label
 
     if image is not None:
-        _save_image(out, view, image, heading, vmin=vmin, vmax=vmax)
+        _save_image(out, view, image, heading, scale=scale)
     if screen is not None:
         from pecli.render.terminal import color_mode, heatmap
 
@@ -192,8 +182,9 @@ def plot(
             x_label=X_LABEL,
             y_label=Y_LABEL,
             title=heading,
-            vmin=vmin,
-            vmax=vmax,
+            vmin=scale.low,
+            vmax=scale.high,
+            cmap=scale.cmap,
             x_ticks_from=view.col_start,
             y_ticks_from=view.row_start,
         )
@@ -201,68 +192,38 @@ def plot(
 
 
 def _image_settings(
-    output: str | None,
-    *,
-    cmap: str | None,
-    dpi: float | None,
-    figsize: str | None,
-    lines: str | None,
-    limits: tuple[float | None, float | None],
+    output: str | None, style: DrawingStyle, *, given: dict[str, Any], lines: str | None
 ) -> ImageFile | None:
     """Check every image option before any table is read; None when there is no image to write."""
     from pecli.errors import ParameterError
 
     if output is None:
-        given = [
-            flag
-            for flag, value in (("--cmap", cmap), ("--dpi", dpi), ("--figsize", figsize), ("--lines", lines))
-            if value is not None
-        ]
-        if given:
-            verb = "applies" if len(given) == 1 else "apply"
-            raise ParameterError(f"{', '.join(given)} {verb} only to image output", hint="add -o heatmap.png")
+        flags = [flag for flag, value in (*given.items(), ("--lines", lines)) if value is not None]
+        flags = [flag for flag in flags if flag != "--cmap"]  # the terminal draws colormaps too
+        if flags:
+            verb = "applies" if len(flags) == 1 else "apply"
+            raise ParameterError(f"{', '.join(flags)} {verb} only to image output", hint="add -o heatmap.png")
         return None
     if output == "-":
         raise ParameterError("pecli plot writes images to files, not stdout", hint="give -o heatmap.png")
     from pecli.io import check_output_path
-    from pecli.render.image import check_cmap, image_format
+    from pecli.render.image import image_format
 
     check_output_path(output)
     image_format(output)
-    size = (8.0, 6.0) if figsize is None else _parse_figsize(figsize)
-    resolution = 100.0 if dpi is None else dpi
+    size = style.figsize or (8.0, 6.0)
     if lines is not None:
         dims = _parse_dims(lines)
-        given = [
+        colouring = [
             flag
-            for flag, value in (("--cmap", cmap), ("--vmin", limits[0]), ("--vmax", limits[1]))
+            for flag, value in (("--cmap", style.cmap), ("--vmin", style.vmin), ("--vmax", style.vmax))
             if value is not None
         ]
-        if given:
-            raise ParameterError(f"{', '.join(given)} colour the heatmap, but --lines draws curves", hint="drop them")
-        return LinesImage(output, resolution, size, dims)
-    check_cmap(cmap or "RdBu")
-    return HeatmapImage(output, resolution, size, cmap or "RdBu")
-
-
-def _parse_figsize(text: str) -> tuple[float, float]:
-    """``W,H`` in inches.
-
-    >>> _parse_figsize("8,6"), _parse_figsize("4.5, 3")
-    ((8.0, 6.0), (4.5, 3.0))
-    """
-    from pecli.errors import ParameterError
-
-    parts = text.split(",")
-    try:
-        if len(parts) != 2:
-            raise ValueError
-        width, height = (float(part) for part in parts)
-    except ValueError:
-        raise ParameterError(f"--figsize takes W,H in inches, got {text!r}", hint="e.g. --figsize 8,6") from None
-    if not (0 < width < float("inf") and 0 < height < float("inf")):
-        raise ParameterError(f"--figsize needs two positive sizes, got {text!r}", hint="e.g. --figsize 8,6")
-    return width, height
+        if colouring:
+            verb = "colours" if len(colouring) == 1 else "colour"
+            raise ParameterError(f"{', '.join(colouring)} {verb} the heatmap; --lines draws curves", hint="drop them")
+        return LinesImage(output, style.dpi, size, dims)
+    return HeatmapImage(output, style.dpi, size)
 
 
 def _parse_dims(text: str) -> tuple[int, ...]:
@@ -286,19 +247,12 @@ def _parse_dims(text: str) -> tuple[int, ...]:
 
 def _terminal_heatmap(out: Output, width: int | None, height: int | None, *, forced: bool) -> TerminalHeatmap:
     """The terminal heatmap's size: ``--width``/``--height`` (checked), else the terminal's."""
-    from pecli.errors import ParameterError
-
-    for flag, value, least in (("--width", width, MIN_WIDTH), ("--height", height, MIN_HEIGHT)):
-        if value is not None and value < least:
-            raise ParameterError(f"{flag} must be at least {least}, got {value}", hint=f"e.g. {flag} {least * 4}")
     columns, terminal_lines = out.terminal_size()
     # one line is left for the shell prompt that follows
     return TerminalHeatmap(max(width or columns, MIN_WIDTH), max(height or terminal_lines - 1, MIN_HEIGHT), forced)
 
 
-def _save_image(
-    out: Output, view: Any, image: ImageFile, heading: str, *, vmin: float | None, vmax: float | None
-) -> None:
+def _save_image(out: Output, view: Any, image: ImageFile, heading: str, *, scale: Any) -> None:
     from pecli.render.image import save_heatmap, save_lines
 
     common = {"title": heading, "dpi": image.dpi, "figsize": image.figsize}
@@ -315,9 +269,7 @@ def _save_image(
         note = save_heatmap(
             view.values,
             image.path,
-            cmap=image.cmap,
-            vmin=vmin,
-            vmax=vmax,
+            scale=scale,
             x_ticks_from=view.col_start,
             y_ticks_from=view.row_start,
             **common,

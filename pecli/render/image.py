@@ -21,7 +21,7 @@ import numpy as np
 
 from pecli.errors import ParameterError
 from pecli.render.downsample import Downsampled, block_average
-from pecli.render.scale import ValueRange, color_limits, value_range
+from pecli.render.scale import ColorScale, color_scale
 
 __all__ = ["IMAGE_FORMATS", "check_cmap", "image_format", "new_figure", "save_figure", "save_heatmap", "save_lines"]
 
@@ -109,9 +109,11 @@ def save_heatmap(
     title: str,
     x_label: str = "Embedding Dimension",
     y_label: str = "Position",
-    cmap: str = "RdBu",
+    cmap: str | None = None,
     vmin: float | None = None,
     vmax: float | None = None,
+    robust: bool | None = None,
+    scale: ColorScale | None = None,
     dpi: float = 100,
     figsize: tuple[float, float] = (8, 6),
     x_ticks_from: int = 0,
@@ -119,8 +121,10 @@ def save_heatmap(
 ) -> str | None:
     """Draw ``matrix`` (rows = positions) as a pcolormesh heatmap with a colorbar into ``path``.
 
-    Position 0 is at the top, as in the terminal heatmap. Colour limits default to symmetric
-    around 0; NaN and ±inf are drawn masked (grey). The image is ``figsize × dpi`` pixels.
+    Position 0 is at the top, as in the terminal heatmap. Colours come from
+    :func:`pecli.render.scale.color_scale` (diverging around 0 for signed data, sequential for
+    non-negative data, robust limits when outliers would wash the rest out), and the colourbar
+    says which; NaN and ±inf are drawn masked (grey). The image is ``figsize × dpi`` pixels.
 
     Args:
         matrix: a 2-D array; or its cells already averaged (a
@@ -128,8 +132,11 @@ def save_heatmap(
         path: the image file; the extension (.png, .svg, .pdf) picks the format.
         title: the figure title, e.g. the scheme and its parameters.
         x_label, y_label: axis labels.
-        cmap: any matplotlib colormap name.
+        cmap: any matplotlib colormap name (default: RdBu for signed data, viridis for non-negative).
         vmin, vmax: colour limits.
+        robust: percentile limits (True), the full range (False), or whichever shows the data (None).
+        scale: colours already chosen (:func:`~pecli.render.scale.color_scale`); then ``cmap``,
+            ``vmin``, ``vmax`` and ``robust`` are not used.
         dpi, figsize: pixels per inch and the size in inches.
         x_ticks_from, y_ticks_from: the index of the first column and row (after ``--cols/--rows``).
 
@@ -145,19 +152,18 @@ def save_heatmap(
     given_cells = isinstance(matrix, Downsampled)
     matrix = matrix if given_cells else np.asarray(matrix)
     image_format(path)
-    colormap = check_cmap(cmap).with_extremes(bad=_MASKED_COLOR)
-    # with both limits given there is no need to scan the table for its range
-    given = vmin is not None and vmax is not None
-    low, high = color_limits(
-        ValueRange(0.0, 0.0, 0) if given else value_range(matrix.values if given_cells else matrix), vmin, vmax
-    )
+    if scale is None:
+        scale = color_scale(matrix.values if given_cells else matrix, vmin=vmin, vmax=vmax, robust=robust, cmap=cmap)
+    low, high = scale.low, scale.high
+    colormap = check_cmap(scale.cmap).with_extremes(bad=_MASKED_COLOR)
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
 
     figure, axes = new_figure(figsize, dpi)
     rows, cols = (int(matrix.row_edges[-1]), int(matrix.col_edges[-1])) if given_cells else matrix.shape
     # the colorbar first: it takes its space from the axes, whose final size then caps the cells
-    figure.colorbar(ScalarMappable(Normalize(low, high), colormap), ax=axes)
+    colorbar = figure.colorbar(ScalarMappable(Normalize(low, high), colormap), ax=axes, extend=_extend(scale))
+    colorbar.set_label(scale.caption, fontsize="small")
     box = axes.get_position()
     # an axis that fits the image's pixels is drawn as is; a longer one is averaged in blocks of
     # one size, to at most one cell per pixel of the axes
@@ -184,6 +190,14 @@ def save_heatmap(
     return (
         f"block-averaged {rows} × {cols} to {shown_rows} × {shown_cols} cells for drawing (one cell per pixel at most)"
     )
+
+
+def _extend(scale: ColorScale) -> str:
+    """Colourbar arrows at the ends that robust limits cut off."""
+    if not scale.robust:
+        return "neither"
+    below, above = scale.full[0] < scale.low and scale.diverging, scale.full[1] > scale.high
+    return {(True, True): "both", (True, False): "min", (False, True): "max"}.get((below, above), "neither")
 
 
 def draw_cells(
