@@ -400,3 +400,97 @@ def test_256_colour_palette_keeps_the_maps_order(name):
     assert np.all(np.diff(lightness[: peak - 4]) >= 0) or np.all(np.diff(lightness[: peak - 4]) <= 0)
     assert np.all(np.diff(lightness[peak + 5 :]) <= 0) or peak == len(lut) - 1
     assert distance[np.arange(len(lut)), chosen].max() < 32  # still close to the map everywhere
+
+
+# -- downsampling draws no pattern the table does not have -------------------------------------
+
+#: terminal sizes (columns × lines) and image axes (pixels) the tables are drawn at
+TERMINAL_SIZES = [(80, 24), (200, 60), (120, 40), (61, 17)]
+IMAGE_CELLS = [(462, 496), (300, 311), (700, 600)]
+
+
+def _terminal_cells(table: np.ndarray, width: int, height: int, metadata=None):
+    """The blocks the terminal heatmap averages ``table`` over (what :func:`heatmap` calls)."""
+    from pecli.render.downsample import column_structure, row_structure
+    from pecli.render.terminal import heatmap_cells
+
+    grid = heatmap_cells(len(table), width=width, height=height, color="truecolor", title="t")
+    return block_average(
+        table,
+        *grid,
+        uniform=True,
+        structure=column_structure(table, metadata),
+        row_structure=row_structure(table),
+        whole=True,
+    )
+
+
+def _image_cells(table: np.ndarray, rows: int, cols: int, metadata=None):
+    from pecli.render.downsample import column_structure, row_structure
+
+    return block_average(
+        table, rows, cols, uniform=True, structure=column_structure(table, metadata), row_structure=row_structure(table)
+    )
+
+
+def _all_drawings(table: np.ndarray, metadata=None):
+    for width, height in TERMINAL_SIZES:
+        yield f"terminal {width}×{height}", _terminal_cells(table, width, height, metadata), True
+    for rows, cols in IMAGE_CELLS:
+        yield f"image {rows}×{cols}", _image_cells(table, rows, cols, metadata), False
+
+
+@pytest.mark.parametrize("shape", [(2048, 512), (1000, 300), (333, 130)])
+def test_interleaved_sinusoid_blocks_never_split_a_sin_cos_pair(shape):
+    """Averaging whole pairs equals averaging the pair means: no cell mixes sin_k with cos_k+1 alone."""
+    table = pecli.encode("sinusoidal", *shape)
+    pair_means = np.repeat((table[:, 0::2] + table[:, 1::2]) / 2, 2, axis=1)
+    for where, cells, _ in _all_drawings(table):
+        if np.all(np.diff(cells.col_edges) == 1):
+            continue  # every column drawn on its own
+        assert np.all(cells.col_edges % 2 == 0), where
+        expected = block_average(pair_means, 1 << 30, 1 << 30).values  # the same blocks over pair means
+        rows = np.add.reduceat(expected[: cells.row_edges[-1]], cells.row_edges[:-1], axis=0)
+        rows /= np.diff(cells.row_edges)[:, None]
+        cols = np.add.reduceat(rows[:, : cells.col_edges[-1]], cells.col_edges[:-1], axis=1)
+        cols /= np.diff(cells.col_edges)[None, :]
+        np.testing.assert_allclose(cells.values, cols, atol=1e-5, err_msg=where)
+
+
+@pytest.mark.parametrize("with_metadata", [True, False])
+def test_split_sinusoid_blocks_never_straddle_the_halves(with_metadata):
+    table = pecli.encode("sinusoidal", 2048, 512, layout="split")
+    metadata = {"scheme": "sinusoidal", "layout": "split"} if with_metadata else None
+    for where, cells, _ in _all_drawings(table, metadata):
+        assert 256 in cells.col_edges.tolist(), where
+
+
+@pytest.mark.parametrize("shape", [(2048, 512), (998, 302), (64, 1030)])
+def test_checkerboard_draws_flat_grey_not_stripes(shape):
+    """A ±1 checkerboard has no slower pattern: every cell must be its mean, 0."""
+    rows, cols = shape
+    board = np.where((np.arange(rows)[:, None] + np.arange(cols)[None, :]) % 2 == 0, 1.0, -1.0)
+    for where, cells, _ in _all_drawings(board):
+        if cells.shrunk:
+            assert np.abs(cells.values).max() < 1e-12, where
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_linear_ramp_cells_are_the_ramp_at_their_centres_and_evenly_spaced(axis):
+    ramp = np.broadcast_to(np.arange(2047.0)[:, None] if axis == 0 else np.arange(2047.0)[None, :], (2047, 2047))
+    ramp = np.ascontiguousarray(ramp)
+    for where, cells, whole in _all_drawings(ramp):
+        edges = cells.row_edges if axis == 0 else cells.col_edges
+        centres = (edges[:-1] + edges[1:] - 1) / 2  # a partial last block's mean is its own centre
+        values = cells.values[:, 0] if axis == 0 else cells.values[0]
+        np.testing.assert_allclose(values, centres, err_msg=where)
+        if whole:  # a terminal cell is one size: every block holds the same number of values
+            assert len(set(np.diff(edges).tolist())) == 1, where
+
+
+def test_terminal_says_which_partial_blocks_it_left_out():
+    table = pecli.encode("sinusoidal", 1999, 512)
+    cells = _terminal_cells(table, 80, 24)
+    text = heatmap(table, width=80, height=24, color="truecolor", x_label="x", y_label="y", title="t")
+    left_rows = 1999 - int(cells.row_edges[-1])
+    assert left_rows > 0 and f"last {left_rows} rows left out (a partial block)" in text

@@ -136,6 +136,7 @@ def plot(
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
     from pecli.cli.drawing import check_terminal_size, color_note, drawing_style
+    from pecli.render.downsample import column_structure
     from pecli.render.scale import color_scale, value_range
 
     draw_terminal = output is None or terminal
@@ -168,9 +169,11 @@ def plot(
     if not isinstance(image, LinesImage) and color_note(scale):
         out.note(str(color_note(scale)))
     heading = title if title is not None else table.label
+    # the file's layout holds for its own columns; a --cols slice is judged from its values
+    structure = column_structure(view.values, table.metadata if cols is None else None)
 
     if image is not None:
-        _save_image(out, view, image, heading, scale=scale)
+        _save_image(out, view, image, heading, scale=scale, structure=structure)
     if screen is not None:
         from pecli.render.terminal import color_mode, heatmap
 
@@ -185,6 +188,7 @@ def plot(
             vmin=scale.low,
             vmax=scale.high,
             cmap=scale.cmap,
+            structure=structure,
             x_ticks_from=view.col_start,
             y_ticks_from=view.row_start,
         )
@@ -252,7 +256,7 @@ def _terminal_heatmap(out: Output, width: int | None, height: int | None, *, for
     return TerminalHeatmap(max(width or columns, MIN_WIDTH), max(height or terminal_lines - 1, MIN_HEIGHT), forced)
 
 
-def _save_image(out: Output, view: Any, image: ImageFile, heading: str, *, scale: Any) -> None:
+def _save_image(out: Output, view: Any, image: ImageFile, heading: str, *, scale: Any, structure: Any) -> None:
     from pecli.render.image import save_heatmap, save_lines
 
     common = {"title": heading, "dpi": image.dpi, "figsize": image.figsize}
@@ -270,6 +274,7 @@ def _save_image(out: Output, view: Any, image: ImageFile, heading: str, *, scale
             view.values,
             image.path,
             scale=scale,
+            structure=structure,
             x_ticks_from=view.col_start,
             y_ticks_from=view.row_start,
             **common,

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import ParameterError
-from pecli.render.downsample import Downsampled, block_average
+from pecli.render.downsample import AxisStructure, Downsampled, block_average, column_structure, row_structure
 from pecli.render.scale import ColorScale, color_scale
 
 __all__ = ["IMAGE_FORMATS", "check_cmap", "image_format", "new_figure", "save_figure", "save_heatmap", "save_lines"]
@@ -114,6 +114,7 @@ def save_heatmap(
     vmax: float | None = None,
     robust: bool | None = None,
     scale: ColorScale | None = None,
+    structure: AxisStructure | None = None,
     dpi: float = 100,
     figsize: tuple[float, float] = (8, 6),
     x_ticks_from: int = 0,
@@ -137,6 +138,8 @@ def save_heatmap(
         robust: percentile limits (True), the full range (False), or whichever shows the data (None).
         scale: colours already chosen (:func:`~pecli.render.scale.color_scale`); then ``cmap``,
             ``vmin``, ``vmax`` and ``robust`` are not used.
+        structure: what a block of columns must not split (sin/cos pairs, halves); default
+            :func:`~pecli.render.downsample.column_structure` of the values.
         dpi, figsize: pixels per inch and the size in inches.
         x_ticks_from, y_ticks_from: the index of the first column and row (after ``--cols/--rows``).
 
@@ -170,7 +173,13 @@ def save_heatmap(
     limits = []
     for size, inches, share in ((rows, figsize[1], box.height), (cols, figsize[0], box.width)):
         limits.append(size if size <= inches * dpi else math.ceil(share * inches * dpi))
-    shrunk = matrix if given_cells else block_average(matrix, *limits, uniform=True)
+    if given_cells:
+        shrunk = matrix
+    else:
+        structure = column_structure(matrix) if structure is None else structure
+        shrunk = block_average(
+            matrix, *limits, uniform=True, structure=structure, row_structure=row_structure(matrix)
+        )
     draw_cells(
         axes,
         shrunk,

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from pecli.render.downsample import Downsampled, block_average
+from pecli.render.downsample import AxisStructure, Downsampled, block_average, column_structure, row_structure
 from pecli.render.scale import color_scale, value_range
 
 __all__ = [
@@ -288,6 +288,7 @@ def heatmap(
     vmin: float | None = None,
     vmax: float | None = None,
     cmap: str | None = None,
+    structure: AxisStructure | None = None,
     x_ticks_from: int = 0,
     y_ticks_from: int = 0,
 ) -> str:
@@ -301,12 +302,15 @@ def heatmap(
     Args:
         matrix: a 2-D array, rows = positions; or its cells already averaged (a
             :class:`~pecli.render.downsample.Downsampled` on blocks of one size, at most
-            :func:`heatmap_cells`), drawn as given.
+            :func:`heatmap_cells`), drawn as given. Blocks are all of one size (a partial last
+            block is left out, and the last line says how many rows and columns) and never split
+            a sin/cos pair or half (``structure``, default :func:`~pecli.render.downsample.column_structure`).
         width, height: the size of the whole text block in character cells.
         color: "truecolor", "256" or "none" (see :func:`color_mode`).
         x_label, y_label: axis names, e.g. "Embedding Dimension" and "Position".
         title: a first line, e.g. the scheme and its parameters.
         vmin, vmax: colour limits.
+        structure: what a block of columns must not split (pairs, halves), when the caller knows.
         cmap: the colormap (default: RdBu for signed data, viridis for non-negative data; see
             :func:`pecli.render.scale.color_scale`); RdBu and viridis are built in, others come from matplotlib.
         x_ticks_from, y_ticks_from: the index of the first column and row (after ``--cols/--rows``).
@@ -333,10 +337,15 @@ def heatmap(
     label_width = len(str(y_ticks_from + rows - 1))
     margin = label_width + 2
     rows_per_line = 1 if color == "none" else 2
-    # blocks of one size, so every cell means the same thing (near-equal blocks that mix single
-    # columns with pairs draw false stripes on interleaved sin/cos tables)
+    # whole blocks of one size, so every cell means the same thing: near-equal blocks that mix
+    # single columns with pairs, or a narrower last block, draw stripes that are not in the data
     grid = heatmap_cells(rows, width=width, height=height, color=color, title=title, y_ticks_from=y_ticks_from)
-    shrunk = matrix if given else block_average(matrix, *grid, uniform=True)
+    if not given:
+        structure = column_structure(matrix) if structure is None else structure
+        matrix = block_average(
+            matrix, *grid, uniform=True, structure=structure, row_structure=row_structure(matrix), whole=True
+        )
+    shrunk = matrix
     cells = shrunk.values
     shown_rows, shown_cols = cells.shape
 
@@ -382,7 +391,13 @@ def heatmap(
     lines.append(" " * margin + legend + (shape if margin + legend_width + len(shape) <= width else ""))
     values = f"values {_format_value(data.low)} … {_format_value(data.high)}" if data.nonfinite < source.size else ""
     masked = f"{data.nonfinite} NaN/inf masked" if data.nonfinite else ""
-    lines.append(" " * margin + _truncate("; ".join(part for part in (values, masked) if part), width - margin))
+    left_out = [
+        f"last {size - int(edges[-1])} {what} left out (a partial block)"
+        for size, edges, what in ((rows, shrunk.row_edges, "rows"), (cols, shrunk.col_edges, "columns"))
+        if edges[-1] < size
+    ]
+    footer = "; ".join(part for part in (values, masked, *left_out) if part)
+    lines.append(" " * margin + _truncate(footer, width - margin))
     return "\n".join(lines)
 
 
