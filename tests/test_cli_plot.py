@@ -60,7 +60,7 @@ def test_scheme_input_draws_the_formula(cli):
     result = cli("plot", "sinusoidal", "--d", "16", "--len", "12", *TERMINAL)
     assert result.code == 0, result.stderr
     assert _ramp_rows(result.out) == _expected_ramp(pecli.encode("sinusoidal", 12, 16))
-    assert result.out.startswith("sinusoidal: base=10000")
+    assert result.out.startswith("sinusoidal, 12 × 16\n")  # the defaults (base=10000…) go unsaid
 
 
 def test_bert_checkpoint_without_key_lists_the_2d_candidates(cli, bert_checkpoint):
@@ -221,7 +221,7 @@ def test_image_output_with_size_title_and_note(cli, tmp_path, monkeypatch):
     result = cli("plot", "sinusoidal", "--d", "64", "--len", "3000", "-o", str(path), "--figsize", "5,4", "--dpi", "50")
     assert result.code == 0, result.stderr
     assert _png_size(path) == (250, 200)
-    assert titles == ["sinusoidal: base=10000.0, layout=interleaved, cos_first=false, freq_shift=null, offset=0"]
+    assert titles == ["sinusoidal, 3000 × 64"]  # the parameters left at their defaults go unsaid
     assert "block-averaged 3000 × 64 to " in result.stderr
     assert result.stdout == b""  # no terminal heatmap without --terminal
 
@@ -245,7 +245,7 @@ def test_image_title_from_file_metadata_or_title_option(cli, tmp_path, monkeypat
     plot(str(tmp_path / "f.safetensors"), "-o", str(tmp_path / "a.png"))
     plot(str(tmp_path / "plain.npy"), "-o", str(tmp_path / "b.svg"))
     plot(str(tmp_path / "plain.npy"), "-o", str(tmp_path / "c.pdf"), "--title", "Mine")
-    assert titles[0].startswith("sinusoidal (fairseq): ") and titles[0].endswith("f.safetensors [pe]")
+    assert titles[0] == "sinusoidal (fairseq), 20 × 16: layout=split, freq_shift=1.0, offset=2 — f.safetensors [pe]"
     assert titles[1:] == ["plain.npy", "Mine"]
     assert (tmp_path / "b.svg").read_bytes().startswith(b"<?xml")
     assert (tmp_path / "c.pdf").read_bytes().startswith(b"%PDF")

@@ -101,12 +101,12 @@ def test_uniform_blocks_have_one_size(size, blocks):
     assert np.all(sizes[:-1] == sizes[0]) and 0 < sizes[-1] <= sizes[0]
 
 
-def test_image_draws_axes_that_fit_as_is_and_averages_longer_ones_uniformly(tmp_path):
+def test_image_averages_axes_longer_than_their_pixels_uniformly_and_by_whole_pairs(tmp_path):
     from pecli.render.image import save_heatmap
 
     note = save_heatmap(pecli.encode("sinusoidal", 2048, 512), str(tmp_path / "pe.png"), title="t")
     shown_rows, shown_cols = (int(n) for n in note.split(" to ")[1].split(" cells")[0].split(" × "))
-    assert shown_cols == 512  # 512 columns fit in 800 pixels: no pair of sin/cos columns is merged
+    assert shown_cols == 256  # 512 columns in ~500 pixels of axes: whole sin/cos pairs, never a pair split
     block = -(-2048 // shown_rows)
     assert shown_rows == -(-2048 // block) and shown_rows < 600
 
@@ -494,3 +494,34 @@ def test_terminal_says_which_partial_blocks_it_left_out():
     text = heatmap(table, width=80, height=24, color="truecolor", x_label="x", y_label="y", title="t")
     left_rows = 1999 - int(cells.row_edges[-1])
     assert left_rows > 0 and f"last {left_rows} rows left out (a partial block)" in text
+
+
+# -- titles that fit ---------------------------------------------------------------------------
+
+
+def test_table_title_keeps_only_parameters_that_differ_from_the_defaults():
+    from pecli.cli.common import build_table
+    from pecli.render.titles import table_title
+
+    params = {"part": "cos", "base": 500000.0}
+    spec = build_table("rope", None, params, length=4096, dim=128, dtype="float32", name="pe")
+    assert table_title(spec.single().metadata()) == "rope, 4096 × 128: base=500000.0, part=cos"
+    assert table_title({"shape": "3,3"}) is None
+
+
+@pytest.mark.parametrize("width", [3.0, 5.0, 8.0, 12.0])
+def test_long_titles_wrap_inside_the_figure(width):
+    from pecli.render.image import _set_title, new_figure
+
+    title = "rope (llama3), 131072 × 128: " + ", ".join(f"parameter_{i}=value_{i}" for i in range(20)) + " $x_1$"
+    figure, axes = new_figure((width, 4.0), 100)
+    figure.colorbar(axes.pcolormesh(np.eye(3)), ax=axes)
+    _set_title(axes, title, width)
+    figure.canvas.draw()
+    box = axes.title.get_window_extent()
+    assert box.x0 >= 0 and box.x1 <= width * 100 and box.y1 <= 400
+    text = axes.title.get_text()
+    assert text.startswith("rope (llama3), 131072") and text.count("\n") <= 1
+    short = "sinusoidal, 2048 × 512 — pe_$1.npy"
+    _set_title(axes, short, width)
+    assert axes.title.get_text().replace("\n", " ") == short  # plain text: no mathtext from a file name's $ or _

@@ -168,7 +168,7 @@ def plot(
         out.warn(f"{data.nonfinite} NaN/inf value{plural} drawn as masked cells")
     if not isinstance(image, LinesImage) and color_note(scale):
         out.note(str(color_note(scale)))
-    heading = title if title is not None else table.label
+    heading = title if title is not None else _title(table)
     # the file's layout holds for its own columns; a --cols slice is judged from its values
     structure = column_structure(view.values, table.metadata if cols is None else None)
 
@@ -193,6 +193,18 @@ def plot(
             y_ticks_from=view.row_start,
         )
         out.data(text)
+
+
+def _title(table: Any) -> str:
+    """The table's name and the parameters that differ from its scheme's defaults (and the file it is in)."""
+    from pecli.cli.inputs import is_file_input
+    from pecli.render.titles import table_title
+
+    described = table_title(table.metadata)
+    if not is_file_input(table.source):
+        return described or table.label
+    where = table.label.rsplit(" — ", 1)[-1]  # the file name and key
+    return f"{described} — {where}" if described else where
 
 
 def _image_settings(

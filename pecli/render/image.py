@@ -170,9 +170,9 @@ def save_heatmap(
     box = axes.get_position()
     # an axis that fits the image's pixels is drawn as is; a longer one is averaged in blocks of
     # one size, to at most one cell per pixel of the axes
-    limits = []
-    for size, inches, share in ((rows, figsize[1], box.height), (cols, figsize[0], box.width)):
-        limits.append(size if size <= inches * dpi else math.ceil(share * inches * dpi))
+    # at most one cell per pixel of the axes: thinner cells alias into moiré (interleaved sin/cos
+    # columns would beat against the pixel grid)
+    limits = [math.ceil(share * inches * dpi) for inches, share in ((figsize[1], box.height), (figsize[0], box.width))]
     if given_cells:
         shrunk = matrix
     else:
@@ -191,7 +191,7 @@ def save_heatmap(
         x_from=x_ticks_from,
         y_from=y_ticks_from,
     )
-    axes.set_title(title, fontsize="medium")
+    _set_title(axes, title, figsize[0])
     save_figure(figure, path, dpi)
     if not shrunk.shrunk:
         return None
@@ -199,6 +199,14 @@ def save_heatmap(
     return (
         f"block-averaged {rows} × {cols} to {shown_rows} × {shown_cols} cells for drawing (one cell per pixel at most)"
     )
+
+
+def _set_title(axes: Any, title: str, width_inches: float) -> None:
+    """The title wrapped to the figure's width, as plain text: ``$`` or ``_`` in a file name is no mathtext."""
+    from pecli.render.titles import fit_title
+
+    # centred over the axes, which sit left of the figure's centre: 0.8 of its width stays inside
+    axes.set_title(fit_title(title, 0.8 * width_inches), fontsize="medium", parse_math=False)
 
 
 def _extend(scale: ColorScale) -> str:
@@ -285,5 +293,5 @@ def save_lines(
     axes.legend(loc="upper right", fontsize="small")
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
-    axes.set_title(title, fontsize="medium")
+    _set_title(axes, title, figsize[0])
     save_figure(figure, path, dpi)
