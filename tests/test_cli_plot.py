@@ -378,3 +378,25 @@ def test_outlier_gets_robust_limits_with_a_note_and_no_robust_gives_the_full_ran
     assert "percentile" not in full.stderr and f"[{RAMP}] -1.87 … 1.87" in full.out
     image = cli("plot", str(path), "-o", str(tmp_path / "t.png"))
     assert image.code == 0 and "99th percentile" in image.stderr
+
+
+# -- axes from what the table is ---------------------------------------------------------------
+
+
+def test_timestep_table_shows_its_timesteps_and_labels_override(cli, tmp_path):
+    path = tmp_path / "t.safetensors"
+    assert cli("timestep", "--d", "16", "--range", "0:1000:10", "-o", str(path)).code == 0
+    result = cli("plot", str(path), "--no-color", "--width", "60", "--height", "40")
+    assert result.code == 0, result.stderr
+    assert "Timestep t ↓  Embedding Dimension →" in result.out
+    ticks = [line.split("┤")[0].strip() for line in result.out.splitlines() if "┤" in line]
+    assert ticks[0] == "0" and ticks[1:] and all(int(t) % 100 == 0 and int(t) >= 100 for t in ticks[1:])
+    assert max(int(t) for t in ticks) <= 990
+    custom = cli("plot", str(path), "--no-color", "--width", "60", "--height", "20", "--xlabel", "k", "--ylabel", "t")
+    assert "t ↓  k →" in custom.out
+
+
+def test_alibi_head_axes_are_query_and_key_positions(cli):
+    result = cli("plot", "alibi", "--heads", "4", "--head", "1", "--len", "16", "--no-color", *TERMINAL)
+    assert result.code == 0, result.stderr
+    assert "Query position i ↓  Key position j →" in result.out

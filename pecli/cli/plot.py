@@ -47,7 +47,6 @@ Examples:
   pecli generate --d 64 --len 256 -o - | pecli plot -
 """
 
-X_LABEL, Y_LABEL = "Embedding Dimension", "Position"
 
 
 @dataclass(frozen=True)
@@ -138,6 +137,7 @@ def plot(
     from pecli.cli.drawing import check_terminal_size, color_note, drawing_style
     from pecli.render.downsample import column_structure
     from pecli.render.scale import color_scale, value_range
+    from pecli.render.titles import table_axes
 
     draw_terminal = output is None or terminal
     style = drawing_style(
@@ -169,11 +169,14 @@ def plot(
     if not isinstance(image, LinesImage) and color_note(scale):
         out.note(str(color_note(scale)))
     heading = title if title is not None else _title(table)
+    axes = table_axes(table.metadata)
+    x_label, y_label = xlabel or axes.x_label, ylabel or axes.y_label
     # the file's layout holds for its own columns; a --cols slice is judged from its values
     structure = column_structure(view.values, table.metadata if cols is None else None)
 
     if image is not None:
-        _save_image(out, view, image, heading, scale=scale, structure=structure)
+        labels = {"x_label": x_label, "y_label": y_label, "row_values": (axes.row_start, axes.row_step)}
+        _save_image(out, view, image, heading, scale=scale, structure=structure, labels=labels)
     if screen is not None:
         from pecli.render.terminal import color_mode, heatmap
 
@@ -182,8 +185,8 @@ def plot(
             width=screen.width,
             height=screen.height,
             color=color_mode(out, force_terminal=screen.forced, no_color=not out.color),
-            x_label=X_LABEL,
-            y_label=Y_LABEL,
+            x_label=x_label,
+            y_label=y_label,
             title=heading,
             vmin=scale.low,
             vmax=scale.high,
@@ -191,6 +194,7 @@ def plot(
             structure=structure,
             x_ticks_from=view.col_start,
             y_ticks_from=view.row_start,
+            row_values=(axes.row_start, axes.row_step),
         )
         out.data(text)
 
@@ -268,7 +272,9 @@ def _terminal_heatmap(out: Output, width: int | None, height: int | None, *, for
     return TerminalHeatmap(max(width or columns, MIN_WIDTH), max(height or terminal_lines - 1, MIN_HEIGHT), forced)
 
 
-def _save_image(out: Output, view: Any, image: ImageFile, heading: str, *, scale: Any, structure: Any) -> None:
+def _save_image(
+    out: Output, view: Any, image: ImageFile, heading: str, *, scale: Any, structure: Any, labels: dict[str, Any]
+) -> None:
     from pecli.render.image import save_heatmap, save_lines
 
     common = {"title": heading, "dpi": image.dpi, "figsize": image.figsize}
@@ -279,6 +285,7 @@ def _save_image(out: Output, view: Any, image: ImageFile, heading: str, *, scale
             dims=image.dims,
             x_ticks_from=view.row_start,
             dims_from=view.col_start,
+            x_label=labels["y_label"],  # the rows run along the x axis here
             **common,
         )
     elif isinstance(image, HeatmapImage):
@@ -287,6 +294,7 @@ def _save_image(out: Output, view: Any, image: ImageFile, heading: str, *, scale
             image.path,
             scale=scale,
             structure=structure,
+            **labels,
             x_ticks_from=view.col_start,
             y_ticks_from=view.row_start,
             **common,

@@ -119,6 +119,7 @@ def save_heatmap(
     figsize: tuple[float, float] = (8, 6),
     x_ticks_from: int = 0,
     y_ticks_from: int = 0,
+    row_values: tuple[float, float] = (0.0, 1.0),
 ) -> str | None:
     """Draw ``matrix`` (rows = positions) as a pcolormesh heatmap with a colorbar into ``path``.
 
@@ -142,6 +143,7 @@ def save_heatmap(
             :func:`~pecli.render.downsample.column_structure` of the values.
         dpi, figsize: pixels per inch and the size in inches.
         x_ticks_from, y_ticks_from: the index of the first column and row (after ``--cols/--rows``).
+        row_values: ``(start, step)``: row ``i`` sits at ``start + step × i`` on the y axis (timesteps).
 
     Returns:
         A note when the table was block-averaged for drawing, else None.
@@ -190,6 +192,7 @@ def save_heatmap(
         y_label=y_label,
         x_from=x_ticks_from,
         y_from=y_ticks_from,
+        row_values=row_values,
     )
     _set_title(axes, title, figsize[0])
     save_figure(figure, path, dpi)
@@ -228,14 +231,16 @@ def draw_cells(
     y_label: str,
     x_from: int = 0,
     y_from: int = 0,
+    row_values: tuple[float, float] = (0.0, 1.0),
 ) -> Any:
     """Draw block-averaged cells as a rasterized pcolormesh, position 0 at the top; returns the mesh.
 
     ``shrunk`` is a :func:`~pecli.render.downsample.block_average` result; NaN/inf cells are masked.
+    Row ``i`` sits at ``row_values[0] + row_values[1] × i`` on the y axis.
     """
     mesh = axes.pcolormesh(
         shrunk.col_edges + x_from,
-        shrunk.row_edges + y_from,
+        row_values[0] + row_values[1] * (shrunk.row_edges + y_from),
         np.ma.masked_invalid(shrunk.values),
         cmap=cmap,
         vmin=low,

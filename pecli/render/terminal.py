@@ -263,15 +263,34 @@ def _truncate(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
+def _row_label(index: int, row_values: tuple[float, float]) -> str:
+    """The label of row ``index``: the index itself, or ``start + step × index`` (a timestep, say)."""
+    if row_values == (0.0, 1.0):
+        return str(index)
+    return _format_value(row_values[0] + row_values[1] * index)
+
+
+def _row_label_width(rows: int, y_ticks_from: int, row_values: tuple[float, float]) -> int:
+    ends = (y_ticks_from, y_ticks_from + rows - 1)
+    return max(len(str(ends[1])), *(len(_row_label(end, row_values)) for end in ends))
+
+
 def heatmap_cells(
-    rows: int, *, width: int, height: int, color: str, title: str | None, y_ticks_from: int = 0
+    rows: int,
+    *,
+    width: int,
+    height: int,
+    color: str,
+    title: str | None,
+    y_ticks_from: int = 0,
+    row_values: tuple[float, float] = (0.0, 1.0),
 ) -> tuple[int, int]:
     """The most cell rows and columns :func:`heatmap` draws for a table of ``rows`` rows.
 
     >>> heatmap_cells(1000, width=80, height=24, color="truecolor", title="t")
     (36, 75)
     """
-    margin = len(str(y_ticks_from + rows - 1)) + 2
+    margin = _row_label_width(rows, y_ticks_from, row_values) + 2
     plot_lines = max(height - _FRAME_LINES - (1 if title else 0), 1)
     return plot_lines * (1 if color == "none" else 2), max(width - margin, 1)
 
@@ -291,6 +310,7 @@ def heatmap(
     structure: AxisStructure | None = None,
     x_ticks_from: int = 0,
     y_ticks_from: int = 0,
+    row_values: tuple[float, float] = (0.0, 1.0),
 ) -> str:
     """Draw a 2-D table as a text block of at most ``width`` columns and ``height`` lines.
 
@@ -314,6 +334,7 @@ def heatmap(
         cmap: the colormap (default: RdBu for signed data, viridis for non-negative data; see
             :func:`pecli.render.scale.color_scale`); RdBu and viridis are built in, others come from matplotlib.
         x_ticks_from, y_ticks_from: the index of the first column and row (after ``--cols/--rows``).
+        row_values: ``(start, step)``: row ``i`` is labelled ``start + step × i`` (timesteps).
 
     Returns:
         The text, lines joined by newlines, without a final newline.
@@ -334,12 +355,14 @@ def heatmap(
     low, high, cmap, *_ = color_scale(source, vmin=vmin, vmax=vmax, cmap=cmap, data=data)
 
     rows, cols = (int(matrix.row_edges[-1]), int(matrix.col_edges[-1])) if given else source.shape
-    label_width = len(str(y_ticks_from + rows - 1))
+    label_width = _row_label_width(rows, y_ticks_from, row_values)
     margin = label_width + 2
     rows_per_line = 1 if color == "none" else 2
     # whole blocks of one size, so every cell means the same thing: near-equal blocks that mix
     # single columns with pairs, or a narrower last block, draw stripes that are not in the data
-    grid = heatmap_cells(rows, width=width, height=height, color=color, title=title, y_ticks_from=y_ticks_from)
+    grid = heatmap_cells(
+        rows, width=width, height=height, color=color, title=title, y_ticks_from=y_ticks_from, row_values=row_values
+    )
     if not given:
         structure = column_structure(matrix) if structure is None else structure
         matrix = block_average(
@@ -376,11 +399,11 @@ def heatmap(
 
     text_lines = math.ceil(shown_rows / rows_per_line)
     line_of_row = np.arange(shown_rows) // rows_per_line
-    y_labels: dict[int, int] = {}
+    y_labels: dict[int, str] = {}
     for cell, value in _ticks(shrunk.row_edges, y_ticks_from, max(text_lines // 4, 1)):
         line = int(line_of_row[cell])
         if all(abs(line - other) > 1 for other in y_labels):
-            y_labels[line] = value
+            y_labels[line] = _row_label(value, row_values)
     body = _ramp_lines(indices) if color == "none" else _color_lines(indices, *_sgr_codes(color, cmap))
     for line, text in enumerate(body):
         axis = f"{y_labels[line]:>{label_width}} ┤" if line in y_labels else " " * label_width + " │"

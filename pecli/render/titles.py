@@ -1,4 +1,4 @@
-"""Figure titles: the table's name and only what sets it apart, wrapped to fit the figure.
+"""Figure titles and axes: the table's name and only what sets it apart, and axes named for what the table is.
 
 A title that lists every parameter (``freq_shift=null, original_max_position=null, …``) runs off
 both edges of the image and hides the one parameter that matters; :func:`table_title` keeps the
@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping
+from typing import NamedTuple
 
-__all__ = ["fit_title", "table_title"]
+__all__ = ["TableAxes", "fit_title", "table_axes", "table_title"]
 
 #: metadata values that mean "not set"
 _UNSET = ("", "null", "none", "None")
@@ -72,3 +73,44 @@ def fit_title(title: str, width_inches: float, *, fontsize: float = 10.0, max_li
         if len(lines[-1]) > columns or lines[-1] == "…":
             lines[-1] = lines[-1][: columns - 1] + "…"
     return "\n".join(lines)
+
+
+class TableAxes(NamedTuple):
+    """Axis labels, and the value of row ``i``: ``row_start + row_step × i`` (timesteps, say)."""
+
+    x_label: str = "Embedding Dimension"
+    y_label: str = "Position"
+    row_start: float = 0.0
+    row_step: float = 1.0
+
+
+def table_axes(metadata: Mapping[str, str]) -> TableAxes:
+    """The axes of a table, from its metadata: timesteps, query/key positions, positions of a distance matrix.
+
+    >>> table_axes({"scheme": "timestep", "timesteps": "0:1000:10"})
+    TableAxes(x_label='Embedding Dimension', y_label='Timestep t', row_start=0.0, row_step=10.0)
+    >>> table_axes({"scheme": "alibi"})[:2], table_axes({"metric": "cosine"})[:2]
+    (('Key position j', 'Query position i'), ('Position j', 'Position i'))
+    """
+    scheme = metadata.get("scheme")
+    if scheme == "timestep":
+        start, step = _range_start_step(metadata.get("timesteps", ""))
+        return TableAxes(y_label="Timestep t", row_start=start, row_step=step)
+    if scheme == "alibi":
+        return TableAxes("Key position j", "Query position i")
+    if "metric" in metadata:
+        return TableAxes("Position j", "Position i")
+    if scheme == "sincos2d":
+        return TableAxes(y_label="Patch (grid rows, row-major)")
+    return TableAxes()
+
+
+def _range_start_step(text: str) -> tuple[float, float]:
+    """START and STEP of ``START:STOP[:STEP]``; (0, 1) for anything else."""
+    parts = text.split(":")
+    try:
+        if len(parts) in (2, 3):
+            return float(parts[0] or 0), float(parts[2]) if len(parts) == 3 and parts[2] else 1.0
+    except ValueError:
+        pass
+    return 0.0, 1.0
