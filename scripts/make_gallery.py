@@ -26,6 +26,11 @@ FIGURES: dict[str, tuple[tuple[str, ...], str]] = {
         "the split layout: blocks never straddle the halves",
     ),
     "rope-cos": (("plot", "rope", "--d", "128", "--len", "2048", "--part", "cos"), "RoPE's cos table (half layout)"),
+    "rope": (("plot", "rope", "--d", "64", "--len", "512"), "RoPE's cos and sin side by side, one colour scale"),
+    "alibi-heads": (
+        ("plot", "alibi", "--heads", "4", "--len", "32"),
+        "ALiBi's heads as small multiples: one colour scale shows how fast each decays",
+    ),
     "alibi-head": (
         ("plot", "alibi", "--heads", "8", "--head", "2", "--len", "64"),
         "one ALiBi head: query against key positions",

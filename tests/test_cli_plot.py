@@ -400,3 +400,50 @@ def test_alibi_head_axes_are_query_and_key_positions(cli):
     result = cli("plot", "alibi", "--heads", "4", "--head", "1", "--len", "16", "--no-color", *TERMINAL)
     assert result.code == 0, result.stderr
     assert "Query position i ↓  Key position j →" in result.out
+
+
+# -- small multiples ---------------------------------------------------------------------------
+
+
+def test_alibi_heads_are_drawn_as_panels_in_one_colour_scale(cli, tmp_path, monkeypatch):
+    import pecli.render.image as image
+
+    calls = []
+    real = image.save_panels
+    monkeypatch.setattr(image, "save_panels", lambda *a, **kw: calls.append((a, kw)) or real(*a, **kw))
+    path = tmp_path / "heads.png"
+    result = cli("plot", "alibi", "--heads", "4", "--len", "32", "-o", str(path))
+    assert result.code == 0, result.stderr
+    [((matrices, _), kw)] = calls
+    heads = pecli.encode("alibi", 32, None, heads=4)
+    assert kw["titles"] == ["head 0", "head 1", "head 2", "head 3"]
+    for matrix, head in zip(matrices, heads, strict=True):
+        np.testing.assert_array_equal(matrix, head)
+    reach = float(np.abs(heads).max())  # one scale for all: the steepest head sets it
+    assert (kw["scale"].low, kw["scale"].high) == (-reach, reach)
+    assert path.stat().st_size > 0 and "4 panels in one colour scale" in result.stderr
+
+
+def test_rope_draws_cos_and_sin_side_by_side_and_key_picks_one(cli, tmp_path):
+    result = cli("plot", "rope", "--d", "16", "--len", "24", "--no-color", *TERMINAL)
+    assert result.code == 0, result.stderr
+    assert result.out.startswith("cos  (rope, 24 × 16)") and "\nsin  (rope, 24 × 16)" in result.out
+    file = tmp_path / "rope.safetensors"
+    assert cli("generate", "rope", "--d", "16", "--len", "24", "-o", str(file)).code == 0
+    both = cli("plot", str(file), "-o", str(tmp_path / "both.png"))
+    assert both.code == 0 and "2 panels" in both.stderr
+    one = cli("plot", str(file), "--key", "sin", "-o", str(tmp_path / "one.png"))
+    assert one.code == 0 and "panels" not in one.stderr
+
+
+def test_slice_picks_one_slice_and_out_of_range_is_a_one_line_error(cli, tmp_path):
+    file = tmp_path / "heads.npy"
+    heads = pecli.encode("alibi", 16, None, heads=3)
+    np.save(file, heads)
+    result = cli("plot", str(file), "--slice", "1", "--no-color", *TERMINAL)
+    assert result.code == 0, result.stderr
+    assert _ramp_rows(result.out) == _expected_ramp(heads[1].astype(np.float64))
+    path = tmp_path / "x.png"
+    assert_clean_error(cli("plot", str(file), "--slice", "3", "-o", str(path)), 2, "--slice 3", "0…2")
+    assert not path.exists()
+    assert_clean_error(cli("plot", "sinusoidal", "--d", "8", "--len", "8", "--slice", "0"), 2, "--slice")

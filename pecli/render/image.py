@@ -23,7 +23,16 @@ from pecli.errors import ParameterError
 from pecli.render.downsample import AxisStructure, Downsampled, block_average, column_structure, row_structure
 from pecli.render.scale import ColorScale, color_scale
 
-__all__ = ["IMAGE_FORMATS", "check_cmap", "image_format", "new_figure", "save_figure", "save_heatmap", "save_lines"]
+__all__ = [
+    "IMAGE_FORMATS",
+    "check_cmap",
+    "image_format",
+    "new_figure",
+    "save_figure",
+    "save_heatmap",
+    "save_lines",
+    "save_panels",
+]
 
 IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
 #: masked (NaN/inf) cells: a mid grey, distinct from RdBu's white zero
@@ -305,4 +314,76 @@ def save_lines(
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     _set_title(axes, title, figsize[0])
+    save_figure(figure, path, dpi)
+
+
+def save_panels(
+    matrices: Sequence[np.ndarray],
+    path: str,
+    *,
+    titles: Sequence[str],
+    title: str,
+    scale: ColorScale,
+    x_label: str = "Embedding Dimension",
+    y_label: str = "Position",
+    dpi: float = 100,
+    figsize: tuple[float, float] = (8, 6),
+) -> None:
+    """Small multiples: one heatmap per 2-D table in a grid, all in one colour scale with one colourbar.
+
+    Example:
+        >>> import tempfile
+        >>> from pecli.render.scale import color_scale
+        >>> heads = np.stack([-np.abs(np.subtract.outer(np.arange(8.0), np.arange(8.0))) * m for m in (1, 0.5)])
+        >>> path = os.path.join(tempfile.mkdtemp(), "heads.png")
+        >>> save_panels(list(heads), path, titles=["head 0", "head 1"], title="alibi", scale=color_scale(heads))
+        >>> os.path.getsize(path) > 0
+        True
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+    from matplotlib.figure import Figure
+
+    from pecli.render.titles import fit_title
+
+    image_format(path)
+    new_figure(figsize, dpi)  # checks the size
+    columns = min(len(matrices), 4)
+    rows = -(-len(matrices) // columns)
+    figure = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    # not shared axes: draw_cells inverts each y axis, and inverting a shared one flips them all
+    grid = figure.subplots(rows, columns, squeeze=False)
+    colormap = check_cmap(scale.cmap).with_extremes(bad=_MASKED_COLOR)
+    panel_pixels = (figsize[1] * dpi / rows, figsize[0] * dpi / columns)
+    for index, axes in enumerate(grid.flat):
+        if index >= len(matrices):
+            axes.set_visible(False)
+            continue
+        matrix = np.asarray(matrices[index])
+        shrunk = block_average(
+            matrix,
+            math.ceil(panel_pixels[0]),
+            math.ceil(panel_pixels[1]),
+            uniform=True,
+            structure=column_structure(matrix),
+            row_structure=row_structure(matrix),
+        )
+        last_row, first_column = index // columns == rows - 1, index % columns == 0
+        draw_cells(
+            axes,
+            shrunk,
+            cmap=colormap,
+            low=scale.low,
+            high=scale.high,
+            x_label=x_label if last_row else "",
+            y_label=y_label if first_column else "",
+        )
+        axes.set_title(titles[index], fontsize="small", parse_math=False)
+    colorbar = figure.colorbar(
+        ScalarMappable(Normalize(scale.low, scale.high), colormap), ax=grid.ravel().tolist(), extend=_extend(scale)
+    )
+    colorbar.set_label(scale.caption, fontsize="small")
+    figure.suptitle(fit_title(title, 0.9 * figsize[0]), fontsize="medium", parse_math=False)
     save_figure(figure, path, dpi)
