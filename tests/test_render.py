@@ -525,3 +525,27 @@ def test_long_titles_wrap_inside_the_figure(width):
     short = "sinusoidal, 2048 × 512 — pe_$1.npy"
     _set_title(axes, short, width)
     assert axes.title.get_text().replace("\n", " ") == short  # plain text: no mathtext from a file name's $ or _
+
+
+# -- vector output at full resolution ----------------------------------------------------------
+
+
+def _embedded_png_sizes(svg: str) -> list[tuple[int, int]]:
+    import base64
+    import io
+    import re
+
+    from PIL import Image
+
+    return [Image.open(io.BytesIO(base64.b64decode(data))).size for data in re.findall(r"base64,([^\"]+)", svg)]
+
+
+def test_svg_embeds_every_cell_of_a_small_table_and_averages_a_large_one(tmp_path):
+    from pecli.render.image import FULL_RESOLUTION_CELLS, save_heatmap
+
+    table = pecli.encode("sinusoidal", 1024, 512)
+    assert table.size <= FULL_RESOLUTION_CELLS
+    assert save_heatmap(table, str(tmp_path / "full.svg"), title="t") is None  # nothing averaged
+    assert (512, 1024) in _embedded_png_sizes((tmp_path / "full.svg").read_text(encoding="utf-8"))
+    large = pecli.encode("sinusoidal", 4096, 512)
+    assert "block-averaged 4096 × 512" in save_heatmap(large, str(tmp_path / "large.svg"), title="t")

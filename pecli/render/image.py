@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
+#: SVG and PDF draw every cell of a table up to this size (a larger one is averaged like a PNG)
+FULL_RESOLUTION_CELLS = 1_000_000
 #: masked (NaN/inf) cells: a mid grey, distinct from RdBu's white zero
 _MASKED_COLOR = "0.55"
 
@@ -171,7 +173,7 @@ def save_heatmap(
     """
     given_cells = isinstance(matrix, Downsampled)
     matrix = matrix if given_cells else np.asarray(matrix)
-    image_format(path)
+    fmt = image_format(path)
     if scale is None:
         scale = color_scale(matrix.values if given_cells else matrix, vmin=vmin, vmax=vmax, robust=robust, cmap=cmap)
     low, high = scale.low, scale.high
@@ -190,6 +192,10 @@ def save_heatmap(
     # at most one cell per pixel of the axes: thinner cells alias into moiré (interleaved sin/cos
     # columns would beat against the pixel grid)
     limits = [math.ceil(share * inches * dpi) for inches, share in ((figsize[1], box.height), (figsize[0], box.width))]
+    # vector output is for publication: every cell, as an image embedded at the table's own resolution
+    full = fmt in ("svg", "pdf") and not given_cells and rows * cols <= FULL_RESOLUTION_CELLS
+    if full:
+        limits = [rows, cols]
     if given_cells:
         shrunk = matrix
     else:
@@ -208,6 +214,7 @@ def save_heatmap(
         x_from=x_ticks_from,
         y_from=y_ticks_from,
         row_values=row_values,
+        full_resolution=full,
     )
     _set_title(axes, title, figsize[0])
     save_figure(figure, path, dpi)
@@ -247,15 +254,34 @@ def draw_cells(
     x_from: int = 0,
     y_from: int = 0,
     row_values: tuple[float, float] = (0.0, 1.0),
+    full_resolution: bool = False,
 ) -> Any:
     """Draw block-averaged cells as a rasterized pcolormesh, position 0 at the top; returns the mesh.
 
     ``shrunk`` is a :func:`~pecli.render.downsample.block_average` result; NaN/inf cells are masked.
-    Row ``i`` sits at ``row_values[0] + row_values[1] × i`` on the y axis.
+    Row ``i`` sits at ``row_values[0] + row_values[1] × i`` on the y axis. With
+    ``full_resolution`` (cells of one value each) an image with no interpolation: SVG and PDF then
+    embed it at the table's own resolution, whatever the dpi.
     """
+    y_edges = row_values[0] + row_values[1] * (shrunk.row_edges + y_from)
+    if full_resolution:
+        extent = (shrunk.col_edges[0] + x_from, shrunk.col_edges[-1] + x_from, y_edges[-1], y_edges[0])
+        mesh = axes.imshow(
+            np.ma.masked_invalid(shrunk.values),
+            cmap=cmap,
+            vmin=low,
+            vmax=high,
+            interpolation="none",
+            aspect="auto",
+            extent=extent,
+            origin="upper",
+        )
+        axes.set_xlabel(x_label)
+        axes.set_ylabel(y_label)
+        return mesh
     mesh = axes.pcolormesh(
         shrunk.col_edges + x_from,
-        row_values[0] + row_values[1] * (shrunk.row_edges + y_from),
+        y_edges,
         np.ma.masked_invalid(shrunk.values),
         cmap=cmap,
         vmin=low,
