@@ -447,3 +447,16 @@ def test_slice_picks_one_slice_and_out_of_range_is_a_one_line_error(cli, tmp_pat
     assert_clean_error(cli("plot", str(file), "--slice", "3", "-o", str(path)), 2, "--slice 3", "0…2")
     assert not path.exists()
     assert_clean_error(cli("plot", "sinusoidal", "--d", "8", "--len", "8", "--slice", "0"), 2, "--slice")
+
+
+def test_lines_auto_spreads_dimensions_from_the_fastest_to_the_slowest(cli, tmp_path, monkeypatch):
+    import pecli.render.image as image
+
+    dims = []
+    real = image.save_lines
+    monkeypatch.setattr(image, "save_lines", lambda *a, **kw: dims.append(kw["dims"]) or real(*a, **kw))
+    result = cli("plot", "sinusoidal", "--d", "512", "--len", "200", "--lines", "auto", "-o", str(tmp_path / "l.png"))
+    assert result.code == 0, result.stderr
+    assert dims == [(0, 128, 256, 382, 510)]
+    inv_freq = 10000.0 ** (-np.array(dims[0]) / 512)  # sin dimension 2k turns at 10000^(-2k/d)
+    assert np.all(np.diff(np.log(1 / inv_freq)) > 2)  # each period over 7 times the one before

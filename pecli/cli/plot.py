@@ -119,7 +119,7 @@ def plot(
         Optional[str],
         typer.Option(
             "--lines",
-            help="Draw these dimensions as curves against position instead, e.g. 0,1,4,8.",
+            help="Draw these dimensions as curves against position instead, e.g. 0,1,4,8 (auto: log-spaced).",
             metavar="I,J,…",
             rich_help_panel=IMAGE_PANEL,
         ),
@@ -258,13 +258,15 @@ def _image_settings(
 
 
 def _parse_dims(text: str) -> tuple[int, ...]:
-    """``--lines 0,1,4,8`` as dimension indices.
+    """``--lines 0,1,4,8`` as dimension indices; ``auto`` as none (chosen from the table).
 
-    >>> _parse_dims("0,1, 4,8")
-    (0, 1, 4, 8)
+    >>> _parse_dims("0,1, 4,8"), _parse_dims("auto")
+    ((0, 1, 4, 8), ())
     """
     from pecli.errors import ParameterError
 
+    if text.strip() == "auto":
+        return ()
     try:
         dims = tuple(int(part) for part in text.split(","))
     except ValueError:
@@ -286,14 +288,14 @@ def _terminal_heatmap(out: Output, width: int | None, height: int | None, *, for
 def _save_image(
     out: Output, view: Any, image: ImageFile, heading: str, *, scale: Any, structure: Any, labels: dict[str, Any]
 ) -> None:
-    from pecli.render.image import save_heatmap, save_lines
+    from pecli.render.image import auto_dims, save_heatmap, save_lines
 
     common = {"title": heading, "dpi": image.dpi, "figsize": image.figsize}
     if isinstance(image, LinesImage):
         save_lines(
             view.values,
             image.path,
-            dims=image.dims,
+            dims=image.dims or auto_dims(view.values.shape[1], view.col_start),
             x_ticks_from=view.row_start,
             dims_from=view.col_start,
             x_label=labels["y_label"],  # the rows run along the x axis here

@@ -25,6 +25,7 @@ from pecli.render.scale import ColorScale, color_scale
 
 __all__ = [
     "IMAGE_FORMATS",
+    "auto_dims",
     "check_cmap",
     "image_format",
     "new_figure",
@@ -295,6 +296,21 @@ def draw_cells(
     return mesh
 
 
+def auto_dims(columns: int, first: int = 0, count: int = 5) -> tuple[int, ...]:
+    """Up to ``count`` even (sin) dimensions spread evenly over the table's pairs.
+
+    Dimensions 0, 1, 4, 8 of a 512-wide sinusoidal table all have periods near 2π. Frequencies
+    fall geometrically with the pair index, so pairs spread evenly have periods spread evenly in
+    log: from the fastest dimension to the slowest.
+
+    >>> auto_dims(512), auto_dims(16, first=100)
+    ((0, 128, 256, 382, 510), (100, 104, 108, 110, 114))
+    """
+    pairs = max(columns // 2, 1)
+    picked = np.unique(np.round(np.linspace(0, pairs - 1, min(count, pairs))).astype(int)) * 2
+    return tuple(int(first + dim) for dim in picked if dim < columns)
+
+
 def save_lines(
     matrix: np.ndarray,
     path: str,
@@ -336,7 +352,9 @@ def save_lines(
     for dim in dims:
         values = np.asarray(matrix[:, dim - dims_from], dtype=np.float64)
         axes.plot(positions, np.where(np.isfinite(values), values, np.nan), label=f"dim {dim}", linewidth=1)
-    axes.legend(loc="upper right", fontsize="small")
+    # beside the curves, never on top of them
+    figure.subplots_adjust(right=min(figure.subplotpars.right, 1 - 1.3 / figsize[0]))
+    axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize="small", frameon=False)
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     _set_title(axes, title, figsize[0])
