@@ -23,8 +23,10 @@ def _ramp_rows(text: str) -> list[str]:
 
 
 def _expected_ramp(table: np.ndarray) -> list[str]:
+    """Signed tables: limits ±max|x|; non-negative ones: min … max (a sequential map)."""
     reach = np.abs(table).max()
-    index = np.clip(((table - -reach) / (2 * reach) * LUT_SIZE).astype(int), 0, LUT_SIZE - 1)
+    low, high = (table.min(), table.max()) if table.min() >= 0 else (-reach, reach)
+    index = np.clip(((table - low) / (high - low) * LUT_SIZE).astype(int), 0, LUT_SIZE - 1)
     return ["".join(RAMP[i * len(RAMP) // LUT_SIZE] for i in row) for row in index]
 
 
@@ -58,7 +60,7 @@ def test_scheme_input_draws_the_formula(cli):
     result = cli("plot", "sinusoidal", "--d", "16", "--len", "12", *TERMINAL)
     assert result.code == 0, result.stderr
     assert _ramp_rows(result.out) == _expected_ramp(pecli.encode("sinusoidal", 12, 16))
-    assert result.out.startswith("sinusoidal: base=10000")
+    assert result.out.startswith("sinusoidal, 12 × 16\n")  # the defaults (base=10000…) go unsaid
 
 
 def test_bert_checkpoint_without_key_lists_the_2d_candidates(cli, bert_checkpoint):
@@ -219,7 +221,7 @@ def test_image_output_with_size_title_and_note(cli, tmp_path, monkeypatch):
     result = cli("plot", "sinusoidal", "--d", "64", "--len", "3000", "-o", str(path), "--figsize", "5,4", "--dpi", "50")
     assert result.code == 0, result.stderr
     assert _png_size(path) == (250, 200)
-    assert titles == ["sinusoidal: base=10000.0, layout=interleaved, cos_first=false, freq_shift=null, offset=0"]
+    assert titles == ["sinusoidal, 3000 × 64"]  # the parameters left at their defaults go unsaid
     assert "block-averaged 3000 × 64 to " in result.stderr
     assert result.stdout == b""  # no terminal heatmap without --terminal
 
@@ -243,7 +245,7 @@ def test_image_title_from_file_metadata_or_title_option(cli, tmp_path, monkeypat
     plot(str(tmp_path / "f.safetensors"), "-o", str(tmp_path / "a.png"))
     plot(str(tmp_path / "plain.npy"), "-o", str(tmp_path / "b.svg"))
     plot(str(tmp_path / "plain.npy"), "-o", str(tmp_path / "c.pdf"), "--title", "Mine")
-    assert titles[0].startswith("sinusoidal (fairseq): ") and titles[0].endswith("f.safetensors [pe]")
+    assert titles[0] == "sinusoidal (fairseq), 20 × 16: layout=split, freq_shift=1.0, offset=2 — f.safetensors [pe]"
     assert titles[1:] == ["plain.npy", "Mine"]
     assert (tmp_path / "b.svg").read_bytes().startswith(b"<?xml")
     assert (tmp_path / "c.pdf").read_bytes().startswith(b"%PDF")
@@ -283,7 +285,7 @@ def _npy_bytes(array: np.ndarray) -> bytes:
         ("bad.safetensors", b"\x10\x00\x00\x00\x00\x00\x00\x00{not json!!!!!!!", ["corrupt safetensors header"]),
         ("cut.safetensors", None, ["ends at byte"]),
         ("text.npy", b"hello, this is not a table at all", ["unrecognised content"]),
-        ("cube.npy", _npy_bytes(np.zeros((2, 3, 4))), ["shape (2, 3, 4)", "--key"]),
+        ("4d.npy", _npy_bytes(np.zeros((2, 3, 4, 5))), ["shape (2, 3, 4, 5)", "--key"]),  # 3-D draws as panels
         ("complex.npy", _npy_bytes(np.zeros((2, 2), dtype=np.complex64)), ["complex64", "not a real number"]),
         ("strings.npy", _npy_bytes(np.array([["a", "b"]])), ["not a real number"]),
         ("void.npy", _npy_bytes(np.zeros((0, 4))), ["empty"]),
@@ -356,3 +358,105 @@ def test_readme_terminal_example_is_real_output(cli):
     assert match is not None
     result = cli(*shlex.split(match.group(1))[1:])
     assert result.code == 0 and result.out == match.group(2)
+
+
+# -- colours that show the data ----------------------------------------------------------------
+
+
+def test_outlier_gets_robust_limits_with_a_note_and_no_robust_gives_the_full_range(cli, tmp_path):
+    table = np.random.default_rng(1).normal(0, 0.025, (64, 32)).astype(np.float32)
+    table[0, 9] = 1.87
+    path = tmp_path / "trained.npy"
+    np.save(path, table)
+    result = cli("plot", str(path), *TERMINAL, "--no-color")
+    assert result.code == 0, result.stderr
+    reach = np.percentile(np.abs(table.astype(np.float64)), 99)
+    assert f"colour limits ±{reach:.3g} (99th percentile of |x|" in result.stderr
+    assert "--no-robust" in result.stderr and "up to ±1.87" in result.stderr
+    assert f"[{RAMP}] {-reach:.4g} … {reach:.4g}" in result.out
+    full = cli("plot", str(path), *TERMINAL, "--no-color", "--no-robust")
+    assert "percentile" not in full.stderr and f"[{RAMP}] -1.87 … 1.87" in full.out
+    image = cli("plot", str(path), "-o", str(tmp_path / "t.png"))
+    assert image.code == 0 and "99th percentile" in image.stderr
+
+
+# -- axes from what the table is ---------------------------------------------------------------
+
+
+def test_timestep_table_shows_its_timesteps_and_labels_override(cli, tmp_path):
+    path = tmp_path / "t.safetensors"
+    assert cli("timestep", "--d", "16", "--range", "0:1000:10", "-o", str(path)).code == 0
+    result = cli("plot", str(path), "--no-color", "--width", "60", "--height", "40")
+    assert result.code == 0, result.stderr
+    assert "Timestep t ↓  Embedding Dimension →" in result.out
+    ticks = [line.split("┤")[0].strip() for line in result.out.splitlines() if "┤" in line]
+    assert ticks[0] == "0" and ticks[1:] and all(int(t) % 100 == 0 and int(t) >= 100 for t in ticks[1:])
+    assert max(int(t) for t in ticks) <= 990
+    custom = cli("plot", str(path), "--no-color", "--width", "60", "--height", "20", "--xlabel", "k", "--ylabel", "t")
+    assert "t ↓  k →" in custom.out
+
+
+def test_alibi_head_axes_are_query_and_key_positions(cli):
+    result = cli("plot", "alibi", "--heads", "4", "--head", "1", "--len", "16", "--no-color", *TERMINAL)
+    assert result.code == 0, result.stderr
+    assert "Query position i ↓  Key position j →" in result.out
+
+
+# -- small multiples ---------------------------------------------------------------------------
+
+
+def test_alibi_heads_are_drawn_as_panels_in_one_colour_scale(cli, tmp_path, monkeypatch):
+    import pecli.render.image as image
+
+    calls = []
+    real = image.save_panels
+    monkeypatch.setattr(image, "save_panels", lambda *a, **kw: calls.append((a, kw)) or real(*a, **kw))
+    path = tmp_path / "heads.png"
+    result = cli("plot", "alibi", "--heads", "4", "--len", "32", "-o", str(path))
+    assert result.code == 0, result.stderr
+    [((matrices, _), kw)] = calls
+    heads = pecli.encode("alibi", 32, None, heads=4)
+    assert kw["titles"] == ["head 0", "head 1", "head 2", "head 3"]
+    for matrix, head in zip(matrices, heads, strict=True):
+        np.testing.assert_array_equal(matrix, head)
+    reach = float(np.abs(heads).max())  # one scale for all: the steepest head sets it
+    assert (kw["scale"].low, kw["scale"].high) == (-reach, reach)
+    assert path.stat().st_size > 0 and "4 panels in one colour scale" in result.stderr
+
+
+def test_rope_draws_cos_and_sin_side_by_side_and_key_picks_one(cli, tmp_path):
+    result = cli("plot", "rope", "--d", "16", "--len", "24", "--no-color", *TERMINAL)
+    assert result.code == 0, result.stderr
+    assert result.out.startswith("cos  (rope, 24 × 16)") and "\nsin  (rope, 24 × 16)" in result.out
+    file = tmp_path / "rope.safetensors"
+    assert cli("generate", "rope", "--d", "16", "--len", "24", "-o", str(file)).code == 0
+    both = cli("plot", str(file), "-o", str(tmp_path / "both.png"))
+    assert both.code == 0 and "2 panels" in both.stderr
+    one = cli("plot", str(file), "--key", "sin", "-o", str(tmp_path / "one.png"))
+    assert one.code == 0 and "panels" not in one.stderr
+
+
+def test_slice_picks_one_slice_and_out_of_range_is_a_one_line_error(cli, tmp_path):
+    file = tmp_path / "heads.npy"
+    heads = pecli.encode("alibi", 16, None, heads=3)
+    np.save(file, heads)
+    result = cli("plot", str(file), "--slice", "1", "--no-color", *TERMINAL)
+    assert result.code == 0, result.stderr
+    assert _ramp_rows(result.out) == _expected_ramp(heads[1].astype(np.float64))
+    path = tmp_path / "x.png"
+    assert_clean_error(cli("plot", str(file), "--slice", "3", "-o", str(path)), 2, "--slice 3", "0…2")
+    assert not path.exists()
+    assert_clean_error(cli("plot", "sinusoidal", "--d", "8", "--len", "8", "--slice", "0"), 2, "--slice")
+
+
+def test_lines_auto_spreads_dimensions_from_the_fastest_to_the_slowest(cli, tmp_path, monkeypatch):
+    import pecli.render.image as image
+
+    dims = []
+    real = image.save_lines
+    monkeypatch.setattr(image, "save_lines", lambda *a, **kw: dims.append(kw["dims"]) or real(*a, **kw))
+    result = cli("plot", "sinusoidal", "--d", "512", "--len", "200", "--lines", "auto", "-o", str(tmp_path / "l.png"))
+    assert result.code == 0, result.stderr
+    assert dims == [(0, 128, 256, 382, 510)]
+    inv_freq = 10000.0 ** (-np.array(dims[0]) / 512)  # sin dimension 2k turns at 10000^(-2k/d)
+    assert np.all(np.diff(np.log(1 / inv_freq)) > 2)  # each period over 7 times the one before

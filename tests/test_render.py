@@ -101,12 +101,12 @@ def test_uniform_blocks_have_one_size(size, blocks):
     assert np.all(sizes[:-1] == sizes[0]) and 0 < sizes[-1] <= sizes[0]
 
 
-def test_image_draws_axes_that_fit_as_is_and_averages_longer_ones_uniformly(tmp_path):
+def test_image_averages_axes_longer_than_their_pixels_uniformly_and_by_whole_pairs(tmp_path):
     from pecli.render.image import save_heatmap
 
     note = save_heatmap(pecli.encode("sinusoidal", 2048, 512), str(tmp_path / "pe.png"), title="t")
     shown_rows, shown_cols = (int(n) for n in note.split(" to ")[1].split(" cells")[0].split(" × "))
-    assert shown_cols == 512  # 512 columns fit in 800 pixels: no pair of sin/cos columns is merged
+    assert shown_cols == 256  # 512 columns in ~500 pixels of axes: whole sin/cos pairs, never a pair split
     block = -(-2048 // shown_rows)
     assert shown_rows == -(-2048 // block) and shown_rows < 600
 
@@ -328,3 +328,224 @@ def test_failed_render_leaves_no_file(tmp_path, monkeypatch):
         save_heatmap(np.zeros((4, 4)), str(target), title="t")
     assert target.read_bytes() == b"old"
     assert os.listdir(tmp_path) == ["pe.png"]
+
+
+# -- colour scales: limits that show the data --------------------------------------------------
+
+
+def _trained_like_table() -> np.ndarray:
+    """A BERT-like position table (std 0.025) with one outlier, as in all-MiniLM-L6-v2 at [0, 99]."""
+    table = np.random.default_rng(7).normal(0.0, 0.025, (512, 384))
+    table[0, 99] = 1.87
+    return table
+
+
+def test_one_outlier_gives_robust_symmetric_limits_at_the_percentile():
+    from pecli.render.scale import color_scale
+
+    table = _trained_like_table()
+    scale = color_scale(table)
+    reach = np.percentile(np.abs(table), 99)
+    assert scale.robust and scale.diverging and scale.cmap == "RdBu"
+    assert scale.low == pytest.approx(-reach) and scale.high == pytest.approx(reach)
+    assert scale.full == (-1.87, 1.87)
+    assert scale.clipped == pytest.approx(np.mean(np.abs(table) > reach), abs=1e-4)
+    assert color_scale(table, robust=False)[:2] == (-1.87, 1.87)
+    assert color_scale(table, vmin=-0.1, vmax=0.1)[:2] == (-0.1, 0.1)
+
+
+@pytest.mark.parametrize("name", ["sinusoidal", "timestep", "binary"])
+def test_tables_without_outliers_keep_their_full_range(name):
+    from pecli.render.scale import color_scale
+
+    table = pecli.encode(name, 256, 64)
+    scale = color_scale(table)
+    reach = float(np.abs(table).max())
+    assert not scale.robust
+    assert (scale.low, scale.high) == ((-reach, reach) if table.min() < 0 else (float(table.min()), reach))
+
+
+def test_non_negative_data_gets_a_sequential_map_and_says_so():
+    from pecli.render.scale import color_scale
+
+    distances = np.abs(np.subtract.outer(np.arange(50.0), np.arange(50.0)))
+    scale = color_scale(distances)
+    assert (scale.low, scale.high, scale.cmap, scale.diverging) == (0.0, 49.0, "viridis", False)
+    assert "sequential" in scale.caption
+    assert "centred on 0" in color_scale(distances - 10).caption
+
+
+def test_viridis_anchors_follow_matplotlib():
+    from matplotlib import colormaps
+
+    from pecli.render.terminal import colormap_lut
+
+    expected = colormaps["viridis"](np.linspace(0, 1, 256), bytes=True)[:, :3].astype(int)
+    assert np.abs(colormap_lut("viridis").astype(int) - expected).max() <= 6
+
+
+@pytest.mark.parametrize("name", ["RdBu", "viridis", "coolwarm"])
+def test_256_colour_palette_keeps_the_maps_order(name):
+    """Along the map the chosen xterm colours never step back, and their lightness follows the map's."""
+    from pecli.render.terminal import _lab, _xterm_palette, colormap_lut, ordered_xterm
+
+    lut = colormap_lut(name)
+    chosen = ordered_xterm(lut) - 16
+    palette, lut_lab = _lab(_xterm_palette()), _lab(lut)
+    distance = np.sqrt(((lut_lab[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2))
+    place = distance.argmin(axis=0)[chosen]
+    assert np.all(np.diff(place) >= 0)
+    peak = int(np.argmax(lut_lab[:, 0])) if name != "viridis" else len(lut) - 1
+    lightness = palette[chosen, 0]
+    assert np.all(np.diff(lightness[: peak - 4]) >= 0) or np.all(np.diff(lightness[: peak - 4]) <= 0)
+    assert np.all(np.diff(lightness[peak + 5 :]) <= 0) or peak == len(lut) - 1
+    assert distance[np.arange(len(lut)), chosen].max() < 32  # still close to the map everywhere
+
+
+# -- downsampling draws no pattern the table does not have -------------------------------------
+
+#: terminal sizes (columns × lines) and image axes (pixels) the tables are drawn at
+TERMINAL_SIZES = [(80, 24), (200, 60), (120, 40), (61, 17)]
+IMAGE_CELLS = [(462, 496), (300, 311), (700, 600)]
+
+
+def _terminal_cells(table: np.ndarray, width: int, height: int, metadata=None):
+    """The blocks the terminal heatmap averages ``table`` over (what :func:`heatmap` calls)."""
+    from pecli.render.downsample import column_structure, row_structure
+    from pecli.render.terminal import heatmap_cells
+
+    grid = heatmap_cells(len(table), width=width, height=height, color="truecolor", title="t")
+    return block_average(
+        table,
+        *grid,
+        uniform=True,
+        structure=column_structure(table, metadata),
+        row_structure=row_structure(table),
+        whole=True,
+    )
+
+
+def _image_cells(table: np.ndarray, rows: int, cols: int, metadata=None):
+    from pecli.render.downsample import column_structure, row_structure
+
+    return block_average(
+        table, rows, cols, uniform=True, structure=column_structure(table, metadata), row_structure=row_structure(table)
+    )
+
+
+def _all_drawings(table: np.ndarray, metadata=None):
+    for width, height in TERMINAL_SIZES:
+        yield f"terminal {width}×{height}", _terminal_cells(table, width, height, metadata), True
+    for rows, cols in IMAGE_CELLS:
+        yield f"image {rows}×{cols}", _image_cells(table, rows, cols, metadata), False
+
+
+@pytest.mark.parametrize("shape", [(2048, 512), (1000, 300), (333, 130)])
+def test_interleaved_sinusoid_blocks_never_split_a_sin_cos_pair(shape):
+    """Averaging whole pairs equals averaging the pair means: no cell mixes sin_k with cos_k+1 alone."""
+    table = pecli.encode("sinusoidal", *shape)
+    pair_means = np.repeat((table[:, 0::2] + table[:, 1::2]) / 2, 2, axis=1)
+    for where, cells, _ in _all_drawings(table):
+        if np.all(np.diff(cells.col_edges) == 1):
+            continue  # every column drawn on its own
+        assert np.all(cells.col_edges % 2 == 0), where
+        expected = block_average(pair_means, 1 << 30, 1 << 30).values  # the same blocks over pair means
+        rows = np.add.reduceat(expected[: cells.row_edges[-1]], cells.row_edges[:-1], axis=0)
+        rows /= np.diff(cells.row_edges)[:, None]
+        cols = np.add.reduceat(rows[:, : cells.col_edges[-1]], cells.col_edges[:-1], axis=1)
+        cols /= np.diff(cells.col_edges)[None, :]
+        np.testing.assert_allclose(cells.values, cols, atol=1e-5, err_msg=where)
+
+
+@pytest.mark.parametrize("with_metadata", [True, False])
+def test_split_sinusoid_blocks_never_straddle_the_halves(with_metadata):
+    table = pecli.encode("sinusoidal", 2048, 512, layout="split")
+    metadata = {"scheme": "sinusoidal", "layout": "split"} if with_metadata else None
+    for where, cells, _ in _all_drawings(table, metadata):
+        assert 256 in cells.col_edges.tolist(), where
+
+
+@pytest.mark.parametrize("shape", [(2048, 512), (998, 302), (64, 1030)])
+def test_checkerboard_draws_flat_grey_not_stripes(shape):
+    """A ±1 checkerboard has no slower pattern: every cell must be its mean, 0."""
+    rows, cols = shape
+    board = np.where((np.arange(rows)[:, None] + np.arange(cols)[None, :]) % 2 == 0, 1.0, -1.0)
+    for where, cells, _ in _all_drawings(board):
+        if cells.shrunk:
+            assert np.abs(cells.values).max() < 1e-12, where
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_linear_ramp_cells_are_the_ramp_at_their_centres_and_evenly_spaced(axis):
+    ramp = np.broadcast_to(np.arange(2047.0)[:, None] if axis == 0 else np.arange(2047.0)[None, :], (2047, 2047))
+    ramp = np.ascontiguousarray(ramp)
+    for where, cells, whole in _all_drawings(ramp):
+        edges = cells.row_edges if axis == 0 else cells.col_edges
+        centres = (edges[:-1] + edges[1:] - 1) / 2  # a partial last block's mean is its own centre
+        values = cells.values[:, 0] if axis == 0 else cells.values[0]
+        np.testing.assert_allclose(values, centres, err_msg=where)
+        if whole:  # a terminal cell is one size: every block holds the same number of values
+            assert len(set(np.diff(edges).tolist())) == 1, where
+
+
+def test_terminal_says_which_partial_blocks_it_left_out():
+    table = pecli.encode("sinusoidal", 1999, 512)
+    cells = _terminal_cells(table, 80, 24)
+    text = heatmap(table, width=80, height=24, color="truecolor", x_label="x", y_label="y", title="t")
+    left_rows = 1999 - int(cells.row_edges[-1])
+    assert left_rows > 0 and f"last {left_rows} rows left out (a partial block)" in text
+
+
+# -- titles that fit ---------------------------------------------------------------------------
+
+
+def test_table_title_keeps_only_parameters_that_differ_from_the_defaults():
+    from pecli.cli.common import build_table
+    from pecli.render.titles import table_title
+
+    params = {"part": "cos", "base": 500000.0}
+    spec = build_table("rope", None, params, length=4096, dim=128, dtype="float32", name="pe")
+    assert table_title(spec.single().metadata()) == "rope, 4096 × 128: base=500000.0, part=cos"
+    assert table_title({"shape": "3,3"}) is None
+
+
+@pytest.mark.parametrize("width", [3.0, 5.0, 8.0, 12.0])
+def test_long_titles_wrap_inside_the_figure(width):
+    from pecli.render.image import _set_title, new_figure
+
+    title = "rope (llama3), 131072 × 128: " + ", ".join(f"parameter_{i}=value_{i}" for i in range(20)) + " $x_1$"
+    figure, axes = new_figure((width, 4.0), 100)
+    figure.colorbar(axes.pcolormesh(np.eye(3)), ax=axes)
+    _set_title(axes, title, width)
+    figure.canvas.draw()
+    box = axes.title.get_window_extent()
+    assert box.x0 >= 0 and box.x1 <= width * 100 and box.y1 <= 400
+    text = axes.title.get_text()
+    assert text.startswith("rope (llama3), 131072") and text.count("\n") <= 1
+    short = "sinusoidal, 2048 × 512 — pe_$1.npy"
+    _set_title(axes, short, width)
+    assert axes.title.get_text().replace("\n", " ") == short  # plain text: no mathtext from a file name's $ or _
+
+
+# -- vector output at full resolution ----------------------------------------------------------
+
+
+def _embedded_png_sizes(svg: str) -> list[tuple[int, int]]:
+    import base64
+    import io
+    import re
+
+    from PIL import Image
+
+    return [Image.open(io.BytesIO(base64.b64decode(data))).size for data in re.findall(r"base64,([^\"]+)", svg)]
+
+
+def test_svg_embeds_every_cell_of_a_small_table_and_averages_a_large_one(tmp_path):
+    from pecli.render.image import FULL_RESOLUTION_CELLS, save_heatmap
+
+    table = pecli.encode("sinusoidal", 1024, 512)
+    assert table.size <= FULL_RESOLUTION_CELLS
+    assert save_heatmap(table, str(tmp_path / "full.svg"), title="t") is None  # nothing averaged
+    assert (512, 1024) in _embedded_png_sizes((tmp_path / "full.svg").read_text(encoding="utf-8"))
+    large = pecli.encode("sinusoidal", 4096, 512)
+    assert "block-averaged 4096 × 512" in save_heatmap(large, str(tmp_path / "large.svg"), title="t")

@@ -4,11 +4,26 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Optional
 
 import typer
 
+from pecli.cli.drawing import (
+    CmapOpt,
+    DpiOpt,
+    DrawingStyle,
+    FigsizeOpt,
+    HeightOpt,
+    RobustOpt,
+    TerminalOpt,
+    TitleOpt,
+    VmaxOpt,
+    VminOpt,
+    WidthOpt,
+    XLabelOpt,
+    YLabelOpt,
+)
 from pecli.cli.options import DimOpt, FormatOpt, KeyOpt, LenOpt, PresetOpt, output_options, scheme_options
 from pecli.cli.output import Output
 
@@ -51,6 +66,9 @@ class DistanceRequest:
     fmt: str | None = None  #: --format
     kind: str | None = None  #: None (terminal), "image" or "data": see :func:`_output_kind`
     max_offset: int | None = None  #: --profile's last offset
+    style: DrawingStyle = field(default_factory=DrawingStyle)  #: --cmap, --vmin/--vmax, --title, --dpi, --figsize…
+    size: tuple[int | None, int | None] = (None, None)  #: --width/--height of the terminal chart
+    forced: bool = False  #: --terminal: colour even into a pipe
 
 
 def register(app: typer.Typer) -> None:
@@ -91,6 +109,18 @@ def distance(
     ] = None,
     fmt: FormatOpt = None,
     key: KeyOpt = None,
+    cmap: CmapOpt = None,
+    vmin: VminOpt = None,
+    vmax: VmaxOpt = None,
+    robust: RobustOpt = None,
+    title: TitleOpt = None,
+    xlabel: XLabelOpt = None,
+    ylabel: YLabelOpt = None,
+    dpi: DpiOpt = None,
+    figsize: FigsizeOpt = None,
+    terminal: TerminalOpt = False,
+    width: WidthOpt = None,
+    height: HeightOpt = None,
     d: DimOpt = None,
     length: LenOpt = None,
     preset: PresetOpt = None,
@@ -98,6 +128,13 @@ def distance(
     out: Output,
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
+    from pecli.cli.drawing import check_terminal_size, drawing_style
+
+    style = drawing_style(
+        cmap=cmap, vmin=vmin, vmax=vmax, robust=robust, title=title, xlabel=xlabel, ylabel=ylabel, dpi=dpi,
+        figsize=figsize,
+    )  # fmt: skip
+    check_terminal_size(width, height)
     from pecli.analysis.distance import check_metric
     from pecli.cli.inputs import load_input, table_view
     from pecli.cli.relative import relative_distance
@@ -126,8 +163,13 @@ def distance(
         out.note(note)
     vectors = view.values
     positions = range(view.row_start, view.row_start + len(vectors))
-    title = f"{metric} — {table.label}" + (f", positions {positions.start}..{positions.stop - 1}" if rows else "")
-    request = DistanceRequest(metric, positions, title, output, fmt, kind, max_offset)
+    from pecli.render.titles import table_title
+
+    name = table_title(table.metadata) or table.label  # a scheme's non-default parameters only
+    title = f"{metric} — {name}" + (f", positions {positions.start}..{positions.stop - 1}" if rows else "")
+    request = DistanceRequest(
+        metric, positions, style.title or title, output, fmt, kind, max_offset, style, (width, height), terminal
+    )
     if profile:
         _profile(out, vectors, request)
     else:
@@ -222,28 +264,37 @@ def _profile(out: Output, vectors: Any, request: DistanceRequest) -> None:
 
         _write_data(out, request, "profile", Tensor.from_array(columns), meta)
     elif request.kind == "image":
-        _save_profile_figure(str(request.output), result, request.title)
+        _save_profile_figure(str(request.output), result, request)
         out.note(f"wrote {request.output}")
     else:
-        out.data(_terminal_profile(out, result, request.title))
+        out.data(_terminal_profile(out, result, request))
 
 
 # -- rendering: one small function each, over pecli.render ------------------------------------
 
-#: colour limits per metric: distances are >= 0 and cosines lie in [−1, 1]; dot is symmetric around 0
-_LIMITS = {"euclidean": (0.0, None), "cosine": (-1.0, 1.0), "dot": (None, None)}
+#: colour limits per metric where none are given: cosines lie in [−1, 1]; the others follow the data
+#: (distances are >= 0, so they get a sequential map; see pecli.render.scale.color_scale)
+_LIMITS = {"cosine": (-1.0, 1.0)}
 
 
 #: cell rows and columns of the figure when the matrix is drawn from block means (its axes' pixels)
 _FIGURE_CELLS = (600, 700)
 
 
-def _limits(metric: str, matrix: Any) -> tuple[float | None, float | None]:
-    low, high = _LIMITS[metric]
-    if metric == "euclidean":
-        values = getattr(matrix, "values", matrix)  # a Downsampled's cells, or the matrix
-        high = max(float(values.max()), 1e-300)
-    return low, high
+def _colors(request: DistanceRequest, matrix: Any) -> Any:
+    """The colour scale of a distance matrix (or its block cells): the drawing options, else the metric's."""
+    from pecli.render.scale import color_scale
+
+    style = request.style
+    low, high = _LIMITS.get(request.metric, (None, None)) if style.vmin is None and style.vmax is None else (None, None)
+    values = getattr(matrix, "values", matrix)  # a Downsampled's cells, or the matrix
+    return color_scale(
+        values,
+        vmin=style.vmin if low is None else low,
+        vmax=style.vmax if high is None else high,
+        robust=style.robust,
+        cmap=style.cmap,
+    )
 
 
 def _block_means(vectors: Any, metric: str, max_rows: int, max_cols: int) -> Any:
@@ -260,12 +311,12 @@ def _terminal_cells(out: Output, vectors: Any, request: DistanceRequest) -> Any:
     """Block means at the terminal heatmap's resolution, or None when every position gets its own cell."""
     from pecli.render.terminal import color_mode, heatmap_cells
 
-    width, height = _chart_size(out)
+    width, height = _chart_size(out, request)
     grid = heatmap_cells(
         len(vectors),
         width=width,
         height=height,
-        color=color_mode(out, no_color=not out.color),
+        color=color_mode(out, force_terminal=request.forced, no_color=not out.color),
         title=request.title,
         y_ticks_from=request.positions.start,
     )
@@ -284,71 +335,79 @@ def _block_mean_request(request: DistanceRequest) -> DistanceRequest:
 def _terminal_heatmap(out: Output, matrix: Any, request: DistanceRequest) -> str:
     from pecli.render.terminal import color_mode, heatmap
 
-    width, height = _chart_size(out)
-    low, high = _limits(request.metric, matrix)
+    width, height = _chart_size(out, request)
+    scale = _colors(request, matrix)
     return heatmap(
         matrix,
         width=width,
         height=height,
-        color=color_mode(out, no_color=not out.color),
-        x_label="Position",
-        y_label="Position",
+        color=color_mode(out, force_terminal=request.forced, no_color=not out.color),
+        x_label=request.style.x_label or "Position",
+        y_label=request.style.y_label or "Position",
         title=request.title,
-        vmin=low,
-        vmax=high,
+        vmin=scale.low,
+        vmax=scale.high,
+        cmap=scale.cmap,
         x_ticks_from=request.positions.start,
         y_ticks_from=request.positions.start,
     )
 
 
 def _save_matrix_figure(path: str, matrix: Any, request: DistanceRequest) -> str | None:
-    import textwrap
-
     from pecli.render.image import save_heatmap
 
-    low, high = _limits(request.metric, matrix)
     positions = request.positions
+    style = request.style
     return save_heatmap(
         matrix,
         path,
-        title=textwrap.fill(request.title, 70),
-        x_label="Position",
-        y_label="Position",
-        vmin=low,
-        vmax=high,
-        figsize=(7, 6),
+        title=request.title,
+        x_label=style.x_label or "Position",
+        y_label=style.y_label or "Position",
+        scale=_colors(request, matrix),
+        dpi=style.dpi,
+        figsize=style.figsize or (7, 6),
         x_ticks_from=positions.start,
         y_ticks_from=positions.start,
     )
 
 
-def _terminal_profile(out: Output, result: Any, title: str) -> str:
+def _terminal_profile(out: Output, result: Any, request: DistanceRequest) -> str:
     from pecli.render.charts import profile_chart
 
-    width, height = _chart_size(out)
+    width, height = _chart_size(out, request)
     return profile_chart(
         result.offsets,
         result.mean,
         result.min,
         result.max,
         width=width,
-        height=min(height, 24),
-        title=title,
+        height=min(height, 24) if request.size[1] is None else height,
+        title=request.title,
         y_label=result.metric,
     )
 
 
-def _save_profile_figure(path: str, result: Any, title: str) -> None:
+def _save_profile_figure(path: str, result: Any, request: DistanceRequest) -> None:
     import textwrap
 
     from pecli.render.charts import save_profile
 
     save_profile(
-        result.offsets, result.mean, result.min, result.max, path, title=textwrap.fill(title, 80), y_label=result.metric
+        result.offsets,
+        result.mean,
+        result.min,
+        result.max,
+        path,
+        title=textwrap.fill(request.title, 80),
+        y_label=request.style.y_label or result.metric,
+        dpi=request.style.dpi,
+        figsize=request.style.figsize or (8, 5),
     )
 
 
-def _chart_size(out: Output) -> tuple[int, int]:
-    """The terminal's columns, and its lines less two (title, prompt), at least 8."""
+def _chart_size(out: Output, request: DistanceRequest) -> tuple[int, int]:
+    """--width/--height, else the terminal's columns and its lines less two (title, prompt), at least 8."""
     columns, lines = out.terminal_size()
-    return columns, max(8, lines - 2)
+    width, height = request.size
+    return width or columns, height or max(8, lines - 2)

@@ -7,14 +7,35 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from pecli.cli.drawing import (
+    IMAGE_PANEL,
+    MIN_HEIGHT,
+    MIN_WIDTH,
+    CmapOpt,
+    DpiOpt,
+    DrawingStyle,
+    FigsizeOpt,
+    HeightOpt,
+    RobustOpt,
+    TerminalOpt,
+    TitleOpt,
+    VmaxOpt,
+    VminOpt,
+    WidthOpt,
+    XLabelOpt,
+    YLabelOpt,
+)
 from pecli.cli.options import DimOpt, DtypeOpt, KeyOpt, LenOpt, PresetOpt, output_options, scheme_options
 from pecli.cli.output import Output
+from pecli.cli.panels import SliceOpt
 
 HELP = """Draw a table as a heatmap: an image file with -o, else right in the terminal.
 
 INPUT is a .npy, .safetensors or .pt file, - for stdin (npy or safetensors bytes), or a scheme
 with the generate options (an existing path wins over a scheme name). Large tables are
-block-averaged to fit; colours are RdBu, symmetric around 0 unless --vmin/--vmax say otherwise.
+block-averaged to fit. Signed tables are drawn in RdBu centred on 0, non-negative ones in viridis;
+when a few values would wash out the rest, the colour limits are the 99th percentile of |x| and a
+note says so (--no-robust or --vmin/--vmax for the full range).
 
 Examples:
 
@@ -27,11 +48,6 @@ Examples:
   pecli generate --d 64 --len 256 -o - | pecli plot -
 """
 
-X_LABEL, Y_LABEL = "Embedding Dimension", "Position"
-#: the smallest terminal heatmap that still has room for ticks and a legend
-MIN_WIDTH, MIN_HEIGHT = 20, 8
-_IMAGE_PANEL = "Image options (-o)"
-_TERMINAL_PANEL = "Terminal options"
 
 
 @dataclass(frozen=True)
@@ -46,7 +62,7 @@ class ImageFile:
     def pixels(self) -> str:
         """``"800 × 600 px"``.
 
-        >>> HeatmapImage("pe.png", 100.0, (8.0, 6.0), "RdBu").pixels
+        >>> HeatmapImage("pe.png", 100.0, (8.0, 6.0)).pixels
         '800 × 600 px'
         """
         return f"{round(self.figsize[0] * self.dpi)} × {round(self.figsize[1] * self.dpi)} px"
@@ -54,9 +70,7 @@ class ImageFile:
 
 @dataclass(frozen=True)
 class HeatmapImage(ImageFile):
-    """The table as a heatmap image, in a matplotlib colormap."""
-
-    cmap: str
+    """The table as a heatmap image."""
 
 
 @dataclass(frozen=True)
@@ -92,55 +106,22 @@ def plot(
     key: KeyOpt = None,
     rows: Annotated[Optional[str], typer.Option("--rows", help="Positions to draw, A:B.", metavar="A:B")] = None,
     cols: Annotated[Optional[str], typer.Option("--cols", help="Dimensions to draw, A:B.", metavar="A:B")] = None,
-    vmin: Annotated[Optional[float], typer.Option("--vmin", help="Lower colour limit (default -max|x|).")] = None,
-    vmax: Annotated[Optional[float], typer.Option("--vmax", help="Upper colour limit (default max|x|).")] = None,
-    title: Annotated[
-        Optional[str], typer.Option("--title", help="Title (default: scheme and parameters, or file name).")
-    ] = None,
-    cmap: Annotated[
-        Optional[str],
-        typer.Option("--cmap", help="Any matplotlib colormap (default RdBu).", rich_help_panel=_IMAGE_PANEL),
-    ] = None,
-    dpi: Annotated[
-        Optional[float], typer.Option("--dpi", help="Pixels per inch (default 100).", rich_help_panel=_IMAGE_PANEL)
-    ] = None,
-    figsize: Annotated[
-        Optional[str],
-        typer.Option(
-            "--figsize", help="Width,height in inches (default 8,6).", metavar="W,H", rich_help_panel=_IMAGE_PANEL
-        ),
-    ] = None,
+    vmin: VminOpt = None,
+    vmax: VmaxOpt = None,
+    robust: RobustOpt = None,
+    title: TitleOpt = None,
+    xlabel: XLabelOpt = None,
+    ylabel: YLabelOpt = None,
+    cmap: CmapOpt = None,
+    dpi: DpiOpt = None,
+    figsize: FigsizeOpt = None,
     lines: Annotated[
         Optional[str],
         typer.Option(
             "--lines",
-            help="Draw these dimensions as curves against position instead, e.g. 0,1,4,8.",
+            help="Draw these dimensions as curves against position instead, e.g. 0,1,4,8 (auto: log-spaced).",
             metavar="I,J,…",
-            rich_help_panel=_IMAGE_PANEL,
-        ),
-    ] = None,
-    terminal: Annotated[
-        bool,
-        typer.Option(
-            "--terminal",
-            help="Draw in the terminal, in colour, even with -o or a redirected stdout.",
-            rich_help_panel=_TERMINAL_PANEL,
-        ),
-    ] = False,
-    width: Annotated[
-        Optional[int],
-        typer.Option(
-            "--width",
-            help="Terminal heatmap width in columns (default: the terminal's).",
-            rich_help_panel=_TERMINAL_PANEL,
-        ),
-    ] = None,
-    height: Annotated[
-        Optional[int],
-        typer.Option(
-            "--height",
-            help="Terminal heatmap height in lines (default: the terminal's).",
-            rich_help_panel=_TERMINAL_PANEL,
+            rich_help_panel=IMAGE_PANEL,
         ),
     ] = None,
     view: Annotated[
@@ -151,6 +132,10 @@ def plot(
             metavar="VIEW",
         ),
     ] = None,
+    terminal: TerminalOpt = False,
+    width: WidthOpt = None,
+    height: HeightOpt = None,
+    slice_index: SliceOpt = None,
     d: DimOpt = None,
     length: LenOpt = None,
     dtype: DtypeOpt = "float32",
@@ -162,7 +147,7 @@ def plot(
     from pecli.cli.wavelength import check_view, plot_wavelengths
 
     heatmap_only = {"--key": key, "--rows": rows, "--cols": cols, "--vmin": vmin, "--vmax": vmax, "--cmap": cmap,
-                    "--lines": lines, "--width": width, "--height": height}  # fmt: skip
+                    "--lines": lines, "--width": width, "--height": height, "--slice": slice_index}  # fmt: skip
     check_view(view, json_output=out.json_output, unused=heatmap_only)
     if view is not None:
         plot_wavelengths(out, source, output=output, title=title, preset=preset, scheme_params=scheme_params or {},
@@ -175,36 +160,58 @@ def plot(
                               qk=None)  # fmt: skip
     if relative is not None and plot_bias_heads(out, relative, output=output, title=title, unused=heatmap_only):
         return
-    from pecli.render.scale import ValueRange, color_limits, value_range
+    from pecli.cli.drawing import check_terminal_size, color_note, drawing_style
+    from pecli.render.downsample import column_structure
+    from pecli.render.scale import color_scale, value_range
+    from pecli.render.titles import table_axes
 
     draw_terminal = output is None or terminal
-    image = _image_settings(output, cmap=cmap, dpi=dpi, figsize=figsize, lines=lines, limits=(vmin, vmax))
+    style = drawing_style(
+        cmap=cmap, vmin=vmin, vmax=vmax, robust=robust, title=title, xlabel=xlabel, ylabel=ylabel, dpi=dpi,
+        figsize=figsize,
+    )  # fmt: skip
+    image = _image_settings(output, style, given={"--cmap": cmap, "--dpi": dpi, "--figsize": figsize}, lines=lines)
+    check_terminal_size(width, height)
     screen = _terminal_heatmap(out, width, height, forced=terminal) if draw_terminal else None
-    if vmin is not None and vmax is not None:  # check them before reading a possibly large table
-        color_limits(ValueRange(0.0, 0.0, 0), vmin, vmax)
     if not draw_terminal and (width is not None or height is not None):
         from pecli.errors import ParameterError
 
         raise ParameterError("--width/--height size the terminal heatmap", hint="drop them, or add --terminal")
 
     from pecli.cli.inputs import load_input, table_view
+    from pecli.cli.panels import load_parts, split_slices
+    from pecli.errors import ParameterError
 
-    table = load_input(
-        out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d, dtype=dtype
-    )
+    inputs = {"key": key, "preset": preset, "scheme_params": scheme_params, "length": length, "dim": d, "dtype": dtype}
+    tables = load_parts(out, source, **inputs)
+    if tables is None:
+        tables = split_slices(load_input(out, source, **inputs), slice_index)
+    if len(tables) > 1:
+        if lines is not None:
+            raise ParameterError("--lines draws one table", hint="pick one with --key or --slice")
+        _draw_panels(out, tables, style, image, screen, rows=rows, cols=cols, source=source)
+        return
+    (table,) = tables
     view = table_view(table, rows=rows, cols=cols)
     for note in view.notes:
         out.note(note)
     data = value_range(view.values)
     # resolved once here, so the renderers need not scan a large table again
-    vmin, vmax = color_limits(data, vmin, vmax)
+    scale = color_scale(view.values, vmin=vmin, vmax=vmax, robust=robust, cmap=cmap, data=data)
     if data.nonfinite:
         plural = "s" if data.nonfinite != 1 else ""
         out.warn(f"{data.nonfinite} NaN/inf value{plural} drawn as masked cells")
-    heading = title if title is not None else table.label
+    if not isinstance(image, LinesImage) and color_note(scale):
+        out.note(str(color_note(scale)))
+    heading = title if title is not None else _title(table)
+    axes = table_axes(table.metadata)
+    x_label, y_label = xlabel or axes.x_label, ylabel or axes.y_label
+    # the file's layout holds for its own columns; a --cols slice is judged from its values
+    structure = column_structure(view.values, table.metadata if cols is None else None)
 
     if image is not None:
-        _save_image(out, view, image, heading, vmin=vmin, vmax=vmax)
+        labels = {"x_label": x_label, "y_label": y_label, "row_values": (axes.row_start, axes.row_step)}
+        _save_image(out, view, image, heading, scale=scale, structure=structure, labels=labels)
     if screen is not None:
         from pecli.render.terminal import color_mode, heatmap
 
@@ -213,90 +220,77 @@ def plot(
             width=screen.width,
             height=screen.height,
             color=color_mode(out, force_terminal=screen.forced, no_color=not out.color),
-            x_label=X_LABEL,
-            y_label=Y_LABEL,
+            x_label=x_label,
+            y_label=y_label,
             title=heading,
-            vmin=vmin,
-            vmax=vmax,
+            vmin=scale.low,
+            vmax=scale.high,
+            cmap=scale.cmap,
+            structure=structure,
             x_ticks_from=view.col_start,
             y_ticks_from=view.row_start,
+            row_values=(axes.row_start, axes.row_step),
         )
         out.data(text)
 
 
+def _title(table: Any) -> str:
+    """The table's name and the parameters that differ from its scheme's defaults (and the file it is in)."""
+    from pecli.cli.inputs import is_file_input
+    from pecli.render.titles import table_title
+
+    described = table_title(table.metadata)
+    if not is_file_input(table.source):
+        return described or table.label
+    where = table.label.rsplit(" — ", 1)[-1]  # the file name and key
+    return f"{described} — {where}" if described else where
+
+
 def _image_settings(
-    output: str | None,
-    *,
-    cmap: str | None,
-    dpi: float | None,
-    figsize: str | None,
-    lines: str | None,
-    limits: tuple[float | None, float | None],
+    output: str | None, style: DrawingStyle, *, given: dict[str, Any], lines: str | None
 ) -> ImageFile | None:
     """Check every image option before any table is read; None when there is no image to write."""
     from pecli.errors import ParameterError
 
     if output is None:
-        given = [
-            flag
-            for flag, value in (("--cmap", cmap), ("--dpi", dpi), ("--figsize", figsize), ("--lines", lines))
-            if value is not None
-        ]
-        if given:
-            verb = "applies" if len(given) == 1 else "apply"
-            raise ParameterError(f"{', '.join(given)} {verb} only to image output", hint="add -o heatmap.png")
+        flags = [flag for flag, value in (*given.items(), ("--lines", lines)) if value is not None]
+        flags = [flag for flag in flags if flag != "--cmap"]  # the terminal draws colormaps too
+        if flags:
+            verb = "applies" if len(flags) == 1 else "apply"
+            raise ParameterError(f"{', '.join(flags)} {verb} only to image output", hint="add -o heatmap.png")
         return None
     if output == "-":
         raise ParameterError("pecli plot writes images to files, not stdout", hint="give -o heatmap.png")
     from pecli.io import check_output_path
-    from pecli.render.image import check_cmap, image_format
+    from pecli.render.image import image_format
 
     check_output_path(output)
     image_format(output)
-    size = (8.0, 6.0) if figsize is None else _parse_figsize(figsize)
-    resolution = 100.0 if dpi is None else dpi
+    size = style.figsize or (8.0, 6.0)
     if lines is not None:
         dims = _parse_dims(lines)
-        given = [
+        colouring = [
             flag
-            for flag, value in (("--cmap", cmap), ("--vmin", limits[0]), ("--vmax", limits[1]))
+            for flag, value in (("--cmap", style.cmap), ("--vmin", style.vmin), ("--vmax", style.vmax))
             if value is not None
         ]
-        if given:
-            raise ParameterError(f"{', '.join(given)} colour the heatmap, but --lines draws curves", hint="drop them")
-        return LinesImage(output, resolution, size, dims)
-    check_cmap(cmap or "RdBu")
-    return HeatmapImage(output, resolution, size, cmap or "RdBu")
-
-
-def _parse_figsize(text: str) -> tuple[float, float]:
-    """``W,H`` in inches.
-
-    >>> _parse_figsize("8,6"), _parse_figsize("4.5, 3")
-    ((8.0, 6.0), (4.5, 3.0))
-    """
-    from pecli.errors import ParameterError
-
-    parts = text.split(",")
-    try:
-        if len(parts) != 2:
-            raise ValueError
-        width, height = (float(part) for part in parts)
-    except ValueError:
-        raise ParameterError(f"--figsize takes W,H in inches, got {text!r}", hint="e.g. --figsize 8,6") from None
-    if not (0 < width < float("inf") and 0 < height < float("inf")):
-        raise ParameterError(f"--figsize needs two positive sizes, got {text!r}", hint="e.g. --figsize 8,6")
-    return width, height
+        if colouring:
+            verb = "colours" if len(colouring) == 1 else "colour"
+            raise ParameterError(f"{', '.join(colouring)} {verb} the heatmap; --lines draws curves", hint="drop them")
+        return LinesImage(output, style.dpi, size, dims)
+    return HeatmapImage(output, style.dpi, size)
 
 
 def _parse_dims(text: str) -> tuple[int, ...]:
-    """``--lines 0,1,4,8`` as dimension indices.
+    """``--lines 0,1,4,8`` as dimension indices; ``auto`` as none (chosen from the table).
 
-    >>> _parse_dims("0,1, 4,8")
-    (0, 1, 4, 8)
+    >>> _parse_dims("0,1, 4,8"), _parse_dims("auto")
+    ((0, 1, 4, 8), ())
     """
     from pecli.errors import ParameterError
 
+    if text.strip() == "auto":
+        return ()
     try:
         dims = tuple(int(part) for part in text.split(","))
     except ValueError:
@@ -310,38 +304,34 @@ def _parse_dims(text: str) -> tuple[int, ...]:
 
 def _terminal_heatmap(out: Output, width: int | None, height: int | None, *, forced: bool) -> TerminalHeatmap:
     """The terminal heatmap's size: ``--width``/``--height`` (checked), else the terminal's."""
-    from pecli.errors import ParameterError
-
-    for flag, value, least in (("--width", width, MIN_WIDTH), ("--height", height, MIN_HEIGHT)):
-        if value is not None and value < least:
-            raise ParameterError(f"{flag} must be at least {least}, got {value}", hint=f"e.g. {flag} {least * 4}")
     columns, terminal_lines = out.terminal_size()
     # one line is left for the shell prompt that follows
     return TerminalHeatmap(max(width or columns, MIN_WIDTH), max(height or terminal_lines - 1, MIN_HEIGHT), forced)
 
 
 def _save_image(
-    out: Output, view: Any, image: ImageFile, heading: str, *, vmin: float | None, vmax: float | None
+    out: Output, view: Any, image: ImageFile, heading: str, *, scale: Any, structure: Any, labels: dict[str, Any]
 ) -> None:
-    from pecli.render.image import save_heatmap, save_lines
+    from pecli.render.image import auto_dims, save_heatmap, save_lines
 
     common = {"title": heading, "dpi": image.dpi, "figsize": image.figsize}
     if isinstance(image, LinesImage):
         save_lines(
             view.values,
             image.path,
-            dims=image.dims,
+            dims=image.dims or auto_dims(view.values.shape[1], view.col_start),
             x_ticks_from=view.row_start,
             dims_from=view.col_start,
+            x_label=labels["y_label"],  # the rows run along the x axis here
             **common,
         )
     elif isinstance(image, HeatmapImage):
         note = save_heatmap(
             view.values,
             image.path,
-            cmap=image.cmap,
-            vmin=vmin,
-            vmax=vmax,
+            scale=scale,
+            structure=structure,
+            **labels,
             x_ticks_from=view.col_start,
             y_ticks_from=view.row_start,
             **common,
@@ -349,3 +339,68 @@ def _save_image(
         if note:
             out.note(note)
     out.note(f"wrote {image.path} ({image.pixels})")
+
+
+def _draw_panels(
+    out: Output,
+    tables: list[Any],
+    style: DrawingStyle,
+    image: ImageFile | None,
+    screen: TerminalHeatmap | None,
+    *,
+    rows: str | None,
+    cols: str | None,
+    source: str,
+) -> None:
+    """Small multiples: every table in one colour scale, side by side in an image, one under another in the terminal."""
+    import numpy as np
+
+    from pecli.cli.drawing import color_note
+    from pecli.cli.inputs import table_view
+    from pecli.cli.panels import MAX_PANELS
+    from pecli.render.scale import color_scale
+    from pecli.render.titles import table_axes, table_title
+
+    if len(tables) > MAX_PANELS:
+        out.note(f"drawing the first {MAX_PANELS} of {len(tables)} slices (--slice I picks any one)")
+        tables = tables[:MAX_PANELS]
+    views = [table_view(table, rows=rows, cols=cols) for table in tables]
+    matrices = [view.values for view in views]
+    everything = np.concatenate([np.asarray(m, dtype=np.float64).ravel() for m in matrices])
+    scale = color_scale(everything, vmin=style.vmin, vmax=style.vmax, robust=style.robust, cmap=style.cmap)
+    if color_note(scale):
+        out.note(str(color_note(scale)))
+    metadata = tables[0].metadata
+    heading = style.title or table_title({k: v for k, v in metadata.items() if k != "part"}) or source
+    axes = table_axes(metadata)
+    x_label, y_label = style.x_label or axes.x_label, style.y_label or axes.y_label
+    titles = [table.label for table in tables]  # cos, sin; head 0, head 1…; a file's tensors
+    if image is not None:
+        from pecli.render.image import save_panels
+
+        save_panels(
+            matrices, image.path, titles=titles, title=heading, scale=scale, x_label=x_label, y_label=y_label,
+            dpi=image.dpi, figsize=image.figsize,
+        )  # fmt: skip
+        out.note(f"wrote {image.path} ({image.pixels}, {len(matrices)} panels in one colour scale)")
+    if screen is not None:
+        from pecli.render.terminal import color_mode, heatmap
+
+        color = color_mode(out, force_terminal=screen.forced, no_color=not out.color)
+        # at least half the screen each: a panel squeezed to a few lines shows nothing
+        each = max(MIN_HEIGHT, (screen.height - 1) // len(matrices), screen.height // 2)
+        shared = {"color": color, "x_label": x_label, "y_label": y_label, "vmin": scale.low, "vmax": scale.high}
+        drawn = [
+            heatmap(
+                matrix,
+                width=screen.width,
+                height=each,
+                title=f"{title}  ({heading})",
+                cmap=scale.cmap,
+                x_ticks_from=view.col_start,
+                y_ticks_from=view.row_start,
+                **shared,
+            )
+            for matrix, title, view in zip(matrices, titles, views, strict=True)
+        ]
+        out.data("\n".join(drawn))

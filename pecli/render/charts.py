@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pecli.render.downsample import block_average, block_edges
+from pecli.render.downsample import block_average, block_edges, column_structure, row_structure
 from pecli.render.image import draw_cells, image_format, save_figure
 from pecli.render.scale import color_limits, value_range
 
@@ -105,6 +105,8 @@ def save_heatmaps(
             math.ceil(box.height * figsize[1] * dpi),
             math.ceil(box.width * figsize[0] * dpi),
             uniform=True,
+            structure=column_structure(matrix),
+            row_structure=row_structure(matrix),
         )
         mesh = draw_cells(axes, shrunk, cmap=cmap, low=low, high=high, x_label=x_label, y_label=y_label)
         figure.colorbar(mesh, ax=axes)

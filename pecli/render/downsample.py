@@ -8,11 +8,12 @@ faster than a cell, which is what the eye should see.
 from __future__ import annotations
 
 import itertools
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Downsampled", "block_average", "block_edges"]
+__all__ = ["AxisStructure", "Downsampled", "block_average", "block_edges", "column_structure", "row_structure"]
 
 
 class Downsampled(NamedTuple):
@@ -25,27 +26,131 @@ class Downsampled(NamedTuple):
     @property
     def shrunk(self) -> bool:
         """Whether any cell averages more than one input value."""
-        return self.values.shape != (int(self.row_edges[-1]), int(self.col_edges[-1]))
+        return bool(np.any(np.diff(self.row_edges) > 1) or np.any(np.diff(self.col_edges) > 1))
 
 
-def block_edges(size: int, blocks: int, *, uniform: bool = False) -> np.ndarray:
+class AxisStructure(NamedTuple):
+    """What a block along one axis must not split: ``period`` indices that belong together (an
+    interleaved sin/cos pair: 2), and ``segments`` equal parts (split sin | cos halves: 2)."""
+
+    period: int = 1
+    segments: int = 1
+
+
+#: a table whose columns may be grouped anyhow
+NO_STRUCTURE = AxisStructure()
+
+
+def column_structure(matrix: np.ndarray, metadata: dict[str, str] | None = None) -> AxisStructure:
+    """The column structure of a positional table: from its metadata, else from its values.
+
+    pecli's metadata names the layout (interleaved pairs, split halves, sincos2d's four quarters,
+    the timestep table's halves). Without it, a first row of 0, 1, 0, 1… or 0…0, 1…1 (sin and cos
+    at position 0) tells pairs or halves, and columns that pair up show in the values: column j
+    differs much less from column j + 2 than from j + 1 (sin_k, cos_k, sin_k+1…) for most j.
+
+    >>> import pecli
+    >>> column_structure(pecli.encode("sinusoidal", 256, 512))
+    AxisStructure(period=2, segments=1)
+    >>> column_structure(np.zeros((4, 8)), {"scheme": "sinusoidal", "layout": "split"})
+    AxisStructure(period=1, segments=2)
+    >>> column_structure(np.random.default_rng(0).normal(size=(64, 16)))
+    AxisStructure(period=1, segments=1)
+    """
+    metadata = metadata or {}
+    layout, scheme = metadata.get("layout"), metadata.get("scheme")
+    if layout == "interleaved":
+        return AxisStructure(period=2)
+    if scheme == "sincos2d":
+        return AxisStructure(segments=4)
+    if layout in ("split", "half") or scheme == "timestep":
+        return AxisStructure(segments=2)
+    matrix = np.asarray(matrix)
+    if matrix.ndim != 2 or matrix.shape[1] < 4 or matrix.shape[1] % 2:
+        return NO_STRUCTURE
+    first = np.asarray(matrix[0], dtype=np.float64)
+    half = len(first) // 2
+    if np.allclose(first[0::2], 0) and np.allclose(first[1::2], 1):
+        return AxisStructure(period=2)
+    if np.allclose(first[:half], first[0]) and np.allclose(first[half:], 1 - first[0]) and first[0] in (0, 1):
+        return AxisStructure(segments=2)
+    return AxisStructure(period=2) if _alternates(matrix) else NO_STRUCTURE
+
+
+def row_structure(matrix: np.ndarray) -> AxisStructure:
+    """Pairs of rows that belong together: rows that alternate (j is closer to j + 2 than to j + 1).
+
+    >>> row_structure(np.tile([[1.0], [-1.0]], (8, 4))), row_structure(np.outer(np.arange(16.0), np.ones(4)))
+    (AxisStructure(period=2, segments=1), AxisStructure(period=1, segments=1))
+    """
+    matrix = np.asarray(matrix)
+    return AxisStructure(period=2) if matrix.ndim == 2 and _alternates(matrix.T) else NO_STRUCTURE
+
+
+def _alternates(matrix: np.ndarray) -> bool:
+    """Whether, for most columns j, column j + 2 is much closer to j than column j + 1 is."""
+    if matrix.shape[1] < 4 or matrix.shape[1] % 2:
+        return False
+    sample = np.asarray(matrix[:: max(1, matrix.shape[0] // 256)], dtype=np.float64)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+        next_column = np.nanmean(np.abs(sample[:, 1:-1] - sample[:, :-2]), axis=0)
+        column_after = np.nanmean(np.abs(sample[:, 2:] - sample[:, :-2]), axis=0)
+        return bool(np.mean(column_after < 0.5 * next_column) > 0.5)
+
+
+def block_edges(
+    size: int,
+    blocks: int,
+    *,
+    uniform: bool = False,
+    structure: AxisStructure = NO_STRUCTURE,
+    whole: bool = False,
+) -> np.ndarray:
     """Integer edges splitting ``range(size)`` into at most ``blocks`` consecutive blocks.
 
     By default exactly ``min(blocks, size)`` near-equal blocks (sizes differ by at most one:
-    what a terminal needs to fill its width). With ``uniform``, blocks of one size
-    ``ceil(size / blocks)`` (only the last may be shorter): near 1:1 ratios then never mix single
-    columns with pairs, which in an interleaved sin/cos table shows as false stripes.
+    what a terminal needs to fill its width). With ``uniform``, blocks of one size (the last of
+    each segment may be shorter): near 1:1 ratios then never mix single columns with pairs, which
+    in an interleaved sin/cos table shows as false stripes. A uniform block is a multiple of
+    ``structure.period`` and never straddles one of its ``segments`` (it divides a segment where
+    a size up to twice as large does). With ``whole`` (a terminal, whose cells are all one size) a
+    partial last block is left out: the edges then end before ``size``, after choosing among block
+    sizes up to a quarter larger the one that leaves out least.
 
     >>> block_edges(10, 4).tolist(), block_edges(10, 4, uniform=True).tolist()
     ([0, 2, 5, 7, 10], [0, 3, 6, 9, 10])
     >>> block_edges(3, 8).tolist()  # never more blocks than values
     [0, 1, 2, 3]
+    >>> block_edges(12, 4, uniform=True, structure=AxisStructure(period=2)).tolist()  # pairs stay whole
+    [0, 4, 8, 12]
+    >>> block_edges(20, 4, uniform=True, structure=AxisStructure(segments=2)).tolist()  # halves stay apart
+    [0, 5, 10, 15, 20]
+    >>> block_edges(10, 4, uniform=True, whole=True).tolist()  # 3 blocks of 3, the last value left out
+    [0, 3, 6, 9]
     """
     blocks = max(1, min(int(blocks), int(size)))
-    if uniform:
-        step = -(-int(size) // blocks)
-        return np.append(np.arange(0, size, step, dtype=np.int64), np.int64(size))
-    return (np.arange(blocks + 1, dtype=np.int64) * size) // blocks
+    if not uniform:
+        return (np.arange(blocks + 1, dtype=np.int64) * size) // blocks
+    step = -(-int(size) // blocks)
+    segments = structure.segments if structure.segments > 1 and size % structure.segments == 0 else 1
+    segment = size // segments
+    period = structure.period if structure.period > 1 and segment % structure.period == 0 else 1
+    if step > 1:
+        candidates = [s for s in range(step, 2 * step + 1) if s % period == 0]
+        dividing = [s for s in candidates if segment % s == 0] if segments > 1 else []
+        if dividing:
+            step = dividing[0]
+        elif whole:
+            step = min(candidates[: max(1, len(candidates) // 4 + 1)], key=lambda s: (segment % s, s))
+        else:
+            step = candidates[0]
+    step = min(step, segment)
+    starts = np.arange(0, size, dtype=np.int64).reshape(segments, segment)[:, ::step].reshape(-1)
+    edges = np.append(starts, np.int64(size))
+    if whole and len(edges) > 2 and edges[-1] - edges[-2] < step:
+        edges = edges[:-1]
+    return edges
 
 
 def _sum_columns(values: np.ndarray, col_edges: np.ndarray) -> np.ndarray:
@@ -54,10 +159,21 @@ def _sum_columns(values: np.ndarray, col_edges: np.ndarray) -> np.ndarray:
     return np.add.reduceat(values, col_edges[:-1], axis=-1)
 
 
-def block_average(matrix: np.ndarray, max_rows: int, max_cols: int, *, uniform: bool = False) -> Downsampled:
+def block_average(
+    matrix: np.ndarray,
+    max_rows: int,
+    max_cols: int,
+    *,
+    uniform: bool = False,
+    structure: AxisStructure = NO_STRUCTURE,
+    row_structure: AxisStructure = NO_STRUCTURE,
+    whole: bool = False,
+) -> Downsampled:
     """Average ``matrix`` (2-D) over blocks so that it has at most ``max_rows`` × ``max_cols`` cells.
 
-    Blocks come from :func:`block_edges` (``uniform``: all of one size, else near-equal).
+    Blocks come from :func:`block_edges` (``uniform``: all of one size, else near-equal; column
+    blocks respect ``structure``, row blocks ``row_structure``; ``whole``: partial last blocks
+    left out, the edges say so).
     Non-finite values (NaN, ±inf) are left out of the means; a block with no finite value is NaN.
     A table already small enough comes back unchanged (as float64). Sums run in float64, one
     block of rows at a time, so a float32 table is never copied whole.
@@ -72,11 +188,13 @@ def block_average(matrix: np.ndarray, max_rows: int, max_cols: int, *, uniform: 
     if matrix.ndim != 2:
         raise ValueError(f"block_average takes a 2-D table, got shape {matrix.shape}")
     rows, cols = matrix.shape
-    row_edges = block_edges(rows, max_rows, uniform=uniform)
-    col_edges = block_edges(cols, max_cols, uniform=uniform)
+    row_edges = block_edges(rows, max_rows, uniform=uniform, structure=row_structure, whole=whole)
+    col_edges = block_edges(cols, max_cols, uniform=uniform, structure=structure, whole=whole)
     col_sizes = np.diff(col_edges).astype(np.float64)
     values = np.empty((len(row_edges) - 1, len(col_edges) - 1))
     row_sums = np.empty(cols)
+    matrix = matrix[:, : int(col_edges[-1])] if col_edges[-1] < cols else matrix
+    row_sums = row_sums[: matrix.shape[1]]
     for block, (first, last) in enumerate(itertools.pairwise(row_edges)):
         rows_block = matrix[first:last]
         # summing a contiguous block along axis 0 is numpy's fast path (reduceat on axis 0 is ~20x slower)

@@ -20,12 +20,24 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import ParameterError
-from pecli.render.downsample import Downsampled, block_average
-from pecli.render.scale import ValueRange, color_limits, value_range
+from pecli.render.downsample import AxisStructure, Downsampled, block_average, column_structure, row_structure
+from pecli.render.scale import ColorScale, color_scale
 
-__all__ = ["IMAGE_FORMATS", "check_cmap", "image_format", "new_figure", "save_figure", "save_heatmap", "save_lines"]
+__all__ = [
+    "IMAGE_FORMATS",
+    "auto_dims",
+    "check_cmap",
+    "image_format",
+    "new_figure",
+    "save_figure",
+    "save_heatmap",
+    "save_lines",
+    "save_panels",
+]
 
 IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
+#: SVG and PDF draw every cell of a table up to this size (a larger one is averaged like a PNG)
+FULL_RESOLUTION_CELLS = 1_000_000
 #: masked (NaN/inf) cells: a mid grey, distinct from RdBu's white zero
 _MASKED_COLOR = "0.55"
 
@@ -88,6 +100,12 @@ def new_figure(figsize: tuple[float, float], dpi: float) -> tuple[Any, Any]:
     # matplotlib's default subplot margins: a layout engine ("constrained") costs an extra ~0.3 s draw
     figure = Figure(figsize=figsize, dpi=dpi)
     FigureCanvasAgg(figure)
+    # margins of at least the inches tick labels, axis labels and a two-line title take (small
+    # figures would cut them); at 8 × 6 in these are matplotlib's defaults
+    width, height = figsize
+    figure.subplots_adjust(
+        left=max(0.125, 0.75 / width), bottom=max(0.11, 0.6 / height), top=min(0.88, 1 - 0.6 / height)
+    )
     return figure, figure.add_subplot()
 
 
@@ -109,18 +127,24 @@ def save_heatmap(
     title: str,
     x_label: str = "Embedding Dimension",
     y_label: str = "Position",
-    cmap: str = "RdBu",
+    cmap: str | None = None,
     vmin: float | None = None,
     vmax: float | None = None,
+    robust: bool | None = None,
+    scale: ColorScale | None = None,
+    structure: AxisStructure | None = None,
     dpi: float = 100,
     figsize: tuple[float, float] = (8, 6),
     x_ticks_from: int = 0,
     y_ticks_from: int = 0,
+    row_values: tuple[float, float] = (0.0, 1.0),
 ) -> str | None:
     """Draw ``matrix`` (rows = positions) as a pcolormesh heatmap with a colorbar into ``path``.
 
-    Position 0 is at the top, as in the terminal heatmap. Colour limits default to symmetric
-    around 0; NaN and ±inf are drawn masked (grey). The image is ``figsize × dpi`` pixels.
+    Position 0 is at the top, as in the terminal heatmap. Colours come from
+    :func:`pecli.render.scale.color_scale` (diverging around 0 for signed data, sequential for
+    non-negative data, robust limits when outliers would wash the rest out), and the colourbar
+    says which; NaN and ±inf are drawn masked (grey). The image is ``figsize × dpi`` pixels.
 
     Args:
         matrix: a 2-D array; or its cells already averaged (a
@@ -128,10 +152,16 @@ def save_heatmap(
         path: the image file; the extension (.png, .svg, .pdf) picks the format.
         title: the figure title, e.g. the scheme and its parameters.
         x_label, y_label: axis labels.
-        cmap: any matplotlib colormap name.
+        cmap: any matplotlib colormap name (default: RdBu for signed data, viridis for non-negative).
         vmin, vmax: colour limits.
+        robust: percentile limits (True), the full range (False), or whichever shows the data (None).
+        scale: colours already chosen (:func:`~pecli.render.scale.color_scale`); then ``cmap``,
+            ``vmin``, ``vmax`` and ``robust`` are not used.
+        structure: what a block of columns must not split (sin/cos pairs, halves); default
+            :func:`~pecli.render.downsample.column_structure` of the values.
         dpi, figsize: pixels per inch and the size in inches.
         x_ticks_from, y_ticks_from: the index of the first column and row (after ``--cols/--rows``).
+        row_values: ``(start, step)``: row ``i`` sits at ``start + step × i`` on the y axis (timesteps).
 
     Returns:
         A note when the table was block-averaged for drawing, else None.
@@ -140,31 +170,40 @@ def save_heatmap(
         >>> import tempfile, pecli
         >>> path = os.path.join(tempfile.mkdtemp(), "pe.png")
         >>> save_heatmap(pecli.encode("sinusoidal", 2000, 64), path, title="sinusoidal", figsize=(4, 3))
-        'block-averaged 2000 × 64 to 223 × 64 cells for drawing (one cell per pixel at most)'
+        'block-averaged 2000 × 64 to 167 × 64 cells for drawing (one cell per pixel at most)'
     """
     given_cells = isinstance(matrix, Downsampled)
     matrix = matrix if given_cells else np.asarray(matrix)
-    image_format(path)
-    colormap = check_cmap(cmap).with_extremes(bad=_MASKED_COLOR)
-    # with both limits given there is no need to scan the table for its range
-    given = vmin is not None and vmax is not None
-    low, high = color_limits(
-        ValueRange(0.0, 0.0, 0) if given else value_range(matrix.values if given_cells else matrix), vmin, vmax
-    )
+    fmt = image_format(path)
+    if scale is None:
+        scale = color_scale(matrix.values if given_cells else matrix, vmin=vmin, vmax=vmax, robust=robust, cmap=cmap)
+    low, high = scale.low, scale.high
+    colormap = check_cmap(scale.cmap).with_extremes(bad=_MASKED_COLOR)
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
 
     figure, axes = new_figure(figsize, dpi)
     rows, cols = (int(matrix.row_edges[-1]), int(matrix.col_edges[-1])) if given_cells else matrix.shape
     # the colorbar first: it takes its space from the axes, whose final size then caps the cells
-    figure.colorbar(ScalarMappable(Normalize(low, high), colormap), ax=axes)
+    colorbar = figure.colorbar(ScalarMappable(Normalize(low, high), colormap), ax=axes, extend=_extend(scale))
+    colorbar.set_label(scale.caption, fontsize="small")
     box = axes.get_position()
     # an axis that fits the image's pixels is drawn as is; a longer one is averaged in blocks of
     # one size, to at most one cell per pixel of the axes
-    limits = []
-    for size, inches, share in ((rows, figsize[1], box.height), (cols, figsize[0], box.width)):
-        limits.append(size if size <= inches * dpi else math.ceil(share * inches * dpi))
-    shrunk = matrix if given_cells else block_average(matrix, *limits, uniform=True)
+    # at most one cell per pixel of the axes: thinner cells alias into moiré (interleaved sin/cos
+    # columns would beat against the pixel grid)
+    limits = [math.ceil(share * inches * dpi) for inches, share in ((figsize[1], box.height), (figsize[0], box.width))]
+    # vector output is for publication: every cell, as an image embedded at the table's own resolution
+    full = fmt in ("svg", "pdf") and not given_cells and rows * cols <= FULL_RESOLUTION_CELLS
+    if full:
+        limits = [rows, cols]
+    if given_cells:
+        shrunk = matrix
+    else:
+        structure = column_structure(matrix) if structure is None else structure
+        shrunk = block_average(
+            matrix, *limits, uniform=True, structure=structure, row_structure=row_structure(matrix)
+        )
     draw_cells(
         axes,
         shrunk,
@@ -175,8 +214,10 @@ def save_heatmap(
         y_label=y_label,
         x_from=x_ticks_from,
         y_from=y_ticks_from,
+        row_values=row_values,
+        full_resolution=full,
     )
-    axes.set_title(title, fontsize="medium")
+    _set_title(axes, title, figsize[0])
     save_figure(figure, path, dpi)
     if not shrunk.shrunk:
         return None
@@ -184,6 +225,22 @@ def save_heatmap(
     return (
         f"block-averaged {rows} × {cols} to {shown_rows} × {shown_cols} cells for drawing (one cell per pixel at most)"
     )
+
+
+def _set_title(axes: Any, title: str, width_inches: float) -> None:
+    """The title wrapped to the figure's width, as plain text: ``$`` or ``_`` in a file name is no mathtext."""
+    from pecli.render.titles import fit_title
+
+    # centred over the axes, which sit left of the figure's centre: 0.8 of its width stays inside
+    axes.set_title(fit_title(title, 0.8 * width_inches), fontsize="medium", parse_math=False)
+
+
+def _extend(scale: ColorScale) -> str:
+    """Colourbar arrows at the ends that robust limits cut off."""
+    if not scale.robust:
+        return "neither"
+    below, above = scale.full[0] < scale.low and scale.diverging, scale.full[1] > scale.high
+    return {(True, True): "both", (True, False): "min", (False, True): "max"}.get((below, above), "neither")
 
 
 def draw_cells(
@@ -197,14 +254,35 @@ def draw_cells(
     y_label: str,
     x_from: int = 0,
     y_from: int = 0,
+    row_values: tuple[float, float] = (0.0, 1.0),
+    full_resolution: bool = False,
 ) -> Any:
     """Draw block-averaged cells as a rasterized pcolormesh, position 0 at the top; returns the mesh.
 
     ``shrunk`` is a :func:`~pecli.render.downsample.block_average` result; NaN/inf cells are masked.
+    Row ``i`` sits at ``row_values[0] + row_values[1] × i`` on the y axis. With
+    ``full_resolution`` (cells of one value each) an image with no interpolation: SVG and PDF then
+    embed it at the table's own resolution, whatever the dpi.
     """
+    y_edges = row_values[0] + row_values[1] * (shrunk.row_edges + y_from)
+    if full_resolution:
+        extent = (shrunk.col_edges[0] + x_from, shrunk.col_edges[-1] + x_from, y_edges[-1], y_edges[0])
+        mesh = axes.imshow(
+            np.ma.masked_invalid(shrunk.values),
+            cmap=cmap,
+            vmin=low,
+            vmax=high,
+            interpolation="none",
+            aspect="auto",
+            extent=extent,
+            origin="upper",
+        )
+        axes.set_xlabel(x_label)
+        axes.set_ylabel(y_label)
+        return mesh
     mesh = axes.pcolormesh(
         shrunk.col_edges + x_from,
-        shrunk.row_edges + y_from,
+        y_edges,
         np.ma.masked_invalid(shrunk.values),
         cmap=cmap,
         vmin=low,
@@ -216,6 +294,21 @@ def draw_cells(
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     return mesh
+
+
+def auto_dims(columns: int, first: int = 0, count: int = 5) -> tuple[int, ...]:
+    """Up to ``count`` even (sin) dimensions spread evenly over the table's pairs.
+
+    Dimensions 0, 1, 4, 8 of a 512-wide sinusoidal table all have periods near 2π. Frequencies
+    fall geometrically with the pair index, so pairs spread evenly have periods spread evenly in
+    log: from the fastest dimension to the slowest.
+
+    >>> auto_dims(512), auto_dims(16, first=100)
+    ((0, 128, 256, 382, 510), (100, 104, 108, 110, 114))
+    """
+    pairs = max(columns // 2, 1)
+    picked = np.unique(np.round(np.linspace(0, pairs - 1, min(count, pairs))).astype(int)) * 2
+    return tuple(int(first + dim) for dim in picked if dim < columns)
 
 
 def save_lines(
@@ -259,8 +352,82 @@ def save_lines(
     for dim in dims:
         values = np.asarray(matrix[:, dim - dims_from], dtype=np.float64)
         axes.plot(positions, np.where(np.isfinite(values), values, np.nan), label=f"dim {dim}", linewidth=1)
-    axes.legend(loc="upper right", fontsize="small")
+    # beside the curves, never on top of them
+    figure.subplots_adjust(right=min(figure.subplotpars.right, 1 - 1.3 / figsize[0]))
+    axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize="small", frameon=False)
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
-    axes.set_title(title, fontsize="medium")
+    _set_title(axes, title, figsize[0])
+    save_figure(figure, path, dpi)
+
+
+def save_panels(
+    matrices: Sequence[np.ndarray],
+    path: str,
+    *,
+    titles: Sequence[str],
+    title: str,
+    scale: ColorScale,
+    x_label: str = "Embedding Dimension",
+    y_label: str = "Position",
+    dpi: float = 100,
+    figsize: tuple[float, float] = (8, 6),
+) -> None:
+    """Small multiples: one heatmap per 2-D table in a grid, all in one colour scale with one colourbar.
+
+    Example:
+        >>> import tempfile
+        >>> from pecli.render.scale import color_scale
+        >>> heads = np.stack([-np.abs(np.subtract.outer(np.arange(8.0), np.arange(8.0))) * m for m in (1, 0.5)])
+        >>> path = os.path.join(tempfile.mkdtemp(), "heads.png")
+        >>> save_panels(list(heads), path, titles=["head 0", "head 1"], title="alibi", scale=color_scale(heads))
+        >>> os.path.getsize(path) > 0
+        True
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+    from matplotlib.figure import Figure
+
+    from pecli.render.titles import fit_title
+
+    image_format(path)
+    new_figure(figsize, dpi)  # checks the size
+    columns = min(len(matrices), 4)
+    rows = -(-len(matrices) // columns)
+    figure = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    # not shared axes: draw_cells inverts each y axis, and inverting a shared one flips them all
+    grid = figure.subplots(rows, columns, squeeze=False)
+    colormap = check_cmap(scale.cmap).with_extremes(bad=_MASKED_COLOR)
+    panel_pixels = (figsize[1] * dpi / rows, figsize[0] * dpi / columns)
+    for index, axes in enumerate(grid.flat):
+        if index >= len(matrices):
+            axes.set_visible(False)
+            continue
+        matrix = np.asarray(matrices[index])
+        shrunk = block_average(
+            matrix,
+            math.ceil(panel_pixels[0]),
+            math.ceil(panel_pixels[1]),
+            uniform=True,
+            structure=column_structure(matrix),
+            row_structure=row_structure(matrix),
+        )
+        last_row, first_column = index // columns == rows - 1, index % columns == 0
+        draw_cells(
+            axes,
+            shrunk,
+            cmap=colormap,
+            low=scale.low,
+            high=scale.high,
+            x_label=x_label if last_row else "",
+            y_label=y_label if first_column else "",
+        )
+        axes.set_title(titles[index], fontsize="small", parse_math=False)
+    colorbar = figure.colorbar(
+        ScalarMappable(Normalize(scale.low, scale.high), colormap), ax=grid.ravel().tolist(), extend=_extend(scale)
+    )
+    colorbar.set_label(scale.caption, fontsize="small")
+    figure.suptitle(fit_title(title, 0.9 * figsize[0]), fontsize="medium", parse_math=False)
     save_figure(figure, path, dpi)

@@ -8,7 +8,7 @@ import numpy as np
 
 from pecli.errors import ParameterError
 
-__all__ = ["ValueRange", "color_limits", "value_range"]
+__all__ = ["ColorScale", "ValueRange", "color_limits", "color_scale", "value_range"]
 
 
 class ValueRange(NamedTuple):
@@ -59,3 +59,100 @@ def color_limits(data: ValueRange, vmin: float | None = None, vmax: float | None
             f"{{vmin={low:g}}} must be below {{vmax={high:g}}}", hint="give {vmin} smaller than {vmax}"
         )
     return low, high
+
+
+#: robust limits cover this percentile of |x| (signed data) or of x (non-negative data)
+ROBUST_PERCENTILE = 99.0
+#: robust limits replace the full range when the full range reaches this many times further
+WASHOUT_RATIO = 2.0
+#: percentiles are taken over at most this many values (an even stride through the table)
+_SAMPLE = 1 << 20
+
+
+class ColorScale(NamedTuple):
+    """How values map to colours: the limits, the colormap, and what a reader must be told about them.
+
+    ``diverging``: signed data, centred on 0; else sequential (non-negative data). ``robust``: the
+    limits are a percentile, and ``clipped`` is the share of values beyond them; ``full`` is the
+    range the limits would have been without.
+    """
+
+    low: float
+    high: float
+    cmap: str
+    diverging: bool
+    robust: bool = False
+    clipped: float = 0.0
+    full: tuple[float, float] = (0.0, 0.0)
+
+    @property
+    def caption(self) -> str:
+        """A colourbar label saying which kind of map it is and where its limits come from.
+
+        >>> color_scale(np.arange(4.0).reshape(2, 2)).caption
+        'sequential (values ≥ 0)'
+        """
+        kind = "diverging, centred on 0" if self.diverging else "sequential (values ≥ 0)"
+        if not self.diverging and self.full[0] < 0:
+            kind = "sequential"
+        return kind + (f"; limits at the {ROBUST_PERCENTILE:g}th percentile" if self.robust else "")
+
+
+def _finite_sample(matrix: np.ndarray) -> np.ndarray:
+    flat = np.asarray(matrix).reshape(-1)
+    if flat.size > _SAMPLE:
+        flat = flat[:: flat.size // _SAMPLE]
+    flat = flat.astype(np.float64, copy=False)
+    return flat[np.isfinite(flat)]
+
+
+def color_scale(
+    matrix: np.ndarray,
+    *,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    robust: bool | None = None,
+    cmap: str | None = None,
+    data: ValueRange | None = None,
+) -> ColorScale:
+    """Colour limits and colormap that show ``matrix``'s structure rather than its outliers.
+
+    Signed data: a diverging map (RdBu) symmetric around 0; non-negative data: a sequential one
+    (viridis) from the smallest value. With ``robust=None`` the limits are the
+    :data:`ROBUST_PERCENTILE` th percentile of |x| whenever the full range reaches
+    :data:`WASHOUT_RATIO` times further (a few outliers would wash the rest out);
+    ``robust=True``/``False`` force either. ``vmin``/``vmax`` win over both.
+
+    >>> outlier = np.concatenate([np.linspace(-0.1, 0.1, 999), [1.9]])
+    >>> scale = color_scale(outlier)
+    >>> round(scale.high, 3), scale.cmap, scale.robust, scale.clipped
+    (0.099, 'RdBu', True, 0.01)
+    >>> color_scale(outlier, robust=False)[:3], color_scale(np.eye(3))[:3]
+    ((-1.9, 1.9, 'RdBu'), (0.0, 1.0, 'viridis'))
+    """
+    data = value_range(matrix) if data is None else data
+    diverging = not (np.isfinite(data.low) and data.low >= 0)
+    colormap = cmap or ("RdBu" if diverging else "viridis")
+    full = color_limits(data, vmin, vmax) if diverging else _sequential(data, vmin, vmax)
+    if (vmin is not None and vmax is not None) or robust is False or not np.isfinite(data.low):
+        return ColorScale(*full, colormap, diverging, full=full)
+    sample = _finite_sample(matrix)
+    reach = float(np.percentile(np.abs(sample) if diverging else sample, ROBUST_PERCENTILE))
+    top = full[1] if diverging else full[1] - full[0]
+    span = reach if diverging else reach - full[0]
+    if span <= 0 or (robust is None and top < WASHOUT_RATIO * span):
+        return ColorScale(*full, colormap, diverging, full=full)
+    low = (-reach if vmin is None else float(vmin)) if diverging else full[0]
+    high = reach if vmax is None else float(vmax)
+    color_limits(ValueRange(0.0, 0.0, 0), low, high)  # checks the limits given with the other
+    beyond = float(np.mean((sample < low) | (sample > high)))
+    return ColorScale(low, high, colormap, diverging, True, round(beyond, 4), full)
+
+
+def _sequential(data: ValueRange, vmin: float | None, vmax: float | None) -> tuple[float, float]:
+    """Limits of non-negative data: its smallest to its largest value (a flat table gets a unit span)."""
+    low = data.low if vmin is None else float(vmin)
+    high = data.high if vmax is None else float(vmax)
+    if vmin is None and vmax is None and high <= low:
+        high = low + 1.0
+    return color_limits(ValueRange(0.0, 0.0, 0), low, high)

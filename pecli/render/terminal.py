@@ -1,8 +1,9 @@
 """The terminal heatmap: numpy and string building only (no matplotlib, rich or torch imports).
 
 Each character cell shows two table rows with the upper half block '▀': its foreground colour is
-the upper row, its background the lower one. Colours follow matplotlib's RdBu (ColorBrewer), in
-24-bit "truecolor", the nearest of the xterm 256-colour palette, or, without colour, one row per
+the upper row, its background the lower one. Colours follow a matplotlib colormap (RdBu for
+signed tables, viridis for non-negative ones), in 24-bit "truecolor", xterm 256-colour palette
+entries chosen to keep the map's order (:func:`ordered_xterm`), or, without colour, one row per
 line drawn with the character ramp :data:`RAMP`. Large tables are block-averaged first
 (:func:`pecli.render.downsample.block_average`), never strided.
 
@@ -27,10 +28,20 @@ from typing import Any
 
 import numpy as np
 
-from pecli.render.downsample import Downsampled, block_average
-from pecli.render.scale import color_limits, value_range
+from pecli.render.downsample import AxisStructure, Downsampled, block_average, column_structure, row_structure
+from pecli.render.scale import color_scale, value_range
 
-__all__ = ["COLOR_MODES", "RAMP", "RDBU", "color_mode", "heatmap", "rdbu_lut"]
+__all__ = [
+    "COLOR_MODES",
+    "RAMP",
+    "RDBU",
+    "VIRIDIS",
+    "color_mode",
+    "colormap_lut",
+    "heatmap",
+    "ordered_xterm",
+    "rdbu_lut",
+]
 
 #: the character ramp for output without colour, lowest value first
 RAMP = " .:-=+*#%@"
@@ -49,6 +60,28 @@ RDBU: tuple[tuple[int, int, int], ...] = (
     (33, 102, 172),
     (5, 48, 97),
 )
+#: matplotlib's viridis sampled at 17 evenly spaced points (matplotlib 3.11, ``colormaps["viridis"]``),
+#: interpolated linearly in between: within 6/255 of matplotlib's 256 colours
+VIRIDIS: tuple[tuple[int, int, int], ...] = (
+    (68, 1, 84),
+    (72, 24, 106),
+    (71, 45, 123),
+    (66, 64, 134),
+    (59, 82, 139),
+    (51, 99, 141),
+    (44, 114, 142),
+    (38, 130, 142),
+    (33, 145, 140),
+    (31, 159, 136),
+    (39, 173, 129),
+    (61, 188, 116),
+    (92, 200, 99),
+    (129, 211, 77),
+    (170, 220, 50),
+    (213, 226, 26),
+    (253, 231, 37),
+)
+_ANCHORS = {"RdBu": RDBU, "viridis": VIRIDIS}
 #: matplotlib's default colormap resolution (rcParams["image.lut"])
 LUT_SIZE = 256
 _UPPER_HALF, _LOWER_HALF = "▀", "▄"
@@ -66,9 +99,27 @@ def rdbu_lut() -> np.ndarray:
     >>> lut.shape, lut[0].tolist(), lut[-1].tolist()
     ((256, 3), [103, 0, 31], [5, 48, 97])
     """
-    anchors = np.asarray(RDBU, dtype=np.float64) / 255.0
+    return _anchor_lut(RDBU)
+
+
+@functools.lru_cache(maxsize=4)
+def colormap_lut(name: str) -> np.ndarray:
+    """The 256 RGB rows of colormap ``name``: RdBu and viridis built in, any other from matplotlib.
+
+    >>> colormap_lut("viridis")[[0, -1]].tolist()
+    [[68, 1, 84], [253, 231, 37]]
+    """
+    if name in _ANCHORS:
+        return _anchor_lut(_ANCHORS[name])
+    from pecli.render.image import check_cmap  # only for a colormap named on the command line
+
+    return (check_cmap(name)(np.linspace(0.0, 1.0, LUT_SIZE))[:, :3] * 255).astype(np.uint8)
+
+
+def _anchor_lut(colors: tuple[tuple[int, int, int], ...]) -> np.ndarray:
+    anchors = np.asarray(colors, dtype=np.float64) / 255.0
     # the same arithmetic as matplotlib.colors._create_lookup_table (in units of LUT steps), so every byte matches
-    where = np.linspace(0.0, 1.0, len(RDBU)) * (LUT_SIZE - 1)
+    where = np.linspace(0.0, 1.0, len(colors)) * (LUT_SIZE - 1)
     samples = (LUT_SIZE - 1) * np.linspace(0.0, 1.0, LUT_SIZE)
     upper = np.searchsorted(where, samples)[1:-1]
     fraction = ((samples[1:-1] - where[upper - 1]) / (where[upper] - where[upper - 1]))[:, None]
@@ -96,26 +147,53 @@ def _lab(rgb: np.ndarray) -> np.ndarray:
     return np.stack([116 * f[:, 1] - 16, 500 * (f[:, 0] - f[:, 1]), 200 * (f[:, 1] - f[:, 2])], axis=1)
 
 
-def _nearest_xterm(rgb: np.ndarray) -> np.ndarray:
-    """xterm colour numbers (16-255) nearest to each RGB row, in CIELAB.
+def ordered_xterm(lut: np.ndarray) -> np.ndarray:
+    """xterm colour numbers (16-255) for each row of ``lut`` that keep the map's order.
 
-    >>> _nearest_xterm(np.array([[5, 48, 97], [247, 247, 247]])).tolist()  # RdBu's darkest blue, its white
-    [24, 231]
+    The nearest colour alone can step back along the map: a lighter or greyer blue between two
+    darker ones reads as a band that is not in the data. Each palette colour is placed where it
+    lies along the map (its nearest ``lut`` row); the colours chosen for rows 0, 1, 2… never step
+    back in that place, and their CIELAB lightness moves only the way the map's does; among such
+    choices the total CIELAB distance is least (dynamic programming over the palette).
+
+    >>> chosen = ordered_xterm(rdbu_lut())
+    >>> int(chosen[0]), int(chosen[-1]), len(set(chosen.tolist())) > 10
+    (52, 25, True)
     """
+    lut_lab = _lab(lut)
     palette = _lab(_xterm_palette())
-    distances = ((_lab(rgb)[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2)
-    return distances.argmin(axis=1) + 16
+    cost = np.sqrt(((lut_lab[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2))  # (lut rows, palette)
+    place = cost.argmin(axis=0)
+    lightness = palette[:, 0]
+    forward = place[None, :] >= place[:, None]  # [previous, next]: never back along the map
+    rising = forward & (lightness[None, :] >= lightness[:, None])
+    falling = forward & (lightness[None, :] <= lightness[:, None])
+    # the map's lightness trend over ±4 rows: 8-bit rounding jitters it row to row
+    rows = np.arange(1, len(lut_lab))
+    map_rises = lut_lab[np.minimum(rows + 4, len(lut_lab) - 1), 0] >= lut_lab[np.maximum(rows - 5, 0), 0]
+    total = cost[0].copy()
+    back = np.zeros(cost.shape, dtype=np.int64)
+    for row in range(1, len(cost)):
+        allowed = rising if map_rises[row - 1] else falling
+        reach = np.where(allowed, total[:, None], np.inf)  # the path cost of each previous colour
+        back[row] = reach.argmin(axis=0)
+        total = reach.min(axis=0) + cost[row]
+    chosen = np.empty(len(cost), dtype=np.int64)
+    chosen[-1] = int(total.argmin())
+    for row in range(len(cost) - 1, 0, -1):
+        chosen[row - 1] = back[row][chosen[row]]
+    return chosen + 16
 
 
-@functools.lru_cache(maxsize=2)
-def _sgr_codes(color: str) -> tuple[list[str], list[str]]:
+@functools.lru_cache(maxsize=4)
+def _sgr_codes(color: str, cmap: str = "RdBu") -> tuple[list[str], list[str]]:
     """Foreground and background escape sequences for each of the LUT_SIZE colours."""
-    lut = rdbu_lut()
+    lut = colormap_lut(cmap)
     if color == "truecolor":
         fg = [f"\x1b[38;2;{r};{g};{b}m" for r, g, b in lut.tolist()]
         bg = [f"\x1b[48;2;{r};{g};{b}m" for r, g, b in lut.tolist()]
     else:
-        indices = _nearest_xterm(lut).tolist()
+        indices = ordered_xterm(lut).tolist()
         fg = [f"\x1b[38;5;{n}m" for n in indices]
         bg = [f"\x1b[48;5;{n}m" for n in indices]
     return fg, bg
@@ -185,15 +263,34 @@ def _truncate(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
+def _row_label(index: int, row_values: tuple[float, float]) -> str:
+    """The label of row ``index``: the index itself, or ``start + step × index`` (a timestep, say)."""
+    if row_values == (0.0, 1.0):
+        return str(index)
+    return _format_value(row_values[0] + row_values[1] * index)
+
+
+def _row_label_width(rows: int, y_ticks_from: int, row_values: tuple[float, float]) -> int:
+    ends = (y_ticks_from, y_ticks_from + rows - 1)
+    return max(len(str(ends[1])), *(len(_row_label(end, row_values)) for end in ends))
+
+
 def heatmap_cells(
-    rows: int, *, width: int, height: int, color: str, title: str | None, y_ticks_from: int = 0
+    rows: int,
+    *,
+    width: int,
+    height: int,
+    color: str,
+    title: str | None,
+    y_ticks_from: int = 0,
+    row_values: tuple[float, float] = (0.0, 1.0),
 ) -> tuple[int, int]:
     """The most cell rows and columns :func:`heatmap` draws for a table of ``rows`` rows.
 
     >>> heatmap_cells(1000, width=80, height=24, color="truecolor", title="t")
     (36, 75)
     """
-    margin = len(str(y_ticks_from + rows - 1)) + 2
+    margin = _row_label_width(rows, y_ticks_from, row_values) + 2
     plot_lines = max(height - _FRAME_LINES - (1 if title else 0), 1)
     return plot_lines * (1 if color == "none" else 2), max(width - margin, 1)
 
@@ -209,8 +306,11 @@ def heatmap(
     title: str | None = None,
     vmin: float | None = None,
     vmax: float | None = None,
+    cmap: str | None = None,
+    structure: AxisStructure | None = None,
     x_ticks_from: int = 0,
     y_ticks_from: int = 0,
+    row_values: tuple[float, float] = (0.0, 1.0),
 ) -> str:
     """Draw a 2-D table as a text block of at most ``width`` columns and ``height`` lines.
 
@@ -222,20 +322,26 @@ def heatmap(
     Args:
         matrix: a 2-D array, rows = positions; or its cells already averaged (a
             :class:`~pecli.render.downsample.Downsampled` on blocks of one size, at most
-            :func:`heatmap_cells`), drawn as given.
+            :func:`heatmap_cells`), drawn as given. Blocks are all of one size (a partial last
+            block is left out, and the last line says how many rows and columns) and never split
+            a sin/cos pair or half (``structure``, default :func:`~pecli.render.downsample.column_structure`).
         width, height: the size of the whole text block in character cells.
         color: "truecolor", "256" or "none" (see :func:`color_mode`).
         x_label, y_label: axis names, e.g. "Embedding Dimension" and "Position".
         title: a first line, e.g. the scheme and its parameters.
         vmin, vmax: colour limits.
+        structure: what a block of columns must not split (pairs, halves), when the caller knows.
+        cmap: the colormap (default: RdBu for signed data, viridis for non-negative data; see
+            :func:`pecli.render.scale.color_scale`); RdBu and viridis are built in, others come from matplotlib.
         x_ticks_from, y_ticks_from: the index of the first column and row (after ``--cols/--rows``).
+        row_values: ``(start, step)``: row ``i`` is labelled ``start + step × i`` (timesteps).
 
     Returns:
         The text, lines joined by newlines, without a final newline.
 
     Example:
-        >>> text = heatmap(np.eye(4), width=40, height=12, color="truecolor", x_label="x", y_label="y")
-        >>> text.count("▀"), "\\x1b[38;2;5;48;97m" in text  # 2 lines of 4 cells; 1 is RdBu's darkest blue
+        >>> text = heatmap(np.eye(4) - 0.5, width=40, height=12, color="truecolor", x_label="x", y_label="y")
+        >>> text.count("▀"), "\\x1b[38;2;5;48;97m" in text  # 2 lines of 4 cells; 0.5 is RdBu's darkest blue
         (8, True)
     """
     if color not in COLOR_MODES:
@@ -246,16 +352,23 @@ def heatmap(
     if source.ndim != 2 or 0 in source.shape:
         raise ValueError(f"heatmap takes a non-empty 2-D table, got shape {source.shape}")
     data = value_range(source)
-    low, high = color_limits(data, vmin, vmax)
+    low, high, cmap, *_ = color_scale(source, vmin=vmin, vmax=vmax, cmap=cmap, data=data)
 
     rows, cols = (int(matrix.row_edges[-1]), int(matrix.col_edges[-1])) if given else source.shape
-    label_width = len(str(y_ticks_from + rows - 1))
+    label_width = _row_label_width(rows, y_ticks_from, row_values)
     margin = label_width + 2
     rows_per_line = 1 if color == "none" else 2
-    # blocks of one size, so every cell means the same thing (near-equal blocks that mix single
-    # columns with pairs draw false stripes on interleaved sin/cos tables)
-    grid = heatmap_cells(rows, width=width, height=height, color=color, title=title, y_ticks_from=y_ticks_from)
-    shrunk = matrix if given else block_average(matrix, *grid, uniform=True)
+    # whole blocks of one size, so every cell means the same thing: near-equal blocks that mix
+    # single columns with pairs, or a narrower last block, draw stripes that are not in the data
+    grid = heatmap_cells(
+        rows, width=width, height=height, color=color, title=title, y_ticks_from=y_ticks_from, row_values=row_values
+    )
+    if not given:
+        structure = column_structure(matrix) if structure is None else structure
+        matrix = block_average(
+            matrix, *grid, uniform=True, structure=structure, row_structure=row_structure(matrix), whole=True
+        )
+    shrunk = matrix
     cells = shrunk.values
     shown_rows, shown_cols = cells.shape
 
@@ -286,22 +399,28 @@ def heatmap(
 
     text_lines = math.ceil(shown_rows / rows_per_line)
     line_of_row = np.arange(shown_rows) // rows_per_line
-    y_labels: dict[int, int] = {}
+    y_labels: dict[int, str] = {}
     for cell, value in _ticks(shrunk.row_edges, y_ticks_from, max(text_lines // 4, 1)):
         line = int(line_of_row[cell])
         if all(abs(line - other) > 1 for other in y_labels):
-            y_labels[line] = value
-    body = _ramp_lines(indices) if color == "none" else _color_lines(indices, *_sgr_codes(color))
+            y_labels[line] = _row_label(value, row_values)
+    body = _ramp_lines(indices) if color == "none" else _color_lines(indices, *_sgr_codes(color, cmap))
     for line, text in enumerate(body):
         axis = f"{y_labels[line]:>{label_width}} ┤" if line in y_labels else " " * label_width + " │"
         lines.append(axis + text)
 
-    legend, legend_width = _legend(color, low, high, room=width - margin)
+    legend, legend_width = _legend(color, cmap, low, high, room=width - margin)
     shape = f"   {rows} × {cols}" + (f" → {shown_rows} × {shown_cols} block means" if shrunk.shrunk else "")
     lines.append(" " * margin + legend + (shape if margin + legend_width + len(shape) <= width else ""))
     values = f"values {_format_value(data.low)} … {_format_value(data.high)}" if data.nonfinite < source.size else ""
     masked = f"{data.nonfinite} NaN/inf masked" if data.nonfinite else ""
-    lines.append(" " * margin + _truncate("; ".join(part for part in (values, masked) if part), width - margin))
+    left_out = [
+        f"last {size - int(edges[-1])} {what} left out (a partial block)"
+        for size, edges, what in ((rows, shrunk.row_edges, "rows"), (cols, shrunk.col_edges, "columns"))
+        if edges[-1] < size
+    ]
+    footer = "; ".join(part for part in (values, masked, *left_out) if part)
+    lines.append(" " * margin + _truncate(footer, width - margin))
     return "\n".join(lines)
 
 
@@ -337,7 +456,7 @@ def _color_lines(indices: np.ndarray, fg: list[str], bg: list[str]) -> list[str]
     return lines
 
 
-def _legend(color: str, low: float, high: float, *, room: int) -> tuple[str, int]:
+def _legend(color: str, cmap: str, low: float, high: float, *, room: int) -> tuple[str, int]:
     """The colour scale from ``low`` to ``high`` in at most ``room`` cells, and its width on screen.
 
     A gradient of up to 24 cells in colour; the character ramp without.
@@ -346,7 +465,7 @@ def _legend(color: str, low: float, high: float, *, room: int) -> tuple[str, int
     if color == "none":
         text = _truncate(f"[{RAMP}] {ends[0]} … {ends[1]}", room)
         return text, len(text)
-    _, bg = _sgr_codes(color)
+    _, bg = _sgr_codes(color, cmap)
     steps = max(min(24, room - len(ends[0]) - len(ends[1]) - 2), 2)
     gradient = "".join(bg[round(i * (LUT_SIZE - 1) / (steps - 1))] + " " for i in range(steps))
     text = f"{ends[0]} {gradient}{_RESET} {ends[1]}"

@@ -1,0 +1,183 @@
+"""The drawing options of every command that draws a table (plot, distance), declared once.
+
+A command lists the aliases (``cmap: CmapOpt = None``…) and hands their values to
+:func:`drawing_style`, which checks them all before any table is read and returns one
+:class:`DrawingStyle`; :func:`color_note` turns robust colour limits into the note the user reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Optional
+
+import typer
+
+IMAGE_PANEL = "Image options (-o)"
+TERMINAL_PANEL = "Terminal options"
+DRAWING_PANEL = "Drawing options"
+#: the smallest terminal heatmap that still has room for ticks and a legend
+MIN_WIDTH, MIN_HEIGHT = 20, 8
+
+CmapOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--cmap",
+        help="Any matplotlib colormap (default: RdBu for signed data, viridis for non-negative data).",
+        metavar="NAME",
+        rich_help_panel=DRAWING_PANEL,
+    ),
+]
+VminOpt = Annotated[
+    Optional[float], typer.Option("--vmin", help="Lower colour limit.", rich_help_panel=DRAWING_PANEL)
+]
+VmaxOpt = Annotated[
+    Optional[float], typer.Option("--vmax", help="Upper colour limit.", rich_help_panel=DRAWING_PANEL)
+]
+RobustOpt = Annotated[
+    Optional[bool],
+    typer.Option(
+        "--robust/--no-robust",
+        help="Colour limits at the 99th percentile of |x| (default: when a few values would wash out the rest).",
+        show_default=False,
+        rich_help_panel=DRAWING_PANEL,
+    ),
+]
+TitleOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--title", help="Title (default: the table's name and non-default parameters).", rich_help_panel=DRAWING_PANEL
+    ),
+]
+XLabelOpt = Annotated[
+    Optional[str], typer.Option("--xlabel", help="x axis label.", metavar="TEXT", rich_help_panel=DRAWING_PANEL)
+]
+YLabelOpt = Annotated[
+    Optional[str], typer.Option("--ylabel", help="y axis label.", metavar="TEXT", rich_help_panel=DRAWING_PANEL)
+]
+DpiOpt = Annotated[
+    Optional[float], typer.Option("--dpi", help="Pixels per inch (default 100).", rich_help_panel=IMAGE_PANEL)
+]
+FigsizeOpt = Annotated[
+    Optional[str],
+    typer.Option("--figsize", help="Width,height in inches (default 8,6).", metavar="W,H", rich_help_panel=IMAGE_PANEL),
+]
+TerminalOpt = Annotated[
+    bool,
+    typer.Option(
+        "--terminal",
+        help="Draw in the terminal, in colour, even with -o or a redirected stdout.",
+        rich_help_panel=TERMINAL_PANEL,
+    ),
+]
+WidthOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--width", help="Terminal heatmap width in columns (default: the terminal's).", rich_help_panel=TERMINAL_PANEL
+    ),
+]
+HeightOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--height", help="Terminal heatmap height in lines (default: the terminal's).", rich_help_panel=TERMINAL_PANEL
+    ),
+]
+
+
+@dataclass(frozen=True)
+class DrawingStyle:
+    """The checked drawing options: colours, labels, and the image's size (None: defaults)."""
+
+    cmap: str | None = None
+    vmin: float | None = None
+    vmax: float | None = None
+    robust: bool | None = None
+    title: str | None = None
+    x_label: str | None = None
+    y_label: str | None = None
+    dpi: float = 100.0
+    figsize: tuple[float, float] | None = None
+
+
+def drawing_style(
+    *,
+    cmap: str | None = None,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    robust: bool | None = None,
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    dpi: float | None = None,
+    figsize: str | None = None,
+) -> DrawingStyle:
+    """Check the drawing options (before any table is read) and gather them.
+
+    >>> drawing_style(cmap="viridis", figsize="4,3").figsize
+    (4.0, 3.0)
+    """
+    from pecli.errors import ParameterError
+    from pecli.render.scale import ValueRange, color_limits
+
+    if vmin is not None and vmax is not None:
+        color_limits(ValueRange(0.0, 0.0, 0), vmin, vmax)
+    if robust and vmin is not None and vmax is not None:
+        raise ParameterError("--robust chooses the colour limits, but --vmin and --vmax set them", hint="drop one")
+    if cmap is not None:
+        from pecli.render.image import check_cmap
+
+        check_cmap(cmap)
+    if dpi is not None and not (0 < dpi < float("inf")):
+        raise ParameterError(f"--dpi must be a positive number, got {dpi:g}", hint="e.g. --dpi 100")
+    size = None if figsize is None else parse_figsize(figsize)
+    return DrawingStyle(cmap, vmin, vmax, robust, title, xlabel, ylabel, 100.0 if dpi is None else dpi, size)
+
+
+def parse_figsize(text: str) -> tuple[float, float]:
+    """``W,H`` in inches.
+
+    >>> parse_figsize("8,6"), parse_figsize("4.5, 3")
+    ((8.0, 6.0), (4.5, 3.0))
+    """
+    from pecli.errors import ParameterError
+
+    parts = text.split(",")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        width, height = (float(part) for part in parts)
+    except ValueError:
+        raise ParameterError(f"--figsize takes W,H in inches, got {text!r}", hint="e.g. --figsize 8,6") from None
+    if not (0 < width < float("inf") and 0 < height < float("inf")):
+        raise ParameterError(f"--figsize needs two positive sizes, got {text!r}", hint="e.g. --figsize 8,6")
+    return width, height
+
+
+def check_terminal_size(width: int | None, height: int | None) -> None:
+    """``--width``/``--height`` leave room for ticks and a legend."""
+    from pecli.errors import ParameterError
+
+    for flag, value, least in (("--width", width, MIN_WIDTH), ("--height", height, MIN_HEIGHT)):
+        if value is not None and value < least:
+            raise ParameterError(f"{flag} must be at least {least}, got {value}", hint=f"e.g. {flag} {least * 4}")
+
+
+def color_note(scale: Any) -> str | None:
+    """The one-line note for robust colour limits (a :class:`pecli.render.scale.ColorScale`), else None.
+
+    >>> from pecli.render.scale import ColorScale
+    >>> print(color_note(ColorScale(-0.08, 0.08, "RdBu", True, True, 0.01, (-1.87, 1.87)))[:72])
+    colour limits ±0.08 (99th percentile of |x|; 1% of values lie beyond, up
+    """
+    if not scale.robust:
+        return None
+    from pecli.render.scale import ROBUST_PERCENTILE
+
+    if scale.diverging:
+        limits, full, of = f"±{scale.high:.3g}", f"±{scale.full[1]:.3g}", "|x|"
+    else:
+        limits, full, of = f"{scale.low:.3g} … {scale.high:.3g}", f"{scale.full[1]:.3g}", "x"
+    share = f"{scale.clipped:.2%}".replace(".00%", "%")
+    return (
+        f"colour limits {limits} ({ROBUST_PERCENTILE:g}th percentile of {of}; {share} of values lie beyond, "
+        f"up to {full}): --no-robust or --vmin/--vmax for the full range"
+    )

@@ -1,0 +1,116 @@
+"""Figure titles and axes: the table's name and only what sets it apart, and axes named for what the table is.
+
+A title that lists every parameter (``freq_shift=null, original_max_position=null, …``) runs off
+both edges of the image and hides the one parameter that matters; :func:`table_title` keeps the
+shape and the parameters that differ from the scheme's defaults, and :func:`fit_title` wraps the
+result to the figure's width, shortening the last line with "…" rather than cutting it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping
+from typing import NamedTuple
+
+__all__ = ["TableAxes", "fit_title", "table_axes", "table_title"]
+
+#: metadata values that mean "not set"
+_UNSET = ("", "null", "none", "None")
+#: an average glyph of the title font is about this many times its size wide (DejaVu Sans)
+_GLYPH_WIDTH = 0.55
+
+
+def _same(value: str, default: object) -> bool:
+    if default is None:
+        return value in _UNSET
+    if isinstance(default, bool):
+        return value.lower() == str(default).lower()
+    try:
+        return float(value) == float(default)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return value == str(default)
+
+
+def table_title(metadata: Mapping[str, str]) -> str | None:
+    """``scheme (preset), len × d: param=value, …`` with only the parameters that differ from the defaults.
+
+    None when ``metadata`` names no known scheme.
+
+    >>> table_title({"scheme": "sinusoidal", "len": "2048", "d": "512", "base": "10000.0", "freq_shift": "null"})
+    'sinusoidal, 2048 × 512'
+    >>> table_title({"scheme": "rope", "len": "4096", "d": "128", "part": "cos", "scaling": "none", "base": "500000"})
+    'rope, 4096 × 128: base=500000, part=cos'
+    """
+    from pecli.schemes.catalog import SCHEMES
+
+    scheme = SCHEMES.get(metadata.get("scheme", ""))
+    if scheme is None:
+        return None
+    preset = f" ({metadata['preset']})" if metadata.get("preset") else ""
+    shape = " × ".join(metadata[name] for name in ("len", "d") if metadata.get(name) not in (None, *_UNSET))
+    changed = [
+        f"{name}={metadata[name]}"
+        for name, default in scheme.defaults.items()
+        if name in metadata and not _same(metadata[name], default)
+    ]
+    return f"{scheme.name}{preset}" + (f", {shape}" if shape else "") + (f": {', '.join(changed)}" if changed else "")
+
+
+def fit_title(title: str, width_inches: float, *, fontsize: float = 10.0, max_lines: int = 2) -> str:
+    """``title`` wrapped to ``width_inches`` of ``fontsize``-point text, at most ``max_lines`` lines.
+
+    >>> fit_title("sinusoidal, 2048 × 512", 8.0)
+    'sinusoidal, 2048 × 512'
+    >>> print(fit_title("rope: " + ", ".join(f"p{i}=value" for i in range(30)), 4.0))
+    rope: p0=value, p1=value, p2=value, p3=value,
+    p4=value, p5=value, p6=value, p7=value, p8=value,…
+    """
+    columns = max(10, int(width_inches * 72 / (fontsize * _GLYPH_WIDTH)))
+    lines = textwrap.wrap(title, columns, break_on_hyphens=False) or [""]
+    if len(lines) > max_lines:
+        last = " ".join(lines[max_lines - 1 :])
+        lines = [*lines[: max_lines - 1], textwrap.shorten(last, columns, placeholder="…")]
+        if len(lines[-1]) > columns or lines[-1] == "…":
+            lines[-1] = lines[-1][: columns - 1] + "…"
+    return "\n".join(lines)
+
+
+class TableAxes(NamedTuple):
+    """Axis labels, and the value of row ``i``: ``row_start + row_step × i`` (timesteps, say)."""
+
+    x_label: str = "Embedding Dimension"
+    y_label: str = "Position"
+    row_start: float = 0.0
+    row_step: float = 1.0
+
+
+def table_axes(metadata: Mapping[str, str]) -> TableAxes:
+    """The axes of a table, from its metadata: timesteps, query/key positions, positions of a distance matrix.
+
+    >>> table_axes({"scheme": "timestep", "timesteps": "0:1000:10"})
+    TableAxes(x_label='Embedding Dimension', y_label='Timestep t', row_start=0.0, row_step=10.0)
+    >>> table_axes({"scheme": "alibi"})[:2], table_axes({"metric": "cosine"})[:2]
+    (('Key position j', 'Query position i'), ('Position j', 'Position i'))
+    """
+    scheme = metadata.get("scheme")
+    if scheme == "timestep":
+        start, step = _range_start_step(metadata.get("timesteps", ""))
+        return TableAxes(y_label="Timestep t", row_start=start, row_step=step)
+    if scheme == "alibi":
+        return TableAxes("Key position j", "Query position i")
+    if "metric" in metadata:
+        return TableAxes("Position j", "Position i")
+    if scheme == "sincos2d":
+        return TableAxes(y_label="Patch (grid rows, row-major)")
+    return TableAxes()
+
+
+def _range_start_step(text: str) -> tuple[float, float]:
+    """START and STEP of ``START:STOP[:STEP]``; (0, 1) for anything else."""
+    parts = text.split(":")
+    try:
+        if len(parts) in (2, 3):
+            return float(parts[0] or 0), float(parts[2]) if len(parts) == 3 and parts[2] else 1.0
+    except ValueError:
+        pass
+    return 0.0, 1.0
