@@ -23,9 +23,10 @@ def _ramp_rows(text: str) -> list[str]:
 
 
 def _expected_ramp(table: np.ndarray) -> list[str]:
-    """Signed tables: limits ±max|x|; non-negative ones: min … max (a sequential map)."""
+    """Signed tables: limits ±max|x|; all ≥ 0 or all ≤ 0: min … max (a sequential map)."""
     reach = np.abs(table).max()
-    low, high = (table.min(), table.max()) if table.min() >= 0 else (-reach, reach)
+    one_sign = table.min() >= 0 or table.max() <= 0
+    low, high = (table.min(), table.max()) if one_sign else (-reach, reach)
     index = np.clip(((table - low) / (high - low) * LUT_SIZE).astype(int), 0, LUT_SIZE - 1)
     return ["".join(RAMP[i * len(RAMP) // LUT_SIZE] for i in row) for row in index]
 
@@ -66,7 +67,7 @@ def test_scheme_input_draws_the_formula(cli):
 def test_bert_checkpoint_without_key_lists_the_2d_candidates(cli, bert_checkpoint):
     path, _ = bert_checkpoint
     result = cli("plot", str(path))
-    assert_clean_error(result, 2, "--key", "embeddings.position_embeddings.weight [64, 16]")
+    assert_clean_error(result, 2, "--key", "'embeddings.position_embeddings.weight' [64, 16]")
     assert "embeddings.LayerNorm.bias" not in result.stderr  # 1-D: not a candidate
 
 
@@ -416,11 +417,12 @@ def test_alibi_heads_are_drawn_as_panels_in_one_colour_scale(cli, tmp_path, monk
     assert result.code == 0, result.stderr
     [((matrices, _), kw)] = calls
     heads = pecli.encode("alibi", 32, None, heads=4)
-    assert kw["titles"] == ["head 0", "head 1", "head 2", "head 3"]
+    slopes = [0.25, 0.0625, 0.015625, 0.00390625]  # 2^(−8h/H), h = 1…4
+    assert kw["titles"] == [f"head {h}, slope {slope:.4g}" for h, slope in enumerate(slopes)]
     for matrix, head in zip(matrices, heads, strict=True):
         np.testing.assert_array_equal(matrix, head)
-    reach = float(np.abs(heads).max())  # one scale for all: the steepest head sets it
-    assert (kw["scale"].low, kw["scale"].high) == (-reach, reach)
+    # one sequential scale for all (the biases are ≤ 0): the steepest head sets its low end
+    assert (kw["scale"].low, kw["scale"].high, kw["scale"].cmap) == (float(heads.min()), 0.0, "viridis")
     assert path.stat().st_size > 0 and "4 panels in one colour scale" in result.stderr
 
 

@@ -238,4 +238,3 @@ def test_plot_alibi_draws_one_panel_per_head(cli, tmp_path):
 def test_table_options_on_a_relative_scheme_are_refused(cli):
     assert_clean_error(cli("distance", "rope", "--d", "8", "--len", "16", "--rows", "0:4"), 2, "--rows")
     assert_clean_error(cli("distance", "alibi", "--heads", "2", "--len", "8", "--metric", "cosine"), 2, "--metric")
-    assert_clean_error(cli("plot", "alibi", "--heads", "2", "--len", "8", "--vmin", "-1"), 2, "--vmin")

@@ -72,9 +72,10 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
     """A 3-D table as one table per slice (or slice ``index`` alone); any other table as is.
 
     >>> import numpy as np
-    >>> tables = split_slices(InputTable(np.zeros((4, 3, 3)), "alibi", {"scheme": "alibi"}), None)
+    >>> bias = -np.array([0.5, 0.25])[:, None, None] * abs(np.arange(3)[:, None] - np.arange(3))
+    >>> tables = split_slices(InputTable(bias, "alibi", {"scheme": "alibi"}), None)
     >>> [t.label for t in tables], tables[0].array.shape
-    (['head 0', 'head 1', 'head 2', 'head 3'], (3, 3))
+    (['head 0, slope 0.5', 'head 1, slope 0.25'], (3, 3))
     """
     from pecli.errors import ParameterError
 
@@ -85,7 +86,8 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
             raise ParameterError(f"--slice picks a slice of a 3-D table, but {table.label} has shape {array.shape}",
                                  hint="drop --slice")  # fmt: skip
         return [table]
-    what = "head" if table.metadata.get("scheme") == "alibi" else "slice"
+    scheme = table.metadata.get("scheme")
+    what = "head" if scheme in ("alibi", "t5") else "slice"
     if index is not None:
         if not -array.shape[0] <= index < array.shape[0]:
             raise ParameterError(
@@ -94,4 +96,12 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
             )
         index %= array.shape[0]
         return [InputTable(array[index], f"{table.label}, {what} {index}", table.metadata, table.source)]
-    return [InputTable(array[i], f"{what} {i}", table.metadata, table.source) for i in range(array.shape[0])]
+    return [InputTable(array[i], _slice_label(what, i, array[i], scheme), table.metadata, table.source)
+            for i in range(array.shape[0])]  # fmt: skip
+
+
+def _slice_label(what: str, index: int, matrix: Any, scheme: str | None) -> str:
+    """``head 2``; an ALiBi head with its slope, read off the bias between positions 0 and 1."""
+    if scheme != "alibi" or matrix.shape[1] < 2:
+        return f"{what} {index}"
+    return f"{what} {index}, slope {abs(float(matrix[0, 1]) - float(matrix[0, 0])):.4g}"

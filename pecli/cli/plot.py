@@ -153,13 +153,6 @@ def plot(
         plot_wavelengths(out, source, output=output, title=title, preset=preset, scheme_params=scheme_params or {},
                          length=length, dim=d)  # fmt: skip
         return
-    from pecli.cli.relative import plot_bias_heads
-    from pecli.cli.relative_input import relative_input
-
-    relative = relative_input(source, preset=preset, scheme_params=dict(scheme_params or {}), length=length, dim=d,
-                              qk=None)  # fmt: skip
-    if relative is not None and plot_bias_heads(out, relative, output=output, title=title, unused=heatmap_only):
-        return
     from pecli.cli.drawing import check_terminal_size, color_note, drawing_style
     from pecli.render.downsample import column_structure
     from pecli.render.scale import color_scale, value_range

@@ -14,7 +14,7 @@ from typing import Any
 from pecli.cli.output import Output
 from pecli.cli.relative_input import RelativeInput
 
-__all__ = ["plot_bias_heads", "refuse_unused", "relative_distance"]
+__all__ = ["refuse_unused", "relative_distance"]
 
 #: cell rows and columns of a figure of a score or bias matrix (its axes' pixels)
 _FIGURE_CELLS = (600, 700)
@@ -338,27 +338,3 @@ def _wrap(title: str) -> str:
 def _chart_size(out: Output) -> tuple[int, int]:
     columns, lines = out.terminal_size()
     return columns, max(8, lines - 2)
-
-
-def plot_bias_heads(
-    out: Output, source: RelativeInput, *, output: str | None, title: str | None, unused: dict[str, Any]
-) -> bool:
-    """``pecli plot`` of ALiBi's or T5's (H, L, L) bias: one panel per head; False for any other input.
-
-    ``unused``: the heatmap options given (flag → value), refused.
-    """
-    params = source.params
-    alibi_heads = source.scheme == "alibi" and params.get("part") != "slopes" and params.get("head") is None
-    if not (alibi_heads or (source.scheme == "t5" and params.get("part") == "bias")):
-        return False
-    refuse_unused(unused, "one heatmap per head")
-    import dataclasses
-
-    from pecli.cli.distance import DistanceRequest
-
-    if title is not None:
-        source = dataclasses.replace(source, label=title)
-    kind = None if output is None else "image"
-    relative_distance(out, source, DistanceRequest("dot", range(source.length), source.label, output, None, kind),
-                      profile=False)  # fmt: skip
-    return True

@@ -94,7 +94,7 @@ class ColorScale(NamedTuple):
         """
         kind = "diverging, centred on 0" if self.diverging else "sequential (values ≥ 0)"
         if not self.diverging and self.full[0] < 0:
-            kind = "sequential"
+            kind = "sequential (values ≤ 0)" if self.full[1] <= 0 else "sequential"
         return kind + (f"; limits at the {ROBUST_PERCENTILE:g}th percentile" if self.robust else "")
 
 
@@ -118,8 +118,8 @@ def color_scale(
     """Colour limits and colormap that show ``matrix``'s structure rather than its outliers.
 
     Signed data: a diverging map (RdBu) symmetric around 0; non-negative data: a sequential one
-    (viridis) from the smallest value. With ``robust=None`` the limits are the
-    :data:`ROBUST_PERCENTILE` th percentile of |x| whenever the full range reaches
+    (viridis) from the smallest value, and non-positive data the same up to the largest. With
+    ``robust=None`` the limits are the :data:`ROBUST_PERCENTILE` th percentile of |x| whenever the full range reaches
     :data:`WASHOUT_RATIO` times further (a few outliers would wash the rest out);
     ``robust=True``/``False`` force either. ``vmin``/``vmax`` win over both.
 
@@ -127,10 +127,20 @@ def color_scale(
     >>> scale = color_scale(outlier)
     >>> round(scale.high, 3), scale.cmap, scale.robust, scale.clipped
     (0.099, 'RdBu', True, 0.01)
-    >>> color_scale(outlier, robust=False)[:3], color_scale(np.eye(3))[:3]
-    ((-1.9, 1.9, 'RdBu'), (0.0, 1.0, 'viridis'))
+    >>> color_scale(outlier, robust=False)[:3], color_scale(np.eye(3))[:3], color_scale(-np.eye(3))[:3]
+    ((-1.9, 1.9, 'RdBu'), (0.0, 1.0, 'viridis'), (-1.0, -0.0, 'viridis'))
     """
     data = value_range(matrix) if data is None else data
+    if np.isfinite(data.low) and data.low < 0 and data.high <= 0:  # all ≤ 0 (ALiBi's biases): the mirror image
+        mirror = color_scale(
+            -np.asarray(matrix, dtype=np.float64),
+            vmin=None if vmax is None else -vmax,
+            vmax=None if vmin is None else -vmin,
+            robust=robust,
+            cmap=cmap,
+            data=ValueRange(-data.high, -data.low, data.nonfinite),
+        )
+        return mirror._replace(low=-mirror.high, high=-mirror.low, full=(-mirror.full[1], -mirror.full[0]))
     diverging = not (np.isfinite(data.low) and data.low >= 0)
     colormap = cmap or ("RdBu" if diverging else "viridis")
     full = color_limits(data, vmin, vmax) if diverging else _sequential(data, vmin, vmax)
