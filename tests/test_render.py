@@ -387,11 +387,11 @@ def test_viridis_anchors_follow_matplotlib():
 @pytest.mark.parametrize("name", ["RdBu", "viridis", "coolwarm"])
 def test_256_colour_palette_keeps_the_maps_order(name):
     """Along the map the chosen xterm colours never step back, and their lightness follows the map's."""
-    from pecli.render.terminal import _lab, _xterm_palette, colormap_lut, ordered_xterm
+    from pecli.render.palette import cielab, colormap_lut, ordered_xterm, xterm_palette
 
     lut = colormap_lut(name)
     chosen = ordered_xterm(lut) - 16
-    palette, lut_lab = _lab(_xterm_palette()), _lab(lut)
+    palette, lut_lab = cielab(xterm_palette()), cielab(lut)
     distance = np.sqrt(((lut_lab[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2))
     place = distance.argmin(axis=0)[chosen]
     assert np.all(np.diff(place) >= 0)
