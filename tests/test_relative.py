@@ -18,8 +18,8 @@ from pecli.analysis.relative import (
     rope_query_key,
     rope_score_matrix,
     rope_scores,
-    rope_wavelengths,
 )
+from pecli.analysis.wavelengths import rope_wavelengths
 from pecli.errors import ParameterError
 from pecli.schemes.alibi import alibi_table
 from pecli.schemes.rope import apply_rotary, rope_table

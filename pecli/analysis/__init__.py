@@ -21,7 +21,8 @@ from pecli.analysis.distance import (
 )
 from pecli.analysis.identify import Candidate, Identification, identify_table
 from pecli.analysis.properties import PROPERTIES, PropertyCheck, check_properties
-from pecli.analysis.relative import alibi_profile, rope_profile, rope_score_matrix, rope_scores, rope_wavelengths
+from pecli.analysis.relative import alibi_profile, rope_profile, rope_score_matrix, rope_scores
+from pecli.analysis.wavelengths import rope_wavelengths
 
 __all__ = [
     "METRICS",

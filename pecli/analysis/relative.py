@@ -1,4 +1,4 @@
-"""Relative encodings as they act on attention: RoPE scores and decay, RoPE wavelengths, ALiBi biases.
+"""Relative encodings as they act on attention: RoPE scores and decay, ALiBi biases.
 
 RoPE rotates each pair of a query and a key by its position times the pair's frequency θ_i, so
 their dot product depends on the positions only through the offset h = m − n. Written with each
@@ -21,7 +21,6 @@ True
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -38,14 +37,12 @@ __all__ = [
     "QK_MODES",
     "AlibiProfile",
     "RopeProfile",
-    "RopeWavelengths",
-    "WavelengthBand",
     "alibi_profile",
     "rope_profile",
     "rope_query_key",
     "rope_score_matrix",
     "rope_scores",
-    "rope_wavelengths",
+    "scaling_options",
 ]
 
 QK_MODES: tuple[str, ...] = ("ones", "random")
@@ -82,7 +79,7 @@ def _pair_products(
         pairs_q, pairs_k = query[:half] + 1j * query[half:], key[:half] + 1j * key[half:]
     else:
         pairs_q, pairs_k = query[0::2] + 1j * query[1::2], key[0::2] + 1j * key[1::2]
-    options = _scaling_options(scaling_params)
+    options = scaling_options(scaling_params)
     attention = rope_attention_factor(scaling, **{k: v for k, v in options.items() if k != "apply_attention_factor"})
     squared = attention**2 if options.get("apply_attention_factor") else 1.0
     return pairs_q * np.conj(pairs_k), squared / dim
@@ -105,10 +102,10 @@ def _offset_phasors(offsets: range, inv_freq: np.ndarray) -> Iterator[tuple[np.n
 
 
 def _frequencies(dim: int, length: int, base: float, scaling: str, scaling_params: dict[str, Any]) -> np.ndarray:
-    return rope_frequencies(dim, base=base, scaling=scaling, length=length, **_scaling_options(scaling_params))
+    return rope_frequencies(dim, base=base, scaling=scaling, length=length, **scaling_options(scaling_params))
 
 
-def _scaling_options(params: dict[str, Any]) -> dict[str, Any]:
+def scaling_options(params: dict[str, Any]) -> dict[str, Any]:
     """The scaling's options among a RoPE table's parameters.
 
     ``offset`` (the first row's position) does not change a score that depends on m − n; a
@@ -294,140 +291,6 @@ def _partial_sum_magnitudes(real: np.ndarray, imag: np.ndarray) -> np.ndarray:
         square += np.multiply(sum_imag, sum_imag, out=imag_square)
         total += np.sqrt(square, out=square)
     return total
-
-
-@dataclass(frozen=True)
-class WavelengthBand:
-    """A run of frequency pairs that a scaling treats alike: pairs ``start`` … ``stop − 1``.
-
-    ``description`` states the scaling's rule for the band with its threshold wavelength (YaRN:
-    original context / β rotations; Llama 3: original context / frequency factor).
-    """
-
-    name: str
-    start: int
-    stop: int
-    description: str
-
-
-@dataclass(frozen=True)
-class RopeWavelengths:
-    """Per frequency pair: θ_i and its wavelength 2π/θ_i before and after scaling.
-
-    Attributes:
-        inv_freq_original, inv_freq: θ_i unscaled (base^(−2i/d)) and as the scaling leaves it.
-        wavelength_original, wavelength: 2π/θ_i in positions, unscaled and scaled.
-        factor: how much the scaling stretched each wavelength (θ_original / θ).
-        context_length: the original context (``original_max_position``, else ``length``), or None.
-        rotations: turns of each unscaled pair within the original context (context / wavelength),
-            the quantity YaRN's β_fast/β_slow and Llama 3's frequency factors are thresholds on.
-        bands: the pairs the scaling keeps, blends and scales (YaRN, Llama 3); empty otherwise.
-    """
-
-    scaling: str
-    inv_freq_original: np.ndarray
-    inv_freq: np.ndarray
-    context_length: int | None
-    bands: tuple[WavelengthBand, ...]
-
-    @property
-    def wavelength_original(self) -> np.ndarray:
-        return 2 * math.pi / self.inv_freq_original
-
-    @property
-    def wavelength(self) -> np.ndarray:
-        return 2 * math.pi / self.inv_freq
-
-    @property
-    def factor(self) -> np.ndarray:
-        return self.inv_freq_original / self.inv_freq
-
-    @property
-    def rotations(self) -> np.ndarray | None:
-        return None if self.context_length is None else self.context_length / self.wavelength_original
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain numbers for JSON: one record per pair, and the bands.
-
-        >>> round(rope_wavelengths(4, length=100).as_dict()["pairs"][1]["wavelength"], 6)
-        628.318531
-        """
-        rotations = self.rotations
-        pairs = [
-            {
-                "pair": index,
-                "inv_freq_original": float(self.inv_freq_original[index]),
-                "inv_freq": float(self.inv_freq[index]),
-                "wavelength_original": float(self.wavelength_original[index]),
-                "wavelength": float(self.wavelength[index]),
-                "rotations": None if rotations is None else float(rotations[index]),
-                "factor": float(self.factor[index]),
-            }
-            for index in range(len(self.inv_freq))
-        ]
-        bands = [vars(band).copy() for band in self.bands]
-        return {"scaling": self.scaling, "context_length": self.context_length, "pairs": pairs, "bands": bands}
-
-
-def rope_wavelengths(
-    dim: int, *, base: float = 10000.0, scaling: str = "none", length: int | None = None, **scaling_params: Any
-) -> RopeWavelengths:
-    """The wavelength of every RoPE frequency pair before and after ``scaling``, and the scaling's bands.
-
-    The bands are read off the scaled frequencies themselves (pairs left alone, pairs divided by
-    the whole factor, pairs in between), so they are exactly the pairs pecli's frequencies treat so.
-
-    Example:
-        >>> w = rope_wavelengths(128, base=500000.0, scaling="llama3", factor=8.0, original_max_position=8192)
-        >>> [(band.name, band.start, band.stop) for band in w.bands]
-        [('high frequency', 0, 29), ('blended', 29, 35), ('low frequency', 35, 64)]
-        >>> float(w.factor[-1]), round(float(w.rotations[0]), 1)
-        (8.0, 1303.8)
-    """
-    inv_freq_original = rope_frequencies(dim, base=base)
-    inv_freq = rope_frequencies(dim, base=base, scaling=scaling, length=length, **_scaling_options(scaling_params))
-    context = scaling_params.get("original_max_position") or length
-    return RopeWavelengths(
-        scaling=scaling,
-        inv_freq_original=inv_freq_original,
-        inv_freq=inv_freq,
-        context_length=None if context is None else int(context),
-        bands=_bands(scaling, inv_freq_original / inv_freq, context, scaling_params),
-    )
-
-
-def _bands(
-    scaling: str, factor: np.ndarray, context: int | None, params: dict[str, Any]
-) -> tuple[WavelengthBand, ...]:
-    if scaling not in ("yarn", "llama3"):
-        return ()
-    full = params["factor"]
-    kept = np.isclose(factor, 1.0, rtol=1e-12, atol=0.0)
-    scaled = np.isclose(factor, full, rtol=1e-12, atol=0.0)
-    first_blended = int(np.argmin(kept)) if not kept.all() else len(factor)
-    first_scaled = int(np.argmax(scaled)) if scaled.any() else len(factor)
-    if scaling == "yarn":
-        beta_fast, beta_slow = params.get("beta_fast", 32.0), params.get("beta_slow", 1.0)
-        names = ("extrapolated", "ramp", "interpolated")
-        descriptions = (
-            f"kept: ≳ β_fast = {beta_fast:g} rotations in {context} (wavelength ≲ {context / beta_fast:.4g})",
-            "linear ramp between the β bounds",
-            f"÷ {full:g}: ≲ β_slow = {beta_slow:g} rotations (wavelength ≳ {context / beta_slow:.4g})",
-        )
-    else:
-        low, high = params.get("low_freq_factor", 1.0), params.get("high_freq_factor", 4.0)
-        names = ("high frequency", "blended", "low frequency")
-        descriptions = (
-            f"kept: wavelength < {context}/{high:g} = {context / high:.4g}",
-            "smooth blend of kept and ÷ factor",
-            f"÷ {full:g}: wavelength > {context}/{low:g} = {context / low:.4g}",
-        )
-    bounds = (0, first_blended, first_scaled, len(factor))
-    return tuple(
-        WavelengthBand(name, start, stop, description)
-        for name, start, stop, description in zip(names, bounds[:-1], bounds[1:], descriptions, strict=True)
-        if stop > start
-    )
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """``pecli plot --view wavelength``: each RoPE frequency pair's wavelength before and after a scaling.
 
-The numbers are :func:`pecli.analysis.relative.rope_wavelengths`'s; the picture (the chart used to
+The numbers are :func:`pecli.analysis.wavelengths.rope_wavelengths`'s; the picture (the chart used to
 explain NTK, YaRN's β bands and Llama 3's frequency bands) is :mod:`pecli.render.wavelengths`'s,
 as an image with ``-o``, as text otherwise, or as JSON with ``--json``.
 """
@@ -96,7 +96,7 @@ def plot_wavelengths(
     dim: int | None,
 ) -> None:
     """Draw (or print as JSON) the wavelengths of the RoPE ``source`` names."""
-    from pecli.analysis.relative import rope_wavelengths
+    from pecli.analysis.wavelengths import rope_wavelengths
 
     params, dim, length, label = rope_wavelength_input(
         source, preset=preset, scheme_params=scheme_params, length=length, dim=dim

@@ -1,7 +1,7 @@
 """The picture of RoPE scaling: each frequency pair's wavelength against the original context.
 
 An image (matplotlib, Agg, no pyplot) and a text chart of a
-:class:`pecli.analysis.relative.RopeWavelengths`: wavelength 2π/θ_i on a log axis against the pair
+:class:`pecli.analysis.wavelengths.RopeWavelengths`: wavelength 2π/θ_i on a log axis against the pair
 index, before and after the scaling, the original context length as a horizontal line, and the
 bands a scaling treats alike (YaRN's ramp, Llama 3's frequency bands) shaded and labelled.
 """
@@ -16,7 +16,7 @@ import numpy as np
 from pecli.render.image import image_format, new_figure, save_figure
 
 if TYPE_CHECKING:
-    from pecli.analysis.relative import RopeWavelengths
+    from pecli.analysis.wavelengths import RopeWavelengths
 
 __all__ = ["save_wavelengths", "wavelength_chart"]
 
@@ -35,7 +35,7 @@ def save_wavelengths(
 
     Example:
         >>> import os, tempfile
-        >>> from pecli.analysis.relative import rope_wavelengths
+        >>> from pecli.analysis.wavelengths import rope_wavelengths
         >>> path = os.path.join(tempfile.mkdtemp(), "waves.png")
         >>> waves = rope_wavelengths(64, scaling="yarn", factor=4.0, original_max_position=2048)
         >>> save_wavelengths(waves, path, title="rope yarn ×4")
@@ -73,7 +73,7 @@ def wavelength_chart(waves: RopeWavelengths, *, width: int, height: int, title: 
     first letter of its name, with the names in a legend.
 
     Example:
-        >>> from pecli.analysis.relative import rope_wavelengths
+        >>> from pecli.analysis.wavelengths import rope_wavelengths
         >>> print(wavelength_chart(rope_wavelengths(16, length=100), width=30, height=8))
          1.99e+04 ┤       •
                   ┤     ••
