@@ -7,6 +7,7 @@ tensor and ``--slice`` one slice (for the alibi scheme itself, its ``--head``).
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any, Optional
 
 import typer
@@ -43,7 +44,7 @@ def load_parts(
     if key is not None:
         return None
     if is_file_input(source):
-        if source == "-":
+        if source == "-" or os.path.isdir(source):  # stdin is read once; a model directory names its table
             return None
         from pecli.cli.inputs import load_input
         from pecli.io import read_tensors

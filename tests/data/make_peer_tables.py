@@ -4,7 +4,7 @@ Each table is saved as the library computes it (float32, its own shape) to ``tes
 ``tests/data/peers/PROVENANCE.json`` records, per table, the library and its version, the exact call,
 and what ``pecli identify`` should answer: the ``pecli generate``/``pecli timestep`` command that
 reproduces it, ``random`` (a learned or Gaussian table), or ``not yet supported: …`` (a convention
-pecli lacks, issue 19's list). The tables are committed, so the tests never import these libraries.
+pecli lacks). The tables are committed, so the tests never import these libraries.
 
 Run it in a venv that has them (torch 2.13 CPU, transformers, diffusers, timm, x-transformers,
 positional-encodings, rotary-embedding-torch, vit-pytorch)::
@@ -103,7 +103,7 @@ def m2m100_rows():
     "m2m100_padding1_full_130x64",
     "transformers",
     "M2M100SinusoidalPositionalEmbedding(128, 64, padding_idx=1).weights",
-    "not yet supported: the full fairseq weight with its zeroed padding row (--padding-idx, issue 19)",
+    "not yet supported: the full fairseq weight with its zeroed padding row (--padding-idx)",
 )
 def m2m100_full():
     from transformers.models.m2m_100.modeling_m2m_100 import M2M100SinusoidalPositionalEmbedding
@@ -215,7 +215,7 @@ peer(
     "bloom_alibi_8heads_64",
     "transformers",
     "transformers.models.bloom.modeling_bloom.build_alibi_tensor(torch.ones(1, 64), 8, torch.float32)",
-    "not yet supported: BLOOM's key-position ALiBi form m·j, shape (H, 1, L) (issue 19)",
+    "not yet supported: BLOOM's key-position ALiBi form m·j, shape (H, 1, L)",
 )
 def bloom_alibi():
     import torch
@@ -228,7 +228,7 @@ def bloom_alibi():
     "mpt_alibi_8heads_64",
     "transformers",
     "transformers.models.mpt.modeling_mpt.build_mpt_alibi_tensor(8, 64)",
-    "not yet supported: MPT's key-position ALiBi form m·(j − L + 1), shape (H, 1, L) (issue 19)",
+    "not yet supported: MPT's key-position ALiBi form m·(j − L + 1), shape (H, 1, L)",
 )
 def mpt_alibi():
     from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
@@ -347,7 +347,7 @@ def diffusers_2d_cls():
     "diffusers_2d_sincos_8x8_d64_extra2",
     "diffusers",
     "get_2d_sincos_pos_embed(64, 8, cls_token=True, extra_tokens=2, output_type='pt')",
-    "not yet supported: diffusers' extra_tokens count above 1 (issue 19)",
+    "not yet supported: diffusers' extra_tokens count above 1",
 )
 def diffusers_2d_extra():
     from diffusers.models.embeddings import get_2d_sincos_pos_embed
@@ -382,7 +382,7 @@ def timm_sincos_rect():
     "timm_build_sincos2d_pos_embed_interleaved_8x8_d64",
     "timm",
     "timm.layers.pos_embed_sincos.build_sincos2d_pos_embed([8, 8], dim=64, interleave_sin_cos=True)",
-    "not yet supported: timm's interleave_sin_cos layout (issue 19)",
+    "not yet supported: timm's interleave_sin_cos layout",
 )
 def timm_sincos_interleaved():
     return _timm_sincos().build_sincos2d_pos_embed([8, 8], dim=64, interleave_sin_cos=True)
@@ -392,7 +392,7 @@ def timm_sincos_interleaved():
     "vit_pytorch_posemb_sincos_2d_8x8_d64",
     "vit-pytorch",
     "vit_pytorch.simple_vit.posemb_sincos_2d(8, 8, 64)",
-    "not yet supported: vit-pytorch's ω = T^(−k/(d/4 − 1)) (issue 19)",
+    "pecli generate --preset vit-pytorch --grid 8,8 --d 64 -o pe.npy",
 )
 def vit_pytorch_sincos():
     # vit_pytorch/__init__ imports torchvision; simple_vit.py alone needs only torch and einops
@@ -410,7 +410,7 @@ def vit_pytorch_sincos():
     "x_transformers_scaled_sinusoidal_128x64",
     "x-transformers",
     "ScaledSinusoidalEmbedding(64)(torch.zeros(1, 128, 64))",
-    "not yet supported: x-transformers' amplitude d^−0.5 (--amplitude, issue 19)",
+    "not yet supported: x-transformers' amplitude d^−0.5 (--amplitude)",
 )
 def x_transformers_scaled():
     import torch
@@ -450,7 +450,7 @@ def positional_encodings_1d():
     "positional_encodings_2d_8x8_d64",
     "positional-encodings",
     "PositionalEncoding2D(64)(torch.zeros(1, 8, 8, 64)).reshape(1, 64, 64)",
-    "not yet supported: positional-encodings' 2-D layout (interleaved sin/cos per axis, rows first) (issue 19)",
+    "not yet supported: positional-encodings' 2-D layout (interleaved sin/cos per axis, rows first)",
 )
 def positional_encodings_2d():
     import torch
