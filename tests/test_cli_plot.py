@@ -452,11 +452,11 @@ def test_slice_picks_one_slice_and_out_of_range_is_a_one_line_error(cli, tmp_pat
 
 
 def test_lines_auto_spreads_dimensions_from_the_fastest_to_the_slowest(cli, tmp_path, monkeypatch):
-    import pecli.render.image as image
+    import pecli.render.lines as lines
 
     dims = []
-    real = image.save_lines
-    monkeypatch.setattr(image, "save_lines", lambda *a, **kw: dims.append(kw["dims"]) or real(*a, **kw))
+    real = lines.save_lines
+    monkeypatch.setattr(lines, "save_lines", lambda *a, **kw: dims.append(kw["dims"]) or real(*a, **kw))
     result = cli("plot", "sinusoidal", "--d", "512", "--len", "200", "--lines", "auto", "-o", str(tmp_path / "l.png"))
     assert result.code == 0, result.stderr
     assert dims == [(0, 128, 256, 382, 510)]

@@ -303,7 +303,7 @@ def test_vector_formats(tmp_path, extension, magic):
 
 
 def test_lines_png(tmp_path):
-    from pecli.render.image import save_lines
+    from pecli.render.lines import save_lines
 
     path = tmp_path / "lines.png"
     save_lines(pecli.encode("sinusoidal", 100, 16), str(path), dims=[0, 1, 4, 8], title="t", figsize=(6, 4))
@@ -511,19 +511,19 @@ def test_table_title_keeps_only_parameters_that_differ_from_the_defaults():
 
 @pytest.mark.parametrize("width", [3.0, 5.0, 8.0, 12.0])
 def test_long_titles_wrap_inside_the_figure(width):
-    from pecli.render.image import _set_title, new_figure
+    from pecli.render.image import new_figure, set_title
 
     title = "rope (llama3), 131072 × 128: " + ", ".join(f"parameter_{i}=value_{i}" for i in range(20)) + " $x_1$"
     figure, axes = new_figure((width, 4.0), 100)
     figure.colorbar(axes.pcolormesh(np.eye(3)), ax=axes)
-    _set_title(axes, title, width)
+    set_title(axes, title, width)
     figure.canvas.draw()
     box = axes.title.get_window_extent()
     assert box.x0 >= 0 and box.x1 <= width * 100 and box.y1 <= 400
     text = axes.title.get_text()
     assert text.startswith("rope (llama3), 131072") and text.count("\n") <= 1
     short = "sinusoidal, 2048 × 512 — pe_$1.npy"
-    _set_title(axes, short, width)
+    set_title(axes, short, width)
     assert axes.title.get_text().replace("\n", " ") == short  # plain text: no mathtext from a file name's $ or _
 
 

@@ -305,7 +305,8 @@ def _terminal_heatmap(out: Output, width: int | None, height: int | None, *, for
 def _save_image(
     out: Output, view: Any, image: ImageFile, heading: str, *, scale: Any, structure: Any, labels: dict[str, Any]
 ) -> None:
-    from pecli.render.image import auto_dims, save_heatmap, save_lines
+    from pecli.render.image import save_heatmap
+    from pecli.render.lines import auto_dims, save_lines
 
     common = {"title": heading, "dpi": image.dpi, "figsize": image.figsize}
     if isinstance(image, LinesImage):

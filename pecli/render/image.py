@@ -1,4 +1,4 @@
-"""Image files of tables: heatmaps (pcolormesh) and dimension curves, PNG, SVG or PDF.
+"""Image files of tables: heatmaps (pcolormesh) and small multiples, PNG, SVG or PDF.
 
 matplotlib's object-oriented API only — a ``Figure`` with a ``FigureCanvasAgg``, never pyplot —
 so nothing touches global state or a display. Heatmaps are block-averaged to at most one cell per
@@ -25,14 +25,13 @@ from pecli.render.scale import ColorScale, color_scale
 
 __all__ = [
     "IMAGE_FORMATS",
-    "auto_dims",
     "check_cmap",
     "image_format",
     "new_figure",
     "save_figure",
     "save_heatmap",
-    "save_lines",
     "save_panels",
+    "set_title",
 ]
 
 IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
@@ -217,7 +216,7 @@ def save_heatmap(
         row_values=row_values,
         full_resolution=full,
     )
-    _set_title(axes, title, figsize[0])
+    set_title(axes, title, figsize[0])
     save_figure(figure, path, dpi)
     if not shrunk.shrunk:
         return None
@@ -227,7 +226,7 @@ def save_heatmap(
     )
 
 
-def _set_title(axes: Any, title: str, width_inches: float) -> None:
+def set_title(axes: Any, title: str, width_inches: float) -> None:
     """The title wrapped to the figure's width, as plain text: ``$`` or ``_`` in a file name is no mathtext."""
     from pecli.render.titles import fit_title
 
@@ -294,71 +293,6 @@ def draw_cells(
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     return mesh
-
-
-def auto_dims(columns: int, first: int = 0, count: int = 5) -> tuple[int, ...]:
-    """Up to ``count`` even (sin) dimensions spread evenly over the table's pairs.
-
-    Dimensions 0, 1, 4, 8 of a 512-wide sinusoidal table all have periods near 2π. Frequencies
-    fall geometrically with the pair index, so pairs spread evenly have periods spread evenly in
-    log: from the fastest dimension to the slowest.
-
-    >>> auto_dims(512), auto_dims(16, first=100)
-    ((0, 128, 256, 382, 510), (100, 104, 108, 110, 114))
-    """
-    pairs = max(columns // 2, 1)
-    picked = np.unique(np.round(np.linspace(0, pairs - 1, min(count, pairs))).astype(int)) * 2
-    return tuple(int(first + dim) for dim in picked if dim < columns)
-
-
-def save_lines(
-    matrix: np.ndarray,
-    path: str,
-    *,
-    dims: Sequence[int],
-    title: str,
-    x_label: str = "Position",
-    y_label: str = "Value",
-    dpi: float = 100,
-    figsize: tuple[float, float] = (8, 6),
-    x_ticks_from: int = 0,
-    dims_from: int = 0,
-) -> None:
-    """Draw columns ``dims`` of ``matrix`` as curves against position into ``path`` (``--lines``).
-
-    ``dims`` are dimension indices of the original table; ``dims_from`` is the index of
-    ``matrix``'s first column (after ``--cols``). NaN and ±inf leave gaps in the curves.
-
-    Example:
-        >>> import tempfile, pecli
-        >>> path = os.path.join(tempfile.mkdtemp(), "lines.png")
-        >>> save_lines(pecli.encode("sinusoidal", 100, 16), path, dims=[0, 1, 4, 8], title="sinusoidal")
-        >>> os.path.getsize(path) > 0
-        True
-    """
-    matrix = np.asarray(matrix)
-    image_format(path)
-    columns = matrix.shape[1]
-    if not dims:
-        raise ParameterError("{dims} needs at least one dimension", hint="e.g. {dims=0,1,4,8}")
-    for dim in dims:
-        if not dims_from <= dim < dims_from + columns:
-            raise ParameterError(
-                f"{{dims}} dimension {dim} is outside the table's dimensions {dims_from}…{dims_from + columns - 1}",
-                hint="pick dimensions within the table's columns",
-            )
-    figure, axes = new_figure(figsize, dpi)
-    positions = np.arange(matrix.shape[0]) + x_ticks_from
-    for dim in dims:
-        values = np.asarray(matrix[:, dim - dims_from], dtype=np.float64)
-        axes.plot(positions, np.where(np.isfinite(values), values, np.nan), label=f"dim {dim}", linewidth=1)
-    # beside the curves, never on top of them
-    figure.subplots_adjust(right=min(figure.subplotpars.right, 1 - 1.3 / figsize[0]))
-    axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize="small", frameon=False)
-    axes.set_xlabel(x_label)
-    axes.set_ylabel(y_label)
-    _set_title(axes, title, figsize[0])
-    save_figure(figure, path, dpi)
 
 
 def save_panels(
