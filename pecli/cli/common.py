@@ -137,3 +137,17 @@ def _is_terminal_path(path: str) -> bool:
         return os.isatty(descriptor)
     finally:
         os.close(descriptor)
+
+
+def write_data(out: Output, request: Any, name: str, tensor: Any, metadata: dict[str, str]) -> None:
+    """Stream ``tensor`` (a :class:`pecli.io.Tensor`) as ``name`` to ``request.output`` (a path or ``-``).
+
+    ``request`` is a command's settings with ``output`` and ``fmt`` (``--format``), as distance's.
+    """
+    from pecli.io import format_for, write_tensors
+
+    output = str(request.output)
+    fmt = format_for(output, request.fmt)
+    write_tensors(output_target(out, output, fmt), {name: tensor}, fmt=fmt, metadata=metadata)
+    if output != "-":
+        out.note(f"wrote {output}: {' × '.join(map(str, tensor.shape))} {tensor.dtype} ({fmt})")

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from pecli.cli.common import write_data
 from pecli.cli.drawing import (
     CmapOpt,
     DpiOpt,
@@ -194,18 +195,6 @@ def _output_kind(output: str | None, fmt: str | None) -> str | None:
     return "data"
 
 
-def _write_data(out: Output, request: DistanceRequest, name: str, tensor: Any, meta: dict[str, str]) -> None:
-    """Stream ``tensor`` (a :class:`pecli.io.Tensor`) to the request's file or stdout."""
-    from pecli.cli.common import output_target
-    from pecli.io import format_for, write_tensors
-
-    output = str(request.output)
-    fmt = format_for(output, request.fmt)
-    write_tensors(output_target(out, output, fmt), {name: tensor}, fmt=fmt, metadata=meta)
-    if output != "-":
-        out.note(f"wrote {output}: {' × '.join(map(str, tensor.shape))} {tensor.dtype} ({fmt})")
-
-
 def _matrix(out: Output, vectors: Any, request: DistanceRequest) -> None:
     from pecli.analysis.distance import distance_blocks, distance_matrix
     from pecli.memory import check_fits_in_memory
@@ -217,7 +206,7 @@ def _matrix(out: Output, vectors: Any, request: DistanceRequest) -> None:
 
         # row blocks straight to the file: the matrix is never in memory
         matrix_blocks = Tensor((count, count), "float32", lambda: distance_blocks(vectors, metric))
-        _write_data(out, request, "distance", matrix_blocks, meta)
+        write_data(out, request, "distance", matrix_blocks, meta)
         return
     if request.kind is None and not out.json_output:
         cells = _terminal_cells(out, vectors, request)
@@ -262,7 +251,7 @@ def _profile(out: Output, vectors: Any, request: DistanceRequest) -> None:
         meta = {"metric": request.metric, "columns": "offset,mean,min,max"}
         from pecli.io import Tensor
 
-        _write_data(out, request, "profile", Tensor.from_array(columns), meta)
+        write_data(out, request, "profile", Tensor.from_array(columns), meta)
     elif request.kind == "image":
         _save_profile_figure(str(request.output), result, request)
         out.note(f"wrote {request.output}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pecli.cli.common import write_data
 from pecli.cli.output import Output
 from pecli.cli.relative_input import RelativeInput
 
@@ -124,7 +125,7 @@ def _rope_matrix(out: Output, source: RelativeInput, request: Any) -> None:
             for first in range(0, length, block):
                 yield scores(np.arange(first, min(first + block, length)), keys).astype(np.float32)
 
-        _write_data(out, request, "score", Tensor((length, length), "float32", blocks), {"qk": source.qk})
+        write_data(out, request, "score", Tensor((length, length), "float32", blocks), {"qk": source.qk})
         return
     if out.json_output:
         from pecli.memory import check_fits_in_memory
@@ -233,7 +234,7 @@ def _bias_matrices(out: Output, source: RelativeInput, request: Any) -> None:
         else:
             from pecli.io import Tensor
 
-            _write_data(out, request, "bias", Tensor.from_array(values.astype(np.float32)), {})
+            write_data(out, request, "bias", Tensor.from_array(values.astype(np.float32)), {})
         return
     if request.kind == "image" and len(names) > 1:
         from pecli.render.charts import save_heatmaps
@@ -315,18 +316,7 @@ def _write_columns(out: Output, request: Any, columns: dict[str, Any]) -> None:
     from pecli.io import Tensor
 
     table = np.column_stack([np.asarray(column, dtype=np.float64) for column in columns.values()])
-    _write_data(out, request, "profile", Tensor.from_array(table), {"columns": ",".join(columns)})
-
-
-def _write_data(out: Output, request: Any, name: str, tensor: Any, meta: dict[str, str]) -> None:
-    from pecli.cli.common import output_target
-    from pecli.io import format_for, write_tensors
-
-    output = str(request.output)
-    fmt = format_for(output, request.fmt)
-    write_tensors(output_target(out, output, fmt), {name: tensor}, fmt=fmt, metadata=meta)
-    if output != "-":
-        out.note(f"wrote {output}: {' × '.join(map(str, tensor.shape))} {tensor.dtype} ({fmt})")
+    write_data(out, request, "profile", Tensor.from_array(table), {"columns": ",".join(columns)})
 
 
 def _wrap(title: str) -> str:
