@@ -386,6 +386,31 @@ CASES: list[Case] = [
     case("generate gaussian --d 4 --len 4 --sigma nan", 2, "sigma", "nan"),
     case("generate gaussian --d 5 --len 4", 2, "even --d"),
     case("generate fourier --d 8 --len 4 --num-freqs 0", 2, "--num-freqs"),
+    # -- extreme arguments: overflowing ranges, sizes and image settings
+    case("timestep --range 0:1e308:1e-308 --dim 8", 2, "--range", "more than"),
+    case("timestep --range 1:0:-1e-300 --dim 8", 2, "--range", "more than"),
+    case("timestep --range 0:1:1e-320 --dim 8", 2, "--range", "more than"),
+    case("timestep --range -1e308:1e308:1e300 --dim 8", 2, "--range", "more than"),
+    case("generate --d 4611686018427387904 --len 1 -o -", 2, "widest row", "memory"),
+    case(f"plot pe.npy --rows 1{'0' * 5000}:", 2, "--rows", "too many digits", files=("pe.npy",)),
+    case(f"distance pe.npy --rows 0:1{'0' * 5000}", 2, "--rows", "too many digits", files=("pe.npy",)),
+    case("plot pe.npy --rows ''", 2, "--rows", "A:B", files=("pe.npy",)),
+    case("plot pe.npy -o p.png --dpi 1e-320", 2, "--dpi", "too low", files=("pe.npy",)),
+    case("plot pe.npy -o p.png --dpi nan", 2, "--dpi", "positive", files=("pe.npy",)),
+    case("plot pe.npy -o p.png --figsize 1e-300,1e-300", 2, "--figsize", "pixels", files=("pe.npy",)),
+    case("plot pe.npy -o p.png --figsize 20000,1 --dpi 1", 2, "--dpi", "too low", files=("pe.npy",)),
+    case("plot pe.npy -o p.png --figsize 300,1", 2, "--figsize", "30000", files=("pe.npy",)),
+    # -- numbers in ASCII digits only (int() and float() also read Arabic-Indic and fullwidth digits)
+    case("generate --d \uff18 --len 4", 2, "--d", "not a valid int"),
+    case("generate --d 8 --len \u0661\u0662", 2, "--len", "not a valid int"),
+    case("generate --d 8 --len 4 --base \u0661\u0660", 2, "--base", "not a valid float"),
+    case("generate sincos2d --d 8 --grid \u0662,\u0662 -o s.npy", 2, "--grid", "two positive sides"),
+    case("plot pe.npy --rows \u0661:\u0663", 2, "--rows", "ASCII digits", files=("pe.npy",)),
+    case("plot pe.npy -o p.png --figsize \uff18,6", 2, "--figsize", "W,H", files=("pe.npy",)),
+    case("plot pe.npy -o p.png --lines 0,\u0661", 2, "--lines", files=("pe.npy",)),
+    case("timestep \u0661 2 --dim 8", 2, "argument 1", "not a number"),
+    case("timestep --range 0:\u0661\u0660 --dim 8", 2, "--range", "not a number"),
+    case("timestep - --dim 8", 2, "line 1", "not a number", stdin="\u0661 2".encode()),
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -618,3 +643,18 @@ def _report() -> None:  # pragma: no cover - a tool for the closing note, run by
 
 if __name__ == "__main__":
     _report()
+
+
+def test_a_huge_timestep_range_prints_its_first_rows_without_a_pass_over_the_table():
+    """10^15 timesteps without -o: the first rows at once, min and max not computed (no hour-long pass)."""
+    result = run_pecli("timestep", "--range", "0:1e15:1", "--dim", "4", "--dtype", "float64", timeout=30)
+    assert result.code == 0, result.stderr
+    lines = result.out.splitlines()
+    assert lines[0].startswith("timestep: 1000000000000000 × 4 float64")
+    assert "values: not computed for a table over 64.0 MiB" in lines[2]
+    row_of_1 = next(line.split() for line in lines if line.split()[:1] == ["1"])
+    # ldm's timestep_embedding at t = 1, d = 4: freqs 10000^(-k/2) = 1, 1/100; [cos | sin]
+    expected = [np.cos(1), np.cos(0.01), np.sin(1), np.sin(0.01)]
+    assert [float(v) for v in row_of_1[1:]] == pytest.approx(expected, abs=1e-6)
+    summary = json.loads(run_pecli("timestep", "--range", "0:1e15:1", "--dim", "4", "--json", timeout=30).out)
+    assert "min" not in summary and summary["timesteps"]["count"] == 10**15

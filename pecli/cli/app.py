@@ -84,7 +84,11 @@ def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
         pretty_exceptions_enable=False,
         context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     )
+    from pecli.cli._typer_compat import use_number_parsers
+    from pecli.cli.options import ascii_float, ascii_int
+
     app.callback()(_root)
+    use_number_parsers(ascii_int, ascii_float)  # --d ８ or --len ١٢ is refused, not read as 8 or 12
     for name in commands:
         importlib.import_module(f"pecli.cli.{name}").register(app)
     for command in app.registered_commands:

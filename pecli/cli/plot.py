@@ -7,7 +7,17 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.options import DimOpt, DtypeOpt, KeyOpt, LenOpt, PresetOpt, output_options, scheme_options
+from pecli.cli.options import (
+    DimOpt,
+    DtypeOpt,
+    KeyOpt,
+    LenOpt,
+    PresetOpt,
+    ascii_float,
+    ascii_int,
+    output_options,
+    scheme_options,
+)
 from pecli.cli.output import Output
 
 HELP = """Draw a table as a heatmap: an image file with -o, else right in the terminal.
@@ -255,6 +265,7 @@ def _image_settings(
     image_format(output)
     size = (8.0, 6.0) if figsize is None else _parse_figsize(figsize)
     resolution = 100.0 if dpi is None else dpi
+    _check_pixels(size, resolution)
     if lines is not None:
         dims = _parse_dims(lines)
         given = [
@@ -269,6 +280,34 @@ def _image_settings(
     return HeatmapImage(output, resolution, size, cmap or "RdBu")
 
 
+#: the smallest --dpi whose 10-point text is still a pixel high (FreeType fails below), and image sides in pixels
+_MIN_DPI, _MIN_SIDE, _MAX_SIDE = 8.0, 16, 20000
+
+
+def _check_pixels(figsize: tuple[float, float], dpi: float) -> None:
+    """Refuse a resolution text cannot be drawn at, and images under 16 or over 20000 pixels a side.
+
+    >>> _check_pixels((8, 6), 100)
+    >>> _check_pixels((20000, 1), 1)
+    Traceback (most recent call last):
+    pecli.errors.ParameterError: --dpi 1 is too low to draw text (use at least --dpi 8)
+    """
+    from pecli.errors import ParameterError
+
+    if not 0 < dpi < float("inf"):
+        raise ParameterError(f"--dpi must be a positive number, got {dpi}", hint="e.g. --dpi 100 --figsize 8,6")
+    if dpi < _MIN_DPI:
+        raise ParameterError(f"--dpi {dpi:g} is too low to draw text", hint=f"use at least --dpi {_MIN_DPI:g}")
+    width, height = figsize[0] * dpi, figsize[1] * dpi
+    if not (min(width, height) >= _MIN_SIDE and max(width, height) <= _MAX_SIDE):
+        verdict = "too large" if max(width, height) > _MAX_SIDE else "too small"
+        raise ParameterError(
+            f"an image of {width:.0f} × {height:.0f} pixels (--figsize {figsize[0]:g},{figsize[1]:g} at --dpi {dpi:g}) "
+            f"is {verdict}",
+            hint=f"keep each side between {_MIN_SIDE} and {_MAX_SIDE} pixels, e.g. --figsize 8,6 --dpi 100",
+        )
+
+
 def _parse_figsize(text: str) -> tuple[float, float]:
     """``W,H`` in inches.
 
@@ -281,7 +320,7 @@ def _parse_figsize(text: str) -> tuple[float, float]:
     try:
         if len(parts) != 2:
             raise ValueError
-        width, height = (float(part) for part in parts)
+        width, height = (ascii_float(part) for part in parts)
     except ValueError:
         raise ParameterError(f"--figsize takes W,H in inches, got {text!r}", hint="e.g. --figsize 8,6") from None
     if not (0 < width < float("inf") and 0 < height < float("inf")):
@@ -298,7 +337,7 @@ def _parse_dims(text: str) -> tuple[int, ...]:
     from pecli.errors import ParameterError
 
     try:
-        dims = tuple(int(part) for part in text.split(","))
+        dims = tuple(ascii_int(part) for part in text.split(","))
     except ValueError:
         raise ParameterError(
             f"--lines takes comma-separated dimension indices, got {text!r}", hint="e.g. --lines 0,1,4,8"

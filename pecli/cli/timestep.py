@@ -152,9 +152,9 @@ def _print_table(out: Output, table: Any) -> None:
     """The summary, then the first rows (a few leading and trailing columns) under their t."""
     import numpy as np
 
-    from pecli.cli.common import print_summary
+    from pecli.cli.common import VALUES_LIMIT, print_summary
 
-    summary = table.summary(with_values=True)
+    summary = table.summary(with_values=table.nbytes <= VALUES_LIMIT)  # --range 0:1e15 prints without a pass
     shown = min(_SHOWN_ROWS, table.length)
     values = np.asarray(table.rows(range(shown)), dtype=np.float64)
     times = table.timesteps.array(0, shown)

@@ -205,7 +205,7 @@ class TimestepRange:
 
 def _parse_number(token: str, where: str) -> float:
     try:
-        value = float(token)
+        value = float(token if token.isascii() else "not ASCII")  # float() also reads '١٢' and fullwidth digits
     except ValueError:
         raise ParameterError(
             f"{token!r} {where} is not a number", hint="timesteps are numbers such as 0, 250 or 998.39"
@@ -213,6 +213,10 @@ def _parse_number(token: str, where: str) -> float:
     if not math.isfinite(value):
         raise ParameterError(f"timestep {token!r} {where} is not finite", hint="every t must be a finite number")
     return value
+
+
+#: beyond 2^53 steps, start + k·step no longer tells k from k + 1
+_MAX_RANGE_LENGTH = float(2**53)
 
 
 def parse_range(text: str) -> TimestepRange:
@@ -232,6 +236,12 @@ def parse_range(text: str) -> TimestepRange:
     step = _parse_number(parts[2], "in {range}") if len(parts) == 3 and parts[2].strip() else 1.0
     if step == 0:
         raise ParameterError("{range} step is 0", hint="use a non-zero step, e.g. {range=0:1000:10}")
+    count = (stop - start) / step
+    if not count <= _MAX_RANGE_LENGTH:  # also inf and NaN: 0:1e308:1e-308, 0:1:1e-320
+        raise ParameterError(
+            f"{{range}} {text} has more than {_MAX_RANGE_LENGTH:.3g} elements, the most a range can hold",
+            hint="use a larger STEP or a shorter span",
+        )
     timesteps = TimestepRange(start, stop, step)
     if not len(timesteps):
         raise ParameterError(
