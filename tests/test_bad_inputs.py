@@ -658,3 +658,24 @@ def test_a_huge_timestep_range_prints_its_first_rows_without_a_pass_over_the_tab
     assert [float(v) for v in row_of_1[1:]] == pytest.approx(expected, abs=1e-6)
     summary = json.loads(run_pecli("timestep", "--range", "0:1e15:1", "--dim", "4", "--json", timeout=30).out)
     assert "min" not in summary and summary["timesteps"]["count"] == 10**15
+
+
+@pytest.mark.parametrize(("extreme", "moderate"), [({"beta_fast": 1e308}, {"beta_fast": 1e100}),
+                                                   ({"beta_slow": 1e-320}, {"beta_slow": 1e-100})])
+def test_yarn_with_an_extreme_beta_is_the_table_of_a_beta_past_every_dimension(extreme, moderate):
+    """A beta of 1e308 or 1e-320 puts the ramp's end past every dimension, as 1e100 or 1e-100 already do."""
+    import pecli
+
+    scaling = {"scaling": "yarn", "factor": 4.0, "original_max_position": 4096, "part": "angle", "dtype": "float64"}
+    table = pecli.encode("rope", 64, 16, **scaling, **extreme)
+    assert np.array_equal(table, pecli.encode("rope", 64, 16, **scaling, **moderate))
+    assert not np.array_equal(table, pecli.encode("rope", 64, 16, **scaling))  # the beta did change the table
+
+
+def test_a_title_in_dollars_is_drawn_as_written_not_as_mathtext(tmp_path):
+    """500 nested braces between $…$ overflowed mathtext's parser (RecursionError); titles are plain text."""
+    np.save(tmp_path / "pe.npy", _table())
+    title = "$" + "{" * 500 + "x" + "}" * 500 + "$"
+    result = run_pecli("plot", "pe.npy", "-o", "p.png", "--title", title, cwd=str(tmp_path))
+    assert result.code == 0 and result.stderr.startswith("wrote p.png"), result.stderr
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

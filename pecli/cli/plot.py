@@ -364,7 +364,8 @@ def _save_image(
 ) -> None:
     from pecli.render.image import save_heatmap, save_lines
 
-    common = {"title": heading, "dpi": image.dpi, "figsize": image.figsize}
+    # a title is drawn as written: "$…$" from a file or --title is no mathtext (500 nested braces overflowed it)
+    common = {"title": heading.replace("$", r"\$"), "dpi": image.dpi, "figsize": image.figsize}
     if isinstance(image, LinesImage):
         save_lines(
             view.values,
