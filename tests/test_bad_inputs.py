@@ -679,3 +679,24 @@ def test_a_title_in_dollars_is_drawn_as_written_not_as_mathtext(tmp_path):
     result = run_pecli("plot", "pe.npy", "-o", "p.png", "--title", title, cwd=str(tmp_path))
     assert result.code == 0 and result.stderr.startswith("wrote p.png"), result.stderr
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_nan_at_the_same_places_compares_equal_and_is_counted(tmp_path):
+    table = _table(8, 4).astype(np.float64)
+    table[3, :] = np.nan
+    table[5, 2] = np.nan
+    np.save(tmp_path / "a.npy", table)
+    np.save(tmp_path / "b.npy", table.copy())
+    one_more = table.copy()
+    one_more[0, 0] = np.nan
+    np.save(tmp_path / "c.npy", one_more)
+    same = run_pecli("compare", "a.npy", "b.npy", cwd=str(tmp_path))
+    assert same.code == 0 and same.stderr == "", same.stderr
+    nan_count = table.shape[1] + 1
+    assert f"NaN at the same {nan_count} positions in both" in same.out and "same within" in same.out
+    summary = json.loads(run_pecli("compare", "a.npy", "b.npy", "--json", cwd=str(tmp_path)).out)
+    assert summary["agree"] is True and summary["same_nan"] == nan_count and summary["max_abs"] == 0.0
+    for first, second in (("a.npy", "c.npy"), ("c.npy", "a.npy")):  # NaN in one table only is a difference
+        differ = json.loads(run_pecli("compare", first, second, "--json", cwd=str(tmp_path)).out)
+        assert differ["agree"] is False and differ["same_nan"] == nan_count and differ["max_abs"] is None  # inf
+        assert differ["worst"] == {"position": 0, "dimension": 0} and differ["diagnosis"] is None

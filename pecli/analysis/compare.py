@@ -71,6 +71,7 @@ class Comparison:
     #: how the tolerance was set: "float32 arithmetic" (from the data), "given" (atol/rtol) or "exact"
     tolerance_kind: str = "given"
     tolerance_position: int = 0  #: the row where the data-driven tolerance is largest
+    same_nan: int = 0  #: entries NaN in both tables, which count as equal (NaN in one only is a difference)
 
     def tolerance_text(self) -> str:
         """The tolerance as the result line states it."""
@@ -189,12 +190,15 @@ def compare_tables(
         )
     if a.size == 0:
         raise TableFileError("the tables are empty", hint="give tables with at least one row and column")
-    difference = a - b
-    np.abs(difference, out=difference)
+    difference, same_nan = _abs_difference(a, b)
     magnitude = np.abs(b)
     worst = np.unravel_index(int(np.argmax(difference)), difference.shape)
-    cosines = _row_cosines(a, b)
-    scale = float(max(magnitude.max(), np.abs(a).max()))
+    if same_nan.any():
+        cosines = _row_cosines(np.where(same_nan, 0.0, a), np.where(same_nan, 0.0, b))
+    else:
+        cosines = _row_cosines(a, b)
+    magnitude[np.isnan(magnitude)] = 0.0
+    scale = float(max(_largest_finite(magnitude), _largest_finite(np.abs(a))))
     if exact:
         kind, allowed = "exact", np.zeros((1, 1))
     elif atol is None:
@@ -218,10 +222,34 @@ def compare_tables(
         atol=atol,
         rtol=rtol,
         agree=agree,
-        diagnosis=None if agree else diagnose(a, b, tolerance=tolerance),
+        # NaN in one table only (an infinite difference) is no layout or shift to diagnose
+        diagnosis=None if agree or np.isinf(difference).any() else diagnose(a, b, tolerance=tolerance),
         tolerance_kind=kind,
         tolerance_position=position,
+        same_nan=int(np.count_nonzero(same_nan)),
     )
+
+
+def _abs_difference(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """|a − b|, with 0 where both hold NaN or the same infinity and inf where one only holds NaN; and
+    where both hold NaN.
+
+    >>> a, b = np.array([[np.nan, np.inf, np.nan, 1.0]]), np.array([[np.nan, np.inf, 2.0, 1.5]])
+    >>> difference, both_nan = _abs_difference(a, b)
+    >>> difference.tolist(), both_nan.tolist()
+    ([[0.0, 0.0, inf, 0.5]], [[True, False, False, False]])
+    """
+    with np.errstate(invalid="ignore"):  # inf − inf
+        difference = a - b
+    np.abs(difference, out=difference)
+    both_nan = np.isnan(a) & np.isnan(b)
+    difference[both_nan | (a == b)] = 0.0  # a == b: the same infinity, whose difference is NaN
+    difference[np.isnan(difference)] = np.inf
+    return difference, both_nan
+
+
+def _largest_finite(values: np.ndarray) -> float:
+    return float(values.max(initial=0.0, where=np.isfinite(values)))
 
 
 def named_permutations(dim: int) -> dict[tuple[int, ...], str]:
