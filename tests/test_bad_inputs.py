@@ -155,6 +155,11 @@ FILES: dict[str, Callable[[], bytes]] = {
     "runs-code.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(2, 2), "payload": _RunsCode()}),
     "expanded.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(1).expand(1 << 12, 1 << 12)}),
     "expanded-huge.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(1).expand(1 << 20, 1 << 20)}),
+    # one entry past the limit of 100,000 tensors a file: small files whose entries would cost memory
+    "too-many.safetensors": lambda: _safetensors(
+        {f"t{i}": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]} for i in range(100_001)}, b""
+    ),
+    "too-many.pt": lambda: _pt(lambda torch: [torch.zeros(1)] * 100_001),
 }
 
 
@@ -348,6 +353,9 @@ CASES: list[Case] = [
     case("info deep.npy", 2, "100 dimensions", files=("deep.npy",)),
     case("info legacy-huge.pt", 2, "storage larger than the memory", files=("legacy-huge.pt",)),
     case("info many-keys.safetensors --key nope", 2, "layer19 and 5 more", files=("many-keys.safetensors",)),
+    case("info too-many.safetensors", 2, "more than 100000 tensors", files=("too-many.safetensors",)),
+    case("plot too-many.safetensors --key t7", 2, "more than 100000 tensors", files=("too-many.safetensors",)),
+    case("info too-many.pt", 2, "more than 100000 tensors", files=("too-many.pt",)),
     # -- timestep
     case("timestep 1 abc --dim 4", 2, "'abc'"),
     case("timestep - --dim 4", 2, "empty"),
