@@ -408,6 +408,7 @@ CASES: list[Case] = [
     case("plot pe.npy -o p.png --figsize 1e-300,1e-300", 2, "--figsize", "pixels", files=("pe.npy",)),
     case("plot pe.npy -o p.png --figsize 20000,1 --dpi 1", 2, "--dpi", "too low", files=("pe.npy",)),
     case("plot pe.npy -o p.png --figsize 300,1", 2, "--figsize", "30000", files=("pe.npy",)),
+    case("distance sinusoidal --d 4 --len 60000 --json", 2, "as json", "memory"),
     # -- numbers in ASCII digits only (int() and float() also read Arabic-Indic and fullwidth digits)
     case("generate --d \uff18 --len 4", 2, "--d", "not a valid int"),
     case("generate --d 8 --len \u0661\u0662", 2, "--len", "not a valid int"),
