@@ -709,3 +709,23 @@ def test_nan_at_the_same_places_compares_equal_and_is_counted(tmp_path):
         differ = json.loads(run_pecli("compare", first, second, "--json", cwd=str(tmp_path)).out)
         assert differ["agree"] is False and differ["same_nan"] == nan_count and differ["max_abs"] is None  # inf
         assert differ["worst"] == {"position": 0, "dimension": 0} and differ["diagnosis"] is None
+
+
+def test_long_timestep_lists_are_files_pecli_reads_back(tmp_path, cli, monkeypatch):
+    """Evenly spaced timesteps are recorded as their range (a short header, however many); uneven ones
+    whose text would outgrow the header are refused before any file is written."""
+    from pecli.io import read_table
+    from pecli.schemes.spec import TableSpec
+
+    steps = "\n".join(str(t) for t in range(0, 300_000, 3)).encode()
+    result = run_pecli("timestep", "--dim", "4", "-", "-o", "t.safetensors", stdin=steps, cwd=str(tmp_path))
+    assert result.code == 0, result.stderr
+    written = read_table(str(tmp_path / "t.safetensors"))
+    assert written.metadata["timesteps"] == "0:299998.5:3"  # 100,000 timesteps, stop half a step past the last
+    spec = TableSpec.from_metadata(written.metadata)
+    assert np.array_equal(spec.array(), written.array)  # the recorded range rebuilds the very table
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("pecli.cli.timestep._MAX_RECORDED", 100)
+    uneven = cli("timestep", "--dim", "4", *(str(t * t) for t in range(40)), "-o", "u.safetensors")
+    assert uneven.code == 2 and "40 unevenly spaced timesteps" in uneven.stderr, uneven.stderr
+    assert not (tmp_path / "u.safetensors").exists()

@@ -96,9 +96,32 @@ def timestep(
         _print_table(out, table)
         return
     target, fmt = prepare_output(out, table, output, fmt)
+    if fmt == "safetensors":
+        _check_recorded_timesteps(table)
     write_table(out, table, target, fmt, label=output)
     if out.json_output:
         out.json({**table.summary(with_values=False), "output": output})
+
+
+#: the most text of timesteps a safetensors header records (the format's header limit is 100 MB)
+_MAX_RECORDED = 16 << 20
+
+
+def _check_recorded_timesteps(table: Any) -> None:
+    """Refuse timesteps too many and too uneven to record: the file would fail every reader's header limit.
+
+    Evenly spaced timesteps (``seq 0 13999999``) are recorded as their range, whatever their number.
+    """
+    from pecli.dtypes import format_bytes
+    from pecli.errors import ParameterError
+
+    size = len(table.metadata()["timesteps"])
+    if size > _MAX_RECORDED:
+        raise ParameterError(
+            f"{len(table.timesteps)} unevenly spaced timesteps take {format_bytes(size)} of safetensors metadata, "
+            f"more than the {format_bytes(_MAX_RECORDED)} pecli records",
+            hint="write .npy (no metadata), or evenly spaced timesteps (--range START:STOP:STEP)",
+        )
 
 
 def _read_timesteps(out: Output, arguments: list[str], range_text: str | None):

@@ -171,8 +171,23 @@ class TimestepList:
         return np.asarray(self.values[start:stop], dtype=np.float64)
 
     def describe(self) -> str:
-        """``[0, 250, 999.5]``"""
-        return "[" + ", ".join(_number_text(v) for v in self.values) + "]"
+        """``[0, 250, 999.5]``; evenly spaced timesteps as the range they are (``seq 0 13999999`` stays short).
+
+        >>> TimestepList((0.0, 250.0, 999.5)).describe(), TimestepList((0.0, 2.0, 4.0, 6.0)).describe()
+        ('[0, 250, 999.5]', '0:7:2')
+        """
+        even = self.as_range()
+        return even.describe() if even is not None else "[" + ", ".join(_number_text(v) for v in self.values) + "]"
+
+    def as_range(self) -> TimestepRange | None:
+        """The :class:`TimestepRange` yielding exactly these timesteps, if they are evenly spaced (three or more)."""
+        if len(self.values) < 3 or self.values[1] == self.values[0]:
+            return None
+        start, step = self.values[0], self.values[1] - self.values[0]
+        candidate = TimestepRange(start, start + step * (len(self.values) - 0.5), step)  # STOP half a step past
+        if len(candidate) != len(self.values) or not np.array_equal(candidate.array(), self.array()):
+            return None
+        return candidate
 
 
 @dataclass(frozen=True)
