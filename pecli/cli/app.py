@@ -218,6 +218,21 @@ def _warnings_as_one_line(output: Any) -> None:
     warnings.showwarning = show
 
 
+def _out_of_memory(args: list[str]) -> str:
+    """The out-of-memory line: the files read and their sizes, or (for a generated table) its flags.
+
+    >>> _out_of_memory(["generate", "--d", "8"])
+    'out of memory (use a smaller --len or --d, or write to a .npy or .safetensors file)'
+    """
+    from pecli.dtypes import format_bytes
+
+    files = [arg for arg in args[1:] if not arg.startswith("-") and os.path.isfile(arg)]
+    if files:
+        sizes = ", ".join(f"{name} ({format_bytes(os.path.getsize(name))})" for name in files)
+        return f"out of memory reading {sizes} (give a smaller table, or read part of it with --key or --rows)"
+    return "out of memory (use a smaller --len or --d, or write to a .npy or .safetensors file)"
+
+
 def _run(argv: list[str] | None) -> int:
     """The command's exit code, with every known error turned into one line on stderr."""
     from pecli.cli._typer_compat import ClickException, NoArgsIsHelpError
@@ -261,7 +276,7 @@ def _run(argv: list[str] | None) -> int:
     except MemoryError:
         if os.environ.get("PECLI_DEBUG"):
             raise
-        output.error("out of memory (use a smaller --len or --d, or write to a .npy or .safetensors file)")
+        output.error(_out_of_memory(args))
         return int(ExitCode.FAILURE)
     except OSError as error:  # an I/O failure no check foresaw (a vanished file, a device error)
         if os.environ.get("PECLI_DEBUG"):
