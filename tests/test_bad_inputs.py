@@ -409,6 +409,7 @@ CASES: list[Case] = [
     case("plot pe.npy -o p.png --figsize 20000,1 --dpi 1", 2, "--dpi", "too low", files=("pe.npy",)),
     case("plot pe.npy -o p.png --figsize 300,1", 2, "--figsize", "30000", files=("pe.npy",)),
     case("distance sinusoidal --d 4 --len 60000 --json", 2, "as json", "memory"),
+    case("generate alibi --heads 300000000 --len 4 -o -", 2, "--heads", "65536"),
     # -- numbers in ASCII digits only (int() and float() also read Arabic-Indic and fullwidth digits)
     case("generate --d \uff18 --len 4", 2, "--d", "not a valid int"),
     case("generate --d 8 --len \u0661\u0662", 2, "--len", "not a valid int"),
