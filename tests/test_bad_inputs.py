@@ -421,6 +421,7 @@ CASES: list[Case] = [
     case("timestep \u0661 2 --dim 8", 2, "argument 1", "not a number"),
     case("timestep --range 0:\u0661\u0660 --dim 8", 2, "--range", "not a number"),
     case("timestep - --dim 8", 2, "line 1", "not a number", stdin="\u0661 2".encode()),
+    case("compare pe.npy sinusoidal:base=\u0661\u0660", 2, "base=", "not a number", files=("pe.npy",)),
 ]
 
 # ---------------------------------------------------------------------------------------------
