@@ -162,6 +162,11 @@ FILES: dict[str, Callable[[], bytes]] = {
     "runs-code.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(2, 2), "payload": _RunsCode()}),
     "expanded.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(1).expand(1 << 12, 1 << 12)}),
     "expanded-huge.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(1).expand(1 << 20, 1 << 20)}),
+    # one entry past the limit of 100,000 tensors a file: small files whose entries would cost memory
+    "too-many.safetensors": lambda: _safetensors(
+        {f"t{i}": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]} for i in range(100_001)}, b""
+    ),
+    "too-many.pt": lambda: _pt(lambda torch: [torch.zeros(1)] * 100_001),
 }
 
 
@@ -353,6 +358,9 @@ CASES: list[Case] = [
     case("info deep.npy", 2, "100 dimensions", files=("deep.npy",)),
     case("info legacy-huge.pt", 2, "storage larger than the memory", files=("legacy-huge.pt",)),
     case("info many-keys.safetensors --key nope", 2, "layer19 and 5 more", files=("many-keys.safetensors",)),
+    case("info too-many.safetensors", 2, "more than 100000 tensors", files=("too-many.safetensors",)),
+    case("plot too-many.safetensors --key t7", 2, "more than 100000 tensors", files=("too-many.safetensors",)),
+    case("info too-many.pt", 2, "more than 100000 tensors", files=("too-many.pt",)),
     # -- timestep
     case("timestep 1 abc --dim 4", 2, "'abc'"),
     case("timestep - --dim 4", 2, "empty"),
@@ -391,6 +399,34 @@ CASES: list[Case] = [
     case("generate gaussian --d 4 --len 4 --sigma nan", 2, "sigma", "nan"),
     case("generate gaussian --d 5 --len 4", 2, "even --d"),
     case("generate fourier --d 8 --len 4 --num-freqs 0", 2, "--num-freqs"),
+    # -- extreme arguments: overflowing ranges, sizes and image settings
+    case("timestep --range 0:1e308:1e-308 --dim 8", 2, "--range", "more than"),
+    case("timestep --range 1:0:-1e-300 --dim 8", 2, "--range", "more than"),
+    case("timestep --range 0:1:1e-320 --dim 8", 2, "--range", "more than"),
+    case("timestep --range -1e308:1e308:1e300 --dim 8", 2, "--range", "more than"),
+    case("generate --d 4611686018427387904 --len 1 -o -", 2, "widest row", "memory"),
+    case(f"plot pe.npy --rows 1{'0' * 5000}:", 2, "--rows", "too many digits", files=("pe.npy",)),
+    case(f"distance pe.npy --rows 0:1{'0' * 5000}", 2, "--rows", "too many digits", files=("pe.npy",)),
+    case("plot pe.npy --rows ''", 2, "--rows", "A:B", files=("pe.npy",)),
+    case("plot pe.npy -o p.png --dpi 1e-320", 2, "--dpi", "too low", files=("pe.npy",)),
+    case("plot pe.npy -o p.png --dpi nan", 2, "--dpi", "positive", files=("pe.npy",)),
+    case("plot pe.npy -o p.png --figsize 1e-300,1e-300", 2, "--figsize", "pixels", files=("pe.npy",)),
+    case("plot pe.npy -o p.png --figsize 20000,1 --dpi 1", 2, "--dpi", "too low", files=("pe.npy",)),
+    case("plot pe.npy -o p.png --figsize 300,1", 2, "--figsize", "30000", files=("pe.npy",)),
+    case("distance sinusoidal --d 4 --len 60000 --json", 2, "as json", "memory"),
+    case("generate alibi --heads 300000000 --len 4 -o -", 2, "--heads", "65536"),
+    # -- numbers in ASCII digits only (int() and float() also read Arabic-Indic and fullwidth digits)
+    case("generate --d \uff18 --len 4", 2, "--d", "not a valid int"),
+    case("generate --d 8 --len \u0661\u0662", 2, "--len", "not a valid int"),
+    case("generate --d 8 --len 4 --base \u0661\u0660", 2, "--base", "not a valid float"),
+    case("generate sincos2d --d 8 --grid \u0662,\u0662 -o s.npy", 2, "--grid", "two positive sides"),
+    case("plot pe.npy --rows \u0661:\u0663", 2, "--rows", "ASCII digits", files=("pe.npy",)),
+    case("plot pe.npy -o p.png --figsize \uff18,6", 2, "--figsize", "W,H", files=("pe.npy",)),
+    case("plot pe.npy -o p.png --lines 0,\u0661", 2, "--lines", files=("pe.npy",)),
+    case("timestep \u0661 2 --dim 8", 2, "argument 1", "not a number"),
+    case("timestep --range 0:\u0661\u0660 --dim 8", 2, "--range", "not a number"),
+    case("timestep - --dim 8", 2, "line 1", "not a number", stdin="\u0661 2".encode()),
+    case("compare pe.npy sinusoidal:base=\u0661\u0660", 2, "base=", "not a number", files=("pe.npy",)),
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -623,3 +659,80 @@ def _report() -> None:  # pragma: no cover - a tool for the closing note, run by
 
 if __name__ == "__main__":
     _report()
+
+
+def test_a_huge_timestep_range_prints_its_first_rows_without_a_pass_over_the_table():
+    """10^15 timesteps without -o: the first rows at once, min and max not computed (no hour-long pass)."""
+    result = run_pecli("timestep", "--range", "0:1e15:1", "--dim", "4", "--dtype", "float64", timeout=30)
+    assert result.code == 0, result.stderr
+    lines = result.out.splitlines()
+    assert lines[0].startswith("timestep: 1000000000000000 × 4 float64")
+    assert "values: not computed for a table over 64.0 MiB" in lines[2]
+    row_of_1 = next(line.split() for line in lines if line.split()[:1] == ["1"])
+    # ldm's timestep_embedding at t = 1, d = 4: freqs 10000^(-k/2) = 1, 1/100; [cos | sin]
+    expected = [np.cos(1), np.cos(0.01), np.sin(1), np.sin(0.01)]
+    assert [float(v) for v in row_of_1[1:]] == pytest.approx(expected, abs=1e-6)
+    summary = json.loads(run_pecli("timestep", "--range", "0:1e15:1", "--dim", "4", "--json", timeout=30).out)
+    assert "min" not in summary and summary["timesteps"]["count"] == 10**15
+
+
+@pytest.mark.parametrize(("extreme", "moderate"), [({"beta_fast": 1e308}, {"beta_fast": 1e100}),
+                                                   ({"beta_slow": 1e-320}, {"beta_slow": 1e-100})])
+def test_yarn_with_an_extreme_beta_is_the_table_of_a_beta_past_every_dimension(extreme, moderate):
+    """A beta of 1e308 or 1e-320 puts the ramp's end past every dimension, as 1e100 or 1e-100 already do."""
+    import pecli
+
+    scaling = {"scaling": "yarn", "factor": 4.0, "original_max_position": 4096, "part": "angle", "dtype": "float64"}
+    table = pecli.encode("rope", 64, 16, **scaling, **extreme)
+    assert np.array_equal(table, pecli.encode("rope", 64, 16, **scaling, **moderate))
+    assert not np.array_equal(table, pecli.encode("rope", 64, 16, **scaling))  # the beta did change the table
+
+
+def test_a_title_in_dollars_is_drawn_as_written_not_as_mathtext(tmp_path):
+    """500 nested braces between $…$ overflowed mathtext's parser (RecursionError); titles are plain text."""
+    np.save(tmp_path / "pe.npy", _table())
+    title = "$" + "{" * 500 + "x" + "}" * 500 + "$"
+    result = run_pecli("plot", "pe.npy", "-o", "p.png", "--title", title, cwd=str(tmp_path))
+    assert result.code == 0 and result.stderr.startswith("wrote p.png"), result.stderr
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_nan_at_the_same_places_compares_equal_and_is_counted(tmp_path):
+    table = _table(8, 4).astype(np.float64)
+    table[3, :] = np.nan
+    table[5, 2] = np.nan
+    np.save(tmp_path / "a.npy", table)
+    np.save(tmp_path / "b.npy", table.copy())
+    one_more = table.copy()
+    one_more[0, 0] = np.nan
+    np.save(tmp_path / "c.npy", one_more)
+    same = run_pecli("compare", "a.npy", "b.npy", cwd=str(tmp_path))
+    assert same.code == 0 and same.stderr == "", same.stderr
+    nan_count = table.shape[1] + 1
+    assert f"NaN at the same {nan_count} positions in both" in same.out and "same within" in same.out
+    summary = json.loads(run_pecli("compare", "a.npy", "b.npy", "--json", cwd=str(tmp_path)).out)
+    assert summary["agree"] is True and summary["same_nan"] == nan_count and summary["max_abs"] == 0.0
+    for first, second in (("a.npy", "c.npy"), ("c.npy", "a.npy")):  # NaN in one table only is a difference
+        differ = json.loads(run_pecli("compare", first, second, "--json", cwd=str(tmp_path)).out)
+        assert differ["agree"] is False and differ["same_nan"] == nan_count and differ["max_abs"] is None  # inf
+        assert differ["worst"] == {"position": 0, "dimension": 0} and differ["diagnosis"] is None
+
+
+def test_long_timestep_lists_are_files_pecli_reads_back(tmp_path, cli, monkeypatch):
+    """Evenly spaced timesteps are recorded as their range (a short header, however many); uneven ones
+    whose text would outgrow the header are refused before any file is written."""
+    from pecli.io import read_table
+    from pecli.schemes.spec import TableSpec
+
+    steps = "\n".join(str(t) for t in range(0, 300_000, 3)).encode()
+    result = run_pecli("timestep", "--dim", "4", "-", "-o", "t.safetensors", stdin=steps, cwd=str(tmp_path))
+    assert result.code == 0, result.stderr
+    written = read_table(str(tmp_path / "t.safetensors"))
+    assert written.metadata["timesteps"] == "0:299998.5:3"  # 100,000 timesteps, stop half a step past the last
+    spec = TableSpec.from_metadata(written.metadata)
+    assert np.array_equal(spec.array(), written.array)  # the recorded range rebuilds the very table
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("pecli.cli.timestep._MAX_RECORDED", 100)
+    uneven = cli("timestep", "--dim", "4", *(str(t * t) for t in range(40)), "-o", "u.safetensors")
+    assert uneven.code == 2 and "40 unevenly spaced timesteps" in uneven.stderr, uneven.stderr
+    assert not (tmp_path / "u.safetensors").exists()

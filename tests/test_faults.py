@@ -372,3 +372,17 @@ def test_compare_tells_different_from_unwritable(cli, tmp_path):
     assert cli("compare", "sinusoidal", "sinusoidal:base=500", "--d", "8", "--len", "4").code == 1
     result = cli("compare", "sinusoidal", "sinusoidal", "--d", "8", "--len", "4", "-o", str(tmp_path / "no" / "d.png"))
     assert_clean_error(result, 3, "does not exist")
+
+
+def test_out_of_memory_on_a_file_names_the_file_not_the_generator_flags(tmp_path, monkeypatch, cli):
+    """A MemoryError while reading a file is about that file and its size, never "--len or --d"."""
+    np.save(tmp_path / "pe.npy", np.zeros((4, 8), np.float32))
+    monkeypatch.chdir(tmp_path)
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr("pecli.cli.info.describe", exhausted)
+    result = cli("info", "pe.npy")
+    assert_clean_error(result, 3, "out of memory reading pe.npy (256 B)")
+    assert "--len" not in result.stderr and "--d" not in result.stderr

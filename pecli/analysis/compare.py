@@ -74,6 +74,7 @@ class Comparison:
     #: how the tolerance was set: "float32 arithmetic" (from the data), "given" (atol/rtol) or "exact"
     tolerance_kind: str = "given"
     tolerance_position: int = 0  #: the row where the data-driven tolerance is largest
+    same_nan: int = 0  #: entries NaN in both tables, which count as equal (NaN in one only is a difference)
 
     def tolerance_text(self) -> str:
         """The tolerance as the result line states it."""
@@ -222,7 +223,7 @@ def compare_row_chunks(
     for part_a, part_b in chunk_pairs():
         precisions = [_with_rows(precisions[0], part_a), _with_rows(precisions[1], part_b)]
         if part_a.size:
-            scale = max(scale, float(np.abs(part_a).max()), float(np.abs(part_b).max()))
+            scale = max(scale, _largest_finite(np.abs(part_a)), _largest_finite(np.abs(part_b)))
         length, width = length + len(part_a), part_a.shape[1]
     if length == 0 or width == 0:
         raise TableFileError("the tables are empty", hint="give tables with at least one row and column")
@@ -273,6 +274,7 @@ class _DifferenceStats:
         self.allowed_max, self.allowed_position = 0.0, 0
         self.kept: list[tuple[np.ndarray, np.ndarray]] = []
         self.width = 0
+        self.same_nan, self.infinite = 0, False  # NaN in both (equal); NaN in one only (an infinite difference)
 
     def _allowed(self, rows: int) -> np.ndarray:
         if self.kind == "exact":
@@ -287,8 +289,11 @@ class _DifferenceStats:
         if self.row < self.diagnose_rows:
             keep = self.diagnose_rows - self.row
             self.kept.append((a[:keep], b[:keep]))
-        difference = np.abs(a - b)
+        difference, same_nan = _abs_difference(a, b)
+        self.same_nan += int(np.count_nonzero(same_nan))
+        self.infinite = self.infinite or bool(np.isinf(difference).any())
         magnitude = np.abs(b)
+        magnitude[np.isnan(magnitude)] = 0.0
         allowed = self._allowed(rows)
         if allowed.max() > self.allowed_max or self.row == 0:
             self.allowed_max, self.allowed_position = float(allowed.max()), self.row + int(np.argmax(allowed[:, 0]))
@@ -302,6 +307,8 @@ class _DifferenceStats:
         # |A − B| / |B| where B ≠ 0, in place (where B = 0 the 0 of |B| stays)
         relative = np.divide(difference, magnitude, out=magnitude, where=magnitude > 0)
         self.max_rel = max(self.max_rel, float(relative.max()))
+        if same_nan.any():  # NaN in both counts as equal: as 0 in both for the cosine
+            a, b = np.where(same_nan, 0.0, a), np.where(same_nan, 0.0, b)
         cosines = _row_cosines(a, b)
         self.cosine_min = min(self.cosine_min, float(cosines.min()))
         self.cosine_sum += float(cosines.sum())
@@ -309,7 +316,7 @@ class _DifferenceStats:
 
     def result(self) -> Comparison:
         diagnosis = None
-        if not self.agree:
+        if not self.agree and not self.infinite:  # NaN in one table only is no layout or shift to diagnose
             tolerance = max(self.allowed_max, rounding_tolerance(*self.dtypes, scale=self.scale))
             head_a = np.concatenate([a for a, _ in self.kept])
             head_b = np.concatenate([b for _, b in self.kept])
@@ -332,7 +339,30 @@ class _DifferenceStats:
             diagnosis=diagnosis,
             tolerance_kind=self.kind,
             tolerance_position=self.allowed_position,
+            same_nan=self.same_nan,
         )
+
+
+def _abs_difference(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """|a − b|, with 0 where both hold NaN or the same infinity and inf where one only holds NaN; and
+    where both hold NaN.
+
+    >>> a, b = np.array([[np.nan, np.inf, np.nan, 1.0]]), np.array([[np.nan, np.inf, 2.0, 1.5]])
+    >>> difference, both_nan = _abs_difference(a, b)
+    >>> difference.tolist(), both_nan.tolist()
+    ([[0.0, 0.0, inf, 0.5]], [[True, False, False, False]])
+    """
+    with np.errstate(invalid="ignore"):  # inf − inf
+        difference = a - b
+    np.abs(difference, out=difference)
+    both_nan = np.isnan(a) & np.isnan(b)
+    difference[both_nan | (a == b)] = 0.0  # a == b: the same infinity, whose difference is NaN
+    difference[np.isnan(difference)] = np.inf
+    return difference, both_nan
+
+
+def _largest_finite(values: np.ndarray) -> float:
+    return float(values.max(initial=0.0, where=np.isfinite(values)))
 
 
 def named_permutations(dim: int) -> dict[tuple[int, ...], str]:

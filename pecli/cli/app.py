@@ -84,7 +84,11 @@ def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
         pretty_exceptions_enable=False,
         context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     )
+    from pecli.cli._typer_compat import use_number_parsers
+    from pecli.cli.options import ascii_float, ascii_int
+
     app.callback()(_root)
+    use_number_parsers(ascii_int, ascii_float)  # --d ８ or --len ١٢ is refused, not read as 8 or 12
     for name in commands:
         importlib.import_module(f"pecli.cli.{name}").register(app)
     for command in app.registered_commands:
@@ -214,6 +218,21 @@ def _warnings_as_one_line(output: Any) -> None:
     warnings.showwarning = show
 
 
+def _out_of_memory(args: list[str]) -> str:
+    """The out-of-memory line: the files read and their sizes, or (for a generated table) its flags.
+
+    >>> _out_of_memory(["generate", "--d", "8"])
+    'out of memory (use a smaller --len or --d, or write to a .npy or .safetensors file)'
+    """
+    from pecli.dtypes import format_bytes
+
+    files = [arg for arg in args[1:] if not arg.startswith("-") and os.path.isfile(arg)]
+    if files:
+        sizes = ", ".join(f"{name} ({format_bytes(os.path.getsize(name))})" for name in files)
+        return f"out of memory reading {sizes} (give a smaller table, or read part of it with --key or --rows)"
+    return "out of memory (use a smaller --len or --d, or write to a .npy or .safetensors file)"
+
+
 def _run(argv: list[str] | None) -> int:
     """The command's exit code, with every known error turned into one line on stderr."""
     from pecli.cli._typer_compat import ClickException, NoArgsIsHelpError
@@ -257,7 +276,7 @@ def _run(argv: list[str] | None) -> int:
     except MemoryError:
         if os.environ.get("PECLI_DEBUG"):
             raise
-        output.error("out of memory (use a smaller --len or --d, or write to a .npy or .safetensors file)")
+        output.error(_out_of_memory(args))
         return int(ExitCode.FAILURE)
     except OSError as error:  # an I/O failure no check foresaw (a vanished file, a device error)
         if os.environ.get("PECLI_DEBUG"):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 from typing import IO, Any
 
 from pecli.cli.output import Output
+from pecli.dtypes import format_bytes, itemsize
 from pecli.errors import OutputError, ParameterError
 
 
@@ -69,9 +71,12 @@ def prepare_output(out: Output, table: Any, output: str, fmt: str | None) -> tup
     target = output_target(out, output, fmt)
     if output != "-":
         check_free_space(output, table.nbytes)
-    if fmt == "pt":
-        from pecli.memory import check_fits_in_memory
+    from pecli.memory import check_fits_in_memory
 
+    # tables stream a chunk of rows at a time, so one row must fit (-o - has no free space to check)
+    row_bytes = max(math.prod(part.shape[1:]) for part in table.parts()) * itemsize(table.dtype)
+    check_fits_in_memory(row_bytes, what="table's widest row", hint="use a smaller {dim} or {length}")
+    if fmt == "pt":
         check_fits_in_memory(2 * table.nbytes, hint="write .npy or .safetensors, which stream to disk")
     return target, fmt
 
@@ -111,6 +116,10 @@ def output_target(out: Output, output: str, fmt: str) -> str | IO[bytes]:
     return output
 
 
+#: the largest table whose min and max a printed summary computes: beyond it, work the user did not ask for
+VALUES_LIMIT = 64 << 20
+
+
 def print_summary(out: Output, summary: dict[str, Any]) -> None:
     """Print a table's :meth:`~pecli.schemes.spec.TableSpec.summary` (with values): lines, or one JSON document."""
     if out.json_output:
@@ -122,7 +131,10 @@ def print_summary(out: Output, summary: dict[str, Any]) -> None:
     shape = ", ".join(f"{name} " * bool(name) + " × ".join(map(str, dims)) for name, dims in shapes.items())
     out.data(f"{summary['scheme']}{preset}: {shape} {summary['dtype']}, {summary['size']}")
     out.data(f"  parameters: {params}")
-    out.data(f"  values: min {summary['min']:.6g}, max {summary['max']:.6g}")
+    if "min" in summary:
+        out.data(f"  values: min {summary['min']:.6g}, max {summary['max']:.6g}")
+    else:
+        out.data(f"  values: not computed for a table over {format_bytes(VALUES_LIMIT)} (write it with -o)")
 
 
 def _is_terminal_path(path: str) -> bool:

@@ -195,6 +195,10 @@ def _output_kind(output: str | None, fmt: str | None) -> str | None:
     return "data"
 
 
+#: memory a matrix cell takes on its way to --json: a Python float in a list, and its JSON text (measured: 142)
+_JSON_BYTES_PER_CELL = 160
+
+
 def _matrix(out: Output, vectors: Any, request: DistanceRequest) -> None:
     from pecli.analysis.distance import distance_blocks, distance_matrix
     from pecli.memory import check_fits_in_memory
@@ -219,8 +223,8 @@ def _matrix(out: Output, vectors: Any, request: DistanceRequest) -> None:
         out.note(f"wrote {request.output}" + (f" ({note})" if note else ""))
         return
     check_fits_in_memory(
-        count * count * 4,
-        what=f"{count} × {count} distance matrix",
+        count * count * (4 + (_JSON_BYTES_PER_CELL if out.json_output else 0)),
+        what=f"{count} × {count} distance matrix" + (" as JSON" if out.json_output else ""),
         hint="use --rows A:B for part of it, --profile for the offset profile, or -o FILE.npy, which streams",
     )
     matrix = distance_matrix(vectors, metric, dtype="float32")

@@ -129,7 +129,35 @@ def drawing_style(
     if dpi is not None and not (0 < dpi < float("inf")):
         raise ParameterError(f"--dpi must be a positive number, got {dpi:g}", hint="e.g. --dpi 100")
     size = None if figsize is None else parse_figsize(figsize)
-    return DrawingStyle(cmap, vmin, vmax, robust, title, xlabel, ylabel, 100.0 if dpi is None else dpi, size)
+    resolution = 100.0 if dpi is None else dpi
+    check_pixels(size or (8.0, 6.0), resolution)
+    return DrawingStyle(cmap, vmin, vmax, robust, title, xlabel, ylabel, resolution, size)
+
+
+#: the smallest --dpi whose 10-point text is still a pixel high (FreeType fails below), and image sides in pixels
+_MIN_DPI, _MIN_SIDE, _MAX_SIDE = 8.0, 16, 20000
+
+
+def check_pixels(figsize: tuple[float, float], dpi: float) -> None:
+    """Refuse a resolution text cannot be drawn at, and images under 16 or over 20000 pixels a side.
+
+    >>> check_pixels((8, 6), 100)
+    >>> check_pixels((20000, 1), 1)
+    Traceback (most recent call last):
+    pecli.errors.ParameterError: --dpi 1 is too low to draw text (use at least --dpi 8)
+    """
+    from pecli.errors import ParameterError
+
+    if dpi < _MIN_DPI:
+        raise ParameterError(f"--dpi {dpi:g} is too low to draw text", hint=f"use at least --dpi {_MIN_DPI:g}")
+    width, height = figsize[0] * dpi, figsize[1] * dpi
+    if not (min(width, height) >= _MIN_SIDE and max(width, height) <= _MAX_SIDE):
+        verdict = "too large" if max(width, height) > _MAX_SIDE else "too small"
+        raise ParameterError(
+            f"an image of {width:.0f} × {height:.0f} pixels (--figsize {figsize[0]:g},{figsize[1]:g} at --dpi {dpi:g}) "
+            f"is {verdict}",
+            hint=f"keep each side between {_MIN_SIDE} and {_MAX_SIDE} pixels, e.g. --figsize 8,6 --dpi 100",
+        )
 
 
 def parse_figsize(text: str) -> tuple[float, float]:
@@ -138,13 +166,14 @@ def parse_figsize(text: str) -> tuple[float, float]:
     >>> parse_figsize("8,6"), parse_figsize("4.5, 3")
     ((8.0, 6.0), (4.5, 3.0))
     """
+    from pecli.cli.options import ascii_float
     from pecli.errors import ParameterError
 
     parts = text.split(",")
     try:
         if len(parts) != 2:
             raise ValueError
-        width, height = (float(part) for part in parts)
+        width, height = (ascii_float(part) for part in parts)
     except ValueError:
         raise ParameterError(f"--figsize takes W,H in inches, got {text!r}", hint="e.g. --figsize 8,6") from None
     if not (0 < width < float("inf") and 0 < height < float("inf")):

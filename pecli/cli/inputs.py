@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pecli.cli.options import parse_int
 from pecli.cli.output import Output
 from pecli.errors import ParameterError, TableFileError
 
@@ -114,7 +115,7 @@ def parse_range(text: str, size: int, *, flag: str, what: str) -> range:
     match = _RANGE.match(text)
     if match is None:
         raise ParameterError(f"{flag} takes A:B, got {text!r}", hint=f"e.g. {flag} 0:128 (A: or :B leave a side open)")
-    start, stop = (int(bound) if bound is not None else None for bound in match.groups())
+    start, stop = (None if bound is None else parse_int(bound, flag=flag, example="0:128") for bound in match.groups())
     selected = range(size)[slice(start, stop)]
     if len(selected) == 0:
         raise ParameterError(
@@ -170,7 +171,8 @@ def table_view(table: InputTable, *, rows: str | None = None, cols: str | None =
     ((10, 4), 10, 4, ['x.npy: squeezed shape (1, 50, 8) to 50 × 8'])
     """
     matrix, note = as_matrix(table.array, table.label)
-    row_range = parse_range(rows, matrix.shape[0], flag="--rows", what="rows") if rows else range(matrix.shape[0])
-    col_range = parse_range(cols, matrix.shape[1], flag="--cols", what="columns") if cols else range(matrix.shape[1])
+    row_count, col_count = matrix.shape
+    row_range = range(row_count) if rows is None else parse_range(rows, row_count, flag="--rows", what="rows")
+    col_range = range(col_count) if cols is None else parse_range(cols, col_count, flag="--cols", what="columns")
     values = matrix[row_range.start : row_range.stop, col_range.start : col_range.stop]
     return TableView(values, row_range.start, col_range.start, [note] if note else [])

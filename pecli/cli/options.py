@@ -41,6 +41,53 @@ def flag_for(name: str) -> str:
     return _FLAGS.get(name, "--" + name.replace("_", "-"))
 
 
+def ascii_int(value: Any) -> int:
+    """``int(value)``, for text of ASCII digits only (Python's ``int`` also takes ``'١٢'`` and ``'１２'``).
+
+    >>> ascii_int("12"), ascii_int(" -3 "), ascii_int(7)
+    (12, -3, 7)
+    >>> ascii_int("١٢")
+    Traceback (most recent call last):
+    ValueError: '١٢' is not written in ASCII digits
+    """
+    return int(_ascii(value))
+
+
+def ascii_float(value: Any) -> float:
+    """``float(value)``, for ASCII text only (``'1e-3'``, ``'inf'``; not ``'١.٥'`` or fullwidth ``'８'``).
+
+    >>> ascii_float("1e-3"), ascii_float(2)
+    (0.001, 2.0)
+    """
+    return float(_ascii(value))
+
+
+def _ascii(value: Any) -> Any:
+    if isinstance(value, str) and not value.isascii():
+        raise ValueError(f"{value!r} is not written in ASCII digits")
+    return value
+
+
+def parse_int(text: str, *, flag: str, example: str) -> int:
+    """An integer within an option's text (``--rows A:B``, ``--grid H,W``); errors name ``flag``.
+
+    >>> parse_int("12", flag="--rows", example="0:128")
+    12
+    >>> parse_int("٣", flag="--rows", example="0:128")
+    Traceback (most recent call last):
+    pecli.errors.ParameterError: --rows: '٣' is not an integer in ASCII digits (e.g. --rows 0:128)
+    """
+    from pecli.errors import ParameterError
+
+    try:
+        return ascii_int(text)
+    except ValueError:
+        digits = text.strip().removeprefix("-")
+        too_long = digits.isascii() and digits.isdigit()
+        problem = "has too many digits" if too_long else "is not an integer in ASCII digits"
+        raise ParameterError(f"{flag}: {text[:20]!r} {problem}", hint=f"e.g. {flag} {example}") from None
+
+
 def complete_scheme(incomplete: str) -> list[tuple[str, str]]:
     """Shell completion of a scheme name: (name, summary) of every registered scheme starting with ``incomplete``.
 

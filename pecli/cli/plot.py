@@ -25,7 +25,7 @@ from pecli.cli.drawing import (
     XLabelOpt,
     YLabelOpt,
 )
-from pecli.cli.options import DimOpt, DtypeOpt, KeyOpt, LenOpt, PresetOpt, output_options, scheme_options
+from pecli.cli.options import DimOpt, DtypeOpt, KeyOpt, LenOpt, PresetOpt, ascii_int, output_options, scheme_options
 from pecli.cli.output import Output
 from pecli.cli.panels import SliceOpt
 
@@ -285,7 +285,7 @@ def _parse_dims(text: str) -> tuple[int, ...]:
     if text.strip() == "auto":
         return ()
     try:
-        dims = tuple(int(part) for part in text.split(","))
+        dims = tuple(ascii_int(part) for part in text.split(","))
     except ValueError:
         raise ParameterError(
             f"--lines takes comma-separated dimension indices, got {text!r}", hint="e.g. --lines 0,1,4,8"
@@ -308,6 +308,7 @@ def _save_image(
     from pecli.render.image import save_heatmap
     from pecli.render.lines import auto_dims, save_lines
 
+    # titles are drawn as plain text (render.image.set_title): "$…$" from a file or --title is no mathtext
     common = {"title": heading, "dpi": image.dpi, "figsize": image.figsize}
     if isinstance(image, LinesImage):
         save_lines(

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pecli.cli.options import ascii_float, ascii_int
 from pecli.errors import ParameterError, did_you_mean
 
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
@@ -76,12 +77,12 @@ def _value(spec: str, name: str, text: str, kind: type, optional: bool) -> Any:
         raise ParameterError(f"{where}: {text!r} is not true or false", hint=f"write {name}=true or {name}=false")
     if kind is int:
         try:
-            return int(text)
+            return ascii_int(text)
         except ValueError:
             raise ParameterError(f"{where}: {text!r} is not an integer", hint=f"e.g. {name}=2") from None
     if kind is float:
         try:
-            value = float(text)
+            value = ascii_float(text)
         except ValueError:
             raise ParameterError(f"{where}: {text!r} is not a number", hint=f"e.g. {name}=1") from None
         if not math.isfinite(value):

@@ -96,9 +96,32 @@ def timestep(
         _print_table(out, table)
         return
     target, fmt = prepare_output(out, table, output, fmt)
+    if fmt == "safetensors":
+        _check_recorded_timesteps(table)
     write_table(out, table, target, fmt, label=output)
     if out.json_output:
         out.json({**table.summary(with_values=False), "output": output})
+
+
+#: the most text of timesteps a safetensors header records (the format's header limit is 100 MB)
+_MAX_RECORDED = 16 << 20
+
+
+def _check_recorded_timesteps(table: Any) -> None:
+    """Refuse timesteps too many and too uneven to record: the file would fail every reader's header limit.
+
+    Evenly spaced timesteps (``seq 0 13999999``) are recorded as their range, whatever their number.
+    """
+    from pecli.dtypes import format_bytes
+    from pecli.errors import ParameterError
+
+    size = len(table.metadata()["timesteps"])
+    if size > _MAX_RECORDED:
+        raise ParameterError(
+            f"{len(table.timesteps)} unevenly spaced timesteps take {format_bytes(size)} of safetensors metadata, "
+            f"more than the {format_bytes(_MAX_RECORDED)} pecli records",
+            hint="write .npy (no metadata), or evenly spaced timesteps (--range START:STOP:STEP)",
+        )
 
 
 def _read_timesteps(out: Output, arguments: list[str], range_text: str | None):
@@ -152,9 +175,9 @@ def _print_table(out: Output, table: Any) -> None:
     """The summary, then the first rows (a few leading and trailing columns) under their t."""
     import numpy as np
 
-    from pecli.cli.common import print_summary
+    from pecli.cli.common import VALUES_LIMIT, print_summary
 
-    summary = table.summary(with_values=True)
+    summary = table.summary(with_values=table.nbytes <= VALUES_LIMIT)  # --range 0:1e15 prints without a pass
     shown = min(_SHOWN_ROWS, table.length)
     values = np.asarray(table.rows(range(shown)), dtype=np.float64)
     times = table.timesteps.array(0, shown)

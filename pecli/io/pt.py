@@ -23,7 +23,7 @@ from typing import IO, Any
 import numpy as np
 
 from pecli.errors import TableFileError
-from pecli.io.tensor import StoredTensor, Tensor
+from pecli.io.tensor import StoredTensor, Tensor, check_tensor_count
 
 __all__ = ["pt_bytes", "pt_entries"]
 
@@ -44,9 +44,9 @@ def pt_bytes(tensors: Mapping[str, Tensor]) -> bytes:
     return buffer.getvalue()
 
 
-def _flatten_state(state: Any) -> dict[str, Any]:
+def _flatten_state(state: Any, name: str) -> dict[str, Any]:
     """The tensors in a (nested) state dict or list, by dotted key; without recursion, so cycles and
-    deep nesting in a hostile pickle cannot overflow the stack."""
+    deep nesting in a hostile pickle cannot overflow the stack, and refused past :data:`MAX_TENSORS`."""
     import torch
 
     flat: dict[str, Any] = {}
@@ -56,6 +56,7 @@ def _flatten_state(state: Any) -> dict[str, Any]:
         prefix, value = pending.pop()
         if isinstance(value, torch.Tensor):
             flat[prefix] = value
+            check_tensor_count(name, len(flat))  # stops at the first tensor past the limit
             continue
         if id(value) in seen:
             continue
@@ -113,7 +114,7 @@ def pt_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str
             hint="pecli loads .pt files with weights_only=True and never runs pickled code",
         ) from None
     entries: dict[str, StoredTensor] = {}
-    for key, tensor in _flatten_state(state).items():
+    for key, tensor in _flatten_state(state, name).items():
         dtype_name = str(tensor.dtype).removeprefix("torch.")
         entries[key] = StoredTensor(tuple(tensor.shape), dtype_name, functools.partial(_array, tensor, name, key))
     return entries, {}

@@ -24,7 +24,7 @@ from typing import IO, Any
 import numpy as np
 
 from pecli.errors import ParameterError, TableFileError
-from pecli.io.tensor import StoredTensor, Tensor, raw_chunks, read_array
+from pecli.io.tensor import StoredTensor, Tensor, check_tensor_count, raw_chunks, read_array
 
 __all__ = ["MAX_HEADER_BYTES", "dtype_code", "safetensors_entries", "safetensors_header", "safetensors_pieces"]
 
@@ -111,6 +111,7 @@ def safetensors_entries(
             hint="regenerate or re-download the file",
         )
     raw = handle.read(header_length)
+    check_tensor_count(name, raw.count(b'"data_offsets"'))  # every entry has one: counted before parsing
     try:
         header = json.loads(raw)
     except (ValueError, RecursionError) as error:  # bad JSON or UTF-8, an absurd number, absurd nesting

@@ -17,10 +17,12 @@ from typing import IO
 import numpy as np
 
 __all__ = [
+    "MAX_TENSORS",
     "LoadedTable",
     "StoredTensor",
     "TableFile",
     "Tensor",
+    "check_tensor_count",
     "is_real_dtype",
     "raw_chunks",
     "read_array",
@@ -28,6 +30,27 @@ __all__ = [
 ]
 
 _NUMERIC_KINDS = frozenset("fiub")
+
+#: the most tensors pecli reads from one file: a large checkpoint shard holds a few thousand, and every
+#: entry costs memory however small its file (a 2 MB .pt can list one tensor a million times)
+MAX_TENSORS = 100_000
+
+
+def check_tensor_count(name: str, count: int) -> None:
+    """Refuse a file listing more than :data:`MAX_TENSORS` tensors, before its entries are built.
+
+    >>> check_tensor_count("ok.safetensors", 3)
+    >>> check_tensor_count("x.pt", 1_000_000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    pecli.errors.TableFileError: x.pt lists more than 100000 tensors, the most pecli reads from one file (...)
+    """
+    if count > MAX_TENSORS:
+        from pecli.errors import TableFileError
+
+        raise TableFileError(
+            f"{name} lists more than {MAX_TENSORS} tensors, the most pecli reads from one file",
+            hint="split it into files of fewer tensors",
+        )
 
 
 def storage_dtype(name: str) -> np.dtype:

@@ -59,7 +59,7 @@ def save_profile(
     axes.legend(loc="upper right", fontsize="small")
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
-    axes.set_title(title, fontsize="medium")
+    axes.set_title(title, fontsize="medium", parse_math=False)
     save_figure(figure, path, dpi)
 
 
@@ -110,7 +110,7 @@ def save_heatmaps(
         )
         mesh = draw_cells(axes, shrunk, cmap=cmap, low=low, high=high, x_label=x_label, y_label=y_label)
         figure.colorbar(mesh, ax=axes)
-        axes.set_title(title, fontsize="small")
+        axes.set_title(title, fontsize="small", parse_math=False)
     save_figure(figure, path, dpi)
 
 

@@ -55,5 +55,5 @@ def save_offset_curves(
         axes.legend(handles=lines, loc="upper right", fontsize="small")
     axes.set_xlabel("Offset h = m − n (query − key position)")
     axes.set_ylabel(y_label)
-    axes.set_title(title, fontsize="medium")
+    axes.set_title(title, fontsize="medium", parse_math=False)
     save_figure(figure, path, dpi)

@@ -62,7 +62,7 @@ def save_wavelengths(
     axes.set_xlabel("Frequency pair i")
     axes.set_ylabel("Wavelength 2π/θ_i (positions)")
     axes.legend(loc="lower right", fontsize="small")
-    axes.set_title(title, fontsize="medium")
+    axes.set_title(title, fontsize="medium", parse_math=False)
     save_figure(figure, path, dpi)
 
 

@@ -10,7 +10,10 @@ from pecli.dtypes import round_to
 from pecli.errors import ParameterError
 from pecli.schemes.checks import choice, head_index, no_dim, positive_int, row_range
 
-__all__ = ["alibi_slopes", "alibi_table"]
+__all__ = ["MAX_HEADS", "alibi_slopes", "alibi_table"]
+
+#: the most heads pecli computes slopes for (models have at most a few hundred)
+MAX_HEADS = 1 << 16
 
 
 def alibi_slopes(heads: int) -> np.ndarray:
@@ -24,6 +27,8 @@ def alibi_slopes(heads: int) -> np.ndarray:
     [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 0.5, 1.5, 2.5, 3.5]
     """
     heads = positive_int("heads", heads)
+    if heads > MAX_HEADS:  # every row block recomputes the slopes: 3e8 heads would take gigabytes before a byte
+        raise ParameterError(f"{{heads}} is {heads}, more than the {MAX_HEADS} pecli computes", hint="e.g. {heads=64}")
     power = 2 ** math.floor(math.log2(heads))
     slopes = 2.0 ** (-8.0 * np.arange(1, power + 1) / power)
     if power == heads:

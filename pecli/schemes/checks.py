@@ -70,7 +70,7 @@ def grid_shape(grid: object) -> tuple[int, int]:
     if isinstance(grid, str):
         pieces = grid.replace("x", ",").split(",")
         try:
-            sides = tuple(int(piece.strip()) for piece in pieces)
+            sides = tuple(int(piece.strip()) for piece in pieces) if grid.isascii() else ()  # not '٢,٢'
         except ValueError:
             sides = ()
     elif isinstance(grid, (tuple, list)) and all(isinstance(s, Integral) and not isinstance(s, bool) for s in grid):

@@ -188,7 +188,9 @@ def _yarn(
     # (inv_freq) with a linear ramp between the dimensions where beta_fast and beta_slow rotations
     # fit in the original context; truncate rounds those dimensions outwards to integers.
     def correction_dim(rotations: float) -> float:
-        return dim * math.log(original_max_position / (rotations * 2 * math.pi)) / (2 * math.log(base))
+        ratio = original_max_position / (rotations * 2 * math.pi)  # 0 or inf for a beta of 1e308 or 1e-320
+        value = dim * math.log(ratio) / (2 * math.log(base)) if 0 < ratio < math.inf else (ratio - 1) * math.inf
+        return min(max(value, -(2.0**52)), 2.0**52)  # past every dimension either way, and floor() still works
 
     low, high = correction_dim(beta_fast), correction_dim(beta_slow)
     if truncate:

@@ -172,8 +172,23 @@ class TimestepList:
         return np.asarray(self.values[start:stop], dtype=np.float64)
 
     def describe(self) -> str:
-        """``[0, 250, 999.5]``"""
-        return "[" + ", ".join(_number_text(v) for v in self.values) + "]"
+        """``[0, 250, 999.5]``; evenly spaced timesteps as the range they are (``seq 0 13999999`` stays short).
+
+        >>> TimestepList((0.0, 250.0, 999.5)).describe(), TimestepList((0.0, 2.0, 4.0, 6.0)).describe()
+        ('[0, 250, 999.5]', '0:7:2')
+        """
+        even = self.as_range()
+        return even.describe() if even is not None else "[" + ", ".join(_number_text(v) for v in self.values) + "]"
+
+    def as_range(self) -> TimestepRange | None:
+        """The :class:`TimestepRange` yielding exactly these timesteps, if they are evenly spaced (three or more)."""
+        if len(self.values) < 3 or self.values[1] == self.values[0]:
+            return None
+        start, step = self.values[0], self.values[1] - self.values[0]
+        candidate = TimestepRange(start, start + step * (len(self.values) - 0.5), step)  # STOP half a step past
+        if len(candidate) != len(self.values) or not np.array_equal(candidate.array(), self.array()):
+            return None
+        return candidate
 
 
 @dataclass(frozen=True)
@@ -206,7 +221,7 @@ class TimestepRange:
 
 def _parse_number(token: str, where: str) -> float:
     try:
-        value = float(token)
+        value = float(token if token.isascii() else "not ASCII")  # float() also reads '١٢' and fullwidth digits
     except ValueError:
         raise ParameterError(
             f"{token!r} {where} is not a number", hint="timesteps are numbers such as 0, 250 or 998.39"
@@ -214,6 +229,10 @@ def _parse_number(token: str, where: str) -> float:
     if not math.isfinite(value):
         raise ParameterError(f"timestep {token!r} {where} is not finite", hint="every t must be a finite number")
     return value
+
+
+#: beyond 2^53 steps, start + k·step no longer tells k from k + 1
+_MAX_RANGE_LENGTH = float(2**53)
 
 
 def parse_range(text: str) -> TimestepRange:
@@ -233,6 +252,12 @@ def parse_range(text: str) -> TimestepRange:
     step = _parse_number(parts[2], "in {range}") if len(parts) == 3 and parts[2].strip() else 1.0
     if step == 0:
         raise ParameterError("{range} step is 0", hint="use a non-zero step, e.g. {range=0:1000:10}")
+    count = (stop - start) / step
+    if not count <= _MAX_RANGE_LENGTH:  # also inf and NaN: 0:1e308:1e-308, 0:1:1e-320
+        raise ParameterError(
+            f"{{range}} {text} has more than {_MAX_RANGE_LENGTH:.3g} elements, the most a range can hold",
+            hint="use a larger STEP or a shorter span",
+        )
     timesteps = TimestepRange(start, stop, step)
     if not len(timesteps):
         raise ParameterError(
