@@ -156,6 +156,34 @@ def test_a_signal_after_the_rename_reports_success():
     assert code.stderr.decode().strip() == "pecli: interrupted after 'pe.npy' was completely written"
 
 
+def test_an_interrupt_while_the_command_winds_down_reports_success():
+    """The window CI once hit: Ctrl-C after the command returned, as pecli sets the signals aside for
+    its exit. It is answered like one during the work (exit 0 after a completed write), no traceback."""
+    code = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import signal, sys, pecli.io.atomic as atomic, pecli.cli.app as app\n"
+            "def finished(argv):\n"
+            "    atomic._COMPLETED.append('pe.npy')\n"
+            "    return 0\n"
+            "app._run = finished\n"
+            "setting_aside = signal.signal\n"
+            "def interrupted(signum, handler):\n"
+            "    if handler is signal.SIG_IGN:\n"
+            "        raise KeyboardInterrupt\n"
+            "    return setting_aside(signum, handler)\n"
+            "signal.signal = interrupted\n"
+            "sys.exit(app.main())",
+        ],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert code.returncode == 0, code.stderr
+    assert code.stderr.decode().strip() == "pecli: interrupted after 'pe.npy' was completely written"
+
+
 @pytest.mark.parametrize(
     ("args", "take"),
     [

@@ -134,18 +134,20 @@ def __getattr__(name: str) -> Any:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return the exit code. Known errors print one line; PECLI_DEBUG=1 shows tracebacks.
 
-    A reader that closes stdout early (``| head``) is not a failure: exit 0 without a word.
+    A reader that closes stdout early (``| head``) is not a failure: exit 0 without a word. A signal
+    that arrives after the command's work is done (while stdout is flushed, or as the signals are
+    being set aside for the exit) is answered like one during the work: a completed write is a success.
     """
-    if os.environ.get(COMPLETE_VAR):
-        # the completion scripts in completions/ call back with _PECLI_COMPLETE=complete_bash…
-        from pecli.cli.completion import install
-
-        install()
-    stop_on_signals()
-    from pecli.cli.output import write_whole_stdout
-
-    write_whole_stdout()
     try:
+        if os.environ.get(COMPLETE_VAR):
+            # the completion scripts in completions/ call back with _PECLI_COMPLETE=complete_bash…
+            from pecli.cli.completion import install
+
+            install()
+        stop_on_signals()
+        from pecli.cli.output import write_whole_stdout
+
+        write_whole_stdout()
         code = _run(argv)
         if sys.stdout is not None:  # None: started with stdout closed (>&-)
             sys.stdout.flush()  # a reader that left shows up here, not as noise at interpreter exit
@@ -153,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
             for signum in (signal.SIGINT, *_STOPPING_SIGNALS):
                 signal.signal(signum, signal.SIG_IGN)
         return code
+    except KeyboardInterrupt:
+        return _stopped(ExitCode.INTERRUPTED, "interrupted")
+    except Stopped as stop:
+        return _stopped(_STOPPING_SIGNALS[stop.signum], f"stopped by {signal.Signals(stop.signum).name}")
     except BrokenPipeError:
         # the reader went away (| head): stop quietly, and keep Python from complaining at exit
         _silence_stdout()
@@ -267,10 +273,8 @@ def _run(argv: list[str] | None) -> int:
         output.error(f"{message} (see '{where} --help')")
         # click's usage errors exit 2; any other click failure is a runtime one, never "no"
         return int(ExitCode.USAGE) if error.exit_code == 2 else int(ExitCode.FAILURE)
-    except (KeyboardInterrupt, typer.Abort):
+    except typer.Abort:  # click's own word for Ctrl-C at a prompt; KeyboardInterrupt and Stopped reach main()
         return _stopped(ExitCode.INTERRUPTED, "interrupted")
-    except Stopped as stop:
-        return _stopped(_STOPPING_SIGNALS[stop.signum], f"stopped by {signal.Signals(stop.signum).name}")
     except BrokenPipeError:
         raise  # main() ends quietly
     except MemoryError:
