@@ -133,6 +133,18 @@ def test_schemes_text_has_one_line_formula_options_and_source_per_scheme(cli):
         assert f"\n{preset.name} — {preset.scheme}: {preset.convention}" in text
 
 
+def test_schemes_name_shows_that_scheme_and_its_presets_only(cli):
+    text = cli("schemes", "timestep").out
+    headings = [block.split(" — ", 1)[0] for block in text.split("\n\n")[1:] if " — " in block.split("\n", 1)[0]]
+    assert headings == ["timestep"] + [p.name for p in PRESETS.values() if p.scheme == "timestep"]
+    assert f"formula: {SCHEMES['timestep'].formula}" in text and "\nsinusoidal — " not in text
+    assert "\ndiffusers — timestep: " in text and "\ndiffusers — sinusoidal: " not in text
+    document = json.loads(cli("schemes", "count", "--json").out)
+    assert [s["name"] for s in document["schemes"]] == ["count"] and document["presets"] == []
+    assert "Presets" not in cli("schemes", "count").out  # a scheme without presets lists none
+    assert_clean_error(cli("schemes", "ropee"), 2, "unknown scheme 'ropee'", "did you mean 'rope'")
+
+
 @pytest.mark.parametrize("command", ["info", "schemes"])
 def test_quiet_and_no_color_mean_the_same_as_elsewhere(cli, tmp_path, command):
     """-q/--no-color are accepted by every printing command; the JSON document is unchanged by them."""

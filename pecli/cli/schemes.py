@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.options import output_options
+from pecli.cli.options import complete_scheme, output_options
 from pecli.cli.output import Output
 
 HELP = """List every scheme and preset: formula in one line, parameters with defaults, source.
 
-Read from the scheme registry, so a new scheme appears here (and in every command) at once.
+With NAME, only that scheme and its presets in full. Read from the scheme registry, so a new
+scheme appears here (and in every command) at once.
 
 Examples:
 
 \b
   pecli schemes
+  pecli schemes rope
   pecli schemes --json
 """
 
@@ -26,8 +28,15 @@ def register(app: typer.Typer) -> None:
 
 
 @output_options
-def schemes(*, out: Output) -> None:
-    document = catalog_document()
+def schemes(
+    name: Annotated[
+        Optional[str],
+        typer.Argument(help="One scheme to show, with its presets.", metavar="NAME", autocompletion=complete_scheme),
+    ] = None,
+    *,
+    out: Output,
+) -> None:
+    document = catalog_document() if name is None else scheme_document(name)
     if out.json_output:
         out.json(document)
         return
@@ -83,6 +92,25 @@ def catalog_document() -> dict[str, list[dict[str, Any]]]:
     }
 
 
+def scheme_document(name: str) -> dict[str, list[dict[str, Any]]]:
+    """:func:`catalog_document` for the scheme ``name`` alone: its entry and its presets.
+
+    An unknown name is a :class:`~pecli.errors.ParameterError` naming the nearest schemes.
+
+    >>> document = scheme_document("timestep")
+    >>> [s["name"] for s in document["schemes"]], [p["name"] for p in document["presets"]]
+    (['timestep'], ['ldm', 'guided-diffusion', 'diffusers', 'ddpm'])
+    """
+    from pecli.schemes.catalog import get_scheme
+
+    scheme = get_scheme(name)
+    document = catalog_document()
+    return {
+        "schemes": [entry for entry in document["schemes"] if entry["name"] == scheme.name],
+        "presets": [preset for preset in document["presets"] if preset["scheme"] == scheme.name],
+    }
+
+
 def format_catalog(document: dict[str, list[dict[str, Any]]]) -> list[str]:
     """The human-readable lines of :func:`catalog_document`: one block per scheme, then the presets.
 
@@ -97,6 +125,8 @@ def format_catalog(document: dict[str, list[dict[str, Any]]]) -> list[str]:
         if scheme["presets"]:
             lines.append(f"  presets: {', '.join(scheme['presets'])}")
         lines.append(f"  source:  {scheme['source']}")
+    if not document["presets"]:
+        return lines
     lines += ["", "Presets (--preset NAME):"]
     for preset in document["presets"]:
         params = " ".join(f"{k}={_show(v)}" for k, v in preset["params"].items())
