@@ -212,6 +212,11 @@ BAD = [
     (["alibi", "--heads", "4", "--total-heads", "2"], "--total-heads 2 is fewer than --heads 4"),
     (["alibi", "--heads", "4", "--form", "query"], "--form 'query' is not a valid form"),
     (["coordconv", "--grid", "2,3", "--layout", "tf"], "--layout 'tf' is not a valid layout"),
+    (["rope2d", "--grid", "4,4", "--d", "18"], "rope2d needs --d divisible by 4"),
+    (["rope2d", "--grid", "4,4,4", "--d", "16"], "--grid must be positive sides --grid H,W"),
+    (["rope2d", "--grid", "4,4", "--d", "16", "--sections", "2,3,4"], "--sections 2,3,4 counts 9 frequencies"),
+    (["rope2d", "--grid", "4,4", "--d", "16", "--sections", "4,4"], "--sections must be three positive counts"),
+    (["rope2d", "--grid", "4,4", "--d", "16", "--scaling", "yarn"], "does not take --scaling"),
 ]
 
 
@@ -219,7 +224,7 @@ BAD = [
 def test_bad_convention_option_is_one_line_exit_2_and_no_file(tmp_path, args, words):
     out = tmp_path / "table.safetensors"
     scheme, *options = args
-    sizes = {"alibi": ["--len", "8"], "coordconv": []}.get(scheme, ["--len", "8", "--d", "8"])
+    sizes = {"alibi": ["--len", "8"], "coordconv": [], "rope2d": []}.get(scheme, ["--len", "8", "--d", "8"])
     result = subprocess.run(
         [sys.executable, "-m", "pecli", "generate", scheme, *sizes, *options, "-o", str(out)],
         capture_output=True,
@@ -287,3 +292,65 @@ def test_vit_pytorch_preset_is_the_convention_its_library_table_checks():
     case = next(case for case in CASES if case["name"].startswith("vit_pytorch"))
     _, params = resolve(None, "vit-pytorch", {"grid": case["params"]["grid"]})
     assert {name: params[name] for name in case["params"]} == case["params"]
+
+
+def _diffusers_2d_rope(dim: int, height: int, width: int, base: float = 10000.0) -> tuple[np.ndarray, np.ndarray]:
+    """diffusers' get_2d_rotary_pos_embed(dim, ((0, 0), (H, W)), (H, W), use_real=True), restated in float64
+    (src/diffusers/models/embeddings.py: get_2d_rotary_pos_embed, get_2d_rotary_pos_embed_from_grid,
+    get_1d_rotary_pos_embed with repeat_interleave_real=True)."""
+    grid_h = np.linspace(0, height, height, endpoint=False)
+    grid_w = np.linspace(0, width, width, endpoint=False)
+    grid = np.stack(np.meshgrid(grid_w, grid_h))  # "here w goes first"
+
+    def one_axis(half: int, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        freqs = 1.0 / (base ** (np.arange(0, half, 2)[: half // 2] / half))
+        angles = np.outer(pos, freqs)
+        return np.repeat(np.cos(angles), 2, axis=1), np.repeat(np.sin(angles), 2, axis=1)
+
+    emb_h, emb_w = one_axis(dim // 2, grid[0].reshape(-1)), one_axis(dim // 2, grid[1].reshape(-1))
+    return np.concatenate([emb_h[0], emb_w[0]], axis=1), np.concatenate([emb_h[1], emb_w[1]], axis=1)
+
+
+@pytest.mark.parametrize(
+    ("dim", "height", "width", "base"), [(16, 4, 4, 10000.0), (32, 3, 5, 10000.0), (8, 6, 2, 100.0)]
+)
+def test_rope2d_is_diffusers_get_2d_rotary_pos_embed(dim, height, width, base):
+    cos, sin = _diffusers_2d_rope(dim, height, width, base)
+    table = pecli.encode("rope2d", None, dim, grid=f"{height},{width}", base=base, dtype="float64")
+    np.testing.assert_allclose(table["cos"], cos, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(table["sin"], sin, rtol=0, atol=1e-12)
+
+
+def _qwen2_vl_mrope(dim: int, sections: list[int], sides: tuple[int, int, int], offset: int, base: float):
+    """transformers' Qwen2VLRotaryEmbedding on get_rope_index's vision positions, restated in float64
+    (src/transformers/models/qwen2_vl/modeling_qwen2_vl.py: forward, recomposition_frequencies; positions
+    t, h, w = arange(T), arange(H), arange(W) expanded row-major, plus the text tokens before them)."""
+    t, h, w = (np.arange(n) for n in sides)
+    position_ids = np.stack([a.reshape(-1) for a in np.meshgrid(t, h, w, indexing="ij")]) + offset  # (3, tokens)
+    inv_freq = 1.0 / (base ** (np.arange(0, dim, 2) / dim))
+    freqs = position_ids[..., None] * inv_freq  # (3, tokens, dim / 2)
+    pieces = np.split(freqs, np.cumsum(sections)[:-1], axis=-1)
+    freq = np.concatenate([piece[i % 3] for i, piece in enumerate(pieces)], axis=-1)
+    angles = np.concatenate([freq, freq], axis=-1)
+    return np.cos(angles), np.sin(angles)
+
+
+@pytest.mark.parametrize(
+    ("dim", "sections", "grid", "offset"),
+    [(16, [2, 3, 3], "2,3,4", 0), (32, [4, 6, 6], "3,5", 7), (128, [16, 24, 24], "1,4,4", 0)],
+)
+def test_rope2d_sections_is_qwen2_vl_mrope(dim, sections, grid, offset):
+    sides = tuple(int(n) for n in grid.split(","))
+    sides = (1, *sides) if len(sides) == 2 else sides
+    cos, sin = _qwen2_vl_mrope(dim, sections, sides, offset, 10000.0)
+    spec = {"grid": grid, "sections": ",".join(map(str, sections)), "offset": offset}
+    table = pecli.encode("rope2d", None, dim, dtype="float64", **spec)
+    np.testing.assert_allclose(table["cos"], cos, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(table["sin"], sin, rtol=0, atol=1e-12)
+
+
+def test_rope2d_sections_on_equal_coordinates_is_plain_rope():
+    """A token whose t, h and w are equal (Qwen2-VL's text) turns like 1-D RoPE at that position."""
+    table = pecli.encode("rope2d", None, 16, grid="4,4,4", sections="2,3,3", part="angle", dtype="float64")
+    diagonal = [t * 16 + t * 4 + t for t in range(4)]
+    np.testing.assert_allclose(table[diagonal], pecli.encode("rope", 4, 16, part="angle", dtype="float64"))

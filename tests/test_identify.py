@@ -198,7 +198,7 @@ def test_no_false_match_on_a_count_table_off_by_one(cli, tmp_path):
     found = identify_table(np.load(path))
     assert found.level == "none" and found.dtype == "float32"
     result = cli("identify", str(path))
-    assert result.code == 1 and result.out.startswith("c1.npy: 64 × 4 float32")
+    assert result.code == 1 and result.out.startswith("c1.npy: 64 × 4, dtype float32, value precision bfloat16")
 
 
 @pytest.mark.parametrize(

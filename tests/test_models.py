@@ -17,26 +17,16 @@ import pytest
 from pecli.errors import ParameterError, TableFileError
 from pecli.io import read_table
 from pecli.models import is_position_tensor, model_encoding, open_model_directory, read_config
-from pecli.schemes.catalog import get_scheme
 from tests.conftest import assert_clean_error
 
 MODELS = Path(__file__).parent / "data" / "models"
 RECORD = json.loads((MODELS / "models.json").read_text())
 REFERENCES = MODELS / "references.safetensors"
 ROTARY_CASES = [name for name, case in RECORD["cases"].items() if "module" in case]
-#: rope types whose parameters another change brings to the registry; until then a one-line refusal
-PENDING = {"deepseek-yarn": "mscale", "yarn-no-truncate": "truncate", "phi3-longrope": "", "proportional": ""}
 
 
 def reference(name: str) -> np.ndarray:
     return read_table(str(REFERENCES), key=name).array
-
-
-def _registry_takes(encoding_params: dict) -> bool:
-    rope = get_scheme("rope")
-    return encoding_params.get("scaling", "none") in rope.choices["scaling"] and set(encoding_params) <= set(
-        rope.defaults
-    )
 
 
 @pytest.mark.parametrize("name", ROTARY_CASES)
@@ -47,11 +37,6 @@ def test_from_config_writes_the_rotary_modules_cos_and_sin(cli, tmp_path, name):
     if case["len"] is not None:
         args += ["--len", str(case["len"])]
     result = cli(*args)
-    if name in PENDING and result.code == 2:
-        assert_clean_error(result, 2, "is not supported yet", PENDING[name])
-        with open(MODELS / name / "config.json") as handle:
-            assert not _registry_takes(_params_of(json.load(handle)))
-        return
     assert result.code == 0, result.stderr
     positions = case["positions"]
     # float32 noise: HF rounds inv_freq and p·inv_freq to float32, pecli rounds once at the end
@@ -64,13 +49,6 @@ def test_from_config_writes_the_rotary_modules_cos_and_sin(cli, tmp_path, name):
     # the tables carry the module's attention scaling: cos at position 0 is the scaling itself
     cos_at_zero = read_table(str(output), key="cos").array[0]
     np.testing.assert_allclose(cos_at_zero, case["attention_scaling"], rtol=1e-6)
-
-
-def _params_of(config: dict) -> dict:
-    try:
-        return model_encoding(config).params
-    except ParameterError:
-        return {"scaling": "unsupported"}
 
 
 def test_from_config_records_the_configs_values_and_where_they_came_from(cli, tmp_path):

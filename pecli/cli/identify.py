@@ -100,8 +100,9 @@ def _progress_line(out: Output) -> Iterator[Callable[[str], None] | None]:
 
 
 def _print(out: Output, table: Any, found: Any) -> None:
-    coarser = f" (values rounded to {found.precision})" if found.precision != found.dtype else ""
-    out.data(f"{table.label}: {' × '.join(map(str, found.shape))} {found.dtype}{coarser}")
+    # the file's dtype and the coarsest dtype that holds every value exactly are two separate figures
+    shape = " × ".join(map(str, found.shape))
+    out.data(f"{table.label}: {shape}, dtype {found.dtype}, value precision {found.precision}")
     best = found.best
     if found.level == "exact":
         out.data(f"match: {best.describe()}")

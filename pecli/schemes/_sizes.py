@@ -9,14 +9,24 @@ features and ALiBi derive their sizes from their own parameters.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pecli.errors import ParameterError
-from pecli.schemes.checks import fourier_width, grid_shape, head_index, leading_rows, no_dim, positive_int
+from pecli.schemes.checks import axial_grid, fourier_width, grid_shape, head_index, leading_rows, no_dim, positive_int
 
-__all__ = ["Sizes", "alibi_sizes", "coordinate_sizes", "fourier_sizes", "grid_sizes", "sequence_sizes", "t5_sizes"]
+__all__ = [
+    "Sizes",
+    "alibi_sizes",
+    "axial_sizes",
+    "coordinate_sizes",
+    "fourier_sizes",
+    "grid_sizes",
+    "sequence_sizes",
+    "t5_sizes",
+]
 
 
 @dataclass(frozen=True)
@@ -134,3 +144,20 @@ def t5_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) -> 
 
     weight = t5_bias_weight(params["bias_from"], params.get("num_buckets", 32), params.get("bias_key"))
     return Sizes(length, None, (weight.shape[1], length, length))
+
+
+def axial_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) -> Sizes:
+    """One row per grid token; ``--len`` may repeat the count.
+
+    >>> axial_sizes(None, 8, {"grid": "2,3"}).shape
+    (6, 8)
+    """
+    tokens = math.prod(axial_grid(params.get("grid"), params.get("sections")))
+    if length is not None and length != tokens:
+        raise ParameterError(
+            f"{{length={length}}} does not match {{grid={params['grid']}}}, which has {tokens} tokens",
+            hint="drop {length}: the grid sets it",
+        )
+    if dim is None:
+        raise ParameterError("missing {dim}", hint="e.g. {dim=64} (the head dimension)")
+    return Sizes(tokens, positive_int("dim", dim), (tokens, dim))

@@ -26,6 +26,7 @@ from pecli.errors import ParameterError, did_you_mean
 from pecli.schemes._sizes import (
     Sizes,
     alibi_sizes,
+    axial_sizes,
     coordinate_sizes,
     fourier_sizes,
     grid_sizes,
@@ -225,6 +226,21 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 derived="pecli.schemes.rope:rope_metadata",
             ),
             Scheme(
+                "rope2d",
+                "pecli.schemes.rope2d:rope2d_table",
+                "axial RoPE over an H × W grid (diffusers), or Qwen2-VL's t,h,w sections (--sections)",
+                "2-D: [RoPE_{d/2}(w) | RoPE_{d/2}(h)], θ_i = base^(−2i/(d/2)), pairs interleaved; "
+                "--sections t,h,w: θ_k = base^(−2k/d), frequency k turns with its section's coordinate",
+                "huggingface/diffusers src/diffusers/models/embeddings.py, get_2d_rotary_pos_embed; "
+                "huggingface/transformers src/transformers/models/qwen2_vl/modeling_qwen2_vl.py, "
+                "Qwen2VLRotaryEmbedding (mrope_section)",
+                defaults={"grid": None, "base": 10000.0, "layout": None, "part": None, "sections": None, "offset": 0},
+                choices={"layout": ("interleaved", "half"), "part": ("cos", "sin", "angle")},
+                sizes=axial_sizes,
+                parts=("cos", "sin", "angle"),
+                default_parts=("cos", "sin"),
+            ),
+            Scheme(
                 "alibi",
                 "pecli.schemes.alibi:alibi_table",
                 "ALiBi attention biases: a per-head linear penalty on distance",
@@ -332,7 +348,6 @@ def get_scheme(name: str) -> Scheme:
         return SCHEMES[name]
     except KeyError:
         raise ParameterError(f"unknown scheme {name!r}", hint=did_you_mean(name, SCHEMES)) from None
-
 
 
 def resolve(scheme: str | None, preset: str | None, params: Mapping[str, Any]) -> tuple[Scheme, dict[str, Any]]:

@@ -202,3 +202,48 @@ def leading_rows(cls_token: object, extra_tokens: object) -> int:
     if not cls_token:
         return 0  # diffusers ignores extra_tokens without cls_token
     return 1 if extra_tokens is None else non_negative_int("extra_tokens", extra_tokens)
+
+
+def mrope_sections(sections: object, dim: int) -> tuple[int, int, int]:
+    """``sections`` as three positive counts of frequencies (t, h, w) that sum to d/2.
+
+    >>> mrope_sections("16,24,24", 128)
+    (16, 24, 24)
+    """
+    pieces = sections.split(",") if isinstance(sections, str) else sections
+    try:
+        counts = tuple(int(str(piece).strip()) for piece in pieces) if str(sections).isascii() else ()  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        counts = ()
+    if len(counts) != 3 or min(counts) <= 0:
+        raise ParameterError(
+            f"{{sections}} must be three positive counts t,h,w, got {sections!r}",
+            hint="pass e.g. {sections=16,24,24} (Qwen2-VL, head dim 128)",
+        )
+    if sum(counts) != dim // 2:
+        raise ParameterError(
+            f"{{sections={','.join(map(str, counts))}}} counts {sum(counts)} frequencies, but {{dim={dim}}} "
+            f"has {dim // 2} (d/2)",
+            hint="the three counts must sum to d/2, e.g. 16,24,24 for d 128",
+        )
+    return counts  # type: ignore[return-value]
+
+
+def axial_grid(grid: object, sections: object) -> tuple[int, ...]:
+    """The grid's sides: ``H,W``, or with ``sections`` also ``T,H,W`` (an ``H,W`` image has T = 1).
+
+    >>> axial_grid("4,6", None), axial_grid("4,6", "2,1,1"), axial_grid("2x4x6", "2,1,1")
+    ((4, 6), (1, 4, 6), (2, 4, 6))
+    """
+    if grid is None:
+        raise ParameterError("missing {grid}", hint="pass e.g. {grid=16,16} (height, width)")
+    text = grid if isinstance(grid, str) else ",".join(map(str, grid))  # type: ignore[call-overload]
+    try:
+        sides = tuple(int(piece.strip()) for piece in text.replace("x", ",").split(",")) if text.isascii() else ()
+    except ValueError:
+        sides = ()
+    allowed = (2, 3) if sections is not None else (2,)
+    if len(sides) not in allowed or min(sides) <= 0:
+        example = "{grid=H,W} or, with {sections}, {grid=T,H,W}" if sections is not None else "{grid=H,W}"
+        raise ParameterError(f"{{grid}} must be positive sides {example}, got {grid!r}", hint="pass e.g. {grid=16,16}")
+    return (1, *sides) if sections is not None and len(sides) == 2 else sides

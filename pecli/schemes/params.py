@@ -231,6 +231,14 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "A",
             ),
             Param(
+                "sections",
+                "--sections",
+                str,
+                "rope2d: Qwen2-VL's mrope_section t,h,w: how many of the d/2 frequencies turn with the "
+                "token's time, row and column (they sum to d/2; Qwen2-VL: 16,24,24).",
+                "T,H,W",
+            ),
+            Param(
                 "short_factor",
                 "--short-factor",
                 str,
