@@ -150,6 +150,8 @@ def pytest_cmdline_main(config):
         and not config.getoption("collectonly")
     ):
         config.option.numprocesses = "auto"
+        if config.getoption("dist", "no") == "no":
+            config.option.dist = "loadgroup"  # a module marked xdist_group stays in one worker (one slow import)
 
 
 #: the slowest tests by ``--durations`` (identify over every preset and peer table, the docs' console

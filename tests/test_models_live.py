@@ -4,10 +4,8 @@ module; a tiny sharded BertModel directory for info, plot and identify.
 
 tests/test_models.py runs the same comparisons on committed fixtures (no transformers needed); this
 module catches a transformers release that changes a rotary module or a config's serialisation.
-transformers is not in the ``test`` extra: every transformers 5 release requires safetensors>=0.8,
-which the lowest-versions run (.ci/run, tests/constraints-lowest.txt: safetensors==0.4.0) cannot
-install. Until the safetensors floor rises, install it beside the extra (pip install
-'transformers>=5.23'); where it is missing this module skips. The cases are
+transformers is in the ``test`` extra; where it is missing this module skips, and fails in CI (CI set),
+as a missing tool does (tests/conftest.py, require_tool). The cases are
 tests/data/make_model_fixtures.py's (one definition for fixtures and live tests); transformers is
 imported once, by the first test that needs it, in this one process.
 """
@@ -17,6 +15,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,8 @@ import pytest
 
 from pecli.io import read_table
 from tests.conftest import assert_clean_error
+
+pytestmark = pytest.mark.xdist_group("transformers")  # one worker imports transformers for the whole module
 
 #: the rotary cases this module runs: one per rope_type (and the partial-rotary ones)
 LIVE_ROTARY = (
@@ -48,7 +49,10 @@ def _fixtures():
         try:
             importlib.import_module(name)
         except ImportError:
-            pytest.skip(f"{name} is not installed (pip install 'transformers>=5.23' beside the test extra)")
+            message = f"{name} is not installed (the test extra has it: pip install -e '.[test]')"
+            if os.environ.get("CI"):
+                pytest.fail(message)
+            pytest.skip(message)
     return importlib.import_module("tests.data.make_model_fixtures")
 
 
