@@ -15,6 +15,7 @@ import datetime
 import os
 import platform
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -41,17 +42,32 @@ def python_env() -> dict[str, str]:
 
 
 def time_commands(
-    commands: Mapping[str, Sequence[str]], *, repeats: int, cwd: str | Path | None = None
+    commands: Mapping[str, Sequence[str]],
+    *,
+    repeats: int,
+    cwd: str | Path | None = None,
+    cpu: dict[str, list[float]] | None = None,
 ) -> dict[str, list[float]]:
-    """Seconds per run of each command (whole process, stdout/stderr discarded), alternating."""
+    """Seconds per run of each command (whole process, stdout/stderr discarded), alternating.
+
+    With ``cpu``, each run's CPU seconds (user + system of the child) are appended there too: on a
+    shared machine the wall time includes waiting for other jobs' turns, the CPU time does not.
+    """
     env = python_env()
 
-    def once(argv: Sequence[str]) -> float:
+    def children_cpu() -> float:
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return used.ru_utime + used.ru_stime
+
+    def once(argv: Sequence[str], label: str | None = None) -> float:
+        before = children_cpu()
         start = time.perf_counter()
         done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         elapsed = time.perf_counter() - start
         if done.returncode != 0:
             raise SystemExit(f"benchmark command failed ({done.returncode}): {' '.join(argv)}\n{done.stderr.decode()}")
+        if cpu is not None and label is not None:
+            cpu.setdefault(label, []).append(children_cpu() - before)
         return elapsed
 
     for argv in commands.values():
@@ -59,8 +75,14 @@ def time_commands(
     times: dict[str, list[float]] = {label: [] for label in commands}
     for _ in range(repeats):
         for label, argv in commands.items():
-            times[label].append(once(argv))
+            times[label].append(once(argv, label))
     return times
+
+
+def load_average() -> str:
+    """The 1-, 5- and 15-minute load averages (/proc/loadavg), as one would quote them."""
+    with open("/proc/loadavg") as loadavg:
+        return ", ".join(loadavg.read().split()[:3])
 
 
 def time_in_fresh_processes(snippets: Mapping[str, str], *, setup: str = "", repeats: int) -> dict[str, list[float]]:

@@ -151,16 +151,41 @@ def test_large_table_is_threaded_and_within_1e6_of_float64():
 
 
 def test_thread_errors_reach_the_caller():
-    def fail(span):
-        if span.start:
-            raise ValueError("in a worker")
+    def fail(spans):
+        for span in spans:
+            if span.start:
+                raise ValueError("in a worker")
 
     try:
-        _angles._run_in_threads(fail, [range(0, 1), range(1, 2)])
+        _angles._run_in_threads(fail, [range(0, 1), range(1, 2)], 2)
     except ValueError as error:
         assert str(error) == "in a worker"
     else:
         raise AssertionError("the worker's error was lost")
+
+
+def test_threads_share_the_spans_each_taken_once():
+    taken = []
+
+    def record(spans):
+        for span in spans:
+            taken.append(span)
+
+    spans = [range(lo, lo + 3) for lo in range(0, 60, 3)]
+    _angles._run_in_threads(record, spans, 3)
+    assert sorted(taken, key=lambda span: span.start) == spans
+
+
+@settings(max_examples=30, deadline=None)
+@given(length=st.integers(1, 400), offset=st.integers(-(10**5), 10**5), block_rows=st.integers(1, 4))
+def test_threaded_spans_equal_one_thread_bit_for_bit(length, offset, block_rows):
+    # many spans of a few blocks, taken by threads in any order, give the one-thread table
+    freqs = geometric_frequencies(6, 1e4, None)
+    with mock.patch.object(_angles, "_BLOCK_BYTES", 16 * 3 * block_rows), mock.patch.object(_angles, "_SPAN_BLOCKS", 2):
+        one = fill_sin_cos(np.empty((length, 6), np.float32), offset, freqs, layout="interleaved", cos_first=False)
+        with mock.patch.object(_angles, "_PARALLEL_BYTES", 0):
+            many = fill_sin_cos(np.empty((length, 6), np.float32), offset, freqs, layout="interleaved", cos_first=False)
+    np.testing.assert_array_equal(many, one)
 
 
 def test_compatible_phasors_and_placement():

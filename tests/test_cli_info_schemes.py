@@ -8,6 +8,8 @@ import struct
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pecli
 from pecli.io import Tensor, write_tensors
@@ -155,3 +157,27 @@ def test_quiet_and_no_color_mean_the_same_as_elsewhere(cli, tmp_path, command):
     switched = cli(command, *args, "--json", "-q", "--no-color")
     assert plain.code == switched.code == 0 and switched.stderr == ""
     assert json.loads(switched.out) == json.loads(plain.out)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    dtype=st.sampled_from(["float32", "float64", "float16", "int16", "uint64", "bool"]),
+    counts=st.lists(st.integers(0, 40), min_size=1, max_size=12),
+    special=st.sampled_from([None, np.nan, np.inf, 1e300]),
+    seed=st.integers(0, 2**16),
+)
+def test_batched_stats_equal_one_tensor_at_a_time_bit_for_bit(dtype, counts, special, seed):
+    # many small tensors share a batch; a NaN, an infinity or a huge value sends a row down the careful path
+    from pecli.cli.info import all_tensor_stats, tensor_stats
+    from pecli.io import StoredTensor
+
+    rng = np.random.default_rng(seed)
+    tensors = []
+    for index, count in enumerate(counts):
+        values = (rng.standard_normal(count) * 1e3).astype(dtype) if dtype != "bool" else rng.random(count) < 0.5
+        if special is not None and count and index % 3 == 0 and values.dtype.kind == "f":
+            with np.errstate(over="ignore"):  # 1e300 is inf in float16 and float32
+                values[rng.integers(count)] = special
+        tensors.append((f"t{index}", StoredTensor((count,), dtype, lambda values=values: values), values.nbytes))
+    expected = [tensor_stats(entry, key, nbytes) for key, entry, nbytes in tensors]
+    assert repr(all_tensor_stats(tensors)) == repr(expected)

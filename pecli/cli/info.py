@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -30,6 +31,7 @@ Examples:
   pecli info model.safetensors --key model.pos_embed --stats
   pecli generate --d 64 --len 128 -o - | pecli info - --json
 """
+
 
 def register(app: typer.Typer) -> None:
     app.command("info", help=HELP, short_help="Describe a table file: tensors, shapes, dtypes, metadata.")(info)
@@ -62,12 +64,16 @@ def info(
             raise TableFileError(f"{opened.name} has no tensor {key!r}", hint=did_you_mean(key, list(opened.entries)))
         shown = {key: opened.entries[key]} if key is not None else opened.entries
         report = describe(
-            opened.name, {name: (entry.shape, entry.dtype) for name, entry in shown.items()}, opened.metadata,
+            opened.name,
+            {name: (entry.shape, entry.dtype) for name, entry in shown.items()},
+            opened.metadata,
             size=opened.size,
         )
         if stats:
-            for entry in report["tensors"]:
-                entry["stats"] = tensor_stats(shown[entry["name"]], entry["name"], entry["nbytes"])
+            entries = report["tensors"]
+            found = all_tensor_stats([(entry["name"], shown[entry["name"]], entry["nbytes"]) for entry in entries])
+            for entry, entry_stats in zip(entries, found, strict=True):
+                entry["stats"] = entry_stats
     if out.json_output:
         out.json(report)
         return
@@ -102,6 +108,7 @@ def describe(
     }
 
 
+@functools.cache
 def _itemsize(dtype: str) -> int:
     """Bytes per value of dtype ``dtype``: a numpy name or string (``<U2``), or a torch name numpy lacks.
 
@@ -196,6 +203,72 @@ def tensor_stats(entry: StoredTensor, key: str, nbytes: int) -> dict[str, float 
         found = {"min": low, "max": high, "mean": mean, "std": std}
     if nan_count:
         found["nan"] = nan_count
+    return found
+
+
+#: tensors of at most this many values have their statistics computed together, a batch at a time
+_BATCHED_VALUES = 4096
+
+#: float64 values in one batch (8 MiB, and as much again for the deviations)
+_BATCH_VALUES = 1 << 20
+
+
+def all_tensor_stats(tensors: Sequence[tuple[str, StoredTensor, int]]) -> list[dict[str, float | int | None] | None]:
+    """:func:`tensor_stats` of each ``(key, entry, nbytes)``, the same values bit for bit.
+
+    Small tensors of one dtype and size (a checkpoint's thousands of biases and norms) are read
+    into one float64 array and reduced along its rows, a batch at a time: a few numpy calls per
+    batch instead of ten per tensor, which dominated ``--stats`` on 10,000 tensors. A row with a
+    NaN, an infinity or a value beyond the overflow guard takes :func:`tensor_stats`' careful path.
+
+    >>> import numpy as np
+    >>> from pecli.io import StoredTensor
+    >>> ints = StoredTensor((2, 2), "int16", lambda: np.array([[1, 2], [3, 6]], dtype=np.int16))
+    >>> gap = StoredTensor((2, 2), "float32", lambda: np.array([[1, np.nan], [3, 5]], dtype=np.float32))
+    >>> for found in all_tensor_stats([("a", ints, 8), ("b", gap, 16)]):
+    ...     print(found)
+    {'min': 1.0, 'max': 6.0, 'mean': 3.0, 'std': 1.8708286933869707}
+    {'min': 1.0, 'max': 5.0, 'mean': 3.0, 'std': 1.632993161855452, 'nan': 1}
+    """
+    from pecli.io import is_real_dtype
+
+    found: list[dict[str, float | int | None] | None] = [None] * len(tensors)
+    batches: dict[tuple[str, int], list[int]] = {}
+    for index, (key, entry, nbytes) in enumerate(tensors):
+        count = math.prod(entry.shape)
+        if 0 < count <= _BATCHED_VALUES and is_real_dtype(entry.dtype):
+            batches.setdefault((entry.dtype, count), []).append(index)
+        else:
+            found[index] = tensor_stats(entry, key, nbytes)
+    if not batches:
+        return found
+    import numpy as np
+
+    for (_, count), indices in batches.items():
+        step = max(1, _BATCH_VALUES // count)
+        for first in range(0, len(indices), step):
+            batch = indices[first : first + step]
+            values = np.empty((len(batch), count))
+            for row, index in enumerate(batch):
+                values[row] = tensors[index][1].load().reshape(-1)
+            # per row, the arithmetic of tensor_stats and _mean_and_std (a reduction along a
+            # contiguous row sums pairwise, as it does over a 1-D array)
+            with np.errstate(all="ignore"):  # rows with NaN or inf are redone below
+                low, high = np.minimum.reduce(values, axis=1), np.maximum.reduce(values, axis=1)
+                plain = np.maximum(np.abs(low), np.abs(high)) <= _OVERFLOWS  # False for NaN and inf
+                mean = np.add.reduce(values, axis=1) / count
+                deviation = values - mean[:, None]
+                variance = np.add.reduce(deviation * deviation, axis=1) / count
+            for row, index in enumerate(batch):
+                if plain[row]:
+                    found[index] = {
+                        "min": float(low[row]),
+                        "max": float(high[row]),
+                        "mean": float(mean[row]),
+                        "std": math.sqrt(variance[row]),
+                    }
+                else:
+                    found[index] = tensor_stats(tensors[index][1], tensors[index][0], tensors[index][2])
     return found
 
 

@@ -19,6 +19,7 @@ import json
 import math
 import struct
 from collections.abc import Iterator, Mapping
+from functools import partial
 from typing import IO, Any
 
 import numpy as np
@@ -47,6 +48,14 @@ _NUMPY_NAMES = {code: name for name, code in _DTYPE_CODES.items()}
 #: dtypes the format defines (safetensors' ``Dtype``) that numpy has no type for
 _UNSUPPORTED_CODES = frozenset({"F8_E4M3", "F8_E5M2", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "C64"})
 _NUMPY_NAMES.update({"U16": "uint16", "U32": "uint32", "U64": "uint64"})
+#: how each dtype is stored (little-endian; bfloat16 as its 16 bits) and its bytes per value
+_STORAGE = {
+    name: np.dtype(np.uint16) if name == "bfloat16" else np.dtype(name).newbyteorder("<")
+    for name in _NUMPY_NAMES.values()
+}
+_ITEMSIZES = {name: storage.itemsize for name, storage in _STORAGE.items()}
+#: the type of a JSON count (a JSON true or false is a bool, no count)
+_INT = frozenset({int})
 
 
 def dtype_code(dtype: str) -> str:
@@ -154,45 +163,46 @@ def _check_layout(name: str, header: Mapping[str, Any], data_size: int | None) -
         )
 
 
-def _entry(
-    handle: IO[bytes], name: str, key: str, info: Any, data_start: int, data_size: int | None
-) -> StoredTensor:
-    def corrupt(what: str) -> TableFileError:
-        return TableFileError(f"{name}: tensor {key!r} {what}", hint="the file is corrupt or was cut short")
-
-    def is_count(value: Any) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-    if not isinstance(info, dict):
-        raise corrupt("has no valid description")
+def _entry(handle: IO[bytes], name: str, key: str, info: Any, data_start: int, data_size: int | None) -> StoredTensor:
+    # one entry per tensor, thousands in a checkpoint: plain type tests (JSON gives only int, float,
+    # bool, str, None, list and dict, and a bool is no count) and no per-entry closures
+    if type(info) is not dict:
+        raise _corrupt(name, key, "has no valid description")
     code, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
-    if isinstance(code, str) and code in _UNSUPPORTED_CODES:
-        raise TableFileError(
-            f"{name}: tensor {key!r} has dtype {code}, a valid safetensors dtype that pecli does not support",
-            hint="convert it to float16, bfloat16 or float32 first",
-        )
-    if not isinstance(code, str) or code not in _NUMPY_NAMES:
-        raise corrupt(f"has dtype {code!r}, which pecli cannot read")
-    if not (isinstance(shape, list) and all(is_count(s) for s in shape)):
-        raise corrupt(f"has an invalid shape {shape!r}")
-    if any(s >= 1 << 64 for s in shape):  # the library reads dimensions as 64-bit sizes
-        raise corrupt(f"has a dimension over 2^64 in shape {shape!r}")
-    if not (isinstance(offsets, list) and len(offsets) == 2 and all(is_count(o) for o in offsets)):
-        raise corrupt(f"has invalid data_offsets {offsets!r}")
+    dtype_name = _NUMPY_NAMES.get(code) if type(code) is str else None
+    if dtype_name is None:
+        if type(code) is str and code in _UNSUPPORTED_CODES:
+            raise TableFileError(
+                f"{name}: tensor {key!r} has dtype {code}, a valid safetensors dtype that pecli does not support",
+                hint="convert it to float16, bfloat16 or float32 first",
+            )
+        raise _corrupt(name, key, f"has dtype {code!r}, which pecli cannot read")
+    if type(shape) is not list or not _INT.issuperset(map(type, shape)) or min(shape, default=0) < 0:
+        raise _corrupt(name, key, f"has an invalid shape {shape!r}")
+    if max(shape, default=0) >= 1 << 64:  # the library reads dimensions as 64-bit sizes
+        raise _corrupt(name, key, f"has a dimension over 2^64 in shape {shape!r}")
+    if type(offsets) is not list or len(offsets) != 2 or not _INT.issuperset(map(type, offsets)) or min(offsets) < 0:
+        raise _corrupt(name, key, f"has invalid data_offsets {offsets!r}")
     begin, end = offsets
-    dtype_name = _NUMPY_NAMES[code]
-    itemsize = 2 if dtype_name == "bfloat16" else np.dtype(dtype_name).itemsize
     count = math.prod(shape)
-    if end < begin or end - begin != count * itemsize:
-        raise corrupt(f"declares shape {shape} of {code} but data_offsets {offsets} span {end - begin} bytes")
+    if end < begin or end - begin != count * _ITEMSIZES[dtype_name]:
+        raise _corrupt(
+            name, key, f"declares shape {shape} of {code} but data_offsets {offsets} span {end - begin} bytes"
+        )
     if data_size is not None and end > data_size:
-        raise corrupt(f"ends at byte {end} of the data, but the file holds only {data_size}")
+        raise _corrupt(name, key, f"ends at byte {end} of the data, but the file holds only {data_size}")
+    return StoredTensor(
+        tuple(shape), dtype_name, partial(_load, handle, name, data_start + begin, dtype_name, count, shape)
+    )
 
-    def load() -> np.ndarray:
-        storage = np.dtype(np.uint16) if dtype_name == "bfloat16" else np.dtype(dtype_name).newbyteorder("<")
-        array = read_array(handle, data_start + begin, storage, count, name)
-        if dtype_name == "bfloat16":
-            array = (array.astype(np.uint32) << np.uint32(16)).view(np.float32)
-        return array.reshape(shape)
 
-    return StoredTensor(tuple(shape), dtype_name, load)
+def _corrupt(name: str, key: str, what: str) -> TableFileError:
+    return TableFileError(f"{name}: tensor {key!r} {what}", hint="the file is corrupt or was cut short")
+
+
+def _load(handle: IO[bytes], name: str, offset: int, dtype_name: str, count: int, shape: list[int]) -> np.ndarray:
+    """A tensor's values, read from ``offset`` of the open file."""
+    array = read_array(handle, offset, _STORAGE[dtype_name], count, name)
+    if dtype_name == "bfloat16":
+        array = (array.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    return array.reshape(shape)

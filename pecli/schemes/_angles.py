@@ -21,9 +21,11 @@ True
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import threading
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -51,6 +53,10 @@ _ANCHOR_BLOCKS = 64
 _PARALLEL_BYTES = 16 << 20
 #: at most this many threads (the work is memory-bound beyond a few cores)
 _MAX_THREADS = 8
+#: threads take spans of this many blocks from one queue, so a thread whose core another job holds
+#: does less of the table instead of the others waiting for it (spans of half the table each left
+#: the wall time to the slower core on a shared machine)
+_SPAN_BLOCKS = 16
 _PAGE = 4096
 #: blocks hold at most this many rows (bounds the work for small tables of few columns)
 _MAX_BLOCK_ROWS = 1024
@@ -175,10 +181,12 @@ def fill_sin_cos(out: np.ndarray, start: int, freqs: np.ndarray, *, layout: str,
     job = _BlockJob(out, _pair_view(out, layout, count), start, freqs, offsets, step, block, layout, cos_first)
     threads = _thread_count(out.nbytes, rows, block)
     if threads == 1:
-        job.run(range(rows))
+        job.run([range(rows)])
         return out
-    per_thread = -(-rows // (threads * block)) * block
-    _run_in_threads(job.run, [range(lo, min(lo + per_thread, rows)) for lo in range(0, rows, per_thread)])
+    # spans end on block boundaries in position space, so every span but the ends is whole blocks
+    span_rows = block * _SPAN_BLOCKS
+    bounds = [0, *range(-start % span_rows, rows, span_rows), rows]
+    _run_in_threads(job.run, [range(lo, hi) for lo, hi in itertools.pairwise(bounds) if hi > lo], threads)
     return out
 
 
@@ -200,12 +208,17 @@ class _BlockJob:
         self.out, self.pairs, self.start, self.freqs = out, pairs, start, freqs
         self.offsets, self.step, self.block, self.layout, self.cos_first = offsets, step, block, layout, cos_first
 
-    def run(self, span: range) -> None:
+    def run(self, spans: Iterable[range]) -> None:
+        """Fill each span of rows in turn (one thread's share)."""
         count, block = len(self.freqs), self.block
         # each thread's temporaries, at page offsets where the multiply's loads never trail its stores
         factor = _placed((count,), np.complex128, 2560)
         candidates = (_placed((block, count), np.complex128, 2048), _placed((block, count), np.complex128, 0))
-        anchor_rows = block * _ANCHOR_BLOCKS
+        for span in spans:
+            self._fill(span, factor, candidates)
+
+    def _fill(self, span: range, factor: np.ndarray, candidates: tuple[np.ndarray, ...]) -> None:
+        block, anchor_rows = self.block, self.block * _ANCHOR_BLOCKS
         position, end = self.start + span.start, self.start + span.stop
         factor_at = None  # the block start that `factor` holds
         while position < end:
@@ -308,21 +321,35 @@ def _thread_count(nbytes: int, rows: int, block: int) -> int:
     return max(1, min(cores, _MAX_THREADS, -(-rows // block)))
 
 
-def _run_in_threads(work, spans: list[range]) -> None:
-    """``work(span)`` for each span, in parallel threads; re-raise the first error."""
+def _run_in_threads(work: Callable[[Iterable[range]], None], spans: list[range], threads: int) -> None:
+    """``work(spans)`` in ``threads`` threads (this one too) sharing one queue of spans; re-raise the first error.
+
+    Each thread's ``work`` is handed an iterator that yields the next span nobody has taken, so a
+    thread slowed by another job on its core takes fewer spans; after an error the others stop.
+    """
+    queue = iter(spans)
+    lock = threading.Lock()
     errors: list[BaseException] = []
 
-    def guarded(span: range) -> None:
+    def taken() -> Iterator[range]:
+        while not errors:
+            with lock:
+                span = next(queue, None)
+            if span is None:
+                return
+            yield span
+
+    def guarded() -> None:
         try:
-            work(span)
+            work(taken())
         except BaseException as error:  # handed to the caller's thread below
             errors.append(error)
 
-    threads = [threading.Thread(target=guarded, args=(span,), daemon=True) for span in spans[1:]]
-    for thread in threads:
+    workers = [threading.Thread(target=guarded, daemon=True) for _ in range(min(threads, len(spans)) - 1)]
+    for thread in workers:
         thread.start()
-    guarded(spans[0])
-    for thread in threads:
+    guarded()
+    for thread in workers:
         thread.join()
     if errors:
         raise errors[0]
