@@ -347,7 +347,7 @@ def diffusers_2d_cls():
     "diffusers_2d_sincos_8x8_d64_extra2",
     "diffusers",
     "get_2d_sincos_pos_embed(64, 8, cls_token=True, extra_tokens=2, output_type='pt')",
-    "not yet supported: diffusers' extra_tokens count above 1",
+    "pecli generate --preset diffusers sincos2d --grid 8,8 --cls-token --extra-tokens 2 --d 64 -o pe.npy",
 )
 def diffusers_2d_extra():
     from diffusers.models.embeddings import get_2d_sincos_pos_embed

@@ -56,7 +56,7 @@ _DIRECT_ROWS = 1024
 _KURTOSIS_VALUES = 1 << 20
 
 #: a grid table's size parameters, which presets leave to the table
-_GRID_SIZE = ("grid", "cls_token")
+_GRID_SIZE = ("grid", "cls_token", "extra_tokens")
 
 Progress = Callable[[str], None]
 
