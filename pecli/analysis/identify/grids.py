@@ -8,7 +8,7 @@ factorisation is a candidate (square ones first), and regenerating decides.
 ['3,4', '4,3', '2,6', '6,2', '1,12', '12,1']
 >>> table = np.ones((11, 8)); table[:2] = 0  # two leading zero rows: diffusers' extra_tokens=2
 >>> [(params["grid"], params["extra_tokens"]) for params in grid_candidates(table)][-3:]
-[('3,3', 2), ('1,9', 2)]
+[('3,3', 2), ('1,9', 2), ('9,1', 2)]
 """
 
 from __future__ import annotations
