@@ -75,18 +75,22 @@ def test_provenance_is_recorded(name):
 
 
 def _within_float32_noise(table: np.ndarray, reference: np.ndarray, command: str) -> None:
-    """|table − reference| within eps32·|p| at position p (t for timestep rows, 2 + row for fairseq)."""
+    """|table − reference| within amplitude·eps32·|p| at position p (t for timestep rows, 2 + row for fairseq)."""
     table = table.reshape(reference.shape)
     if table.ndim == 3:  # ALiBi's (H, L, L) biases: plain products, rounded once
         scale = float(np.abs(reference).max())
         assert np.all(np.abs(table - reference) <= rounding_tolerance("float32", scale=scale))
         return
-    positions = np.arange(len(table)) + (2 if "--preset fairseq" in command else 0)
+    flags = dict(option for option in _options(command)[1] if len(option) == 2)
+    first = int(flags.get("--offset", 2 if "--preset fairseq" in command else 0))
+    positions = np.arange(len(table)) + first
     if command.startswith("pecli timestep"):
         words = shlex.split(command)[2:]
         arguments = words[1] if words[0] == "--range" else " ".join(words[: words.index("--dim")])
         positions = (parse_range(arguments) if words[0] == "--range" else parse_timesteps(arguments)).array()
-    noise = arithmetic_tolerance(len(table), "float32", scale=1.0, positions=positions)
+    # the angle's float32 error is scaled with the values (x-transformers' amplitude d^-0.5)
+    amplitude = float(flags.get("--amplitude", 1.0))
+    noise = arithmetic_tolerance(len(table), "float32", scale=amplitude, positions=positions * amplitude)
     assert np.all(np.abs(table - reference) <= noise), float(np.abs(table - reference).max())
     if not command.startswith("pecli timestep"):  # compare's data-driven tolerance takes rows as positions
         assert compare_tables(table, reference.astype(np.float32)).agree

@@ -103,7 +103,7 @@ def m2m100_rows():
     "m2m100_padding1_full_130x64",
     "transformers",
     "M2M100SinusoidalPositionalEmbedding(128, 64, padding_idx=1).weights",
-    "not yet supported: the full fairseq weight with its zeroed padding row (--padding-idx)",
+    "pecli generate --preset fairseq --offset 0 --padding-idx 1 --d 64 --len 130 -o pe.npy",
 )
 def m2m100_full():
     from transformers.models.m2m_100.modeling_m2m_100 import M2M100SinusoidalPositionalEmbedding
@@ -410,7 +410,7 @@ def vit_pytorch_sincos():
     "x_transformers_scaled_sinusoidal_128x64",
     "x-transformers",
     "ScaledSinusoidalEmbedding(64)(torch.zeros(1, 128, 64))",
-    "not yet supported: x-transformers' amplitude d^−0.5 (--amplitude)",
+    "pecli generate sinusoidal --layout split --amplitude 0.125 --d 64 --len 128 -o pe.npy",
 )
 def x_transformers_scaled():
     import torch

@@ -21,7 +21,13 @@ from pecli.analysis.identify.biases import alibi_candidates, alibi_shape
 from pecli.analysis.identify.grids import grid_candidates
 from pecli.analysis.identify.result import Candidate, Identification
 from pecli.analysis.identify.rotary import rope_candidates
-from pecli.analysis.identify.sinusoids import read_base_and_offset, sin_cos_structures, sinusoidal_rows
+from pecli.analysis.identify.sinusoids import (
+    padding_row,
+    read_amplitudes,
+    read_base_and_offset,
+    sin_cos_structures,
+    sinusoidal_rows,
+)
 from pecli.analysis.identify.timesteps import read_timesteps, round_timesteps
 from pecli.errors import PecliError, TableFileError
 from pecli.schemes.catalog import SCHEMES, get_scheme, resolve
@@ -62,19 +68,36 @@ Progress = Callable[[str], None]
 
 
 def _sinusoidal_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
-    for layout, kind in sin_cos_structures(table):
+    """Structures on the unit circle, each with the grid's round bases first, then the bases read off the table
+    (the simplest true description wins: fairseq's shift 1 at base 10000, not Vaswani's form at 10000^(h/(h−1)))."""
+    # fairseq's full weight zeroes its padding row; x-transformers scales every value by d^-0.5:
+    # the structure, base and offset are read off the rows after the padding row, at unit amplitude
+    padding_idx = padding_row(table, _SCREEN_ROWS)
+    fitted = table if padding_idx is None else table[padding_idx + 1 :]
+    amplitude, amplitudes = read_amplitudes(fitted)
+    unit = fitted if amplitude == 1.0 else fitted / amplitude
+    skipped = 0 if padding_idx is None else padding_idx + 1
+    structures = []
+    for layout, kind in sin_cos_structures(unit):
         for cos_first in (False, True):
             for freq_shift in (None,) if kind == "vaswani" else (0.0, 1.0):
-                bases, offsets = read_base_and_offset(table, layout, cos_first, freq_shift)
-                for base in dict.fromkeys([*BASES, *bases]):
-                    for offset in dict.fromkeys([*OFFSETS, *offsets]):
-                        yield {
-                            "base": base,
-                            "layout": layout,
-                            "cos_first": cos_first,
-                            "freq_shift": freq_shift,
-                            "offset": offset,
-                        }
+                bases, offsets = read_base_and_offset(unit, layout, cos_first, freq_shift)
+                offsets = list(dict.fromkeys([*OFFSETS, *(first - skipped for first in offsets)]))
+                fitted_bases = [base for base in bases if base not in BASES]
+                structures.append((layout, cos_first, freq_shift, fitted_bases, offsets))
+    for round_bases in (True, False):
+        for layout, cos_first, freq_shift, fitted_bases, offsets in structures:
+            tried = BASES if round_bases else fitted_bases
+            for base, offset, amplitude in itertools.product(tried, offsets, amplitudes):
+                yield {
+                    "base": base,
+                    "layout": layout,
+                    "cos_first": cos_first,
+                    "freq_shift": freq_shift,
+                    "offset": offset,
+                    "padding_idx": padding_idx,
+                    "amplitude": amplitude,
+                }
 
 
 def _candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -136,6 +159,9 @@ def _rows(
         positions = np.concatenate([np.arange(r.start, r.stop) for r in rows]) + params["offset"]
         computed = sinusoidal_rows(params, shape[1], positions.astype(np.float64))
         if computed is not None:
+            computed *= params.get("amplitude", 1.0)
+            if params.get("padding_idx") is not None:
+                computed[positions - params["offset"] == params["padding_idx"]] = 0.0
             return computed
     function = get_scheme(scheme).function
     dim = None if scheme == "alibi" else shape[1]  # ALiBi's (L, L) head has no embedding dimension
@@ -167,12 +193,22 @@ def _timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidat
 
 
 def _presets_with(scheme: str, params: Mapping[str, Any]) -> tuple[str, ...]:
-    """The presets of ``scheme`` with these parameters (a grid's size, H × W and the cls row, aside)."""
+    """The presets of ``scheme`` with these parameters (a grid's size, H × W and the cls row, aside).
+
+    A table with a zeroed padding row is fairseq's full weight, where row = position: it is named
+    by the preset whose first position is padding_idx + 1 (fairseq's), with ``--offset 0``.
+    """
     names = []
     sizes = {name: params[name] for name in _GRID_SIZE if name in params}
+    padding_idx = params.get("padding_idx")
     for preset in PRESETS.values():
         resolved, full = resolve(preset.scheme, preset.name, {})
-        if resolved.name == scheme and {**full, **sizes} == dict(params):
+        if resolved.name != scheme:
+            continue
+        full_weight = padding_idx is not None and full.get("offset") == padding_idx + 1
+        if {**full, **sizes} == dict(params) or (
+            full_weight and {**full, "offset": params["offset"], "padding_idx": padding_idx} == dict(params)
+        ):
             names.append(preset.name)
     return tuple(names)
 
@@ -192,7 +228,9 @@ def _noise(
     noise += rounding_tolerance("float32", scale=scale) / 4
     if scheme in _ANGLE_SCHEMES:
         positions = positions + (params.get("offset") or 0)
-        noise += arithmetic_tolerance(len(positions), "float64", scale=0.0, positions=positions)
+        # the angle's error is scaled with the values (x-transformers' d^-0.5 amplitude)
+        angle_noise = arithmetic_tolerance(len(positions), "float64", scale=0.0, positions=positions)
+        noise += angle_noise * abs(params.get("amplitude", 1.0))
     return noise
 
 
