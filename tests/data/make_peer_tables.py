@@ -215,7 +215,7 @@ peer(
     "bloom_alibi_8heads_64",
     "transformers",
     "transformers.models.bloom.modeling_bloom.build_alibi_tensor(torch.ones(1, 64), 8, torch.float32)",
-    "not yet supported: BLOOM's key-position ALiBi form m·j, shape (H, 1, L)",
+    "pecli generate alibi --form key --heads 8 --len 64 -o pe.npy",
 )
 def bloom_alibi():
     import torch
@@ -228,7 +228,7 @@ def bloom_alibi():
     "mpt_alibi_8heads_64",
     "transformers",
     "transformers.models.mpt.modeling_mpt.build_mpt_alibi_tensor(8, 64)",
-    "not yet supported: MPT's key-position ALiBi form m·(j − L + 1), shape (H, 1, L)",
+    "pecli generate alibi --heads 8 --len 64 -o pe.npy",
 )
 def mpt_alibi():
     from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor

@@ -73,6 +73,8 @@ class Identification:
     value_std: float = 0.0
     reproduce_dtype: str = ""  #: the dtype the reproduce command writes (the values' precision when coarser)
     gaussian: bool = False  #: no match, and the values look like N(mean, std²) draws (a random or learned table)
+    #: the table is this query row of each head's ALiBi biases (BLOOM's, MPT's (H, 1, L)): pe[:, q, :]
+    query_row: int | None = None
 
     @property
     def matched(self) -> bool:
@@ -83,7 +85,7 @@ class Identification:
         dtype = self.reproduce_dtype or self.dtype
         if self.best.timesteps is not None:
             return timestep_command(self.best, dim=self.shape[-1], dtype=dtype)
-        if self.best.scheme == "alibi":  # (H, L, L) or (L, L) biases, or (H,) slopes: no embedding dimension
+        if self.best.scheme == "alibi":  # (H, L, L), (H, 1, L) or (L, L) biases, or (H,) slopes: no embedding dimension
             length = None if self.best.params.get("part") == "slopes" else self.shape[-1]
             return generate_command(self.best, length=length, dim=None, dtype=dtype)
         length = None if "grid" in SCHEMES[self.best.scheme].defaults else self.shape[-2]  # the grid sets it
@@ -101,6 +103,7 @@ class Identification:
             "runners_up": [c.to_json() for c in self.runners_up],
             "value_mean": self.value_mean,
             "value_std": self.value_std,
+            **({"query_row": self.query_row} if self.query_row is not None else {}),
         }
 
 

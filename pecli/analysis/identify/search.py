@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.compare import arithmetic_tolerance, rounding_tolerance, value_precision
-from pecli.analysis.identify.biases import alibi_candidates, alibi_shape
+from pecli.analysis.identify.biases import alibi_candidates, alibi_row_candidates, alibi_rows, alibi_shape
 from pecli.analysis.identify.grids import grid_candidates
 from pecli.analysis.identify.result import Candidate, Identification
 from pecli.analysis.identify.rotary import rope_candidates
@@ -293,9 +293,11 @@ def _checked(table: np.ndarray) -> np.ndarray:
     values = np.asarray(table)
     if values.dtype.kind != "f" or values.dtype.itemsize < 4:  # ints, float16, bfloat16: widen (exactly)
         values = values.astype(np.float64)
+    if values.ndim == 3 and values.shape[1] == 1:  # one query row per head (BLOOM, MPT): read as (H, L)
+        values = values[:, 0]
     if (values.ndim != 2 and not alibi_shape(values.shape)) or values.size == 0:
         raise TableFileError(
-            f"identify needs a non-empty (len, d) table, ALiBi's (H, L, L) biases or (H,) slopes, "
+            f"identify needs a non-empty (len, d) table, ALiBi's (H, L, L), (H, 1, L) biases or (H,) slopes, "
             f"got shape {values.shape}",
             hint="give a position table, or choose a tensor with --key",
         )
@@ -325,6 +327,30 @@ def _identify_alibi(
     )
 
 
+def _identify_alibi_rows(
+    values: np.ndarray, dtype: str, precision: str, tolerance: float, stored_tolerance: float, scale: float
+) -> Identification | None:
+    """An (H, L) table of one ALiBi query row per head (BLOOM's, MPT's), regenerated whole; None if none holds."""
+    for params, query_row in alibi_row_candidates(values):
+        params = {**SCHEMES["alibi"].defaults, **params}
+        expected = alibi_rows(_set(params), values.shape[1], query_row)
+        difference = np.abs(values - expected)
+        error = float(difference.max())
+        excess = float((difference / _noise("alibi", params, np.zeros(1), expected.copy(), precision, scale)).max())
+        if excess <= 1.0:
+            return Identification(
+                shape=values.shape,
+                dtype=dtype,
+                reproduce_dtype=dtype if error <= stored_tolerance else precision,
+                best=Candidate("alibi", params, error),
+                level="exact" if error <= tolerance else "approximate",
+                tolerance=tolerance,
+                precision=precision,
+                query_row=query_row,
+            )
+    return None
+
+
 def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progress | None = None) -> Identification:
     """Search the registry for the convention that produced ``table``.
 
@@ -352,6 +378,9 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
     tolerance = max(rounding_tolerance(precision, scale=scale), stored_tolerance)
     if values.ndim != 2:
         return _identify_alibi(values, dtype, precision, tolerance, stored_tolerance, scale)
+    alibi_rows_found = _identify_alibi_rows(values, dtype, precision, tolerance, stored_tolerance, scale)
+    if alibi_rows_found is not None:
+        return alibi_rows_found
     length, dim = values.shape
     head = range(0, min(_SCREEN_ROWS, length))
     tail = range(max(head.stop, length - _SCREEN_ROWS), length)
