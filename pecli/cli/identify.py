@@ -123,6 +123,11 @@ def _print(out: Output, table: Any, found: Any) -> None:
         out.data(f"  closest: {best.describe()}, max error {best.max_error:.3g}")
         return
     out.data(f"  reproduce: {found.command()}")
+    equivalent = found.equivalent()
+    if equivalent is not None:
+        half = found.shape[-1] // 2
+        base = f"{found.best.params['base']:g}^({half}/{half - 1})"
+        out.data(f"  equivalently: freq_shift 0 at base {base} = {equivalent.params['base']:.10g} (the same table)")
     if found.query_row is not None:
         heads, length, row = found.shape[0], found.shape[-1], found.query_row
         biases = f"{heads} × {length} × {length}"

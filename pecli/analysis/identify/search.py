@@ -49,7 +49,7 @@ _VERIFY = 6
 #: the sample: this many runs of ``_RUN_ROWS`` rows spread over a long table (a short one is checked whole)
 _SAMPLE_RUNS, _RUN_ROWS = 32, 16
 #: schemes computed from angles p·ω (ω ≤ 1), whose float32 implementations carry eps32·|p·ω| noise
-_ANGLE_SCHEMES = ("sinusoidal", "timestep", "rope", "sincos2d", "binary-sine")
+_ANGLE_SCHEMES = ("sinusoidal", "timestep", "rope", "rope2d", "sincos2d", "binary-sine")
 #: the largest noise, relative to the table's scale, under which a float32 table still tells conventions apart
 _DISCERNIBLE = 1e-2
 #: rows per chunk of a full regeneration (8 MiB of float64)
@@ -119,6 +119,9 @@ def _candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
                     yield "sincos2d", {**resolve("sincos2d", preset.name, {})[1], **grid}
         if table.shape[1] in (2, 3) and not grid["cls_token"]:
             yield "coordconv", {**SCHEMES["coordconv"].defaults, "grid": grid["grid"]}
+        if not grid["cls_token"]:
+            for params in _rope2d_candidates(table, grid["grid"]):
+                yield "rope2d", {**SCHEMES["rope2d"].defaults, **params}
     for params in _fourier_candidates(table.shape[1]):
         yield "fourier", {**SCHEMES["fourier"].defaults, **params}
     for scheme in SCHEMES.values():
@@ -131,6 +134,16 @@ def _candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
             for chosen in itertools.product(*choices.values()):
                 params = {**scheme.defaults, **dict(zip(choices, chosen, strict=True))}
                 yield scheme.name, params if part is None else {**params, "part": part}
+
+
+def _rope2d_candidates(table: np.ndarray, grid: str) -> Iterator[dict[str, Any]]:
+    """diffusers' 2-D axial RoPE over ``grid``: token (0, 0) has angle 0, so its row tells the part."""
+    if table.shape[1] % 4:
+        return
+    first = table[0]
+    parts = ("cos",) if (first == 1).all() else ("sin", "angle") if not first.any() else ()
+    for part, layout, base in itertools.product(parts, (None, "half"), BASES[:3]):
+        yield {"grid": grid, "part": part, "layout": layout, "base": base}
 
 
 def _fourier_candidates(dim: int) -> Iterator[dict[str, Any]]:
