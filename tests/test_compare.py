@@ -124,9 +124,32 @@ def test_exit_codes_and_shape_from_the_other_table(cli, tmp_path):
     rounded = cli("compare", half, "sinusoidal", "--dtype", "float32")
     assert rounded.code == 0 and "same within float32 arithmetic (tolerance 0.0039 at position 49)" in rounded.out
     exact = cli("compare", half, "sinusoidal", "--dtype", "float32", "--exact")
-    assert exact.code == 1 and "different beyond bit for bit" in exact.out
+    assert exact.code == 1 and "different: not equal bit for bit" in exact.out
     assert "diagnosis: they differ only by rounding" in exact.out
     assert_clean_error(cli("compare", half, "sinusoidal", "--exact", "--atol", "1"), 2, "--exact")
+
+
+def test_given_tolerances_replace_the_data_driven_one_and_exact_is_bit_equality(cli, tmp_path):
+    """--atol and --rtol (each alone, too) replace float32 arithmetic's tolerance; --exact is bit equality."""
+    table = _save(tmp_path, "pe.npy", pecli.encode("sinusoidal", 128, 64))
+    half = _save(tmp_path, "half.npy", pecli.encode("sinusoidal", 128, 64, dtype="float16"))
+    assert cli("compare", table, half).code == 0  # within float16's rounding, the data-driven default
+    for option, value in (("--atol", "1e-6"), ("--rtol", "1e-5")):
+        result = cli("compare", table, half, option, value)
+        assert result.code == 1 and "different beyond atol " in result.out, result.out
+    loose = cli("compare", table, half, "--rtol", "1e-2")
+    assert loose.code == 0 and "same within atol 0, rtol 0.01" in loose.out
+    assert cli("compare", table, table, "--exact").out.splitlines()[-1] == "same, bit for bit"
+
+
+@pytest.mark.parametrize("spec", ["sincos2d:preset=mae,grid=14x14", "sincos2d:preset=mae,grid=14,14", "mae:grid=14,14"])
+def test_a_spec_with_a_preset_and_a_comma_value(spec, cli, tmp_path):
+    table = _save(tmp_path, "pe.npy", pecli.encode("sincos2d", None, 64, preset="mae", grid="14,14"))
+    result = cli("compare", table, spec)
+    assert result.code == 0 and "same within float32 arithmetic" in result.out, result.out
+    timm = cli("compare", table, "sincos2d:preset=timm,grid=14,14")
+    assert timm.code == 1
+    assert_clean_error(cli("compare", table, "sincos2d:preset=maee,grid=14,14"), 2, "has no preset 'maee'")
 
 
 def test_default_tolerance_follows_the_positions():

@@ -344,3 +344,76 @@ def test_binary_bit_orders():
     for bit_order in ("lsb", "msb"):
         found = identify_table(pecli.encode("binary", 64, 8, bit_order=bit_order))
         assert found.level == "exact" and found.best.params["bit_order"] == bit_order
+
+
+@pytest.mark.parametrize(
+    ("params", "command"),
+    [
+        ({"part": "cos"}, "pecli generate rope2d --grid 4,6 --part cos --d 32 -o pe.npy"),
+        (
+            {"part": "sin", "layout": "half"},
+            "pecli generate rope2d --grid 4,6 --layout half --part sin --d 32 -o pe.npy",
+        ),
+        (
+            {"part": "angle", "base": 500000.0},
+            "pecli generate rope2d --grid 4,6 --base 500000 --part angle --d 32 -o pe.npy",
+        ),
+    ],
+)
+def test_rope2d_grid_from_the_token_count(params, command, cli, tmp_path):
+    """diffusers' 2-D axial RoPE: H × W from the token count, the part from token (0, 0)'s row."""
+    table = pecli.encode("rope2d", None, 32, grid="4,6", **params)
+    found = identify_table(table)
+    assert found.level == "exact" and found.command() == command, found.best.describe()
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, command), table)
+
+
+def test_extra_tokens_padding_row_and_amplitude(cli, tmp_path):
+    """diffusers' extra_tokens zero rows, fairseq's full weight with its padding row, x-transformers' d^-0.5."""
+    cases = [
+        (
+            pecli.encode("sincos2d", None, 32, preset="diffusers", grid="4,4", cls_token=True, extra_tokens=3),
+            "pecli generate --preset diffusers sincos2d --grid 4,4 --cls-token --extra-tokens 3 --d 32 -o pe.npy",
+        ),
+        (
+            pecli.encode(None, 40, 32, preset="fairseq", offset=0, padding_idx=1),
+            "pecli generate --preset fairseq --offset 0 --padding-idx 1 --d 32 --len 40 -o pe.npy",
+        ),
+        (
+            pecli.encode("sinusoidal", 40, 32, layout="split", amplitude=32**-0.5),
+            f"pecli generate sinusoidal --layout split --amplitude {32**-0.5!r} --d 32 --len 40 -o pe.npy",
+        ),
+    ]
+    for table, command in cases:
+        found = identify_table(table)
+        assert found.level == "exact" and found.command() == command, found.command()
+        np.testing.assert_array_equal(_reproduce(cli, tmp_path, command), table)
+
+
+@pytest.mark.parametrize(("form", "row"), [("key", 0), ("distance", 15), ("distance", 4)])
+def test_alibi_one_query_row_per_head(form, row, cli, tmp_path):
+    """(H, 1, L): BLOOM's key form (alike on every row), MPT's distance form on the last row, or any row."""
+    table = pecli.encode("alibi", 16, None, heads=4, form=form)[:, row : row + 1]
+    found = identify_table(table)
+    assert found.level == "exact" and found.query_row == (0 if form == "key" else row)
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command())[:, found.query_row], table[:, 0])
+    path = tmp_path / "rows.npy"
+    np.save(path, table)
+    result = cli("identify", str(path))
+    assert result.code == 0 and f"the table is query row {found.query_row} of each head" in result.out
+
+
+def test_the_shift_equivalence_is_stated(cli, tmp_path):
+    """Shift 1 at base b = shift 0 at b^(h/(h−1)): the simpler is named, the other stated (text and --json)."""
+    path = tmp_path / "t2t.npy"
+    np.save(path, pecli.encode(None, 64, 32, preset="tensor2tensor"))
+    text = cli("identify", str(path))
+    assert "  equivalently: freq_shift 0 at base 10000^(16/15) = 18478.49797 (the same table)" in text.out
+    report = json.loads(cli("identify", str(path), "--json").out)
+    assert report["equivalent"]["params"]["freq_shift"] == 0.0
+    assert report["equivalent"]["params"]["base"] == pytest.approx(10000 ** (16 / 15), rel=1e-15)
+    equivalent = _reproduce(cli, tmp_path, report["equivalent"]["command"])
+    np.testing.assert_allclose(equivalent, pecli.encode(None, 64, 32, preset="tensor2tensor"), rtol=0, atol=2**-23)
+    vaswani = tmp_path / "vaswani.npy"
+    np.save(vaswani, pecli.encode(None, 64, 32, preset="vaswani"))
+    assert "equivalent" not in json.loads(cli("identify", str(vaswani), "--json").out)

@@ -22,12 +22,13 @@ position and dimension, and the per-position cosine similarity; when the tables 
 column permutation (interleaved vs split layout, sin/cos order) or a row shift (an offset), says so.
 By default the tolerance follows the data: row p may differ by the rounding of the lower-precision
 table plus the noise of float32 arithmetic at position p (2^-23·p, as a float32 implementation
-rounds the angle p·ω); --atol/--rtol set it instead, and --exact asks for bit equality.
+rounds the angle p·ω); --atol/--rtol (either alone) set it instead, and --exact asks for bit equality.
 Exit status: 0 when |A − B| is within the tolerance everywhere, 1 when not, 2 on bad input,
 3 when the figure (-o) cannot be written or another runtime failure.
 
 A value may hold commas: a comma starts a new parameter only before param=, so
 mae:grid=14,14,cls_token=true is read as grid 14,14 (grid=14x14 says the same).
+SCHEME:preset=NAME,… picks one of that scheme's presets: 'sincos2d:preset=mae,grid=14x14'.
 
 With --properties, each SCHEME (a spec) is checked at --d (default 64) × --len (default 512)
 for the six properties of an ideal positional encoding, with the figure behind each verdict.
@@ -93,6 +94,8 @@ def compare(
     check_tolerances(0.0 if atol is None else atol, rtol)  # before any table is read or computed
     if exact and (atol is not None or rtol):
         raise ParameterError("--exact asks for bit equality; it cannot go with --atol or --rtol", hint="drop one")
+    if atol is None and rtol:
+        atol = 0.0  # --rtol alone replaces the data-driven tolerance too, as --atol does
     if properties:
         extra = [flag for flag, value in (("-o", output), ("--key", key or key_a or key_b)) if value]
         if extra:
@@ -291,10 +294,15 @@ def _print_comparison(out: Output, first: Any, second: Any, result: Any) -> None
     if result.same_nan:
         out.data(f"NaN at the same {result.same_nan} position{'s' * (result.same_nan != 1)} in both (counted as equal)")
     tolerance = result.tolerance_text()
-    if result.agree:
+    if result.tolerance_kind == "exact":
+        out.data("same, bit for bit" if result.agree else "different: not equal bit for bit")
+        if result.agree:
+            return
+    elif result.agree:
         out.data(f"same within {tolerance}")
         return
-    out.data(f"different beyond {tolerance}")
+    else:
+        out.data(f"different beyond {tolerance}")
     if result.diagnosis is not None:
         out.data(f"diagnosis: {result.diagnosis.description}")
 

@@ -19,7 +19,8 @@ Searches the sinusoidal family (layout, sin/cos order, frequency shift, base —
 and the common RoPE bases 500000 and 1e6, plus the base read off the table — and first position),
 RoPE cos/sin/angle tables (either layout, any base, linear/dynamic/yarn/llama3 scaling read off
 the columns' frequencies), timestep rows at any t (printed, or as a --range), ALiBi's (H, L, L)
-biases, one head's (L, L) or the (H,) slopes, every preset, and the other deterministic schemes.
+biases, one query row per head (BLOOM's and MPT's (H, 1, L)), one head's (L, L) or the (H,)
+slopes, every preset, and the other deterministic schemes.
 Reports the best match, its max error, and the command that reproduces it; a random (learned)
 table matches none. A match is claimed only after regenerating the table: exact within the
 rounding of its values, approximate within the noise of float32 arithmetic (2^-23·|p| at
@@ -122,6 +123,15 @@ def _print(out: Output, table: Any, found: Any) -> None:
         out.data(f"  closest: {best.describe()}, max error {best.max_error:.3g}")
         return
     out.data(f"  reproduce: {found.command()}")
+    equivalent = found.equivalent()
+    if equivalent is not None:
+        half = found.shape[-1] // 2
+        base = f"{found.best.params['base']:g}^({half}/{half - 1})"
+        out.data(f"  equivalently: freq_shift 0 at base {base} = {equivalent.params['base']:.10g} (the same table)")
+    if found.query_row is not None:
+        heads, length, row = found.shape[0], found.shape[-1], found.query_row
+        biases = f"{heads} × {length} × {length}"
+        out.data(f"  the table is query row {row} of each head: pe[:, {row}:{row + 1}, :] of the {biases} biases")
     # a runner-up is news only when it comes near: within 100× the rounding tolerance
     for candidate in [c for c in found.runners_up[:1] if c.max_error <= 100 * found.tolerance]:
         within = (

@@ -2,8 +2,9 @@
 
 NAME is a scheme or a preset; values are parsed by the kind of the parameter in
 :data:`pecli.schemes.params.PARAMS`. A comma starts a new parameter only when ``param=`` follows
-it, so a value may hold commas (``sincos2d:grid=14,14``; ``grid=14x14`` says the same). Every
-malformed part gets its own message.
+it, so a value may hold commas (``sincos2d:grid=14,14``; ``grid=14x14`` says the same).
+``SCHEME:preset=NAME,…`` picks one of the scheme's presets (a name several schemes share, such as
+``diffusers``, needs it). Every malformed part gets its own message.
 
 >>> spec = parse_spec("sinusoidal:layout=split,freq_shift=1")
 >>> spec.scheme, spec.preset, spec.params
@@ -12,6 +13,9 @@ malformed part gets its own message.
 'fairseq'
 >>> parse_spec("sincos2d:grid=14,14,cls_token=true").params
 {'grid': '14,14', 'cls_token': True}
+>>> spec = parse_spec("sincos2d:preset=mae,grid=14x14")
+>>> spec.scheme, spec.preset, spec.params
+('sincos2d', 'mae', {'grid': '14x14'})
 """
 
 from __future__ import annotations
@@ -95,7 +99,7 @@ def parse_spec(text: str) -> SchemeSpec:
     """Parse ``NAME`` or ``NAME:param=value,…``; a :class:`ParameterError` names the malformed part."""
     from pecli.schemes.catalog import SCHEMES
     from pecli.schemes.params import PARAMS
-    from pecli.schemes.presets import get_preset, preset_names
+    from pecli.schemes.presets import PRESETS, get_preset, preset_names
 
     name, colon, rest = text.partition(":")
     if not name:
@@ -118,6 +122,15 @@ def parse_spec(text: str) -> SchemeSpec:
             raise ParameterError(
                 f"{item!r} in spec {text!r} is not param=value", hint=f"e.g. {name}:{next(iter(takes), 'base')}=…"
             )
+        if key == "preset" and scheme is not None and preset is None:
+            own = [preset_name for scheme_name, preset_name in PRESETS if scheme_name == scheme]
+            if value.strip() not in own:
+                raise ParameterError(
+                    f"{scheme!r} has no preset {value.strip()!r} (in spec {text!r})",
+                    hint=did_you_mean(value.strip(), own) if own else f"{scheme!r} has no presets",
+                )
+            preset = value.strip()
+            continue
         if key not in takes:
             raise ParameterError(
                 f"{name!r} takes no parameter {key!r} (in spec {text!r})",

@@ -103,7 +103,7 @@ def m2m100_rows():
     "m2m100_padding1_full_130x64",
     "transformers",
     "M2M100SinusoidalPositionalEmbedding(128, 64, padding_idx=1).weights",
-    "not yet supported: the full fairseq weight with its zeroed padding row (--padding-idx)",
+    "pecli generate --preset fairseq --offset 0 --padding-idx 1 --d 64 --len 130 -o pe.npy",
 )
 def m2m100_full():
     from transformers.models.m2m_100.modeling_m2m_100 import M2M100SinusoidalPositionalEmbedding
@@ -215,7 +215,7 @@ peer(
     "bloom_alibi_8heads_64",
     "transformers",
     "transformers.models.bloom.modeling_bloom.build_alibi_tensor(torch.ones(1, 64), 8, torch.float32)",
-    "not yet supported: BLOOM's key-position ALiBi form m·j, shape (H, 1, L)",
+    "pecli generate alibi --form key --heads 8 --len 64 -o pe.npy",
 )
 def bloom_alibi():
     import torch
@@ -228,7 +228,7 @@ def bloom_alibi():
     "mpt_alibi_8heads_64",
     "transformers",
     "transformers.models.mpt.modeling_mpt.build_mpt_alibi_tensor(8, 64)",
-    "not yet supported: MPT's key-position ALiBi form m·(j − L + 1), shape (H, 1, L)",
+    "pecli generate alibi --heads 8 --len 64 -o pe.npy",
 )
 def mpt_alibi():
     from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
@@ -347,7 +347,7 @@ def diffusers_2d_cls():
     "diffusers_2d_sincos_8x8_d64_extra2",
     "diffusers",
     "get_2d_sincos_pos_embed(64, 8, cls_token=True, extra_tokens=2, output_type='pt')",
-    "not yet supported: diffusers' extra_tokens count above 1",
+    "pecli generate --preset diffusers sincos2d --grid 8,8 --cls-token --extra-tokens 2 --d 64 -o pe.npy",
 )
 def diffusers_2d_extra():
     from diffusers.models.embeddings import get_2d_sincos_pos_embed
@@ -410,7 +410,7 @@ def vit_pytorch_sincos():
     "x_transformers_scaled_sinusoidal_128x64",
     "x-transformers",
     "ScaledSinusoidalEmbedding(64)(torch.zeros(1, 128, 64))",
-    "not yet supported: x-transformers' amplitude d^−0.5 (--amplitude)",
+    "pecli generate sinusoidal --layout split --amplitude 0.125 --d 64 --len 128 -o pe.npy",
 )
 def x_transformers_scaled():
     import torch

@@ -1,4 +1,6 @@
-"""ALiBi read off its tensors: all heads' (H, L, L) biases, one head's (L, L) matrix, or the (H,) slopes.
+"""ALiBi read off its tensors: all heads' (H, L, L) biases, one head's (L, L) matrix, the (H,) slopes,
+or one query row per head, (H, 1, L): HF BLOOM's ``build_alibi_tensor`` (the key form m·j, alike on
+every query row) and MPT's ``build_mpt_alibi_tensor`` (m·(j − L + 1): the distance form's last row).
 
 Head h's bias is −|i − j|·m_h, so the entry next to the diagonal is −m_h: a single head is named
 by the head counts whose slopes include it (the fewest heads first), all heads by their count.
@@ -8,6 +10,10 @@ by the head counts whose slopes include it (the fewest heads first), all heads b
 [{'heads': 8}]
 >>> next(alibi_candidates(alibi_table(6, heads=8, head=2)))  # slope 2^-3: also head 5 of 6
 {'heads': 6, 'head': 5}
+>>> list(alibi_row_candidates(alibi_table(6, heads=8, form="key")[:, 0]))
+[({'heads': 8, 'form': 'key'}, 0)]
+>>> list(alibi_row_candidates(alibi_table(6, heads=8)[:, -1]))  # MPT's
+[({'heads': 8, 'form': 'distance'}, 5)]
 """
 
 from __future__ import annotations
@@ -17,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from pecli.schemes.alibi import alibi_slopes
+from pecli.schemes.alibi import alibi_slopes, alibi_table
 
-__all__ = ["alibi_candidates", "alibi_shape"]
+__all__ = ["alibi_candidates", "alibi_row_candidates", "alibi_rows", "alibi_shape"]
 
-#: head counts searched for a single head's slope
+#: head counts searched for a single head's slope, and the most heads of a (H, L) table of query rows
 _MAX_HEADS = 128
 
 
@@ -47,3 +53,33 @@ def alibi_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
         for heads in range(1, _MAX_HEADS + 1):
             for head in np.flatnonzero(np.isclose(alibi_slopes(heads), slope, rtol=1e-2, atol=0)):
                 yield {"heads": heads, "head": int(head)}
+
+
+def alibi_row_candidates(table: np.ndarray) -> Iterator[tuple[dict[str, Any], int]]:
+    """ALiBi parameters and the query row whose biases are ``table``'s (H, L) rows, one per head.
+
+    Head 0's row steps by its slope m_0 of H heads: the key form rises from 0 at j = 0; the
+    distance form peaks at 0 on the query's own position.
+    """
+    heads, length = table.shape
+    if length < 2 or heads > _MAX_HEADS:
+        return
+    first = np.asarray(table[0], dtype=np.float64)
+    step = first[1] - first[0]
+    if not np.isclose(abs(step), alibi_slopes(heads)[0], rtol=1e-2, atol=0):
+        return
+    if first[0] == 0 and step > 0:
+        yield {"heads": heads, "form": "key"}, 0
+    query = int(np.argmax(first))
+    if first[query] == 0:
+        yield {"heads": heads, "form": "distance"}, query
+
+
+def alibi_rows(params: dict[str, Any], length: int, query_row: int) -> np.ndarray:
+    """Query row ``query_row`` of every head's float64 (L, L) biases: an (H, L) table."""
+    return np.concatenate(
+        [
+            alibi_table(length, dtype="float64", rows=range(query_row, query_row + 1), **{**params, "head": head})
+            for head in range(params["heads"])
+        ]
+    )

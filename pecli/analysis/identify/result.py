@@ -73,6 +73,8 @@ class Identification:
     value_std: float = 0.0
     reproduce_dtype: str = ""  #: the dtype the reproduce command writes (the values' precision when coarser)
     gaussian: bool = False  #: no match, and the values look like N(mean, std²) draws (a random or learned table)
+    #: the table is this query row of each head's ALiBi biases (BLOOM's, MPT's (H, 1, L)): pe[:, q, :]
+    query_row: int | None = None
 
     @property
     def matched(self) -> bool:
@@ -80,16 +82,38 @@ class Identification:
 
     def command(self) -> str:
         """The ``pecli generate`` command that reproduces the best candidate's table."""
+        return self._command_for(self.best)
+
+    def _command_for(self, candidate: Candidate) -> str:
         dtype = self.reproduce_dtype or self.dtype
-        if self.best.timesteps is not None:
-            return timestep_command(self.best, dim=self.shape[-1], dtype=dtype)
-        if self.best.scheme == "alibi":  # (H, L, L) or (L, L) biases, or (H,) slopes: no embedding dimension
-            length = None if self.best.params.get("part") == "slopes" else self.shape[-1]
-            return generate_command(self.best, length=length, dim=None, dtype=dtype)
-        length = None if "grid" in SCHEMES[self.best.scheme].defaults else self.shape[-2]  # the grid sets it
-        return generate_command(self.best, length=length, dim=self.shape[-1], dtype=dtype)
+        if candidate.timesteps is not None:
+            return timestep_command(candidate, dim=self.shape[-1], dtype=dtype)
+        if candidate.scheme == "alibi":  # (H, L, L), (H, 1, L) or (L, L) biases, or (H,) slopes: no embedding dimension
+            length = None if candidate.params.get("part") == "slopes" else self.shape[-1]
+            return generate_command(candidate, length=length, dim=None, dtype=dtype)
+        length = None if "grid" in SCHEMES[candidate.scheme].defaults else self.shape[-2]  # the grid sets it
+        return generate_command(candidate, length=length, dim=self.shape[-1], dtype=dtype)
+
+    def equivalent(self) -> Candidate | None:
+        """The other description of the same table: a sinusoid's frequency shift 1 at base b is shift 0
+        at base b^(h/(h−1)), h = d // 2 (both give ω_i = b^(−i/(h−1))); None for any other match.
+
+        >>> shifted = Candidate("sinusoidal", {**SCHEMES["sinusoidal"].defaults, "layout": "split", "freq_shift": 1.0})
+        >>> found = Identification(shape=(8, 64), dtype="float32", best=shifted, level="exact", tolerance=0.0)
+        >>> found.equivalent().describe()
+        'sinusoidal: base=13459.603241553643 layout=split freq_shift=0.0'
+        """
+        params = self.best.params
+        half = self.shape[-1] // 2
+        if self.best.scheme != "sinusoidal" or params.get("freq_shift") != 1.0 or half < 2 or not self.matched:
+            return None
+        base = params["base"] ** (half / (half - 1))
+        return Candidate("sinusoidal", {**params, "freq_shift": 0.0, "base": base}, self.best.max_error)
 
     def to_json(self) -> dict[str, Any]:
+        equivalent = self.equivalent()
+        if equivalent is not None:
+            equivalent_json = {**equivalent.to_json(), "command": self._command_for(equivalent)}
         return {
             "shape": list(self.shape),
             "dtype": self.dtype,
@@ -101,6 +125,9 @@ class Identification:
             "runners_up": [c.to_json() for c in self.runners_up],
             "value_mean": self.value_mean,
             "value_std": self.value_std,
+            **({"query_row": self.query_row} if self.query_row is not None else {}),
+            # the same table described another way (shift 1 at b = shift 0 at b^(h/(h−1))), with its command
+            **({"equivalent": equivalent_json} if equivalent is not None else {}),
         }
 
 

@@ -17,11 +17,17 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.compare import arithmetic_tolerance, rounding_tolerance, value_precision
-from pecli.analysis.identify.biases import alibi_candidates, alibi_shape
+from pecli.analysis.identify.biases import alibi_candidates, alibi_row_candidates, alibi_rows, alibi_shape
 from pecli.analysis.identify.grids import grid_candidates
 from pecli.analysis.identify.result import Candidate, Identification
 from pecli.analysis.identify.rotary import rope_candidates
-from pecli.analysis.identify.sinusoids import read_base_and_offset, sin_cos_structures, sinusoidal_rows
+from pecli.analysis.identify.sinusoids import (
+    padding_row,
+    read_amplitudes,
+    read_base_and_offset,
+    sin_cos_structures,
+    sinusoidal_rows,
+)
 from pecli.analysis.identify.timesteps import read_timesteps, round_timesteps
 from pecli.errors import PecliError, TableFileError
 from pecli.schemes.catalog import SCHEMES, get_scheme, resolve
@@ -43,7 +49,7 @@ _VERIFY = 6
 #: the sample: this many runs of ``_RUN_ROWS`` rows spread over a long table (a short one is checked whole)
 _SAMPLE_RUNS, _RUN_ROWS = 32, 16
 #: schemes computed from angles p·ω (ω ≤ 1), whose float32 implementations carry eps32·|p·ω| noise
-_ANGLE_SCHEMES = ("sinusoidal", "timestep", "rope", "sincos2d", "binary-sine")
+_ANGLE_SCHEMES = ("sinusoidal", "timestep", "rope", "rope2d", "sincos2d", "binary-sine")
 #: the largest noise, relative to the table's scale, under which a float32 table still tells conventions apart
 _DISCERNIBLE = 1e-2
 #: rows per chunk of a full regeneration (8 MiB of float64)
@@ -56,25 +62,42 @@ _DIRECT_ROWS = 1024
 _KURTOSIS_VALUES = 1 << 20
 
 #: a grid table's size parameters, which presets leave to the table
-_GRID_SIZE = ("grid", "cls_token")
+_GRID_SIZE = ("grid", "cls_token", "extra_tokens")
 
 Progress = Callable[[str], None]
 
 
 def _sinusoidal_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
-    for layout, kind in sin_cos_structures(table):
+    """Structures on the unit circle, each with the grid's round bases first, then the bases read off the table
+    (the simplest true description wins: fairseq's shift 1 at base 10000, not Vaswani's form at 10000^(h/(h−1)))."""
+    # fairseq's full weight zeroes its padding row; x-transformers scales every value by d^-0.5:
+    # the structure, base and offset are read off the rows after the padding row, at unit amplitude
+    padding_idx = padding_row(table, _SCREEN_ROWS)
+    fitted = table if padding_idx is None else table[padding_idx + 1 :]
+    amplitude, amplitudes = read_amplitudes(fitted)
+    unit = fitted if amplitude == 1.0 else fitted / amplitude
+    skipped = 0 if padding_idx is None else padding_idx + 1
+    structures = []
+    for layout, kind in sin_cos_structures(unit):
         for cos_first in (False, True):
             for freq_shift in (None,) if kind == "vaswani" else (0.0, 1.0):
-                bases, offsets = read_base_and_offset(table, layout, cos_first, freq_shift)
-                for base in dict.fromkeys([*BASES, *bases]):
-                    for offset in dict.fromkeys([*OFFSETS, *offsets]):
-                        yield {
-                            "base": base,
-                            "layout": layout,
-                            "cos_first": cos_first,
-                            "freq_shift": freq_shift,
-                            "offset": offset,
-                        }
+                bases, offsets = read_base_and_offset(unit, layout, cos_first, freq_shift)
+                offsets = list(dict.fromkeys([*OFFSETS, *(first - skipped for first in offsets)]))
+                fitted_bases = [base for base in bases if base not in BASES]
+                structures.append((layout, cos_first, freq_shift, fitted_bases, offsets))
+    for round_bases in (True, False):
+        for layout, cos_first, freq_shift, fitted_bases, offsets in structures:
+            tried = BASES if round_bases else fitted_bases
+            for base, offset, amplitude in itertools.product(tried, offsets, amplitudes):
+                yield {
+                    "base": base,
+                    "layout": layout,
+                    "cos_first": cos_first,
+                    "freq_shift": freq_shift,
+                    "offset": offset,
+                    "padding_idx": padding_idx,
+                    "amplitude": amplitude,
+                }
 
 
 def _candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -96,6 +119,9 @@ def _candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
                     yield "sincos2d", {**resolve("sincos2d", preset.name, {})[1], **grid}
         if table.shape[1] in (2, 3) and not grid["cls_token"]:
             yield "coordconv", {**SCHEMES["coordconv"].defaults, "grid": grid["grid"]}
+        if not grid["cls_token"]:
+            for params in _rope2d_candidates(table, grid["grid"]):
+                yield "rope2d", {**SCHEMES["rope2d"].defaults, **params}
     for params in _fourier_candidates(table.shape[1]):
         yield "fourier", {**SCHEMES["fourier"].defaults, **params}
     for scheme in SCHEMES.values():
@@ -108,6 +134,16 @@ def _candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
             for chosen in itertools.product(*choices.values()):
                 params = {**scheme.defaults, **dict(zip(choices, chosen, strict=True))}
                 yield scheme.name, params if part is None else {**params, "part": part}
+
+
+def _rope2d_candidates(table: np.ndarray, grid: str) -> Iterator[dict[str, Any]]:
+    """diffusers' 2-D axial RoPE over ``grid``: token (0, 0) has angle 0, so its row tells the part."""
+    if table.shape[1] % 4:
+        return
+    first = table[0]
+    parts = ("cos",) if (first == 1).all() else ("sin", "angle") if not first.any() else ()
+    for part, layout, base in itertools.product(parts, (None, "half"), BASES[:3]):
+        yield {"grid": grid, "part": part, "layout": layout, "base": base}
 
 
 def _fourier_candidates(dim: int) -> Iterator[dict[str, Any]]:
@@ -136,6 +172,9 @@ def _rows(
         positions = np.concatenate([np.arange(r.start, r.stop) for r in rows]) + params["offset"]
         computed = sinusoidal_rows(params, shape[1], positions.astype(np.float64))
         if computed is not None:
+            computed *= params.get("amplitude", 1.0)
+            if params.get("padding_idx") is not None:
+                computed[positions - params["offset"] == params["padding_idx"]] = 0.0
             return computed
     function = get_scheme(scheme).function
     dim = None if scheme == "alibi" else shape[1]  # ALiBi's (L, L) head has no embedding dimension
@@ -167,12 +206,22 @@ def _timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidat
 
 
 def _presets_with(scheme: str, params: Mapping[str, Any]) -> tuple[str, ...]:
-    """The presets of ``scheme`` with these parameters (a grid's size, H × W and the cls row, aside)."""
+    """The presets of ``scheme`` with these parameters (a grid's size, H × W and the cls row, aside).
+
+    A table with a zeroed padding row is fairseq's full weight, where row = position: it is named
+    by the preset whose first position is padding_idx + 1 (fairseq's), with ``--offset 0``.
+    """
     names = []
     sizes = {name: params[name] for name in _GRID_SIZE if name in params}
+    padding_idx = params.get("padding_idx")
     for preset in PRESETS.values():
         resolved, full = resolve(preset.scheme, preset.name, {})
-        if resolved.name == scheme and {**full, **sizes} == dict(params):
+        if resolved.name != scheme:
+            continue
+        full_weight = padding_idx is not None and full.get("offset") == padding_idx + 1
+        if {**full, **sizes} == dict(params) or (
+            full_weight and {**full, "offset": params["offset"], "padding_idx": padding_idx} == dict(params)
+        ):
             names.append(preset.name)
     return tuple(names)
 
@@ -192,7 +241,9 @@ def _noise(
     noise += rounding_tolerance("float32", scale=scale) / 4
     if scheme in _ANGLE_SCHEMES:
         positions = positions + (params.get("offset") or 0)
-        noise += arithmetic_tolerance(len(positions), "float64", scale=0.0, positions=positions)
+        # the angle's error is scaled with the values (x-transformers' d^-0.5 amplitude)
+        angle_noise = arithmetic_tolerance(len(positions), "float64", scale=0.0, positions=positions)
+        noise += angle_noise * abs(params.get("amplitude", 1.0))
     return noise
 
 
@@ -255,9 +306,11 @@ def _checked(table: np.ndarray) -> np.ndarray:
     values = np.asarray(table)
     if values.dtype.kind != "f" or values.dtype.itemsize < 4:  # ints, float16, bfloat16: widen (exactly)
         values = values.astype(np.float64)
+    if values.ndim == 3 and values.shape[1] == 1:  # one query row per head (BLOOM, MPT): read as (H, L)
+        values = values[:, 0]
     if (values.ndim != 2 and not alibi_shape(values.shape)) or values.size == 0:
         raise TableFileError(
-            f"identify needs a non-empty (len, d) table, ALiBi's (H, L, L) biases or (H,) slopes, "
+            f"identify needs a non-empty (len, d) table, ALiBi's (H, L, L), (H, 1, L) biases or (H,) slopes, "
             f"got shape {values.shape}",
             hint="give a position table, or choose a tensor with --key",
         )
@@ -287,6 +340,30 @@ def _identify_alibi(
     )
 
 
+def _identify_alibi_rows(
+    values: np.ndarray, dtype: str, precision: str, tolerance: float, stored_tolerance: float, scale: float
+) -> Identification | None:
+    """An (H, L) table of one ALiBi query row per head (BLOOM's, MPT's), regenerated whole; None if none holds."""
+    for params, query_row in alibi_row_candidates(values):
+        params = {**SCHEMES["alibi"].defaults, **params}
+        expected = alibi_rows(_set(params), values.shape[1], query_row)
+        difference = np.abs(values - expected)
+        error = float(difference.max())
+        excess = float((difference / _noise("alibi", params, np.zeros(1), expected.copy(), precision, scale)).max())
+        if excess <= 1.0:
+            return Identification(
+                shape=values.shape,
+                dtype=dtype,
+                reproduce_dtype=dtype if error <= stored_tolerance else precision,
+                best=Candidate("alibi", params, error),
+                level="exact" if error <= tolerance else "approximate",
+                tolerance=tolerance,
+                precision=precision,
+                query_row=query_row,
+            )
+    return None
+
+
 def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progress | None = None) -> Identification:
     """Search the registry for the convention that produced ``table``.
 
@@ -314,6 +391,9 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
     tolerance = max(rounding_tolerance(precision, scale=scale), stored_tolerance)
     if values.ndim != 2:
         return _identify_alibi(values, dtype, precision, tolerance, stored_tolerance, scale)
+    alibi_rows_found = _identify_alibi_rows(values, dtype, precision, tolerance, stored_tolerance, scale)
+    if alibi_rows_found is not None:
+        return alibi_rows_found
     length, dim = values.shape
     head = range(0, min(_SCREEN_ROWS, length))
     tail = range(max(head.stop, length - _SCREEN_ROWS), length)

@@ -28,12 +28,21 @@ import numpy as np
 from pecli.schemes.rope import position_phasors
 from pecli.schemes.sinusoidal import place_sin_cos
 
-__all__ = ["read_base_and_offset", "sin_cos_structures", "sinusoidal_frequencies", "sinusoidal_rows"]
+__all__ = [
+    "padding_row",
+    "read_amplitudes",
+    "read_base_and_offset",
+    "sin_cos_structures",
+    "sinusoidal_frequencies",
+    "sinusoidal_rows",
+]
 
 #: largest |sin² + cos² − 1| of a sin/cos pair (bfloat16 rounding of both parts stays far below)
 _UNIT_CIRCLE = 0.05
 #: rows sampled for the unit-circle test
 _SAMPLE_ROWS = 64
+#: an amplitude read within 1% of 1 (or of d^±0.5) is taken to be it; regenerating decides
+_AMPLITUDE_CLOSE = 0.01
 
 
 def sinusoidal_frequencies(dim: int, base: float, freq_shift: float | None) -> np.ndarray | None:
@@ -116,6 +125,41 @@ def sin_cos_structures(table: np.ndarray) -> list[tuple[str, str]]:
 
 def _significant(value: float, digits: int) -> float:
     return float(f"{value:.{digits}g}")
+
+
+def padding_row(table: np.ndarray, rows: int) -> int | None:
+    """The one all-zero row among the first ``rows`` (fairseq's padding row), or None.
+
+    No sin/cos row is all zero (cos and sin of an angle are never both 0).
+
+    >>> import pecli
+    >>> padding_row(pecli.encode(None, 16, 8, preset="fairseq", offset=0, padding_idx=1), 8)
+    1
+    """
+    zero = np.flatnonzero(~np.asarray(table[:rows]).any(axis=1))
+    return int(zero[0]) if len(zero) == 1 else None
+
+
+def read_amplitudes(table: np.ndarray) -> tuple[float, list[float]]:
+    """The amplitude a sin/cos table carries, and the values to try: [1.0], or d^±0.5 when near,
+    then the fitted one rounded.
+
+    Each sin/cos pair contributes amplitude² to a row's sum of squares, so the first row's
+    root-mean-square times √2 is the amplitude at any position.
+
+    >>> import pecli
+    >>> read_amplitudes(pecli.encode("sinusoidal", 8, 64, amplitude=0.125))[1][:2]
+    [0.125, 0.12]
+    >>> read_amplitudes(pecli.encode("sinusoidal", 8, 64))
+    (1.0, [1.0])
+    """
+    dim = table.shape[1]
+    estimate = math.sqrt(2.0 * float(np.mean(np.square(table[0], dtype=np.float64))))
+    if estimate == 0 or abs(estimate - 1.0) < _AMPLITUDE_CLOSE:
+        return 1.0, [1.0]
+    named = [value for value in (dim**-0.5, dim**0.5) if abs(value / estimate - 1.0) < _AMPLITUDE_CLOSE]
+    rounded = [_significant(estimate, digits) for digits in range(2, 8)]
+    return estimate, list(dict.fromkeys([*named, *rounded, estimate]))
 
 
 def read_base_and_offset(
