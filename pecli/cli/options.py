@@ -200,7 +200,7 @@ def choices_help(name: str) -> str:
     """The values each scheme allows for parameter ``name``, from the registry ("" if none restricts it).
 
     >>> choices_help("layout")
-    'sinusoidal: interleaved|split; rope: half|interleaved; sincos2d: by-axis|by-function; coordconv: mkocabas|uber.'
+    'sinusoidal: interleaved|split; rope: half|interleaved; rope2d: interleaved|half; sincos2d: by-axis|by-function; coordconv: mkocabas|uber.'
     >>> choices_help("positions")
     'fourier, gaussian: normalized|raw.'
     """
