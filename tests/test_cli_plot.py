@@ -407,11 +407,11 @@ def test_alibi_head_axes_are_query_and_key_positions(cli):
 
 
 def test_alibi_heads_are_drawn_as_panels_in_one_colour_scale(cli, tmp_path, monkeypatch):
-    import pecli.render.image as image
+    import pecli.render.panels as panels
 
     calls = []
-    real = image.save_panels
-    monkeypatch.setattr(image, "save_panels", lambda *a, **kw: calls.append((a, kw)) or real(*a, **kw))
+    real = panels.save_panels
+    monkeypatch.setattr(panels, "save_panels", lambda *a, **kw: calls.append((a, kw)) or real(*a, **kw))
     path = tmp_path / "heads.png"
     result = cli("plot", "alibi", "--heads", "4", "--len", "32", "-o", str(path))
     assert result.code == 0, result.stderr

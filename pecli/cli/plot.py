@@ -371,12 +371,14 @@ def _draw_panels(
     x_label, y_label = style.x_label or axes.x_label, style.y_label or axes.y_label
     titles = [table.label for table in tables]  # cos, sin; head 0, head 1…; a file's tensors
     if image is not None:
-        from pecli.render.image import save_panels
+        from pecli.render.panels import save_panels
 
-        save_panels(
+        note = save_panels(
             matrices, image.path, titles=titles, title=heading, scale=scale, x_label=x_label, y_label=y_label,
             dpi=image.dpi, figsize=image.figsize,
         )  # fmt: skip
+        if note:
+            out.note(note)
         out.note(f"wrote {image.path} ({image.pixels}, {len(matrices)} panels in one colour scale)")
     if screen is not None:
         from pecli.render.terminal import color_mode, heatmap
