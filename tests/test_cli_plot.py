@@ -462,3 +462,18 @@ def test_lines_auto_spreads_dimensions_from_the_fastest_to_the_slowest(cli, tmp_
     assert dims == [(0, 128, 256, 382, 510)]
     inv_freq = 10000.0 ** (-np.array(dims[0]) / 512)  # sin dimension 2k turns at 10000^(-2k/d)
     assert np.all(np.diff(np.log(1 / inv_freq)) > 2)  # each period over 7 times the one before
+
+
+def test_wavelength_view_draws_at_the_figsize_and_dpi_given(cli, tmp_path):
+    """--figsize/--dpi were ignored by --view wavelength (always 800 × 500 px)."""
+    path = tmp_path / "waves.png"
+    result = cli("plot", "rope", "--d", "64", "--view", "wavelength", "--scaling", "yarn", "--factor", "4",
+                 "--original-max-position", "256", "-o", str(path), "--figsize", "4,3", "--dpi", "50")  # fmt: skip
+    assert result.code == 0, result.stderr
+    from matplotlib.image import imread
+
+    assert imread(str(path)).shape[:2] == (150, 200) and "(200 × 150 px)" in result.stderr
+    # the title names what differs from RoPE's defaults, not every parameter
+    chart = cli("plot", "rope", "--d", "64", "--view", "wavelength", "--scaling", "linear", "--factor", "4")
+    assert chart.out.startswith("rope, d=64: scaling=linear, factor=4.0 — wavelength"), chart.out
+    assert cli("plot", "rope", "--d", "64", "--view", "wavelength", "--no-robust").code == 2

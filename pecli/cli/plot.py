@@ -147,22 +147,28 @@ def plot(
     from pecli.cli.wavelength import check_view, plot_wavelengths
 
     heatmap_only = {"--key": key, "--rows": rows, "--cols": cols, "--vmin": vmin, "--vmax": vmax, "--cmap": cmap,
-                    "--lines": lines, "--width": width, "--height": height, "--slice": slice_index}  # fmt: skip
+                    "--robust/--no-robust": robust, "--xlabel": xlabel, "--ylabel": ylabel, "--lines": lines,
+                    "--width": width, "--height": height, "--slice": slice_index}  # fmt: skip
     check_view(view, json_output=out.json_output, unused=heatmap_only)
-    if view is not None:
-        plot_wavelengths(out, source, output=output, title=title, preset=preset, scheme_params=scheme_params or {},
-                         length=length, dim=d)  # fmt: skip
-        return
     from pecli.cli.drawing import check_terminal_size, color_note, drawing_style
+
+    style = drawing_style(
+        cmap=cmap, vmin=vmin, vmax=vmax, robust=robust, title=title, xlabel=xlabel, ylabel=ylabel, dpi=dpi,
+        figsize=figsize,
+    )  # fmt: skip
+    if view is not None:
+        if output is None and (dpi is not None or figsize is not None):
+            from pecli.errors import ParameterError
+
+            raise ParameterError("--dpi, --figsize size the image", hint="add -o wavelengths.png")
+        plot_wavelengths(out, source, output=output, title=title, preset=preset, scheme_params=scheme_params or {},
+                         length=length, dim=d, dpi=style.dpi, figsize=style.figsize or (8.0, 5.0))  # fmt: skip
+        return
     from pecli.render.downsample import column_structure
     from pecli.render.scale import color_scale, value_range
     from pecli.render.titles import table_axes
 
     draw_terminal = output is None or terminal
-    style = drawing_style(
-        cmap=cmap, vmin=vmin, vmax=vmax, robust=robust, title=title, xlabel=xlabel, ylabel=ylabel, dpi=dpi,
-        figsize=figsize,
-    )  # fmt: skip
     image = _image_settings(output, style, given={"--cmap": cmap, "--dpi": dpi, "--figsize": figsize}, lines=lines)
     check_terminal_size(width, height)
     screen = _terminal_heatmap(out, width, height, forced=terminal) if draw_terminal else None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pecli.render.image import image_format, new_figure, save_figure
+from pecli.render.image import image_format, new_figure, save_figure, set_title
 
 if TYPE_CHECKING:
     from pecli.analysis.wavelengths import RopeWavelengths
@@ -59,10 +59,14 @@ def save_wavelengths(
         axes.text(0, waves.context_length, f" original context {waves.context_length}", va="bottom",
                   fontsize="small", color="tab:red")  # fmt: skip
     axes.set_yscale("log")
+    # headroom for the band names: above the longest wavelength, never over a point
+    low, high = axes.get_ylim()
+    if waves.bands:
+        axes.set_ylim(low, high * (high / low) ** 0.15)
     axes.set_xlabel("Frequency pair i")
-    axes.set_ylabel("Wavelength 2π/θ_i (positions)")
+    axes.set_ylabel(r"Wavelength $2\pi/\theta_i$ (positions)")
     axes.legend(loc="lower right", fontsize="small")
-    axes.set_title(title, fontsize="medium", parse_math=False)
+    set_title(axes, title, figsize[0])
     save_figure(figure, path, dpi)
 
 
