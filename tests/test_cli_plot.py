@@ -477,3 +477,16 @@ def test_wavelength_view_draws_at_the_figsize_and_dpi_given(cli, tmp_path):
     chart = cli("plot", "rope", "--d", "64", "--view", "wavelength", "--scaling", "linear", "--factor", "4")
     assert chart.out.startswith("rope, d=64: scaling=linear, factor=4.0 — wavelength"), chart.out
     assert cli("plot", "rope", "--d", "64", "--view", "wavelength", "--no-robust").code == 2
+
+
+def test_lines_faster_than_the_pixels_are_named_with_the_rows_that_show_them(cli, tmp_path):
+    """--lines 0,1,4,8 of a 2048-row table drew one solid block of colour with no word why."""
+    path = tmp_path / "lines.png"
+    result = cli("plot", "sinusoidal", "--d", "512", "--len", "2048", "--lines", "0,1,4,8", "-o", str(path),
+                 "--figsize", "4,3", "--dpi", "72")  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert "dims 0, 1, 4, 8 repeat faster than the image's pixels" in result.stderr
+    assert "--rows 0:50 shows the shape" in result.stderr
+    calm = cli("plot", "sinusoidal", "--d", "512", "--len", "2048", "--lines", "0,1,4,8", "--rows", "0:50",
+               "-o", str(path), "--figsize", "4,3", "--dpi", "72")  # fmt: skip
+    assert calm.code == 0 and "solid band" not in calm.stderr

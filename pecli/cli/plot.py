@@ -317,7 +317,7 @@ def _save_image(
     # titles are drawn as plain text (render.image.set_title): "$…$" from a file or --title is no mathtext
     common = {"title": heading, "dpi": image.dpi, "figsize": image.figsize}
     if isinstance(image, LinesImage):
-        save_lines(
+        note = save_lines(
             view.values,
             image.path,
             dims=image.dims or auto_dims(view.values.shape[1], view.col_start),
@@ -326,6 +326,8 @@ def _save_image(
             x_label=labels["y_label"],  # the rows run along the x axis here
             **common,
         )
+        if note:
+            out.note(note)
     elif isinstance(image, HeatmapImage):
         note = save_heatmap(
             view.values,
