@@ -92,16 +92,18 @@ def _rope_profile(out: Output, source: RelativeInput, request: Any) -> None:
                            y_label="s(h)", bound=bound, **_figure(request, title, (8.0, 5.0)))  # fmt: skip
         out.note(f"wrote {request.output}")
     else:
+        import textwrap
+
         from pecli.render.charts import profile_chart
 
         width, height = _chart_size(out)
-        chart = profile_chart(profile.offsets, profile.score, profile.score, profile.score,
-                              width=width, height=min(height, 24), title=title, y_label="s(h)")  # fmt: skip
+        note = textwrap.wrap(f"RoFormer bound B(h) ≥ |s(h)|: B = {bound[0]:.4g} at h = 0, {bound[-1]:.4g} at h = "
+                             f"{profile.offsets[-1]}; max |s|/B = {ratio:.3g}", width)  # fmt: skip
+        # the note under the chart, and the chart's title over it, stay on the screen
+        chart = profile_chart(profile.offsets, profile.score, profile.score, profile.score, width=width,
+                              height=min(height, 24) - len(note), title=title, y_label="s(h)")  # fmt: skip
         out.data(chart)
-        out.data(
-            f"RoFormer bound B(h) ≥ |s(h)|: B = {bound[0]:.4g} at h = 0, {bound[-1]:.4g} at h = "
-            f"{profile.offsets[-1]}; max |s|/B = {ratio:.3g}"
-        )
+        out.data("\n".join(note))
 
 
 def _rope_matrix(out: Output, source: RelativeInput, request: Any) -> None:
