@@ -72,3 +72,32 @@ def test_an_existing_image_is_not_clobbered_by_a_bad_option(cli, tmp_path):
     path.write_bytes(b"old")
     assert_clean_error(cli("plot", "sinusoidal", "--d", "16", "--len", "32", "-o", str(path), "--dpi", "0"), 2, "--dpi")
     assert path.read_bytes() == b"old"
+
+
+def test_relative_distance_images_take_the_drawing_options(cli, tmp_path, monkeypatch):
+    """distance alibi/rope ignored --figsize, --dpi and --title, and drew ALiBi's ≤ 0 biases in a half-used RdBu."""
+    from matplotlib.image import imread
+
+    import pecli.render.panels as panels
+
+    calls = []
+    real = panels.save_panels
+    monkeypatch.setattr(panels, "save_panels", lambda *a, **kw: calls.append(kw) or real(*a, **kw))
+    heads = tmp_path / "heads.png"
+    result = cli("distance", "alibi", "--heads", "4", "--len", "32", "-o", str(heads), "--figsize", "5,3.6",
+                 "--dpi", "50", "--title", "ALiBi")  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert imread(str(heads)).shape[:2] == (180, 250)
+    [kw] = calls
+    assert kw["title"] == "ALiBi" and kw["scale"].cmap == "viridis" and kw["scale"].high == 0.0
+    profile = tmp_path / "profile.png"
+    result = cli("distance", "rope", "--d", "32", "--len", "64", "--profile", "-o", str(profile),
+                 "--figsize", "4,3", "--dpi", "50")  # fmt: skip
+    assert result.code == 0 and imread(str(profile)).shape[:2] == (150, 200)
+
+
+def test_relative_titles_name_only_parameters_that_differ(cli):
+    result = cli("distance", "rope", "--d", "32", "--len", "64", "--profile", "--no-color", "--width", "80")
+    assert result.code == 0, result.stderr
+    first = result.out.splitlines()[0]
+    assert first == "rotary score s(h), qk=ones — rope", first

@@ -407,11 +407,11 @@ def test_alibi_head_axes_are_query_and_key_positions(cli):
 
 
 def test_alibi_heads_are_drawn_as_panels_in_one_colour_scale(cli, tmp_path, monkeypatch):
-    import pecli.render.image as image
+    import pecli.render.panels as panels
 
     calls = []
-    real = image.save_panels
-    monkeypatch.setattr(image, "save_panels", lambda *a, **kw: calls.append((a, kw)) or real(*a, **kw))
+    real = panels.save_panels
+    monkeypatch.setattr(panels, "save_panels", lambda *a, **kw: calls.append((a, kw)) or real(*a, **kw))
     path = tmp_path / "heads.png"
     result = cli("plot", "alibi", "--heads", "4", "--len", "32", "-o", str(path))
     assert result.code == 0, result.stderr
@@ -462,3 +462,31 @@ def test_lines_auto_spreads_dimensions_from_the_fastest_to_the_slowest(cli, tmp_
     assert dims == [(0, 128, 256, 382, 510)]
     inv_freq = 10000.0 ** (-np.array(dims[0]) / 512)  # sin dimension 2k turns at 10000^(-2k/d)
     assert np.all(np.diff(np.log(1 / inv_freq)) > 2)  # each period over 7 times the one before
+
+
+def test_wavelength_view_draws_at_the_figsize_and_dpi_given(cli, tmp_path):
+    """--figsize/--dpi were ignored by --view wavelength (always 800 × 500 px)."""
+    path = tmp_path / "waves.png"
+    result = cli("plot", "rope", "--d", "64", "--view", "wavelength", "--scaling", "yarn", "--factor", "4",
+                 "--original-max-position", "256", "-o", str(path), "--figsize", "4,3", "--dpi", "50")  # fmt: skip
+    assert result.code == 0, result.stderr
+    from matplotlib.image import imread
+
+    assert imread(str(path)).shape[:2] == (150, 200) and "(200 × 150 px)" in result.stderr
+    # the title names what differs from RoPE's defaults, not every parameter
+    chart = cli("plot", "rope", "--d", "64", "--view", "wavelength", "--scaling", "linear", "--factor", "4")
+    assert chart.out.startswith("rope, d=64: scaling=linear, factor=4.0 — wavelength"), chart.out
+    assert cli("plot", "rope", "--d", "64", "--view", "wavelength", "--no-robust").code == 2
+
+
+def test_lines_faster_than_the_pixels_are_named_with_the_rows_that_show_them(cli, tmp_path):
+    """--lines 0,1,4,8 of a 2048-row table drew one solid block of colour with no word why."""
+    path = tmp_path / "lines.png"
+    result = cli("plot", "sinusoidal", "--d", "512", "--len", "2048", "--lines", "0,1,4,8", "-o", str(path),
+                 "--figsize", "4,3", "--dpi", "72")  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert "dims 0, 1, 4, 8 repeat faster than the image's pixels" in result.stderr
+    assert "--rows 0:50 shows the shape" in result.stderr
+    calm = cli("plot", "sinusoidal", "--d", "512", "--len", "2048", "--lines", "0,1,4,8", "--rows", "0:50",
+               "-o", str(path), "--figsize", "4,3", "--dpi", "72")  # fmt: skip
+    assert calm.code == 0 and "solid band" not in calm.stderr

@@ -238,3 +238,15 @@ def test_plot_alibi_draws_one_panel_per_head(cli, tmp_path):
 def test_table_options_on_a_relative_scheme_are_refused(cli):
     assert_clean_error(cli("distance", "rope", "--d", "8", "--len", "16", "--rows", "0:4"), 2, "--rows")
     assert_clean_error(cli("distance", "alibi", "--heads", "2", "--len", "8", "--metric", "cosine"), 2, "--metric")
+
+
+def test_wavelength_and_profile_charts_fit_an_80_column_screen(cli, monkeypatch):
+    """At 80 × 24 the context label and axis caption wrapped, and the profile's note pushed its title off."""
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("LINES", "24")
+    result = cli("plot", "rope", "--d", "128", "--view", "wavelength", "--scaling", "yarn", "--factor", "8",
+                 "--original-max-position", "2048")  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert max(len(line) for line in result.out.splitlines()) <= 80 and "context 2048" in result.out
+    profile = cli("distance", "rope", "--d", "64", "--len", "256", "--profile")
+    assert max(len(line) for line in profile.out.splitlines()) <= 80 and len(profile.out.splitlines()) <= 23

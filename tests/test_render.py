@@ -549,3 +549,56 @@ def test_svg_embeds_every_cell_of_a_small_table_and_averages_a_large_one(tmp_pat
     assert (512, 1024) in _embedded_png_sizes((tmp_path / "full.svg").read_text(encoding="utf-8"))
     large = pecli.encode("sinusoidal", 4096, 512)
     assert "block-averaged 4096 × 512" in save_heatmap(large, str(tmp_path / "large.svg"), title="t")
+
+
+# -- small multiples -----------------------------------------------------------------------------
+
+
+def _drawn_panels(monkeypatch, tmp_path, matrices, titles, figsize, dpi=72):
+    """The figure save_panels draws, and its visible panels."""
+    import pecli.render.panels as panels
+    from pecli.render.scale import color_scale
+
+    drawn = []
+    real = panels.save_figure
+    monkeypatch.setattr(panels, "save_figure", lambda figure, *a: drawn.append(figure) or real(figure, *a))
+    path = tmp_path / "panels.png"
+    panels.save_panels(matrices, str(path), titles=titles, title="alibi", scale=color_scale(np.stack(matrices)),
+                       x_label="Key position j", y_label="Query position i", figsize=figsize, dpi=dpi)  # fmt: skip
+    [figure] = drawn
+    return figure, [axes for axes in figure.axes if axes.get_visible() and axes.get_title()]
+
+
+@pytest.mark.parametrize("heads", [2, 4, 8, 12, 16])
+@pytest.mark.parametrize("figsize", [(5, 3.6), (8, 6), (12, 3), (3.5, 5)])
+def test_panel_titles_fit_their_panels_and_never_overlap(monkeypatch, tmp_path, heads, figsize):
+    """The gallery's alibi-heads had four titles run into each other at 5 × 3.6 in."""
+    from pecli.cli.panels import InputTable, split_slices
+
+    bias = pecli.encode("alibi", 32, None, heads=heads)
+    tables = split_slices(InputTable(bias, "alibi", {"scheme": "alibi"}), None)
+    figure, panels = _drawn_panels(monkeypatch, tmp_path, [t.array for t in tables], [t.label for t in tables], figsize)
+    renderer = figure.canvas.get_renderer()
+    boxes = [axes.title.get_window_extent(renderer) for axes in panels]
+    assert len(boxes) == heads
+    for axes, box in zip(panels, boxes, strict=True):
+        panel = axes.get_window_extent(renderer)
+        assert panel.x0 - 1 <= box.x0 and box.x1 <= panel.x1 + 1, axes.get_title()
+        assert box.y0 >= panel.y1 - 1  # above its own panel, not over the data
+    for i, first in enumerate(boxes):
+        for second in boxes[i + 1 :]:
+            assert not first.overlaps(second), (first, second)
+    # the slope, the thing that tells heads apart, is never cut away
+    assert all("slope" in axes.get_title() for axes in panels)
+
+
+def test_panels_of_one_shape_label_their_axes_once(monkeypatch, tmp_path):
+    matrices = list(pecli.encode("alibi", 16, None, heads=4))
+    figure, panels = _drawn_panels(monkeypatch, tmp_path, matrices, [f"head {h}" for h in range(4)], (8, 6))
+    assert [axes.get_xlabel() for axes in panels] == [""] * 4
+    texts = [text.get_text() for text in figure.texts]
+    assert texts.count("Key position j") == 1 and texts.count("Query position i") == 1
+    # a 2 × 2 grid: y tick labels on the left column only, x tick labels on the bottom row only
+    left = [any(label.get_visible() and label.get_text() for label in axes.get_yticklabels()) for axes in panels]
+    bottom = [any(label.get_visible() and label.get_text() for label in axes.get_xticklabels()) for axes in panels]
+    assert left == [True, False, True, False] and bottom == [False, False, True, True]

@@ -154,7 +154,8 @@ def distance(
         source, preset=preset, scheme_params=scheme_params or {}, length=length, dim=d, qk=qk
     )
     if relative is not None:
-        request = DistanceRequest(metric, range(relative.length), relative.label, output, fmt, kind, max_offset)
+        request = DistanceRequest(metric, range(relative.length), relative.label, output, fmt, kind, max_offset,
+                                  style=style)  # fmt: skip
         unused = {"--rows": rows, "--key": key, "--metric": None if metric == "dot" else metric}
         relative_distance(out, relative, request, profile=profile, unused=unused)
         return

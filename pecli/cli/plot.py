@@ -147,22 +147,28 @@ def plot(
     from pecli.cli.wavelength import check_view, plot_wavelengths
 
     heatmap_only = {"--key": key, "--rows": rows, "--cols": cols, "--vmin": vmin, "--vmax": vmax, "--cmap": cmap,
-                    "--lines": lines, "--width": width, "--height": height, "--slice": slice_index}  # fmt: skip
+                    "--robust/--no-robust": robust, "--xlabel": xlabel, "--ylabel": ylabel, "--lines": lines,
+                    "--width": width, "--height": height, "--slice": slice_index}  # fmt: skip
     check_view(view, json_output=out.json_output, unused=heatmap_only)
-    if view is not None:
-        plot_wavelengths(out, source, output=output, title=title, preset=preset, scheme_params=scheme_params or {},
-                         length=length, dim=d)  # fmt: skip
-        return
     from pecli.cli.drawing import check_terminal_size, color_note, drawing_style
+
+    style = drawing_style(
+        cmap=cmap, vmin=vmin, vmax=vmax, robust=robust, title=title, xlabel=xlabel, ylabel=ylabel, dpi=dpi,
+        figsize=figsize,
+    )  # fmt: skip
+    if view is not None:
+        if output is None and (dpi is not None or figsize is not None):
+            from pecli.errors import ParameterError
+
+            raise ParameterError("--dpi, --figsize size the image", hint="add -o wavelengths.png")
+        plot_wavelengths(out, source, output=output, title=title, preset=preset, scheme_params=scheme_params or {},
+                         length=length, dim=d, dpi=style.dpi, figsize=style.figsize or (8.0, 5.0))  # fmt: skip
+        return
     from pecli.render.downsample import column_structure
     from pecli.render.scale import color_scale, value_range
     from pecli.render.titles import table_axes
 
     draw_terminal = output is None or terminal
-    style = drawing_style(
-        cmap=cmap, vmin=vmin, vmax=vmax, robust=robust, title=title, xlabel=xlabel, ylabel=ylabel, dpi=dpi,
-        figsize=figsize,
-    )  # fmt: skip
     image = _image_settings(output, style, given={"--cmap": cmap, "--dpi": dpi, "--figsize": figsize}, lines=lines)
     check_terminal_size(width, height)
     screen = _terminal_heatmap(out, width, height, forced=terminal) if draw_terminal else None
@@ -311,7 +317,7 @@ def _save_image(
     # titles are drawn as plain text (render.image.set_title): "$…$" from a file or --title is no mathtext
     common = {"title": heading, "dpi": image.dpi, "figsize": image.figsize}
     if isinstance(image, LinesImage):
-        save_lines(
+        note = save_lines(
             view.values,
             image.path,
             dims=image.dims or auto_dims(view.values.shape[1], view.col_start),
@@ -320,6 +326,8 @@ def _save_image(
             x_label=labels["y_label"],  # the rows run along the x axis here
             **common,
         )
+        if note:
+            out.note(note)
     elif isinstance(image, HeatmapImage):
         note = save_heatmap(
             view.values,
@@ -371,12 +379,14 @@ def _draw_panels(
     x_label, y_label = style.x_label or axes.x_label, style.y_label or axes.y_label
     titles = [table.label for table in tables]  # cos, sin; head 0, head 1…; a file's tensors
     if image is not None:
-        from pecli.render.image import save_panels
+        from pecli.render.panels import save_panels
 
-        save_panels(
+        note = save_panels(
             matrices, image.path, titles=titles, title=heading, scale=scale, x_label=x_label, y_label=y_label,
             dpi=image.dpi, figsize=image.figsize,
         )  # fmt: skip
+        if note:
+            out.note(note)
         out.note(f"wrote {image.path} ({image.pixels}, {len(matrices)} panels in one colour scale)")
     if screen is not None:
         from pecli.render.terminal import color_mode, heatmap

@@ -67,7 +67,7 @@ def _rope_profile(out: Output, source: RelativeInput, request: Any) -> None:
     profile = rope_profile(source.length, source.dim, offsets=_offsets(source, request), **source.rope_options)
     bound = profile.bound
     ratio = float(np.max(np.abs(profile.score) / bound))
-    title = f"rotary score s(h), qk={source.qk} — {source.label}"
+    title = f"rotary score s(h), qk={source.qk} — {_label(source)}"
     if out.json_output:
         out.json(
             {
@@ -89,19 +89,21 @@ def _rope_profile(out: Output, source: RelativeInput, request: Any) -> None:
         from pecli.render.offsets import save_offset_curves
 
         save_offset_curves(profile.offsets, {f"s(h), qk={source.qk}": profile.score}, str(request.output),
-                           title=_wrap(title), y_label="s(h)", bound=bound)  # fmt: skip
+                           y_label="s(h)", bound=bound, **_figure(request, title, (8.0, 5.0)))  # fmt: skip
         out.note(f"wrote {request.output}")
     else:
+        import textwrap
+
         from pecli.render.charts import profile_chart
 
         width, height = _chart_size(out)
-        chart = profile_chart(profile.offsets, profile.score, profile.score, profile.score,
-                              width=width, height=min(height, 24), title=title, y_label="s(h)")  # fmt: skip
+        note = textwrap.wrap(f"RoFormer bound B(h) ≥ |s(h)|: B = {bound[0]:.4g} at h = 0, {bound[-1]:.4g} at h = "
+                             f"{profile.offsets[-1]}; max |s|/B = {ratio:.3g}", width)  # fmt: skip
+        # the note under the chart, and the chart's title over it, stay on the screen
+        chart = profile_chart(profile.offsets, profile.score, profile.score, profile.score, width=width,
+                              height=min(height, 24) - len(note), title=title, y_label="s(h)")  # fmt: skip
         out.data(chart)
-        out.data(
-            f"RoFormer bound B(h) ≥ |s(h)|: B = {bound[0]:.4g} at h = 0, {bound[-1]:.4g} at h = "
-            f"{profile.offsets[-1]}; max |s|/B = {ratio:.3g}"
-        )
+        out.data("\n".join(note))
 
 
 def _rope_matrix(out: Output, source: RelativeInput, request: Any) -> None:
@@ -110,7 +112,7 @@ def _rope_matrix(out: Output, source: RelativeInput, request: Any) -> None:
     from pecli.analysis.relative import rope_scores
 
     length, options = source.length, source.rope_options
-    title = f"rotary score s(m, n), qk={source.qk} — {source.label}"
+    title = f"rotary score s(m, n), qk={source.qk} — {_label(source)}"
 
     def scores(rows: Any, cols: Any) -> Any:
         return rope_scores(rows, cols, source.dim, length=length, **options)
@@ -197,7 +199,7 @@ def _bias_profile(out: Output, source: RelativeInput, request: Any) -> None:
     curves = _bias_at(source, -hs)  # key − query = −h
     names = _panel_names(source)
     what = "bucket" if names == ["bucket"] else "bias"
-    title = f"{what} against offset h = m − n — {source.label}"
+    title = f"{what} against offset h = m − n — {_label(source)}"
     if out.json_output:
         out.json({"scheme": source.scheme, "offsets": hs.tolist(), "heads": names, what: curves.tolist()})
     elif request.kind == "data":
@@ -205,8 +207,8 @@ def _bias_profile(out: Output, source: RelativeInput, request: Any) -> None:
     elif request.kind == "image":
         from pecli.render.offsets import save_offset_curves
 
-        save_offset_curves(hs, dict(zip(names, curves, strict=True)), str(request.output), title=_wrap(title),
-                           y_label=what)  # fmt: skip
+        save_offset_curves(hs, dict(zip(names, curves, strict=True)), str(request.output), y_label=what,
+                           **_figure(request, title, (8.0, 5.0)))  # fmt: skip
         out.note(f"wrote {request.output}")
     else:
         from pecli.render.charts import profile_chart
@@ -222,7 +224,7 @@ def _bias_matrices(out: Output, source: RelativeInput, request: Any) -> None:
     import numpy as np
 
     length, names = source.length, _panel_names(source)
-    title = f"{'bucket' if names == ['bucket'] else 'bias'} — {source.label}"
+    title = f"{'bucket' if names == ['bucket'] else 'bias'} — {_label(source)}"
     if request.kind == "data" or out.json_output:
         from pecli.analysis.toeplitz import toeplitz_matrix
         from pecli.memory import check_fits_in_memory
@@ -237,15 +239,19 @@ def _bias_matrices(out: Output, source: RelativeInput, request: Any) -> None:
             write_data(out, request, "bias", Tensor.from_array(values.astype(np.float32)), {})
         return
     if request.kind == "image" and len(names) > 1:
-        from pecli.render.charts import save_heatmaps
+        from pecli.render.panels import save_panels
+        from pecli.render.scale import color_scale
 
-        heads = _cells(source, _FIGURE_CELLS)
-        # small multiples take plain arrays: their axes count cells, so say how many positions one holds
-        step = int(heads[0].row_edges[1]) if hasattr(heads[0], "row_edges") else 1
+        # small multiples in one colour scale (sequential: the biases are ≤ 0), as plot draws the heads
+        heads = [_matrix_values(head) for head in _cells(source, _FIGURE_CELLS)]
+        style = request.style
+        scale = color_scale(np.stack(heads), vmin=style.vmin, vmax=style.vmax, robust=style.robust, cmap=style.cmap)
+        step = -(-length // heads[0].shape[0])  # the panels' axes count cells: say how many positions one holds
         unit = f" (cells of {step})" if step > 1 else ""
-        labels = {"x_label": f"Key position n{unit}", "y_label": f"Query position m{unit}"}
-        save_heatmaps([_matrix_values(head) for head in heads], str(request.output), titles=names,
-                      shared=len(names), **labels)  # fmt: skip
+        labels = {"x_label": style.x_label or f"Key position n{unit}",
+                  "y_label": style.y_label or f"Query position m{unit}"}  # fmt: skip
+        save_panels(heads, str(request.output), titles=names, scale=scale, **labels,
+                    **_figure(request, title, (8.0, 6.0)))  # fmt: skip
         out.note(f"wrote {request.output}")
         return
     heads = _cells(source, _image_or_terminal_cells(out, request, length, title))
@@ -294,11 +300,15 @@ def _draw_matrix(out: Output, request: Any, cells: Any, title: str, *, symmetric
     values = _matrix_values(cells)
     largest = float(np.max(np.abs(values))) or 1.0
     low, high = (-largest, largest) if symmetric else (float(values.min()), float(values.max()))
+    style = request.style
+    low, high = style.vmin if style.vmin is not None else low, style.vmax if style.vmax is not None else high
     if request.kind == "image":
         from pecli.render.image import save_heatmap
 
-        save_heatmap(cells, str(request.output), title=_wrap(title), x_label="Key position n",
-                     y_label="Query position m", vmin=low, vmax=high, figsize=(7, 6))  # fmt: skip
+        save_heatmap(cells, str(request.output), x_label=style.x_label or "Key position n",
+                     y_label=style.y_label or "Query position m", vmin=low, vmax=high,
+                     cmap=style.cmap or ("RdBu" if symmetric else None),  # a signed score: diverging, 0 white
+                     **_figure(request, title, (7.0, 6.0)))  # fmt: skip
         out.note(f"wrote {request.output}")
         return
     from pecli.render.terminal import color_mode, heatmap
@@ -319,10 +329,20 @@ def _write_columns(out: Output, request: Any, columns: dict[str, Any]) -> None:
     write_data(out, request, "profile", Tensor.from_array(table), {"columns": ",".join(columns)})
 
 
-def _wrap(title: str) -> str:
-    import textwrap
+def _figure(request: Any, title: str, figsize: tuple[float, float]) -> dict[str, Any]:
+    """The image's title, dpi and size: --title, --dpi, --figsize, else ``title`` and ``figsize``."""
+    style = request.style
+    return {"title": style.title or title, "dpi": style.dpi, "figsize": style.figsize or figsize}
 
-    return textwrap.fill(title, 80)
+
+def _label(source: RelativeInput) -> str:
+    """The scheme and the parameters that differ from its defaults (and the file it came from)."""
+    from pecli.render.titles import changed_parameters
+
+    params = {name: str(value) for name, value in source.params.items() if name != "part"}
+    changed = changed_parameters(source.scheme, params)
+    where = source.label.rsplit(" — ", 1)[1] if " — " in source.label else ""
+    return source.scheme + (f": {', '.join(changed)}" if changed else "") + (f" — {where}" if where else "")
 
 
 def _chart_size(out: Output) -> tuple[int, int]:

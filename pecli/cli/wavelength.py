@@ -79,9 +79,13 @@ def rope_wavelength_input(
         )
     if dim is None:
         raise ParameterError("missing --d", hint="e.g. --d 128")
-    shown = {name: value for name, value in params.items() if value is not None and name not in ("part", "layout")}
-    described = ", ".join(f"{name}={value}" for name, value in shown.items())
-    return params, dim, length, f"rope: d={dim}, {described}"
+    from pecli.render.titles import changed_parameters
+
+    # the parameters that differ from RoPE's defaults, and the length (dynamic NTK depends on it)
+    shown = {name: value for name, value in params.items() if name not in ("part", "layout")}
+    changed = changed_parameters("rope", {name: str(value) for name, value in shown.items()})
+    shape = f"d={dim}" + ("" if length is None else f", len={length}")
+    return params, dim, length, f"rope, {shape}" + (f": {', '.join(changed)}" if changed else "")
 
 
 def plot_wavelengths(
@@ -94,8 +98,10 @@ def plot_wavelengths(
     scheme_params: dict[str, Any],
     length: int | None,
     dim: int | None,
+    dpi: float = 100.0,
+    figsize: tuple[float, float] = (8.0, 5.0),
 ) -> None:
-    """Draw (or print as JSON) the wavelengths of the RoPE ``source`` names."""
+    """Draw (or print as JSON) the wavelengths of the RoPE ``source`` names; ``dpi``, ``figsize``: the image's."""
     from pecli.analysis.wavelengths import rope_wavelengths
 
     params, dim, length, label = rope_wavelength_input(
@@ -109,16 +115,15 @@ def plot_wavelengths(
         image_format(output)
     options = {name: value for name, value in params.items() if value is not None and name not in ("part", "layout")}
     waves = rope_wavelengths(dim, length=length, **options)
-    heading = title if title is not None else f"wavelength per frequency pair — {label}"
+    # the parameters first: a title too long for a small figure loses its end, not the scaling
+    heading = title if title is not None else f"{label} — wavelength per frequency pair"
     if out.json_output:
         out.json(waves.as_dict())
     elif output is not None:
-        import textwrap
-
         from pecli.render.wavelengths import save_wavelengths
 
-        save_wavelengths(waves, output, title=textwrap.fill(heading, 90))
-        out.note(f"wrote {output}")
+        save_wavelengths(waves, output, title=heading, dpi=dpi, figsize=figsize)
+        out.note(f"wrote {output} ({round(figsize[0] * dpi)} × {round(figsize[1] * dpi)} px)")
     else:
         from pecli.render.wavelengths import wavelength_chart
 

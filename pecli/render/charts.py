@@ -144,8 +144,11 @@ def profile_chart(
     """
     labels = (f"{float(np.max(high)):.4g}", f"{float(np.min(low)):.4g}")
     margin = max(len(label) for label in labels) + 2
-    lines = [title] if title else []
-    rows = max(2, height - len(lines) - 2)
+    lines = [title if len(title) <= width else title[: width - 1] + "…"] if title else []
+    caption = f"  {y_label} against offset h" if y_label else ""
+    # the caption beside the axis when it fits the width, else under it: never past the screen's edge
+    under = bool(caption) and margin + 1 + min(len(offsets), max(1, width - margin - 1)) + len(caption) > width
+    rows = max(2, height - len(lines) - 2 - under)
     edges = block_edges(len(offsets), max(1, width - margin - 1))
     starts = edges[:-1]
     mean_low, mean_high = np.minimum.reduceat(mean, starts), np.maximum.reduceat(mean, starts)
@@ -167,6 +170,6 @@ def profile_chart(
     lines.append(" " * margin + "└" + "─" * len(starts))
     first, last = str(int(offsets[0])), str(int(offsets[-1]))
     axis = first + " " * max(1, len(starts) - len(first) - len(last)) + last
-    caption = f"  {y_label} against offset h" if y_label else ""
-    lines.append(" " * (margin + 1) + axis + caption)
+    axis = " " * (margin + 1) + axis
+    lines += [axis, caption.strip()[:width]] if under else [axis + caption]
     return "\n".join(lines)

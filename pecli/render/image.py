@@ -1,4 +1,4 @@
-"""Image files of tables: heatmaps (pcolormesh) and small multiples, PNG, SVG or PDF.
+"""Image files of tables: heatmaps (pcolormesh), PNG, SVG or PDF (small multiples: :mod:`pecli.render.panels`).
 
 matplotlib's object-oriented API only — a ``Figure`` with a ``FigureCanvasAgg``, never pyplot —
 so nothing touches global state or a display. Heatmaps are block-averaged to at most one cell per
@@ -14,7 +14,6 @@ import difflib
 import io
 import math
 import os
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -25,12 +24,15 @@ from pecli.render.scale import ColorScale, color_scale
 
 __all__ = [
     "IMAGE_FORMATS",
+    "MASKED_COLOR",
     "check_cmap",
+    "draw_cells",
+    "extend_arrows",
     "image_format",
+    "index_locator",
     "new_figure",
     "save_figure",
     "save_heatmap",
-    "save_panels",
     "set_title",
 ]
 
@@ -38,7 +40,7 @@ IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
 #: SVG and PDF draw every cell of a table up to this size (a larger one is averaged like a PNG)
 FULL_RESOLUTION_CELLS = 1_000_000
 #: masked (NaN/inf) cells: a mid grey, distinct from RdBu's white zero
-_MASKED_COLOR = "0.55"
+MASKED_COLOR = "0.55"
 
 
 def image_format(path: str) -> str:
@@ -177,14 +179,14 @@ def save_heatmap(
     if scale is None:
         scale = color_scale(matrix.values if given_cells else matrix, vmin=vmin, vmax=vmax, robust=robust, cmap=cmap)
     low, high = scale.low, scale.high
-    colormap = check_cmap(scale.cmap).with_extremes(bad=_MASKED_COLOR)
+    colormap = check_cmap(scale.cmap).with_extremes(bad=MASKED_COLOR)
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
 
     figure, axes = new_figure(figsize, dpi)
     rows, cols = (int(matrix.row_edges[-1]), int(matrix.col_edges[-1])) if given_cells else matrix.shape
     # the colorbar first: it takes its space from the axes, whose final size then caps the cells
-    colorbar = figure.colorbar(ScalarMappable(Normalize(low, high), colormap), ax=axes, extend=_extend(scale))
+    colorbar = figure.colorbar(ScalarMappable(Normalize(low, high), colormap), ax=axes, extend=extend_arrows(scale))
     colorbar.set_label(scale.caption, fontsize="small")
     box = axes.get_position()
     # an axis that fits the image's pixels is drawn as is; a longer one is averaged in blocks of
@@ -234,12 +236,19 @@ def set_title(axes: Any, title: str, width_inches: float) -> None:
     axes.set_title(fit_title(title, 0.8 * width_inches), fontsize="medium", parse_math=False)
 
 
-def _extend(scale: ColorScale) -> str:
+def extend_arrows(scale: ColorScale) -> str:
     """Colourbar arrows at the ends that robust limits cut off."""
     if not scale.robust:
         return "neither"
     below, above = scale.full[0] < scale.low and scale.diverging, scale.full[1] > scale.high
     return {(True, True): "both", (True, False): "min", (False, True): "max"}.get((below, above), "neither")
+
+
+def index_locator() -> Any:
+    """Ticks at whole indices, 1, 2 or 5 × 10^k apart (matplotlib's own steps; not 0, 60, 120, …)."""
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(nbins="auto", steps=[1, 2, 5, 10], integer=True, min_n_ticks=2)
 
 
 def draw_cells(
@@ -259,13 +268,14 @@ def draw_cells(
     """Draw block-averaged cells as a rasterized pcolormesh, position 0 at the top; returns the mesh.
 
     ``shrunk`` is a :func:`~pecli.render.downsample.block_average` result; NaN/inf cells are masked.
-    Row ``i`` sits at ``row_values[0] + row_values[1] × i`` on the y axis. With
-    ``full_resolution`` (cells of one value each) an image with no interpolation: SVG and PDF then
-    embed it at the table's own resolution, whatever the dpi.
+    Cell ``i`` spans ``i - 0.5 … i + 0.5``, so the tick labelled ``i`` sits on its centre (as in
+    ``imshow``) and ticks are whole indices. Row ``i`` sits at ``row_values[0] + row_values[1] × i``
+    on the y axis. With ``full_resolution`` (cells of one value each) an image with no
+    interpolation: SVG and PDF then embed it at the table's own resolution, whatever the dpi.
     """
-    y_edges = row_values[0] + row_values[1] * (shrunk.row_edges + y_from)
+    x_edges = shrunk.col_edges + x_from - 0.5
+    y_edges = row_values[0] + row_values[1] * (shrunk.row_edges + y_from - 0.5)
     if full_resolution:
-        extent = (shrunk.col_edges[0] + x_from, shrunk.col_edges[-1] + x_from, y_edges[-1], y_edges[0])
         mesh = axes.imshow(
             np.ma.masked_invalid(shrunk.values),
             cmap=cmap,
@@ -273,95 +283,26 @@ def draw_cells(
             vmax=high,
             interpolation="none",
             aspect="auto",
-            extent=extent,
+            extent=(x_edges[0], x_edges[-1], y_edges[-1], y_edges[0]),
             origin="upper",
         )
-        axes.set_xlabel(x_label)
-        axes.set_ylabel(y_label)
-        return mesh
-    mesh = axes.pcolormesh(
-        shrunk.col_edges + x_from,
-        y_edges,
-        np.ma.masked_invalid(shrunk.values),
-        cmap=cmap,
-        vmin=low,
-        vmax=high,
-        shading="flat",
-        rasterized=True,
-    )
-    axes.invert_yaxis()
+    else:
+        mesh = axes.pcolormesh(
+            x_edges,
+            y_edges,
+            np.ma.masked_invalid(shrunk.values),
+            cmap=cmap,
+            vmin=low,
+            vmax=high,
+            shading="flat",
+            rasterized=True,
+        )
+        axes.invert_yaxis()
+    # column indices are whole numbers (a 2-column table is not ticked 0.25, 0.5, …); so are rows
+    # unless they stand for timesteps with a fractional step
+    axes.xaxis.set_major_locator(index_locator())
+    if float(row_values[0]).is_integer() and float(row_values[1]).is_integer():
+        axes.yaxis.set_major_locator(index_locator())
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     return mesh
-
-
-def save_panels(
-    matrices: Sequence[np.ndarray],
-    path: str,
-    *,
-    titles: Sequence[str],
-    title: str,
-    scale: ColorScale,
-    x_label: str = "Embedding Dimension",
-    y_label: str = "Position",
-    dpi: float = 100,
-    figsize: tuple[float, float] = (8, 6),
-) -> None:
-    """Small multiples: one heatmap per 2-D table in a grid, all in one colour scale with one colourbar.
-
-    Example:
-        >>> import tempfile
-        >>> from pecli.render.scale import color_scale
-        >>> heads = np.stack([-np.abs(np.subtract.outer(np.arange(8.0), np.arange(8.0))) * m for m in (1, 0.5)])
-        >>> path = os.path.join(tempfile.mkdtemp(), "heads.png")
-        >>> save_panels(list(heads), path, titles=["head 0", "head 1"], title="alibi", scale=color_scale(heads))
-        >>> os.path.getsize(path) > 0
-        True
-    """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.cm import ScalarMappable
-    from matplotlib.colors import Normalize
-    from matplotlib.figure import Figure
-
-    from pecli.render.titles import fit_title
-
-    image_format(path)
-    new_figure(figsize, dpi)  # checks the size
-    columns = min(len(matrices), 4)
-    rows = -(-len(matrices) // columns)
-    figure = Figure(figsize=figsize, dpi=dpi, layout="constrained")
-    FigureCanvasAgg(figure)
-    # not shared axes: draw_cells inverts each y axis, and inverting a shared one flips them all
-    grid = figure.subplots(rows, columns, squeeze=False)
-    colormap = check_cmap(scale.cmap).with_extremes(bad=_MASKED_COLOR)
-    panel_pixels = (figsize[1] * dpi / rows, figsize[0] * dpi / columns)
-    for index, axes in enumerate(grid.flat):
-        if index >= len(matrices):
-            axes.set_visible(False)
-            continue
-        matrix = np.asarray(matrices[index])
-        shrunk = block_average(
-            matrix,
-            math.ceil(panel_pixels[0]),
-            math.ceil(panel_pixels[1]),
-            uniform=True,
-            structure=column_structure(matrix),
-            row_structure=row_structure(matrix),
-        )
-        last_row, first_column = index // columns == rows - 1, index % columns == 0
-        draw_cells(
-            axes,
-            shrunk,
-            cmap=colormap,
-            low=scale.low,
-            high=scale.high,
-            x_label=x_label if last_row else "",
-            y_label=y_label if first_column else "",
-        )
-        axes.set_title(titles[index], fontsize="small", parse_math=False)
-    colorbar = figure.colorbar(
-        ScalarMappable(Normalize(scale.low, scale.high), colormap), ax=grid.ravel().tolist(), extend=_extend(scale)
-    )
-    colorbar.set_label(scale.caption, fontsize="small")
-    figure.suptitle(fit_title(title, 0.9 * figsize[0]), fontsize="medium", parse_math=False)
-    save_figure(figure, path, dpi)

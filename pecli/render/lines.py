@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -43,18 +44,23 @@ def save_lines(
     figsize: tuple[float, float] = (8, 6),
     x_ticks_from: int = 0,
     dims_from: int = 0,
-) -> None:
+) -> str | None:
     """Draw columns ``dims`` of ``matrix`` as curves against position into ``path`` (``--lines``).
 
     ``dims`` are dimension indices of the original table; ``dims_from`` is the index of
-    ``matrix``'s first column (after ``--cols``). NaN and ±inf leave gaps in the curves.
+    ``matrix``'s first column (after ``--cols``). NaN and ±inf leave gaps in the curves. The
+    slowest curves are drawn on top.
+
+    Returns:
+        A note naming the dimensions that repeat faster than the image's pixels (they draw as a
+        solid band), with the ``--rows`` that would show their shape; else None.
 
     Example:
         >>> import os, tempfile, pecli
         >>> path = os.path.join(tempfile.mkdtemp(), "lines.png")
         >>> save_lines(pecli.encode("sinusoidal", 100, 16), path, dims=[0, 1, 4, 8], title="sinusoidal")
-        >>> os.path.getsize(path) > 0
-        True
+        >>> print(save_lines(pecli.encode("sinusoidal", 2048, 16), path, dims=[0, 8], title="sinusoidal"))
+        dim 0 repeats faster than the image's pixels and draws as a solid band: --rows 0:200 shows the shape
     """
     matrix = np.asarray(matrix)
     image_format(path)
@@ -68,14 +74,48 @@ def save_lines(
                 hint="pick dimensions within the table's columns",
             )
     figure, axes = new_figure(figsize, dpi)
-    positions = np.arange(matrix.shape[0]) + x_ticks_from
-    for dim in dims:
-        values = np.asarray(matrix[:, dim - dims_from], dtype=np.float64)
-        axes.plot(positions, np.where(np.isfinite(values), values, np.nan), label=f"dim {dim}", linewidth=1)
     # beside the curves, never on top of them
-    figure.subplots_adjust(right=min(figure.subplotpars.right, 1 - 1.3 / figsize[0]))
+    figure.subplots_adjust(right=min(figure.subplotpars.right, 1 - 1.0 / figsize[0]))
+    pixels = axes.get_position().width * figsize[0] * dpi
+    positions = np.arange(matrix.shape[0]) + x_ticks_from
+    curves = {dim: np.asarray(matrix[:, dim - dims_from], dtype=np.float64) for dim in dims}
+    periods = {dim: _mean_period(values) for dim, values in curves.items()}
+    # the slowest curves on top: a fast one drawn last would paint over every other
+    order = sorted(dims, key=lambda dim: periods[dim])
+    for dim, values in curves.items():
+        axes.plot(positions, np.where(np.isfinite(values), values, np.nan), label=f"dim {dim}", linewidth=1,
+                  zorder=2 + order.index(dim) / len(order))  # fmt: skip
     axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize="small", frameon=False)
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     set_title(axes, title, figsize[0])
     save_figure(figure, path, dpi)
+    # a period under 4 pixels draws as a solid band: say so, and which rows would show its shape
+    pixel_positions = matrix.shape[0] / max(pixels, 1.0)
+    blurred = [dim for dim in dims if periods[dim] < 4 * pixel_positions]
+    if not blurred:
+        return None
+    # about 16 pixels per period of the fastest, rounded down to 1, 2 or 5 × 10^k rows
+    wanted = max(8.0, min(periods[dim] for dim in blurred) * pixels / 16)
+    magnitude = 10 ** math.floor(math.log10(wanted))
+    shown = int(max(step * magnitude for step in (1, 2, 5) if step * magnitude <= wanted))
+    names = ", ".join(str(dim) for dim in blurred)
+    return (
+        f"dim{'s' if len(blurred) > 1 else ''} {names} repeat{'' if len(blurred) > 1 else 's'} faster than the "
+        f"image's pixels and draw{'' if len(blurred) > 1 else 's'} as a solid band: "
+        f"--rows {x_ticks_from}:{x_ticks_from + shown} shows the shape"
+    )
+
+
+def _mean_period(values: np.ndarray) -> float:
+    """Positions per oscillation: twice the mean distance between sign changes about the mean (inf: none).
+
+    >>> round(_mean_period(np.sin((np.arange(1000) + 0.5) * 2 * np.pi / 50)), -1), _mean_period(np.ones(5))
+    (50.0, inf)
+    """
+    finite = values[np.isfinite(values)]
+    if finite.size < 2:
+        return float("inf")
+    signs = np.signbit(finite - finite.mean())
+    changes = int(np.count_nonzero(signs[1:] != signs[:-1]))
+    return 2 * finite.size / changes if changes else float("inf")

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from pecli.render.image import image_format, new_figure, save_figure
+from pecli.render.image import image_format, new_figure, save_figure, set_title
 
 __all__ = ["save_offset_curves"]
 
@@ -45,15 +45,19 @@ def save_offset_curves(
     lines = [axes.plot(offsets, curve, linewidth=1.1, label=label)[0] for label, curve in curves.items()]
     if not labelled:
         lines = []
+    top = axes
     if bound is not None:
-        right = axes.twinx()
+        # room for the right axis' tick labels and its label, which the default margins cut off
+        figure.subplots_adjust(right=min(figure.subplotpars.right, 1 - 0.75 / figsize[0]))
+        right = top = axes.twinx()
         lines += right.plot(offsets, bound, "--", color="tab:red", linewidth=1, label=bound_label)
         right.set_ylabel("B(h)", color="tab:red")
         right.set_ylim(bottom=0)
     axes.set_xlim(float(offsets[0]), float(offsets[-1]) if len(offsets) > 1 else float(offsets[0]) + 1)
     if lines:
-        axes.legend(handles=lines, loc="upper right", fontsize="small")
+        # on the axes drawn last (a twin's curves would cover it), where it hides the fewest points
+        top.legend(handles=lines, loc="best", fontsize="small")
     axes.set_xlabel("Offset h = m − n (query − key position)")
     axes.set_ylabel(y_label)
-    axes.set_title(title, fontsize="medium", parse_math=False)
+    set_title(axes, title, figsize[0])
     save_figure(figure, path, dpi)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -141,7 +142,9 @@ def color_scale(
             data=ValueRange(-data.high, -data.low, data.nonfinite),
         )
         return mirror._replace(low=-mirror.high, high=-mirror.low, full=(-mirror.full[1], -mirror.full[0]))
-    diverging = not (np.isfinite(data.low) and data.low >= 0)
+    # limits given symmetric around 0 centre the map there, whatever the sign of this sample
+    centred = vmin is not None and vmax is not None and vmin < 0 < vmax and math.isclose(-vmin, vmax)
+    diverging = centred or not (np.isfinite(data.low) and data.low >= 0)
     colormap = cmap or ("RdBu" if diverging else "viridis")
     full = color_limits(data, vmin, vmax) if diverging else _sequential(data, vmin, vmax)
     if (vmin is not None and vmax is not None) or robust is False or not np.isfinite(data.low):

@@ -285,8 +285,9 @@ def heatmap(
     values = f"values {_format_value(data.low)} … {_format_value(data.high)}" if data.nonfinite < source.size else ""
     masked = f"{data.nonfinite} NaN/inf masked" if data.nonfinite else ""
     left_out = [
-        f"last {size - int(edges[-1])} {what} left out (a partial block)"
-        for size, edges, what in ((rows, shrunk.row_edges, "rows"), (cols, shrunk.col_edges, "columns"))
+        f"last {what} left out (a partial block)" if size - int(edges[-1]) == 1
+        else f"last {size - int(edges[-1])} {what}s left out (a partial block)"
+        for size, edges, what in ((rows, shrunk.row_edges, "row"), (cols, shrunk.col_edges, "column"))
         if edges[-1] < size
     ]
     footer = "; ".join(part for part in (values, masked, *left_out) if part)

@@ -12,7 +12,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import NamedTuple
 
-__all__ = ["TableAxes", "fit_title", "table_axes", "table_title"]
+__all__ = ["TableAxes", "changed_parameters", "fit_title", "table_axes", "table_title"]
 
 #: metadata values that mean "not set"
 _UNSET = ("", "null", "none", "None")
@@ -48,12 +48,43 @@ def table_title(metadata: Mapping[str, str]) -> str | None:
         return None
     preset = f" ({metadata['preset']})" if metadata.get("preset") else ""
     shape = " × ".join(metadata[name] for name in ("len", "d") if metadata.get(name) not in (None, *_UNSET))
-    changed = [
-        f"{name}={metadata[name]}"
-        for name, default in scheme.defaults.items()
+    changed = changed_parameters(scheme.name, metadata)
+    return f"{scheme.name}{preset}" + (f", {shape}" if shape else "") + (f": {', '.join(changed)}" if changed else "")
+
+
+def changed_parameters(scheme: str, metadata: Mapping[str, str]) -> list[str]:
+    """``name=value`` for each of ``scheme``'s parameters in ``metadata`` that differs from its default.
+
+    >>> changed_parameters("rope", {"base": "10000.0", "scaling": "yarn", "factor": "8.0", "mscale": "None"})
+    ['scaling=yarn', 'factor=8.0']
+    """
+    from pecli.schemes.catalog import SCHEMES
+
+    return [
+        f"{name}={_short(metadata[name])}"
+        for name, default in SCHEMES[scheme].defaults.items()
         if name in metadata and not _same(metadata[name], default)
     ]
-    return f"{scheme.name}{preset}" + (f", {shape}" if shape else "") + (f": {', '.join(changed)}" if changed else "")
+
+
+def _short(value: str) -> str:
+    """A long float as 6 significant digits (a derived YaRN attention factor, say); a short value as is.
+
+    A long list (LongRoPE's 64 rescale factors) is its count.
+
+    >>> _short("1.1386294361119891"), _short("500000.0"), _short("8,8"), _short("0.000244140625")
+    ('1.13863', '500000.0', '8,8', '0.000244141')
+    >>> _short(str(tuple(range(1, 33))))
+    '(32 values)'
+    """
+    if len(value) > 24 and value.count(",") >= 3:
+        return f"({value.count(',') + 1} values)"
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    shorter = f"{number:.6g}"
+    return shorter if len(value) > 10 and "e" not in shorter else value
 
 
 def fit_title(title: str, width_inches: float, *, fontsize: float = 10.0, max_lines: int = 2) -> str:
@@ -70,8 +101,8 @@ def fit_title(title: str, width_inches: float, *, fontsize: float = 10.0, max_li
     if len(lines) > max_lines:
         last = " ".join(lines[max_lines - 1 :])
         lines = [*lines[: max_lines - 1], textwrap.shorten(last, columns, placeholder="…")]
-        if len(lines[-1]) > columns or lines[-1] == "…":
-            lines[-1] = lines[-1][: columns - 1] + "…"
+        if len(lines[-1]) > columns or lines[-1] == "…":  # a word longer than the line: cut the word
+            lines[-1] = last[: columns - 1] + "…"
     return "\n".join(lines)
 
 
@@ -91,17 +122,21 @@ def table_axes(metadata: Mapping[str, str]) -> TableAxes:
     TableAxes(x_label='Embedding Dimension', y_label='Timestep t', row_start=0.0, row_step=10.0)
     >>> table_axes({"scheme": "alibi"})[:2], table_axes({"metric": "cosine"})[:2]
     (('Key position j', 'Query position i'), ('Position j', 'Position i'))
+    >>> table_axes({"scheme": "t5", "part": "buckets"})[:2], table_axes({"scheme": "coordconv"})[:2]
+    (('Key position j', 'Query position i'), ('Embedding Dimension', 'Pixel (grid rows, row-major)'))
     """
     scheme = metadata.get("scheme")
     if scheme == "timestep":
         start, step = _range_start_step(metadata.get("timesteps", ""))
         return TableAxes(y_label="Timestep t", row_start=start, row_step=step)
-    if scheme == "alibi":
+    if scheme in ("alibi", "t5"):  # biases and buckets of query i against key j
         return TableAxes("Key position j", "Query position i")
     if "metric" in metadata:
         return TableAxes("Position j", "Position i")
     if scheme == "sincos2d":
         return TableAxes(y_label="Patch (grid rows, row-major)")
+    if scheme == "coordconv":
+        return TableAxes(y_label="Pixel (grid rows, row-major)")
     return TableAxes()
 
 

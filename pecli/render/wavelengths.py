@@ -9,11 +9,12 @@ bands a scaling treats alike (YaRN's ramp, Llama 3's frequency bands) shaded and
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pecli.render.image import image_format, new_figure, save_figure
+from pecli.render.image import image_format, new_figure, save_figure, set_title
 
 if TYPE_CHECKING:
     from pecli.analysis.wavelengths import RopeWavelengths
@@ -59,10 +60,14 @@ def save_wavelengths(
         axes.text(0, waves.context_length, f" original context {waves.context_length}", va="bottom",
                   fontsize="small", color="tab:red")  # fmt: skip
     axes.set_yscale("log")
+    # headroom for the band names: above the longest wavelength, never over a point
+    low, high = axes.get_ylim()
+    if waves.bands:
+        axes.set_ylim(low, high * (high / low) ** 0.15)
     axes.set_xlabel("Frequency pair i")
-    axes.set_ylabel("Wavelength 2π/θ_i (positions)")
+    axes.set_ylabel(r"Wavelength $2\pi/\theta_i$ (positions)")
     axes.legend(loc="lower right", fontsize="small")
-    axes.set_title(title, fontsize="medium", parse_math=False)
+    set_title(axes, title, figsize[0])
     save_figure(figure, path, dpi)
 
 
@@ -75,14 +80,14 @@ def wavelength_chart(waves: RopeWavelengths, *, width: int, height: int, title: 
     Example:
         >>> from pecli.analysis.wavelengths import rope_wavelengths
         >>> print(wavelength_chart(rope_wavelengths(16, length=100), width=30, height=8))
-         1.99e+04 ┤       •
-                  ┤     ••
+         1.99e+04 ┤      •
+                  ┤     •
                   ┤    •
-                  ┤╌╌╌•╌╌╌╌ context 100
+                  ┤╌╌╌•╌╌╌ context 100
                   ┤ ••
              6.28 ┤•
-                  └────────
-                   0      7  pair i (log wavelength)
+                  └───────
+                   0     7  pair i
     """
     before, after = np.log10(waves.wavelength_original), np.log10(waves.wavelength)
     levels = [before, after]
@@ -91,9 +96,16 @@ def wavelength_chart(waves: RopeWavelengths, *, width: int, height: int, title: 
     bottom = min(float(np.min(after)), float(np.min(before)), context if context is not None else math.inf)
     labels = (f"{10**top:.3g}", f"{10**bottom:.3g}")
     margin = max(len(label) for label in labels) + 2
-    lines = [title] if title else []
-    rows = max(2, height - len(lines) - 2 - (1 + len(waves.bands) if waves.bands else 0))
-    columns = min(len(before), max(1, width - margin - 1))
+    lines = [title if len(title) <= width else title[: width - 1] + "…"] if title else []
+    # each band's name and description, wrapped (a number cut in half would misread)
+    indent = " " * (margin + 1)
+    legend = [line for band in waves.bands
+              for line in textwrap.wrap(f"{band.name[0]} {band.name}: {band.description}", max(width, margin + 20),
+                                        initial_indent=indent, subsequent_indent=indent + "  ")]  # fmt: skip
+    rows = max(2, height - len(lines) - 2 - (1 + len(legend) if waves.bands else 0))
+    # the context's label follows its row: the columns leave room for it within the width
+    context_label = "" if context is None else f" context {waves.context_length}"
+    columns = min(len(before), max(1, width - margin - 1 - len(context_label)))
     span = top - bottom if top > bottom else 1.0
     # each column shows the pairs of one block, at the block's mean log wavelength
     edges = np.linspace(0, len(before), columns + 1).astype(int)
@@ -112,7 +124,7 @@ def wavelength_chart(waves: RopeWavelengths, *, width: int, height: int, title: 
         label = labels[0] if row == 0 else labels[1] if row == rows - 1 else ""
         text = "".join(cells).rstrip()
         if context is not None and row == row_of(context):
-            text += f" context {waves.context_length}"
+            text += context_label
         lines.append(f"{label:>{margin - 1}} ┤" + text)
     lines.append(" " * margin + "└" + "─" * columns)
     if waves.bands:
@@ -124,7 +136,8 @@ def wavelength_chart(waves: RopeWavelengths, *, width: int, height: int, title: 
         lines.append(" " * (margin + 1) + "".join(marks))
     last = str(len(before) - 1)
     axis = "0" + " " * max(1, columns - 1 - len(last)) + last
-    lines.append(" " * (margin + 1) + axis + "  pair i (log wavelength)")
-    lines.extend(" " * (margin + 1) + f"{band.name[0]} {band.name}: {band.description}"[: width - margin - 1]
-                 for band in waves.bands)  # fmt: skip
+    axis = " " * (margin + 1) + axis
+    fits = len(axis) + len("  pair i (log wavelength)") <= width
+    lines.append(axis + ("  pair i (log wavelength)" if fits else "  pair i"))
+    lines.extend(legend)
     return "\n".join(lines)
