@@ -79,6 +79,19 @@ def test_bert_checkpoint_key_selects_one_tensor(cli, bert_checkpoint):
     assert "bert.safetensors [embeddings.position_embeddings.weight]" in result.out
 
 
+def test_a_unique_part_of_a_key_selects_it_with_a_note(cli, bert_checkpoint):
+    path, tensors = bert_checkpoint
+    result = cli("plot", str(path), "--key", "position_embeddings", *TERMINAL)
+    assert result.code == 0, result.stderr
+    assert _ramp_rows(result.out) == _expected_ramp(tensors["embeddings.position_embeddings.weight"])
+    assert "--key 'position_embeddings' selects the tensor 'embeddings.position_embeddings.weight'" in result.stderr
+    info = cli("info", str(path), "--key", "position_embeddings")
+    assert info.code == 0 and "embeddings.position_embeddings.weight  [64, 16]" in info.out
+    assert "selects the tensor 'embeddings.position_embeddings.weight'" in info.stderr
+    # a part several names contain is refused, naming them (no guess)
+    assert_clean_error(cli("plot", str(path), "--key", "position"), 2, "tensors whose names contain 'position'")
+
+
 def test_int64_position_ids_plot_as_one_row(cli, bert_checkpoint):
     path, tensors = bert_checkpoint
     result = cli("plot", str(path), "--key", "embeddings.position_ids", *TERMINAL)

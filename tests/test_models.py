@@ -160,6 +160,11 @@ def test_identify_a_directory_finds_whispers_sinusoidal_encoder_table(cli):
     assert result.code == 0, result.stderr
     assert "tiny-whisper [encoder.embed_positions.weight]" in result.out
     assert "match: sinusoidal (preset tensor2tensor" in result.out
+    # a unique part of the weight's name picks it too, and the note names it in full
+    short = cli("identify", str(MODELS / "tiny-whisper"), "--key", "encoder.embed")
+    assert short.code == 0 and short.out == result.out
+    assert "--key 'encoder.embed' selects the tensor 'encoder.embed_positions.weight'" in short.stderr
+    assert_clean_error(cli("identify", str(MODELS / "tiny-whisper"), "--key", "embed_positions"), 2, "2 weights")
 
 
 def test_a_directory_with_several_tables_lists_them(cli, tmp_path):

@@ -49,8 +49,9 @@ def info(
     *,
     out: Output,
 ) -> None:
-    from pecli.errors import TableFileError, did_you_mean
-    from pecli.io import open_tensors
+    from pecli.cli.inputs import note_chosen_key
+    from pecli.errors import TableFileError
+    from pecli.io import find_key, open_tensors
 
     if os.path.isdir(file):
         from pecli.cli.model_inputs import show_model_directory
@@ -60,8 +61,10 @@ def info(
     if file != "-" and not os.path.exists(file):
         raise TableFileError(f"no such file: {file!r}", hint="give a .npy, .safetensors or .pt file, or - for stdin")
     with open_tensors(file) as opened:  # once: a pipe cannot be read twice, a file need not be
-        if key is not None and key not in opened.entries:
-            raise TableFileError(f"{opened.name} has no tensor {key!r}", hint=did_you_mean(key, list(opened.entries)))
+        if key is not None:
+            chosen = find_key(opened.entries, key, opened.name)
+            note_chosen_key(out, key, chosen)
+            key = chosen
         shown = {key: opened.entries[key]} if key is not None else opened.entries
         report = describe(
             opened.name,

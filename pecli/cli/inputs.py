@@ -27,6 +27,12 @@ class InputTable:
     source: str = ""
 
 
+def note_chosen_key(out: Output, requested: str | None, chosen: str | None) -> None:
+    """Say which tensor a part of its name (``--key position_embeddings``) selected, in full."""
+    if requested is not None and chosen is not None and chosen != requested:
+        out.note(f"--key {requested!r} selects the tensor {chosen!r}")
+
+
 def is_file_input(source: str) -> bool:
     """Whether ``source`` names a file (or stdin) rather than a scheme (an existing path wins).
 
@@ -69,7 +75,7 @@ def load_input(
         if os.path.isdir(source):
             from pecli.cli.model_inputs import model_directory_input
 
-            array, label = model_directory_input(source, key)
+            array, label = model_directory_input(out, source, key)
             return InputTable(array, label, {}, source)
         if source == "-" and out.stdin_is_terminal:
             raise ParameterError(
@@ -79,6 +85,7 @@ def load_input(
         from pecli.io import read_table
 
         table = read_table(source, key=key)
+        note_chosen_key(out, key, table.key)
         name = "<stdin>" if source == "-" else os.path.basename(source)
         label = f"{name} [{table.key}]" if table.key else name
         if "scheme" in table.metadata:

@@ -80,12 +80,14 @@ def _learned_weight(source: str, usual: str) -> str:
     return next((name for name in names if name.endswith(usual)), names[0] if names else usual)
 
 
-def model_directory_input(source: str, key: str | None) -> tuple[Any, str]:
+def model_directory_input(out: Output, source: str, key: str | None) -> tuple[Any, str]:
     """The position table of model directory ``source`` (``key``, or its one 2-D position tensor) and a label."""
+    from pecli.cli.inputs import note_chosen_key
     from pecli.models import open_model_directory
+    from pecli.models.directory import shown
 
     tensor, array = open_model_directory(source).position_table(key)
-    from pecli.models.directory import shown
+    note_chosen_key(out, key, tensor.name)
 
     return array, f"{os.path.basename(os.path.normpath(source))} [{shown(tensor.name)}]"
 

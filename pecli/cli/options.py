@@ -170,7 +170,10 @@ FormatOpt = Annotated[
     ),
 ]
 KeyOpt = Annotated[
-    Optional[str], typer.Option("--key", help="Tensor to read from a multi-tensor file.", metavar="NAME")
+    Optional[str],
+    typer.Option(
+        "--key", help="Tensor to read from a multi-tensor file: its name, or a part only it contains.", metavar="NAME"
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as one JSON document on stdout.")]
 QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="Print only data and errors.")]
@@ -199,8 +202,8 @@ SchemeArg = Annotated[
 def choices_help(name: str) -> str:
     """The values each scheme allows for parameter ``name``, from the registry ("" if none restricts it).
 
-    >>> choices_help("layout")
-    'sinusoidal: interleaved|split; rope: half|interleaved; rope2d: interleaved|half; sincos2d: by-axis|by-function; coordconv: mkocabas|uber.'
+    >>> choices_help("layout").split("; ")[:3]
+    ['sinusoidal: interleaved|split', 'rope: half|interleaved', 'rope2d: interleaved|half']
     >>> choices_help("positions")
     'fourier, gaussian: normalized|raw.'
     """

@@ -50,6 +50,7 @@ __all__ = [
     "check_format_holds",
     "check_free_space",
     "check_output_path",
+    "find_key",
     "format_for",
     "is_real_dtype",
     "open_tensors",
@@ -265,11 +266,37 @@ def read_tensors(source: str | IO[bytes]) -> tuple[dict[str, tuple[tuple[int, ..
 _LISTED = 10
 
 
+def find_key(names: Iterable[str], key: str, where: str, *, what: str = "tensor") -> str:
+    """The tensor ``key`` names among ``names``: itself, else the one name that contains it.
+
+    ``--key position_embeddings`` picks ``embeddings.position_embeddings.weight`` when no other
+    tensor's name contains it; no name, or several, is a :class:`TableFileError` naming them.
+
+    >>> find_key(["embeddings.position_embeddings.weight", "embeddings.word_embeddings.weight"], "position", "m")
+    'embeddings.position_embeddings.weight'
+    >>> find_key(["a.w", "b.w"], "w", "m")
+    Traceback (most recent call last):
+    pecli.errors.TableFileError: m has 2 tensors whose names contain 'w' (give more of the name: 'a.w', 'b.w')
+    """
+    names = list(names)
+    if key in names:
+        return key
+    containing = [candidate for candidate in names if key and key in candidate]
+    if len(containing) == 1:
+        return containing[0]
+    if containing:
+        listed = ", ".join(repr(candidate) for candidate in containing[:_LISTED])
+        more = f" and {len(containing) - _LISTED} more" if len(containing) > _LISTED else ""
+        raise TableFileError(
+            f"{where} has {len(containing)} {what}s whose names contain {key!r}",
+            hint=f"give more of the name: {listed}{more}",
+        )
+    raise TableFileError(f"{where} has no {what} {key!r}", hint=did_you_mean(key, names))
+
+
 def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str], key: str | None, name: str) -> str:
     if key is not None:
-        if key not in entries:
-            raise TableFileError(f"{name} has no tensor {key!r}", hint=did_you_mean(key, list(entries)))
-        return key
+        return find_key(entries, key, name)
     if len(entries) == 1:
         return next(iter(entries))
     own = metadata.get("tensor")

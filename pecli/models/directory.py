@@ -104,11 +104,9 @@ class ModelDirectory:
         from pecli.io import read_table
 
         if key is not None:
-            if key not in self.weight_files:
-                from pecli.errors import did_you_mean
+            from pecli.io import find_key
 
-                names = [name for name in self.weight_files if is_position_tensor(name)] or list(self.weight_files)
-                raise TableFileError(f"{self.path} has no weight {shown(key)!r}", hint=did_you_mean(key, names))
+            key = find_key(self.weight_files, key, self.path, what="weight")
             file = self.weight_files[key]
             loaded = read_table(file, key=key)
             return ModelTensor(key, file, tuple(loaded.array.shape), str(loaded.array.dtype)), loaded.array
