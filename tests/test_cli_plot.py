@@ -416,6 +416,19 @@ def test_alibi_head_axes_are_query_and_key_positions(cli):
     assert "Query position i ↓  Key position j →" in result.out
 
 
+def test_a_distance_matrix_piped_without_metadata_has_position_axes(cli):
+    """`pecli distance … -o - | pecli plot -`: a .npy carries no metadata, but a square table equal to its
+    transpose is a distance or similarity matrix; a (len, d) table, even a square one, keeps its axes."""
+    matrix = cli("distance", "sinusoidal", "--d", "16", "--len", "24", "-o", "-").stdout
+    piped = cli("plot", "-", "--no-color", *TERMINAL, stdin=matrix)
+    assert piped.code == 0, piped.stderr
+    assert "Position i ↓  Position j →" in piped.out
+    square = cli("plot", "learned", "--d", "24", "--len", "24", "--no-color", *TERMINAL)
+    assert "Position ↓  Embedding Dimension →" in square.out
+    rows = cli("plot", "-", "--rows", "0:12", "--no-color", *TERMINAL, stdin=matrix)  # a slice: not judged
+    assert "Position ↓  Embedding Dimension →" in rows.out
+
+
 # -- small multiples ---------------------------------------------------------------------------
 
 

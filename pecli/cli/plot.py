@@ -203,7 +203,7 @@ def plot(
     if not isinstance(image, LinesImage) and color_note(scale):
         out.note(str(color_note(scale)))
     heading = title if title is not None else _title(table)
-    axes = table_axes(table.metadata)
+    axes = table_axes(table.metadata, symmetric=_is_symmetric(view.values) if rows is cols is None else False)
     x_label, y_label = xlabel or axes.x_label, ylabel or axes.y_label
     # the file's layout holds for its own columns; a --cols slice is judged from its values
     structure = column_structure(view.values, table.metadata if cols is None else None)
@@ -409,3 +409,15 @@ def _draw_panels(
             for matrix, title, view in zip(matrices, titles, views, strict=True)
         ]
         out.data("\n".join(drawn))
+
+
+def _is_symmetric(values: Any) -> bool:
+    """Whether a 2-D table is square and equal to its transpose (a distance or similarity matrix).
+
+    >>> import numpy as np
+    >>> _is_symmetric(np.array([[0.0, 1.0], [1.0, 0.0]])), _is_symmetric(np.eye(2, 3))
+    (True, False)
+    """
+    import numpy as np
+
+    return values.ndim == 2 and values.shape[0] == values.shape[1] > 1 and bool(np.array_equal(values, values.T))

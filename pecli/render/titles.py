@@ -115,8 +115,11 @@ class TableAxes(NamedTuple):
     row_step: float = 1.0
 
 
-def table_axes(metadata: Mapping[str, str]) -> TableAxes:
+def table_axes(metadata: Mapping[str, str], *, symmetric: bool = False) -> TableAxes:
     """The axes of a table, from its metadata: timesteps, query/key positions, positions of a distance matrix.
+
+    ``symmetric``: the table is square and equal to its transpose, as a distance or similarity matrix
+    is (and a (len, d) table never is); without metadata (a .npy, a pipe) it gets position axes too.
 
     >>> table_axes({"scheme": "timestep", "timesteps": "0:1000:10"})
     TableAxes(x_label='Embedding Dimension', y_label='Timestep t', row_start=0.0, row_step=10.0)
@@ -124,6 +127,8 @@ def table_axes(metadata: Mapping[str, str]) -> TableAxes:
     (('Key position j', 'Query position i'), ('Position j', 'Position i'))
     >>> table_axes({"scheme": "t5", "part": "buckets"})[:2], table_axes({"scheme": "coordconv"})[:2]
     (('Key position j', 'Query position i'), ('Embedding Dimension', 'Pixel (grid rows, row-major)'))
+    >>> table_axes({}, symmetric=True)[:2]
+    ('Position j', 'Position i')
     """
     scheme = metadata.get("scheme")
     if scheme == "timestep":
@@ -131,7 +136,7 @@ def table_axes(metadata: Mapping[str, str]) -> TableAxes:
         return TableAxes(y_label="Timestep t", row_start=start, row_step=step)
     if scheme in ("alibi", "t5"):  # biases and buckets of query i against key j
         return TableAxes("Key position j", "Query position i")
-    if "metric" in metadata:
+    if "metric" in metadata or (symmetric and "scheme" not in metadata):
         return TableAxes("Position j", "Position i")
     if scheme == "sincos2d":
         return TableAxes(y_label="Patch (grid rows, row-major)")
