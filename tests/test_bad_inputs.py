@@ -718,6 +718,19 @@ def test_nan_at_the_same_places_compares_equal_and_is_counted(tmp_path):
         assert differ["worst"] == {"position": 0, "dimension": 0} and differ["diagnosis"] is None
 
 
+def test_infinities_at_the_same_places_compare_equal(tmp_path):
+    """inf in B made the relative allowance rtol · |B| = 0 · inf = NaN: a table differed from itself."""
+    table = np.ones((6, 4))
+    table[1, 2], table[2, 0] = np.inf, -np.inf
+    np.save(tmp_path / "inf.npy", table)
+    same = run_pecli("compare", "inf.npy", "inf.npy", cwd=str(tmp_path))
+    assert same.code == 0 and "same within" in same.out, (same.out, same.stderr)
+    other = table.copy()
+    other[1, 2] = 1.0  # inf against a finite value is still a difference
+    np.save(tmp_path / "other.npy", other)
+    assert run_pecli("compare", "inf.npy", "other.npy", "--rtol", "0.5", cwd=str(tmp_path)).code == 1
+
+
 def test_long_timestep_lists_are_files_pecli_reads_back(tmp_path, cli, monkeypatch):
     """Evenly spaced timesteps are recorded as their range (a short header, however many); uneven ones
     whose text would outgrow the header are refused before any file is written."""
