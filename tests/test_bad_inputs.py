@@ -731,6 +731,35 @@ def test_infinities_at_the_same_places_compare_equal(tmp_path):
     assert run_pecli("compare", "inf.npy", "other.npy", "--rtol", "0.5", cwd=str(tmp_path)).code == 1
 
 
+def test_tables_near_the_float_limits_are_drawn(tmp_path):
+    """A colourbar from -1.7e308 to 1.7e308 spans inf (matplotlib: "Axis limits cannot be NaN or Inf",
+    an internal error); a flat table of 2^64 - 1 got the span [x, x + 1] = [x, x] ("--vmin must be
+    below --vmax", which the user never gave)."""
+    np.save(tmp_path / "huge.npy", np.array([[1e308, -1e308], [1.7e308, 1e308]]))
+    np.save(tmp_path / "flat.npy", np.full((6, 4), 2**64 - 1, dtype=np.uint64))
+    np.save(tmp_path / "u64.npy", np.arange(24, dtype=np.uint64).reshape(6, 4) * 2**62)
+    for args in (
+        ("plot", "huge.npy", "-o", "h.png"),
+        ("plot", "flat.npy", "-o", "f.png"),
+        ("plot", "flat.npy", "--width", "30"),
+        ("distance", "u64.npy", "-o", "d.png"),
+        ("distance", "u64.npy"),
+    ):
+        result = run_pecli(*args, cwd=str(tmp_path))
+        assert result.code == 0, (args, result.stderr)
+        lines = result.stderr.splitlines()
+        assert all(line.startswith(("wrote ", "pecli: warning: ")) for line in lines), result.stderr
+
+
+def test_a_printed_summary_counts_nan_rather_than_showing_min_inf_max_minus_inf(tmp_path):
+    result = run_pecli("timestep", "1", "2", "--dim", "8", "--scale", "1e308")  # sin(inf) is NaN
+    assert result.code == 0, result.stderr
+    values = next(line for line in result.out.splitlines() if line.startswith("  values:"))
+    assert re.fullmatch(r"  values: min -0\.99\d+, max 0\.95\d+, 2 NaN", values), values
+    summary = json.loads(run_pecli("timestep", "1", "2", "--dim", "8", "--scale", "1e308", "--json").out)
+    assert summary["nan"] == 2 and summary["min"] == pytest.approx(-0.99933, abs=1e-5)
+
+
 def test_long_timestep_lists_are_files_pecli_reads_back(tmp_path, cli, monkeypatch):
     """Evenly spaced timesteps are recorded as their range (a short header, however many); uneven ones
     whose text would outgrow the header are refused before any file is written."""
