@@ -71,14 +71,14 @@ def _pt(build: Callable) -> bytes:
     return buffer.getvalue()
 
 
-def _legacy_pt_claiming_terabytes() -> bytes:
-    """A legacy (non-zip) torch.save file whose storage claims 10^12 floats: 4 TB for 8 bytes."""
+def _legacy_pt_claiming(count: int) -> bytes:
+    """A legacy (non-zip) torch.save file whose storage claims ``count`` floats, for 8 bytes of data."""
     torch = pytest.importorskip("torch")
     buffer = io.BytesIO()
     torch.save({"pe": torch.zeros(2)}, buffer, _use_new_zipfile_serialization=False)
     data = buffer.getvalue()
     size = data.index(b"K\x02N")  # the storage's element count (BININT1 2) just before its NONE
-    return data[:size] + b"\x8a\x05" + (10**12).to_bytes(5, "little") + data[size + 2 :]
+    return data[:size] + b"\x8a\x05" + count.to_bytes(5, "little") + data[size + 2 :]
 
 
 class _RunsCode:
@@ -158,7 +158,9 @@ FILES: dict[str, Callable[[], bytes]] = {
     ),
     "bool-shape.npy": lambda: _npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (True, 2), }", 8),
     "deep.npy": lambda: _npy_with_header(f"{{'descr': '<f4', 'fortran_order': False, 'shape': ({'1, ' * 100}), }}", 4),
-    "legacy-huge.pt": _legacy_pt_claiming_terabytes,
+    "legacy-huge.pt": lambda: _legacy_pt_claiming(10**12),  # 4 TB: torch's allocation fails
+    # 20 GB: on a machine with more memory torch allocates it, reads 8 bytes, and says "wrong byte size"
+    "legacy-20gb.pt": lambda: _legacy_pt_claiming(5 * 10**9),
     "runs-code.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(2, 2), "payload": _RunsCode()}),
     "expanded.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(1).expand(1 << 12, 1 << 12)}),
     "expanded-huge.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(1).expand(1 << 20, 1 << 20)}),
@@ -357,6 +359,7 @@ CASES: list[Case] = [
     case("plot bool-shape.npy", 2, "invalid shape (True, 2)", files=("bool-shape.npy",)),
     case("info deep.npy", 2, "100 dimensions", files=("deep.npy",)),
     case("info legacy-huge.pt", 2, "storage larger than the memory", files=("legacy-huge.pt",)),
+    case("info legacy-20gb.pt", 2, "legacy-20gb.pt", "declares a storage larger than", files=("legacy-20gb.pt",)),
     case("info many-keys.safetensors --key nope", 2, "layer19 and 5 more", files=("many-keys.safetensors",)),
     case("info too-many.safetensors", 2, "more than 100000 tensors", files=("too-many.safetensors",)),
     case("plot too-many.safetensors --key t7", 2, "more than 100000 tensors", files=("too-many.safetensors",)),

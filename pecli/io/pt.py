@@ -133,6 +133,8 @@ def _torch_load_reason(error: Exception) -> str:
     """The informative line of a torch.load error (which starts with a paragraph about torch 2.6)."""
     if "alloc" in str(error) and isinstance(error, RuntimeError):  # torch's "[enforce fail at alloc_cpu.cpp…]"
         return "it declares a storage larger than the memory available"
+    if "wrong byte size" in str(error):  # torch's "storage has wrong byte size: expected %ld got %ld…"
+        return "it declares a storage larger than the file holds"
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     specific = [line for line in lines if "GLOBAL" in line or "nsupported" in line]
     reason = (specific or lines or [type(error).__name__])[0]
