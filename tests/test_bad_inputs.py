@@ -27,6 +27,7 @@ import shlex
 import struct
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -617,11 +618,30 @@ def test_stats_of_values_near_the_float64_limit_do_not_overflow(tmp_path):
 def test_odd_npy_dtypes_are_described(tmp_path):
     np.save(tmp_path / "records.npy", np.zeros(3, dtype=[("a", "<f4"), ("b", "<i2")]))
     np.save(tmp_path / "strings.npy", np.array([["ab", "c"]]))
-    for name, dtype in (("records.npy", "|V6"), ("strings.npy", "<U2")):
+    np.save(tmp_path / "bytes.npy", np.array([[b"ab", b"c"]]))
+    header = "{'descr': ('<f4', (2,)), 'fortran_order': False, 'shape': (3,), }"
+    (tmp_path / "subarray.npy").write_bytes(_npy_with_header(header, 24))
+    cases = [("records.npy", "|V6"), ("strings.npy", "<U2"), ("bytes.npy", "|S2"), ("subarray.npy", "|V8")]
+    for name, dtype in cases:
         result = run_pecli("info", name, "--stats", "--json", cwd=str(tmp_path))
         assert result.code == 0, result.stderr
         tensor = json.loads(result.out)["tensors"][0]
         assert tensor["dtype"] == dtype and tensor["stats"] is None
+
+
+def test_float8_and_quantized_pt_tensors_are_listed_and_refused_as_tables(tmp_path):
+    torch = pytest.importorskip("torch")
+    state = {"f8": torch.zeros(2, 2).to(torch.float8_e4m3fn), "e5": torch.zeros(2, 2).to(torch.float8_e5m2)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # quantized tensors are deprecated in torch
+        state["q"] = torch.quantize_per_tensor(torch.zeros(2, 2), 0.1, 0, torch.qint8)
+    torch.save(state, tmp_path / "odd.pt")
+    listed = run_pecli("info", "odd.pt", "--stats", "--json", cwd=str(tmp_path))
+    assert listed.code == 0, listed.stderr
+    dtypes = {tensor["name"]: tensor["dtype"] for tensor in json.loads(listed.out)["tensors"]}
+    assert dtypes == {"f8": "float8_e4m3fn", "e5": "float8_e5m2", "q": "qint8"}
+    for key, words in (("f8", "float8_e4m3fn"), ("q", "qint8")):
+        assert_one_line_error(run_pecli("plot", "odd.pt", "--key", key, cwd=str(tmp_path)), 2, (words, "not a real"))
 
 
 def test_info_lists_a_bounded_number_of_tensors(tmp_path):
