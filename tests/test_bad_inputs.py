@@ -567,6 +567,35 @@ def test_a_figure_title_from_a_file_is_escaped(tmp_path):
     assert "\x1b[2J" not in result.out + result.stderr and "x\ny" not in result.out
 
 
+@pytest.mark.parametrize(
+    "args",
+    [("plot", "m.safetensors", "-o", "x.png"), ("distance", "m.safetensors", "-o", "x.png"),
+     ("compare", "m.safetensors", "m.safetensors", "-o", "x.png")],
+    ids=["plot", "distance", "compare"],
+)
+def test_text_from_a_file_is_escaped_in_the_figure_itself(tmp_path, monkeypatch, cli, args):
+    """Every text drawn in a saved figure: a scheme and a tensor name from the file, escaped."""
+    import matplotlib.figure
+
+    header = {"__metadata__": {"scheme": "sin\x1b[31mred\nline2\x07", "pecli_version": "0"}}
+    header["pe\x1b[2Jx\ny"] = {"dtype": "F32", "shape": [4, 4], "data_offsets": [0, 64]}
+    (tmp_path / "m.safetensors").write_bytes(_safetensors(header, bytes(64)))
+    drawn: list[str] = []
+    savefig = matplotlib.figure.Figure.savefig
+
+    def record(figure, *arguments, **keywords):
+        drawn.extend(text.get_text() for text in figure.findobj(lambda item: hasattr(item, "get_text")))
+        return savefig(figure, *arguments, **keywords)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", record)
+    monkeypatch.chdir(tmp_path)
+    result = cli(*args)
+    assert result.code == 0 and result.stderr.startswith("wrote x.png"), result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr  # no glyph or layout warnings
+    assert drawn and not any(CONTROL_CHARACTERS.search(text.replace("\n", "")) for text in drawn), drawn
+    assert not any("line2" in line and "sin" not in line for text in drawn for line in text.splitlines()), drawn
+
+
 @pytest.mark.parametrize("how", ["fifo", "process-substitution", "dev-stdin"])
 def test_info_stats_reads_a_pipe_once(tmp_path, how):
     """A pipe can be read once: the header and every tensor's statistics come from that one read."""
