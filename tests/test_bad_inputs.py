@@ -825,6 +825,9 @@ def test_long_timestep_lists_are_files_pecli_reads_back(tmp_path, cli, monkeypat
     assert written.metadata["timesteps"] == "0:299998.5:3"  # 100,000 timesteps, stop half a step past the last
     spec = TableSpec.from_metadata(written.metadata)
     assert np.array_equal(spec.array(), written.array)  # the recorded range rebuilds the very table
+    from safetensors.numpy import load_file  # and the reference reader takes the file as it is
+
+    assert np.array_equal(load_file(str(tmp_path / "t.safetensors"))["t_emb"], written.array)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("pecli.cli.timestep._MAX_RECORDED", 100)
     uneven = cli("timestep", "--dim", "4", *(str(t * t) for t in range(40)), "-o", "u.safetensors")
