@@ -803,6 +803,14 @@ def test_tables_near_the_float_limits_are_drawn(tmp_path):
         assert all(line.startswith(("wrote ", "pecli: warning: ")) for line in lines), result.stderr
 
 
+def test_identify_describes_a_table_near_the_float_limit_without_inf(tmp_path):
+    np.save(tmp_path / "huge.npy", np.array([[1e308, -1e308], [1.7e308, 1e308], [1.7e308, 1.7e308]]))
+    result = run_pecli("identify", "huge.npy", cwd=str(tmp_path))
+    assert result.code == 1, result.stderr
+    assert "values: mean 1.017e+308, standard deviation 9.547e+307" in result.out, result.out
+    assert " inf" not in result.out, result.out
+
+
 def test_a_printed_summary_counts_nan_rather_than_showing_min_inf_max_minus_inf(tmp_path):
     result = run_pecli("timestep", "1", "2", "--dim", "8", "--scale", "1e308")  # sin(inf) is NaN
     assert result.code == 0, result.stderr
