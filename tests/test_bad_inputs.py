@@ -27,6 +27,7 @@ import shlex
 import struct
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -71,14 +72,14 @@ def _pt(build: Callable) -> bytes:
     return buffer.getvalue()
 
 
-def _legacy_pt_claiming_terabytes() -> bytes:
-    """A legacy (non-zip) torch.save file whose storage claims 10^12 floats: 4 TB for 8 bytes."""
+def _legacy_pt_claiming(count: int) -> bytes:
+    """A legacy (non-zip) torch.save file whose storage claims ``count`` floats, for 8 bytes of data."""
     torch = pytest.importorskip("torch")
     buffer = io.BytesIO()
     torch.save({"pe": torch.zeros(2)}, buffer, _use_new_zipfile_serialization=False)
     data = buffer.getvalue()
     size = data.index(b"K\x02N")  # the storage's element count (BININT1 2) just before its NONE
-    return data[:size] + b"\x8a\x05" + (10**12).to_bytes(5, "little") + data[size + 2 :]
+    return data[:size] + b"\x8a\x05" + count.to_bytes(5, "little") + data[size + 2 :]
 
 
 class _RunsCode:
@@ -158,7 +159,9 @@ FILES: dict[str, Callable[[], bytes]] = {
     ),
     "bool-shape.npy": lambda: _npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (True, 2), }", 8),
     "deep.npy": lambda: _npy_with_header(f"{{'descr': '<f4', 'fortran_order': False, 'shape': ({'1, ' * 100}), }}", 4),
-    "legacy-huge.pt": _legacy_pt_claiming_terabytes,
+    "legacy-huge.pt": lambda: _legacy_pt_claiming(10**12),  # 4 TB: torch's allocation fails
+    # 20 GB: on a machine with more memory torch allocates it, reads 8 bytes, and says "wrong byte size"
+    "legacy-20gb.pt": lambda: _legacy_pt_claiming(5 * 10**9),
     "runs-code.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(2, 2), "payload": _RunsCode()}),
     "expanded.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(1).expand(1 << 12, 1 << 12)}),
     "expanded-huge.pt": lambda: _pt(lambda torch: {"pe": torch.zeros(1).expand(1 << 20, 1 << 20)}),
@@ -357,6 +360,7 @@ CASES: list[Case] = [
     case("plot bool-shape.npy", 2, "invalid shape (True, 2)", files=("bool-shape.npy",)),
     case("info deep.npy", 2, "100 dimensions", files=("deep.npy",)),
     case("info legacy-huge.pt", 2, "storage larger than the memory", files=("legacy-huge.pt",)),
+    case("info legacy-20gb.pt", 2, "legacy-20gb.pt", "declares a storage larger than", files=("legacy-20gb.pt",)),
     case("info many-keys.safetensors --key nope", 2, "layer19 and 5 more", files=("many-keys.safetensors",)),
     case("info too-many.safetensors", 2, "more than 100000 tensors", files=("too-many.safetensors",)),
     case("plot too-many.safetensors --key t7", 2, "more than 100000 tensors", files=("too-many.safetensors",)),
@@ -563,6 +567,35 @@ def test_a_figure_title_from_a_file_is_escaped(tmp_path):
     assert "\x1b[2J" not in result.out + result.stderr and "x\ny" not in result.out
 
 
+@pytest.mark.parametrize(
+    "args",
+    [("plot", "m.safetensors", "-o", "x.png"), ("distance", "m.safetensors", "-o", "x.png"),
+     ("compare", "m.safetensors", "m.safetensors", "-o", "x.png")],
+    ids=["plot", "distance", "compare"],
+)
+def test_text_from_a_file_is_escaped_in_the_figure_itself(tmp_path, monkeypatch, cli, args):
+    """Every text drawn in a saved figure: a scheme and a tensor name from the file, escaped."""
+    import matplotlib.figure
+
+    header = {"__metadata__": {"scheme": "sin\x1b[31mred\nline2\x07", "pecli_version": "0"}}
+    header["pe\x1b[2Jx\ny"] = {"dtype": "F32", "shape": [4, 4], "data_offsets": [0, 64]}
+    (tmp_path / "m.safetensors").write_bytes(_safetensors(header, bytes(64)))
+    drawn: list[str] = []
+    savefig = matplotlib.figure.Figure.savefig
+
+    def record(figure, *arguments, **keywords):
+        drawn.extend(text.get_text() for text in figure.findobj(lambda item: hasattr(item, "get_text")))
+        return savefig(figure, *arguments, **keywords)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", record)
+    monkeypatch.chdir(tmp_path)
+    result = cli(*args)
+    assert result.code == 0 and result.stderr.startswith("wrote x.png"), result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr  # no glyph or layout warnings
+    assert drawn and not any(CONTROL_CHARACTERS.search(text.replace("\n", "")) for text in drawn), drawn
+    assert not any("line2" in line and "sin" not in line for text in drawn for line in text.splitlines()), drawn
+
+
 @pytest.mark.parametrize("how", ["fifo", "process-substitution", "dev-stdin"])
 def test_info_stats_reads_a_pipe_once(tmp_path, how):
     """A pipe can be read once: the header and every tensor's statistics come from that one read."""
@@ -614,11 +647,30 @@ def test_stats_of_values_near_the_float64_limit_do_not_overflow(tmp_path):
 def test_odd_npy_dtypes_are_described(tmp_path):
     np.save(tmp_path / "records.npy", np.zeros(3, dtype=[("a", "<f4"), ("b", "<i2")]))
     np.save(tmp_path / "strings.npy", np.array([["ab", "c"]]))
-    for name, dtype in (("records.npy", "|V6"), ("strings.npy", "<U2")):
+    np.save(tmp_path / "bytes.npy", np.array([[b"ab", b"c"]]))
+    header = "{'descr': ('<f4', (2,)), 'fortran_order': False, 'shape': (3,), }"
+    (tmp_path / "subarray.npy").write_bytes(_npy_with_header(header, 24))
+    cases = [("records.npy", "|V6"), ("strings.npy", "<U2"), ("bytes.npy", "|S2"), ("subarray.npy", "|V8")]
+    for name, dtype in cases:
         result = run_pecli("info", name, "--stats", "--json", cwd=str(tmp_path))
         assert result.code == 0, result.stderr
         tensor = json.loads(result.out)["tensors"][0]
         assert tensor["dtype"] == dtype and tensor["stats"] is None
+
+
+def test_float8_and_quantized_pt_tensors_are_listed_and_refused_as_tables(tmp_path):
+    torch = pytest.importorskip("torch")
+    state = {"f8": torch.zeros(2, 2).to(torch.float8_e4m3fn), "e5": torch.zeros(2, 2).to(torch.float8_e5m2)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # quantized tensors are deprecated in torch
+        state["q"] = torch.quantize_per_tensor(torch.zeros(2, 2), 0.1, 0, torch.qint8)
+    torch.save(state, tmp_path / "odd.pt")
+    listed = run_pecli("info", "odd.pt", "--stats", "--json", cwd=str(tmp_path))
+    assert listed.code == 0, listed.stderr
+    dtypes = {tensor["name"]: tensor["dtype"] for tensor in json.loads(listed.out)["tensors"]}
+    assert dtypes == {"f8": "float8_e4m3fn", "e5": "float8_e5m2", "q": "qint8"}
+    for key, words in (("f8", "float8_e4m3fn"), ("q", "qint8")):
+        assert_one_line_error(run_pecli("plot", "odd.pt", "--key", key, cwd=str(tmp_path)), 2, (words, "not a real"))
 
 
 def test_info_lists_a_bounded_number_of_tensors(tmp_path):
@@ -718,6 +770,56 @@ def test_nan_at_the_same_places_compares_equal_and_is_counted(tmp_path):
         assert differ["worst"] == {"position": 0, "dimension": 0} and differ["diagnosis"] is None
 
 
+def test_infinities_at_the_same_places_compare_equal(tmp_path):
+    """inf in B made the relative allowance rtol · |B| = 0 · inf = NaN: a table differed from itself."""
+    table = np.ones((6, 4))
+    table[1, 2], table[2, 0] = np.inf, -np.inf
+    np.save(tmp_path / "inf.npy", table)
+    same = run_pecli("compare", "inf.npy", "inf.npy", cwd=str(tmp_path))
+    assert same.code == 0 and "same within" in same.out, (same.out, same.stderr)
+    other = table.copy()
+    other[1, 2] = 1.0  # inf against a finite value is still a difference
+    np.save(tmp_path / "other.npy", other)
+    assert run_pecli("compare", "inf.npy", "other.npy", "--rtol", "0.5", cwd=str(tmp_path)).code == 1
+
+
+def test_tables_near_the_float_limits_are_drawn(tmp_path):
+    """A colourbar from -1.7e308 to 1.7e308 spans inf (matplotlib: "Axis limits cannot be NaN or Inf",
+    an internal error); a flat table of 2^64 - 1 got the span [x, x + 1] = [x, x] ("--vmin must be
+    below --vmax", which the user never gave)."""
+    np.save(tmp_path / "huge.npy", np.array([[1e308, -1e308], [1.7e308, 1e308]]))
+    np.save(tmp_path / "flat.npy", np.full((6, 4), 2**64 - 1, dtype=np.uint64))
+    np.save(tmp_path / "u64.npy", np.arange(24, dtype=np.uint64).reshape(6, 4) * 2**62)
+    for args in (
+        ("plot", "huge.npy", "-o", "h.png"),
+        ("plot", "flat.npy", "-o", "f.png"),
+        ("plot", "flat.npy", "--width", "30"),
+        ("distance", "u64.npy", "-o", "d.png"),
+        ("distance", "u64.npy"),
+    ):
+        result = run_pecli(*args, cwd=str(tmp_path))
+        assert result.code == 0, (args, result.stderr)
+        lines = result.stderr.splitlines()
+        assert all(line.startswith(("wrote ", "pecli: warning: ")) for line in lines), result.stderr
+
+
+def test_identify_describes_a_table_near_the_float_limit_without_inf(tmp_path):
+    np.save(tmp_path / "huge.npy", np.array([[1e308, -1e308], [1.7e308, 1e308], [1.7e308, 1.7e308]]))
+    result = run_pecli("identify", "huge.npy", cwd=str(tmp_path))
+    assert result.code == 1, result.stderr
+    assert "values: mean 1.017e+308, standard deviation 9.547e+307" in result.out, result.out
+    assert " inf" not in result.out, result.out
+
+
+def test_a_printed_summary_counts_nan_rather_than_showing_min_inf_max_minus_inf(tmp_path):
+    result = run_pecli("timestep", "1", "2", "--dim", "8", "--scale", "1e308")  # sin(inf) is NaN
+    assert result.code == 0, result.stderr
+    values = next(line for line in result.out.splitlines() if line.startswith("  values:"))
+    assert re.fullmatch(r"  values: min -0\.99\d+, max 0\.95\d+, 2 NaN", values), values
+    summary = json.loads(run_pecli("timestep", "1", "2", "--dim", "8", "--scale", "1e308", "--json").out)
+    assert summary["nan"] == 2 and summary["min"] == pytest.approx(-0.99933, abs=1e-5)
+
+
 def test_long_timestep_lists_are_files_pecli_reads_back(tmp_path, cli, monkeypatch):
     """Evenly spaced timesteps are recorded as their range (a short header, however many); uneven ones
     whose text would outgrow the header are refused before any file is written."""
@@ -731,6 +833,9 @@ def test_long_timestep_lists_are_files_pecli_reads_back(tmp_path, cli, monkeypat
     assert written.metadata["timesteps"] == "0:299998.5:3"  # 100,000 timesteps, stop half a step past the last
     spec = TableSpec.from_metadata(written.metadata)
     assert np.array_equal(spec.array(), written.array)  # the recorded range rebuilds the very table
+    from safetensors.numpy import load_file  # and the reference reader takes the file as it is
+
+    assert np.array_equal(load_file(str(tmp_path / "t.safetensors"))["t_emb"], written.array)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("pecli.cli.timestep._MAX_RECORDED", 100)
     uneven = cli("timestep", "--dim", "4", *(str(t * t) for t in range(40)), "-o", "u.safetensors")

@@ -184,6 +184,29 @@ def test_an_interrupt_while_the_command_winds_down_reports_success():
     assert code.stderr.decode().strip() == "pecli: interrupted after 'pe.npy' was completely written"
 
 
+def test_an_interrupt_while_numpy_is_being_imported_is_one_line():
+    """Ctrl-C in the middle of ``import numpy`` (the first half second of a run) left numpy half
+    initialised; answering it imported pecli.io, so numpy again: "ImportError: cannot load module
+    more than once per process", a traceback and exit 1. Now: one line, 130."""
+    code = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, types, typer, pecli.cli.app as app\n"
+            "def interrupted_importing_numpy(*args, **kwargs):\n"
+            "    sys.modules['numpy'] = None  # as a broken import leaves it: importing it again fails\n"
+            "    raise KeyboardInterrupt\n"
+            "typer.main.get_command = lambda built: types.SimpleNamespace(main=interrupted_importing_numpy)\n"
+            "sys.exit(app.main(['generate']))",
+        ],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert code.returncode == 130, code.stderr
+    assert code.stderr.decode().strip() == "pecli: interrupted"
+
+
 @pytest.mark.parametrize(
     ("args", "take"),
     [

@@ -169,6 +169,23 @@ def test_pt_nested_and_cyclic_containers_are_walked_without_recursion():
     assert any(key.startswith("d.0.0") for key in tensors)
 
 
+def test_pt_listing_one_tensor_a_million_times_is_refused_in_bounded_memory():
+    """``torch.save([t] * 1_000_000)`` is 2 MB on disk; walking it once queued a million keys (200 MB)."""
+    import tracemalloc
+
+    from pecli.io.pt import _flatten_state
+
+    state = [torch.zeros(1)] * 1_000_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(TableFileError, match="more than 100000 tensors"):
+            _flatten_state(state, "x.pt")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 << 20, f"{peak / 2**20:.0f} MiB to walk a list of one tensor"
+
+
 def test_pt_sparse_and_complex_tensors_are_refused():
     _refused(_pt_bytes({"pe": torch.eye(3).to_sparse()}), "sparse_coo.*not a dense table")
     _refused(_pt_bytes({"pe": torch.ones(2, 2, dtype=torch.complex64)}), "complex64.*not a real number")

@@ -278,7 +278,7 @@ class _DifferenceStats:
         self.same_nan += int(np.count_nonzero(same_nan))
         self.infinite = self.infinite or bool(np.isinf(difference).any())
         magnitude = np.abs(b)
-        magnitude[np.isnan(magnitude)] = 0.0
+        magnitude[~np.isfinite(magnitude)] = 0.0  # NaN or inf in B: equal only to itself (as numpy.isclose)
         allowed = self._allowed(rows)
         if allowed.max() > self.allowed_max or self.row == 0:
             self.allowed_max, self.allowed_position = float(allowed.max()), self.row + int(np.argmax(allowed[:, 0]))

@@ -202,10 +202,14 @@ def stop_on_signals() -> None:
 
 
 def _stopped(code: ExitCode, what: str) -> int:
-    """The exit code for a run stopped by ``what``, or 0 when its output was already complete."""
-    from pecli.io.atomic import completed_writes
+    """The exit code for a run stopped by ``what``, or 0 when its output was already complete.
 
-    written = completed_writes()
+    Nothing is imported here: an interrupt in the middle of importing numpy leaves it half
+    initialised, and importing it again ("cannot load module more than once") would end in a
+    traceback. A write can only have completed once :mod:`pecli.io.atomic` was loaded.
+    """
+    completed_writes = getattr(sys.modules.get("pecli.io.atomic"), "completed_writes", None)
+    written = completed_writes() if completed_writes is not None else []
     if written:  # the rename happened: the command succeeded, whatever came after
         sys.stderr.write(f"pecli: {what} after {written[-1]!r} was completely written\n")
         return int(ExitCode.OK)

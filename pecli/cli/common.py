@@ -132,7 +132,11 @@ def print_summary(out: Output, summary: dict[str, Any]) -> None:
     out.data(f"{summary['scheme']}{preset}: {shape} {summary['dtype']}, {summary['size']}")
     out.data(f"  parameters: {params}")
     if "min" in summary:
-        out.data(f"  values: min {summary['min']:.6g}, max {summary['max']:.6g}")
+        nan = f"{summary['nan']} NaN" if summary.get("nan") else ""
+        if summary["min"] is None:
+            out.data(f"  values: {nan or 'none'}")
+        else:
+            out.data(f"  values: min {summary['min']:.6g}, max {summary['max']:.6g}" + f", {nan}" * bool(nan))
     else:
         out.data(f"  values: not computed for a table over {format_bytes(VALUES_LIMIT)} (write it with -o)")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import io
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 import numpy as np
@@ -46,29 +46,38 @@ def pt_bytes(tensors: Mapping[str, Tensor]) -> bytes:
 
 def _flatten_state(state: Any, name: str) -> dict[str, Any]:
     """The tensors in a (nested) state dict or list, by dotted key; without recursion, so cycles and
-    deep nesting in a hostile pickle cannot overflow the stack, and refused past :data:`MAX_TENSORS`."""
+    deep nesting in a hostile pickle cannot overflow the stack, and refused past :data:`MAX_TENSORS`.
+
+    Containers are walked lazily, one iterator per open container: a list holding one tensor a
+    million times (2 MB on disk) costs an iterator, not a million pending keys.
+
+    >>> import torch
+    >>> t = torch.zeros(1)
+    >>> list(_flatten_state({"a": [t, {"b": t}], "c": "text"}, "x.pt"))
+    ['a.0', 'a.1.b']
+    """
     import torch
 
     flat: dict[str, Any] = {}
     seen: set[int] = set()
-    pending: list[tuple[str, Any]] = [("", state)]
-    while pending:
-        prefix, value = pending.pop()
+
+    def children(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
+        items = value.items() if isinstance(value, Mapping) else enumerate(value)
+        return ((f"{prefix}.{k}" if prefix else str(k), v) for k, v in items)
+
+    stack: list[Iterator[tuple[str, Any]]] = [iter([("", state)])]
+    while stack:
+        entry = next(stack[-1], None)
+        if entry is None:
+            stack.pop()
+            continue
+        prefix, value = entry
         if isinstance(value, torch.Tensor):
             flat[prefix] = value
             check_tensor_count(name, len(flat))  # stops at the first tensor past the limit
-            continue
-        if id(value) in seen:
-            continue
-        if isinstance(value, Mapping):
+        elif isinstance(value, (Mapping, list, tuple)) and id(value) not in seen:
             seen.add(id(value))
-            children = [(str(k), v) for k, v in value.items()]
-        elif isinstance(value, (list, tuple)):
-            seen.add(id(value))
-            children = [(str(i), v) for i, v in enumerate(value)]
-        else:
-            continue
-        pending.extend((f"{prefix}.{k}" if prefix else k, v) for k, v in reversed(children))
+            stack.append(children(prefix, value))
     return flat
 
 
@@ -124,6 +133,8 @@ def _torch_load_reason(error: Exception) -> str:
     """The informative line of a torch.load error (which starts with a paragraph about torch 2.6)."""
     if "alloc" in str(error) and isinstance(error, RuntimeError):  # torch's "[enforce fail at alloc_cpu.cpp…]"
         return "it declares a storage larger than the memory available"
+    if "wrong byte size" in str(error):  # torch's "storage has wrong byte size: expected %ld got %ld…"
+        return "it declares a storage larger than the file holds"
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     specific = [line for line in lines if "GLOBAL" in line or "nsupported" in line]
     reason = (specific or lines or [type(error).__name__])[0]

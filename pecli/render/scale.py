@@ -11,6 +11,9 @@ from pecli.errors import ParameterError
 
 __all__ = ["ColorScale", "ValueRange", "color_limits", "color_scale", "value_range"]
 
+#: the largest colour limit: matplotlib's colourbar spans high − low, which must stay finite
+_LARGEST_REACH = float(np.finfo(np.float64).max) / 4
+
 
 class ValueRange(NamedTuple):
     """The smallest and largest finite value of a table, and how many values are NaN or ±inf."""
@@ -49,7 +52,7 @@ def color_limits(data: ValueRange, vmin: float | None = None, vmax: float | None
     ((-1.0, 1.0), (0.0, 4.0))
     """
     reach = max(abs(data.low), abs(data.high)) if np.isfinite(data.low) else 0.0
-    reach = reach if reach > 0 else 1.0
+    reach = min(reach, _LARGEST_REACH) if reach > 0 else 1.0
     low = -reach if vmin is None else float(vmin)
     high = reach if vmax is None else float(vmax)
     for name, value in (("vmin", low), ("vmax", high)):
@@ -167,5 +170,5 @@ def _sequential(data: ValueRange, vmin: float | None, vmax: float | None) -> tup
     low = data.low if vmin is None else float(vmin)
     high = data.high if vmax is None else float(vmax)
     if vmin is None and vmax is None and high <= low:
-        high = low + 1.0
+        high = low + max(1.0, abs(low) * 2.0**-20)  # 1e19 + 1 is 1e19: a unit span at any magnitude
     return color_limits(ValueRange(0.0, 0.0, 0), low, high)

@@ -190,12 +190,18 @@ class TableSpec:
         if with_values:
             import numpy as np
 
-            low, high = np.inf, -np.inf
+            low, high, nan = np.inf, -np.inf, 0
             for part in parts:
                 for chunk in part.chunks():
                     chunk = np.asarray(chunk, dtype=np.float64)
+                    if chunk.size and np.isnan(chunk.min()):  # min(inf, nan) is inf: NaN is counted apart
+                        numbers = ~np.isnan(chunk)
+                        nan += chunk.size - int(numbers.sum())
+                        chunk = chunk[numbers]
                     if chunk.size:
                         low, high = min(low, float(chunk.min())), max(high, float(chunk.max()))
-            summary["min"], summary["max"] = low, high
+            summary["min"], summary["max"] = (low, high) if low <= high else (None, None)
+            if nan:
+                summary["nan"] = nan
         return summary
 

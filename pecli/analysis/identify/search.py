@@ -448,8 +448,11 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
     else:
         level = "approximate"
     mean, std = 0.0, 0.0
-    if level == "none":
-        mean, std = float(values.mean(dtype=np.float64)), float(values.std(dtype=np.float64))
+    if level == "none":  # scaled into [-1, 1] first: the sum and the squares of 1e308s overflow
+        scale = float(np.max(np.abs(values))) if values.size else 0.0
+        scale = scale if 0 < scale < math.inf else 1.0
+        scaled = np.asarray(values, dtype=np.float64) / scale
+        mean, std = scale * float(scaled.mean()), scale * float(scaled.std())
     runners_up = [c for _, c in sampled if (c.scheme, dict(c.params)) != (best.scheme, dict(best.params))]
     return Identification(
         shape=(length, dim),
