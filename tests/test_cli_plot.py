@@ -71,24 +71,23 @@ def test_bert_checkpoint_without_key_lists_the_2d_candidates(cli, bert_checkpoin
     assert "embeddings.LayerNorm.bias" not in result.stderr  # 1-D: not a candidate
 
 
-def test_bert_checkpoint_key_selects_one_tensor(cli, bert_checkpoint):
+@pytest.mark.parametrize("key", ["embeddings.position_embeddings.weight", "position_embeddings"])
+def test_bert_checkpoint_key_selects_one_tensor(cli, bert_checkpoint, key):
+    """The full name, or a part of it no other tensor's name contains (with a note naming it in full)."""
     path, tensors = bert_checkpoint
-    result = cli("plot", str(path), "--key", "embeddings.position_embeddings.weight", *TERMINAL)
+    full = "embeddings.position_embeddings.weight"
+    result = cli("plot", str(path), "--key", key, *TERMINAL)
     assert result.code == 0, result.stderr
-    assert _ramp_rows(result.out) == _expected_ramp(tensors["embeddings.position_embeddings.weight"])
-    assert "bert.safetensors [embeddings.position_embeddings.weight]" in result.out
+    assert _ramp_rows(result.out) == _expected_ramp(tensors[full])
+    assert f"bert.safetensors [{full}]" in result.out
+    note = f"--key {key!r} selects the tensor {full!r}"
+    assert (note in result.stderr) == (key != full)
+    info = cli("info", str(path), "--key", key)
+    assert info.code == 0 and f"{full}  [64, 16]" in info.out and (note in info.stderr) == (key != full)
 
 
-def test_a_unique_part_of_a_key_selects_it_with_a_note(cli, bert_checkpoint):
-    path, tensors = bert_checkpoint
-    result = cli("plot", str(path), "--key", "position_embeddings", *TERMINAL)
-    assert result.code == 0, result.stderr
-    assert _ramp_rows(result.out) == _expected_ramp(tensors["embeddings.position_embeddings.weight"])
-    assert "--key 'position_embeddings' selects the tensor 'embeddings.position_embeddings.weight'" in result.stderr
-    info = cli("info", str(path), "--key", "position_embeddings")
-    assert info.code == 0 and "embeddings.position_embeddings.weight  [64, 16]" in info.out
-    assert "selects the tensor 'embeddings.position_embeddings.weight'" in info.stderr
-    # a part several names contain is refused, naming them (no guess)
+def test_a_part_of_a_key_that_several_names_contain_is_refused(cli, bert_checkpoint):
+    path, _ = bert_checkpoint
     assert_clean_error(cli("plot", str(path), "--key", "position"), 2, "tensors whose names contain 'position'")
 
 

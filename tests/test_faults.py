@@ -135,22 +135,20 @@ def test_ctrl_c_once_the_file_is_written_is_a_success(tmp_path):
         np.testing.assert_array_equal(np.load(tmp_path / "pe.npy"), pecli.encode(None, 64, 64))
 
 
+def _python(source: str) -> subprocess.CompletedProcess:
+    """Run ``source`` in a fresh interpreter (a signal's effects stay in that process)."""
+    return subprocess.run([sys.executable, "-c", source], capture_output=True, timeout=60, check=False)
+
+
 def test_a_signal_after_the_rename_reports_success():
     """Inside the process: an interrupt once a write completed says so and exits 0, not 130."""
-    code = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys, types, typer, pecli.io.atomic as atomic, pecli.cli.app as app\n"
-            "atomic._COMPLETED.append('pe.npy')\n"
-            "def interrupted(*args, **kwargs):\n"
-            "    raise KeyboardInterrupt\n"
-            "typer.main.get_command = lambda built: types.SimpleNamespace(main=interrupted)\n"
-            "sys.exit(app.main(['generate']))",
-        ],
-        capture_output=True,
-        timeout=60,
-        check=False,
+    code = _python(
+        "import sys, types, typer, pecli.io.atomic as atomic, pecli.cli.app as app\n"
+        "atomic._COMPLETED.append('pe.npy')\n"
+        "def interrupted(*args, **kwargs):\n"
+        "    raise KeyboardInterrupt\n"
+        "typer.main.get_command = lambda built: types.SimpleNamespace(main=interrupted)\n"
+        "sys.exit(app.main(['generate']))",
     )
     assert code.returncode == 0, code.stderr
     assert code.stderr.decode().strip() == "pecli: interrupted after 'pe.npy' was completely written"
@@ -159,26 +157,19 @@ def test_a_signal_after_the_rename_reports_success():
 def test_an_interrupt_while_the_command_winds_down_reports_success():
     """The window CI once hit: Ctrl-C after the command returned, as pecli sets the signals aside for
     its exit. It is answered like one during the work (exit 0 after a completed write), no traceback."""
-    code = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import signal, sys, pecli.io.atomic as atomic, pecli.cli.app as app\n"
-            "def finished(argv):\n"
-            "    atomic._COMPLETED.append('pe.npy')\n"
-            "    return 0\n"
-            "app._run = finished\n"
-            "setting_aside = signal.signal\n"
-            "def interrupted(signum, handler):\n"
-            "    if handler is signal.SIG_IGN:\n"
-            "        raise KeyboardInterrupt\n"
-            "    return setting_aside(signum, handler)\n"
-            "signal.signal = interrupted\n"
-            "sys.exit(app.main())",
-        ],
-        capture_output=True,
-        timeout=60,
-        check=False,
+    code = _python(
+        "import signal, sys, pecli.io.atomic as atomic, pecli.cli.app as app\n"
+        "def finished(argv):\n"
+        "    atomic._COMPLETED.append('pe.npy')\n"
+        "    return 0\n"
+        "app._run = finished\n"
+        "setting_aside = signal.signal\n"
+        "def interrupted(signum, handler):\n"
+        "    if handler is signal.SIG_IGN:\n"
+        "        raise KeyboardInterrupt\n"
+        "    return setting_aside(signum, handler)\n"
+        "signal.signal = interrupted\n"
+        "sys.exit(app.main())",
     )
     assert code.returncode == 0, code.stderr
     assert code.stderr.decode().strip() == "pecli: interrupted after 'pe.npy' was completely written"
@@ -188,20 +179,13 @@ def test_an_interrupt_while_numpy_is_being_imported_is_one_line():
     """Ctrl-C in the middle of ``import numpy`` (the first half second of a run) left numpy half
     initialised; answering it imported pecli.io, so numpy again: "ImportError: cannot load module
     more than once per process", a traceback and exit 1. Now: one line, 130."""
-    code = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys, types, typer, pecli.cli.app as app\n"
-            "def interrupted_importing_numpy(*args, **kwargs):\n"
-            "    sys.modules['numpy'] = None  # as a broken import leaves it: importing it again fails\n"
-            "    raise KeyboardInterrupt\n"
-            "typer.main.get_command = lambda built: types.SimpleNamespace(main=interrupted_importing_numpy)\n"
-            "sys.exit(app.main(['generate']))",
-        ],
-        capture_output=True,
-        timeout=60,
-        check=False,
+    code = _python(
+        "import sys, types, typer, pecli.cli.app as app\n"
+        "def interrupted_importing_numpy(*args, **kwargs):\n"
+        "    sys.modules['numpy'] = None  # as a broken import leaves it: importing it again fails\n"
+        "    raise KeyboardInterrupt\n"
+        "typer.main.get_command = lambda built: types.SimpleNamespace(main=interrupted_importing_numpy)\n"
+        "sys.exit(app.main(['generate']))",
     )
     assert code.returncode == 130, code.stderr
     assert code.stderr.decode().strip() == "pecli: interrupted"
