@@ -210,3 +210,42 @@ def color_note(scale: Any) -> str | None:
         f"colour limits {limits} ({ROBUST_PERCENTILE:g}th percentile of {of}; {share} of values lie beyond, "
         f"up to {full}): --no-robust or --vmin/--vmax for the full range"
     )
+
+
+@dataclass(frozen=True)
+class ImageFile:
+    """A figure to write (-o): where, and its size."""
+
+    path: str
+    dpi: float
+    figsize: tuple[float, float]  #: inches
+
+    @property
+    def pixels(self) -> str:
+        """``"800 × 600 px"``.
+
+        >>> HeatmapImage("pe.png", 100.0, (8.0, 6.0)).pixels
+        '800 × 600 px'
+        """
+        return f"{round(self.figsize[0] * self.dpi)} × {round(self.figsize[1] * self.dpi)} px"
+
+
+@dataclass(frozen=True)
+class HeatmapImage(ImageFile):
+    """The table as a heatmap image."""
+
+
+@dataclass(frozen=True)
+class LinesImage(ImageFile):
+    """Dimensions of the table as curves against position (--lines)."""
+
+    dims: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TerminalHeatmap:
+    """The heatmap drawn on stdout: its size in cells, and whether --terminal forces it (and colour)."""
+
+    width: int
+    height: int
+    forced: bool

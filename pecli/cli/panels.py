@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.drawing import DRAWING_PANEL
+from pecli.cli.drawing import DRAWING_PANEL, MIN_HEIGHT, DrawingStyle, ImageFile, TerminalHeatmap, color_note
 from pecli.cli.inputs import InputTable, is_file_input
 from pecli.cli.output import Output
 
@@ -106,3 +106,68 @@ def _slice_label(what: str, index: int, matrix: Any, scheme: str | None) -> str:
     if scheme != "alibi" or matrix.shape[1] < 2:
         return f"{what} {index}"
     return f"{what} {index}, slope {abs(float(matrix[0, 1]) - float(matrix[0, 0])):.4g}"
+
+
+def draw_panels(
+    out: Output,
+    tables: list[Any],
+    style: DrawingStyle,
+    image: ImageFile | None,
+    screen: TerminalHeatmap | None,
+    *,
+    rows: str | None,
+    cols: str | None,
+    source: str,
+) -> None:
+    """Small multiples: every table in one colour scale, side by side in an image, one under another in the terminal."""
+    import numpy as np
+
+    from pecli.cli.inputs import table_view
+    from pecli.render.scale import color_scale
+    from pecli.render.titles import table_axes, table_title
+
+    if len(tables) > MAX_PANELS:
+        out.note(f"drawing the first {MAX_PANELS} of {len(tables)} slices (--slice I picks any one)")
+        tables = tables[:MAX_PANELS]
+    views = [table_view(table, rows=rows, cols=cols) for table in tables]
+    matrices = [view.values for view in views]
+    everything = np.concatenate([np.asarray(m, dtype=np.float64).ravel() for m in matrices])
+    scale = color_scale(everything, vmin=style.vmin, vmax=style.vmax, robust=style.robust, cmap=style.cmap)
+    if color_note(scale):
+        out.note(str(color_note(scale)))
+    metadata = tables[0].metadata
+    heading = style.title or table_title({k: v for k, v in metadata.items() if k != "part"}) or source
+    axes = table_axes(metadata)
+    x_label, y_label = style.x_label or axes.x_label, style.y_label or axes.y_label
+    titles = [table.label for table in tables]  # cos, sin; head 0, head 1…; a file's tensors
+    if image is not None:
+        from pecli.render.panels import save_panels
+
+        note = save_panels(
+            matrices, image.path, titles=titles, title=heading, scale=scale, x_label=x_label, y_label=y_label,
+            dpi=image.dpi, figsize=image.figsize,
+        )  # fmt: skip
+        if note:
+            out.note(note)
+        out.note(f"wrote {image.path} ({image.pixels}, {len(matrices)} panels in one colour scale)")
+    if screen is not None:
+        from pecli.render.terminal import color_mode, heatmap
+
+        color = color_mode(out, force_terminal=screen.forced, no_color=not out.color)
+        # at least half the screen each: a panel squeezed to a few lines shows nothing
+        each = max(MIN_HEIGHT, (screen.height - 1) // len(matrices), screen.height // 2)
+        shared = {"color": color, "x_label": x_label, "y_label": y_label, "vmin": scale.low, "vmax": scale.high}
+        drawn = [
+            heatmap(
+                matrix,
+                width=screen.width,
+                height=each,
+                title=f"{title}  ({heading})",
+                cmap=scale.cmap,
+                x_ticks_from=view.col_start,
+                y_ticks_from=view.row_start,
+                **shared,
+            )
+            for matrix, title, view in zip(matrices, titles, views, strict=True)
+        ]
+        out.data("\n".join(drawn))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Any, Optional
 
 import typer
@@ -15,8 +14,12 @@ from pecli.cli.drawing import (
     DpiOpt,
     DrawingStyle,
     FigsizeOpt,
+    HeatmapImage,
     HeightOpt,
+    ImageFile,
+    LinesImage,
     RobustOpt,
+    TerminalHeatmap,
     TerminalOpt,
     TitleOpt,
     VmaxOpt,
@@ -27,7 +30,7 @@ from pecli.cli.drawing import (
 )
 from pecli.cli.options import DimOpt, DtypeOpt, KeyOpt, LenOpt, PresetOpt, ascii_int, output_options, scheme_options
 from pecli.cli.output import Output
-from pecli.cli.panels import SliceOpt
+from pecli.cli.panels import SliceOpt, draw_panels
 
 HELP = """Draw a table as a heatmap: an image file with -o, else right in the terminal.
 
@@ -48,45 +51,6 @@ Examples:
   pecli generate --d 64 --len 256 -o - | pecli plot -
 """
 
-
-
-@dataclass(frozen=True)
-class ImageFile:
-    """A figure to write (-o): where, and its size."""
-
-    path: str
-    dpi: float
-    figsize: tuple[float, float]  #: inches
-
-    @property
-    def pixels(self) -> str:
-        """``"800 × 600 px"``.
-
-        >>> HeatmapImage("pe.png", 100.0, (8.0, 6.0)).pixels
-        '800 × 600 px'
-        """
-        return f"{round(self.figsize[0] * self.dpi)} × {round(self.figsize[1] * self.dpi)} px"
-
-
-@dataclass(frozen=True)
-class HeatmapImage(ImageFile):
-    """The table as a heatmap image."""
-
-
-@dataclass(frozen=True)
-class LinesImage(ImageFile):
-    """Dimensions of the table as curves against position (--lines)."""
-
-    dims: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class TerminalHeatmap:
-    """The heatmap drawn on stdout: its size in cells, and whether --terminal forces it (and colour)."""
-
-    width: int
-    height: int
-    forced: bool
 
 
 def register(app: typer.Typer) -> None:
@@ -188,7 +152,7 @@ def plot(
     if len(tables) > 1:
         if lines is not None:
             raise ParameterError("--lines draws one table", hint="pick one with --key or --slice")
-        _draw_panels(out, tables, style, image, screen, rows=rows, cols=cols, source=source)
+        draw_panels(out, tables, style, image, screen, rows=rows, cols=cols, source=source)
         return
     (table,) = tables
     view = table_view(table, rows=rows, cols=cols)
@@ -342,73 +306,6 @@ def _save_image(
         if note:
             out.note(note)
     out.note(f"wrote {image.path} ({image.pixels})")
-
-
-def _draw_panels(
-    out: Output,
-    tables: list[Any],
-    style: DrawingStyle,
-    image: ImageFile | None,
-    screen: TerminalHeatmap | None,
-    *,
-    rows: str | None,
-    cols: str | None,
-    source: str,
-) -> None:
-    """Small multiples: every table in one colour scale, side by side in an image, one under another in the terminal."""
-    import numpy as np
-
-    from pecli.cli.drawing import color_note
-    from pecli.cli.inputs import table_view
-    from pecli.cli.panels import MAX_PANELS
-    from pecli.render.scale import color_scale
-    from pecli.render.titles import table_axes, table_title
-
-    if len(tables) > MAX_PANELS:
-        out.note(f"drawing the first {MAX_PANELS} of {len(tables)} slices (--slice I picks any one)")
-        tables = tables[:MAX_PANELS]
-    views = [table_view(table, rows=rows, cols=cols) for table in tables]
-    matrices = [view.values for view in views]
-    everything = np.concatenate([np.asarray(m, dtype=np.float64).ravel() for m in matrices])
-    scale = color_scale(everything, vmin=style.vmin, vmax=style.vmax, robust=style.robust, cmap=style.cmap)
-    if color_note(scale):
-        out.note(str(color_note(scale)))
-    metadata = tables[0].metadata
-    heading = style.title or table_title({k: v for k, v in metadata.items() if k != "part"}) or source
-    axes = table_axes(metadata)
-    x_label, y_label = style.x_label or axes.x_label, style.y_label or axes.y_label
-    titles = [table.label for table in tables]  # cos, sin; head 0, head 1…; a file's tensors
-    if image is not None:
-        from pecli.render.panels import save_panels
-
-        note = save_panels(
-            matrices, image.path, titles=titles, title=heading, scale=scale, x_label=x_label, y_label=y_label,
-            dpi=image.dpi, figsize=image.figsize,
-        )  # fmt: skip
-        if note:
-            out.note(note)
-        out.note(f"wrote {image.path} ({image.pixels}, {len(matrices)} panels in one colour scale)")
-    if screen is not None:
-        from pecli.render.terminal import color_mode, heatmap
-
-        color = color_mode(out, force_terminal=screen.forced, no_color=not out.color)
-        # at least half the screen each: a panel squeezed to a few lines shows nothing
-        each = max(MIN_HEIGHT, (screen.height - 1) // len(matrices), screen.height // 2)
-        shared = {"color": color, "x_label": x_label, "y_label": y_label, "vmin": scale.low, "vmax": scale.high}
-        drawn = [
-            heatmap(
-                matrix,
-                width=screen.width,
-                height=each,
-                title=f"{title}  ({heading})",
-                cmap=scale.cmap,
-                x_ticks_from=view.col_start,
-                y_ticks_from=view.row_start,
-                **shared,
-            )
-            for matrix, title, view in zip(matrices, titles, views, strict=True)
-        ]
-        out.data("\n".join(drawn))
 
 
 def _is_symmetric(values: Any) -> bool:
