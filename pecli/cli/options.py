@@ -199,8 +199,8 @@ SchemeArg = Annotated[
 def choices_help(name: str) -> str:
     """The values each scheme allows for parameter ``name``, from the registry ("" if none restricts it).
 
-    >>> choices_help("layout")
-    'sinusoidal: interleaved|split; rope: half|interleaved; sincos2d: by-axis|by-function; coordconv: mkocabas|uber.'
+    >>> choices_help("bit_order")
+    'binary: lsb|msb.'
     >>> choices_help("positions")
     'fourier, gaussian: normalized|raw.'
     """

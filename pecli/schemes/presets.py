@@ -98,6 +98,14 @@ PRESETS: Mapping[tuple[str, str], Preset] = MappingProxyType(
                 "split [sin | cos], exp(−ln(10000)·i/(h − 1))",
                 "huggingface/diffusers src/diffusers/models/embeddings.py, get_timestep_embedding",
             ),
+            Preset(
+                "positional-encodings",
+                "sinusoidal",
+                {"layout": "interleaved", "cos_first": False, "freq_shift": None, "offset": 0, "pad_dim": True},
+                "interleaved [sin, cos, …], inv_freq 1/10000^(arange(0, c, 2)/c) with c = ⌈d/2⌉·2: "
+                "odd d takes the frequencies of d + 1 and drops the last column",
+                "tatp22/multidim-positional-encoding positional_encodings/torch_encodings.py, PositionalEncoding1D",
+            ),
             # timestep presets (pecli timestep --preset NAME, pecli generate timestep --preset NAME)
             *(
                 Preset(
@@ -144,6 +152,22 @@ PRESETS: Mapping[tuple[str, str], Preset] = MappingProxyType(
                 "huggingface/pytorch-image-models timm/layers/pos_embed_sincos.py, build_sincos2d_pos_embed",
             ),
             Preset(
+                "timm-interleaved",
+                "sincos2d",
+                {"layout": "by-axis-h-first", "base_size": None, "interpolation_scale": 1.0, "cls_token": False},
+                "build_sincos2d_pos_embed(interleave_sin_cos=True): [sin h | cos h | sin w | cos w], "
+                "bands 10000^(−k/(d/4)); --reverse-coord for reverse_coord=True",
+                "huggingface/pytorch-image-models timm/layers/pos_embed_sincos.py, build_sincos2d_pos_embed",
+            ),
+            Preset(
+                "positional-encodings",
+                "sincos2d",
+                {"layout": "interleaved", "base_size": None, "interpolation_scale": 1.0, "cls_token": False},
+                "PositionalEncoding2D: [get_emb(x) | get_emb(y)], x the first axis (rows), each sin/cos "
+                "interleaved over ⌈d/4⌉ bands 10000^(−k/⌈d/4⌉); channels padded to 4·⌈d/4⌉, the last dropped",
+                "tatp22/multidim-positional-encoding positional_encodings/torch_encodings.py, PositionalEncoding2D",
+            ),
+            Preset(
                 "vit-pytorch",
                 "sincos2d",
                 {"layout": "by-axis", "base_size": None, "interpolation_scale": 1.0, "freq_shift": 1.0},
@@ -157,6 +181,16 @@ PRESETS: Mapping[tuple[str, str], Preset] = MappingProxyType(
                 {"layout": "by-axis", "base_size": 16.0, "interpolation_scale": 1.0},
                 "MAE's order with positions i / (H / base_size) / interpolation_scale (base_size 16)",
                 "huggingface/diffusers src/diffusers/models/embeddings.py, get_2d_sincos_pos_embed",
+            ),
+            Preset(
+                "sd3",
+                "sincos2d",
+                {"layout": "by-axis", "base_size": 64.0, "interpolation_scale": 1.0, "pos_embed_max_size": 96},
+                "SD3Transformer2DModel's defaults (sample_size 128, patch_size 2, pos_embed_max_size 96): the "
+                "96 × 96 table with base_size 64, centred H × W crop; SD3-medium's config sets "
+                "--pos-embed-max-size 192",
+                "huggingface/diffusers src/diffusers/models/embeddings.py, PatchEmbed.cropped_pos_embed; "
+                "src/diffusers/models/transformers/transformer_sd3.py, SD3Transformer2DModel",
             ),
         )
     }
