@@ -218,6 +218,8 @@ BAD = [
     (["rope2d", "--grid", "4,4", "--d", "16", "--sections", "2,3,4"], "--sections 2,3,4 counts 9 frequencies"),
     (["rope2d", "--grid", "4,4", "--d", "16", "--sections", "4,4"], "--sections must be three positive counts"),
     (["rope2d", "--grid", "4,4", "--d", "16", "--scaling", "yarn"], "does not take --scaling"),
+    (["rope2d", "--grid", "4,4", "--d", "16", "--grid-indexing", "yx"], "--grid-indexing 'yx' is not a valid"),
+    (["rope2d", "--grid", "4,4", "--d", "16", "--sections", "2,3,3", "--grid-indexing", "ij"], "drop --grid-indexing"),
     (["sincos2d", "--grid", "4,7", "--d", "16", "--pos-embed-max-size", "6"], "does not fit in --pos-embed-max-size 6"),
     (
         ["sincos2d", "--grid", "4,7", "--d", "16", "--pos-embed-max-size", "0"],
@@ -312,6 +314,7 @@ def test_alibi_total_heads_pads_with_unbiased_heads():
         ("positional-encodings", "sincos2d", "positional_encodings_2d_3x5_d7"),
         ("positional-encodings", "sinusoidal", "positional_encodings_1d_20x15"),
         ("sd3", "sincos2d", "diffusers_patch_embed_sd3_defaults_5x7"),
+        ("eva02", "rope2d", "timm_eva02_rope_cat_4x4_d32"),
     ],
 )
 def test_preset_is_the_convention_its_library_table_checks(preset, scheme, case_name):
@@ -411,6 +414,13 @@ def test_rope2d_sections_is_qwen2_vl_mrope(dim, sections, grid, offset):
     table = pecli.encode("rope2d", None, dim, dtype="float64", **spec)
     np.testing.assert_allclose(table["cos"], cos, rtol=0, atol=1e-12)
     np.testing.assert_allclose(table["sin"], sin, rtol=0, atol=1e-12)
+
+
+def test_rope2d_ij_indexing_swaps_the_two_axis_blocks():
+    """timm's grid_indexing='ij' is diffusers' (xy) table with the row's RoPE first."""
+    xy = pecli.encode("rope2d", None, 16, grid="3,5", part="angle", dtype="float64")
+    ij = pecli.encode("rope2d", None, 16, grid="3,5", part="angle", grid_indexing="ij", dtype="float64")
+    np.testing.assert_array_equal(ij, np.concatenate([xy[:, 8:], xy[:, :8]], axis=1))
 
 
 def test_rope2d_sections_on_equal_coordinates_is_plain_rope():

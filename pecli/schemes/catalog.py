@@ -233,10 +233,24 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "2-D: [RoPE_{d/2}(w) | RoPE_{d/2}(h)], θ_i = base^(−2i/(d/2)), pairs interleaved; "
                 "--sections t,h,w: θ_k = base^(−2k/d), frequency k turns with its section's coordinate",
                 "huggingface/diffusers src/diffusers/models/embeddings.py, get_2d_rotary_pos_embed; "
+                "huggingface/pytorch-image-models timm/layers/pos_embed_sincos.py, build_rotary_pos_embed "
+                "(--grid-indexing ij); "
                 "huggingface/transformers src/transformers/models/qwen2_vl/modeling_qwen2_vl.py, "
                 "Qwen2VLRotaryEmbedding (mrope_section)",
-                defaults={"grid": None, "base": 10000.0, "layout": None, "part": None, "sections": None, "offset": 0},
-                choices={"layout": ("interleaved", "half"), "part": ("cos", "sin", "angle")},
+                defaults={
+                    "grid": None,
+                    "base": 10000.0,
+                    "layout": None,
+                    "part": None,
+                    "sections": None,
+                    "offset": 0,
+                    "grid_indexing": None,
+                },
+                choices={
+                    "layout": ("interleaved", "half"),
+                    "part": ("cos", "sin", "angle"),
+                    "grid_indexing": ("xy", "ij"),
+                },
                 sizes=axial_sizes,
                 parts=("cos", "sin", "angle"),
                 default_parts=("cos", "sin"),

@@ -262,6 +262,13 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "T,H,W",
             ),
             Param(
+                "grid_indexing",
+                "--grid-indexing",
+                str,
+                "rope2d: which axis's RoPE comes first, xy the column (diffusers) or ij the row (timm's default).",
+                "ORDER",
+            ),
+            Param(
                 "short_factor",
                 "--short-factor",
                 str,

@@ -134,6 +134,17 @@ PRESETS: Mapping[tuple[str, str], Preset] = MappingProxyType(
                 "Ho et al. 2020: [sin | cos], exp(−ln(10000)·i/(h − 1)), odd d pads a zero column",
                 "hojonathanho/diffusion diffusion_tf/nn.py, get_timestep_embedding",
             ),
+            # 2-D RoPE conventions
+            Preset(
+                "eva02",
+                "rope2d",
+                {"layout": "interleaved", "grid_indexing": "ij", "sections": None},
+                "timm's axial RoPE with in_pixels=False, grid_indexing='ij': [RoPE(h) | RoPE(w)], pairs "
+                "interleaved, bands 10000^(−k/(d/4)) (EVA-02 at its reference grid; timm's in_pixels=True "
+                "pixel bands are another convention)",
+                "huggingface/pytorch-image-models timm/layers/pos_embed_sincos.py, build_rotary_pos_embed "
+                "(RotaryEmbeddingCat); timm/models/eva.py, Eva (rope_type 'cat')",
+            ),
             # 2-D sin-cos conventions
             Preset(
                 "mae",

@@ -274,6 +274,34 @@ def timm_cases(records: list[dict]) -> None:
         save(records, name, table, library, call, "sincos2d", None, 32, {"grid": "3,5", **params})
 
 
+def timm_rope_cases(records: list[dict]) -> None:
+    import torch
+
+    sincos = _timm_sincos()
+    library = f"timm {version('timm')}, torch {torch.__version__}"
+    for name, options, params in [
+        ("timm_rope2d_ij_3x5_d32", {}, {"grid_indexing": "ij"}),
+        ("timm_rope2d_xy_3x5_d32", {"grid_indexing": "xy"}, {}),
+    ]:
+        sin, cos = sincos.build_rotary_pos_embed([3, 5], dim=32, in_pixels=False, **options)
+        call = (
+            f"timm.layers.pos_embed_sincos.build_rotary_pos_embed([3, 5], dim=32, in_pixels=False"
+            f"{''.join(f', {key}={value!r}' for key, value in options.items())}) -> stack([cos, sin])"
+        )
+        table = torch.stack([cos, sin]).numpy()
+        save(records, name, table, library, call, "rope2d", None, 32, {"grid": "3,5", **params}, parts=("cos", "sin"))
+    # EVA-02's module (rope_type 'cat', at its reference grid): get_embed() is cat([sin, cos], -1)
+    rope = sincos.RotaryEmbeddingCat(dim=32, in_pixels=False, feat_shape=[4, 4], ref_feat_shape=[4, 4])
+    sin, cos = rope.get_embed().chunk(2, dim=-1)
+    call = (
+        "timm.layers.pos_embed_sincos.RotaryEmbeddingCat(dim=32, in_pixels=False, feat_shape=[4, 4], "
+        "ref_feat_shape=[4, 4]).get_embed() -> [sin | cos] -> stack([cos, sin])"
+    )
+    table = torch.stack([cos, sin]).numpy()
+    params = {"grid": "4,4", "grid_indexing": "ij", "layout": "interleaved"}
+    save(records, "timm_eva02_rope_cat_4x4_d32", table, library, call, "rope2d", None, 32, params, ("cos", "sin"))
+
+
 def _timm_sincos():
     """timm's pos_embed_sincos without importing timm (its package import needs torchvision)."""
     import importlib
@@ -281,6 +309,8 @@ def _timm_sincos():
     import sys
     import types
 
+    if "timm.layers.pos_embed_sincos" in sys.modules:
+        return sys.modules["timm.layers.pos_embed_sincos"]
     root = Path(importlib.util.find_spec("timm").submodule_search_locations[0]) / "layers"
     for package, path in (("timm", root.parent), ("timm.layers", root)):
         module = types.ModuleType(package)
@@ -415,6 +445,7 @@ def main() -> None:
     grid_cases(records)
     timestep_cases(records)
     timm_cases(records)
+    timm_rope_cases(records)
     patch_embed_cases(records)
     positional_encodings_cases(records)
     (OUT / "conventions.json").write_text(json.dumps(records, indent=1) + "\n")
