@@ -349,7 +349,6 @@ def test_alibi_total_heads_pads_with_unbiased_heads():
         ("vit-pytorch", "sincos2d", "vit_pytorch_posemb_3x5_d32"),
         ("timm-interleaved", "sincos2d", "timm_sincos2d_interleave_3x5_d32"),
         ("positional-encodings", "sincos2d", "positional_encodings_2d_3x5_d7"),
-        ("positional-encodings", "sinusoidal", "positional_encodings_1d_20x15"),
         ("sd3", "sincos2d", "diffusers_patch_embed_sd3_defaults_5x7"),
         ("eva02", "rope2d", "timm_eva02_rope_cat_4x4_d32"),
     ],

@@ -75,7 +75,6 @@ def test_every_preset_is_tested():
         "fairseq",
         "guided-diffusion",
         "diffusers",
-        "positional-encodings",  # against PositionalEncoding1D's own tables in test_conventions
     }
     assert {preset.name for preset in PRESETS.values() if preset.scheme == "sinusoidal"} <= tested
 

@@ -98,14 +98,6 @@ PRESETS: Mapping[tuple[str, str], Preset] = MappingProxyType(
                 "split [sin | cos], exp(−ln(10000)·i/(h − 1))",
                 "huggingface/diffusers src/diffusers/models/embeddings.py, get_timestep_embedding",
             ),
-            Preset(
-                "positional-encodings",
-                "sinusoidal",
-                {"layout": "interleaved", "cos_first": False, "freq_shift": None, "offset": 0, "pad_dim": True},
-                "interleaved [sin, cos, …], inv_freq 1/10000^(arange(0, c, 2)/c) with c = ⌈d/2⌉·2: "
-                "odd d takes the frequencies of d + 1 and drops the last column",
-                "tatp22/multidim-positional-encoding positional_encodings/torch_encodings.py, PositionalEncoding1D",
-            ),
             # timestep presets (pecli timestep --preset NAME, pecli generate timestep --preset NAME)
             *(
                 Preset(
