@@ -1,8 +1,9 @@
 """Conventions of the real libraries: each option equal to the table its library wrote, and its bad values.
 
 The reference tables under tests/data/conventions/ were written by the libraries themselves
-(transformers, x-transformers, diffusers); tests/data/make_convention_tables.py records each
-library, version and call in conventions.json, so these tests import none of them.
+(transformers, x-transformers, diffusers, vit-pytorch, timm, positional-encodings);
+tests/data/make_convention_tables.py records each library, version and call in conventions.json,
+so these tests import none of them.
 """
 
 from __future__ import annotations
@@ -48,10 +49,47 @@ def test_pecli_equals_the_library_table(case):
         np.testing.assert_array_equal(result[1, :, rotated:], 0.0)
 
 
+def _command_line(case: dict) -> list[str]:
+    """The ``pecli generate`` arguments of a case, each parameter written as its flag."""
+    from pecli.schemes.params import PARAMS
+
+    args = ["generate", case["scheme"], "--dtype", "float64"]
+    args += ["--len", str(case["length"])] if case["length"] is not None else []
+    args += ["--d", str(case["dim"])] if case["dim"] is not None else []
+    for name, value in case["params"].items():
+        param = PARAMS[name]
+        if param.kind is bool:
+            args.append(param.flag if value else param.negative_flag)
+        else:
+            args += [param.flag, ",".join(map(repr, value)) if isinstance(value, list) else str(value)]
+    return args
+
+
+def _written_tensors(path: Path) -> dict[str, np.ndarray]:
+    from pecli.io import read_table, read_tensors
+
+    tensors, _ = read_tensors(str(path))
+    return {key: read_table(str(path), key=key).array for key in tensors}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
+def test_the_command_line_writes_the_library_table(cli, tmp_path, case):
+    """Each option as a user types it: the flags reach the table (the file equals pecli.encode)."""
+    target = tmp_path / "table.safetensors"
+    result = cli(*_command_line(case), "-o", str(target))
+    assert result.code == 0, result.stderr
+    expected = pecli.encode(case["scheme"], case["length"], case["dim"], dtype="float64", **case["params"])
+    written = _written_tensors(target)
+    for part in case["parts"] or [None]:
+        np.testing.assert_array_equal(
+            written[part] if part else next(iter(written.values())), expected[part] if part else expected
+        )
+
+
 def test_the_reference_tables_record_where_they_came_from():
     assert {case["name"] for case in CASES} >= {"rope_longrope_short", "rope_longrope_long", "m2m100_weight_d16"}
     for case in CASES:
-        libraries = ("transformers", "x-transformers", "diffusers", "vit-pytorch")
+        libraries = ("transformers", "x-transformers", "diffusers", "vit-pytorch", "timm", "positional-encodings")
         assert case["library"].split()[0] in libraries and case["call"]
 
 
@@ -217,6 +255,23 @@ BAD = [
     (["rope2d", "--grid", "4,4", "--d", "16", "--sections", "2,3,4"], "--sections 2,3,4 counts 9 frequencies"),
     (["rope2d", "--grid", "4,4", "--d", "16", "--sections", "4,4"], "--sections must be three positive counts"),
     (["rope2d", "--grid", "4,4", "--d", "16", "--scaling", "yarn"], "does not take --scaling"),
+    (["rope2d", "--grid", "4,4", "--d", "16", "--grid-indexing", "yx"], "--grid-indexing 'yx' is not a valid"),
+    (["rope2d", "--grid", "4,4", "--d", "16", "--sections", "2,3,3", "--grid-indexing", "ij"], "drop --grid-indexing"),
+    (["sincos2d", "--grid", "4,7", "--d", "16", "--pos-embed-max-size", "6"], "does not fit in --pos-embed-max-size 6"),
+    (
+        ["sincos2d", "--grid", "4,7", "--d", "16", "--pos-embed-max-size", "0"],
+        "--pos-embed-max-size must be a positive",
+    ),
+    (["sincos2d", "--grid", "4,4", "--d", "18"], "or --layout interleaved"),
+    (["sincos2d", "--grid", "4,4", "--d", "16", "--layout", "interleave"], "not a valid layout"),
+    (["rope", "--reverse-coord"], "does not take --reverse-coord"),
+    (["rope", "--pad-dim"], "does not take --pad-dim"),
+    (["sinusoidal", "--pos-embed-max-size", "8"], "does not take --pos-embed-max-size"),
+    (
+        ["sincos2d", "--preset", "timm-interleaved", "--grid", "4,4", "--d", "16", "--pad-dim"],
+        "does not take --pad-dim",
+    ),
+    (["coordconv", "--grid", "2,3", "--reverse-coord"], "does not take --reverse-coord"),
 ]
 
 
@@ -224,7 +279,9 @@ BAD = [
 def test_bad_convention_option_is_one_line_exit_2_and_no_file(tmp_path, args, words):
     out = tmp_path / "table.safetensors"
     scheme, *options = args
-    sizes = {"alibi": ["--len", "8"], "coordconv": [], "rope2d": []}.get(scheme, ["--len", "8", "--d", "8"])
+    sizes = {"alibi": ["--len", "8"], "coordconv": [], "rope2d": [], "sincos2d": []}.get(
+        scheme, ["--len", "8", "--d", "8"]
+    )
     result = subprocess.run(
         [sys.executable, "-m", "pecli", "generate", scheme, *sizes, *options, "-o", str(out)],
         capture_output=True,
@@ -286,12 +343,58 @@ def test_alibi_total_heads_pads_with_unbiased_heads():
 # -- sincos2d ---------------------------------------------------------------------------------------
 
 
-def test_vit_pytorch_preset_is_the_convention_its_library_table_checks():
+@pytest.mark.parametrize(
+    ("preset", "scheme", "case_name"),
+    [
+        ("vit-pytorch", "sincos2d", "vit_pytorch_posemb_3x5_d32"),
+        ("timm-interleaved", "sincos2d", "timm_sincos2d_interleave_3x5_d32"),
+        ("positional-encodings", "sincos2d", "positional_encodings_2d_3x5_d7"),
+        ("sd3", "sincos2d", "diffusers_patch_embed_sd3_defaults_5x7"),
+        ("eva02", "rope2d", "timm_eva02_rope_cat_4x4_d32"),
+    ],
+)
+def test_preset_is_the_convention_its_library_table_checks(preset, scheme, case_name):
     from pecli.schemes.catalog import resolve
 
-    case = next(case for case in CASES if case["name"].startswith("vit_pytorch"))
-    _, params = resolve(None, "vit-pytorch", {"grid": case["params"]["grid"]})
+    case = next(case for case in CASES if case["name"] == case_name)
+    sizes = {name: case["params"][name] for name in ("grid",) if name in case["params"]}
+    resolved, params = resolve(scheme, preset, sizes)
+    assert resolved.name == case["scheme"]
     assert {name: params[name] for name in case["params"]} == case["params"]
+
+
+def test_reverse_coord_is_the_table_of_the_transposed_grid():
+    """timm's reverse_coord builds over feat_shape[::-1]: on a square grid it changes nothing."""
+    reverse = pecli.encode("sincos2d", None, 16, grid="3,5", layout="by-function", reverse_coord=True)
+    np.testing.assert_array_equal(reverse, pecli.encode("sincos2d", None, 16, grid="5,3", layout="by-function"))
+    square = pecli.encode("sincos2d", None, 16, grid="4,4", layout="by-function", reverse_coord=True)
+    np.testing.assert_array_equal(square, pecli.encode("sincos2d", None, 16, grid="4,4", layout="by-function"))
+
+
+def test_pos_embed_max_size_is_the_centred_crop_of_the_full_table():
+    full = pecli.encode("sincos2d", None, 16, grid="9,9", base_size=4.0, dtype="float64").reshape(9, 9, 16)
+    crop = pecli.encode("sincos2d", None, 16, grid="4,7", base_size=4.0, pos_embed_max_size=9, dtype="float64")
+    np.testing.assert_array_equal(crop, full[2:6, 1:8].reshape(28, 16))  # top (9 − 4) // 2, left (9 − 7) // 2
+    chunks = [
+        pecli.encode("sincos2d", None, 16, grid="4,7", base_size=4.0, pos_embed_max_size=9, rows=range(a, b))
+        for a, b in ((0, 5), (5, 28))
+    ]
+    np.testing.assert_array_equal(np.concatenate(chunks), crop.astype(np.float32))
+
+
+def test_interleaved_layout_on_a_multiple_of_4_is_by_axis_h_first_with_pairs_interleaved():
+    blocks = pecli.encode("sincos2d", None, 16, grid="3,5", layout="by-axis-h-first", dtype="float64")
+    pairs = pecli.encode("sincos2d", None, 16, grid="3,5", layout="interleaved", dtype="float64")
+    for half in (slice(0, 8), slice(8, 16)):
+        np.testing.assert_array_equal(pairs[:, half][:, 0::2], blocks[:, half][:, :4])  # sin
+        np.testing.assert_array_equal(pairs[:, half][:, 1::2], blocks[:, half][:, 4:])  # cos
+
+
+def test_pad_dim_changes_odd_dims_only():
+    even = pecli.encode("sinusoidal", 9, 8, dtype="float64")
+    np.testing.assert_array_equal(pecli.encode("sinusoidal", 9, 8, dtype="float64", pad_dim=True), even)
+    odd = pecli.encode("sinusoidal", 9, 7, dtype="float64", pad_dim=True)
+    np.testing.assert_array_equal(odd, even[:, :7])  # d 7 is d 8 without its last column
 
 
 def _diffusers_2d_rope(dim: int, height: int, width: int, base: float = 10000.0) -> tuple[np.ndarray, np.ndarray]:
@@ -347,6 +450,13 @@ def test_rope2d_sections_is_qwen2_vl_mrope(dim, sections, grid, offset):
     table = pecli.encode("rope2d", None, dim, dtype="float64", **spec)
     np.testing.assert_allclose(table["cos"], cos, rtol=0, atol=1e-12)
     np.testing.assert_allclose(table["sin"], sin, rtol=0, atol=1e-12)
+
+
+def test_rope2d_ij_indexing_swaps_the_two_axis_blocks():
+    """timm's grid_indexing='ij' is diffusers' (xy) table with the row's RoPE first."""
+    xy = pecli.encode("rope2d", None, 16, grid="3,5", part="angle", dtype="float64")
+    ij = pecli.encode("rope2d", None, 16, grid="3,5", part="angle", grid_indexing="ij", dtype="float64")
+    np.testing.assert_array_equal(ij, np.concatenate([xy[:, 8:], xy[:, :8]], axis=1))
 
 
 def test_rope2d_sections_on_equal_coordinates_is_plain_rope():

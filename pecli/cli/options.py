@@ -202,8 +202,8 @@ SchemeArg = Annotated[
 def choices_help(name: str) -> str:
     """The values each scheme allows for parameter ``name``, from the registry ("" if none restricts it).
 
-    >>> choices_help("layout").split("; ")[:3]
-    ['sinusoidal: interleaved|split', 'rope: half|interleaved', 'rope2d: interleaved|half']
+    >>> choices_help("bit_order")
+    'binary: lsb|msb.'
     >>> choices_help("positions")
     'fourier, gaussian: normalized|raw.'
     """

@@ -121,6 +121,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "offset": 0,
                     "padding_idx": None,
                     "amplitude": 1.0,
+                    "pad_dim": False,
                 },
                 choices={"layout": ("interleaved", "split")},
             ),
@@ -232,10 +233,24 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "2-D: [RoPE_{d/2}(w) | RoPE_{d/2}(h)], θ_i = base^(−2i/(d/2)), pairs interleaved; "
                 "--sections t,h,w: θ_k = base^(−2k/d), frequency k turns with its section's coordinate",
                 "huggingface/diffusers src/diffusers/models/embeddings.py, get_2d_rotary_pos_embed; "
+                "huggingface/pytorch-image-models timm/layers/pos_embed_sincos.py, build_rotary_pos_embed "
+                "(--grid-indexing ij); "
                 "huggingface/transformers src/transformers/models/qwen2_vl/modeling_qwen2_vl.py, "
                 "Qwen2VLRotaryEmbedding (mrope_section)",
-                defaults={"grid": None, "base": 10000.0, "layout": None, "part": None, "sections": None, "offset": 0},
-                choices={"layout": ("interleaved", "half"), "part": ("cos", "sin", "angle")},
+                defaults={
+                    "grid": None,
+                    "base": 10000.0,
+                    "layout": None,
+                    "part": None,
+                    "sections": None,
+                    "offset": 0,
+                    "grid_indexing": None,
+                },
+                choices={
+                    "layout": ("interleaved", "half"),
+                    "part": ("cos", "sin", "angle"),
+                    "grid_indexing": ("xy", "ij"),
+                },
                 sizes=axial_sizes,
                 parts=("cos", "sin", "angle"),
                 default_parts=("cos", "sin"),
@@ -257,8 +272,13 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "sincos2d",
                 "pecli.schemes.grid:sincos2d_table",
                 "2-D sin-cos over an H × W grid of patches (ViT/MAE), tokens row-major",
-                "by-axis: [sin(w·ω) | cos(w·ω) | sin(h·ω) | cos(h·ω)], ω_k = base^(−k/(d/4))",
-                "facebookresearch/mae util/pos_embed.py, get_2d_sincos_pos_embed",
+                "by-axis: [sin(w·ω) | cos(w·ω) | sin(h·ω) | cos(h·ω)], ω_k = base^(−k/(d/4)); "
+                "by-function [sin h | sin w | cos h | cos w]; by-axis-h-first [sin h | cos h | sin w | cos w]; "
+                "interleaved [sin h₀, cos h₀, … | sin w₀, cos w₀, …] (any d: ⌈d/4⌉ frequencies per axis)",
+                "facebookresearch/mae util/pos_embed.py, get_2d_sincos_pos_embed; huggingface/pytorch-image-models "
+                "timm/layers/pos_embed_sincos.py, build_sincos2d_pos_embed; huggingface/diffusers "
+                "src/diffusers/models/embeddings.py, PatchEmbed.cropped_pos_embed; tatp22/multidim-positional-encoding "
+                "positional_encodings/torch_encodings.py, PositionalEncoding2D",
                 defaults={
                     "grid": None,
                     "cls_token": False,
@@ -268,8 +288,10 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "base_size": None,
                     "interpolation_scale": 1.0,
                     "freq_shift": None,
+                    "reverse_coord": False,
+                    "pos_embed_max_size": None,
                 },
-                choices={"layout": ("by-axis", "by-function")},
+                choices={"layout": ("by-axis", "by-function", "by-axis-h-first", "interleaved")},
                 sizes=grid_sizes,
             ),
             Scheme(

@@ -11,6 +11,8 @@ from pecli.schemes.checks import choice, finite, finite_above, grid_shape, leadi
 
 __all__ = ["coordconv_table", "sincos2d_table"]
 
+_SINCOS2D_LAYOUTS = ("by-axis", "by-function", "by-axis-h-first", "interleaved")
+
 
 def _grid_tokens(length: int | None, grid: object, leading: int, rows: range | None) -> tuple[int, int, range]:
     """(H, W, the token rows to compute) for a grid, checking ``length`` against H·W + leading zero rows."""
@@ -43,13 +45,16 @@ def sincos2d_table(
     base_size: float | None = None,
     interpolation_scale: float = 1.0,
     freq_shift: float | None = None,
+    reverse_coord: bool = False,
+    pos_embed_max_size: int | None = None,
     dtype: str = "float32",
     rows: range | None = None,
 ) -> np.ndarray:
     """2-D sin-cos embedding of an H × W grid, tokens row-major: shape (H·W (+1 cls), d), d divisible by 4.
 
     Each axis gets d/4 frequencies ω_k = base^(−k/(d/4)) (MAE's ``1/10000**(k/(d/4))``, timm's
-    ``freq_bands``).
+    ``freq_bands``). The ``interleaved`` layout takes any d: ⌈d/4⌉ frequencies per axis, the last
+    columns of the 4·⌈d/4⌉ dropped (positional-encodings' ``PositionalEncoding2D``).
 
     Args:
         length: H·W (+ the leading zero rows of ``cls_token``), or None.
@@ -60,12 +65,19 @@ def sincos2d_table(
             ``get_2d_sincos_pos_embed(cls_token=True, extra_tokens=N)``, where 0 adds none).
         base: frequency base (``temperature`` in timm).
         layout: ``by-axis`` [sin w | cos w | sin h | cos h] (MAE and diffusers, whose
-            meshgrid(w, h) puts w in the first half) or ``by-function`` [sin h | sin w | cos h | cos w]
-            (timm's build_sincos2d_pos_embed).
+            meshgrid(w, h) puts w in the first half), ``by-function`` [sin h | sin w | cos h | cos w]
+            (timm's build_sincos2d_pos_embed), ``by-axis-h-first`` [sin h | cos h | sin w | cos w]
+            (timm's ``interleave_sin_cos=True``) or ``interleaved`` [sin h₀, cos h₀, sin h₁, … |
+            sin w₀, cos w₀, …] (positional-encodings' ``get_emb`` per axis, x the first axis).
         base_size: diffusers' scaling: positions i / (H / base_size) (per axis); None: plain i.
         interpolation_scale: diffusers: positions are divided by it.
         freq_shift: ``None`` for ω_k = base^(−k/(d/4)); ``S`` for base^(−k/(d/4 − S))
             (vit-pytorch's ``posemb_sincos_2d``: S = 1).
+        reverse_coord: timm's ``reverse_coord``: the table of the W × H grid (ndgrid(W, H)), so
+            tokens run down the columns of H × W and the first coordinate is the column.
+        pos_embed_max_size: diffusers' ``PatchEmbed(pos_embed_max_size=M)`` (SD3): the table of
+            an M × M grid (``base_size`` scaling by M), cropped to the centred H × W window
+            (``cropped_pos_embed``: top (M − H) // 2, left (M − W) // 2).
         dtype: output dtype. rows: compute only these tokens.
 
     Example:
@@ -73,17 +85,23 @@ def sincos2d_table(
         [[0.0, 1.0, 0.0, 1.0], [0.841471, 0.540302, 0.0, 1.0]]
     """
     dim = positive_int("dim", dim)
-    if dim % 4:
+    layout = choice("layout", layout, _SINCOS2D_LAYOUTS)
+    if dim % 4 and layout != "interleaved":
         raise ParameterError(
             f"sincos2d needs {{dim}} divisible by 4 (sin and cos of each of 2 axes), got {dim}",
-            hint=f"use {{dim={dim + 4 - dim % 4}}}",
+            hint=f"use {{dim={dim + 4 - dim % 4}}} or {{layout=interleaved}}",
         )
-    layout = choice("layout", layout, ("by-axis", "by-function"))
     base = finite_above("base", base, 1.0, example="10000")
     scale = finite_above("interpolation_scale", interpolation_scale, 0.0, example="1")
     leading = leading_rows(cls_token, extra_tokens)
     height, width, rows = _grid_tokens(length, grid, leading, rows)
+    side = None if pos_embed_max_size is None else _max_size(pos_embed_max_size, height, width)
+    if reverse_coord:  # timm: feat_shape[::-1], "stack W, H instead of H, W"
+        height, width = width, height
     h, w, lead = _grid_coordinates(rows, width, leading)
+    if side is not None:
+        h, w = h + (side - height) // 2, w + (side - width) // 2
+        height = width = side
     if base_size is not None:
         # diffusers' get_2d_sincos_pos_embed: arange(H) / (H / base_size) / interpolation_scale
         size = finite_above("base_size", base_size, 0.0, example="16")
@@ -91,20 +109,32 @@ def sincos2d_table(
     h, w = h / scale, w / scale
     if freq_shift is not None:
         freq_shift = finite("freq_shift", freq_shift, example="1")
-    freqs = geometric_frequencies(dim // 2, base, freq_shift)
-    table = np.zeros((len(rows), dim), dtype=np.float64)
+    per_axis = -(-dim // 4)  # positional-encodings pads d up to a multiple of 4
+    freqs = geometric_frequencies(2 * per_axis, base, freq_shift)
+    table = np.zeros((len(rows), 4 * per_axis), dtype=np.float64)
     patches = table[lead:]
+    half = 2 * per_axis
     if layout == "by-function":
-        place_sin_cos(
-            patches,
-            np.concatenate([position_phasors(h, freqs), position_phasors(w, freqs)], axis=1),
-            layout="split",
-            cos_first=False,
-        )
+        both = np.concatenate([position_phasors(h, freqs), position_phasors(w, freqs)], axis=1)
+        place_sin_cos(patches, both, layout="split", cos_first=False)
     else:
-        place_sin_cos(patches[:, : dim // 2], position_phasors(w, freqs), layout="split", cos_first=False)
-        place_sin_cos(patches[:, dim // 2 :], position_phasors(h, freqs), layout="split", cos_first=False)
-    return round_to(table, dtype)
+        first, second = (w, h) if layout == "by-axis" else (h, w)
+        pairs = "interleaved" if layout == "interleaved" else "split"
+        place_sin_cos(patches[:, :half], position_phasors(first, freqs), layout=pairs, cos_first=False)
+        place_sin_cos(patches[:, half:], position_phasors(second, freqs), layout=pairs, cos_first=False)
+    return round_to(table[:, :dim], dtype)
+
+
+def _max_size(pos_embed_max_size: object, height: int, width: int) -> int:
+    """diffusers' ``pos_embed_max_size``, checked to hold the grid (``cropped_pos_embed`` refuses a larger one)."""
+    side = positive_int("pos_embed_max_size", pos_embed_max_size)
+    if max(height, width) > side:
+        raise ParameterError(
+            f"{{grid={height},{width}}} does not fit in {{pos_embed_max_size={side}}} (the table is cropped from "
+            f"a {side} × {side} grid)",
+            hint=f"use {{pos_embed_max_size={max(height, width)}}} or more",
+        )
+    return side
 
 
 def _unit_coordinate(index: np.ndarray, divisor: int) -> np.ndarray | float:

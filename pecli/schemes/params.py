@@ -76,6 +76,14 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "Multiply the table by A (x-transformers' ScaledSinusoidalEmbedding: A = d^−0.5).",
                 "A",
             ),
+            Param(
+                "pad_dim",
+                "--pad-dim",
+                bool,
+                "Odd d: take the frequencies of d + 1 and drop the last column (positional-encodings' "
+                "PositionalEncoding1D).",
+                negative_flag="--no-pad-dim",
+            ),
             Param("std", "--std", float, "Standard deviation of the N(0, std²) initialisation.", "STD"),
             Param("seed", "--seed", int, "Random seed (numpy PCG64): same seed, same table everywhere.", "SEED"),
             # diffusion timestep embeddings
@@ -148,6 +156,21 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "N",
             ),
             Param("interpolation_scale", "--interpolation-scale", float, "diffusers: divide positions by this.", "S"),
+            Param(
+                "reverse_coord",
+                "--reverse-coord",
+                bool,
+                "timm's reverse_coord: the table of the W,H grid (tokens down the columns, the column coordinate "
+                "first).",
+                negative_flag="--no-reverse-coord",
+            ),
+            Param(
+                "pos_embed_max_size",
+                "--pos-embed-max-size",
+                int,
+                "diffusers' PatchEmbed (SD3): build the M × M table, take the centred H × W crop.",
+                "M",
+            ),
             Param("num_freqs", "--num-freqs", int, "Frequency bands L (d = 2L, + 1 with --include-input).", "L"),
             Param(
                 "include_input",
@@ -237,6 +260,13 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "rope2d: Qwen2-VL's mrope_section t,h,w: how many of the d/2 frequencies turn with the "
                 "token's time, row and column (they sum to d/2; Qwen2-VL: 16,24,24).",
                 "T,H,W",
+            ),
+            Param(
+                "grid_indexing",
+                "--grid-indexing",
+                str,
+                "rope2d: which axis's RoPE comes first, xy the column (diffusers) or ij the row (timm's default).",
+                "ORDER",
             ),
             Param(
                 "short_factor",

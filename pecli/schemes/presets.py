@@ -126,6 +126,17 @@ PRESETS: Mapping[tuple[str, str], Preset] = MappingProxyType(
                 "Ho et al. 2020: [sin | cos], exp(−ln(10000)·i/(h − 1)), odd d pads a zero column",
                 "hojonathanho/diffusion diffusion_tf/nn.py, get_timestep_embedding",
             ),
+            # 2-D RoPE conventions
+            Preset(
+                "eva02",
+                "rope2d",
+                {"layout": "interleaved", "grid_indexing": "ij", "sections": None},
+                "timm's axial RoPE with in_pixels=False, grid_indexing='ij': [RoPE(h) | RoPE(w)], pairs "
+                "interleaved, bands 10000^(−k/(d/4)) (EVA-02 at its reference grid; timm's in_pixels=True "
+                "pixel bands are another convention)",
+                "huggingface/pytorch-image-models timm/layers/pos_embed_sincos.py, build_rotary_pos_embed "
+                "(RotaryEmbeddingCat); timm/models/eva.py, Eva (rope_type 'cat')",
+            ),
             # 2-D sin-cos conventions
             Preset(
                 "mae",
@@ -144,6 +155,22 @@ PRESETS: Mapping[tuple[str, str], Preset] = MappingProxyType(
                 "huggingface/pytorch-image-models timm/layers/pos_embed_sincos.py, build_sincos2d_pos_embed",
             ),
             Preset(
+                "timm-interleaved",
+                "sincos2d",
+                {"layout": "by-axis-h-first", "base_size": None, "interpolation_scale": 1.0, "cls_token": False},
+                "build_sincos2d_pos_embed(interleave_sin_cos=True): [sin h | cos h | sin w | cos w], "
+                "bands 10000^(−k/(d/4)); --reverse-coord for reverse_coord=True",
+                "huggingface/pytorch-image-models timm/layers/pos_embed_sincos.py, build_sincos2d_pos_embed",
+            ),
+            Preset(
+                "positional-encodings",
+                "sincos2d",
+                {"layout": "interleaved", "base_size": None, "interpolation_scale": 1.0, "cls_token": False},
+                "PositionalEncoding2D: [get_emb(x) | get_emb(y)], x the first axis (rows), each sin/cos "
+                "interleaved over ⌈d/4⌉ bands 10000^(−k/⌈d/4⌉); channels padded to 4·⌈d/4⌉, the last dropped",
+                "tatp22/multidim-positional-encoding positional_encodings/torch_encodings.py, PositionalEncoding2D",
+            ),
+            Preset(
                 "vit-pytorch",
                 "sincos2d",
                 {"layout": "by-axis", "base_size": None, "interpolation_scale": 1.0, "freq_shift": 1.0},
@@ -157,6 +184,16 @@ PRESETS: Mapping[tuple[str, str], Preset] = MappingProxyType(
                 {"layout": "by-axis", "base_size": 16.0, "interpolation_scale": 1.0},
                 "MAE's order with positions i / (H / base_size) / interpolation_scale (base_size 16)",
                 "huggingface/diffusers src/diffusers/models/embeddings.py, get_2d_sincos_pos_embed",
+            ),
+            Preset(
+                "sd3",
+                "sincos2d",
+                {"layout": "by-axis", "base_size": 64.0, "interpolation_scale": 1.0, "pos_embed_max_size": 96},
+                "SD3Transformer2DModel's defaults (sample_size 128, patch_size 2, pos_embed_max_size 96): the "
+                "96 × 96 table with base_size 64, centred H × W crop; SD3-medium's config sets "
+                "--pos-embed-max-size 192",
+                "huggingface/diffusers src/diffusers/models/embeddings.py, PatchEmbed.cropped_pos_embed; "
+                "src/diffusers/models/transformers/transformer_sd3.py, SD3Transformer2DModel",
             ),
         )
     }

@@ -7,7 +7,10 @@ Two conventions, chosen by ``sections``:
   get_2d_rotary_pos_embed_from_grid): the first d/2 columns are a d/2-wide RoPE of the token's
   column w, the last d/2 one of its row h (``np.meshgrid(grid_w, grid_h)`` puts w first),
   each pair interleaved (get_1d_rotary_pos_embed's ``repeat_interleave_real=True``), with
-  θ_i = base^(−2i/(d/2)).
+  θ_i = base^(−2i/(d/2)). ``grid_indexing="ij"`` puts the row h first: timm's
+  ``build_rotary_pos_embed(feat_shape, dim=d, in_pixels=False)`` (huggingface/pytorch-image-models
+  timm/layers/pos_embed_sincos.py; EVA-02's ``RotaryEmbeddingCat``), whose ``grid_indexing="xy"``
+  is diffusers' order.
 * ``t,h,w`` — Qwen2-VL's M-RoPE (huggingface/transformers src/transformers/models/qwen2_vl/
   modeling_qwen2_vl.py, Qwen2VLRotaryEmbedding.recomposition_frequencies and get_rope_index): the
   head's d/2 frequencies θ_k = base^(−2k/d) are split into sections of t, h and w frequencies
@@ -20,6 +23,8 @@ Tokens are row-major over the grid (t, then h, then w); ``offset`` is added to e
 
 >>> rope2d_table(None, 8, grid="2,2", part="angle", dtype="float64")[3].tolist()  # token (h=1, w=1)
 [1.0, 1.0, 0.01, 0.01, 1.0, 1.0, 0.01, 0.01]
+>>> rope2d_table(None, 8, grid="2,3", part="angle", grid_indexing="ij", dtype="float64")[2].tolist()  # (0, 2)
+[0.0, 0.0, 0.0, 0.0, 2.0, 2.0, 0.02, 0.02]
 >>> # token 5 is (t=0, h=1, w=2); frequencies 1 and 0.1 turn with t, 0.01 with h, 0.001 with w
 >>> rope2d_table(None, 8, grid="1,2,3", sections="2,1,1", part="angle", dtype="float64")[5].round(4).tolist()
 [0.0, 0.0, 0.01, 0.002, 0.0, 0.0, 0.01, 0.002]
@@ -47,6 +52,7 @@ def rope2d_table(
     part: str = "cos",
     sections: object = None,
     offset: int = 0,
+    grid_indexing: str | None = None,
     dtype: str = "float32",
     rows: range | None = None,
 ) -> np.ndarray:
@@ -61,6 +67,8 @@ def rope2d_table(
         part: ``cos``, ``sin`` or ``angle``.
         sections: Qwen2-VL's mrope_section ``t,h,w`` (frequency counts summing to d/2); unset: 2-D axial.
         offset: added to every coordinate (text tokens before the image).
+        grid_indexing: 2-D only: ``xy`` (unset) the column w's RoPE first (diffusers; timm's
+            ``grid_indexing="xy"``), ``ij`` the row h's first (timm's default ``grid_indexing="ij"``).
         dtype: output dtype; float64 angles, rounded once.
         rows: compute only these tokens.
 
@@ -84,15 +92,21 @@ def rope2d_table(
                 f"rope2d needs {{dim}} divisible by 4 (two axes of pairs), got {dim}", hint="pass e.g. {dim=64}"
             )
         layout = choice("layout", layout or "interleaved", ("interleaved", "half"), scheme="rope2d")
+        first, second = (0, 1) if choice("grid_indexing", grid_indexing or "xy", ("xy", "ij")) == "ij" else (1, 0)
         half = dim // 2
         inv_freq = base ** (-np.arange(0, half, 2, dtype=np.float64) / half)
-        axes = np.concatenate([np.full(half // 2, 1), np.full(half // 2, 0)])  # w, then h
+        axes = np.concatenate([np.full(half // 2, first), np.full(half // 2, second)])  # xy: w, then h
         blocks = [(slice(0, half), axes[: half // 2]), (slice(half, dim), axes[half // 2 :])]
         freqs = np.concatenate([inv_freq, inv_freq])
     else:
         if dim % 2:
             raise ParameterError(
                 f"rope2d needs an even {{dim}} (it rotates pairs), got {dim}", hint="pass e.g. {dim=128}"
+            )
+        if grid_indexing is not None:
+            raise ParameterError(
+                "{grid_indexing} orders the two axes of the 2-D table; {sections} gives each frequency its axis",
+                hint="drop {grid_indexing}",
             )
         counts = mrope_sections(sections, dim)
         layout = choice("layout", layout or "half", ("interleaved", "half"), scheme="rope2d")

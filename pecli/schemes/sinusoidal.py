@@ -27,6 +27,7 @@ def sinusoidal_table(
     offset: int = 0,
     padding_idx: int | None = None,
     amplitude: float = 1.0,
+    pad_dim: bool = False,
     dtype: str = "float32",
     rows: range | None = None,
     out: np.ndarray | None = None,
@@ -45,6 +46,8 @@ def sinusoidal_table(
         padding_idx: a row to zero, as fairseq's ``get_embedding`` (and HF FSMT, M2M100) zero
             the padding token's row of the full weight; ``None`` zeroes none.
         amplitude: multiply every value (x-transformers' ``ScaledSinusoidalEmbedding``: d^−0.5).
+        pad_dim: an odd ``dim`` takes the frequencies of ``dim + 1`` and drops the last column
+            (positional-encodings' ``PositionalEncoding1D``: channels ceil(d/2)·2, then ``[:, :d]``).
         dtype: ``float32``, ``float64``, ``float16`` or ``bfloat16``; angles are float64.
         rows: compute only these rows (for streaming large tables).
         out: an array of the result's shape and dtype to fill instead of allocating one
@@ -60,6 +63,8 @@ def sinusoidal_table(
         [0.8414709848, 0.0001, 0.5403023059, 0.999999995]
         >>> sinusoidal_table(3, 2, padding_idx=1, amplitude=0.5, dtype="float64").round(6).tolist()
         [[0.0, 0.5], [0.0, 0.0], [0.454649, -0.208073]]
+        >>> sinusoidal_table(2, 3, pad_dim=True, dtype="float64")[1].round(6).tolist()  # ω = 1, 0.01
+        [0.841471, 0.540302, 0.01]
     """
     length = positive_int("length", length)
     dim = positive_int("dim", dim)
@@ -80,7 +85,7 @@ def sinusoidal_table(
             hint="pass a row of the table, e.g. {padding_idx=1} (fairseq's pad), or drop {padding_idx}",
         )
     amplitude = finite("amplitude", amplitude, example="0.125")
-    freqs = geometric_frequencies(dim, base, freq_shift)
+    freqs = geometric_frequencies(dim + dim % 2 if pad_dim else dim, base, freq_shift)
     table = np.empty((len(rows), dim), dtype=numpy_dtype(dtype)) if out is None else out
     start, cos_first = offset + rows.start, bool(cos_first)
     if amplitude == 1.0:

@@ -1,7 +1,7 @@
 """Write tests/data/conventions/: small tables the real libraries computed, for the conventions pecli adds.
 
-Run with an environment that has torch, transformers, x-transformers, diffusers and vit-pytorch
-(the tests need none of them):
+Run with an environment that has torch, transformers, x-transformers, diffusers, vit-pytorch, timm
+and positional-encodings (the tests need none of them):
 
     /work/venvs/conventions/bin/python tests/data/make_convention_tables.py
 
@@ -255,6 +255,146 @@ def grid_cases(records: list[dict]) -> None:
         save(records, f"diffusers_sincos2d_extra{extra}", table, library, call, "sincos2d", None, 32, params)
 
 
+def timm_cases(records: list[dict]) -> None:
+    import torch
+
+    sincos = _timm_sincos()
+    library = f"timm {version('timm')}, torch {torch.__version__}"
+    for name, options, params in [
+        ("timm_sincos2d_reverse_3x5_d32", {"reverse_coord": True}, {"layout": "by-function", "reverse_coord": True}),
+        ("timm_sincos2d_interleave_3x5_d32", {"interleave_sin_cos": True}, {"layout": "by-axis-h-first"}),
+        (
+            "timm_sincos2d_interleave_reverse_3x5_d32",
+            {"interleave_sin_cos": True, "reverse_coord": True},
+            {"layout": "by-axis-h-first", "reverse_coord": True},
+        ),
+    ]:
+        table = sincos.build_sincos2d_pos_embed([3, 5], dim=32, **options).numpy()
+        call = f"timm.layers.pos_embed_sincos.build_sincos2d_pos_embed([3, 5], dim=32, {_kwargs(options)})"
+        save(records, name, table, library, call, "sincos2d", None, 32, {"grid": "3,5", **params})
+
+
+def timm_rope_cases(records: list[dict]) -> None:
+    import torch
+
+    sincos = _timm_sincos()
+    library = f"timm {version('timm')}, torch {torch.__version__}"
+    for name, options, params in [
+        ("timm_rope2d_ij_3x5_d32", {}, {"grid_indexing": "ij"}),
+        ("timm_rope2d_xy_3x5_d32", {"grid_indexing": "xy"}, {}),
+    ]:
+        sin, cos = sincos.build_rotary_pos_embed([3, 5], dim=32, in_pixels=False, **options)
+        call = (
+            f"timm.layers.pos_embed_sincos.build_rotary_pos_embed([3, 5], dim=32, in_pixels=False"
+            f"{''.join(f', {key}={value!r}' for key, value in options.items())}) -> stack([cos, sin])"
+        )
+        table = torch.stack([cos, sin]).numpy()
+        save(records, name, table, library, call, "rope2d", None, 32, {"grid": "3,5", **params}, parts=("cos", "sin"))
+    # EVA-02's module (rope_type 'cat', at its reference grid): get_embed() is cat([sin, cos], -1)
+    rope = sincos.RotaryEmbeddingCat(dim=32, in_pixels=False, feat_shape=[4, 4], ref_feat_shape=[4, 4])
+    sin, cos = rope.get_embed().chunk(2, dim=-1)
+    call = (
+        "timm.layers.pos_embed_sincos.RotaryEmbeddingCat(dim=32, in_pixels=False, feat_shape=[4, 4], "
+        "ref_feat_shape=[4, 4]).get_embed() -> [sin | cos] -> stack([cos, sin])"
+    )
+    table = torch.stack([cos, sin]).numpy()
+    params = {"grid": "4,4", "grid_indexing": "ij", "layout": "interleaved"}
+    save(records, "timm_eva02_rope_cat_4x4_d32", table, library, call, "rope2d", None, 32, params, ("cos", "sin"))
+
+
+def _timm_sincos():
+    """timm's pos_embed_sincos without importing timm (its package import needs torchvision)."""
+    import importlib
+    import importlib.util
+    import sys
+    import types
+
+    if "timm.layers.pos_embed_sincos" in sys.modules:
+        return sys.modules["timm.layers.pos_embed_sincos"]
+    root = Path(importlib.util.find_spec("timm").submodule_search_locations[0]) / "layers"
+    for package, path in (("timm", root.parent), ("timm.layers", root)):
+        module = types.ModuleType(package)
+        module.__path__ = [str(path)]
+        sys.modules.setdefault(package, module)
+    return importlib.import_module("timm.layers.pos_embed_sincos")
+
+
+def _kwargs(options: dict) -> str:
+    return ", ".join(f"{key}={value!r}" for key, value in options.items())
+
+
+def patch_embed_cases(records: list[dict]) -> None:
+    import diffusers
+    import torch
+    from diffusers.models.embeddings import PatchEmbed
+
+    library = f"diffusers {diffusers.__version__}, torch {torch.__version__}"
+    # (name, PatchEmbed keywords, crop H, W in patches, pecli parameters): base_size = height // patch_size
+    cases = [
+        (
+            "diffusers_patch_embed_max8_3x5",
+            {"height": 16, "width": 16, "patch_size": 2, "pos_embed_max_size": 8},
+            (3, 5),
+            {"base_size": 8.0, "pos_embed_max_size": 8},
+        ),
+        (
+            "diffusers_patch_embed_max9_4x7_scale2",
+            {"height": 12, "width": 12, "patch_size": 2, "pos_embed_max_size": 9, "interpolation_scale": 2},
+            (4, 7),
+            {"base_size": 6.0, "pos_embed_max_size": 9, "interpolation_scale": 2.0},
+        ),
+        (
+            "diffusers_patch_embed_sd3_defaults_5x7",
+            {"height": 128, "width": 128, "patch_size": 2, "in_channels": 16, "pos_embed_max_size": 96},
+            (5, 7),
+            {"base_size": 64.0, "pos_embed_max_size": 96},
+        ),
+    ]
+    for name, keywords, (height, width), params in cases:
+        embed = PatchEmbed(embed_dim=32, **keywords)
+        patch = keywords["patch_size"]
+        table = embed.cropped_pos_embed(height * patch, width * patch)[0].numpy()
+        call = f"PatchEmbed(embed_dim=32, {_kwargs(keywords)}).cropped_pos_embed({height * patch}, {width * patch})[0]"
+        params = {"grid": f"{height},{width}", "layout": "by-axis", **params}
+        save(records, name, table, library, call, "sincos2d", None, 32, params)
+
+
+def positional_encodings_cases(records: list[dict]) -> None:
+    import torch
+    from positional_encodings.torch_encodings import PositionalEncoding1D, PositionalEncoding2D
+
+    library = f"positional-encodings {version('positional-encodings')}, torch {torch.__version__}"
+    for height, width, dim in ((3, 5, 32), (4, 6, 6), (3, 5, 7), (5, 2, 10)):
+        table = PositionalEncoding2D(dim)(torch.zeros(1, height, width, dim)).reshape(height * width, dim).numpy()
+        call = f"PositionalEncoding2D({dim})(torch.zeros(1, {height}, {width}, {dim})).reshape({height * width}, {dim})"
+        params = {"grid": f"{height},{width}", "layout": "interleaved"}
+        save(
+            records,
+            f"positional_encodings_2d_{height}x{width}_d{dim}",
+            table,
+            library,
+            call,
+            "sincos2d",
+            None,
+            dim,
+            params,
+        )
+    for dim in (7, 15):
+        table = PositionalEncoding1D(dim)(torch.zeros(1, 20, dim))[0].numpy()
+        call = f"PositionalEncoding1D({dim})(torch.zeros(1, 20, {dim}))[0]"
+        save(
+            records,
+            f"positional_encodings_1d_20x{dim}",
+            table,
+            library,
+            call,
+            "sinusoidal",
+            20,
+            dim,
+            {"layout": "interleaved", "pad_dim": True},
+        )
+
+
 def timestep_cases(records: list[dict]) -> None:
     import diffusers
     import torch
@@ -304,6 +444,10 @@ def main() -> None:
     alibi_cases(records)
     grid_cases(records)
     timestep_cases(records)
+    timm_cases(records)
+    timm_rope_cases(records)
+    patch_embed_cases(records)
+    positional_encodings_cases(records)
     (OUT / "conventions.json").write_text(json.dumps(records, indent=1) + "\n")
 
 
