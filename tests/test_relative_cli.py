@@ -53,20 +53,38 @@ def test_generate_t5_writes_transformers_buckets(cli, tmp_path, flags, config):
     np.testing.assert_array_equal(np.load(path), expected.astype(np.float32))
 
 
-def test_t5_bias_expands_a_learned_table_from_a_file(cli, tmp_path):
+@pytest.mark.parametrize(
+    "key", [("--bias-key", "relative_attention_bias.weight"), ("--key", "relative_attention_bias.weight"),
+            ("--key", "attention_bias")], ids=["bias-key", "key", "part-of-the-name"],
+)  # fmt: skip
+def test_t5_bias_expands_a_learned_table_from_a_file(cli, tmp_path, key):
+    """``--bias-from FILE --key KEY`` (or ``--bias-key``): the (buckets, heads) table a T5 checkpoint holds."""
     from safetensors.numpy import save_file
 
     weight = np.random.default_rng(4).standard_normal((32, 3)).astype(np.float32)
     save_file({"relative_attention_bias.weight": weight, "other": np.zeros((2, 2), np.float32)},
               str(tmp_path / "t5.safetensors"))  # fmt: skip
     out = tmp_path / "bias.npy"
-    result = cli("generate", "t5", "--len", "20", "--part", "bias", "--bias-from", str(tmp_path / "t5.safetensors"),
-                 "--bias-key", "relative_attention_bias.weight", "-o", str(out))  # fmt: skip
+    bias = ["t5", "--len", "20", "--part", "bias", "--bias-from", str(tmp_path / "t5.safetensors"), *key]
+    result = cli("generate", *bias, "-o", str(out))
     assert result.code == 0, result.stderr
     buckets = _t5_reference({"bidirectional": True, "num_buckets": 32, "max_distance": 128})
     relative = np.arange(20)[None, :] - np.arange(20)[:, None]
     expected = np.stack([weight[buckets[4096 + relative], head] for head in range(3)])
     np.testing.assert_array_equal(np.load(out), expected)
+    # plot and distance have a --key of their own: for a scheme that reads a file, it names the tensor there
+    profile = cli("distance", *bias, "--profile", "-o", str(tmp_path / "profile.npy"))
+    assert profile.code == 0, profile.stderr
+    offsets = np.arange(-19, 20)  # h = m − n; the bias of query m against key n = m − h
+    np.testing.assert_array_equal(np.load(tmp_path / "profile.npy")[:, 1:].T, weight[buckets[4096 - offsets]].T)
+    assert cli("plot", *bias, "-o", str(tmp_path / "bias.png")).code == 0
+
+
+def test_t5_key_and_bias_key_together_or_without_a_bias_file(cli, tmp_path):
+    np.save(tmp_path / "w.npy", np.zeros((32, 2)))
+    both = ["--bias-from", str(tmp_path / "w.npy"), "--key", "a", "--bias-key", "b"]
+    assert_clean_error(cli("plot", "t5", "--part", "bias", "--len", "8", *both), 2, "--key and --bias-key")
+    assert_clean_error(cli("plot", "t5", "--len", "8", "--key", "a"), 2, "--key applies to files")
 
 
 def test_t5_is_listed_with_its_options(cli):

@@ -33,6 +33,22 @@ def note_chosen_key(out: Output, requested: str | None, chosen: str | None) -> N
         out.note(f"--key {requested!r} selects the tensor {chosen!r}")
 
 
+def key_for_scheme(source: str, key: str | None, scheme_params: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """``--key`` for a scheme that reads a table of its own (T5's ``--bias-from``): the tensor in that file.
+
+    The key and the scheme parameters as the input needs them: unchanged for a file input or a
+    scheme that reads no file; else the key moves into ``bias_key``.
+
+    >>> key_for_scheme("t5", "relative_attention_bias", {"bias_from": "t5.safetensors"})
+    (None, {'bias_from': 't5.safetensors', 'bias_key': 'relative_attention_bias'})
+    """
+    if key is None or "bias_from" not in scheme_params or is_file_input(source):
+        return key, scheme_params
+    if "bias_key" in scheme_params:
+        raise ParameterError("--key and --bias-key both name the bias tensor", hint="give one of them")
+    return None, {**scheme_params, "bias_key": key}
+
+
 def is_file_input(source: str) -> bool:
     """Whether ``source`` names a file (or stdin) rather than a scheme (an existing path wins).
 

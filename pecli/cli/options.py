@@ -218,9 +218,11 @@ def choices_help(name: str) -> str:
     return "; ".join(f"{', '.join(names)}: {'|'.join(values)}" for values, names in schemes_by_values.items()) + "."
 
 
-def _scheme_parameter(name: str) -> inspect.Parameter:
+def _scheme_parameter(name: str, taken: frozenset[str] = frozenset()) -> inspect.Parameter:
+    """The typer parameter of scheme parameter ``name``; its aliases only where the command has no such flag."""
     param = PARAMS[name]
     flags = [f"{param.flag}/{param.negative_flag}"] if param.negative_flag else [param.flag]
+    flags += [alias for alias in param.aliases if alias not in taken]
     option = typer.Option(
         *flags,
         help=" ".join(filter(None, (param.help, choices_help(name)))),
@@ -247,7 +249,22 @@ def scheme_options(command: Any = None, *, names: Iterable[str] | None = None) -
     def given_params(**values: Any) -> dict[str, Any]:
         return {name: value for name, value in values.items() if value is not None}
 
-    return _replace_parameter(command, "scheme_params", [_scheme_parameter(name) for name in chosen], given_params)
+    taken = _own_flags(command)
+    extra = [_scheme_parameter(name, taken) for name in chosen]
+    return _replace_parameter(command, "scheme_params", extra, given_params)
+
+
+def _own_flags(command: Any) -> frozenset[str]:
+    """Every flag ``command``'s own options declare (``--key``, ``-o``…)."""
+    flags: set[str] = set()
+    for parameter in inspect.signature(command, eval_str=True).parameters.values():
+        for info in getattr(parameter.annotation, "__metadata__", ()):
+            # in Annotated, typer takes the first name given to Option (its ``default`` slot) as a flag too
+            first = getattr(info, "default", None)
+            declarations = [*(getattr(info, "param_decls", None) or ()), *([first] if isinstance(first, str) else [])]
+            for declaration in declarations:
+                flags.update(name for name in declaration.split("/") if name.startswith("-"))
+    return frozenset(flags)
 
 
 def output_options(command: Any = None, *, json: bool = True) -> Any:

@@ -114,6 +114,9 @@ def plot(
                     "--robust/--no-robust": robust, "--xlabel": xlabel, "--ylabel": ylabel, "--lines": lines,
                     "--width": width, "--height": height, "--slice": slice_index}  # fmt: skip
     check_view(view, json_output=out.json_output, unused=heatmap_only)
+    from pecli.cli.inputs import key_for_scheme
+
+    key, scheme_params = key_for_scheme(source, key, scheme_params or {})
     from pecli.cli.drawing import check_terminal_size, color_note, drawing_style
 
     style = drawing_style(

@@ -27,6 +27,8 @@ class Param:
     help: str
     metavar: str | None = None
     negative_flag: str | None = None  #: for bool switches: the "off" flag
+    #: other flags for the same parameter, on commands that have no option of that name themselves
+    aliases: tuple[str, ...] = ()
 
 
 PARAMS: Mapping[str, Param] = MappingProxyType(
@@ -306,7 +308,14 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "T5 --part bias: a file holding the learned (num_buckets, heads) bias table.",
                 "FILE",
             ),
-            Param("bias_key", "--bias-key", str, "T5: the bias table's tensor in the --bias-from file.", "KEY"),
+            Param(
+                "bias_key",
+                "--bias-key",
+                str,
+                "T5: the bias table's tensor in the --bias-from file (its name, or a part only it contains).",
+                "KEY",
+                aliases=("--key",),  # plot and distance read their own --key as this for a scheme that reads a file
+            ),
         )
     }
 )
