@@ -15,13 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.compare import arithmetic_tolerance, rounding_tolerance, value_precision
+from pecli.analysis.compare import rounding_tolerance, value_precision
 from pecli.analysis.identify.biases import alibi_candidates, alibi_row_candidates, alibi_rows, alibi_shape
 from pecli.analysis.identify.candidates import SCREEN_ROWS, candidates, presets_with, timestep_candidates
 from pecli.analysis.identify.result import Candidate, Identification
 from pecli.analysis.identify.sinusoids import sinusoidal_rows
 from pecli.errors import PecliError, TableFileError
 from pecli.schemes.catalog import SCHEMES, get_scheme
+from pecli.schemes.checks import axial_grid
 from pecli.schemes.timestep import timestep_embedding
 
 __all__ = ["identify_table"]
@@ -76,24 +77,35 @@ def _set(params: Mapping[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in params.items() if value is not None}
 
 
+def _angle_positions(scheme: str, params: Mapping[str, Any], rows: np.ndarray) -> np.ndarray:
+    """|p| of each row's angles p·ω: its position, or for an axial RoPE the largest of its grid coordinates."""
+    offset = params.get("offset") or 0
+    if scheme == "rope2d":  # token (h, w) turns by h·ω and w·ω, not by its index
+        sides = axial_grid(params["grid"], params.get("sections"))
+        return np.max(np.unravel_index(rows.astype(np.intp), sides), axis=0) + abs(offset)
+    return np.abs(rows + offset)
+
+
 def _noise(
     scheme: str, params: Mapping[str, Any], positions: np.ndarray, expected: np.ndarray, precision: str, scale: float
 ) -> np.ndarray:
-    """The per-element error a float32 implementation of this candidate may show, rounded to ``precision``
+    """The per-element error an implementation of this candidate may show, rounded to ``precision``
     (computed in place of ``expected``).
 
     One unit of roundoff of ``precision`` at each value (a table rounded once is within half of it),
-    float32's at the table's scale (the arithmetic's intermediates), plus eps32·|p| for the angle
-    p·ω (ω ≤ 1) of a sin/cos convention.
+    the arithmetic's at the table's scale (its intermediates), plus eps·|p| for the angle p·ω
+    (ω ≤ 1) of a sin/cos convention. The arithmetic is float32's, unless the values need float64
+    (no float32 computation gives them): then float64's.
     """
+    arithmetic = "float64" if precision == "float64" else "float32"
+    epsilon = rounding_tolerance(arithmetic) / 4
     noise = np.abs(expected, out=expected)
     noise *= rounding_tolerance(precision) / 4
-    noise += rounding_tolerance("float32", scale=scale) / 4
+    noise += epsilon * scale
     if scheme in _ANGLE_SCHEMES:
-        positions = positions + (params.get("offset") or 0)
         # the angle's error is scaled with the values (x-transformers' d^-0.5 amplitude)
-        angle_noise = arithmetic_tolerance(len(positions), "float64", scale=0.0, positions=positions)
-        noise += angle_noise * abs(params.get("amplitude", 1.0))
+        angle_noise = epsilon * abs(params.get("amplitude", 1.0)) * _angle_positions(scheme, params, positions)
+        noise += angle_noise[:, None]
     return noise
 
 
