@@ -417,3 +417,84 @@ def test_the_shift_equivalence_is_stated(cli, tmp_path):
     vaswani = tmp_path / "vaswani.npy"
     np.save(vaswani, pecli.encode(None, 64, 32, preset="vaswani"))
     assert "equivalent" not in json.loads(cli("identify", str(vaswani), "--json").out)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    ("scheme", "params", "dim", "command"),
+    [
+        ("sincos2d", {"preset": "timm-interleaved"}, 32, "pecli generate --preset timm-interleaved --grid 6,10 --d 32"),
+        ("sincos2d", {"layout": "interleaved"}, 32, "pecli generate --preset positional-encodings --grid 6,10 --d 32"),
+        ("sincos2d", {"layout": "interleaved"}, 30, "pecli generate --preset positional-encodings --grid 6,10 --d 30"),
+        ("sincos2d", {"layout": "interleaved"}, 31, "pecli generate --preset positional-encodings --grid 6,10 --d 31"),
+        # timm's reverse_coord table of 6 × 10 is the plain table of 10 × 6: the transposed grid names it
+        (
+            "sincos2d",
+            {"preset": "timm", "reverse_coord": True},
+            32,
+            "pecli generate --preset timm --grid 10,6 --d 32",
+        ),
+        ("sincos2d", {"preset": "sd3"}, 32, "pecli generate --preset sd3 --grid 6,10 --d 32"),
+        (
+            "sincos2d",
+            {"preset": "sd3", "pos_embed_max_size": 192},  # SD3-medium
+            32,
+            "pecli generate --preset sd3 --grid 6,10 --pos-embed-max-size 192 --d 32",
+        ),
+        (
+            "sincos2d",
+            {
+                "preset": "diffusers",
+                "base_size": 32.0,
+                "pos_embed_max_size": 37,
+            },  # an odd M: the crop's corner rounds down
+            32,
+            "pecli generate sincos2d --grid 6,10 --base-size 32 --pos-embed-max-size 37 --d 32",
+        ),
+        (
+            "rope2d",
+            {"preset": "eva02", "part": "cos"},
+            32,
+            "pecli generate --preset eva02 --grid 6,10 --part cos --d 32",
+        ),
+        (
+            "rope2d",
+            {"grid_indexing": "ij", "layout": "half", "part": "angle", "base": 500000.0},
+            32,
+            "pecli generate rope2d --grid 6,10 --base 500000 --layout half --part angle --grid-indexing ij --d 32",
+        ),
+        (
+            "rope2d",
+            {"sections": "16,24,24", "part": "cos"},  # Qwen2-VL's M-RoPE over one image
+            128,
+            "pecli generate rope2d --grid 6,10 --part cos --sections 16,24,24 --d 128",
+        ),
+        (
+            "rope2d",
+            {"sections": "4,6,6", "part": "sin", "layout": "interleaved"},
+            32,
+            "pecli generate rope2d --grid 6,10 --layout interleaved --part sin --sections 4,6,6 --d 32",
+        ),
+    ],
+)
+def test_the_grid_conventions_of_timm_diffusers_eva02_qwen2vl(scheme, params, dim, command, dtype, cli, tmp_path):
+    """Each grid convention is named with its preset or round parameters, and its command regenerates the table."""
+    table = pecli.encode(scheme, None, dim, grid="6,10", dtype=dtype, **params)
+    found = identify_table(table)
+    suffix = " --dtype float64 -o pe.npy" if dtype == "float64" else " -o pe.npy"
+    assert found.level == "exact" and found.command() == command + suffix, found.best.describe()
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dim", [5, 33, 63])
+def test_pad_dim_sinusoids_at_odd_d(dim, dtype, cli, tmp_path):
+    """positional-encodings' PositionalEncoding1D at odd d (the frequencies of d + 1) is --preset vaswani --pad-dim;
+    the plain odd-d table stays --preset vaswani."""
+    for pad_dim, flag in ((True, " --pad-dim"), (False, "")):
+        table = pecli.encode("sinusoidal", LENGTH, dim, pad_dim=pad_dim, dtype=dtype)
+        found = identify_table(table)
+        suffix = " --dtype float64 -o pe.npy" if dtype == "float64" else " -o pe.npy"
+        assert found.level == "exact", found.best.describe()
+        assert found.command() == f"pecli generate --preset vaswani{flag} --d {dim} --len {LENGTH}{suffix}"
+        np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)

@@ -22,6 +22,8 @@ from pecli.schemes.timestep import parse_range, parse_timesteps
 
 PEERS = Path(__file__).parent / "data" / "peers"
 RECORDS = json.loads((PEERS / "PROVENANCE.json").read_text())
+
+
 def _load(name: str) -> np.ndarray:
     table = np.load(PEERS / f"{name}.npy")
     squeezable = table.ndim == 3 and 1 in table.shape[:2]
@@ -79,12 +81,14 @@ def test_provenance_is_recorded(name):
     assert np.isfinite(table).all()
 
 
-def _within_float32_noise(table: np.ndarray, reference: np.ndarray, command: str) -> None:
-    """|table − reference| within amplitude·eps32·|p| at position p (t for timestep rows, 2 + row for fairseq)."""
+def _within_noise(table: np.ndarray, reference: np.ndarray, command: str) -> None:
+    """|table − reference| within amplitude·eps·|p| at position p (t for timestep rows, 2 + row for fairseq),
+    eps that of the table's arithmetic: float32's, or float64's for a float64 table (its values need it)."""
+    arithmetic = "float64" if table.dtype == np.float64 else "float32"
     table = table.reshape(reference.shape)
     if command.startswith("pecli generate alibi"):  # ALiBi's biases: plain products, rounded once
         scale = float(np.abs(reference).max())
-        assert np.all(np.abs(table - reference) <= rounding_tolerance("float32", scale=scale))
+        assert np.all(np.abs(table - reference) <= rounding_tolerance(arithmetic, scale=scale))
         return
     flags = dict(option for option in _options(command)[1] if len(option) == 2)
     first = int(flags.get("--offset", 2 if "--preset fairseq" in command else 0))
@@ -93,22 +97,27 @@ def _within_float32_noise(table: np.ndarray, reference: np.ndarray, command: str
         words = shlex.split(command)[2:]
         arguments = words[1] if words[0] == "--range" else " ".join(words[: words.index("--dim")])
         positions = (parse_range(arguments) if words[0] == "--range" else parse_timesteps(arguments)).array()
-    # the angle's float32 error is scaled with the values (x-transformers' amplitude d^-0.5)
+    # the angle's error is scaled with the values (x-transformers' amplitude d^-0.5)
     amplitude = float(flags.get("--amplitude", 1.0))
-    noise = arithmetic_tolerance(len(table), "float32", scale=amplitude, positions=positions * amplitude)
+    if arithmetic == "float32":
+        noise = arithmetic_tolerance(len(table), "float32", scale=amplitude, positions=positions * amplitude)
+    else:  # four units of float64 roundoff, and eps64 per unit of angle
+        noise = (
+            rounding_tolerance("float64", scale=amplitude) + np.finfo(np.float64).eps * amplitude * positions[:, None]
+        )
     assert np.all(np.abs(table - reference) <= noise), float(np.abs(table - reference).max())
     if not command.startswith("pecli timestep"):  # compare's data-driven tolerance takes rows as positions
-        assert compare_tables(table, reference.astype(np.float32)).agree
+        assert compare_tables(table, reference.astype(table.dtype)).agree
 
 
 @pytest.mark.parametrize(("name", "command"), _cases("command"))
-def test_the_expected_command_is_the_library_within_float32_noise(name, command, cli, tmp_path):
+def test_the_expected_command_is_the_library_within_noise(name, command, cli, tmp_path):
     """Every convention pecli claims is the library's, within eps32·|p| at position p."""
     table = np.load(PEERS / f"{name}.npy")
     reference = _generate(cli, tmp_path, command)
     if reference.ndim == 3 and table.shape[1] == 1:  # one query row per head (BLOOM's, MPT's ALiBi)
         reference = reference[:, _query_row(command, table.shape[-1])]
-    _within_float32_noise(table, reference.reshape(_load(name).shape), command)
+    _within_noise(table, reference.reshape(_load(name).shape), command)
 
 
 @pytest.mark.parametrize(("name", "command"), _cases("command"))
@@ -122,7 +131,7 @@ def test_identify_names_the_convention(name, command, cli, tmp_path):
     reference = _generate(cli, tmp_path, found.command())
     if found.query_row is not None:
         reference = reference[:, found.query_row]
-    _within_float32_noise(_load(name), reference, found.command())
+    _within_noise(_load(name), reference, found.command())
 
 
 @pytest.mark.parametrize(("name", "expect"), _cases("other"))

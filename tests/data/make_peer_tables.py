@@ -382,7 +382,7 @@ def timm_sincos_rect():
     "timm_build_sincos2d_pos_embed_interleaved_8x8_d64",
     "timm",
     "timm.layers.pos_embed_sincos.build_sincos2d_pos_embed([8, 8], dim=64, interleave_sin_cos=True)",
-    "not yet supported: timm's interleave_sin_cos layout",
+    "pecli generate --preset timm-interleaved --grid 8,8 --d 64 -o pe.npy",
 )
 def timm_sincos_interleaved():
     return _timm_sincos().build_sincos2d_pos_embed([8, 8], dim=64, interleave_sin_cos=True)
@@ -450,7 +450,7 @@ def positional_encodings_1d():
     "positional_encodings_2d_8x8_d64",
     "positional-encodings",
     "PositionalEncoding2D(64)(torch.zeros(1, 8, 8, 64)).reshape(1, 64, 64)",
-    "not yet supported: positional-encodings' 2-D layout (interleaved sin/cos per axis, rows first)",
+    "pecli generate --preset positional-encodings --grid 8,8 --d 64 -o pe.npy",
 )
 def positional_encodings_2d():
     import torch

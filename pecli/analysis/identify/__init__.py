@@ -22,7 +22,8 @@ the first in search order wins: presets, then round bases and offsets, then fitt
 'pecli generate --preset fairseq --d 32 --len 64 -o pe.npy'
 """
 
+from pecli.analysis.identify.candidates import BASES
 from pecli.analysis.identify.result import Candidate, Identification, generate_command
-from pecli.analysis.identify.search import BASES, identify_table
+from pecli.analysis.identify.search import identify_table
 
 __all__ = ["BASES", "Candidate", "Identification", "generate_command", "identify_table"]

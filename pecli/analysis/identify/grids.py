@@ -1,28 +1,46 @@
-"""Grid tables (sincos2d, CoordConv) read off their token count: every H × W with H·W tokens.
+"""Grid tables (sincos2d, CoordConv, 2-D RoPE) read off their token count: every H × W with H·W tokens.
 
 A grid table has one row per patch token, row-major, behind optional all-zero rows: a cls row
 (MAE), or diffusers' ``extra_tokens`` of them; its shape fixes H·W but not H and W, so each
-factorisation is a candidate (square ones first), and regenerating decides.
+factorisation is a candidate (square ones first), and regenerating decides. timm's
+``reverse_coord`` table of H × W *is* the plain table of W × H, so the transposed grid names it.
+The rest is read off the rows: diffusers' ``base_size`` and SD3's ``pos_embed_max_size`` crop
+from the lowest frequency's phase along each axis, Qwen2-VL's M-RoPE sections from the first
+frequency that turns with h and with w.
 
 >>> [params["grid"] for params in grid_candidates(np.ones((12, 8)))]
 ['3,4', '4,3', '2,6', '6,2', '1,12', '12,1']
 >>> table = np.ones((11, 8)); table[:2] = 0  # two leading zero rows: diffusers' extra_tokens=2
 >>> [(params["grid"], params["extra_tokens"]) for params in grid_candidates(table)][-3:]
 [('3,3', 2), ('1,9', 2), ('9,1', 2)]
+>>> import pecli
+>>> crop = pecli.encode("sincos2d", None, 32, preset="sd3", grid="6,10", pos_embed_max_size=192)
+>>> [(p["base_size"], p["pos_embed_max_size"]) for p in diffusers_crops(crop, 6, 10)]
+[(64.0, 192)]
+>>> mrope = pecli.encode("rope2d", None, 32, grid="4,6", sections="2,6,8", part="cos")
+>>> mrope_sections(mrope, 4, 6, "half")
+'2,6,8'
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-__all__ = ["grid_candidates"]
+from pecli.analysis.compare import rounding_tolerance, value_precision
+from pecli.schemes.catalog import SCHEMES, resolve
+from pecli.schemes.presets import PRESETS
+
+__all__ = ["diffusers_crops", "grid_candidates", "grid_scheme_candidates", "mrope_sections"]
 
 #: grids tried per token count (the most square first)
 _MAX_GRIDS = 16
+#: diffusers' sin-cos base (get_1d_sincos_pos_embed_from_grid hard-codes 10000)
+_DIFFUSERS_BASE = 10000.0
 
 
 def _factor_pairs(tokens: int) -> list[tuple[int, int]]:
@@ -39,3 +57,119 @@ def grid_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
     for cls_token, extra_tokens, rows in leading:
         for height, width in _factor_pairs(len(table) - rows):
             yield {"grid": f"{height},{width}", "cls_token": cls_token, "extra_tokens": extra_tokens}
+
+
+def _axis_phase(table: np.ndarray, sin_column: int, cos_column: int, first: int, last: int, steps: int):
+    """(phase at token ``first``, phase per step) of one sin/cos column pair between two tokens ``steps`` apart."""
+    phase = np.arctan2(table[[first, last], sin_column], table[[first, last], cos_column]).astype(np.float64)
+    return float(phase[0]), float(phase[1] - phase[0]) / steps
+
+
+def diffusers_crops(table: np.ndarray, height: int, width: int) -> Iterator[dict[str, Any]]:
+    """diffusers' by-axis table with its ``base_size`` and ``pos_embed_max_size`` read off the rows.
+
+    Along each axis the lowest frequency's angle is (c + i)·s·ω, i the token's index: s = base_size / M
+    (the M × M table's scaling, M the side without a crop) and c = (M − side) // 2 (the crop's
+    corner). c = 0 on both axes is an uncropped table with base_size s·side; otherwise M is
+    side + 2c or side + 2c + 1, and base_size M·s (a whole number in diffusers' configs).
+    """
+    quarter = table.shape[1] // 4
+    if table.shape[1] % 4 or quarter < 2 or height * width != len(table):
+        return
+    omega = _DIFFUSERS_BASE ** (-(quarter - 1) / quarter)  # the lowest frequency: the angle stays below π
+    corners, steps = [], []
+    # by-axis: [sin w | cos w | sin h | cos h]; w runs along row 0, h down column 0
+    for side, offset, stride in ((width, 0, 1), (height, 2 * quarter, width)):
+        if side < 2:
+            continue
+        start, step = _axis_phase(
+            table, offset + quarter - 1, offset + 2 * quarter - 1, 0, (side - 1) * stride, side - 1
+        )
+        if not step > 0:
+            return
+        corners.append((side, start / step))
+        steps.append(step / omega)
+    if not steps:
+        return
+    scale = float(np.mean(steps))
+    corner_counts = [(side, round(corner)) for side, corner in corners]
+    if any(abs(corner - round(corner)) > 0.05 or corner < -0.05 for _, corner in corners):
+        return  # not a whole corner: no crop of diffusers' table
+    if all(count == 0 for _, count in corner_counts):
+        sizes = [(scale * corners[0][0], None)]
+    else:
+        sides = [set(range(side + 2 * count, side + 2 * count + 2)) for side, count in corner_counts]
+        sizes = [(scale * size, size) for size in sorted(set.intersection(*sides)) if size >= max(height, width)]
+    for base_size, max_size in sizes:
+        if abs(base_size - round(base_size)) < 1e-3 * base_size:
+            yield {"base_size": float(round(base_size)), "pos_embed_max_size": max_size}
+
+
+def mrope_sections(table: np.ndarray, height: int, width: int, layout: str) -> str | None:
+    """Qwen2-VL's ``t,h,w`` sections of an image's M-RoPE table (t = 0 throughout), or None.
+
+    Frequencies fall along the head, t's first: the t section never turns, the first frequency
+    that turns between tokens (0, 0) and (H − 1, 0) starts h's, and the first that turns between
+    (0, 0) and (0, W − 1) starts w's.
+    """
+    half = table.shape[1] // 2
+    if table.shape[1] % 2 or height < 2 or width < 2 or len(table) != height * width:
+        return None
+    columns = table[:, :half] if layout == "half" else table[:, 0::2]
+    scale = float(np.abs(columns).max()) or 1.0
+    threshold = 64 * rounding_tolerance(value_precision(table), scale=scale)
+    turns_with_h = np.abs(columns[(height - 1) * width] - columns[0]) > threshold
+    turns_with_w = np.abs(columns[width - 1] - columns[0]) > threshold
+    if not turns_with_h.any() or not turns_with_w.any():
+        return None
+    h_start, w_start = int(turns_with_h.argmax()), int(turns_with_w.argmax())
+    if not 0 < h_start < w_start < half:
+        return None
+    return f"{h_start},{w_start - h_start},{half - w_start}"
+
+
+def _rope2d_candidates(table: np.ndarray, height: int, width: int, bases: tuple[float, ...]) -> Iterator[dict]:
+    """Axial RoPE over H × W: diffusers' (w first), timm's/EVA-02's (h first), Qwen2-VL's M-RoPE sections.
+
+    Token (0, 0) has angle 0, so its row tells the part.
+    """
+    first = table[0]
+    parts = ("cos",) if (first == 1).all() else ("sin", "angle") if not first.any() else ()
+    grid = f"{height},{width}"
+    for part in parts:
+        if table.shape[1] % 4 == 0:
+            for layout, indexing, base in itertools.product(("interleaved", "half"), ("xy", "ij"), bases):
+                # diffusers' order is the scheme's default; timm's ij spells its layout as EVA-02's preset does
+                if indexing == "xy":
+                    spelled = {"layout": None if layout == "interleaved" else layout}
+                else:
+                    spelled = {"layout": layout, "grid_indexing": "ij"}
+                yield {"grid": grid, "part": part, **spelled, "base": base}
+        for layout in ("half", "interleaved"):
+            sections = mrope_sections(table, height, width, layout)
+            if sections is not None:
+                for base in bases:
+                    spelled = None if layout == "half" else layout  # Qwen2-VL's half is the default with sections
+                    yield {"grid": grid, "part": part, "sections": sections, "layout": spelled, "base": base}
+
+
+def grid_scheme_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(scheme, full parameters) of every grid convention over every grid the token count allows."""
+    dim = table.shape[1]
+    sincos_presets = [
+        resolve("sincos2d", name, {})[1] for name in (p.name for p in PRESETS.values() if p.scheme == "sincos2d")
+    ]
+    diffusers = resolve("sincos2d", "diffusers", {})[1]
+    for grid in grid_candidates(table):
+        height, width = map(int, grid["grid"].split(","))
+        for params in sincos_presets:  # the interleaved layout takes any d; the others d divisible by 4
+            if dim % 4 == 0 or params["layout"] == "interleaved":
+                yield "sincos2d", {**params, **grid}
+        if not grid["cls_token"]:
+            for read in diffusers_crops(table, height, width):
+                yield "sincos2d", {**diffusers, **grid, **read}
+        if dim in (2, 3) and not grid["cls_token"]:
+            yield "coordconv", {**SCHEMES["coordconv"].defaults, "grid": grid["grid"]}
+        if not grid["cls_token"]:
+            for params in _rope2d_candidates(table, height, width, bases):
+                yield "rope2d", {**SCHEMES["rope2d"].defaults, **params}

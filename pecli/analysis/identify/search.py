@@ -8,42 +8,25 @@ regenerations, not one per candidate.
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from pecli.analysis.compare import arithmetic_tolerance, rounding_tolerance, value_precision
+from pecli.analysis.compare import rounding_tolerance, value_precision
 from pecli.analysis.identify.biases import alibi_candidates, alibi_row_candidates, alibi_rows, alibi_shape
-from pecli.analysis.identify.grids import grid_candidates
+from pecli.analysis.identify.candidates import SCREEN_ROWS, candidates, presets_with, timestep_candidates
 from pecli.analysis.identify.result import Candidate, Identification
-from pecli.analysis.identify.rotary import rope_candidates
-from pecli.analysis.identify.sinusoids import (
-    padding_row,
-    read_amplitudes,
-    read_base_and_offset,
-    sin_cos_structures,
-    sinusoidal_rows,
-)
-from pecli.analysis.identify.timesteps import read_timesteps, round_timesteps
+from pecli.analysis.identify.sinusoids import sinusoidal_rows
 from pecli.errors import PecliError, TableFileError
-from pecli.schemes.catalog import SCHEMES, get_scheme, resolve
-from pecli.schemes.presets import PRESETS
+from pecli.schemes.catalog import SCHEMES, get_scheme
+from pecli.schemes.checks import axial_grid
 from pecli.schemes.timestep import timestep_embedding
 
-__all__ = ["BASES", "identify_table"]
+__all__ = ["identify_table"]
 
-#: bases tried for every sinusoidal structure: Vaswani's 10000 (also LLaMA 1/2's RoPE theta), the
-#: RoPE bases of Llama 3 (500000, meta-llama/llama3 llama/model.py, rope_theta) and Code Llama
-#: (1e6, rope_theta in its params.json), and a decade grid around them
-BASES: tuple[float, ...] = (10000.0, 500000.0, 1e6, 100.0, 1000.0, 5000.0, 20000.0, 50000.0, 1e5, 5e6, 1e7)
-#: first positions always tried (fairseq starts at 2); a detected one is added
-OFFSETS: tuple[int, ...] = (0, 1, 2, 3, 4)
-#: the rows every candidate is screened on, at each end of the table
-_SCREEN_ROWS = 8
 #: candidates checked on the sample rows after screening
 _VERIFY = 6
 #: the sample: this many runs of ``_RUN_ROWS`` rows spread over a long table (a short one is checked whole)
@@ -61,100 +44,7 @@ _DIRECT_ROWS = 1024
 #: the kurtosis of a large table is estimated on about this many values
 _KURTOSIS_VALUES = 1 << 20
 
-#: a grid table's size parameters, which presets leave to the table
-_GRID_SIZE = ("grid", "cls_token", "extra_tokens")
-
 Progress = Callable[[str], None]
-
-
-def _sinusoidal_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
-    """Structures on the unit circle, each with the grid's round bases first, then the bases read off the table
-    (the simplest true description wins: fairseq's shift 1 at base 10000, not Vaswani's form at 10000^(h/(h−1)))."""
-    # fairseq's full weight zeroes its padding row; x-transformers scales every value by d^-0.5:
-    # the structure, base and offset are read off the rows after the padding row, at unit amplitude
-    padding_idx = padding_row(table, _SCREEN_ROWS)
-    fitted = table if padding_idx is None else table[padding_idx + 1 :]
-    amplitude, amplitudes = read_amplitudes(fitted)
-    unit = fitted if amplitude == 1.0 else fitted / amplitude
-    skipped = 0 if padding_idx is None else padding_idx + 1
-    structures = []
-    for layout, kind in sin_cos_structures(unit):
-        for cos_first in (False, True):
-            for freq_shift in (None,) if kind == "vaswani" else (0.0, 1.0):
-                bases, offsets = read_base_and_offset(unit, layout, cos_first, freq_shift)
-                offsets = list(dict.fromkeys([*OFFSETS, *(first - skipped for first in offsets)]))
-                fitted_bases = [base for base in bases if base not in BASES]
-                structures.append((layout, cos_first, freq_shift, fitted_bases, offsets))
-    for round_bases in (True, False):
-        for layout, cos_first, freq_shift, fitted_bases, offsets in structures:
-            tried = BASES if round_bases else fitted_bases
-            for base, offset, amplitude in itertools.product(tried, offsets, amplitudes):
-                yield {
-                    "base": base,
-                    "layout": layout,
-                    "cos_first": cos_first,
-                    "freq_shift": freq_shift,
-                    "offset": offset,
-                    "padding_idx": padding_idx,
-                    "amplitude": amplitude,
-                }
-
-
-def _candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every (scheme, full parameters) to try: presets first, then the sinusoidal grid, RoPE, the rest."""
-    for preset in PRESETS.values():
-        scheme, params = resolve(preset.scheme, preset.name, {})
-        if "seed" not in params and scheme.is_sequence:
-            yield scheme.name, params
-    for params in _sinusoidal_candidates(table):
-        yield "sinusoidal", {**SCHEMES["sinusoidal"].defaults, **params}
-    for params in rope_candidates(table, BASES):
-        yield "rope", {**SCHEMES["rope"].defaults, **params}
-    for params in alibi_candidates(table):
-        yield "alibi", {**SCHEMES["alibi"].defaults, **params}
-    for grid in grid_candidates(table):
-        if table.shape[1] % 4 == 0:
-            for preset in PRESETS.values():
-                if preset.scheme == "sincos2d":
-                    yield "sincos2d", {**resolve("sincos2d", preset.name, {})[1], **grid}
-        if table.shape[1] in (2, 3) and not grid["cls_token"]:
-            yield "coordconv", {**SCHEMES["coordconv"].defaults, "grid": grid["grid"]}
-        if not grid["cls_token"]:
-            for params in _rope2d_candidates(table, grid["grid"]):
-                yield "rope2d", {**SCHEMES["rope2d"].defaults, **params}
-    for params in _fourier_candidates(table.shape[1]):
-        yield "fourier", {**SCHEMES["fourier"].defaults, **params}
-    for scheme in SCHEMES.values():
-        # schemes drawn from a random generator are learned tables, which no convention fixes;
-        # grids and head-wise biases are not (len, d) tables of positions
-        if scheme.name in ("sinusoidal", "rope") or "seed" in scheme.defaults or not scheme.is_sequence:
-            continue
-        choices = {name: values for name, values in scheme.choices.items() if name != "part"}
-        for part in scheme.parts or (None,):
-            for chosen in itertools.product(*choices.values()):
-                params = {**scheme.defaults, **dict(zip(choices, chosen, strict=True))}
-                yield scheme.name, params if part is None else {**params, "part": part}
-
-
-def _rope2d_candidates(table: np.ndarray, grid: str) -> Iterator[dict[str, Any]]:
-    """diffusers' 2-D axial RoPE over ``grid``: token (0, 0) has angle 0, so its row tells the part."""
-    if table.shape[1] % 4:
-        return
-    first = table[0]
-    parts = ("cos",) if (first == 1).all() else ("sin", "angle") if not first.any() else ()
-    for part, layout, base in itertools.product(parts, (None, "half"), BASES[:3]):
-        yield {"grid": grid, "part": part, "layout": layout, "base": base}
-
-
-def _fourier_candidates(dim: int) -> Iterator[dict[str, Any]]:
-    """NeRF's γ(x) in every variant whose width is ``dim`` (2·L, + 1 with the input column)."""
-    for include_input in (True, False):
-        if (dim - include_input) % 2 or dim - include_input < 2:
-            continue
-        for positions in ({"positions": "normalized"}, {"positions": "raw"}):
-            for log_sampling in (True, False):
-                for pi in (False, True):
-                    yield {"include_input": include_input, "log_sampling": log_sampling, "pi": pi, **positions}
 
 
 def _rows(
@@ -187,63 +77,35 @@ def _set(params: Mapping[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in params.items() if value is not None}
 
 
-def _timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidate]:
-    """Timestep rows at arbitrary t: each convention's t read off the phases, rounded within the noise."""
-    if ("split", "shifted") not in sin_cos_structures(table):  # [cos | sin] halves, on sampled rows
-        return
-    for preset in ("ldm", "diffusers"):  # [cos | sin] with shift 0, [sin | cos] with shift 1, then the others
-        params = resolve("timestep", preset, {})[1]
-        conventions = [params, {**params, "freq_shift": 1.0 - params["freq_shift"]}]
-        for convention in conventions:
-            times = read_timesteps(
-                table,
-                flip_sin_to_cos=convention["flip_sin_to_cos"],
-                freq_shift=convention["freq_shift"],
-                max_period=convention["max_period"],
-            )
-            if times is not None:
-                yield Candidate("timestep", convention, timesteps=tuple(round_timesteps(times, precision).tolist()))
-
-
-def _presets_with(scheme: str, params: Mapping[str, Any]) -> tuple[str, ...]:
-    """The presets of ``scheme`` with these parameters (a grid's size, H × W and the cls row, aside).
-
-    A table with a zeroed padding row is fairseq's full weight, where row = position: it is named
-    by the preset whose first position is padding_idx + 1 (fairseq's), with ``--offset 0``.
-    """
-    names = []
-    sizes = {name: params[name] for name in _GRID_SIZE if name in params}
-    padding_idx = params.get("padding_idx")
-    for preset in PRESETS.values():
-        resolved, full = resolve(preset.scheme, preset.name, {})
-        if resolved.name != scheme:
-            continue
-        full_weight = padding_idx is not None and full.get("offset") == padding_idx + 1
-        if {**full, **sizes} == dict(params) or (
-            full_weight and {**full, "offset": params["offset"], "padding_idx": padding_idx} == dict(params)
-        ):
-            names.append(preset.name)
-    return tuple(names)
+def _angle_positions(scheme: str, params: Mapping[str, Any], rows: np.ndarray) -> np.ndarray:
+    """|p| of each row's angles p·ω: its position, or for an axial RoPE the largest of its grid coordinates."""
+    offset = params.get("offset") or 0
+    if scheme == "rope2d":  # token (h, w) turns by h·ω and w·ω, not by its index
+        sides = axial_grid(params["grid"], params.get("sections"))
+        return np.max(np.unravel_index(rows.astype(np.intp), sides), axis=0) + abs(offset)
+    return np.abs(rows + offset)
 
 
 def _noise(
     scheme: str, params: Mapping[str, Any], positions: np.ndarray, expected: np.ndarray, precision: str, scale: float
 ) -> np.ndarray:
-    """The per-element error a float32 implementation of this candidate may show, rounded to ``precision``
+    """The per-element error an implementation of this candidate may show, rounded to ``precision``
     (computed in place of ``expected``).
 
     One unit of roundoff of ``precision`` at each value (a table rounded once is within half of it),
-    float32's at the table's scale (the arithmetic's intermediates), plus eps32·|p| for the angle
-    p·ω (ω ≤ 1) of a sin/cos convention.
+    the arithmetic's at the table's scale (its intermediates), plus eps·|p| for the angle p·ω
+    (ω ≤ 1) of a sin/cos convention. The arithmetic is float32's, unless the values need float64
+    (no float32 computation gives them): then float64's.
     """
+    arithmetic = "float64" if precision == "float64" else "float32"
+    epsilon = rounding_tolerance(arithmetic) / 4
     noise = np.abs(expected, out=expected)
     noise *= rounding_tolerance(precision) / 4
-    noise += rounding_tolerance("float32", scale=scale) / 4
+    noise += epsilon * scale
     if scheme in _ANGLE_SCHEMES:
-        positions = positions + (params.get("offset") or 0)
         # the angle's error is scaled with the values (x-transformers' d^-0.5 amplitude)
-        angle_noise = arithmetic_tolerance(len(positions), "float64", scale=0.0, positions=positions)
-        noise += angle_noise * abs(params.get("amplitude", 1.0))
+        angle_noise = epsilon * abs(params.get("amplitude", 1.0)) * _angle_positions(scheme, params, positions)
+        noise += angle_noise[:, None]
     return noise
 
 
@@ -395,13 +257,13 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
     if alibi_rows_found is not None:
         return alibi_rows_found
     length, dim = values.shape
-    head = range(0, min(_SCREEN_ROWS, length))
-    tail = range(max(head.stop, length - _SCREEN_ROWS), length)
+    head = range(0, min(SCREEN_ROWS, length))
+    tail = range(max(head.stop, length - SCREEN_ROWS), length)
     screen = [r for r in (head, tail) if len(r)]
     report("screening candidates")
     screened: list[tuple[float, Candidate]] = []
     seen: set[tuple[str, tuple]] = set()
-    for scheme, params in _candidates(values):
+    for scheme, params in candidates(values):
         key = (scheme, tuple(sorted(params.items(), key=lambda item: item[0])))
         if key in seen:
             continue
@@ -435,12 +297,12 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
                 break
     if excess > 1.0:
         report("reading timesteps from the phases")
-        for candidate in _timestep_candidates(values, precision):
+        for candidate in timestep_candidates(values, precision):
             error, candidate_excess = _errors(values, candidate, [range(0, length)], precision, scale)
             if candidate_excess <= 1.0:
                 excess, best = candidate_excess, replace(candidate, max_error=error)
                 break
-    best = replace(best, presets=_presets_with(best.scheme, best.params))
+    best = replace(best, presets=presets_with(best.scheme, best.params))
     if excess > 1.0:
         level = "none"  # regenerated, the best candidate is off by more than the noise of any implementation
     elif best.max_error <= tolerance:

@@ -71,12 +71,14 @@ def sinusoidal_rows(params: Mapping[str, Any], dim: int, positions: np.ndarray) 
     >>> rows.round(6).tolist()
     [[0.841471, 0.540302, 0.01, 0.99995]]
     """
-    freqs = sinusoidal_frequencies(dim, params["base"], params["freq_shift"])
+    # pad_dim: an odd d takes the table of d + 1 and drops its last column (positional-encodings)
+    width = dim + dim % 2 if params.get("pad_dim") else dim
+    freqs = sinusoidal_frequencies(width, params["base"], params["freq_shift"])
     if freqs is None:
         return None
-    rows = np.empty((len(positions), dim), dtype=np.float64)
+    rows = np.empty((len(positions), width), dtype=np.float64)
     place_sin_cos(rows, position_phasors(positions, freqs), layout=params["layout"], cos_first=params["cos_first"])
-    return rows
+    return rows[:, :dim]
 
 
 def column_roles(dim: int, count: int, layout: str, cos_first: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -145,7 +147,7 @@ def read_amplitudes(table: np.ndarray) -> tuple[float, list[float]]:
     then the fitted one rounded.
 
     Each sin/cos pair contributes amplitude² to a row's sum of squares, so the first row's
-    root-mean-square times √2 is the amplitude at any position.
+    root-mean-square times √2 is the amplitude at any position (an odd d's lone column aside).
 
     >>> import pecli
     >>> read_amplitudes(pecli.encode("sinusoidal", 8, 64, amplitude=0.125))[1][:2]
@@ -154,21 +156,29 @@ def read_amplitudes(table: np.ndarray) -> tuple[float, list[float]]:
     (1.0, [1.0])
     """
     dim = table.shape[1]
-    estimate = math.sqrt(2.0 * float(np.mean(np.square(table[0], dtype=np.float64))))
-    if estimate == 0 or abs(estimate - 1.0) < _AMPLITUDE_CLOSE:
+    squares = float(np.sum(np.square(table[0], dtype=np.float64)))
+    estimate = math.sqrt(2.0 * squares / dim)
+    # an odd d has a lone column (sin or cos, 0 to amplitude²): the amplitude lies between these
+    low, high = math.sqrt(squares / (dim // 2 + dim % 2 or 1)), math.sqrt(squares / (dim // 2 or 1))
+
+    def close(value: float) -> bool:
+        return low * (1.0 - _AMPLITUDE_CLOSE) < value < high * (1.0 + _AMPLITUDE_CLOSE)
+
+    if estimate == 0 or close(1.0):
         return 1.0, [1.0]
-    named = [value for value in (dim**-0.5, dim**0.5) if abs(value / estimate - 1.0) < _AMPLITUDE_CLOSE]
+    named = [value for value in (dim**-0.5, dim**0.5) if close(value)]
     rounded = [_significant(estimate, digits) for digits in range(2, 8)]
     return estimate, list(dict.fromkeys([*named, *rounded, estimate]))
 
 
 def read_base_and_offset(
-    table: np.ndarray, layout: str, cos_first: bool, freq_shift: float | None
+    table: np.ndarray, layout: str, cos_first: bool, freq_shift: float | None, pad_dim: bool = False
 ) -> tuple[list[float], list[int]]:
     """Bases (rounded to 2…7 significant digits, then as fitted) and the first position that the
-    phase of the lowest-frequency sin/cos pair suggests."""
+    phase of the lowest-frequency sin/cos pair suggests (``pad_dim``: the frequencies of d + 1)."""
     length, dim = table.shape
-    count = _frequency_count(dim, "vaswani" if freq_shift is None else "shifted")
+    width = dim + dim % 2 if pad_dim else dim
+    count = _frequency_count(width, "vaswani" if freq_shift is None else "shifted")
     if length < 2 or count < 2 or (freq_shift is not None and count - freq_shift <= 0):
         return [], []
     sin_columns, cos_columns = column_roles(dim, count, layout, cos_first)
@@ -182,7 +192,7 @@ def read_base_and_offset(
     if not 0 < slope < 1:
         return [], []
     # ω_k = base^(−2k/d) (Vaswani) or base^(−k/(h − S)) (shifted): solve for the base
-    exponent = 2.0 * k / dim if freq_shift is None else k / (count - freq_shift)
+    exponent = 2.0 * k / width if freq_shift is None else k / (count - freq_shift)
     estimate = math.exp(-math.log(slope) / exponent)
     bases = [] if not 1.0 < estimate < 1e12 else [_significant(estimate, digits) for digits in range(2, 8)]
     offset = round(intercept / slope)

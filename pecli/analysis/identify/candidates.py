@@ -1,0 +1,168 @@
+"""The candidates: every (scheme, full parameters) the search tries, in the order it prefers them.
+
+Presets come first, then the sinusoidal family over its structures at round bases, then bases and
+first positions read off the table, RoPE, ALiBi, the grid conventions over every H × W, NeRF's
+Fourier features and every other deterministic scheme at its choices. Timestep rows at arbitrary
+t come last, read off the phases. :func:`presets_with` names the preset a found candidate is.
+
+>>> import pecli
+>>> first = next(candidates(pecli.encode("sinusoidal", 16, 8)))
+>>> first[0], first[1]["base"]
+('sinusoidal', 10000.0)
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from pecli.analysis.identify.biases import alibi_candidates
+from pecli.analysis.identify.grids import grid_scheme_candidates
+from pecli.analysis.identify.result import Candidate
+from pecli.analysis.identify.rotary import rope_candidates
+from pecli.analysis.identify.sinusoids import (
+    padding_row,
+    read_amplitudes,
+    read_base_and_offset,
+    sin_cos_structures,
+)
+from pecli.analysis.identify.timesteps import read_timesteps, round_timesteps
+from pecli.schemes.catalog import SCHEMES, resolve
+from pecli.schemes.presets import PRESETS
+
+__all__ = ["BASES", "OFFSETS", "SCREEN_ROWS", "candidates", "presets_with", "timestep_candidates"]
+
+#: bases tried for every sinusoidal structure: Vaswani's 10000 (also LLaMA 1/2's RoPE theta), the
+#: RoPE bases of Llama 3 (500000, meta-llama/llama3 llama/model.py, rope_theta) and Code Llama
+#: (1e6, rope_theta in its params.json), and a decade grid around them
+BASES: tuple[float, ...] = (10000.0, 500000.0, 1e6, 100.0, 1000.0, 5000.0, 20000.0, 50000.0, 1e5, 5e6, 1e7)
+#: first positions always tried (fairseq starts at 2); a detected one is added
+OFFSETS: tuple[int, ...] = (0, 1, 2, 3, 4)
+#: the rows every candidate is screened on, at each end of the table
+SCREEN_ROWS = 8
+#: bases tried for the grid RoPEs (diffusers', timm's and Qwen2-VL's 10000 first)
+_GRID_BASES = BASES[:3]
+#: a grid table's size parameters, which presets leave to the table
+_GRID_SIZE = ("grid", "cls_token", "extra_tokens")
+#: parameters a preset takes on the command line when the table sets them: positional-encodings'
+#: PositionalEncoding1D is ``--preset vaswani --pad-dim``, SD3-medium ``--preset sd3 --pos-embed-max-size 192``,
+#: an EVA-02 cos table ``--preset eva02 --part cos`` (the preset leaves the part open)
+_PRESET_OVERRIDES = ("pad_dim", "pos_embed_max_size", "part")
+
+
+def _sinusoidal_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
+    """Structures on the unit circle, each with the grid's round bases first, then the bases read off the table
+    (the simplest true description wins: fairseq's shift 1 at base 10000, not Vaswani's form at 10000^(h/(h−1)))."""
+    # fairseq's full weight zeroes its padding row; x-transformers scales every value by d^-0.5:
+    # the structure, base and offset are read off the rows after the padding row, at unit amplitude
+    padding_idx = padding_row(table, SCREEN_ROWS)
+    fitted = table if padding_idx is None else table[padding_idx + 1 :]
+    amplitude, amplitudes = read_amplitudes(fitted)
+    unit = fitted if amplitude == 1.0 else fitted / amplitude
+    skipped = 0 if padding_idx is None else padding_idx + 1
+    structures = []
+    # an odd d may carry the frequencies of d + 1 (positional-encodings' PositionalEncoding1D)
+    for pad_dim in (False, True) if table.shape[1] % 2 else (False,):
+        for layout, kind in sin_cos_structures(unit):
+            for cos_first in (False, True):
+                for freq_shift in (None,) if kind == "vaswani" else (0.0, 1.0):
+                    bases, offsets = read_base_and_offset(unit, layout, cos_first, freq_shift, pad_dim)
+                    offsets = list(dict.fromkeys([*OFFSETS, *(first - skipped for first in offsets)]))
+                    fitted_bases = [base for base in bases if base not in BASES]
+                    structures.append((layout, cos_first, freq_shift, pad_dim, fitted_bases, offsets))
+    for round_bases in (True, False):
+        for layout, cos_first, freq_shift, pad_dim, fitted_bases, offsets in structures:
+            tried = BASES if round_bases else fitted_bases
+            for base, offset, amplitude in itertools.product(tried, offsets, amplitudes):
+                yield {
+                    "base": base,
+                    "layout": layout,
+                    "cos_first": cos_first,
+                    "freq_shift": freq_shift,
+                    "offset": offset,
+                    "padding_idx": padding_idx,
+                    "amplitude": amplitude,
+                    "pad_dim": pad_dim,
+                }
+
+
+def _fourier_candidates(dim: int) -> Iterator[dict[str, Any]]:
+    """NeRF's γ(x) in every variant whose width is ``dim`` (2·L, + 1 with the input column)."""
+    for include_input in (True, False):
+        if (dim - include_input) % 2 or dim - include_input < 2:
+            continue
+        for positions in ({"positions": "normalized"}, {"positions": "raw"}):
+            for log_sampling in (True, False):
+                for pi in (False, True):
+                    yield {"include_input": include_input, "log_sampling": log_sampling, "pi": pi, **positions}
+
+
+def candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every (scheme, full parameters) to try: presets first, then the sinusoidal grid, RoPE, the rest."""
+    for preset in PRESETS.values():
+        scheme, params = resolve(preset.scheme, preset.name, {})
+        if "seed" not in params and scheme.is_sequence:
+            yield scheme.name, params
+    for params in _sinusoidal_candidates(table):
+        yield "sinusoidal", {**SCHEMES["sinusoidal"].defaults, **params}
+    for params in rope_candidates(table, BASES):
+        yield "rope", {**SCHEMES["rope"].defaults, **params}
+    for params in alibi_candidates(table):
+        yield "alibi", {**SCHEMES["alibi"].defaults, **params}
+    yield from grid_scheme_candidates(table, _GRID_BASES)
+    for params in _fourier_candidates(table.shape[1]):
+        yield "fourier", {**SCHEMES["fourier"].defaults, **params}
+    for scheme in SCHEMES.values():
+        # schemes drawn from a random generator are learned tables, which no convention fixes;
+        # grids and head-wise biases are not (len, d) tables of positions
+        if scheme.name in ("sinusoidal", "rope") or "seed" in scheme.defaults or not scheme.is_sequence:
+            continue
+        choices = {name: values for name, values in scheme.choices.items() if name != "part"}
+        for part in scheme.parts or (None,):
+            for chosen in itertools.product(*choices.values()):
+                params = {**scheme.defaults, **dict(zip(choices, chosen, strict=True))}
+                yield scheme.name, params if part is None else {**params, "part": part}
+
+
+def timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidate]:
+    """Timestep rows at arbitrary t: each convention's t read off the phases, rounded within the noise."""
+    if ("split", "shifted") not in sin_cos_structures(table):  # [cos | sin] halves, on sampled rows
+        return
+    for preset in ("ldm", "diffusers"):  # [cos | sin] with shift 0, [sin | cos] with shift 1, then the others
+        params = resolve("timestep", preset, {})[1]
+        conventions = [params, {**params, "freq_shift": 1.0 - params["freq_shift"]}]
+        for convention in conventions:
+            times = read_timesteps(
+                table,
+                flip_sin_to_cos=convention["flip_sin_to_cos"],
+                freq_shift=convention["freq_shift"],
+                max_period=convention["max_period"],
+            )
+            if times is not None:
+                yield Candidate("timestep", convention, timesteps=tuple(round_timesteps(times, precision).tolist()))
+
+
+def presets_with(scheme: str, params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The presets of ``scheme`` with these parameters (a grid's size, H × W and the cls row, aside, and
+    a ``pad_dim``, ``pos_embed_max_size`` or part the table sets, which the command adds to the preset).
+
+    A table with a zeroed padding row is fairseq's full weight, where row = position: it is named
+    by the preset whose first position is padding_idx + 1 (fairseq's), with ``--offset 0``.
+    """
+    names = []
+    sizes = {name: params[name] for name in _GRID_SIZE if name in params}
+    sizes |= {name: params[name] for name in _PRESET_OVERRIDES if params.get(name) not in (None, False)}
+    padding_idx = params.get("padding_idx")
+    for preset in PRESETS.values():
+        resolved, full = resolve(preset.scheme, preset.name, {})
+        if resolved.name != scheme:
+            continue
+        full_weight = padding_idx is not None and full.get("offset") == padding_idx + 1
+        if {**full, **sizes} == dict(params) or (
+            full_weight and {**full, **sizes, "offset": params["offset"], "padding_idx": padding_idx} == dict(params)
+        ):
+            names.append(preset.name)
+    return tuple(names)
