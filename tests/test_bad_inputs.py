@@ -658,20 +658,19 @@ def test_odd_npy_dtypes_are_described(tmp_path):
         assert tensor["dtype"] == dtype and tensor["stats"] is None
 
 
-def test_float8_and_quantized_pt_tensors_are_listed_and_refused_as_tables(cli, tmp_path):
+def test_float8_and_quantized_pt_tensors_are_listed_and_refused_as_tables(tmp_path):
     torch = pytest.importorskip("torch")
     state = {"f8": torch.zeros(2, 2).to(torch.float8_e4m3fn), "e5": torch.zeros(2, 2).to(torch.float8_e5m2)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # quantized tensors are deprecated in torch
         state["q"] = torch.quantize_per_tensor(torch.zeros(2, 2), 0.1, 0, torch.qint8)
     torch.save(state, tmp_path / "odd.pt")
-    # in this process: torch is imported once (three processes took 10 s); the subject is the reader
-    listed = cli("info", str(tmp_path / "odd.pt"), "--stats", "--json")
+    listed = run_pecli("info", "odd.pt", "--stats", "--json", cwd=str(tmp_path))
     assert listed.code == 0, listed.stderr
     dtypes = {tensor["name"]: tensor["dtype"] for tensor in json.loads(listed.out)["tensors"]}
     assert dtypes == {"f8": "float8_e4m3fn", "e5": "float8_e5m2", "q": "qint8"}
     for key, words in (("f8", "float8_e4m3fn"), ("q", "qint8")):
-        assert_one_line_error(cli("plot", str(tmp_path / "odd.pt"), "--key", key), 2, (words, "not a real"))
+        assert_one_line_error(run_pecli("plot", "odd.pt", "--key", key, cwd=str(tmp_path)), 2, (words, "not a real"))
 
 
 def test_info_lists_a_bounded_number_of_tensors(tmp_path):
