@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from pecli.errors import ParameterError
+from pecli.errors import ParameterError, TableFileError
 from pecli.io import check_format_holds
 from pecli.io.npy import npy_entries, npy_pieces
 from pecli.io.safetensors import safetensors_entries, safetensors_pieces
@@ -199,3 +199,18 @@ def test_a_safetensors_header_whose_length_starts_like_a_pickle_reads_as_safeten
     path.write_bytes(struct.pack("<Q", len(header)) + header + values.tobytes())
     assert path.read_bytes()[:2] == bytes([0x80, header_length >> 8])
     np.testing.assert_array_equal(read_table(str(path)).array, values)
+
+
+def test_what_counts_as_a_real_table_does_not_depend_on_ml_dtypes_being_imported(tmp_path):
+    """ml_dtypes (imported by this module) teaches numpy its float8 names; a float8 .pt tensor is still
+    listed and refused as a table, as in a fresh process, instead of reaching torch's .numpy() (which
+    raised "Got unsupported ScalarType Float8_e5m2")."""
+    torch = pytest.importorskip("torch")
+    from pecli.io import is_real_dtype, read_table
+
+    assert np.dtype("float8_e5m2") == np.dtype(ml_dtypes.float8_e5m2)  # the state that misled the check
+    assert not is_real_dtype("float8_e5m2") and not is_real_dtype("float8_e4m3fn") and not is_real_dtype("int4")
+    assert is_real_dtype("bfloat16") and is_real_dtype("float16") and is_real_dtype("uint64")
+    torch.save({"e5": torch.zeros(2, 2).to(torch.float8_e5m2)}, tmp_path / "odd.pt")
+    with pytest.raises(TableFileError, match="float8_e5m2"):
+        read_table(str(tmp_path / "odd.pt"))

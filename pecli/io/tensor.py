@@ -75,9 +75,12 @@ def is_real_dtype(name: str) -> bool:
     if name == "bfloat16":
         return True
     try:
-        return np.dtype(name).kind in _NUMERIC_KINDS
+        dtype = np.dtype(name)
     except TypeError:
         return False
+    # numpy's own types only: once ml_dtypes is imported (for bfloat16, or by the caller), numpy also
+    # knows its float8 and int4 names, and the answer must not depend on what was imported before
+    return dtype.kind in _NUMERIC_KINDS and dtype.type.__module__ == "numpy"
 
 
 @dataclass(frozen=True)
