@@ -118,10 +118,15 @@ def load_input(
 
 
 def _describe(scheme: str, metadata: dict[str, str]) -> str:
+    """``scheme (preset): param=value, …``, naming only the parameters that differ from the defaults.
+
+    >>> _describe("alibi", {"heads": "4", "head": "null", "part": "bias", "form": "distance"})
+    'alibi: heads=4, part=bias'
+    """
+    from pecli.render.titles import changed_parameters
     from pecli.schemes.catalog import SCHEMES
 
-    names = SCHEMES[scheme].defaults if scheme in SCHEMES else {}
-    params = ", ".join(f"{name}={metadata[name]}" for name in names if name in metadata)
+    params = ", ".join(changed_parameters(scheme, metadata)) if scheme in SCHEMES else ""
     preset = f" ({metadata['preset']})" if metadata.get("preset") else ""
     return f"{scheme}{preset}" + (f": {params}" if params else "")
 
