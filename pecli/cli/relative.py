@@ -67,7 +67,7 @@ def _rope_profile(out: Output, source: RelativeInput, request: Any) -> None:
     profile = rope_profile(source.length, source.dim, offsets=_offsets(source, request), **source.rope_options)
     bound = profile.bound
     ratio = float(np.max(np.abs(profile.score) / bound))
-    title = f"rotary score s(h), qk={source.qk} — {_label(source)}"
+    title = f"rotary score s(h), qk={source.qk} — {source.label}"
     if out.json_output:
         out.json(
             {
@@ -112,7 +112,7 @@ def _rope_matrix(out: Output, source: RelativeInput, request: Any) -> None:
     from pecli.analysis.relative import rope_scores
 
     length, options = source.length, source.rope_options
-    title = f"rotary score s(m, n), qk={source.qk} — {_label(source)}"
+    title = f"rotary score s(m, n), qk={source.qk} — {source.label}"
 
     def scores(rows: Any, cols: Any) -> Any:
         return rope_scores(rows, cols, source.dim, length=length, **options)
@@ -199,7 +199,7 @@ def _bias_profile(out: Output, source: RelativeInput, request: Any) -> None:
     curves = _bias_at(source, -hs)  # key − query = −h
     names = _panel_names(source)
     what = "bucket" if names == ["bucket"] else "bias"
-    title = f"{what} against offset h = m − n — {_label(source)}"
+    title = f"{what} against offset h = m − n — {source.label}"
     if out.json_output:
         out.json({"scheme": source.scheme, "offsets": hs.tolist(), "heads": names, what: curves.tolist()})
     elif request.kind == "data":
@@ -224,7 +224,7 @@ def _bias_matrices(out: Output, source: RelativeInput, request: Any) -> None:
     import numpy as np
 
     length, names = source.length, _panel_names(source)
-    title = f"{'bucket' if names == ['bucket'] else 'bias'} — {_label(source)}"
+    title = f"{'bucket' if names == ['bucket'] else 'bias'} — {source.label}"
     if request.kind == "data" or out.json_output:
         from pecli.analysis.toeplitz import toeplitz_matrix
         from pecli.memory import check_fits_in_memory
@@ -333,16 +333,6 @@ def _figure(request: Any, title: str, figsize: tuple[float, float]) -> dict[str,
     """The image's title, dpi and size: --title, --dpi, --figsize, else ``title`` and ``figsize``."""
     style = request.style
     return {"title": style.title or title, "dpi": style.dpi, "figsize": style.figsize or figsize}
-
-
-def _label(source: RelativeInput) -> str:
-    """The scheme and the parameters that differ from its defaults (and the file it came from)."""
-    from pecli.render.titles import changed_parameters
-
-    params = {name: str(value) for name, value in source.params.items() if name != "part"}
-    changed = changed_parameters(source.scheme, params)
-    where = source.label.rsplit(" — ", 1)[1] if " — " in source.label else ""
-    return source.scheme + (f": {', '.join(changed)}" if changed else "") + (f" — {where}" if where else "")
 
 
 def _chart_size(out: Output) -> tuple[int, int]:

@@ -95,7 +95,7 @@ def relative_input(
                 "is a file",
                 hint="drop them: the file's metadata gives its parameters",
             )
-        label = f"{found.scheme}: {_describe(found.params)} — {source}"
+        label = _label(found.scheme, found.params, source)
         return RelativeInput(found.scheme, dict(found.params), found.length, found.dim, label, qk or "ones", seed or 0)
     scheme = _named_scheme(source, preset)
     check_qk(scheme, qk, seed)
@@ -105,8 +105,8 @@ def relative_input(
 
     spec = build_table(scheme, preset, params, length=length, dim=dim, dtype="float64", name="pe")
     checked = spec.parts()[0].check()
-    label = f"{scheme}" + (f" ({spec.preset})" if spec.preset else "") + f": {_describe(spec.params)}"
-    return RelativeInput(scheme, dict(spec.params), checked.length, spec.dim, label, qk or "ones", seed or 0)
+    return RelativeInput(scheme, dict(spec.params), checked.length, spec.dim, _label(scheme, spec.params), qk or "ones",
+                         seed or 0)  # fmt: skip
 
 
 def _file_scheme(source: str) -> tuple[str | None, Any]:
@@ -135,5 +135,13 @@ def _named_scheme(source: str, preset: str | None) -> str | None:
     return None
 
 
-def _describe(params: dict[str, Any]) -> str:
-    return ", ".join(f"{name}={value}" for name, value in params.items() if value is not None and name != "part")
+def _label(scheme: str, params: dict[str, Any], where: str = "") -> str:
+    """The titles' name for the input: the scheme, the parameters that differ from its defaults, the file.
+
+    >>> _label("alibi", {"heads": 8, "head": None, "part": "bias", "form": "distance"}, "a.safetensors")
+    'alibi: heads=8 — a.safetensors'
+    """
+    from pecli.render.titles import changed_parameters
+
+    changed = changed_parameters(scheme, {name: str(value) for name, value in params.items() if name != "part"})
+    return scheme + (f": {', '.join(changed)}" if changed else "") + (f" — {where}" if where else "")
