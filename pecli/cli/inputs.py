@@ -123,12 +123,9 @@ def _describe(scheme: str, metadata: dict[str, str]) -> str:
     >>> _describe("alibi", {"heads": "4", "head": "null", "part": "bias", "form": "distance"})
     'alibi: heads=4, part=bias'
     """
-    from pecli.render.titles import changed_parameters
-    from pecli.schemes.catalog import SCHEMES
+    from pecli.render.titles import scheme_title
 
-    params = ", ".join(changed_parameters(scheme, metadata)) if scheme in SCHEMES else ""
-    preset = f" ({metadata['preset']})" if metadata.get("preset") else ""
-    return f"{scheme}{preset}" + (f": {params}" if params else "")
+    return scheme_title(scheme, metadata, preset=metadata.get("preset"))
 
 
 _RANGE = re.compile(r"^\s*(-?\d+)?\s*:\s*(-?\d+)?\s*$")

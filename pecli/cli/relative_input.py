@@ -141,7 +141,6 @@ def _label(scheme: str, params: dict[str, Any], where: str = "") -> str:
     >>> _label("alibi", {"heads": 8, "head": None, "part": "bias", "form": "distance"}, "a.safetensors")
     'alibi: heads=8 — a.safetensors'
     """
-    from pecli.render.titles import changed_parameters
+    from pecli.render.titles import scheme_title
 
-    changed = changed_parameters(scheme, {name: str(value) for name, value in params.items() if name != "part"})
-    return scheme + (f": {', '.join(changed)}" if changed else "") + (f" — {where}" if where else "")
+    return scheme_title(scheme, params, skip=("part",)) + (f" — {where}" if where else "")

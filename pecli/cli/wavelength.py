@@ -79,13 +79,11 @@ def rope_wavelength_input(
         )
     if dim is None:
         raise ParameterError("missing --d", hint="e.g. --d 128")
-    from pecli.render.titles import changed_parameters
+    from pecli.render.titles import scheme_title
 
     # the parameters that differ from RoPE's defaults, and the length (dynamic NTK depends on it)
-    shown = {name: value for name, value in params.items() if name not in ("part", "layout")}
-    changed = changed_parameters("rope", {name: str(value) for name, value in shown.items()})
     shape = f"d={dim}" + ("" if length is None else f", len={length}")
-    return params, dim, length, f"rope, {shape}" + (f": {', '.join(changed)}" if changed else "")
+    return params, dim, length, scheme_title("rope", params, shape=shape, skip=("part", "layout"))
 
 
 def plot_wavelengths(

@@ -46,23 +46,43 @@ def table_title(metadata: Mapping[str, str]) -> str | None:
     scheme = SCHEMES.get(metadata.get("scheme", ""))
     if scheme is None:
         return None
-    preset = f" ({metadata['preset']})" if metadata.get("preset") else ""
     shape = " × ".join(metadata[name] for name in ("len", "d") if metadata.get(name) not in (None, *_UNSET))
-    changed = changed_parameters(scheme.name, metadata)
-    return f"{scheme.name}{preset}" + (f", {shape}" if shape else "") + (f": {', '.join(changed)}" if changed else "")
+    return scheme_title(scheme.name, metadata, preset=metadata.get("preset"), shape=shape)
+
+
+def scheme_title(
+    scheme: str, params: Mapping[str, object], *, preset: str | None = None, shape: str = "", skip: tuple[str, ...] = ()
+) -> str:
+    """``scheme (preset), shape: param=value, …``, naming only the parameters (less ``skip``) that differ
+    from the scheme's defaults; values from metadata (text) or from Python (``None`` is unset).
+
+    >>> scheme_title("alibi", {"heads": 8, "head": None, "part": "bias"}, shape="d=4", skip=("part",))
+    'alibi, d=4: heads=8'
+    """
+    shown = {name: str(value) for name, value in params.items() if name not in skip}
+    changed = changed_parameters(scheme, shown)
+    return (
+        scheme + (f" ({preset})" if preset else "") + (f", {shape}" if shape else "")
+        + (f": {', '.join(changed)}" if changed else "")
+    )  # fmt: skip
 
 
 def changed_parameters(scheme: str, metadata: Mapping[str, str]) -> list[str]:
     """``name=value`` for each of ``scheme``'s parameters in ``metadata`` that differs from its default.
 
+    A scheme this version does not know (a file's metadata may name any) has no parameters to name.
+
     >>> changed_parameters("rope", {"base": "10000.0", "scaling": "yarn", "factor": "8.0", "mscale": "None"})
     ['scaling=yarn', 'factor=8.0']
+    >>> changed_parameters("from-a-newer-pecli", {"base": "1"})
+    []
     """
     from pecli.schemes.catalog import SCHEMES
 
+    defaults = SCHEMES[scheme].defaults if scheme in SCHEMES else {}
     return [
         f"{name}={_short(metadata[name])}"
-        for name, default in SCHEMES[scheme].defaults.items()
+        for name, default in defaults.items()
         if name in metadata and not _same(metadata[name], default)
     ]
 
