@@ -198,3 +198,44 @@ def test_compatible_phasors_and_placement():
         np.arange(-3, 40), 7, base=10000.0, layout="interleaved", cos_first=False, freq_shift=None
     )
     np.testing.assert_allclose(out, expected, atol=1e-13)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    length=st.integers(2, 700),
+    count=st.integers(1, 40),
+    block_rows=st.integers(2, 10).map(lambda k: 8 * k),
+    cut=st.floats(0, 1),
+    offset=st.integers(-(10**5), 10**5),
+    dtype=st.sampled_from(["float32", "float64"]),
+    threads=st.booleans(),
+)
+def test_products_over_several_table_rows_keep_chunks_and_strided_tables_bit_for_bit(
+    length, count, block_rows, cut, offset, dtype, threads
+):
+    # each product row spans several table rows (the block start repeated); a table whose rows are
+    # not contiguous goes through the temporary, and both give the contiguous table bit for bit
+    freqs = geometric_frequencies(2 * count, 1e4, None)
+    with (
+        mock.patch.object(_angles, "_BLOCK_BYTES", 16 * count * block_rows),
+        mock.patch.object(_angles, "_MIN_REPEATED_PHASORS", 1),
+        mock.patch.object(_angles, "_INNER_PHASORS", 5 * count),
+        mock.patch.object(_angles, "_PARALLEL_BYTES", 0 if threads else 1 << 62),
+    ):
+        assert _angles._rows_per_product(block_rows, count) > 1
+        whole = fill_sin_cos(np.empty((length, 2 * count), dtype), offset, freqs, layout="interleaved", cos_first=False)
+        split = int(cut * length)
+        head = fill_sin_cos(np.empty((split, 2 * count), dtype), offset, freqs, layout="interleaved", cos_first=False)
+        tail = fill_sin_cos(
+            np.empty((length - split, 2 * count), dtype), offset + split, freqs, layout="interleaved", cos_first=False
+        )
+        wider = np.full((length, 2 * count + 3), 7.0, dtype)
+        fill_sin_cos(wider[:, : 2 * count], offset, freqs, layout="interleaved", cos_first=False)
+    np.testing.assert_array_equal(np.concatenate([head, tail]), whole)
+    np.testing.assert_array_equal(wider[:, : 2 * count], whole)
+    assert (wider[:, 2 * count :] == 7.0).all()
+    angles = np.outer(np.arange(offset, offset + length, dtype=np.float64), freqs)
+    half_ulp = {"float64": 1e-15, "float32": 2.0**-24}[dtype]
+    tolerance = half_ulp + 1e-15 * (1 + abs(offset) + length)
+    assert np.abs(whole[:, 0::2] - np.sin(angles)).max() <= tolerance
+    assert np.abs(whole[:, 1::2] - np.cos(angles)).max() <= tolerance

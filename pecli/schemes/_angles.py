@@ -60,6 +60,12 @@ _SPAN_BLOCKS = 16
 _PAGE = 4096
 #: blocks hold at most this many rows (bounds the work for small tables of few columns)
 _MAX_BLOCK_ROWS = 1024
+#: a block is multiplied as rows of up to this many phasors (several table rows each, the block
+#: start repeated): numpy's buffered complex128 -> complex64 loop took 15-25 % less CPU with rows
+#: of its buffer's 8192 elements than with one table row of 512 (benchmarks/bench_throughput.py)
+_INNER_PHASORS = 8192
+#: ... for rows of at least this many phasors; narrower tables ran 5-10 % slower repeated
+_MIN_REPEATED_PHASORS = 64
 #: a load this few bytes below (mod 4 KiB) a store still in flight stalls on it ("4K aliasing"):
 #: the speed of the block loop swung 4× with where its temporaries fell, so they are placed.
 _ALIAS_WINDOW = 1024
@@ -164,6 +170,7 @@ def fill_sin_cos(out: np.ndarray, start: int, freqs: np.ndarray, *, layout: str,
     # tail), so a position's value never depends on which rows are computed: streamed chunks
     # equal the whole table bit for bit. The row cap keeps small tables cheap.
     block = max(1, min(_BLOCK_BYTES // (16 * count), _MAX_BLOCK_ROWS))
+    tile = _rows_per_product(block, count)
     offsets = _placed((block, count), np.complex128, 0)
     inside = np.outer(np.arange(block, dtype=np.float64), freqs)
     np.cos(inside, out=offsets.real)
@@ -178,7 +185,7 @@ def fill_sin_cos(out: np.ndarray, start: int, freqs: np.ndarray, *, layout: str,
     np.sin(block * freqs, out=step.imag)
     if not cos_first:
         np.negative(step.imag, out=step.imag)
-    job = _BlockJob(out, _pair_view(out, layout, count), start, freqs, offsets, step, block, layout, cos_first)
+    job = _BlockJob(out, _pair_view(out, layout, count), start, freqs, offsets, step, tile, layout, cos_first)
     threads = _thread_count(out.nbytes, rows, block)
     if threads == 1:
         job.run([range(rows)])
@@ -201,24 +208,29 @@ class _BlockJob:
         freqs: np.ndarray,
         offsets: np.ndarray,
         step: np.ndarray,
-        block: int,
+        tile: int,
         layout: str,
         cos_first: bool,
     ) -> None:
         self.out, self.pairs, self.start, self.freqs = out, pairs, start, freqs
-        self.offsets, self.step, self.block, self.layout, self.cos_first = offsets, step, block, layout, cos_first
+        self.step, self.tile, self.layout, self.cos_first = step, tile, layout, cos_first
+        self.block = len(offsets)
+        # the block's offsets as the product sees them: `tile` table rows per row
+        self.offsets = offsets.reshape(self.block // tile, tile * len(freqs))
 
     def run(self, spans: Iterable[range]) -> None:
         """Fill each span of rows in turn (one thread's share)."""
-        count, block = len(self.freqs), self.block
+        count, shape = len(self.freqs), self.offsets.shape
         # each thread's temporaries, at page offsets where the multiply's loads never trail its stores
         factor = _placed((count,), np.complex128, 2560)
-        candidates = (_placed((block, count), np.complex128, 2048), _placed((block, count), np.complex128, 0))
+        # the block start once per table row of a product row (the factor itself when one)
+        repeated = factor if self.tile == 1 else _placed((self.tile * count,), np.complex128, 3072)
+        candidates = (_placed(shape, np.complex128, 2048), _placed(shape, np.complex128, 0))
         for span in spans:
-            self._fill(span, factor, candidates)
+            self._fill(span, factor, repeated, candidates)
 
-    def _fill(self, span: range, factor: np.ndarray, candidates: tuple[np.ndarray, ...]) -> None:
-        block, anchor_rows = self.block, self.block * _ANCHOR_BLOCKS
+    def _fill(self, span: range, factor: np.ndarray, repeated: np.ndarray, candidates: tuple[np.ndarray, ...]) -> None:
+        block, anchor_rows, count = self.block, self.block * _ANCHOR_BLOCKS, len(self.freqs)
         position, end = self.start + span.start, self.start + span.stop
         factor_at = None  # the block start that `factor` holds
         while position < end:
@@ -231,14 +243,17 @@ class _BlockJob:
                 np.multiply(factor, self.step, out=factor)
                 factor_at += block
             target = self.out[lo:hi] if self.pairs is None else self.pairs[lo:hi]
-            if self.pairs is not None and hi - lo == block:
+            if repeated is not factor:
+                repeated.reshape(self.tile, count)[...] = factor
+            straight = self._as_product(target) if self.pairs is not None and hi - lo == block else None
+            if straight is not None:
                 # a whole block straight into the table: the product is formed in complex128 and
                 # rounded once as it is stored (no temporary, no second pass over the block)
-                np.multiply(factor, self.offsets, out=target)
+                np.multiply(repeated, self.offsets, out=straight)
             else:
                 products = _least_aliased(candidates, target)
-                np.multiply(factor, self.offsets, out=products)
-                products = products[position - block_start : block_end - block_start]
+                np.multiply(repeated, self.offsets, out=products)
+                products = products.reshape(block, count)[position - block_start : block_end - block_start]
                 if self.pairs is not None:
                     target[...] = products  # one rounding: complex128 -> complex64 rounds each part
                 else:
@@ -246,6 +261,12 @@ class _BlockJob:
             position = block_end
             np.multiply(factor, self.step, out=factor)
             factor_at += block
+
+    def _as_product(self, pairs: np.ndarray) -> np.ndarray | None:
+        """A whole block of the table's pairs in the product's shape, or None where that needs a copy."""
+        if self.tile == 1:
+            return pairs
+        return pairs.reshape(self.offsets.shape) if pairs.flags.c_contiguous else None
 
     def _exact_factor(self, factor: np.ndarray, position: int) -> int:
         """Set ``factor`` to the phasor of ``position`` from float64 sin and cos; returns ``position``."""
@@ -309,6 +330,20 @@ def _least_aliased(candidates: tuple[np.ndarray, ...], target: np.ndarray) -> np
         if not 0 < (target.ctypes.data - candidate.ctypes.data) % _PAGE < _ALIAS_WINDOW:
             return candidate
     return candidates[0]
+
+
+def _rows_per_product(block: int, count: int) -> int:
+    """Table rows per row of the block's product: a divisor of ``block`` (whose size alone sets the
+    values), at most ``_INNER_PHASORS`` phasors, and few enough that repeating the block start costs
+    at most an eighth of the product.
+
+    >>> _rows_per_product(128, 512), _rows_per_product(170, 384), _rows_per_product(1024, 8)
+    (16, 17, 1)
+    """
+    if count < _MIN_REPEATED_PHASORS:
+        return 1
+    most = max(1, min(block // 8, _INNER_PHASORS // count))
+    return max(rows for rows in range(1, most + 1) if block % rows == 0)
 
 
 def _thread_count(nbytes: int, rows: int, block: int) -> int:
