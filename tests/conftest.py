@@ -29,25 +29,38 @@ class _Stdout(io.TextIOWrapper):
         return False
 
 
-@pytest.fixture
-def cli(monkeypatch):
-    """Run ``pecli ARGS`` in this process through the real entry point; returns a :class:`Result`."""
+def run_in_process(*args: str, stdin: bytes = b"", cwd: str | None = None) -> Result:
+    """Run ``pecli ARGS`` in this process through the real entry point; returns a :class:`Result`.
+
+    The streams, the working directory and the warning filters are restored afterwards. A warning
+    raised during the run is written to the result's stderr as Python would print it, so that a
+    check for a clean error sees it (pytest would otherwise record it out of sight).
+    """
+    import warnings
+
     from pecli.cli.app import main
 
-    def run(*args: str, stdin: bytes = b"") -> Result:
-        raw_out = io.BytesIO()
-        stdout = _Stdout(raw_out, encoding="utf-8", write_through=True)
-        stderr = io.StringIO()
-        stdin_stream = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
-        monkeypatch.setattr(sys, "stdout", stdout)
-        monkeypatch.setattr(sys, "stderr", stderr)
-        monkeypatch.setattr(sys, "stdin", stdin_stream)
+    raw_out = io.BytesIO()
+    stdout = _Stdout(raw_out, encoding="utf-8", write_through=True)
+    stderr = io.StringIO()
+    stdin_stream = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        patch.setattr(sys, "stdout", stdout)
+        patch.setattr(sys, "stderr", stderr)
+        patch.setattr(sys, "stdin", stdin_stream)
+        if cwd is not None:
+            patch.chdir(cwd)
         code = main(list(args))
         stdout.flush()
-        monkeypatch.undo()
-        return Result(code, raw_out.getvalue(), stderr.getvalue())
+    printed = "".join(warnings.formatwarning(w.message, w.category, w.filename, w.lineno) for w in caught)
+    return Result(code, raw_out.getvalue(), stderr.getvalue() + printed)
 
-    return run
+
+@pytest.fixture
+def cli():
+    """:func:`run_in_process` as a fixture: ``cli("generate", …)``."""
+    return run_in_process
 
 
 def run_pecli(

@@ -1,4 +1,4 @@
-"""The bad-input catalogue: every known way to call pecli wrongly, each through a real process.
+"""The bad-input catalogue: every known way to call pecli wrongly.
 
 Each case is one line: the command line, the exit code, and the words its one-line error must
 contain; optionally stdin bytes, files to create first (from :data:`FILES`), and a terminal for
@@ -9,6 +9,10 @@ stdout or stdin. For every case the test asserts:
   words), with no traceback, no "Exception ignored" noise and no "internal error";
 - no new file in the working directory (no output, no temporary), and every file that was there
   before — inputs and an existing output alike — byte-for-byte unchanged.
+
+Cases run through the real entry point in this process (the subject is the error, not the
+process), except those that need a terminal or a closed stream; one case for each command and exit
+code also runs as a real process, whose result must be the same.
 
 Every command and scheme a case names exists, so no case is skipped: a case for an unknown command
 fails (its usage error is not the one the case expects). ``python -m tests.test_bad_inputs``
@@ -35,7 +39,7 @@ import numpy as np
 import pytest
 
 from pecli.cli.app import COMMANDS
-from tests.conftest import Result, run_pecli
+from tests.conftest import Result, run_in_process, run_pecli
 from tests.mounts import unwritable_directory
 
 # ---------------------------------------------------------------------------------------------
@@ -488,8 +492,11 @@ def _snapshot(directory: str) -> dict[str, bytes]:
     }
 
 
-def run_case(item: Case, directory: str, unwritable: str) -> Result:
-    """Create the case's files in ``directory``, run it there, and check that no file changed."""
+def run_case(item: Case, directory: str, unwritable: str, *, process: bool = False) -> Result:
+    """Create the case's files in ``directory``, run it there, and check that no file changed.
+
+    In this process unless ``process`` or the case needs a terminal or a closed stream.
+    """
     for name in item.files:
         with open(os.path.join(directory, name), "wb") as handle:
             handle.write(_file_bytes(name))
@@ -499,8 +506,10 @@ def run_case(item: Case, directory: str, unwritable: str) -> Result:
         result = _run_with_closed(args, directory, 1 if item.tty == "closed" else 0)
     elif item.tty:
         result = _run_with_terminal(args, item.tty, directory, item.stdin)
-    else:
+    elif process:
         result = run_pecli(*args, stdin=item.stdin, cwd=directory, timeout=60)
+    else:
+        result = run_in_process(*args, stdin=item.stdin, cwd=directory)
     after = _snapshot(directory)
     assert sorted(after) == sorted(before), f"files appeared or vanished: {sorted(set(after) ^ set(before))}"
     for name, content in before.items():
@@ -534,6 +543,23 @@ def test_bad_input(item: Case, tmp_path, request):
     unwritable = request.getfixturevalue("unwritable") if needs_unwritable else ""
     result = run_case(item, str(tmp_path), unwritable)
     assert_one_line_error(result, item.code, item.words)
+
+
+#: the first case of each command and exit code that runs in this process, to run as a real process too
+PROCESS_CASES = list({(item.command, item.code): item for item in reversed(CASES) if not item.tty}.values())[::-1]
+
+
+@pytest.mark.parametrize("item", PROCESS_CASES, ids=[c.id for c in PROCESS_CASES])
+def test_bad_input_in_a_real_process_as_in_this_one(item: Case, tmp_path, request):
+    needs_unwritable = any("{ro}" in arg for arg in item.args)
+    unwritable = request.getfixturevalue("unwritable") if needs_unwritable else ""
+    (tmp_path / "process").mkdir()
+    (tmp_path / "here").mkdir()
+    real = run_case(item, str(tmp_path / "process"), unwritable, process=True)
+    assert_one_line_error(real, item.code, item.words)
+    here = run_case(item, str(tmp_path / "here"), unwritable)
+    here_stderr = here.stderr.replace(str(tmp_path / "here"), str(tmp_path / "process"))
+    assert (real.code, real.stderr) == (here.code, here_stderr)
 
 
 def test_the_catalogue_is_large_and_covers_every_command():
@@ -841,3 +867,15 @@ def test_long_timestep_lists_are_files_pecli_reads_back(tmp_path, cli, monkeypat
     uneven = cli("timestep", "--dim", "4", *(str(t * t) for t in range(40)), "-o", "u.safetensors")
     assert uneven.code == 2 and "40 unevenly spaced timesteps" in uneven.stderr, uneven.stderr
     assert not (tmp_path / "u.safetensors").exists()
+
+
+@pytest.mark.parametrize("decoding", ["utf-8:strict", "utf-8:surrogateescape"])
+def test_timesteps_on_stdin_are_utf8_whatever_the_locale(decoding):
+    # a strict stdin (en_US.UTF-8) raised UnicodeDecodeError on a byte that is not UTF-8: an internal error
+    result = run_pecli("timestep", "-", "--dim", "4", stdin=b"1\n\xff\n", env={"PYTHONIOENCODING": decoding})
+    assert_one_line_error(result, 2, ("line 2", "not a number"))
+    # a character split across two reads is decoded whole ('xé', not two stray bytes)
+    split = b"1\n" * 524287 + b"x\xc3\xa9\n"
+    assert split.index(b"\xc3") == (1 << 20) - 1
+    result = run_pecli("timestep", "-", "--dim", "4", stdin=split, env={"PYTHONIOENCODING": decoding})
+    assert_one_line_error(result, 2, ("'xé'", "line 524288"))

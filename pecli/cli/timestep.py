@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated, Any, Optional
 
 import typer
@@ -154,7 +155,7 @@ def _read_text(stream: Any) -> str:
     # each timestep (two characters at least) becomes a Python float and a float64 while parsed
     limit = (available_memory() or 1 << 40) // 32
     pieces, size = [], 0
-    while piece := stream.read(1 << 20):
+    for piece in _text_pieces(stream):
         size += len(piece)
         if size > limit:
             raise ParameterError(
@@ -169,6 +170,25 @@ def _read_text(stream: Any) -> str:
             )
         pieces.append(piece)
     return "".join(pieces)
+
+
+def _text_pieces(stream: Any) -> Iterator[str]:
+    """``stream``'s text a MiB at a time: its bytes decoded as UTF-8 whatever the locale's decoder.
+
+    A byte that is not UTF-8 stays a lone surrogate, reported as a token that is not a number (a
+    stdin decoding strictly, as under en_US.UTF-8, raised UnicodeDecodeError: an internal error).
+    """
+    import codecs
+
+    raw = getattr(stream, "buffer", None)
+    if raw is None:  # a text stream only (a caller's StringIO)
+        while piece := stream.read(1 << 20):
+            yield piece
+        return
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
+    while data := raw.read(1 << 20):
+        yield decoder.decode(data)
+    yield decoder.decode(b"", final=True)
 
 
 def _print_table(out: Output, table: Any) -> None:
