@@ -735,10 +735,6 @@ def _report() -> None:  # pragma: no cover - a tool for the closing note, run by
             print(f"| {number} | `pecli {item.id}` | {result.code if result else '?'} | {line} {verdict} |")
 
 
-if __name__ == "__main__":
-    _report()
-
-
 def test_a_huge_timestep_range_prints_its_first_rows_without_a_pass_over_the_table():
     """10^15 timesteps without -o: the first rows at once, min and max not computed (no hour-long pass)."""
     result = run_pecli("timestep", "--range", "0:1e15:1", "--dim", "4", "--dtype", "float64", timeout=30)
@@ -879,3 +875,7 @@ def test_timesteps_on_stdin_are_utf8_whatever_the_locale(decoding):
     assert split.index(b"\xc3") == (1 << 20) - 1
     result = run_pecli("timestep", "-", "--dim", "4", stdin=split, env={"PYTHONIOENCODING": decoding})
     assert_one_line_error(result, 2, ("'xé'", "line 524288"))
+
+
+if __name__ == "__main__":
+    _report()
