@@ -41,6 +41,26 @@ def test_statistics_by_hand():
     assert compare_tables(a, b, atol=0.5, rtol=2.0).agree
 
 
+def test_cosine_of_huge_tiny_and_infinite_rows(tmp_path, cli):
+    # squares of 1e300 overflow and of 1e-310 underflow float64: such rows are scaled first, so an
+    # identical tiny row has cosine 1 (it was 0) and a huge one its true angle (it was NaN); a row
+    # holding inf has no direction and is left out, counted (the mean was NaN, the min ignored it)
+    a = np.array([[1e300, 1e300], [1e-310, 0.0], [np.inf, 1.0], [3.0, 4.0]])
+    b = np.array([[1e300, -1e300], [1e-310, 0.0], [np.inf, 2.0], [4.0, 3.0]])
+    result = compare_tables(a, b, atol=1.0)
+    assert result.cosine_undefined == 1
+    assert result.cosine_min == 0.0 and result.cosine_mean == pytest.approx((0.0 + 1.0 + 24 / 25) / 3)
+    report = cli("compare", _save(tmp_path, "a.npy", a), _save(tmp_path, "b.npy", b))
+    assert report.code == 1 and report.stderr == ""  # no overflow or invalid-value warnings
+    assert "cosine per position min 0, mean 0.653333 (1 position with inf or NaN left out)" in report.out
+    cosine = json.loads(cli("compare", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), "--json").out)["cosine"]
+    assert cosine == {"min": 0.0, "mean": pytest.approx(0.653333, abs=1e-6), "undefined": 1}
+    everywhere = _save(tmp_path, "inf.npy", np.full((3, 2), np.inf))
+    report = cli("compare", everywhere, everywhere)
+    assert report.code == 0 and "cosine per position: none (every position holds inf or NaN)" in report.out
+    assert json.loads(cli("compare", everywhere, everywhere, "--json").out)["cosine"]["mean"] is None
+
+
 def test_named_permutations_are_the_conventions():
     for dim in (4, 8, 10):
         interleaved = pecli.encode("sinusoidal", 20, dim, dtype="float64")

@@ -50,7 +50,7 @@ class Comparison:
     mean_abs: float
     max_rel: float  #: max |A − B| / |B| over the entries where B ≠ 0
     worst: tuple[int, int]  #: (position, dimension) of the largest |A − B|
-    cosine_min: float  #: per-position cosine similarity of A[p] and B[p]
+    cosine_min: float  #: per-position cosine similarity of A[p] and B[p] (NaN where no position has one)
     cosine_mean: float
     atol: float
     rtol: float
@@ -60,6 +60,16 @@ class Comparison:
     tolerance_kind: str = "given"
     tolerance_position: int = 0  #: the row where the data-driven tolerance is largest
     same_nan: int = 0  #: entries NaN in both tables, which count as equal (NaN in one only is a difference)
+    #: positions left out of the cosine: a row holding inf, or NaN in one table only, has no direction
+    cosine_undefined: int = 0
+
+    def cosine_text(self) -> str:
+        """The per-position cosine as the report states it, naming the positions left out."""
+        left_out = self.cosine_undefined
+        if left_out == self.shape[0]:
+            return "cosine per position: none (every position holds inf or NaN)"
+        text = f"cosine per position min {self.cosine_min:.6g}, mean {self.cosine_mean:.6g}"
+        return text + (f" ({left_out} position{'s' * (left_out != 1)} with inf or NaN left out)" if left_out else "")
 
     def tolerance_text(self) -> str:
         """The tolerance as the result line states it."""
@@ -121,7 +131,8 @@ def value_precision(table: np.ndarray) -> str:
 
 def _precision_flags(rows: np.ndarray) -> tuple[bool, bool, bool]:
     """(holds values float32 cannot, every value is a bfloat16, every value is a float16) for float rows."""
-    single = rows.astype(np.float32) if rows.dtype == np.float64 else rows
+    with np.errstate(over="ignore"):  # a value beyond float32's range: inf, so not float32 (below)
+        single = rows.astype(np.float32) if rows.dtype == np.float64 else rows
     if rows.dtype == np.float64 and not np.array_equal(single.astype(np.float64), rows):
         return True, False, False
     with np.errstate(over="ignore"):
@@ -147,12 +158,33 @@ def check_tolerances(atol: float, rtol: float) -> None:
 
 
 def _row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """cos(A[p], B[p]) for every p; 1 where both rows are zero, 0 where only one is."""
-    dots = np.einsum("ij,ij->i", a, b)
-    norms = np.sqrt(np.einsum("ij,ij->i", a, a) * np.einsum("ij,ij->i", b, b))
-    cosines = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+    """cos(A[p], B[p]) for every p; 1 where both rows are zero, 0 where only one is; NaN where a row
+    holds inf or NaN (no direction). Rows of huge or tiny values, whose squares overflow or underflow
+    float64, are scaled first (a cosine does not change when a row is).
+
+    >>> a = np.array([[1e300, 1e300], [1e-300, 0.0], [np.inf, 1.0]])
+    >>> _row_cosines(a, np.array([[1e300, 0], [2e-300, 0], [1, 1]]))
+    array([0.70710678, 1.        ,        nan])
+    """
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        squares_a, squares_b = np.einsum("ij,ij->i", a, a), np.einsum("ij,ij->i", b, b)
+        tiny = np.finfo(np.float64).tiny / np.finfo(np.float64).eps  # below this, squares have lost digits
+        awkward = ~((squares_a < np.inf) & (squares_b < np.inf) & (squares_a != 0) & (squares_b != 0))
+        awkward |= (squares_a < tiny) | (squares_b < tiny)
+        awkward &= np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
+        if awkward.any():  # scale those rows by their largest |value|: squares stay in range
+            a, b = a.copy(), b.copy()
+            for table in (a, b):
+                largest = np.abs(table[awkward]).max(axis=1, keepdims=True)
+                table[awkward] /= np.where(largest > 0, largest, 1.0)
+            squares_a[awkward] = np.einsum("ij,ij->i", a[awkward], a[awkward])
+            squares_b[awkward] = np.einsum("ij,ij->i", b[awkward], b[awkward])
+        dots = np.einsum("ij,ij->i", a, b)
+        norms = np.sqrt(squares_a) * np.sqrt(squares_b)
+        cosines = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
     both_zero = (norms == 0) & ~a.any(axis=1) & ~b.any(axis=1)
     cosines[both_zero] = 1.0
+    cosines[~(np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1))] = np.nan
     return np.clip(cosines, -1.0, 1.0)
 
 
@@ -255,7 +287,7 @@ class _DifferenceStats:
         self.row = 0
         self.agree = True
         self.max_abs, self.worst, self.sum_abs, self.max_rel = -1.0, (0, 0), 0.0, 0.0
-        self.cosine_min, self.cosine_sum = 1.0, 0.0
+        self.cosine_min, self.cosine_sum, self.cosine_undefined = np.inf, 0.0, 0
         self.allowed_max, self.allowed_position = 0.0, 0
         self.kept: list[tuple[np.ndarray, np.ndarray]] = []
         self.width = 0
@@ -295,8 +327,10 @@ class _DifferenceStats:
         if same_nan.any():  # NaN in both counts as equal: as 0 in both for the cosine
             a, b = np.where(same_nan, 0.0, a), np.where(same_nan, 0.0, b)
         cosines = _row_cosines(a, b)
-        self.cosine_min = min(self.cosine_min, float(cosines.min()))
-        self.cosine_sum += float(cosines.sum())
+        defined = ~np.isnan(cosines)
+        self.cosine_undefined += rows - int(np.count_nonzero(defined))
+        self.cosine_min = min(self.cosine_min, float(cosines.min(initial=np.inf, where=defined)))
+        self.cosine_sum += float(cosines.sum(where=defined))
         self.row += rows
 
     def result(self) -> Comparison:
@@ -305,19 +339,22 @@ class _DifferenceStats:
             tolerance = max(self.allowed_max, rounding_tolerance(*self.dtypes, scale=self.scale))
             head_a = np.concatenate([a for a, _ in self.kept])
             head_b = np.concatenate([b for _, b in self.kept])
-            diagnosis = diagnose(head_a, head_b, tolerance=tolerance)
+            with np.errstate(invalid="ignore", over="ignore"):  # inf at the same places: inf − inf matches nothing
+                diagnosis = diagnose(head_a, head_b, tolerance=tolerance)
             if diagnosis is not None and len(head_a) < self.length:
                 diagnosis = replace(
                     diagnosis, description=f"{diagnosis.description} (diagnosed on the first {len(head_a)} rows)"
                 )
+        defined = self.length - self.cosine_undefined  # positions with a cosine
         return Comparison(
             shape=(self.length, self.width),
             max_abs=self.max_abs,
             mean_abs=self.sum_abs / (self.length * self.width),
             max_rel=self.max_rel,
             worst=self.worst,
-            cosine_min=self.cosine_min,
-            cosine_mean=self.cosine_sum / self.length,
+            cosine_min=self.cosine_min if defined else np.nan,
+            cosine_mean=self.cosine_sum / defined if defined else np.nan,
+            cosine_undefined=self.cosine_undefined,
             atol=self.allowed_max,
             rtol=self.rtol,
             agree=self.agree,
@@ -337,7 +374,7 @@ def _abs_difference(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarra
     >>> difference.tolist(), both_nan.tolist()
     ([[0.0, 0.0, inf, 0.5]], [[True, False, False, False]])
     """
-    with np.errstate(invalid="ignore"):  # inf − inf
+    with np.errstate(invalid="ignore", over="ignore"):  # inf − inf; 1e308 − −1e308 is beyond float64: inf
         difference = a - b
     np.abs(difference, out=difference)
     both_nan = np.isnan(a) & np.isnan(b)

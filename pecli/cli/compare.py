@@ -269,7 +269,7 @@ def _comparison_json(first: Any, second: Any, result: Any) -> dict[str, Any]:
         "mean_abs": result.mean_abs,
         "max_rel": result.max_rel,
         "worst": {"position": result.worst[0], "dimension": result.worst[1]},
-        "cosine": {"min": result.cosine_min, "mean": result.cosine_mean},
+        "cosine": {"min": result.cosine_min, "mean": result.cosine_mean, "undefined": result.cosine_undefined},
         "same_nan": result.same_nan,
         "diagnosis": None
         if diagnosis is None
@@ -290,7 +290,7 @@ def _print_comparison(out: Output, first: Any, second: Any, result: Any) -> None
     out.data(f"max |A − B|        {result.max_abs:.6g} (position {position}, dimension {dimension})")
     out.data(f"mean |A − B|       {result.mean_abs:.6g}")
     out.data(f"max relative       {result.max_rel:.6g} (where B ≠ 0)")
-    out.data(f"cosine per position min {result.cosine_min:.6g}, mean {result.cosine_mean:.6g}")
+    out.data(result.cosine_text())
     if result.same_nan:
         out.data(f"NaN at the same {result.same_nan} position{'s' * (result.same_nan != 1)} in both (counted as equal)")
     tolerance = result.tolerance_text()
