@@ -166,12 +166,12 @@ def _row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     >>> _row_cosines(a, np.array([[1e300, 0], [2e-300, 0], [1, 1]]))
     array([0.70710678, 1.        ,        nan])
     """
+    finite = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         squares_a, squares_b = np.einsum("ij,ij->i", a, a), np.einsum("ij,ij->i", b, b)
         tiny = np.finfo(np.float64).tiny / np.finfo(np.float64).eps  # below this, squares have lost digits
-        awkward = ~((squares_a < np.inf) & (squares_b < np.inf) & (squares_a != 0) & (squares_b != 0))
-        awkward |= (squares_a < tiny) | (squares_b < tiny)
-        awkward &= np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
+        awkward = ~((squares_a < np.inf) & (squares_b < np.inf)) | (squares_a < tiny) | (squares_b < tiny)
+        awkward &= finite
         if awkward.any():  # scale those rows by their largest |value|: squares stay in range
             a, b = a.copy(), b.copy()
             for table in (a, b):
@@ -184,7 +184,7 @@ def _row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         cosines = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
     both_zero = (norms == 0) & ~a.any(axis=1) & ~b.any(axis=1)
     cosines[both_zero] = 1.0
-    cosines[~(np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1))] = np.nan
+    cosines[~finite] = np.nan
     return np.clip(cosines, -1.0, 1.0)
 
 
