@@ -545,8 +545,17 @@ def test_bad_input(item: Case, tmp_path, request):
     assert_one_line_error(result, item.code, item.words)
 
 
-#: the first case of each command and exit code that runs in this process, to run as a real process too
-PROCESS_CASES = list({(item.command, item.code): item for item in reversed(CASES) if not item.tty}.values())[::-1]
+def _first_of_each_command_and_code(cases: list[Case]) -> list[Case]:
+    """The first case of each (command, exit code) among those that run in this process."""
+    first: dict[tuple[str, int], Case] = {}
+    for item in cases:
+        if not item.tty:
+            first.setdefault((item.command, item.code), item)
+    return list(first.values())
+
+
+#: cases that run in this process and, to show that it answers as a real one does, as a real process too
+PROCESS_CASES = _first_of_each_command_and_code(CASES)
 
 
 @pytest.mark.parametrize("item", PROCESS_CASES, ids=[c.id for c in PROCESS_CASES])
