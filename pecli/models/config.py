@@ -18,18 +18,15 @@ learned positions to the weight that holds the table.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from pecli.errors import ParameterError, TableFileError, did_you_mean
+from pecli.errors import ParameterError, TableFileError
+from pecli.models.encoding import ROPE_TYPES, ModelEncoding, config_int, known_rope_type
+from pecli.models.rope_config import rope_encoding
 
 __all__ = ["ROPE_TYPES", "ModelEncoding", "config_int", "known_rope_type", "model_encoding", "read_config"]
-
-#: every rope_type transformers 5 knows (``ROPE_INIT_FUNCTIONS`` plus the unscaled ``default``)
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
 
 #: fairseq-style sinusoidal tables (transformers' ``*SinusoidalPositionalEmbedding``): model_type ->
 #: (preset, config key of the length); these offset positions by padding_idx + 1
@@ -47,32 +44,6 @@ _LEARNED = {
     "gpt2": ("n_positions", "n_embd", "wpe.weight", 0),
     "opt": ("max_position_embeddings", "hidden_size", "decoder.embed_positions.weight", 2),
 }
-
-
-@dataclass(frozen=True)
-class ModelEncoding:
-    """The position encoding a config implies: a pecli scheme and its arguments, or a learned weight."""
-
-    model_type: str
-    scheme: str | None  #: None: learned positions (see :attr:`learned_weight`)
-    params: dict[str, Any] = field(default_factory=dict)
-    preset: str | None = None
-    length: int | None = None  #: the model's context (max_position_embeddings)
-    dim: int | None = None
-    #: what -> (the config key it came from, the config's value)
-    provenance: dict[str, tuple[str, Any]] = field(default_factory=dict)
-    learned_weight: str | None = None  #: the weight that holds a learned table
-    notes: tuple[str, ...] = ()
-
-    def metadata(self, source: str) -> dict[str, str]:
-        """String pairs recording the config file, its model type and each value with its key.
-
-        >>> ModelEncoding("bloom", "alibi", {"heads": 4}, provenance={"heads": ("n_head", 4)}).metadata("c.json")
-        {'from_config': 'c.json', 'model_type': 'bloom', 'config.n_head': '4'}
-        """
-        meta = {"from_config": source, "model_type": self.model_type}
-        meta.update({f"config.{key}": json.dumps(value) for key, value in self.provenance.values()})
-        return meta
 
 
 def read_config(path: str) -> dict[str, Any]:
@@ -113,8 +84,6 @@ def model_encoding(config: Mapping[str, Any]) -> ModelEncoding:
     if model_type == "mpt" and _get(config, "attn_config", {}).get("alibi", True):
         return _alibi(config, model_type, ("n_heads",))
     if any(key in config for key in ("rope_parameters", "rope_theta", "rope_scaling")):
-        from pecli.models.rope_config import rope_encoding
-
         return rope_encoding(config, model_type)
     if model_type == "marian":
         return _sinusoidal(config, model_type, "marian", "max_position_embeddings", offset=None)
@@ -183,28 +152,3 @@ def _sinusoidal(
 def _get(config: Mapping[str, Any], key: str, default: Any) -> Any:
     value = config.get(key, default)
     return default if value is None else value
-
-
-def config_int(config: Mapping[str, Any], key: str) -> int:
-    """``config[key]`` as a positive integer; a ParameterError naming the key otherwise.
-
-    >>> config_int({"n_head": 4}, "n_head")
-    4
-    """
-    value = config.get(key)
-    if value is None:
-        raise ParameterError(f"config.json has no {key}", hint=f"add {key} to the config")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0 or value != math.floor(value):
-        raise ParameterError(f"config.json: {key} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def known_rope_type(rope_type: Any) -> str:
-    """``rope_type`` if transformers knows it; a ParameterError listing the known ones otherwise.
-
-    >>> known_rope_type("yarn")
-    'yarn'
-    """
-    if rope_type not in ROPE_TYPES:
-        raise ParameterError(f"unknown rope_type {rope_type!r}", hint=did_you_mean(str(rope_type), ROPE_TYPES))
-    return rope_type

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pecli.errors import ParameterError
-from pecli.models.config import ModelEncoding, config_int, known_rope_type
+from pecli.models.encoding import ModelEncoding, config_int, known_rope_type
 
 __all__ = ["rope_encoding"]
 
