@@ -129,6 +129,8 @@ class Output:
         #: ``--json``: the command prints its result as one JSON document
         self.json_output = json_output
         self._color = color
+        #: the bytes of a table read from stdin, kept so that it can be read again (tensor by tensor)
+        self.stdin_table: bytes | None = None
 
     def set_switches(self, *, quiet: bool, no_color: bool, json_output: bool) -> None:
         """Apply a command line's ``-q``, ``--no-color`` and ``--json`` to this run's output."""
