@@ -48,7 +48,7 @@ def identify(
     *,
     out: Output,
 ) -> None:
-    from pecli.cli.inputs import InputTable, as_matrix, file_parts, is_file_input, load_input, pair_label, rope_pair
+    from pecli.cli.inputs import InputTable, as_matrix, is_file_input, load_input, pair_label, rope_pair
     from pecli.errors import ParameterError
 
     if not is_file_input(source):
@@ -58,7 +58,7 @@ def identify(
         )
     from pecli.analysis.identify import identify_rope_pair, identify_table
 
-    pair = rope_pair(file_parts(out, source)) if key is None else None
+    pair = rope_pair(out, source) if key is None else None
     if pair is not None:  # a RoPE table written as its cos and sin: one table
         cos, sin = pair
         table = InputTable(cos.array, pair_label(cos, sin), cos.metadata, source, dtype=cos.dtype)

@@ -164,20 +164,38 @@ def file_parts(out: Output, source: str) -> list[InputTable] | None:
     return [load_input(out, source, key=name) for name in entries]
 
 
-def rope_pair(tables: list[InputTable] | None) -> tuple[InputTable, InputTable] | None:
-    """The (cos, sin) of a RoPE table stored as two tensors (``cos``/``sin``, ``rope.cos``/``rope.sin``), else None.
+def rope_pair_names(entries: dict[str, Any]) -> tuple[str, str] | None:
+    """The names of a RoPE table's (cos, sin) when a file's tensors (name -> (shape, dtype)) are just those two.
 
-    >>> import numpy as np
-    >>> tables = [InputTable(np.ones((2, 2)), f"r.safetensors [{k}]", key=k) for k in ("sin", "cos")]
-    >>> [t.key for t in rope_pair(tables)]
-    ['cos', 'sin']
+    ``cos``/``sin`` as ``pecli generate rope`` writes them, or with a common prefix (``rope.cos``), of
+    one 2-D shape; None for any other file.
+
+    >>> rope_pair_names({"sin": ((4, 2), "float32"), "cos": ((4, 2), "float32")})
+    ('cos', 'sin')
+    >>> rope_pair_names({"cos": ((4, 2), "float32"), "sin": ((4, 3), "float32")}) is None
+    True
     """
-    if tables is None or len(tables) != 2:
+    if len(entries) != 2:
         return None
-    by_part = {(table.key or "")[-3:].lower(): table for table in tables}
+    by_part = {name[-3:].lower(): name for name in entries}
     cos, sin = by_part.get("cos"), by_part.get("sin")
-    if cos is None or sin is None or (cos.key or "")[:-3] != (sin.key or "")[:-3]:
+    if cos is None or sin is None or cos[:-3] != sin[:-3]:
         return None
+    (cos_shape, _), (sin_shape, _) = entries[cos], entries[sin]
+    return (cos, sin) if len(cos_shape) == 2 and tuple(cos_shape) == tuple(sin_shape) else None
+
+
+def rope_pair(out: Output, source: str) -> tuple[InputTable, InputTable] | None:
+    """A file's (or stdin's) RoPE table stored as its cos and sin tensors, read as two tables; None otherwise."""
+    if not is_file_input(source) or os.path.isdir(source):
+        return None
+    from pecli.io import read_tensors
+
+    entries, _ = read_tensors(readable(out, source))
+    names = rope_pair_names(entries)
+    if names is None:
+        return None
+    cos, sin = (load_input(out, source, key=name) for name in names)
     return cos, sin
 
 
