@@ -213,7 +213,7 @@ def _load_pair(
             loaded[1 - side] = by_part.get(part, loaded[1 - side])
         loaded[side] = InputTable(table.array(), spec.text, table.metadata(), spec.text)
     for side, pair in enumerate(pairs):
-        if pair is not None and loaded[side] not in pair:
+        if pair is not None and all(loaded[side] is not part for part in pair):
             cols = pair[0].array.shape[1]
             out.note(
                 f"{loaded[side].label}: cos and sin compared side by side "
