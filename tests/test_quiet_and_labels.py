@@ -4,6 +4,7 @@ compare and plot, from a path or stdin alike; a bfloat16 file is called bfloat16
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -62,7 +63,7 @@ def test_quiet_keeps_errors_and_asked_for_outputs(cli, files):
 
 
 def test_identify_reads_a_rope_files_cos_and_sin_as_one_table(cli, files):
-    for args, stdin in (([files["rope"]], b""), (["-"], open(files["rope"], "rb").read())):
+    for args, stdin in (([files["rope"]], b""), (["-"], Path(files["rope"]).read_bytes())):
         result = cli("identify", *args, "--json", stdin=stdin)
         assert result.code == 0, result.stderr
         found = json.loads(result.out)
@@ -97,7 +98,7 @@ def test_compare_a_rope_file_with_a_rope_spec_needs_no_key(cli, files):
     assert cli("compare", files["rope"], "rope").code == 1  # base 10000: different
     one_part = cli("compare", "rope:base=500000,part=sin", files["rope"])
     assert one_part.code == 0 and "rope.safetensors [sin] — 32 × 16" in one_part.out
-    stdin = cli("compare", "-", "rope:base=500000", stdin=open(files["rope"], "rb").read())
+    stdin = cli("compare", "-", "rope:base=500000", stdin=Path(files["rope"]).read_bytes())
     assert stdin.code == 0 and "<stdin> [cos, sin]" in stdin.out
 
 
@@ -116,7 +117,7 @@ def test_a_bfloat16_file_is_called_bfloat16(cli, files):
 def test_plot_of_a_rope_stream_draws_both_panels_as_a_path_does(cli, files):
     size = ("--width", "60", "--height", "24")
     by_path = cli("plot", files["rope"], *size)
-    by_stdin = cli("plot", "-", *size, stdin=open(files["rope"], "rb").read())
+    by_stdin = cli("plot", "-", *size, stdin=Path(files["rope"]).read_bytes())
     assert by_path.code == by_stdin.code == 0, by_stdin.stderr
     def drawn(text):  # the panels without their titles (a title is cut to the width at its name)
         return [line for line in text.splitlines() if not line.startswith("rope: ")]
