@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import warnings
 
 import numpy as np
 import pytest
@@ -57,6 +58,19 @@ def test_binary_sine():
     p, k = np.meshgrid(np.arange(5), np.arange(3), indexing="ij")
     np.testing.assert_allclose(table, np.sin(p * np.pi / 2.0 ** (k + 1)), atol=1e-15)
     np.testing.assert_allclose(table[:, 0], [0, 1, 0, -1, 0], atol=1e-15)
+
+
+def test_binary_sine_wide_table_has_no_overflow():
+    # 2.0 ** (k + 1) overflowed past k = 1022 ("overflow encountered in power" from identify of a
+    # 65536 × 1024 table); the frequency there is only tiny, so the columns are sin(p · tiny) ≈ 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = pecli.encode("binary-sine", 3, 1100, dtype="float64", rows=range(2, 3))
+    assert table.shape == (1, 1100)
+    assert table[0, 0] == np.sin(2 * np.pi / 2)
+    assert table[0, 1] == np.sin(np.pi / 2)
+    assert table[0, 1020] == np.sin(2 * np.pi / 2.0**1021)
+    assert np.all(table[0, 1080:] == 0.0) and np.all(np.isfinite(table))
 
 
 def test_memn2n_reference_and_formula():

@@ -155,9 +155,11 @@ def _load_pair(
     dtype: str | None,
 ) -> list[Any]:
     """Both tables: files first, then scheme specs shaped like the file (or by --d/--len)."""
+    import numpy as np
+
     from pecli.analysis.compare import value_precision
     from pecli.cli.common import require_shape
-    from pecli.cli.inputs import InputTable, as_matrix, load_input
+    from pecli.cli.inputs import InputTable, as_matrix, load_input, rope_pair
     from pecli.cli.specs import looks_like_spec, parse_spec
     from pecli.dtypes import DTYPES
     from pecli.errors import ParameterError
@@ -172,8 +174,14 @@ def _load_pair(
     if all(spec is None for spec in specs) and (d is not None or length is not None or dtype is not None):
         raise ParameterError("--d, --len and --dtype shape a scheme spec, but A and B are files", hint="drop them")
     loaded: list[Any] = [None, None]
+    #: a file side that holds a RoPE table as its cos and sin: the two tables, compared side by side
+    pairs: list[Any] = [None, None]
     for side, spec in enumerate(specs):
         if spec is None:
+            pairs[side] = rope_pair(out, texts[side]) if keys[side] is None else None
+            if pairs[side] is not None:
+                loaded[side] = _side_by_side(*pairs[side])
+                continue
             table = load_input(out, texts[side], key=keys[side])
             table.array, note = as_matrix(table.array, table.label)  # (1, L, d) and (L, 1, d) squeezed
             if note:
@@ -184,7 +192,7 @@ def _load_pair(
             continue
         other = loaded[1 - side]
         if other is not None:
-            rows, cols = other.array.shape
+            rows, cols = (other if pairs[1 - side] is None else pairs[1 - side][0]).array.shape
             # the dtype the other table was rounded to: its file's record, else what its values show
             other_dtype = other.metadata.get("dtype") or value_precision(other.array)
             other_dtype = other_dtype if other_dtype in DTYPES else "float32"
@@ -193,8 +201,35 @@ def _load_pair(
             other_dtype = "float32"
             shape = require_shape(length, d)
         table = spec.table(length=shape[0], dim=shape[1], dtype=dtype or other_dtype)
+        parts = table.parts()
+        if pairs[1 - side] is not None and len(parts) > 1:  # the spec's parts side by side, as the file's
+            array = np.hstack([part.array() for part in parts])
+            names = ", ".join(part.name for part in parts)
+            loaded[side] = InputTable(array, f"{spec.text} [{names}]", table.metadata(), spec.text)
+            continue
+        if pairs[1 - side] is not None:  # the spec names one part: the file's tensor of that part
+            part = table.params.get("part")
+            by_part = dict(zip(("cos", "sin"), pairs[1 - side], strict=True))
+            loaded[1 - side] = by_part.get(part, loaded[1 - side])
         loaded[side] = InputTable(table.array(), spec.text, table.metadata(), spec.text)
+    for side, pair in enumerate(pairs):
+        if pair is not None and all(loaded[side] is not part for part in pair):
+            cols = pair[0].array.shape[1]
+            out.note(
+                f"{loaded[side].label}: cos and sin compared side by side "
+                f"(columns 0–{cols - 1} cos, {cols}–{2 * cols - 1} sin; --key-{'ab'[side]} takes one)"
+            )
     return loaded
+
+
+def _side_by_side(cos: Any, sin: Any) -> Any:
+    """A RoPE pair as one table: its cos columns, then its sin columns."""
+    import numpy as np
+
+    from pecli.cli.inputs import InputTable, pair_label
+
+    array = np.hstack([cos.array, sin.array])
+    return InputTable(array, pair_label(cos, sin), cos.metadata, cos.source, dtype=cos.dtype)
 
 
 #: two files whose tables together pass this in float64 are compared in row chunks, never loaded whole
@@ -252,7 +287,7 @@ def _compare_streamed(first: _StreamedTable, second: _StreamedTable, **tolerance
 def _shape_and_dtype(table: Any) -> tuple[tuple[int, ...], str]:
     if isinstance(table, _StreamedTable):
         return table.shape, table.dtype
-    return table.array.shape, table.array.dtype.name
+    return table.array.shape, table.dtype_name  # as stored: a bfloat16 file is bfloat16, not its float32 values
 
 
 def _comparison_json(first: Any, second: Any, result: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any
@@ -47,7 +48,7 @@ def identify(
     *,
     out: Output,
 ) -> None:
-    from pecli.cli.inputs import as_matrix, is_file_input, load_input
+    from pecli.cli.inputs import InputTable, as_matrix, is_file_input, load_input, pair_label, rope_pair
     from pecli.errors import ParameterError
 
     if not is_file_input(source):
@@ -55,16 +56,25 @@ def identify(
             f"identify reads a table, but {source!r} names a scheme",
             hint=f"write it first: pecli generate {source} --d … --len … -o pe.npy",
         )
-    table = load_input(out, source, key=key)
-    values, note = table.array, None
-    if values.ndim == 2 or (values.ndim == 3 and 1 in values.shape[:2]):
-        values, note = as_matrix(values, table.label)  # (1, L, d) and (L, 1, d) squeezed
-    if note:
-        out.note(note)
-    from pecli.analysis.identify import identify_table
+    from pecli.analysis.identify import identify_rope_pair, identify_table
 
-    with _progress_line(out) as progress:
-        found = identify_table(values, progress=progress)
+    pair = rope_pair(out, source) if key is None else None
+    if pair is not None:  # a RoPE table written as its cos and sin: one table
+        cos, sin = pair
+        table = InputTable(cos.array, pair_label(cos, sin), cos.metadata, source, dtype=cos.dtype)
+        with _progress_line(out) as progress:
+            found = identify_rope_pair(cos.array, sin.array, progress=progress)
+    else:
+        table = load_input(out, source, key=key)
+        values, note = table.array, None
+        if values.ndim == 2 or (values.ndim == 3 and 1 in values.shape[:2]):
+            values, note = as_matrix(values, table.label)  # (1, L, d) and (L, 1, d) squeezed
+        if note:
+            out.note(note)
+        with _progress_line(out) as progress:
+            found = identify_table(values, progress=progress)
+    # the file's dtype: a bfloat16 table is held as float32, the precision of its values tells the rest
+    found = dataclasses.replace(found, dtype=table.dtype_name)
     if out.json_output:
         out.json({"source": table.label, **found.to_json()})
     else:
@@ -105,6 +115,8 @@ def _print(out: Output, table: Any, found: Any) -> None:
     shape = " × ".join(map(str, found.shape))
     out.data(f"{table.label}: {shape}, dtype {found.dtype}, value precision {found.precision}")
     best = found.best
+    if found.parts:
+        out.data(f"  read as one table: its tensors {' and '.join(map(repr, found.parts))} (pass --key to take one)")
     if found.level == "exact":
         out.data(f"match: {best.describe()}")
         out.data(f"  max error {best.max_error:.3g} (within {found.precision} rounding, {found.tolerance:.3g})")

@@ -25,6 +25,13 @@ class InputTable:
     label: str  #: a title: the scheme and parameters, or the file name and key
     metadata: dict[str, str] = field(default_factory=dict)
     source: str = ""
+    key: str | None = None  #: the tensor of the file it was read from
+    dtype: str = ""  #: the stored dtype, when numpy holds the values wider (a bfloat16 file's float32)
+
+    @property
+    def dtype_name(self) -> str:
+        """The table's dtype as stored: ``bfloat16`` for a bfloat16 file, else the array's."""
+        return self.dtype or self.array.dtype.name
 
 
 def note_chosen_key(out: Output, requested: str | None, chosen: str | None) -> None:
@@ -93,14 +100,9 @@ def load_input(
 
             array, label = model_directory_input(out, source, key)
             return InputTable(array, label, {}, source)
-        if source == "-" and out.stdin_is_terminal:
-            raise ParameterError(
-                "refusing to read a table from the terminal (stdin is not redirected)",
-                hint="pipe one in: pecli generate --d 64 --len 128 -o - | pecli plot -",
-            )
         from pecli.io import read_table
 
-        table = read_table(source, key=key)
+        table = read_table(readable(out, source), key=key)
         note_chosen_key(out, key, table.key)
         name = "<stdin>" if source == "-" else os.path.basename(source)
         label = f"{name} [{table.key}]" if table.key else name
@@ -108,13 +110,102 @@ def load_input(
             label = _describe(table.metadata.get("scheme", ""), table.metadata) + f" — {label}"
         from pecli.cli.output import printable
 
-        return InputTable(table.array, printable(label), table.metadata, source)  # titles: text from the file
+        # titles: text from the file
+        return InputTable(table.array, printable(label), table.metadata, source, table.key, table.dtype)
     if key is not None:
         raise ParameterError(f"--key applies to files, but {source!r} is a scheme", hint="drop --key")
     from pecli.cli.common import build_table
 
     spec = build_table(source, preset, scheme_params, length=length, dim=dim, dtype=dtype, name="pe").single().check()
-    return InputTable(spec.array(), _describe(spec.scheme, spec.metadata()), spec.metadata(), source)
+    return InputTable(spec.array(), _describe(spec.scheme, spec.metadata()), spec.metadata(), source, dtype=dtype)
+
+
+def readable(out: Output, source: str) -> Any:
+    """``source`` as the table readers take it: a path as is, ``-`` as stdin's bytes.
+
+    Stdin is read once per run and kept (on ``out``), so a file that arrives there can be read
+    tensor by tensor, as a file given by its path is.
+    """
+    if source != "-":
+        return source
+    if out.stdin_table is None:
+        if out.stdin_is_terminal:
+            raise ParameterError(
+                "refusing to read a table from the terminal (stdin is not redirected)",
+                hint="pipe one in: pecli generate --d 64 --len 128 -o - | pecli plot -",
+            )
+        from pecli.io.source import open_source
+
+        handle, _, _ = open_source("-")
+        with handle:
+            out.stdin_table = handle.read()
+    import io
+
+    from pecli.io.source import STDIN_NAME
+
+    stream = io.BytesIO(out.stdin_table)
+    stream.name = STDIN_NAME  # type: ignore[misc]  # the name messages give it
+    return stream
+
+
+def file_parts(out: Output, source: str) -> list[InputTable] | None:
+    """The tensors of a file (or stdin) when there are several and all share one 2-D shape; else None.
+
+    A RoPE file's ``cos`` and ``sin``, or a file of one table per layer, read as one table each.
+    """
+    if not is_file_input(source) or os.path.isdir(source):
+        return None
+    from pecli.io import read_tensors
+
+    entries, _ = read_tensors(readable(out, source))
+    shapes = {shape for shape, _ in entries.values()}
+    if len(entries) < 2 or len(shapes) != 1 or len(next(iter(shapes))) != 2:
+        return None
+    return [load_input(out, source, key=name) for name in entries]
+
+
+def rope_pair_names(entries: dict[str, Any]) -> tuple[str, str] | None:
+    """The names of a RoPE table's (cos, sin) when a file's tensors (name -> (shape, dtype)) are just those two.
+
+    ``cos``/``sin`` as ``pecli generate rope`` writes them, or with a common prefix (``rope.cos``), of
+    one 2-D shape; None for any other file.
+
+    >>> rope_pair_names({"sin": ((4, 2), "float32"), "cos": ((4, 2), "float32")})
+    ('cos', 'sin')
+    >>> rope_pair_names({"cos": ((4, 2), "float32"), "sin": ((4, 3), "float32")}) is None
+    True
+    """
+    if len(entries) != 2:
+        return None
+    by_part = {name[-3:].lower(): name for name in entries}
+    cos, sin = by_part.get("cos"), by_part.get("sin")
+    if cos is None or sin is None or cos[:-3] != sin[:-3]:
+        return None
+    (cos_shape, _), (sin_shape, _) = entries[cos], entries[sin]
+    return (cos, sin) if len(cos_shape) == 2 and tuple(cos_shape) == tuple(sin_shape) else None
+
+
+def rope_pair(out: Output, source: str) -> tuple[InputTable, InputTable] | None:
+    """A file's (or stdin's) RoPE table stored as its cos and sin tensors, read as two tables; None otherwise."""
+    if not is_file_input(source) or os.path.isdir(source):
+        return None
+    from pecli.io import read_tensors
+
+    entries, _ = read_tensors(readable(out, source))
+    names = rope_pair_names(entries)
+    if names is None:
+        return None
+    cos, sin = (load_input(out, source, key=name) for name in names)
+    return cos, sin
+
+
+def pair_label(cos: InputTable, sin: InputTable) -> str:
+    """The title of a RoPE pair: its cos part's, naming both tensors.
+
+    >>> pair_label(InputTable(None, "rope — r.safetensors [cos]", key="cos"), InputTable(None, "", key="sin"))
+    'rope — r.safetensors [cos, sin]'
+    """
+    return cos.label.replace(f"[{cos.key}]", f"[{cos.key}, {sin.key}]")
 
 
 def _describe(scheme: str, metadata: dict[str, str]) -> str:

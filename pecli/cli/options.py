@@ -176,7 +176,10 @@ KeyOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as one JSON document on stdout.")]
-QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="Print only data and errors.")]
+QuietOpt = Annotated[
+    bool,
+    typer.Option("-q", "--quiet", help="Print nothing but errors: the exit code answers (-o -, --json still write)."),
+]
 NoColorOpt = Annotated[bool, typer.Option("--no-color", help="No colour (also NO_COLOR or TERM=dumb).")]
 PresetOpt = Annotated[
     Optional[str],

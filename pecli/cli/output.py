@@ -4,7 +4,8 @@ One :class:`Output` is built per run (by :func:`pecli.cli.app.main`, or on first
 ``CliRunner``) and handed to the command with the switches of its command line
 (:func:`pecli.cli.options.output_options`: ``-q``, ``--no-color``, ``--json``). Results go to
 :meth:`Output.data` (stdout) or :meth:`Output.json` (exactly one JSON document on stdout); notes,
-warnings and errors go to stderr, and ``--quiet`` silences all but data and errors. Colour follows
+warnings and errors go to stderr. ``--quiet`` leaves only the exit code and errors: no report, no
+note; an output asked for by name (``-o -``, ``--json``) is still written. Colour follows
 ``NO_COLOR``, ``TERM=dumb`` and ``--no-color``. Whether a stream is a terminal, and how large the
 terminal is, are asked here only (:func:`is_terminal`, :meth:`Output.terminal_size`). Tests build
 an ``Output`` over ``io.StringIO`` streams.
@@ -129,6 +130,8 @@ class Output:
         #: ``--json``: the command prints its result as one JSON document
         self.json_output = json_output
         self._color = color
+        #: the bytes of a table read from stdin, kept so that it can be read again (tensor by tensor)
+        self.stdin_table: bytes | None = None
 
     def set_switches(self, *, quiet: bool, no_color: bool, json_output: bool) -> None:
         """Apply a command line's ``-q``, ``--no-color`` and ``--json`` to this run's output."""
@@ -166,7 +169,15 @@ class Output:
 
     # -- results ---------------------------------------------------------------------------
     def data(self, text: str) -> None:
-        """A result line on stdout."""
+        """A result line on stdout; none with ``--quiet``, whose answer is the exit code.
+
+        >>> import io
+        >>> out = Output(stdout=io.StringIO(), quiet=True)
+        >>> out.data("same within 1e-06"); out.stdout.getvalue()
+        ''
+        """
+        if self.quiet:
+            return
         self.stdout.write(text if text.endswith("\n") else text + "\n")
 
     def json(self, document: Any) -> None:

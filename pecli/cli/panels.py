@@ -7,7 +7,6 @@ tensor and ``--slice`` one slice (for the alibi scheme itself, its ``--head``).
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Any, Optional
 
 import typer
@@ -43,17 +42,10 @@ def load_parts(
     """The tables of a multi-part scheme or of a file whose tensors share one 2-D shape; None otherwise."""
     if key is not None:
         return None
-    if is_file_input(source):
-        if source == "-" or os.path.isdir(source):  # stdin is read once; a model directory names its table
-            return None
-        from pecli.cli.inputs import load_input
-        from pecli.io import read_tensors
+    if is_file_input(source):  # a path or stdin alike (a model directory names its table)
+        from pecli.cli.inputs import file_parts
 
-        entries, _ = read_tensors(source)
-        shapes = {shape for shape, _ in entries.values()}
-        if len(entries) < 2 or len(shapes) != 1 or len(next(iter(shapes))) != 2:
-            return None
-        return [load_input(out, source, key=name) for name in entries]
+        return file_parts(out, source)
     from pecli.cli.common import build_table
     from pecli.schemes.catalog import SCHEMES
 

@@ -353,4 +353,4 @@ def read_table(source: str | IO[bytes], key: str | None = None) -> LoadedTable:
             hint="read a smaller table, or another tensor of the file with --key",
         )
         array = entry.load()
-    return LoadedTable(array=array, key=chosen or None, metadata=metadata, source=name)
+    return LoadedTable(array=array, key=chosen or None, metadata=metadata, source=name, dtype=entry.dtype)

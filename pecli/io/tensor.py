@@ -158,6 +158,7 @@ class LoadedTable:
     key: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     source: str = ""
+    dtype: str = ""  #: the stored dtype ("bfloat16" for a table numpy holds as float32)
 
 
 @dataclass

@@ -73,7 +73,10 @@ def binary_sine_table(length: int, dim: int, *, dtype: str = "float32", rows: ra
         array([1.      , 0.707107])
     """
     positions, columns, _, _ = _grid(length, dim, rows)
-    return round_to(np.sin(positions * (np.pi / 2.0 ** (columns + 1))), dtype)
+    # π / 2^(k+1) as an exact power-of-two scaling: 2.0 ** (k + 1) overflows to inf past k = 1022,
+    # where the frequency itself is merely tiny (subnormal, then 0)
+    frequencies = np.ldexp(np.pi, -(columns.astype(np.int64) + 1))
+    return round_to(np.sin(positions * frequencies), dtype)
 
 
 def memn2n_table(length: int, dim: int, *, dtype: str = "float32", rows: range | None = None) -> np.ndarray:

@@ -23,7 +23,8 @@ the first in search order wins: presets, then round bases and offsets, then fitt
 """
 
 from pecli.analysis.identify.candidates import BASES
+from pecli.analysis.identify.pairs import identify_rope_pair
 from pecli.analysis.identify.result import Candidate, Identification, generate_command
 from pecli.analysis.identify.search import identify_table
 
-__all__ = ["BASES", "Candidate", "Identification", "generate_command", "identify_table"]
+__all__ = ["BASES", "Candidate", "Identification", "generate_command", "identify_rope_pair", "identify_table"]

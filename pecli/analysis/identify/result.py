@@ -75,6 +75,8 @@ class Identification:
     gaussian: bool = False  #: no match, and the values look like N(mean, std²) draws (a random or learned table)
     #: the table is this query row of each head's ALiBi biases (BLOOM's, MPT's (H, 1, L)): pe[:, q, :]
     query_row: int | None = None
+    #: the tensors identified together as one table (a RoPE file's ``cos`` and ``sin``); empty for one tensor
+    parts: tuple[str, ...] = ()
 
     @property
     def matched(self) -> bool:
@@ -92,7 +94,8 @@ class Identification:
             length = None if candidate.params.get("part") == "slopes" else self.shape[-1]
             return generate_command(candidate, length=length, dim=None, dtype=dtype)
         length = None if "grid" in SCHEMES[candidate.scheme].defaults else self.shape[-2]  # the grid sets it
-        return generate_command(candidate, length=length, dim=self.shape[-1], dtype=dtype)
+        tensors = max(1, len(self.parts))
+        return generate_command(candidate, length=length, dim=self.shape[-1], dtype=dtype, tensors=tensors)
 
     def equivalent(self) -> Candidate | None:
         """The other description of the same table: a sinusoid's frequency shift 1 at base b is shift 0
@@ -126,6 +129,7 @@ class Identification:
             "value_mean": self.value_mean,
             "value_std": self.value_std,
             **({"query_row": self.query_row} if self.query_row is not None else {}),
+            **({"parts": list(self.parts)} if self.parts else {}),
             # the same table described another way (shift 1 at b = shift 0 at b^(h/(h−1))), with its command
             **({"equivalent": equivalent_json} if equivalent is not None else {}),
         }
@@ -151,15 +155,18 @@ def _flags(params: Mapping[str, Any], reference: Mapping[str, Any]) -> list[str]
     return flags
 
 
-def _output(dtype: str, stem: str) -> list[str]:
-    return (["--dtype", dtype] if dtype != "float32" else []) + [
-        "-o",
-        f"{stem}.safetensors" if dtype == "bfloat16" else f"{stem}.npy",
-    ]
+def _output(dtype: str, stem: str, *, tensors: int = 1) -> list[str]:
+    # .npy holds one tensor and no bfloat16
+    suffix = "safetensors" if dtype == "bfloat16" or tensors > 1 else "npy"
+    return (["--dtype", dtype] if dtype != "float32" else []) + ["-o", f"{stem}.{suffix}"]
 
 
-def generate_command(candidate: Candidate, *, length: int | None, dim: int | None, dtype: str = "float32") -> str:
+def generate_command(
+    candidate: Candidate, *, length: int | None, dim: int | None, dtype: str = "float32", tensors: int = 1
+) -> str:
     """The ``pecli generate`` command line that writes ``candidate``'s table (``None``: a size it does not take).
+
+    ``tensors``: how many tensors the command writes (a RoPE table's cos and sin: 2, to a .safetensors).
 
     Example:
         >>> generate_command(Candidate("sinusoidal", {**SCHEMES["sinusoidal"].defaults, "base": 5e5}), length=8, dim=4)
@@ -176,7 +183,7 @@ def generate_command(candidate: Candidate, *, length: int | None, dim: int | Non
         reference = dict(SCHEMES[candidate.scheme].defaults)
     parts += _flags(candidate.params, reference)
     parts += (["--d", str(dim)] if dim is not None else []) + (["--len", str(length)] if length is not None else [])
-    return " ".join(parts + _output(dtype, "pe"))
+    return " ".join(parts + _output(dtype, "pe", tensors=tensors))
 
 
 def timestep_command(candidate: Candidate, *, dim: int, dtype: str = "float32") -> str:
