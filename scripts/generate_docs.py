@@ -144,7 +144,7 @@ def man_page() -> str:
         for paragraph in paragraphs:
             lines += [roff(paragraph), ".PP"]
         for heading, params in help_sections(command, ctx):  # under the headings of --help
-            lines += [".PP", f"{roff(heading)}:"]
+            lines += [*([] if lines[-1] == ".PP" else [".PP"]), f"{roff(heading)}:"]
             for param in params:
                 lines += _option_lines(param, ctx)
         if examples:
