@@ -33,7 +33,7 @@ def _help(*names: str, width: int) -> str:
 def _sections(text: str) -> dict[str, str]:
     """Heading -> body of each section (a line ``Heading:`` at column 0) of a help text."""
     parts = re.split(r"^(\S[^\n]*):\n", text, flags=re.MULTILINE)
-    return dict(zip(parts[1::2], parts[2::2]))
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
 
 
 def _flags(body: str) -> set[str]:

@@ -2,8 +2,9 @@
 
 Typer 0.26 vendors click as ``typer._click``; pecli needs a few of its names to turn click's
 errors into one-line messages, to tell a broken pipe from a failure, and to print completion
-help literally; :func:`use_plain_help` adjusts how its plain (rich-less) help reads. pyproject pins ``typer<0.29`` (0.29 imports pydantic at every start, ~0.1 s):
-when that pin moves, this module is the one to revisit.
+help literally; :func:`use_plain_help` adjusts how its plain (rich-less) help reads. pyproject
+pins ``typer<0.29`` (0.29 imports pydantic at every start, ~0.1 s): when that pin moves,
+this module is the one to revisit.
 
 >>> issubclass(NoArgsIsHelpError, ClickException), callable(get_completion_class)
 (True, True)
@@ -15,13 +16,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from typer.core import TyperArgument, TyperCommand, TyperOption
 from typer._click import Context
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer._click.shell_completion import CompletionItem, add_completion_class, get_completion_class
 from typer._click.types import FloatParamType, IntParamType
 from typer._click.utils import PacifyFlushWrapper
 from typer._completion_classes import FishComplete, ZshComplete, completion_init
+from typer.core import TyperArgument, TyperCommand, TyperOption
 
 __all__ = [
     "ClickException",

@@ -249,7 +249,7 @@ def scheme_panel(name: str, among: Iterable[str] = ()) -> str:
 
 
 def _schemes_note(name: str) -> str:
-    """"Schemes: a, b." for a parameter several schemes take, unless its choices already name them all.
+    """The note "Schemes: a, b." for a parameter several schemes take, unless its choices name them all.
 
     >>> _schemes_note("base"), _schemes_note("heads"), _schemes_note("positions")
     ('Schemes: sinusoidal, rope, rope2d, sincos2d.', '', '')
@@ -275,9 +275,7 @@ def _panel_order(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(names, key=lambda name: rank.get(scheme_panel(name, names), 0)))
 
 
-def _scheme_parameter(
-    name: str, taken: frozenset[str] = frozenset(), among: Iterable[str] = ()
-) -> inspect.Parameter:
+def _scheme_parameter(name: str, taken: frozenset[str] = frozenset(), among: Iterable[str] = ()) -> inspect.Parameter:
     """The typer parameter of scheme parameter ``name``; its aliases only where the command has no such flag."""
     param = PARAMS[name]
     flags = [f"{param.flag}/{param.negative_flag}"] if param.negative_flag else [param.flag]
