@@ -46,9 +46,10 @@ def _flags(body: str) -> set[str]:
     return flags
 
 
-def _first_line(name: str) -> str:
-    root = typer.main.get_command(app)
-    return (root.commands[name].help or "").strip().splitlines()[0]
+def _summary(name: str) -> str:
+    """The command's own one-line summary: its ``short_help``, else its help's first line."""
+    command = typer.main.get_command(app).commands[name]
+    return command.short_help or (command.help or "").strip().splitlines()[0]
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -59,7 +60,7 @@ def test_command_listing_shows_every_summary_whole_on_one_line(width):
     for row in rows:
         name, summary = row.split(maxsplit=1)
         assert len(row) <= width and "..." not in summary
-        assert summary == _first_line(name), name  # the first line of the command's own help, whole
+        assert summary == _summary(name), name  # whole, as the command states it
         assert summary.endswith((".", ")"))
 
 

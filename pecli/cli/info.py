@@ -17,7 +17,7 @@ from pecli.cli.output import Output, printable
 if TYPE_CHECKING:
     from pecli.io import StoredTensor
 
-HELP = """Describe a table file: tensors, shapes, dtypes, metadata.
+HELP = """Describe a table file: every tensor's name, shape (e.g. [len, d]) and dtype, and its metadata.
 
 FILE is a .npy, .safetensors or .pt file (told by content), or - for stdin. For a file pecli
 wrote, the metadata names the scheme and every parameter; for any other safetensors file, its own

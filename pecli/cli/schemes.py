@@ -9,7 +9,7 @@ import typer
 from pecli.cli.options import complete_scheme, output_options
 from pecli.cli.output import Output
 
-HELP = """List every scheme and preset with its formula and source.
+HELP = """List every scheme and preset: formula in one line, parameters with defaults, source.
 
 With NAME, only that scheme and its presets in full. Read from the scheme registry, so a new
 scheme appears here (and in every command) at once.
