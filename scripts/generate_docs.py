@@ -23,7 +23,7 @@ if str(ROOT) not in sys.path:
 import typer  # noqa: E402
 
 from pecli import __version__  # noqa: E402
-from pecli.cli._typer_compat import Context, get_completion_class  # noqa: E402
+from pecli.cli._typer_compat import Context, get_completion_class, help_sections  # noqa: E402
 from pecli.cli.app import COMPLETE_VAR, app  # noqa: E402
 from pecli.errors import ExitCode  # noqa: E402
 
@@ -143,9 +143,10 @@ def man_page() -> str:
         lines.append(f'.SS "pecli {roff(name)} {roff(" ".join(command.collect_usage_pieces(ctx)))}"')
         for paragraph in paragraphs:
             lines += [roff(paragraph), ".PP"]
-        lines.append("Arguments and options:")
-        for param in command.get_params(ctx):
-            lines += _option_lines(param, ctx)
+        for heading, params in help_sections(command, ctx):  # under the headings of --help
+            lines += [*([] if lines[-1] == ".PP" else [".PP"]), f"{roff(heading)}:"]
+            for param in params:
+                lines += _option_lines(param, ctx)
         if examples:
             lines += [".PP", "Examples:", ".RS", ".nf", *map(roff, examples), ".fi", ".RE"]
     if all_examples:

@@ -2,8 +2,9 @@
 
 Typer 0.26 vendors click as ``typer._click``; pecli needs a few of its names to turn click's
 errors into one-line messages, to tell a broken pipe from a failure, and to print completion
-help literally. pyproject pins ``typer<0.29`` (0.29 imports pydantic at every start, ~0.1 s):
-when that pin moves, this module is the one to revisit.
+help literally; :func:`use_plain_help` adjusts how its plain (rich-less) help reads. pyproject
+pins ``typer<0.29`` (0.29 imports pydantic at every start, ~0.1 s): when that pin moves,
+this module is the one to revisit.
 
 >>> issubclass(NoArgsIsHelpError, ClickException), callable(get_completion_class)
 (True, True)
@@ -11,6 +12,7 @@ when that pin moves, this module is the one to revisit.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +22,7 @@ from typer._click.shell_completion import CompletionItem, add_completion_class, 
 from typer._click.types import FloatParamType, IntParamType
 from typer._click.utils import PacifyFlushWrapper
 from typer._completion_classes import FishComplete, ZshComplete, completion_init
+from typer.core import TyperArgument, TyperCommand, TyperOption
 
 __all__ = [
     "ClickException",
@@ -32,7 +35,9 @@ __all__ = [
     "add_completion_class",
     "completion_init",
     "get_completion_class",
+    "help_sections",
     "use_number_parsers",
+    "use_plain_help",
 ]
 
 
@@ -45,3 +50,58 @@ def use_number_parsers(parse_int: Callable[[Any], int], parse_float: Callable[[A
     """
     IntParamType._number_class = staticmethod(parse_int)  # type: ignore[assignment]
     FloatParamType._number_class = staticmethod(parse_float)  # type: ignore[assignment]
+
+
+#: the heading of options that name no panel (``rich_help_panel``), as in rich help
+OPTIONS_PANEL = "Options"
+
+_typer_option_metavar = TyperOption.make_metavar
+_typer_argument_metavar = TyperArgument.make_metavar
+
+
+def _option_metavar(self: TyperOption, ctx: Context) -> str:
+    """click's uppercase placeholder (``FLOAT``, ``INT``, ``TEXT``) where the vendored click writes ``<float>``."""
+    return re.sub(r"^<(\w+)>", lambda match: match.group(1).upper(), _typer_option_metavar(self, ctx))
+
+
+def _argument_metavar(self: TyperArgument, ctx: Context, *, usage: bool = False) -> str:
+    """An argument's metavar as written; in the usage line ``[NAME]`` when optional, never ``{NAME}``."""
+    metavar = _typer_argument_metavar(self, ctx, usage=False)
+    return f"[{metavar}]" if usage and not self.required and not metavar.startswith("[") else metavar
+
+
+def help_sections(command: Any, ctx: Context) -> list[tuple[str, list[Any]]]:
+    """``command``'s parameters as help lists them: (heading, params) for the arguments, "Options", then each panel.
+
+    Options go under their ``rich_help_panel`` (``None``: "Options"), panels in order of first use;
+    hidden parameters are left out. The man page groups its entries the same way.
+    """
+    sections: dict[str, list[Any]] = {"Arguments": [], OPTIONS_PANEL: []}
+    for param in command.get_params(ctx):
+        if getattr(param, "hidden", False):
+            continue
+        heading = "Arguments" if param.param_type_name == "argument" else None
+        heading = heading or getattr(param, "rich_help_panel", None) or OPTIONS_PANEL
+        sections.setdefault(heading, []).append(param)
+    return [(heading, params) for heading, params in sections.items() if params]
+
+
+def _format_options_by_panel(self: TyperCommand, ctx: Context, formatter: Any) -> None:
+    """The arguments, then the options under their ``rich_help_panel`` headings ("Options" first)."""
+    for heading, params in help_sections(self, ctx):
+        records = [record for record in (param.get_help_record(ctx) for param in params) if record is not None]
+        if records:
+            with formatter.section(heading):
+                formatter.write_dl(records)
+
+
+def use_plain_help() -> None:
+    """Make typer's plain help read as pecli wants it (pecli runs typer without rich: start-up time).
+
+    Options are listed under their ``rich_help_panel`` heading, as rich help does (plain help
+    ignores it); placeholders are click's ``FLOAT``/``INT``/``TEXT``, not ``<float>``; a required
+    argument shows in the usage line as ``INPUT``, not ``{INPUT}``.
+    """
+    TyperCommand.format_options = _format_options_by_panel  # type: ignore[method-assign]
+    TyperOption.make_metavar = _option_metavar  # type: ignore[method-assign]
+    TyperArgument.make_metavar = _argument_metavar  # type: ignore[method-assign]

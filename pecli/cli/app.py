@@ -84,16 +84,28 @@ def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
         pretty_exceptions_enable=False,
         context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     )
-    from pecli.cli._typer_compat import use_number_parsers
+    from pecli.cli._typer_compat import use_number_parsers, use_plain_help
     from pecli.cli.options import ascii_float, ascii_int
 
     app.callback()(_root)
     use_number_parsers(ascii_int, ascii_float)  # --d ８ or --len ١٢ is refused, not read as 8 or 12
+    use_plain_help()  # options under their panels' headings, FLOAT not <float>, INPUT not {INPUT}
     for name in commands:
         importlib.import_module(f"pecli.cli.{name}").register(app)
     for command in app.registered_commands:
         command.callback = _stop_quietly_when_reader_leaves(command.callback)
+        # the listing of pecli --help shows the help's first line whole, never cut to fit ("else right...")
+        command.short_help = command.short_help or summary_line(command.help or command.callback.__doc__ or "")
     return app
+
+
+def summary_line(help_text: str) -> str:
+    """A command's one-line summary for the listing of ``pecli --help``: the first line of its help.
+
+    >>> summary_line("Generate a positional-encoding table.\\n\\nSCHEME defaults to sinusoidal.")
+    'Generate a positional-encoding table.'
+    """
+    return help_text.strip().split("\n", 1)[0].strip()
 
 
 def _silence_stdout() -> None:

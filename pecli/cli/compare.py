@@ -11,7 +11,7 @@ from pecli.cli.options import DimOpt, KeyOpt, LenOpt, output_options
 from pecli.cli.output import Output
 from pecli.errors import ExitCode
 
-HELP = """Compare two tables, or report the properties of schemes (--properties).
+HELP = """Compare two tables, or check schemes' properties (--properties).
 
 A and B are files, - (stdin), or scheme specs: NAME or NAME:param=value,… where NAME is a
 scheme or a preset (sinusoidal:layout=split,freq_shift=1; fairseq; count). A spec takes its

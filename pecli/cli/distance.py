@@ -28,7 +28,7 @@ from pecli.cli.drawing import (
 from pecli.cli.options import DimOpt, FormatOpt, KeyOpt, LenOpt, PresetOpt, output_options, scheme_options
 from pecli.cli.output import Output
 
-HELP = """The len × len matrix of a metric between position vectors, or its profile over offsets.
+HELP = """Distances between positions: a len × len matrix, or its profile.
 
 INPUT is a table file, - (stdin), or a scheme with the generate options. Without -o, draw the
 matrix as a terminal heatmap; -o FILE.png|svg|pdf draws a figure; -o FILE.npy|safetensors|csv|tsv

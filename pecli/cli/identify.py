@@ -14,7 +14,7 @@ from pecli.cli.options import KeyOpt, output_options
 from pecli.cli.output import Output
 from pecli.errors import ExitCode
 
-HELP = """Find the known convention that produced a table, and the command that reproduces it.
+HELP = """Name the convention that produced a table, and its command.
 
 Searches the sinusoidal family (layout, sin/cos order, frequency shift, base — a grid with 10000
 and the common RoPE bases 500000 and 1e6, plus the base read off the table — and first position),

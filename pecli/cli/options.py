@@ -7,6 +7,9 @@ Commands declare ``d: DimOpt = None`` instead of repeating an option's flags and
 decorate themselves with :func:`scheme_options` to accept every scheme parameter of
 :data:`pecli.schemes.params.PARAMS` (``--base``, ``--layout``…) plus ``--preset``. The decorated
 function receives them as one ``scheme_params`` dict holding only the options actually given.
+In help, each scheme's own options stand under its heading ("rope options"), and those several
+schemes take under "Scheme options", with ``--preset``: both read from the registry
+(:func:`scheme_panel`), so a new scheme gets its heading at once.
 Every command that prints is decorated with :func:`output_options`: ``-q``, ``--no-color`` and
 ``--json`` mean the same everywhere, and the command receives the run's one
 :class:`~pecli.cli.output.Output` as ``out``.
@@ -221,16 +224,70 @@ def choices_help(name: str) -> str:
     return "; ".join(f"{', '.join(names)}: {'|'.join(values)}" for values, names in schemes_by_values.items()) + "."
 
 
-def _scheme_parameter(name: str, taken: frozenset[str] = frozenset()) -> inspect.Parameter:
+def schemes_taking(name: str) -> tuple[str, ...]:
+    """The schemes that take parameter ``name``, in the registry's order.
+
+    >>> schemes_taking("heads"), schemes_taking("seed")
+    (('alibi',), ('learned', 'gaussian'))
+    """
+    from pecli.schemes.catalog import SCHEMES
+
+    return tuple(scheme.name for scheme in SCHEMES.values() if name in scheme.defaults)
+
+
+def scheme_panel(name: str, among: Iterable[str] = ()) -> str:
+    """The help heading of parameter ``name``: "SCHEME options" when one scheme takes it, else :data:`SCHEME_PANEL`.
+
+    ``among`` are the other parameters the command offers: when every one of them belongs to the
+    same single scheme (``timestep`` offers only the timestep scheme's), that scheme's heading.
+
+    >>> scheme_panel("heads"), scheme_panel("base")
+    ('alibi options', 'Scheme options')
+    >>> scheme_panel("freq_shift", among=["max_period", "scale"])
+    'timestep options'
+    """
+    shared = set(schemes_taking(name)).intersection(*(schemes_taking(other) for other in among))
+    schemes = schemes_taking(name) if len(shared) != 1 else tuple(shared)
+    return f"{schemes[0]} options" if len(schemes) == 1 else SCHEME_PANEL
+
+
+def _schemes_note(name: str) -> str:
+    """The note "Schemes: a, b." for a parameter several schemes take, unless its choices name them all.
+
+    >>> _schemes_note("base"), _schemes_note("heads"), _schemes_note("positions")
+    ('Schemes: sinusoidal, rope, rope2d, sincos2d.', '', '')
+    """
+    from pecli.schemes.catalog import SCHEMES
+
+    schemes = schemes_taking(name)
+    named = {scheme.name for scheme in SCHEMES.values() if name in scheme.choices}
+    if len(schemes) < 2 or set(schemes) <= named:
+        return ""
+    return f"Schemes: {', '.join(schemes)}."
+
+
+def _panel_order(names: tuple[str, ...]) -> tuple[str, ...]:
+    """``names`` grouped by heading: the shared ones first, then each scheme's in the registry's order.
+
+    >>> _panel_order(("cos_first", "heads", "base", "std"))
+    ('base', 'cos_first', 'std', 'heads')
+    """
+    from pecli.schemes.catalog import SCHEMES
+
+    rank = {f"{scheme} options": index for index, scheme in enumerate(SCHEMES, start=1)}
+    return tuple(sorted(names, key=lambda name: rank.get(scheme_panel(name, names), 0)))
+
+
+def _scheme_parameter(name: str, taken: frozenset[str] = frozenset(), among: Iterable[str] = ()) -> inspect.Parameter:
     """The typer parameter of scheme parameter ``name``; its aliases only where the command has no such flag."""
     param = PARAMS[name]
     flags = [f"{param.flag}/{param.negative_flag}"] if param.negative_flag else [param.flag]
     flags += [alias for alias in param.aliases if alias not in taken]
     option = typer.Option(
         *flags,
-        help=" ".join(filter(None, (param.help, choices_help(name)))),
+        help=" ".join(filter(None, (param.help, choices_help(name), _schemes_note(name)))),
         metavar=param.metavar,
-        rich_help_panel=SCHEME_PANEL,
+        rich_help_panel=scheme_panel(name, among),
         show_default=False,
         autocompletion=_choices_completion(name),
     )
@@ -247,13 +304,14 @@ def scheme_options(command: Any = None, *, names: Iterable[str] | None = None) -
     """
     if command is None:
         return functools.partial(scheme_options, names=names)
-    chosen = tuple(names) if names is not None else tuple(PARAMS)
+    chosen = _panel_order(tuple(names) if names is not None else tuple(PARAMS))
 
     def given_params(**values: Any) -> dict[str, Any]:
         return {name: value for name, value in values.items() if value is not None}
 
     taken = _own_flags(command)
-    extra = [_scheme_parameter(name, taken) for name in chosen]
+    among = chosen if names is not None else ()  # a command of one scheme's options shows them under its heading
+    extra = [_scheme_parameter(name, taken, among) for name in chosen]
     return _replace_parameter(command, "scheme_params", extra, given_params)
 
 

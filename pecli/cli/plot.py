@@ -32,7 +32,7 @@ from pecli.cli.options import DimOpt, DtypeOpt, KeyOpt, LenOpt, PresetOpt, ascii
 from pecli.cli.output import Output
 from pecli.cli.panels import SliceOpt, draw_panels
 
-HELP = """Draw a table as a heatmap: an image file with -o, else right in the terminal.
+HELP = """Draw a table as a heatmap, in the terminal or as an image (-o).
 
 INPUT is a .npy, .safetensors or .pt file, - for stdin (npy or safetensors bytes), or a scheme
 with the generate options (an existing path wins over a scheme name). Large tables are

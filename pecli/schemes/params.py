@@ -195,7 +195,7 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "Multiply frequencies by π (NeRF paper) or not (nerf-pytorch).",
                 negative_flag="--no-pi",
             ),
-            Param("positions", "--positions", str, "normalized: positions in [−1, 1]; raw: 0, 1, 2, …", "KIND"),
+            Param("positions", "--positions", str, "Positions normalized to [−1, 1], or raw (0, 1, 2, …).", "KIND"),
             Param(
                 "bit_order",
                 "--bit-order",
