@@ -33,7 +33,9 @@ def register(app: typer.Typer) -> None:
 def schemes(
     name: Annotated[
         Optional[str],
-        typer.Argument(help="One scheme to show, with its presets, or one preset.", metavar="NAME", autocompletion=complete_scheme),
+        typer.Argument(
+            help="One scheme to show, with its presets, or one preset.", metavar="NAME", autocompletion=complete_scheme
+        ),
     ] = None,
     *,
     out: Output,
@@ -122,9 +124,7 @@ def scheme_document(name: str) -> dict[str, list[dict[str, Any]]]:
         }
     if name in preset_names():
         return {"schemes": [], "presets": [preset for preset in document["presets"] if preset["name"] == name]}
-    raise ParameterError(
-        f"unknown scheme or preset {name!r}", hint=did_you_mean(name, [*SCHEMES, *preset_names()])
-    )
+    raise ParameterError(f"unknown scheme or preset {name!r}", hint=did_you_mean(name, [*SCHEMES, *preset_names()]))
 
 
 def format_catalog(document: dict[str, list[dict[str, Any]]]) -> list[str]:
