@@ -160,7 +160,9 @@ def man_page() -> str:
     lines += [
         ".SH FILES",
         "Shell completions: \\fIcompletions/pecli.bash\\fR, \\fIcompletions/_pecli\\fR (zsh),",
-        "\\fIcompletions/pecli.fish\\fR in the source tree (see README.md).",
+        "\\fIcompletions/pecli.fish\\fR in the source tree, installed under the environment's \\fIshare/\\fR by",
+        "\\fBpip install .\\fR (not by an editable install); how to load them: docs/install.md,",
+        '"Shell completion and the man page".',
         ".SH SEE ALSO",
         "README.md in the pecli source tree; \\fBpecli schemes\\fR for every scheme and its source.",
     ]

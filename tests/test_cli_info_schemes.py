@@ -144,7 +144,37 @@ def test_schemes_name_shows_that_scheme_and_its_presets_only(cli):
     document = json.loads(cli("schemes", "count", "--json").out)
     assert [s["name"] for s in document["schemes"]] == ["count"] and document["presets"] == []
     assert "Presets" not in cli("schemes", "count").out  # a scheme without presets lists none
-    assert_clean_error(cli("schemes", "ropee"), 2, "unknown scheme 'ropee'", "did you mean 'rope'")
+    assert_clean_error(cli("schemes", "ropee"), 2, "unknown scheme or preset 'ropee'", "did you mean 'rope'")
+
+
+def test_schemes_name_finds_a_preset_with_its_scheme_parameters_and_source(cli):
+    """``schemes fairseq`` used to say "unknown scheme" although compare and generate accept the name."""
+    result = cli("schemes", "fairseq")
+    assert result.code == 0, result.stderr
+    lines = result.out.splitlines()
+    assert lines[0] == "Presets (--preset NAME):" and "Schemes:" not in result.out
+    assert lines[2].startswith("fairseq — sinusoidal: split [sin | cos]")
+    assert lines[3] == "  sets:    layout=split cos_first=off freq_shift=1.0 offset=2"
+    assert lines[4].startswith("  source:  facebookresearch/fairseq fairseq/modules/sinusoidal_positional_embedding.py")
+    assert "hint: pecli generate sinusoidal --preset fairseq" in result.stderr
+    document = json.loads(cli("schemes", "fairseq", "--json").out)
+    assert document["schemes"] == [] and [(p["name"], p["scheme"]) for p in document["presets"]] == [
+        ("fairseq", "sinusoidal")
+    ]
+    assert document["presets"][0]["params"]["offset"] == 2
+
+
+def test_schemes_name_of_a_shared_preset_shows_each_scheme_s_one(cli):
+    result = cli("schemes", "diffusers")
+    assert result.code == 0, result.stderr
+    assert [line.split(":")[0] for line in result.out.splitlines() if line.startswith("diffusers — ")] == [
+        "diffusers — sinusoidal",
+        "diffusers — timestep",
+        "diffusers — sincos2d",
+    ]
+    assert "  sets:    layout=by-axis base_size=16.0 interpolation_scale=1.0" in result.out
+    for scheme in ("sinusoidal", "timestep", "sincos2d"):
+        assert f"hint: pecli generate {scheme} --preset diffusers" in result.stderr
 
 
 @pytest.mark.parametrize("command", ["info", "schemes"])

@@ -74,8 +74,14 @@ def test_grid_schemes_take_their_length_from_the_grid(cli, tmp_path):
 def test_sincos2d_diffusers_preset_is_the_2d_one(cli):
     result = cli("generate", "sincos2d", "--preset", "diffusers", "--grid", "2,2", "--d", "8", "--json")
     assert json.loads(result.out)["params"]["base_size"] == 16.0
-    sinusoidal = cli("generate", "--preset", "diffusers", "--d", "8", "--len", "2", "--json")
+    sinusoidal = cli("generate", "sinusoidal", "--preset", "diffusers", "--d", "8", "--len", "2", "--json")
     assert json.loads(sinusoidal.out)["scheme"] == "sinusoidal"
+    # by name alone, diffusers is three presets: refused, naming them (it used to mean sinusoidal quietly)
+    assert_clean_error(
+        cli("generate", "--preset", "diffusers", "--d", "8", "--len", "2"),
+        2,
+        "preset 'diffusers' belongs to sinusoidal, timestep and sincos2d: name the scheme",
+    )
 
 
 @pytest.mark.parametrize(

@@ -172,6 +172,20 @@ def test_a_spec_with_a_preset_and_a_comma_value(spec, cli, tmp_path):
     assert_clean_error(cli("compare", table, "sincos2d:preset=maee,grid=14,14"), 2, "has no preset 'maee'")
 
 
+def test_a_bare_preset_name_several_schemes_share_is_refused_in_a_spec(cli, tmp_path):
+    """``diffusers`` as a spec quietly meant the sinusoidal preset; the scheme:preset=NAME spelling says which."""
+    table = _save(tmp_path, "pe.npy", pecli.encode("sinusoidal", 16, 8, preset="diffusers"))
+    assert_clean_error(
+        cli("compare", table, "diffusers"),
+        2,
+        "preset 'diffusers' in spec 'diffusers' belongs to sinusoidal, timestep and sincos2d: name the scheme",
+        "e.g. sinusoidal:preset=diffusers",
+    )
+    assert_clean_error(cli("compare", table, "guided-diffusion:offset=1"), 2, "sinusoidal and timestep")
+    assert cli("compare", table, "sinusoidal:preset=diffusers").code == 0
+    assert cli("compare", table, "fairseq").code == 1  # a name one scheme owns stays a spec
+
+
 def test_default_tolerance_follows_the_positions():
     """Row p may differ by eps32·p: the tutorial's float32 table is the preset, a shifted one is not."""
     length, dim = 2048, 64

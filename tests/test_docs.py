@@ -205,3 +205,45 @@ def test_relative_links_resolve_and_every_page_is_linked():
 
 def test_readme_is_a_front_door():
     assert len((ROOT / "README.md").read_text().splitlines()) < 150
+
+
+def test_no_page_repeats_a_heading():
+    """docs/install.md had "Shell completion and the man page" twice, one of them empty."""
+    for page in DOC_PAGES:
+        headings = [line for line in (ROOT / page).read_text().splitlines() if re.match(r"#{1,6} ", line)]
+        repeated = sorted({heading for heading in headings if headings.count(heading) > 1})
+        assert not repeated, f"{page} repeats {repeated}"
+
+
+def test_readme_says_which_files_record_how_they_were_made(tmp_path):
+    """Only .safetensors carries pecli's metadata; the README said "every file records how it was made"."""
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "every file records" not in readme
+    assert "a `.safetensors` file records how it was made" in readme
+    assert "`.npy`, `.pt` and CSV/TSV hold the values only" in readme
+    formats = ["safetensors", "npy"] + (["pt"] if importlib.util.find_spec("torch") else [])
+    for fmt in formats:
+        path = tmp_path / f"pe.{fmt}"
+        assert run_pecli("generate", "--preset", "fairseq", "--d", "8", "--len", "4", "-o", str(path)).code == 0
+        info = run_pecli("info", str(path)).stdout.decode()
+        recorded = "written by pecli" in info and "preset fairseq" in info and "offset=2" in info
+        assert recorded == (fmt == "safetensors"), (fmt, info)
+
+
+def test_the_readme_says_how_to_reach_the_man_page_after_its_own_install():
+    """``pip install -e .`` installs no data files, so ``man pecli`` alone finds nothing after it."""
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert readme.count("pip install -e .") >= 2  # the first command, and the sentence about it
+    assert "`man ./man/pecli.1` (from the checkout)" in readme and (ROOT / "man" / "pecli.1").is_file()
+    assert "installs no man page or completions" in readme
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert '"share/man/man1" = ["man/pecli.1"]' in pyproject  # what `pip install .` puts under share/
+
+
+def test_the_man_page_files_section_points_where_completions_are_documented(man_text):
+    files = _plain(man_text).split(".SH FILES", 1)[1].split(".SH", 1)[0]
+    assert "docs/install.md" in files and "see README.md" not in files
+    section = (ROOT / "docs" / "install.md").read_text().split("## Shell completion and the man page", 1)[1]
+    for path in ("completions/pecli.bash", "completions/_pecli", "completions/pecli.fish"):
+        assert path in files
+        assert path.split("/")[1] in section  # docs/install.md tells how to load each script

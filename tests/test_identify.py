@@ -147,9 +147,17 @@ def test_cli_text_json_and_pipe(cli, tmp_path):
     document = json.loads(cli("identify", str(path), "--json").out)
     assert document["match"] == "exact" and document["best"]["params"]["offset"] == 2
     assert document["command"] == "pecli generate --preset fairseq --d 16 --len 50 -o pe.npy"
-    generated = run_pecli("generate", "--preset", "guided-diffusion", "--d", "16", "--len", "40", "-o", "-")
+    generated = run_pecli(
+        "generate", "sinusoidal", "--preset", "guided-diffusion", "--d", "16", "--len", "40", "-o", "-"
+    )
     piped = run_pecli("identify", "-", stdin=generated.stdout)
     assert piped.code == 0 and "preset guided-diffusion" in piped.stdout.decode()
+    # a preset name two schemes share: the reproduce command names the scheme, and it runs
+    assert "reproduce: pecli generate --preset guided-diffusion sinusoidal --d 16 --len 40 -o pe.npy" in (
+        piped.stdout.decode()
+    )
+    again = run_pecli("generate", "--preset", "guided-diffusion", "sinusoidal", "--d", "16", "--len", "40", "-o", "-")
+    assert again.code == 0 and again.stdout == generated.stdout
 
 
 def test_bad_input(cli, tmp_path):
@@ -175,10 +183,10 @@ def test_bad_input(cli, tmp_path):
 def test_bfloat16_tables_read_back_as_float32(preset, cli, tmp_path):
     """safetensors and torch widen bfloat16 to float32; the values still carry bfloat16 rounding."""
     path = tmp_path / "bf16.safetensors"
-    assert (
-        cli("generate", "--preset", preset, "--d", "32", "--len", "64", "--dtype", "bfloat16", "-o", str(path)).code
-        == 0
+    generated = cli(
+        "generate", "sinusoidal", "--preset", preset, "--d", "32", "--len", "64", "--dtype", "bfloat16", "-o", str(path)
     )
+    assert generated.code == 0, generated.stderr
     table = read_table(str(path)).array
     assert table.dtype == np.float32
     found = identify_table(table)
@@ -187,7 +195,7 @@ def test_bfloat16_tables_read_back_as_float32(preset, cli, tmp_path):
     assert found.command().endswith("--dtype bfloat16 -o pe.safetensors")
     np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()).astype(np.float32), table)
     # a float16 table saved as float32 likewise
-    half = pecli.encode(None, 64, 32, preset=preset, dtype="float16").astype(np.float32)
+    half = pecli.encode("sinusoidal", 64, 32, preset=preset, dtype="float16").astype(np.float32)
     assert identify_table(half).level == "exact" and identify_table(half).reproduce_dtype == "float16"
 
 

@@ -25,7 +25,7 @@ F64 = {"dtype": "float64"}
     ],
 )
 def test_reference_vectors_at_position_1(preset, expected):
-    table = pecli.encode(None, 2, 4, preset=preset, **F64)
+    table = pecli.encode("sinusoidal", 2, 4, preset=preset, **F64)
     np.testing.assert_allclose(table[1], expected, atol=1e-10)
 
 
@@ -61,7 +61,7 @@ def test_vaswani_matches_the_paper_formula(d):
 def test_every_preset_reproduces_its_source(preset, reference, dims):
     for d in dims:
         np.testing.assert_allclose(
-            pecli.encode(None, 300, d, preset=preset, **F64), reference(300, d), atol=1e-11, err_msg=f"d={d}"
+            pecli.encode("sinusoidal", 300, d, preset=preset, **F64), reference(300, d), atol=1e-11, err_msg=f"d={d}"
         )
 
 
@@ -83,7 +83,7 @@ def test_options_equal_presets():
     split = pecli.encode("sinusoidal", 20, 8, layout="split", freq_shift=1, **F64)
     np.testing.assert_array_equal(split, pecli.encode(None, 20, 8, preset="tensor2tensor", **F64))
     flipped = pecli.encode("sinusoidal", 20, 8, layout="split", freq_shift=0, cos_first=True, **F64)
-    np.testing.assert_array_equal(flipped, pecli.encode(None, 20, 8, preset="guided-diffusion", **F64))
+    np.testing.assert_array_equal(flipped, pecli.encode("sinusoidal", 20, 8, preset="guided-diffusion", **F64))
 
 
 def test_preset_values_can_be_overridden():

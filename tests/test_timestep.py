@@ -136,10 +136,17 @@ def test_timestep_presets():
     assert resolve(None, "ldm", {})[0].name == "timestep"
 
 
-def test_sinusoidal_presets_keep_their_meaning():
-    assert get_preset("diffusers").scheme == "sinusoidal" and get_preset("guided-diffusion").scheme == "sinusoidal"
-    assert resolve(None, "diffusers", {})[0].name == "sinusoidal"
+def test_a_preset_name_several_schemes_share_needs_its_scheme():
+    assert get_preset("diffusers", "sinusoidal").scheme == "sinusoidal"
+    assert get_preset("guided-diffusion", "sinusoidal").scheme == "sinusoidal"
     assert resolve("timestep", "diffusers", {})[0].name == "timestep"
+    assert resolve("sincos2d", "diffusers", {})[1]["base_size"] == 16.0
+    with pytest.raises(ParameterError, match="'diffusers' belongs to sinusoidal, timestep and sincos2d"):
+        resolve(None, "diffusers", {})
+    with pytest.raises(ParameterError, match="'guided-diffusion' belongs to sinusoidal and timestep"):
+        get_preset("guided-diffusion")
+    with pytest.raises(ParameterError, match="scheme 'rope' has no preset 'diffusers'"):
+        resolve("rope", "diffusers", {})
     with pytest.raises(ParameterError, match="'ldm' is a 'timestep' preset"):
         resolve("sinusoidal", "ldm", {})
 
@@ -151,8 +158,8 @@ def test_generate_timestep_with_preset(cli, tmp_path):
     table = read_table(str(target))
     np.testing.assert_allclose(table.array, references.diffusers(np.arange(1000), 320), atol=1e-6)
     assert table.metadata["scheme"] == "timestep" and table.metadata["flip_sin_to_cos"] == "false"
-    # the sinusoidal "diffusers" preset is unchanged
-    sinusoidal = cli("generate", "--preset", "diffusers", "--d", "4", "--len", "2", "--json")
+    # the sinusoidal "diffusers" preset is unchanged, with its scheme named
+    sinusoidal = cli("generate", "sinusoidal", "--preset", "diffusers", "--d", "4", "--len", "2", "--json")
     assert json.loads(sinusoidal.out)["scheme"] == "sinusoidal"
 
 

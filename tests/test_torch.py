@@ -40,7 +40,7 @@ def test_torch_angle_path_on_cpu_equals_numpy(scheme, length, dim, params):
 @pytest.mark.parametrize("preset", ["vaswani", "fairseq", "tensor2tensor", "guided-diffusion", "marian"])
 def test_sinusoidal_module_adds_the_cli_table(preset):
     module = SinusoidalPositionalEncoding(12, max_len=20, preset=preset)
-    table = pecli.encode(None, 20, 12, preset=preset)
+    table = pecli.encode("sinusoidal", 20, 12, preset=preset)
     np.testing.assert_array_equal(module.pe.numpy(), table)
     x = torch.randn(3, 7, 12)
     np.testing.assert_array_equal(module(x).numpy(), (x + torch.from_numpy(table[:7])).numpy())
@@ -68,7 +68,7 @@ def test_timestep_module_matches_ldm_and_diffusers():
     np.testing.assert_allclose(diffusers, ref.diffusers(t.numpy(), 8), atol=1e-12)
     # integer timesteps: the rows of the generate preset, bit for bit
     steps = torch.arange(0, 1000, 37)
-    table = pecli.encode(None, 1000, 32, preset="guided-diffusion")
+    table = pecli.encode("sinusoidal", 1000, 32, preset="guided-diffusion")
     np.testing.assert_array_equal(TimestepEmbedding(32)(steps).numpy(), table[steps.numpy()])
 
 

@@ -11,7 +11,8 @@ from pecli.cli.output import Output
 
 HELP = """List every scheme and preset: formula in one line, parameters with defaults, source.
 
-With NAME, only that scheme and its presets in full. Read from the scheme registry, so a new
+With NAME, only that scheme and its presets in full, or the preset of that name (each one, where
+several schemes have a preset so named, as diffusers). Read from the scheme registry, so a new
 scheme appears here (and in every command) at once.
 
 Examples:
@@ -19,6 +20,7 @@ Examples:
 \b
   pecli schemes
   pecli schemes rope
+  pecli schemes fairseq
   pecli schemes --json
 """
 
@@ -31,7 +33,9 @@ def register(app: typer.Typer) -> None:
 def schemes(
     name: Annotated[
         Optional[str],
-        typer.Argument(help="One scheme to show, with its presets.", metavar="NAME", autocompletion=complete_scheme),
+        typer.Argument(
+            help="One scheme to show, with its presets, or one preset.", metavar="NAME", autocompletion=complete_scheme
+        ),
     ] = None,
     *,
     out: Output,
@@ -42,6 +46,9 @@ def schemes(
         return
     for line in format_catalog(document):
         out.data(line)
+    if name is not None and not document["schemes"]:  # a preset: how to use it (a shared name needs its scheme)
+        for preset in document["presets"]:
+            out.note(f"hint: pecli generate {preset['scheme']} --preset {preset['name']}")
 
 
 def catalog_document() -> dict[str, list[dict[str, Any]]]:
@@ -93,22 +100,31 @@ def catalog_document() -> dict[str, list[dict[str, Any]]]:
 
 
 def scheme_document(name: str) -> dict[str, list[dict[str, Any]]]:
-    """:func:`catalog_document` for the scheme ``name`` alone: its entry and its presets.
+    """:func:`catalog_document` for ``name`` alone: a scheme's entry and its presets, or the preset(s) so named.
 
-    An unknown name is a :class:`~pecli.errors.ParameterError` naming the nearest schemes.
+    A preset name (``fairseq``) gives its presets only, each naming its scheme; a name several schemes
+    use (``diffusers``) gives each of them. Neither a scheme nor a preset is a
+    :class:`~pecli.errors.ParameterError` naming the nearest names.
 
     >>> document = scheme_document("timestep")
     >>> [s["name"] for s in document["schemes"]], [p["name"] for p in document["presets"]]
     (['timestep'], ['ldm', 'guided-diffusion', 'diffusers', 'ddpm'])
+    >>> [(p["name"], p["scheme"]) for p in scheme_document("fairseq")["presets"]]
+    [('fairseq', 'sinusoidal')]
     """
-    from pecli.schemes.catalog import get_scheme
+    from pecli.errors import ParameterError, did_you_mean
+    from pecli.schemes.catalog import SCHEMES
+    from pecli.schemes.presets import preset_names
 
-    scheme = get_scheme(name)
     document = catalog_document()
-    return {
-        "schemes": [entry for entry in document["schemes"] if entry["name"] == scheme.name],
-        "presets": [preset for preset in document["presets"] if preset["scheme"] == scheme.name],
-    }
+    if name in SCHEMES:
+        return {
+            "schemes": [entry for entry in document["schemes"] if entry["name"] == name],
+            "presets": [preset for preset in document["presets"] if preset["scheme"] == name],
+        }
+    if name in preset_names():
+        return {"schemes": [], "presets": [preset for preset in document["presets"] if preset["name"] == name]}
+    raise ParameterError(f"unknown scheme or preset {name!r}", hint=did_you_mean(name, [*SCHEMES, *preset_names()]))
 
 
 def format_catalog(document: dict[str, list[dict[str, Any]]]) -> list[str]:
@@ -117,7 +133,7 @@ def format_catalog(document: dict[str, list[dict[str, Any]]]) -> list[str]:
     >>> format_catalog(catalog_document())[3]
     '  formula: PE[p, 2k] = sin(p / base^(2k/d)), PE[p, 2k+1] = cos(p / base^(2k/d))'
     """
-    lines = ["Schemes:"]
+    lines = ["Schemes:"] if document["schemes"] else []
     for scheme in document["schemes"]:
         lines += ["", f"{scheme['name']} — {scheme['summary']}", f"  formula: {scheme['formula']}"]
         params = [_describe_param(p) for p in scheme["params"]]
@@ -127,7 +143,7 @@ def format_catalog(document: dict[str, list[dict[str, Any]]]) -> list[str]:
         lines.append(f"  source:  {scheme['source']}")
     if not document["presets"]:
         return lines
-    lines += ["", "Presets (--preset NAME):"]
+    lines += [*([""] if lines else []), "Presets (--preset NAME):"]
     for preset in document["presets"]:
         params = " ".join(f"{k}={_show(v)}" for k, v in preset["params"].items())
         lines += [

@@ -99,7 +99,7 @@ def parse_spec(text: str) -> SchemeSpec:
     """Parse ``NAME`` or ``NAME:param=value,…``; a :class:`ParameterError` names the malformed part."""
     from pecli.schemes.catalog import SCHEMES
     from pecli.schemes.params import PARAMS
-    from pecli.schemes.presets import PRESETS, get_preset, preset_names
+    from pecli.schemes.presets import PRESETS, and_list, get_preset, preset_names, preset_schemes
 
     name, colon, rest = text.partition(":")
     if not name:
@@ -109,6 +109,12 @@ def parse_spec(text: str) -> SchemeSpec:
             f"unknown scheme {name!r} in spec {text!r}", hint=did_you_mean(name, [*SCHEMES, *preset_names()])
         )
     scheme, preset = (name, None) if name in SCHEMES else (None, name)
+    if preset is not None and len(preset_schemes(preset)) > 1:
+        owners = preset_schemes(preset)
+        raise ParameterError(
+            f"preset {preset!r} in spec {text!r} belongs to {and_list(owners)}: name the scheme",
+            hint=f"e.g. {owners[0]}:preset={preset}" + (f",{rest}" if rest else ""),
+        )
     takes = SCHEMES[name].defaults if scheme else SCHEMES[get_preset(name).scheme].defaults
     params: dict[str, Any] = {}
     if colon and not rest:

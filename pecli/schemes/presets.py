@@ -15,7 +15,7 @@ from typing import Any
 
 from pecli.errors import ParameterError, did_you_mean
 
-__all__ = ["PRESETS", "Preset", "get_preset", "preset_names"]
+__all__ = ["PRESETS", "Preset", "get_preset", "preset_names", "preset_schemes"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Preset:
 
 
 #: keyed by (scheme, name): a name may mean one convention per scheme (``diffusers`` is a
-#: sinusoidal preset and a timestep preset); by name alone, the first registered one wins
+#: sinusoidal preset and a timestep preset); by name alone, such a name is refused (see get_preset)
 PRESETS: Mapping[tuple[str, str], Preset] = MappingProxyType(
     {
         (p.scheme, p.name): p
@@ -201,19 +201,51 @@ PRESETS: Mapping[tuple[str, str], Preset] = MappingProxyType(
 
 
 def get_preset(name: str, scheme: str | None = None) -> Preset:
-    """The preset called ``name``: the one of ``scheme`` if it has one, else the first registered.
+    """The preset called ``name``: the one of ``scheme`` if it has one, else the only one of that name.
 
-    A :class:`ParameterError` naming the valid ones if there is none.
+    A name several schemes use (``diffusers``) needs its scheme: without it, or with a scheme that has
+    no such preset, a :class:`ParameterError` names the candidates. An unknown name is one naming the
+    valid presets.
 
-    >>> get_preset("diffusers").scheme, get_preset("diffusers", "timestep").scheme
+    >>> get_preset("fairseq").scheme, get_preset("diffusers", "timestep").scheme
     ('sinusoidal', 'timestep')
+    >>> try:
+    ...     get_preset("diffusers")
+    ... except ParameterError as error:
+    ...     print(error.message)
+    preset 'diffusers' belongs to sinusoidal, timestep and sincos2d: name the scheme
     """
     if scheme is not None and (scheme, name) in PRESETS:
         return PRESETS[scheme, name]
-    for preset in PRESETS.values():
-        if preset.name == name:
-            return preset
-    raise ParameterError(f"unknown preset {name!r}", hint=did_you_mean(name, preset_names()))
+    owners = preset_schemes(name)
+    if not owners:
+        raise ParameterError(f"unknown preset {name!r}", hint=did_you_mean(name, preset_names()))
+    if len(owners) > 1 and scheme is not None:
+        raise ParameterError(f"scheme {scheme!r} has no preset {name!r}", hint=f"{and_list(owners)} have one")
+    if len(owners) > 1:
+        raise ParameterError(
+            f"preset {name!r} belongs to {and_list(owners)}: name the scheme",
+            hint=f"give the scheme too, e.g. {owners[-1]} {{preset={name}}}",
+        )
+    return PRESETS[owners[0], name]
+
+
+def preset_schemes(name: str) -> list[str]:
+    """The schemes that have a preset called ``name``, in registration order (more than one: ambiguous).
+
+    >>> preset_schemes("diffusers"), preset_schemes("fairseq"), preset_schemes("nope")
+    (['sinusoidal', 'timestep', 'sincos2d'], ['sinusoidal'], [])
+    """
+    return [scheme for scheme, preset in PRESETS if preset == name]
+
+
+def and_list(words: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``.
+
+    >>> and_list(["sinusoidal", "timestep", "sincos2d"])
+    'sinusoidal, timestep and sincos2d'
+    """
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def preset_names() -> list[str]:

@@ -255,7 +255,7 @@ def x_transformers_alibi():
     "diffusers_get_timestep_embedding_default_128x64",
     "diffusers",
     "get_timestep_embedding(torch.arange(128), 64)",
-    "pecli generate --preset diffusers --d 64 --len 128 -o pe.npy",
+    "pecli generate --preset diffusers sinusoidal --d 64 --len 128 -o pe.npy",
 )
 def diffusers_default():
     import torch
@@ -268,7 +268,7 @@ def diffusers_default():
     "diffusers_get_timestep_embedding_flip_shift0_128x64",
     "diffusers",
     "get_timestep_embedding(torch.arange(128), 64, flip_sin_to_cos=True, downscale_freq_shift=0)",
-    "pecli generate --preset guided-diffusion --d 64 --len 128 -o pe.npy",
+    "pecli generate --preset guided-diffusion sinusoidal --d 64 --len 128 -o pe.npy",
 )
 def diffusers_flip():
     import torch
@@ -310,7 +310,7 @@ def diffusers_timesteps():
     "diffusers_timesteps_module_320_first128",
     "diffusers",
     "Timesteps(320, flip_sin_to_cos=True, downscale_freq_shift=0)(torch.arange(128))",
-    "pecli generate --preset guided-diffusion --d 320 --len 128 -o pe.npy",
+    "pecli generate --preset guided-diffusion sinusoidal --d 320 --len 128 -o pe.npy",
 )
 def diffusers_timesteps_320():
     import torch
@@ -510,7 +510,7 @@ def pytorch_tutorial():
     "guided_diffusion_timestep_embedding_128x64",
     "torch",
     "openai/guided-diffusion guided_diffusion/nn.py timestep_embedding(torch.arange(128), 64)",
-    "pecli generate --preset guided-diffusion --d 64 --len 128 -o pe.npy",
+    "pecli generate --preset guided-diffusion sinusoidal --d 64 --len 128 -o pe.npy",
 )
 def guided_diffusion():
     import torch

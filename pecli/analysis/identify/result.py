@@ -16,6 +16,7 @@ import numpy as np
 
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.params import PARAMS
+from pecli.schemes.presets import preset_schemes
 
 __all__ = ["Candidate", "Identification", "generate_command", "timestep_command"]
 
@@ -175,8 +176,8 @@ def generate_command(
     parts = ["pecli", "generate"]
     if candidate.presets:
         parts += ["--preset", candidate.presets[0]]
-        if resolve(None, candidate.presets[0], {})[0].name != candidate.scheme:
-            parts.append(candidate.scheme)  # a preset name several schemes share
+        if preset_schemes(candidate.presets[0]) != [candidate.scheme]:
+            parts.append(candidate.scheme)  # a preset name several schemes share needs its scheme
         reference = resolve(candidate.scheme, candidate.presets[0], {})[1]
     else:
         parts.append(candidate.scheme)
