@@ -172,7 +172,9 @@ def block_edges(
     return edges
 
 
-def lanczos_weights(centres: np.ndarray, targets: np.ndarray, spacing: float, *, cutoff: float = CUTOFF_PIXELS / 2) -> np.ndarray:
+def lanczos_weights(
+    centres: np.ndarray, targets: np.ndarray, spacing: float, *, cutoff: float = CUTOFF_PIXELS / 2
+) -> np.ndarray:
     """Weights (``len(targets)`` × ``len(centres)``, each row summing to 1) of a Lanczos low-pass
     filter sampled at ``centres`` for outputs at ``targets``, ``spacing`` input units apart.
 
