@@ -235,7 +235,7 @@ def test_image_output_with_size_title_and_note(cli, tmp_path, monkeypatch):
     assert result.code == 0, result.stderr
     assert _png_size(path) == (250, 200)
     assert titles == ["sinusoidal, 3000 × 64"]  # the parameters left at their defaults go unsaid
-    assert "block-averaged 3000 × 64 to " in result.stderr
+    assert "rows low-pass filtered to " in result.stderr and "(3000 rows;" in result.stderr
     assert result.stdout == b""  # no terminal heatmap without --terminal
 
 
