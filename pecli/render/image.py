@@ -251,8 +251,8 @@ def shrink_note(rows: int, cols: int, shrunk: Downsampled, *, filtered: bool = T
 
 
 def note_in_figure(figure: Any, note: str) -> None:
-    """``note`` in small grey text at the figure's bottom left: the image says how it was drawn."""
-    figure.text(0.01, 0.01, note, fontsize="x-small", color="0.35", ha="left", va="bottom", parse_math=False)
+    """``note`` in small grey text at the figure's bottom right corner: the image says how it was drawn."""
+    figure.text(0.995, 0.005, note, fontsize="x-small", color="0.35", ha="right", va="bottom", parse_math=False)
 
 
 def set_title(axes: Any, title: str, width_inches: float) -> None:
