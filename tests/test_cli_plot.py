@@ -235,7 +235,7 @@ def test_image_output_with_size_title_and_note(cli, tmp_path, monkeypatch):
     assert result.code == 0, result.stderr
     assert _png_size(path) == (250, 200)
     assert titles == ["sinusoidal, 3000 × 64"]  # the parameters left at their defaults go unsaid
-    assert "block-averaged 3000 × 64 to " in result.stderr
+    assert "rows low-pass filtered to " in result.stderr and "(3000 rows;" in result.stderr
     assert result.stdout == b""  # no terminal heatmap without --terminal
 
 
@@ -515,3 +515,23 @@ def test_lines_faster_than_the_pixels_are_named_with_the_rows_that_show_them(cli
     calm = cli("plot", "sinusoidal", "--d", "512", "--len", "2048", "--lines", "0,1,4,8", "--rows", "0:50",
                "-o", str(path), "--figsize", "4,3", "--dpi", "72")  # fmt: skip
     assert calm.code == 0 and "solid band" not in calm.stderr
+
+
+def test_rope_file_panels_are_titled_by_what_differs_first(cli, tmp_path, monkeypatch):
+    # issue 26 item 9: both terminal panels read "rope: base=…, … h…" (the [cos]/[sin] cut off), and
+    # each image panel repeated the six-line parameter list the figure title gives
+    from pecli.render import panels
+
+    path = tmp_path / "llama31.safetensors"
+    config = "tests/data/models/llama3/config.json"
+    assert cli("generate", "--from-config", config, "--len", "256", "-o", str(path)).code == 0
+    result = cli("plot", str(path), "--width", "100", "--height", "30", "--no-color")
+    assert result.code == 0, result.stderr
+    titles = [line for line in result.out.splitlines() if line.startswith(("cos", "sin"))]
+    assert [line[:6] for line in titles] == ["cos  (", "sin  ("] and "base=500000.0" in titles[0]
+    seen = {}
+    real = panels.save_panels
+    monkeypatch.setattr(panels, "save_panels", lambda *a, **kw: seen.update(kw) or real(*a, **kw))
+    assert cli("plot", str(path), "-o", str(tmp_path / "rope.png")).code == 0
+    assert seen["titles"] == ["cos", "sin"]
+    assert seen["title"].startswith("rope, 256 × 16: base=500000.0") and seen["title"].endswith("— llama31.safetensors")

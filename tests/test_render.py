@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -105,10 +106,11 @@ def test_image_averages_axes_longer_than_their_pixels_uniformly_and_by_whole_pai
     from pecli.render.image import save_heatmap
 
     note = save_heatmap(pecli.encode("sinusoidal", 2048, 512), str(tmp_path / "pe.png"), title="t")
-    shown_rows, shown_cols = (int(n) for n in note.split(" to ")[1].split(" cells")[0].split(" × "))
+    shown_rows, shown_cols = (
+        int(re.search(what + r" to (\d+)", note).group(1)) for what in ("filtered", "columns averaged")
+    )
     assert shown_cols == 256  # 512 columns in ~500 pixels of axes: whole sin/cos pairs, never a pair split
-    block = -(-2048 // shown_rows)
-    assert shown_rows == -(-2048 // block) and shown_rows < 600
+    assert 400 < shown_rows < 600  # rows filtered to one a pixel of the axes
 
 
 # -- colours -----------------------------------------------------------------------------------
@@ -287,8 +289,9 @@ def test_large_table_is_block_averaged_and_says_so(tmp_path):
 
     path = tmp_path / "big.png"
     note = save_heatmap(np.zeros((20000, 3000), dtype=np.float32), str(path), title="big", figsize=(4, 3), dpi=50)
-    assert note is not None and note.startswith("block-averaged 20000 × 3000 to ")
-    shown = [int(n) for n in note.split(" to ")[1].split(" cells")[0].split(" × ")]
+    assert note is not None and note.startswith("rows low-pass filtered to ") and "(20000 rows;" in note
+    assert "columns averaged to " in note and note.endswith("(3000)")
+    shown = [int(re.search(what + r" to (\d+)", note).group(1)) for what in ("filtered", "columns averaged")]
     assert shown[0] <= 150 and shown[1] <= 200
     assert _png_size(path) == (200, 150)
 
@@ -548,7 +551,7 @@ def test_svg_embeds_every_cell_of_a_small_table_and_averages_a_large_one(tmp_pat
     assert save_heatmap(table, str(tmp_path / "full.svg"), title="t") is None  # nothing averaged
     assert (512, 1024) in _embedded_png_sizes((tmp_path / "full.svg").read_text(encoding="utf-8"))
     large = pecli.encode("sinusoidal", 4096, 512)
-    assert "block-averaged 4096 × 512" in save_heatmap(large, str(tmp_path / "large.svg"), title="t")
+    assert "(4096 rows;" in save_heatmap(large, str(tmp_path / "large.svg"), title="t")
 
 
 # -- small multiples -----------------------------------------------------------------------------
@@ -602,3 +605,74 @@ def test_panels_of_one_shape_label_their_axes_once(monkeypatch, tmp_path):
     left = [any(label.get_visible() and label.get_text() for label in axes.get_yticklabels()) for axes in panels]
     bottom = [any(label.get_visible() and label.get_text() for label in axes.get_xticklabels()) for axes in panels]
     assert left == [True, False, True, False] and bottom == [False, False, True, True]
+
+
+# -- low-pass filtering of long tables (issue 26 item 11) --------------------------------------
+
+
+def _waves(rows: int, periods_px: list[float], pixels: int) -> np.ndarray:
+    """One sinusoid column (amplitude 1) per period, given in output pixels of ``pixels`` rows."""
+    position = np.arange(rows)[:, None]
+    return np.sin(2 * np.pi * position / (np.array(periods_px) * rows / pixels) + 0.3)
+
+
+def test_lowpass_fades_waves_near_the_pixel_limit_and_keeps_slow_ones():
+    from pecli.render.downsample import lowpass_average
+
+    periods = [1.3, 1.5, 2.0, 2.2, 10.0, 40.0, 200.0]
+    table = _waves(8192, periods, 456)
+    spread = lowpass_average(table, 456, len(periods)).values.std(axis=0)
+    # waves of 2.2 pixels or less would alias into arcs: they fade to their mean (the box means of
+    # the old drawing kept 0.2-0.5 of them)
+    assert np.all(spread[:4] < 0.1), spread
+    np.testing.assert_allclose(spread[4:], 1 / np.sqrt(2), rtol=0.03)  # slow waves keep their amplitude
+    old = block_average(table, 456, len(periods)).values.std(axis=0)
+    assert np.all(old[2:4] > 0.3)  # what the box filter let through
+
+
+def test_lowpass_agrees_with_a_full_resolution_image_scaled_by_pil_lanczos():
+    from PIL import Image
+
+    from pecli.render.downsample import lowpass_average
+
+    periods = [1.3, 1.5, 10.0, 40.0, 200.0]
+    table = _waves(8192, periods, 456)
+    ours = lowpass_average(table, 456, len(periods)).values
+    full = Image.fromarray(table.astype(np.float32), mode="F")
+    reference = np.asarray(full.resize((len(periods), 456), Image.Resampling.LANCZOS), dtype=np.float64)
+    assert ours.shape == reference.shape
+    # what neither can show fades in both; what both show agrees (pecli cuts off a little lower)
+    assert np.all(np.abs(ours[5:-5, :2]) < 0.07) and np.all(np.abs(reference[5:-5, :2]) < 0.07)
+    np.testing.assert_allclose(ours[5:-5, 2:], reference[5:-5, 2:], atol=0.05)
+    np.testing.assert_allclose(ours[:, 3:], reference[:, 3:], atol=0.03)
+
+
+def test_lowpass_leaves_out_non_finite_values():
+    from pecli.render.downsample import lowpass_average
+
+    table = np.ones((4000, 3))
+    table[100:200, 0] = np.nan
+    table[:, 1] = np.inf
+    cells = lowpass_average(table, 100, 3).values
+    # 100 missing rows are 2.5 pixels: the two pixels wholly inside are masked, the rest are the mean
+    assert np.flatnonzero(np.isnan(cells[:, 0])).tolist() == [3, 4]
+    np.testing.assert_allclose(np.delete(cells[:, 0], [3, 4]), 1.0)
+    assert np.all(np.isnan(cells[:, 1])) and np.allclose(cells[:, 2], 1.0)
+
+
+def test_image_of_a_long_table_shows_no_aliased_waves_and_says_it_filtered(tmp_path, monkeypatch):
+    from pecli.render import image
+
+    drawn = []
+    real = image.draw_cells
+    monkeypatch.setattr(
+        image, "draw_cells", lambda axes, shrunk, **kw: drawn.append(shrunk) or real(axes, shrunk, **kw)
+    )
+    position = np.arange(8192)[:, None]
+    table = np.hstack([np.sin(2 * np.pi * position / 36), np.sin(2 * np.pi * position / 2048)])  # ~2 and ~114 px
+    note = image.save_heatmap(table, str(tmp_path / "waves.png"), title="t")
+    (cells,) = drawn
+    assert 400 < cells.values.shape[0] < 500
+    assert cells.values[:, 0].std() < 0.1  # box means drew it as stripes of ±0.6
+    assert abs(cells.values[:, 1].std() - 1 / np.sqrt(2)) < 0.03
+    assert note.startswith(f"rows low-pass filtered to {cells.values.shape[0]} pixels (8192 rows;")

@@ -116,7 +116,7 @@ def draw_panels(
 
     from pecli.cli.inputs import table_view
     from pecli.render.scale import color_scale
-    from pecli.render.titles import table_axes, table_title
+    from pecli.render.titles import panel_titles, table_axes, table_title
 
     if len(tables) > MAX_PANELS:
         out.note(f"drawing the first {MAX_PANELS} of {len(tables)} slices (--slice I picks any one)")
@@ -129,9 +129,10 @@ def draw_panels(
         out.note(str(color_note(scale)))
     metadata = tables[0].metadata
     heading = style.title or table_title({k: v for k, v in metadata.items() if k != "part"}) or source
+    heading += f" — {os.path.basename(source)}" if is_file_input(source) and heading != source else ""
     axes = table_axes(metadata)
     x_label, y_label = style.x_label or axes.x_label, style.y_label or axes.y_label
-    titles = [table.label for table in tables]  # cos, sin; head 0, head 1…; a file's tensors
+    titles = panel_titles([table.label for table in tables])  # cos, sin; head 0, head 1…; a file's tensors
     if image is not None:
         from pecli.render.panels import save_panels
 

@@ -1,9 +1,10 @@
 """Image files of tables: heatmaps (pcolormesh), PNG, SVG or PDF (small multiples: :mod:`pecli.render.panels`).
 
 matplotlib's object-oriented API only — a ``Figure`` with a ``FigureCanvasAgg``, never pyplot —
-so nothing touches global state or a display. Heatmaps are block-averaged to at most one cell per
-output pixel first (:func:`pecli.render.downsample.block_average`): a 65536 × 1024 table draws in
-well under a second instead of meshing 67 million quads. The mesh is rasterized, so SVG and PDF
+so nothing touches global state or a display. Heatmaps are shrunk to at most one cell per output
+pixel first, rows low-pass filtered (:func:`pecli.render.downsample.lowpass_average`: no arcs or
+checkerboards from waves near the pixel limit): a 65536 × 1024 table draws in about a second
+instead of meshing 67 million quads. The mesh is rasterized, so SVG and PDF
 files stay small. Files are written atomically (rendered to memory, then a temp file and
 ``os.replace``): a failure never leaves a partial image.
 """
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import ParameterError
-from pecli.render.downsample import AxisStructure, Downsampled, block_average, column_structure, row_structure
+from pecli.render.downsample import AxisStructure, Downsampled, column_structure, lowpass_average, row_structure
 from pecli.render.scale import ColorScale, color_scale
 
 __all__ = [
@@ -31,9 +32,11 @@ __all__ = [
     "image_format",
     "index_locator",
     "new_figure",
+    "note_in_figure",
     "save_figure",
     "save_heatmap",
     "set_title",
+    "shrink_note",
 ]
 
 IMAGE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
@@ -165,13 +168,13 @@ def save_heatmap(
         row_values: ``(start, step)``: row ``i`` sits at ``start + step × i`` on the y axis (timesteps).
 
     Returns:
-        A note when the table was block-averaged for drawing, else None.
+        A note when the table was filtered or averaged to fit the pixels (also written in the figure), else None.
 
     Example:
         >>> import tempfile, pecli
         >>> path = os.path.join(tempfile.mkdtemp(), "pe.png")
         >>> save_heatmap(pecli.encode("sinusoidal", 2000, 64), path, title="sinusoidal", figsize=(4, 3))
-        'block-averaged 2000 × 64 to 167 × 64 cells for drawing (one cell per pixel at most)'
+        'rows low-pass filtered to 181 pixels (2000 rows; finer waves fade to their mean)'
     """
     given_cells = isinstance(matrix, Downsampled)
     matrix = matrix if given_cells else np.asarray(matrix)
@@ -202,9 +205,7 @@ def save_heatmap(
         shrunk = matrix
     else:
         structure = column_structure(matrix) if structure is None else structure
-        shrunk = block_average(
-            matrix, *limits, uniform=True, structure=structure, row_structure=row_structure(matrix)
-        )
+        shrunk = lowpass_average(matrix, *limits, structure=structure, row_structure=row_structure(matrix))
     draw_cells(
         axes,
         shrunk,
@@ -219,13 +220,39 @@ def save_heatmap(
         full_resolution=full,
     )
     set_title(axes, title, figsize[0])
+    note = shrink_note(rows, cols, shrunk, filtered=not given_cells)
+    if note:
+        note_in_figure(figure, note)
     save_figure(figure, path, dpi)
-    if not shrunk.shrunk:
-        return None
+    return note
+
+
+def shrink_note(rows: int, cols: int, shrunk: Downsampled, *, filtered: bool = True) -> str | None:
+    """What drawing did to a ``rows`` × ``cols`` table to fit the pixels: rows low-pass filtered
+    (``filtered``, :func:`~pecli.render.downsample.lowpass_average`) or averaged, columns averaged.
+
+    >>> cells = lowpass_average(np.zeros((8192, 128)), 456, 496)
+    >>> shrink_note(8192, 128, cells)
+    'rows low-pass filtered to 456 pixels (8192 rows; finer waves fade to their mean)'
+    >>> shrink_note(8192, 1024, lowpass_average(np.zeros((8192, 1024)), 456, 496), filtered=False)
+    'rows averaged to 456 pixels (8192 rows), columns averaged to 342 (1024)'
+    >>> shrink_note(100, 64, lowpass_average(np.zeros((100, 64)), 456, 496)) is None
+    True
+    """
     shown_rows, shown_cols = shrunk.values.shape
-    return (
-        f"block-averaged {rows} × {cols} to {shown_rows} × {shown_cols} cells for drawing (one cell per pixel at most)"
-    )
+    parts = []
+    if shown_rows < rows:
+        how = "low-pass filtered" if filtered else "averaged"
+        tail = "; finer waves fade to their mean" if filtered else ""
+        parts.append(f"rows {how} to {shown_rows} pixels ({rows} rows{tail})")
+    if shown_cols < cols:
+        parts.append(f"columns averaged to {shown_cols} ({cols})")
+    return ", ".join(parts) or None
+
+
+def note_in_figure(figure: Any, note: str) -> None:
+    """``note`` in small grey text at the figure's bottom right corner: the image says how it was drawn."""
+    figure.text(0.995, 0.005, note, fontsize="x-small", color="0.35", ha="right", va="bottom", parse_math=False)
 
 
 def set_title(axes: Any, title: str, width_inches: float) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from pecli.render.downsample import block_average, column_structure, row_structure
+from pecli.render.downsample import column_structure, lowpass_average, row_structure
 from pecli.render.image import (
     MASKED_COLOR,
     check_cmap,
@@ -25,6 +25,7 @@ from pecli.render.image import (
     image_format,
     index_locator,
     new_figure,
+    note_in_figure,
     save_figure,
 )
 from pecli.render.scale import ColorScale
@@ -152,20 +153,20 @@ def save_panels(
     shrunk_any = False
     for axes, matrix in zip(panels, matrices, strict=True):
         box = axes.get_window_extent()
-        shrunk = block_average(
+        shrunk = lowpass_average(  # rows low-pass filtered: no arcs from waves near the pixel limit
             matrix,
             max(1, math.ceil(box.height)),
             max(1, math.ceil(box.width)),
-            uniform=True,
             structure=column_structure(matrix),
             row_structure=row_structure(matrix),
         )
         shrunk_any |= shrunk.shrunk
         draw_cells(axes, shrunk, cmap=colormap, low=scale.low, high=scale.high, x_label="", y_label="")
+    note = "panels' rows low-pass filtered to their pixels (finer waves fade to their mean)" if shrunk_any else None
+    if note:
+        note_in_figure(figure, "rows low-pass filtered to the pixels")
     save_figure(figure, path, dpi)
-    if not shrunk_any:
-        return None
-    return "block-averaged the panels to at most one cell per pixel for drawing"
+    return note
 
 
 def _panel_figure(

@@ -8,11 +8,12 @@ result to the figure's width, shortening the last line with "…" rather than cu
 
 from __future__ import annotations
 
+import re
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-__all__ = ["TableAxes", "changed_parameters", "fit_title", "table_axes", "table_title"]
+__all__ = ["TableAxes", "changed_parameters", "fit_title", "panel_titles", "table_axes", "table_title"]
 
 #: metadata values that mean "not set"
 _UNSET = ("", "null", "none", "None")
@@ -105,6 +106,42 @@ def _short(value: str) -> str:
         return value
     shorter = f"{number:.6g}"
     return shorter if len(value) > 10 and "e" not in shorter else value
+
+
+_PART_BREAK = re.compile(r", |: | — | (?=\[)")
+
+
+def panel_titles(labels: Sequence[str]) -> list[str]:
+    """What sets each panel apart: the labels less the parts all of them share (the figure's title says those).
+
+    Labels are split into parts at ``, ``, ``: ``, `` — `` and before ``[``; the parts every label
+    begins and ends with go, and brackets around what is left go too. A label that would be left
+    empty (all labels alike) stays whole.
+
+    >>> panel_titles(["rope: base=500000.0, factor=8.0 — llama31.safetensors [cos]",
+    ...               "rope: base=500000.0, factor=8.0 — llama31.safetensors [sin]"])
+    ['cos', 'sin']
+    >>> panel_titles(["head 0, slope 0.5", "head 1, slope 0.25"]), panel_titles(["cos", "sin"])
+    (['head 0, slope 0.5', 'head 1, slope 0.25'], ['cos', 'sin'])
+    """
+    if len(labels) < 2:
+        return list(labels)
+    split = [_PART_BREAK.split(label) for label in labels]
+    separators = [_PART_BREAK.findall(label) for label in labels]
+    shortest = min(len(parts) for parts in split)
+    lead = 0
+    while lead < shortest - 1 and len({parts[lead] for parts in split}) == 1:
+        lead += 1
+    trail = 0
+    while trail < shortest - 1 - lead and len({parts[-1 - trail] for parts in split}) == 1:
+        trail += 1
+    titles = []
+    for label, parts, between in zip(labels, split, separators, strict=True):
+        kept = len(parts) - trail
+        text = "".join(part + (between[i] if i < kept - 1 else "") for i, part in enumerate(parts[lead:kept], lead))
+        text = text.strip()
+        titles.append(text[1:-1] if text.startswith("[") and text.endswith("]") else text or label)
+    return titles if len(set(titles)) == len(titles) else list(labels)
 
 
 def fit_title(title: str, width_inches: float, *, fontsize: float = 10.0, max_lines: int = 2) -> str:
