@@ -7,6 +7,7 @@ tensor and ``--slice`` one slice (for the alibi scheme itself, its ``--head``).
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any, Optional
 
 import typer
@@ -129,7 +130,8 @@ def draw_panels(
         out.note(str(color_note(scale)))
     metadata = tables[0].metadata
     heading = style.title or table_title({k: v for k, v in metadata.items() if k != "part"}) or source
-    heading += f" — {os.path.basename(source)}" if is_file_input(source) and heading != source else ""
+    name = "<stdin>" if source == "-" else os.path.basename(source)
+    heading += f" — {name}" if is_file_input(source) and heading != source else ""
     axes = table_axes(metadata)
     x_label, y_label = style.x_label or axes.x_label, style.y_label or axes.y_label
     titles = panel_titles([table.label for table in tables])  # cos, sin; head 0, head 1…; a file's tensors
