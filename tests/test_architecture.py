@@ -59,24 +59,8 @@ def _imports(module: str) -> set[str]:
     return found
 
 
-def _top_level_imports(module: str) -> set[str]:
-    """The pecli modules ``module`` imports when it is imported (not inside functions or TYPE_CHECKING)."""
-    path = PACKAGE.joinpath(*module.split(".")[1:])
-    source = (path / "__init__.py") if path.is_dir() else path.with_suffix(".py")
-    found = set()
-    for node in ast.parse(source.read_text()).body:
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
-        elif isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        else:
-            continue
-        found.update(name for name in names if name in MODULES and name != module)
-    return found
-
-
-def test_no_import_cycle_among_top_level_imports():
-    graph = {module: _top_level_imports(module) for module in MODULES}
+def test_no_import_cycle_counting_imports_inside_functions():
+    graph = {module: _imports(module) for module in MODULES}
     done: set[str] = set()
 
     def visit(module: str, path: tuple[str, ...]) -> None:

@@ -343,7 +343,7 @@ CASES: list[Case] = [
     case("info ckpt.safetensors --key nope", 2, "nope", files=("ckpt.safetensors",)),
     case("info runs-code.pt", 2, "weights_only", files=("runs-code.pt",)),
     case("info -", 2, "empty"),
-    case("schemes nope", 2, "unknown scheme 'nope'", "valid:"),
+    case("schemes nope", 2, "unknown scheme or preset 'nope'", "valid:"),
     # -- text from files is escaped; inputs that cost more than they weigh; odd headers
     case("info escape.safetensors --key nope", 2, "pos\\x1b[2J", "word\\nembeddings", files=("escape.safetensors",)),
     case("plot escape.safetensors", 2, "--key", "pos\\x1b[2J", files=("escape.safetensors",)),

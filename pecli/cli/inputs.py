@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pecli.cli.options import parse_int
-from pecli.cli.output import Output
+from pecli.cli.output import Output, note_chosen_key
 from pecli.errors import ParameterError, TableFileError
 
 
@@ -32,12 +32,6 @@ class InputTable:
     def dtype_name(self) -> str:
         """The table's dtype as stored: ``bfloat16`` for a bfloat16 file, else the array's."""
         return self.dtype or self.array.dtype.name
-
-
-def note_chosen_key(out: Output, requested: str | None, chosen: str | None) -> None:
-    """Say which tensor a part of its name (``--key position_embeddings``) selected, in full."""
-    if requested is not None and chosen is not None and chosen != requested:
-        out.note(f"--key {requested!r} selects the tensor {chosen!r}")
 
 
 def key_for_scheme(source: str, key: str | None, scheme_params: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:

@@ -10,7 +10,7 @@ import math
 import os
 from typing import Any
 
-from pecli.cli.output import Output
+from pecli.cli.output import Output, note_chosen_key
 from pecli.errors import ParameterError, PecliError
 
 
@@ -82,7 +82,6 @@ def _learned_weight(source: str, usual: str) -> str:
 
 def model_directory_input(out: Output, source: str, key: str | None) -> tuple[Any, str]:
     """The position table of model directory ``source`` (``key``, or its one 2-D position tensor) and a label."""
-    from pecli.cli.inputs import note_chosen_key
     from pecli.models import open_model_directory
     from pecli.models.directory import shown
 

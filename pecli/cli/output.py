@@ -237,3 +237,9 @@ class Output:
         with Progress(*columns, console=console, transient=True) as bar:
             task = bar.add_task(description, total=total_bytes)
             yield lambda nbytes: bar.advance(task, nbytes)
+
+
+def note_chosen_key(out: Output, requested: str | None, chosen: str | None) -> None:
+    """Say which tensor a part of its name (``--key position_embeddings``) selected, in full."""
+    if requested is not None and chosen is not None and chosen != requested:
+        out.note(f"--key {requested!r} selects the tensor {chosen!r}")
