@@ -189,3 +189,19 @@ def test_generate_path_imports_no_torch_or_matplotlib(tmp_path):
 
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert completed.stdout.split() == ["0", "False", "False"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["generate", "--d", "8", "--len", "4"], ["timestep", "0", "250", "--dim", "8"]],
+    ids=["generate", "timestep"],
+)
+def test_writing_pt_without_torch_is_a_clean_usage_error_before_any_work(cli, tmp_path, monkeypatch, command):
+    """As reading a .pt says: exit 2 naming the extra, not "internal error: ModuleNotFoundError" (exit 3)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # importing torch now fails, as where it is not installed
+    target = tmp_path / "x.pt"
+    result = cli(*command, "-o", str(target))
+    assert_clean_error(result, 2, "writing a .pt file needs torch", "pip install 'pecli[torch]'")
+    assert list(tmp_path.iterdir()) == []  # no file, no temporary left behind

@@ -33,7 +33,7 @@ import numpy as np
 from pecli.errors import OutputError, ParameterError, TableFileError, did_you_mean
 from pecli.io.atomic import TEMP_MARKER, atomic_file, check_free_space, check_output_path, reported_os_errors
 from pecli.io.npy import npy_entries, npy_pieces
-from pecli.io.pt import pt_bytes, pt_entries
+from pecli.io.pt import pt_bytes, pt_entries, require_torch
 from pecli.io.safetensors import dtype_code, safetensors_entries, safetensors_pieces
 from pecli.io.source import kind_of, open_source
 from pecli.io.tensor import LoadedTable, StoredTensor, TableFile, Tensor, is_real_dtype
@@ -93,8 +93,8 @@ def check_format_holds(
     """Refuse, before any work, tensors (name -> dtype name) that format ``fmt`` cannot hold.
 
     npy, csv and tsv hold one tensor and no bfloat16; safetensors and pt need names a reader can
-    give back; safetensors holds only the dtypes its header has codes for. ``what`` and ``pick``
-    word the one-tensor error for the caller ("rope writes", "pick one with ...").
+    give back; safetensors holds only the dtypes its header has codes for; pt needs torch installed.
+    ``what`` and ``pick`` word the one-tensor error for the caller ("rope writes", "pick one with ...").
 
     >>> check_format_holds("safetensors", {"cos": "float32", "sin": "float32"})
     >>> try:
@@ -105,6 +105,8 @@ def check_format_holds(
     """
     if fmt not in FORMATS:
         raise ParameterError(f"unknown format {fmt!r}", hint=did_you_mean(fmt, FORMATS))
+    if fmt == "pt":
+        require_torch("writing a .pt file")
     if fmt in _NAMED_TENSOR_FORMATS:
         for name in dtypes:
             if not isinstance(name, str) or not name:
