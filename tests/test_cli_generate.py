@@ -189,3 +189,49 @@ def test_generate_path_imports_no_torch_or_matplotlib(tmp_path):
 
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert completed.stdout.split() == ["0", "False", "False"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["generate", "--d", "8", "--len", "4"], ["timestep", "0", "250", "--dim", "8"]],
+    ids=["generate", "timestep"],
+)
+def test_writing_pt_without_torch_is_a_clean_usage_error_before_any_work(cli, tmp_path, monkeypatch, command):
+    """As reading a .pt says: exit 2 naming the extra, not "internal error: ModuleNotFoundError" (exit 3)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # importing torch now fails, as where it is not installed
+    target = tmp_path / "x.pt"
+    result = cli(*command, "-o", str(target))
+    assert_clean_error(result, 2, "writing a .pt file needs torch", "pip install 'pecli[torch]'")
+    assert list(tmp_path.iterdir()) == []  # no file, no temporary left behind
+
+
+def test_generate_without_output_previews_the_first_and_last_rows(cli):
+    """Without -o, generate showed only min and max: now the values, numpy-style, ends of a long table."""
+    import numpy as np
+
+    result = cli("generate", "--d", "16", "--len", "20")
+    assert result.code == 0, result.stderr
+    lines = result.out.splitlines()
+    header = lines.index("") + 1
+    assert lines[header].split() == ["[0]", "[1]", "[2]", "[3]", "…", "[14]", "[15]"]
+    table = pecli.encode("sinusoidal", 20, 16).astype(np.float64)
+    rows = [line.split() for line in lines[header + 1 :]]
+    assert [row[0] for row in rows] == ["0", "1", "2", "3", "…", "16", "17", "18", "19"]
+    for row in rows:
+        if row[0] != "…":
+            shown = [float(v) for v in row[1:5] + row[6:]]
+            expected = table[int(row[0])][[0, 1, 2, 3, 14, 15]]
+            np.testing.assert_allclose(shown, expected, rtol=1e-5, atol=1e-6)  # six significant digits
+    assert "hint: save it with -o" in result.stderr  # the hint stays on stderr: stdout holds the summary only
+
+
+def test_generate_preview_of_a_short_table_shows_every_row_and_each_part(cli):
+    result = cli("generate", "rope", "--d", "4", "--len", "3")
+    assert result.code == 0, result.stderr
+    text = result.out
+    assert "\ncos:\n" in text and "\nsin:\n" in text
+    sin = text.split("\nsin:\n")[1].splitlines()
+    assert sin[0].split() == ["[0]", "[1]", "[2]", "[3]"] and len(sin) == 4
+    assert [float(v) for v in sin[2].split()[1:]] == pytest.approx([0.841471, 0.00999983, 0.841471, 0.00999983])

@@ -211,3 +211,52 @@ def test_batched_stats_equal_one_tensor_at_a_time_bit_for_bit(dtype, counts, spe
         tensors.append((f"t{index}", StoredTensor((count,), dtype, lambda values=values: values), values.nbytes))
     expected = [tensor_stats(entry, key, nbytes) for key, entry, nbytes in tensors]
     assert repr(all_tensor_stats(tensors)) == repr(expected)
+
+
+def test_info_shows_only_the_parameters_that_were_set(cli, tmp_path):
+    """A RoPE file listed ``factor=None original_max_position=None …`` (14 unset parameters); generate shows none."""
+    target = tmp_path / "rope.safetensors"
+    assert cli("generate", "rope", "--d", "8", "--len", "4", "-o", str(target)).code == 0
+    result = cli("info", str(target))
+    assert result.code == 0, result.stderr
+    assert "=None" not in result.out
+    assert "  parameters: base=10000.0 layout=half scaling=none offset=0 partial_rotary_factor=1.0\n" in result.out
+    generated = cli("generate", "rope", "--d", "8", "--len", "4").out.splitlines()[1]
+    assert result.out.splitlines()[-1] == generated  # the same line generate prints
+    document = json.loads(cli("info", str(target), "--json").out)
+    assert document["pecli"]["params"]["factor"] is None  # --json still names every parameter
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv"])
+def test_info_and_the_readers_read_back_the_text_pecli_writes(cli, tmp_path, fmt):
+    """``pecli info t.csv`` of generate's own CSV said "not a .npy, .safetensors or .pt file" (exit 2)."""
+    from pecli.io import read_table
+
+    expected = pecli.encode("sinusoidal", 5, 6)  # float32
+    target = tmp_path / f"t.{fmt}"
+    assert cli("generate", "--d", "6", "--len", "5", "-o", str(target)).code == 0
+    piped = cli("generate", "--d", "6", "--len", "5", "-o", "-", "--format", fmt).stdout
+    assert piped == target.read_bytes()
+    for source, stdin in ((str(target), b""), ("-", piped)):
+        result = cli("info", source, "--stats", stdin=stdin)
+        assert result.code == 0, result.stderr
+        assert "(array)  [5, 6]  float64" in result.out
+        assert f"max {expected.max():.6g}" in result.out
+    table = read_table(str(target))
+    assert table.array.shape == (5, 6) and table.array.dtype == np.float64
+    np.testing.assert_array_equal(table.array.astype(np.float32), expected)  # every float32 value back exactly
+    compared = cli("compare", str(target), "sinusoidal", "--d", "6", "--len", "5")
+    assert compared.code == 0, compared.out + compared.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (b"1,2\n3\n", ["nor a csv table", "line 2 holds 1 value"]),
+        (b"1\t2\n3\t4\n5\t6\n7\t8\n9\tx\n", ["nor a tsv table", "line 5 holds 'x'"]),  # past the 16 bytes sniffed
+        (b"0.1 0.2\n", ["not a .npy", "'0.1 0.2'"]),
+    ],
+)
+def test_info_refuses_text_that_is_not_a_table_naming_the_line(cli, tmp_path, text, words):
+    (tmp_path / "bad.csv").write_bytes(text)
+    assert_clean_error(cli("info", str(tmp_path / "bad.csv")), 2, *words)

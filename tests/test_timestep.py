@@ -270,7 +270,7 @@ def test_bfloat16_file_is_the_rounded_float64_table(cli, tmp_path):
     np.testing.assert_array_equal(np.asarray(table.array, dtype=np.float32), expected.astype(np.float32))
 
 
-def test_summary_shows_first_rows(cli):
+def test_summary_shows_first_and_last_rows(cli):
     result = cli("timestep", *map(str, range(10)), "--dim", "320")
     assert result.code == 0, result.stderr
     lines = result.out.splitlines()
@@ -278,14 +278,15 @@ def test_summary_shows_first_rows(cli):
     assert "flip_sin_to_cos=True" in lines[1]
     header = next(i for i, line in enumerate(lines) if line.split()[:1] == ["t"])
     assert lines[header].split() == ["t", "[0]", "[1]", "[2]", "[3]", "…", "[318]", "[319]"]
-    rows = [line.split() for line in lines[header + 1 : header + 9]]
-    expected = references.guided_diffusion(np.arange(8), 320)
-    for t, row in enumerate(rows):
-        assert row[0] == str(t)
+    rows = [line.split() for line in lines[header + 1 :]]
+    assert [row[0] for row in rows] == ["0", "1", "2", "3", "…", "6", "7", "8", "9"]
+    assert rows[4] == ["…"] * 8
+    expected = references.guided_diffusion(np.arange(10), 320)
+    for row in rows[:4] + rows[5:]:
+        t = int(row[0])
         np.testing.assert_allclose(
             [float(v) for v in row[1:5] + row[6:]], expected[t, [0, 1, 2, 3, 318, 319]], atol=1e-6
         )
-    assert lines[header + 9].split() == ["…", "2", "more", "rows"]
 
 
 def test_summary_json(cli):
@@ -380,3 +381,18 @@ def test_existing_output_survives_bad_stdin(tmp_path):
 def test_python_api_bad_values(params, match):
     with pytest.raises(ParameterError, match=match):
         timestep_embedding(**params)
+
+
+def test_timestep_without_output_shows_the_first_and_last_rows_under_their_exact_t(cli):
+    """It showed the first 8 rows only, and labelled t = 10^15 - 1 as "1e+15"."""
+    result = cli("timestep", "--range", "0:20:1", "--dim", "4", "--dtype", "float64")
+    assert result.code == 0, result.stderr
+    lines = result.out.splitlines()
+    rows = [line.split() for line in lines[lines.index("") + 2 :]]
+    assert [row[0] for row in rows] == ["0", "1", "2", "3", "…", "16", "17", "18", "19"]
+    # ldm's embedding at t = 19, d = 4: freqs 1 and 1/100, [cos | sin]
+    assert [float(v) for v in rows[-1][1:]] == pytest.approx(
+        [np.cos(19), np.cos(0.19), np.sin(19), np.sin(0.19)], abs=1e-6
+    )
+    big = cli("timestep", "--range", "999999999999990:1e15:1", "--dim", "4", "--dtype", "float64")
+    assert big.out.splitlines()[-1].split()[0] == "999999999999999"

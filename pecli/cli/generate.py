@@ -23,7 +23,7 @@ HELP = """Generate a positional-encoding table.
 
 SCHEME defaults to sinusoidal (Vaswani et al. 2017). The format follows the output's extension
 (.npy, .safetensors, .pt, .csv, .tsv) unless --format says otherwise; -o - writes npy bytes (or
---format csv/tsv text) to stdout. Without -o, print a summary.
+--format csv/tsv text) to stdout. Without -o, print a summary and the first and last rows.
 
 Examples:
 
@@ -160,8 +160,22 @@ def _print_presets(out: Output) -> None:
 
 
 def _print_summary(out: Output, table: Any) -> None:
+    """The summary, then a preview of the values (the first and last rows and columns of each part)."""
+    import math
+
     from pecli.cli.common import print_summary
+    from pecli.cli.preview import preview_lines
 
     print_summary(out, table.summary(with_values=True))
-    if not out.json_output:
-        out.note("hint: save it with -o pe.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)")
+    if out.json_output:
+        return
+    parts = table.parts()
+    for part in parts:
+        shape = part.shape
+        width = math.prod(shape[1:])  # a 1-D part is one column, a 3-D one (ALiBi's heads) rows of its last axes
+        out.data("")
+        if len(parts) > 1:
+            out.data(f"{part.name}:")
+        for line in preview_lines(part.rows, shape[0], width):
+            out.data(line)
+    out.note("hint: save it with -o pe.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)")

@@ -19,10 +19,11 @@ if TYPE_CHECKING:
 
 HELP = """Describe a table file: every tensor's name, shape (e.g. [len, d]) and dtype, and its metadata.
 
-FILE is a .npy, .safetensors or .pt file (told by content), or - for stdin. For a file pecli
-wrote, the metadata names the scheme and every parameter; for any other safetensors file, its own
-__metadata__ is shown. Only the header is read, so this is instant on multi-GB checkpoints
-(.pt files are loaded by torch); --stats reads the data to add min, max, mean and std.
+FILE is a .npy, .safetensors or .pt file, or a CSV/TSV table pecli wrote (told by content), or -
+for stdin. For a .safetensors file pecli wrote, the metadata names the scheme and every parameter
+that was set; for any other safetensors file, its own __metadata__ is shown. Only the header is
+read, so this is instant on multi-GB checkpoints (.pt files are loaded by torch, text is parsed);
+--stats reads the data to add min, max, mean and std.
 
 Examples:
 
@@ -40,7 +41,10 @@ def register(app: typer.Typer) -> None:
 @output_options
 def info(
     file: Annotated[
-        str, typer.Argument(metavar="FILE", help="A .npy, .safetensors or .pt file, a model directory, or - for stdin.")
+        str,
+        typer.Argument(
+            metavar="FILE", help="A .npy, .safetensors, .pt, CSV or TSV file, a model directory, or - for stdin."
+        ),
     ],
     key: KeyOpt = None,
     stats: Annotated[
@@ -324,7 +328,10 @@ def format_report(report: Mapping[str, Any]) -> list[str]:
     if pecli_meta is not None:
         preset = f" (preset {printable(pecli_meta['preset'])})" if pecli_meta.get("preset") else ""
         lines.append(f"written by pecli {printable(pecli_meta['version'])}: {printable(pecli_meta['scheme'])}{preset}")
-        params = " ".join(f"{printable(k)}={printable(str(v))}" for k, v in pecli_meta["params"].items())
+        # what was set, as generate shows it: a parameter left unset (None) is not news (--json has them all)
+        params = " ".join(
+            f"{printable(k)}={printable(str(v))}" for k, v in pecli_meta["params"].items() if v is not None
+        )
         lines.append(f"  parameters: {params or '(none)'}")
     elif report["metadata"]:
         lines += ["metadata:", *(f"  {printable(k)}: {printable(v)}" for k, v in report["metadata"].items())]

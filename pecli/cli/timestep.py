@@ -29,7 +29,7 @@ whitespace, commas or newlines). Put -- before a negative first timestep.
 rounding t or the frequencies first moves the phases a lot (bfloat16 turns t = 998.39 into 1000,
 and float16 holds integers exactly only up to 2048).
 
-Without -o, print the first rows and a summary (--json for machines). .safetensors files record
+Without -o, print a summary and the first and last rows (--json for machines). .safetensors files record
 every parameter and the timesteps in their metadata.
 
 Examples:
@@ -43,8 +43,8 @@ Examples:
 
 _ONE_SOURCE = "give timesteps as arguments, - for stdin, or --range START:STOP:STEP"
 
-#: rows and leading/trailing columns of the table printed without -o
-_SHOWN_ROWS, _HEAD_COLUMNS, _TAIL_COLUMNS = 8, 4, 2
+#: rows of the table in --json's "first_rows" without -o
+_SHOWN_ROWS = 8
 
 
 def register(app: typer.Typer) -> None:
@@ -192,10 +192,11 @@ def _text_pieces(stream: Any) -> Iterator[str]:
 
 
 def _print_table(out: Output, table: Any) -> None:
-    """The summary, then the first rows (a few leading and trailing columns) under their t."""
+    """The summary, then the first and last rows (a few leading and trailing columns) under their t."""
     import numpy as np
 
     from pecli.cli.common import VALUES_LIMIT, print_summary
+    from pecli.cli.preview import preview_lines
 
     summary = table.summary(with_values=table.nbytes <= VALUES_LIMIT)  # --range 0:1e15 prints without a pass
     shown = min(_SHOWN_ROWS, table.length)
@@ -208,17 +209,13 @@ def _print_table(out: Output, table: Any) -> None:
         return
     print_summary(out, summary)
     out.data(f"  timesteps: {_describe_timesteps(table.timesteps)}")
-    if table.dim <= _HEAD_COLUMNS + _TAIL_COLUMNS + 1:
-        columns: list[int | None] = list(range(table.dim))
-    else:
-        columns = [*range(_HEAD_COLUMNS), None, *range(table.dim - _TAIL_COLUMNS, table.dim)]
     out.data("")
-    out.data(f"{'t':>10} " + " ".join(f"{f'[{c}]':>10}" if c is not None else "…" for c in columns))
-    for t, row in zip(times, values, strict=True):
-        cells = (f"{row[c]:>10.6f}" if c is not None else "…" for c in columns)
-        out.data(f"{t:>10g} " + " ".join(cells))
-    if table.length > shown:
-        out.data(f"{'…':>10} {table.length - shown} more rows")
+
+    def labels(rows: range) -> list[str]:  # each t exactly, as short as it reads back (999999999999999, 0.1)
+        return [np.format_float_positional(t, trim="-") for t in table.timesteps.array(rows.start, rows.stop)]
+
+    for line in preview_lines(table.rows, table.length, table.dim, row_label="t", row_labels=labels):
+        out.data(line)
     out.note("hint: save it with -o t_emb.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)")
 
 

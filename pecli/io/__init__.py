@@ -1,4 +1,4 @@
-"""Reading and writing tables: .npy, .safetensors, .pt, CSV/TSV, files or stdin/stdout.
+"""Reading and writing tables: .npy, .safetensors, .pt, CSV/TSV, files or stdin/stdout; every format written reads back.
 
 One module per format holds its reader and its writer (:mod:`pecli.io.npy`, :mod:`pecli.io.safetensors`,
 :mod:`pecli.io.pt`, :mod:`pecli.io.text`); :mod:`pecli.io.atomic` makes writes safe. This module
@@ -33,11 +33,11 @@ import numpy as np
 from pecli.errors import OutputError, ParameterError, TableFileError, did_you_mean
 from pecli.io.atomic import TEMP_MARKER, atomic_file, check_free_space, check_output_path, reported_os_errors
 from pecli.io.npy import npy_entries, npy_pieces
-from pecli.io.pt import pt_bytes, pt_entries
+from pecli.io.pt import pt_bytes, pt_entries, require_torch
 from pecli.io.safetensors import dtype_code, safetensors_entries, safetensors_pieces
 from pecli.io.source import kind_of, open_source
 from pecli.io.tensor import LoadedTable, StoredTensor, TableFile, Tensor, is_real_dtype
-from pecli.io.text import text_pieces
+from pecli.io.text import text_entries, text_pieces
 
 __all__ = [
     "BINARY_FORMATS",
@@ -93,8 +93,8 @@ def check_format_holds(
     """Refuse, before any work, tensors (name -> dtype name) that format ``fmt`` cannot hold.
 
     npy, csv and tsv hold one tensor and no bfloat16; safetensors and pt need names a reader can
-    give back; safetensors holds only the dtypes its header has codes for. ``what`` and ``pick``
-    word the one-tensor error for the caller ("rope writes", "pick one with ...").
+    give back; safetensors holds only the dtypes its header has codes for; pt needs torch installed.
+    ``what`` and ``pick`` word the one-tensor error for the caller ("rope writes", "pick one with ...").
 
     >>> check_format_holds("safetensors", {"cos": "float32", "sin": "float32"})
     >>> try:
@@ -105,6 +105,8 @@ def check_format_holds(
     """
     if fmt not in FORMATS:
         raise ParameterError(f"unknown format {fmt!r}", hint=did_you_mean(fmt, FORMATS))
+    if fmt == "pt":
+        require_torch("writing a .pt file")
     if fmt in _NAMED_TENSOR_FORMATS:
         for name in dtypes:
             if not isinstance(name, str) or not name:
@@ -216,7 +218,7 @@ def write_tensors(
         handle.flush()
 
 
-_READERS = {"npy": npy_entries, "safetensors": safetensors_entries, "pt": pt_entries}
+_READERS = {"npy": npy_entries, "safetensors": safetensors_entries, "pt": pt_entries, "text": text_entries}
 
 
 @contextlib.contextmanager
@@ -242,8 +244,8 @@ def open_tensors(source: str | IO[bytes]) -> Iterator[TableFile]:
         kind = kind_of(head)
         if kind is None:
             raise TableFileError(
-                f"{name} is not a .npy, .safetensors or .pt file (unrecognised content)",
-                hint="pecli reads tables written by numpy, safetensors or torch",
+                f"{name} is not a .npy, .safetensors or .pt file, nor a CSV or TSV table (unrecognised content)",
+                hint="pecli reads tables written by numpy, safetensors, torch, or itself as text",
             )
         entries, metadata = _READERS[kind](handle, name, size)
         yield TableFile(entries, metadata, name, size)
@@ -314,7 +316,7 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
 
 
 def read_table(source: str | IO[bytes], key: str | None = None) -> LoadedTable:
-    """Read one tensor from a .npy, .safetensors or .pt file, ``"-"`` (stdin) or a binary stream.
+    """Read one tensor from a .npy, .safetensors, .pt, CSV or TSV file, ``"-"`` (stdin) or a binary stream.
 
     The format is told by content, not by name. Without ``key``, a file with one tensor gives it, a
     file pecli wrote gives its own tensor, and any other multi-tensor file is an error that lists

@@ -22,10 +22,24 @@ from typing import IO, Any
 
 import numpy as np
 
-from pecli.errors import TableFileError
+from pecli.errors import ParameterError, TableFileError
 from pecli.io.tensor import StoredTensor, Tensor, check_tensor_count
 
-__all__ = ["pt_bytes", "pt_entries"]
+__all__ = ["pt_bytes", "pt_entries", "require_torch"]
+
+#: the fix named wherever a .pt file needs the optional torch
+TORCH_HINT = "pip install 'pecli[torch]'"
+
+
+def require_torch(what: str) -> None:
+    """Refuse ``what`` (e.g. "writing a .pt file") before any work when torch is not installed.
+
+    >>> require_torch("writing a .pt file")  # torch is installed here: nothing to say
+    """
+    try:
+        import torch  # noqa: F401  (the import is the check; writing needs it anyway)
+    except ImportError:
+        raise ParameterError(f"{what} needs torch, which is not installed", hint=TORCH_HINT) from None
 
 
 def pt_bytes(tensors: Mapping[str, Tensor]) -> bytes:
@@ -109,7 +123,7 @@ def pt_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str
     try:
         import torch
     except ImportError:
-        raise TableFileError(f"reading {name} (a .pt file) needs torch", hint="pip install 'pecli[torch]'") from None
+        raise TableFileError(f"reading {name} (a .pt file) needs torch", hint=TORCH_HINT) from None
     if handle.read(4) == b"PK\x03\x04":
         _check_archive(handle, name, size)
     handle.seek(0)

@@ -29,6 +29,7 @@ import numpy as np
 
 from pecli.errors import TableFileError
 from pecli.io.safetensors import MAX_HEADER_BYTES
+from pecli.io.text import TEXT_BYTES, is_text
 
 __all__ = ["STDIN_NAME", "kind_of", "open_source"]
 
@@ -39,15 +40,17 @@ STDIN_NAME = "<stdin>"
 _CHUNK = 1 << 20
 #: a regular file up to this size is read whole: cheaper than many small reads, and small enough to hold
 _READ_WHOLE = 16 << 20
+#: the bytes CSV and TSV tables are made of, for ``bytes.translate``'s deletion
+_TEXT_BYTES = bytes(sorted(TEXT_BYTES))
 #: numpy refuses .npy headers longer than this (``np.lib.format``'s default ``max_header_size``)
 _MAX_NPY_HEADER = 10_000
 
 
 def kind_of(head: bytes) -> str | None:
-    """The format a file's first 16 bytes announce: ``npy``, ``pt``, ``safetensors``, or None.
+    """The format a file's first 16 bytes announce: ``npy``, ``pt``, ``safetensors``, ``text`` (CSV/TSV), or None.
 
-    >>> kind_of(b"\\x93NUMPY\\x01\\x00"), kind_of(b"PK\\x03\\x04"), kind_of(bytes(16))
-    ('npy', 'pt', None)
+    >>> kind_of(b"\\x93NUMPY\\x01\\x00"), kind_of(b"PK\\x03\\x04"), kind_of(bytes(16)), kind_of(b"0,1\\n-0.5,nan\\n")
+    ('npy', 'pt', None, 'text')
     >>> kind_of((0x380).to_bytes(8, "little") + b'{"pe"')  # a length that starts like a pickle
     'safetensors'
     """
@@ -60,6 +63,8 @@ def kind_of(head: bytes) -> str | None:
         return "safetensors"
     if head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"):
         return "pt"  # torch.save's legacy (pre-1.6, non-zip) format: a bare pickle stream
+    if is_text(head):
+        return "text"
     return None
 
 
@@ -128,9 +133,11 @@ def _read_declared(stream: IO[bytes], name: str) -> tuple[IO[bytes], str, int]:
     kind = kind_of(bytes(buffer))
     if kind is not None:
         declared = _declared_size(kind, buffer, stream)
-        if declared is None:  # a .pt file declares no size: read it all, as long as memory allows
+        if declared is None:  # a .pt file or text declares no size: read it all, as long as memory allows
             while _read_into(buffer, stream, len(buffer) + _CHUNK):
                 _check_memory(2 * len(buffer), name)
+                if kind == "text" and bytes(buffer[-_CHUNK:]).translate(None, _TEXT_BYTES):
+                    break  # not text after all (`yes 1 | cat /dev/zero`): the reader names the line
         else:
             _check_memory(declared, name)
             _read_into(buffer, stream, declared + 1)  # one byte more tells the reader of a tail
@@ -152,7 +159,7 @@ def _declared_size(kind: str, buffer: bytearray, stream: IO[bytes]) -> int | Non
 
     A header that cannot be understood declares nothing beyond itself: the reader reports it.
     """
-    if kind == "pt":
+    if kind in ("pt", "text"):
         return None
     if kind == "safetensors":
         (header_length,) = struct.unpack("<Q", bytes(buffer[:8]))

@@ -1,12 +1,16 @@
 """CSV and TSV: one line per row, values separated by ``,`` or a tab, at the digits that round-trip.
 
 A value is written with as many significant digits as its dtype needs to be read back exactly
-(17 for float64, 9 for float32, 5 for float16). pecli writes text; it reads tables only from the
-binary formats.
+(17 for float64, 9 for float32, 5 for float16). Text read back is a 2-D float64 table (text
+records no dtype; every written value parses back to the value written), one row per line.
 
->>> import numpy as np
->>> b"".join(text_pieces(Tensor.from_array(np.array([[0.1, 2.0]], dtype=np.float32)), ","))
+>>> import io, numpy as np
+>>> written = b"".join(text_pieces(Tensor.from_array(np.array([[0.1, 2.0]], dtype=np.float32)), ","))
+>>> written
 b'0.100000001,2\\n'
+>>> entries, metadata = text_entries(io.BytesIO(written), "t.csv", len(written))
+>>> entries[""].shape, entries[""].dtype, np.float32(entries[""].load()).tolist() == [[np.float32(0.1), 2.0]]
+((1, 2), 'float64', True)
 """
 
 from __future__ import annotations
@@ -14,12 +18,19 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Iterator
+from typing import IO
 
 import numpy as np
 
-from pecli.io.tensor import Tensor
+from pecli.errors import TableFileError
+from pecli.io.tensor import StoredTensor, Tensor
 
-__all__ = ["text_pieces"]
+__all__ = ["TEXT_BYTES", "is_text", "text_entries", "text_pieces"]
+
+#: every byte a table pecli writes as text can hold: digits, signs, exponents, nan and inf, the two
+#: delimiters, line ends (and spaces, which other programs put around values)
+TEXT_BYTES = frozenset(b"0123456789+-.eE,\t\r\n naNifINF")
+_FIRST_BYTES = frozenset(b"0123456789+-.nNiI \t")
 
 _VALUE_FORMAT = {"float64": "%.17g", "float32": "%.9g", "float16": "%.5g"}
 
@@ -39,3 +50,69 @@ def text_pieces(tensor: Tensor, delimiter: str) -> Iterator[bytes]:
             buffer = io.BytesIO()
             np.savetxt(buffer, chunk[start : start + step], fmt=template, delimiter=delimiter)
             yield buffer.getvalue()
+
+
+def is_text(head: bytes) -> bool:
+    """Whether a file's first bytes can start a table pecli wrote as CSV or TSV.
+
+    Every byte must be one a number, a delimiter or a line end uses: 16 random bytes pass with a
+    chance of about 1e-16, so ``/dev/urandom`` is never mistaken for text.
+
+    >>> is_text(b"0,1,0,1\\n0.84147"), is_text(b"hello, world"), is_text(b"\\x93NUMPY"), is_text(b"")
+    (True, False, False, False)
+    """
+    return bool(head) and head[0] in _FIRST_BYTES and all(byte in TEXT_BYTES for byte in head)
+
+
+def text_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str, StoredTensor], dict[str, str]]:
+    """The one table of a CSV or TSV file (key ``""``, float64, a row per line); no metadata.
+
+    The delimiter is the first line's: a comma, else a tab (a line without either is one column;
+    spaces do not separate values). Every line must hold as many numbers as the first, or the file
+    is refused naming the line.
+
+    >>> import io
+    >>> text_entries(io.BytesIO(b"1\\t2\\n3\\t4\\n"), "t.tsv", 8)[0][""].load().tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    >>> text_entries(io.BytesIO(b"1,2\\n3\\n"), "t.csv", 6)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    pecli.errors.TableFileError: t.csv is not ... nor a CSV table: line 2 holds 1 value, line 1 2 (...)
+    """
+    text = handle.read().decode("latin-1")  # any byte decodes: one that is not a number is named below
+    lines = [line for line in text.splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    delimiter = "\t" if "\t" in first and "," not in first else ","  # one column: no delimiter at all
+    kind = "TSV" if delimiter == "\t" else "CSV"
+    columns = len(first.split(delimiter)) if lines else 0
+    try:
+        array = np.loadtxt(lines, delimiter=delimiter, dtype=np.float64, comments=None, ndmin=2)
+    except ValueError:  # numpy words it by version: find the line and say it once
+        raise _first_bad_line(name, lines, delimiter, columns, kind) from None
+    if array.shape != (len(lines), columns):
+        raise _first_bad_line(name, lines, delimiter, columns, kind)
+
+    def load() -> np.ndarray:
+        return array.copy()
+
+    return {"": StoredTensor(array.shape, "float64", load)}, {}
+
+
+def _first_bad_line(name: str, lines: list[str], delimiter: str, columns: int, kind: str) -> TableFileError:
+    """The error naming the first line of ``lines`` that is not ``columns`` numbers."""
+    what = f"{name} is not a .npy, .safetensors or .pt file, nor a {kind} table"
+    for number, line in enumerate(lines, start=1):
+        fields = line.split(delimiter)
+        if len(fields) != columns:
+            return TableFileError(
+                f"{what}: line {number} holds {len(fields)} value{'s' * (len(fields) != 1)}, line 1 {columns}",
+                hint=f"a {kind} table has as many values on every line",
+            )
+        for field in fields:
+            try:
+                float(field)
+            except ValueError:
+                return TableFileError(
+                    f"{what}: line {number} holds {field.strip()[:40]!r}, which is not a number",
+                    hint=f"pecli reads {kind} tables of numbers, as pecli generate -o pe.csv writes them",
+                )
+    return TableFileError(f"{what} of numbers", hint="give one row of numbers per line")
