@@ -98,6 +98,7 @@ def plot_wavelengths(
     dim: int | None,
     dpi: float = 100.0,
     figsize: tuple[float, float] = (8.0, 5.0),
+    size: tuple[int | None, int | None] = (None, None),
 ) -> None:
     """Draw (or print as JSON) the wavelengths of the RoPE ``source`` names; ``dpi``, ``figsize``: the image's."""
     from pecli.analysis.wavelengths import rope_wavelengths
@@ -125,5 +126,13 @@ def plot_wavelengths(
     else:
         from pecli.render.wavelengths import wavelength_chart
 
+        import textwrap
+
         columns, lines = out.terminal_size()
-        out.data(wavelength_chart(waves, width=columns, height=max(12, min(lines - 2, 30)), title=heading))
+        width = size[0] or columns
+        height = size[1] or max(12, min(lines - 2, 30))
+        # a title wider than the chart is wrapped over its own lines, never cut
+        heading_lines = textwrap.wrap(heading, width) if len(heading) > width else []
+        chart = wavelength_chart(waves, width=width, height=height - max(len(heading_lines) - 1, 0),
+                                 title=None if heading_lines else heading)  # fmt: skip
+        out.data("\n".join([*heading_lines, chart]))
