@@ -27,12 +27,8 @@ CmapOpt = Annotated[
         rich_help_panel=DRAWING_PANEL,
     ),
 ]
-VminOpt = Annotated[
-    Optional[float], typer.Option("--vmin", help="Lower colour limit.", rich_help_panel=DRAWING_PANEL)
-]
-VmaxOpt = Annotated[
-    Optional[float], typer.Option("--vmax", help="Upper colour limit.", rich_help_panel=DRAWING_PANEL)
-]
+VminOpt = Annotated[Optional[float], typer.Option("--vmin", help="Lower colour limit.", rich_help_panel=DRAWING_PANEL)]
+VmaxOpt = Annotated[Optional[float], typer.Option("--vmax", help="Upper colour limit.", rich_help_panel=DRAWING_PANEL)]
 RobustOpt = Annotated[
     Optional[bool],
     typer.Option(

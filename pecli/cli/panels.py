@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.drawing import DRAWING_PANEL, MIN_HEIGHT, DrawingStyle, ImageFile, TerminalHeatmap, color_note
+from pecli.cli.drawing import DRAWING_PANEL, DrawingStyle, ImageFile, TerminalHeatmap, color_note
 from pecli.cli.inputs import InputTable, is_file_input
 from pecli.cli.output import Output
 

@@ -124,9 +124,9 @@ def plot_wavelengths(
         save_wavelengths(waves, output, title=heading, dpi=dpi, figsize=figsize)
         out.note(f"wrote {output} ({round(figsize[0] * dpi)} × {round(figsize[1] * dpi)} px)")
     else:
-        from pecli.render.wavelengths import wavelength_chart
-
         import textwrap
+
+        from pecli.render.wavelengths import wavelength_chart
 
         columns, lines = out.terminal_size()
         width = size[0] or columns

@@ -39,11 +39,12 @@ __all__ = [
     "VIRIDIS",
     "color_mode",
     "colormap_lut",
+    "frame_lines",
     "heatmap",
     "heatmap_stack",
-    "frame_lines",
     "ordered_xterm",
     "rdbu_lut",
+    "stack_layout",
 ]
 
 #: the character ramp for output without colour, lowest value first
@@ -308,10 +309,13 @@ def heatmap(
         lines.append(" " * margin + legend_text + (shape if margin + legend_width + len(shape) <= width else ""))
     if not values:
         return "\n".join(lines)
-    value_text = f"values {_format_value(data.low)} … {_format_value(data.high)}" if data.nonfinite < source.size else ""
+    value_text = (
+        f"values {_format_value(data.low)} … {_format_value(data.high)}" if data.nonfinite < source.size else ""
+    )
     masked = f"{data.nonfinite} NaN/inf masked" if data.nonfinite else ""
     left_out = [
-        f"last {what} left out (a partial block)" if size - int(edges[-1]) == 1
+        f"last {what} left out (a partial block)"
+        if size - int(edges[-1]) == 1
         else f"last {size - int(edges[-1])} {what}s left out (a partial block)"
         for size, edges, what in ((rows, shrunk.row_edges, "row"), (cols, shrunk.col_edges, "column"))
         if edges[-1] < size
@@ -378,6 +382,23 @@ def _legend(color: str, cmap: str, low: float, high: float, *, room: int) -> tup
 MIN_PANEL_LINES = 2
 
 
+def _stack_body(shown: int, height: int, shared: bool) -> int:
+    fixed, per_panel = (5, 1) if shared else (3, 2)  # header (+ legend and values once); title (+ its legend)
+    return max(MIN_PANEL_LINES, (height - fixed - shown * per_panel) // shown)
+
+
+def stack_layout(count: int, height: int, *, shared: bool) -> tuple[int, int]:
+    """How many of ``count`` stacked panels fit in ``height`` lines, and the ``height`` to give
+    :func:`heatmap_cells` for one of them (with a title, header and legend: the most cells any gets).
+
+    >>> stack_layout(8, 12, shared=True), stack_layout(2, 20, shared=True)
+    ((2, 8), (2, 12))
+    """
+    fixed, per_panel = (5, 1) if shared else (3, 2)
+    shown = max(1, min(count, (height - fixed) // (per_panel + MIN_PANEL_LINES)))
+    return shown, _stack_body(shown, height, shared) + frame_lines(title=True)
+
+
 def heatmap_stack(
     matrices: list[np.ndarray | Downsampled],
     titles: list[str],
@@ -405,10 +426,8 @@ def heatmap_stack(
     (2, True)
     """
     shared = len(scales) == 1
-    fixed = 3 + (2 if shared else 0)
-    per_panel = 1 + (0 if shared else 1)
-    shown = max(1, min(len(matrices), (height - fixed) // (per_panel + MIN_PANEL_LINES)))
-    body = max(MIN_PANEL_LINES, (height - fixed - shown * per_panel) // shown)
+    shown, _ = stack_layout(len(matrices), height, shared=shared)
+    body = _stack_body(shown, height, shared)
     blocks = []
     for index in range(shown):
         first, last = index == 0, index == shown - 1
