@@ -101,7 +101,8 @@ def _rope_profile(out: Output, source: RelativeInput, request: Any) -> None:
                              f"{profile.offsets[-1]}; max |s|/B = {ratio:.3g}", width)  # fmt: skip
         # the note under the chart, and the chart's title over it, stay on the screen
         chart = profile_chart(profile.offsets, profile.score, profile.score, profile.score, width=width,
-                              height=_profile_height(request, height) - len(note), title=title, y_label="s(h)")  # fmt: skip
+                              height=_profile_height(request, height) - len(note), title=title,
+                              y_label="s(h)")  # fmt: skip
         out.data(chart)
         out.data("\n".join(note))
 
@@ -278,8 +279,8 @@ def _image_or_terminal_cells(out: Output, request: Any, length: int, title: str)
     from pecli.render.terminal import color_mode, heatmap_cells
 
     width, height = chart_size(out, request)
-    return heatmap_cells(length, width=width, height=height, color=color_mode(out, force_terminal=request.forced, no_color=not out.color),
-                         title=title)  # fmt: skip
+    color = color_mode(out, force_terminal=request.forced, no_color=not out.color)
+    return heatmap_cells(length, width=width, height=height, color=color, title=title)
 
 
 def _cells(source: RelativeInput, cells: tuple[int, int]) -> list[Any]:
