@@ -20,7 +20,20 @@ VIEWS = [
     ["plot", "alibi", "--heads", "8", "--len", "256", "--color-scale", "per-panel"],
     ["plot", "rope", "--d", "64", "--view", "wavelength"],
     pytest.param(
-        "plot rope --d 64 --scaling llama3 --factor 8 --original-max-position 8192 --view wavelength".split(),
+        [
+            "plot",
+            "rope",
+            "--d",
+            "64",
+            "--scaling",
+            "llama3",
+            "--factor",
+            "8",
+            "--original-max-position",
+            "8192",
+            "--view",
+            "wavelength",
+        ],
         marks=pytest.mark.xfail(
             strict=True, reason="wavelength_chart's band legend (render/wavelengths.py) overruns --height 12 by 1"
         ),
