@@ -12,6 +12,7 @@ import typer
 from pecli.cli.common import write_data
 from pecli.cli.drawing import (
     CmapOpt,
+    ColorScaleOpt,
     DpiOpt,
     DrawingStyle,
     FigsizeOpt,
@@ -122,6 +123,7 @@ def distance(
     terminal: TerminalOpt = False,
     width: WidthOpt = None,
     height: HeightOpt = None,
+    color_scale_name: ColorScaleOpt = "shared",
     d: DimOpt = None,
     length: LenOpt = None,
     preset: PresetOpt = None,
@@ -133,7 +135,7 @@ def distance(
 
     style = drawing_style(
         cmap=cmap, vmin=vmin, vmax=vmax, robust=robust, title=title, xlabel=xlabel, ylabel=ylabel, dpi=dpi,
-        figsize=figsize,
+        figsize=figsize, panel_scale=color_scale_name,
     )  # fmt: skip
     check_terminal_size(width, height)
     from pecli.analysis.distance import check_metric
@@ -156,7 +158,7 @@ def distance(
     )
     if relative is not None:
         request = DistanceRequest(metric, range(relative.length), relative.label, output, fmt, kind, max_offset,
-                                  style=style)  # fmt: skip
+                                  style=style, size=(width, height), forced=terminal)  # fmt: skip
         unused = {"--rows": rows, "--key": key, "--metric": None if metric == "dot" else metric}
         relative_distance(out, relative, request, profile=profile, unused=unused)
         return
@@ -306,7 +308,7 @@ def _terminal_cells(out: Output, vectors: Any, request: DistanceRequest) -> Any:
     """Block means at the terminal heatmap's resolution, or None when every position gets its own cell."""
     from pecli.render.terminal import color_mode, heatmap_cells
 
-    width, height = _chart_size(out, request)
+    width, height = chart_size(out, request)
     grid = heatmap_cells(
         len(vectors),
         width=width,
@@ -330,7 +332,7 @@ def _block_mean_request(request: DistanceRequest) -> DistanceRequest:
 def _terminal_heatmap(out: Output, matrix: Any, request: DistanceRequest) -> str:
     from pecli.render.terminal import color_mode, heatmap
 
-    width, height = _chart_size(out, request)
+    width, height = chart_size(out, request)
     scale = _colors(request, matrix)
     return heatmap(
         matrix,
@@ -370,7 +372,7 @@ def _save_matrix_figure(path: str, matrix: Any, request: DistanceRequest) -> str
 def _terminal_profile(out: Output, result: Any, request: DistanceRequest) -> str:
     from pecli.render.charts import profile_chart
 
-    width, height = _chart_size(out, request)
+    width, height = chart_size(out, request)
     return profile_chart(
         result.offsets,
         result.mean,
@@ -401,7 +403,7 @@ def _save_profile_figure(path: str, result: Any, request: DistanceRequest) -> No
     )
 
 
-def _chart_size(out: Output, request: DistanceRequest) -> tuple[int, int]:
+def chart_size(out: Output, request: DistanceRequest) -> tuple[int, int]:
     """--width/--height, else the terminal's columns and its lines less two (title, prompt), at least 8."""
     columns, lines = out.terminal_size()
     width, height = request.size

@@ -27,18 +27,25 @@ CmapOpt = Annotated[
         rich_help_panel=DRAWING_PANEL,
     ),
 ]
-VminOpt = Annotated[
-    Optional[float], typer.Option("--vmin", help="Lower colour limit.", rich_help_panel=DRAWING_PANEL)
-]
-VmaxOpt = Annotated[
-    Optional[float], typer.Option("--vmax", help="Upper colour limit.", rich_help_panel=DRAWING_PANEL)
-]
+VminOpt = Annotated[Optional[float], typer.Option("--vmin", help="Lower colour limit.", rich_help_panel=DRAWING_PANEL)]
+VmaxOpt = Annotated[Optional[float], typer.Option("--vmax", help="Upper colour limit.", rich_help_panel=DRAWING_PANEL)]
 RobustOpt = Annotated[
     Optional[bool],
     typer.Option(
         "--robust/--no-robust",
         help="Colour limits at the 99th percentile of |x| (default: when a few values would wash out the rest).",
         show_default=False,
+        rich_help_panel=DRAWING_PANEL,
+    ),
+]
+#: --color-scale: the panels of one figure in one colour scale, or each in its own
+PANEL_SCALES = ("shared", "per-panel")
+ColorScaleOpt = Annotated[
+    str,
+    typer.Option(
+        "--color-scale",
+        help="Panels (RoPE's cos/sin, ALiBi's heads): shared (one colour scale) or per-panel (each its own).",
+        metavar="shared|per-panel",
         rich_help_panel=DRAWING_PANEL,
     ),
 ]
@@ -96,6 +103,7 @@ class DrawingStyle:
     y_label: str | None = None
     dpi: float = 100.0
     figsize: tuple[float, float] | None = None
+    panel_scale: str = "shared"  #: --color-scale: "shared" or "per-panel"
 
 
 def drawing_style(
@@ -109,6 +117,7 @@ def drawing_style(
     ylabel: str | None = None,
     dpi: float | None = None,
     figsize: str | None = None,
+    panel_scale: str = "shared",
 ) -> DrawingStyle:
     """Check the drawing options (before any table is read) and gather them.
 
@@ -128,10 +137,14 @@ def drawing_style(
         check_cmap(cmap)
     if dpi is not None and not (0 < dpi < float("inf")):
         raise ParameterError(f"--dpi must be a positive number, got {dpi:g}", hint="e.g. --dpi 100")
+    if panel_scale not in PANEL_SCALES:
+        raise ParameterError(
+            f"--color-scale takes shared or per-panel, got {panel_scale!r}", hint="e.g. --color-scale per-panel"
+        )
     size = None if figsize is None else parse_figsize(figsize)
     resolution = 100.0 if dpi is None else dpi
     check_pixels(size or (8.0, 6.0), resolution)
-    return DrawingStyle(cmap, vmin, vmax, robust, title, xlabel, ylabel, resolution, size)
+    return DrawingStyle(cmap, vmin, vmax, robust, title, xlabel, ylabel, resolution, size, panel_scale)
 
 
 #: the smallest --dpi whose 10-point text is still a pixel high (FreeType fails below), and image sides in pixels

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.drawing import DRAWING_PANEL, MIN_HEIGHT, DrawingStyle, ImageFile, TerminalHeatmap, color_note
+from pecli.cli.drawing import DRAWING_PANEL, DrawingStyle, ImageFile, TerminalHeatmap, color_note
 from pecli.cli.inputs import InputTable, is_file_input
 from pecli.cli.output import Output
 
@@ -146,23 +146,31 @@ def draw_panels(
             out.note(note)
         out.note(f"wrote {image.path} ({image.pixels}, {len(matrices)} panels in one colour scale)")
     if screen is not None:
-        from pecli.render.terminal import color_mode, heatmap
+        from pecli.render.terminal import color_mode, heatmap_stack
 
         color = color_mode(out, force_terminal=screen.forced, no_color=not out.color)
-        # at least half the screen each: a panel squeezed to a few lines shows nothing
-        each = max(MIN_HEIGHT, (screen.height - 1) // len(matrices), screen.height // 2)
-        shared = {"color": color, "x_label": x_label, "y_label": y_label, "vmin": scale.low, "vmax": scale.high}
-        drawn = [
-            heatmap(
-                matrix,
-                width=screen.width,
-                height=each,
-                title=f"{title}  ({heading})",
-                cmap=scale.cmap,
-                x_ticks_from=view.col_start,
-                y_ticks_from=view.row_start,
-                **shared,
-            )
-            for matrix, title, view in zip(matrices, titles, views, strict=True)
-        ]
-        out.data("\n".join(drawn))
+        per_panel = style.panel_scale == "per-panel"
+        scales = [panel_scale(matrix, style) for matrix in matrices] if per_panel else [scale]
+        text, shown = heatmap_stack(
+            list(matrices), [f"{title}  ({heading})" for title in titles], width=screen.width,
+            height=screen.height - 1, color=color, scales=[(s.low, s.high, s.cmap) for s in scales],
+            x_label=x_label, y_label=y_label, x_ticks_from=views[0].col_start, y_ticks_from=views[0].row_start,
+        )  # fmt: skip
+        which = "each panel in its own colour scale" if per_panel else f"{len(matrices)} panels in one colour scale"
+        if shown < len(matrices):
+            which += f"; {shown} of {len(matrices)} fit in {screen.height} lines (--height, --slice I)"
+        out.data(text + "\n" + _truncate(which + " (--color-scale shared|per-panel)", screen.width))
+
+
+def panel_scale(matrix: Any, style: DrawingStyle) -> Any:
+    """One panel's own colour scale (``--color-scale per-panel``), from the drawing options."""
+    import numpy as np
+
+    from pecli.render.scale import color_scale
+
+    values = np.asarray(matrix, dtype=np.float64)
+    return color_scale(values, vmin=style.vmin, vmax=style.vmax, robust=style.robust, cmap=style.cmap)
+
+
+def _truncate(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"

@@ -11,6 +11,7 @@ from pecli.cli.drawing import (
     MIN_HEIGHT,
     MIN_WIDTH,
     CmapOpt,
+    ColorScaleOpt,
     DpiOpt,
     DrawingStyle,
     FigsizeOpt,
@@ -100,6 +101,7 @@ def plot(
     width: WidthOpt = None,
     height: HeightOpt = None,
     slice_index: SliceOpt = None,
+    color_scale_name: ColorScaleOpt = "shared",
     d: DimOpt = None,
     length: LenOpt = None,
     dtype: DtypeOpt = "float32",
@@ -112,7 +114,8 @@ def plot(
 
     heatmap_only = {"--key": key, "--rows": rows, "--cols": cols, "--vmin": vmin, "--vmax": vmax, "--cmap": cmap,
                     "--robust/--no-robust": robust, "--xlabel": xlabel, "--ylabel": ylabel, "--lines": lines,
-                    "--width": width, "--height": height, "--slice": slice_index}  # fmt: skip
+                    "--slice": slice_index,
+                    "--color-scale": None if color_scale_name == "shared" else color_scale_name}  # fmt: skip
     check_view(view, json_output=out.json_output, unused=heatmap_only)
     from pecli.cli.inputs import key_for_scheme
 
@@ -121,15 +124,19 @@ def plot(
 
     style = drawing_style(
         cmap=cmap, vmin=vmin, vmax=vmax, robust=robust, title=title, xlabel=xlabel, ylabel=ylabel, dpi=dpi,
-        figsize=figsize,
+        figsize=figsize, panel_scale=color_scale_name,
     )  # fmt: skip
     if view is not None:
-        if output is None and (dpi is not None or figsize is not None):
-            from pecli.errors import ParameterError
+        from pecli.errors import ParameterError
 
+        if output is None and (dpi is not None or figsize is not None):
             raise ParameterError("--dpi, --figsize size the image", hint="add -o wavelengths.png")
+        check_terminal_size(width, height)
+        if output is not None and not terminal and (width is not None or height is not None):
+            raise ParameterError("--width/--height size the terminal chart", hint="drop them, or drop -o")
         plot_wavelengths(out, source, output=output, title=title, preset=preset, scheme_params=scheme_params or {},
-                         length=length, dim=d, dpi=style.dpi, figsize=style.figsize or (8.0, 5.0))  # fmt: skip
+                         length=length, dim=d, dpi=style.dpi, figsize=style.figsize or (8.0, 5.0),
+                         size=(width, height))  # fmt: skip
         return
     from pecli.render.downsample import column_structure
     from pecli.render.scale import color_scale, value_range

@@ -96,12 +96,13 @@ def _rope_profile(out: Output, source: RelativeInput, request: Any) -> None:
 
         from pecli.render.charts import profile_chart
 
-        width, height = _chart_size(out)
+        width, height = chart_size(out, request)
         note = textwrap.wrap(f"RoFormer bound B(h) ≥ |s(h)|: B = {bound[0]:.4g} at h = 0, {bound[-1]:.4g} at h = "
                              f"{profile.offsets[-1]}; max |s|/B = {ratio:.3g}", width)  # fmt: skip
         # the note under the chart, and the chart's title over it, stay on the screen
         chart = profile_chart(profile.offsets, profile.score, profile.score, profile.score, width=width,
-                              height=min(height, 24) - len(note), title=title, y_label="s(h)")  # fmt: skip
+                              height=_profile_height(request, height) - len(note), title=title,
+                              y_label="s(h)")  # fmt: skip
         out.data(chart)
         out.data("\n".join(note))
 
@@ -213,10 +214,10 @@ def _bias_profile(out: Output, source: RelativeInput, request: Any) -> None:
     else:
         from pecli.render.charts import profile_chart
 
-        width, height = _chart_size(out)
+        width, height = chart_size(out, request)
         spread = "" if len(names) == 1 else f" (• mean, │ range over {len(names)} heads)"
         chart = profile_chart(hs, curves.mean(axis=0), curves.min(axis=0), curves.max(axis=0), width=width,
-                              height=min(height, 24), title=title + spread, y_label=what)  # fmt: skip
+                              height=_profile_height(request, height), title=title + spread, y_label=what)  # fmt: skip
         out.data(chart)
 
 
@@ -254,6 +255,16 @@ def _bias_matrices(out: Output, source: RelativeInput, request: Any) -> None:
                     **_figure(request, title, (8.0, 6.0)))  # fmt: skip
         out.note(f"wrote {request.output}")
         return
+    if request.kind is None and len(names) > 1:
+        from pecli.render.terminal import color_mode, heatmap_cells, stack_layout
+
+        width, height = chart_size(out, request)
+        _, panel_height = stack_layout(len(names), height - 1, shared=request.style.panel_scale == "shared")
+        grid = heatmap_cells(length, width=width, height=panel_height, title=title,
+                             color=color_mode(out, force_terminal=request.forced, no_color=not out.color))  # fmt: skip
+        heads = _cells(source, grid)
+        _draw_heads(out, request, heads, names, title)
+        return
     heads = _cells(source, _image_or_terminal_cells(out, request, length, title))
     for name, cells in zip(names, heads, strict=True):
         _draw_matrix(out, request, cells, f"{title}: {name}" if len(names) > 1 else title, symmetric=False)
@@ -267,9 +278,9 @@ def _image_or_terminal_cells(out: Output, request: Any, length: int, title: str)
         return _FIGURE_CELLS
     from pecli.render.terminal import color_mode, heatmap_cells
 
-    width, height = _chart_size(out)
-    return heatmap_cells(length, width=width, height=height, color=color_mode(out, no_color=not out.color),
-                         title=title)  # fmt: skip
+    width, height = chart_size(out, request)
+    color = color_mode(out, force_terminal=request.forced, no_color=not out.color)
+    return heatmap_cells(length, width=width, height=height, color=color, title=title)
 
 
 def _cells(source: RelativeInput, cells: tuple[int, int]) -> list[Any]:
@@ -295,29 +306,66 @@ def _matrix_values(cells: Any) -> Any:
 
 
 def _draw_matrix(out: Output, request: Any, cells: Any, title: str, *, symmetric: bool) -> None:
-    import numpy as np
+    """One matrix as a figure or in the terminal, in a colour scale that follows its values.
 
-    values = _matrix_values(cells)
-    largest = float(np.max(np.abs(values))) or 1.0
-    low, high = (-largest, largest) if symmetric else (float(values.min()), float(values.max()))
+    ``symmetric``: a signed score (RoPE's), drawn diverging around 0 only where its values change
+    sign; all of one sign (qk=ones: 0.38 … 0.60), a sequential map over their range.
+    """
+    scale = _matrix_scale(request, [cells])
     style = request.style
-    low, high = style.vmin if style.vmin is not None else low, style.vmax if style.vmax is not None else high
     if request.kind == "image":
         from pecli.render.image import save_heatmap
 
         save_heatmap(cells, str(request.output), x_label=style.x_label or "Key position n",
-                     y_label=style.y_label or "Query position m", vmin=low, vmax=high,
-                     cmap=style.cmap or ("RdBu" if symmetric else None),  # a signed score: diverging, 0 white
+                     y_label=style.y_label or "Query position m", vmin=scale.low, vmax=scale.high, cmap=scale.cmap,
                      **_figure(request, title, (7.0, 6.0)))  # fmt: skip
         out.note(f"wrote {request.output}")
         return
     from pecli.render.terminal import color_mode, heatmap
 
-    width, height = _chart_size(out)
+    width, height = chart_size(out, request)
     out.data(
-        heatmap(cells, width=width, height=height, color=color_mode(out, no_color=not out.color),
-                x_label="Key position n", y_label="Query position m", title=title, vmin=low, vmax=high)
+        heatmap(cells, width=width, height=height,
+                color=color_mode(out, force_terminal=request.forced, no_color=not out.color),
+                x_label="Key position n", y_label="Query position m", title=title, vmin=scale.low, vmax=scale.high,
+                cmap=scale.cmap)
     )  # fmt: skip
+
+
+def _matrix_scale(request: Any, heads: list[Any]) -> Any:
+    """The colour scale of one or more matrices (their cells), from --vmin/--vmax/--robust/--cmap and the values."""
+    import numpy as np
+
+    from pecli.render.scale import color_scale
+
+    style = request.style
+    values = np.concatenate([np.asarray(_matrix_values(head), dtype=np.float64).ravel() for head in heads])
+    return color_scale(values, vmin=style.vmin, vmax=style.vmax, robust=style.robust, cmap=style.cmap)
+
+
+def _draw_heads(out: Output, request: Any, heads: list[Any], names: list[str], title: str) -> None:
+    """Several heads in the terminal, stacked within --height, in one colour scale or each in its own."""
+    from pecli.render.terminal import color_mode, heatmap_stack
+
+    width, height = chart_size(out, request)
+    per_panel = request.style.panel_scale == "per-panel"
+    scales = [_matrix_scale(request, [head]) for head in heads] if per_panel else [_matrix_scale(request, heads)]
+    text, shown = heatmap_stack(
+        heads, [f"{name}  ({title})" for name in names], width=width, height=height - 1,
+        color=color_mode(out, force_terminal=request.forced, no_color=not out.color),
+        scales=[(scale.low, scale.high, scale.cmap) for scale in scales],
+        x_label="Key position n", y_label="Query position m",
+    )  # fmt: skip
+    which = "each head in its own colour scale" if per_panel else f"{len(heads)} heads in one colour scale"
+    if shown < len(heads):
+        which += f"; {shown} of {len(heads)} fit (--height, --head I)"
+    which += "; --color-scale per-panel" if not per_panel else ""
+    out.data(text + "\n" + (which if len(which) <= width else which[: width - 1] + "…"))
+
+
+def _profile_height(request: Any, height: int) -> int:
+    """--height, else the terminal's lines up to 24 (a profile taller than that shows nothing more)."""
+    return height if request.size[1] is not None else min(height, 24)
 
 
 def _write_columns(out: Output, request: Any, columns: dict[str, Any]) -> None:
@@ -335,6 +383,8 @@ def _figure(request: Any, title: str, figsize: tuple[float, float]) -> dict[str,
     return {"title": style.title or title, "dpi": style.dpi, "figsize": style.figsize or figsize}
 
 
-def _chart_size(out: Output) -> tuple[int, int]:
-    columns, lines = out.terminal_size()
-    return columns, max(8, lines - 2)
+def chart_size(out: Output, request: Any) -> tuple[int, int]:
+    """--width/--height, else the terminal's size (:func:`pecli.cli.distance.chart_size`)."""
+    from pecli.cli.distance import chart_size as distance_chart_size
+
+    return distance_chart_size(out, request)

@@ -98,6 +98,7 @@ def plot_wavelengths(
     dim: int | None,
     dpi: float = 100.0,
     figsize: tuple[float, float] = (8.0, 5.0),
+    size: tuple[int | None, int | None] = (None, None),
 ) -> None:
     """Draw (or print as JSON) the wavelengths of the RoPE ``source`` names; ``dpi``, ``figsize``: the image's."""
     from pecli.analysis.wavelengths import rope_wavelengths
@@ -123,7 +124,19 @@ def plot_wavelengths(
         save_wavelengths(waves, output, title=heading, dpi=dpi, figsize=figsize)
         out.note(f"wrote {output} ({round(figsize[0] * dpi)} × {round(figsize[1] * dpi)} px)")
     else:
+        import textwrap
+
         from pecli.render.wavelengths import wavelength_chart
 
         columns, lines = out.terminal_size()
-        out.data(wavelength_chart(waves, width=columns, height=max(12, min(lines - 2, 30)), title=heading))
+        width = size[0] or columns
+        height = size[1] or max(12, min(lines - 2, 30))
+        # a title wider than the chart is wrapped over its own lines, never cut
+        heading_lines = textwrap.wrap(heading, width) if len(heading) > width else []
+        room = height - max(len(heading_lines) - 1, 0)
+        chart = wavelength_chart(waves, width=width, height=room, title=None if heading_lines else heading)
+        overflow = len(chart.splitlines()) - room  # the band legend under the axis: take its lines from the plot
+        if overflow > 0:
+            chart = wavelength_chart(waves, width=width, height=max(room - overflow, 3),
+                                     title=None if heading_lines else heading)  # fmt: skip
+        out.data("\n".join([*heading_lines, chart]))

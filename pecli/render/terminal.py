@@ -39,9 +39,12 @@ __all__ = [
     "VIRIDIS",
     "color_mode",
     "colormap_lut",
+    "frame_lines",
     "heatmap",
+    "heatmap_stack",
     "ordered_xterm",
     "rdbu_lut",
+    "stack_layout",
 ]
 
 #: the character ramp for output without colour, lowest value first
@@ -53,6 +56,16 @@ _DEFAULT_BACKGROUND = "\x1b[49m"
 _MASKED_CHAR = "?"
 #: lines around the plot: the axis caption, the tick labels, the tick marks, the legend and the value line
 _FRAME_LINES = 5
+
+
+def frame_lines(*, title: bool, header: bool = True, legend: bool = True, values: bool = True) -> int:
+    """Lines :func:`heatmap` draws around the cells: the title, the header (axis caption and two tick
+    lines), the colour legend and the value line.
+
+    >>> frame_lines(title=True), frame_lines(title=True, header=False, legend=False, values=False)
+    (6, 1)
+    """
+    return int(title) + 3 * int(header) + int(legend) + int(values)
 
 
 @functools.lru_cache(maxsize=4)
@@ -154,6 +167,9 @@ def heatmap_cells(
     title: str | None,
     y_ticks_from: int = 0,
     row_values: tuple[float, float] = (0.0, 1.0),
+    header: bool = True,
+    legend: bool = True,
+    values: bool = True,
 ) -> tuple[int, int]:
     """The most cell rows and columns :func:`heatmap` draws for a table of ``rows`` rows.
 
@@ -161,7 +177,7 @@ def heatmap_cells(
     (36, 75)
     """
     margin = _row_label_width(rows, y_ticks_from, row_values) + 2
-    plot_lines = max(height - _FRAME_LINES - (1 if title else 0), 1)
+    plot_lines = max(height - frame_lines(title=bool(title), header=header, legend=legend, values=values), 1)
     return plot_lines * (1 if color == "none" else 2), max(width - margin, 1)
 
 
@@ -181,6 +197,9 @@ def heatmap(
     x_ticks_from: int = 0,
     y_ticks_from: int = 0,
     row_values: tuple[float, float] = (0.0, 1.0),
+    header: bool = True,
+    legend: bool = True,
+    values: bool = True,
 ) -> str:
     """Draw a 2-D table as a text block of at most ``width`` columns and ``height`` lines.
 
@@ -205,6 +224,8 @@ def heatmap(
             :func:`pecli.render.scale.color_scale`); RdBu and viridis are built in, others come from matplotlib.
         x_ticks_from, y_ticks_from: the index of the first column and row (after ``--cols/--rows``).
         row_values: ``(start, step)``: row ``i`` is labelled ``start + step × i`` (timesteps).
+        header, legend, values: draw the axis caption and column ticks, the colour legend, and the
+            value line (panels stacked in one scale draw the header once and the legend once).
 
     Returns:
         The text, lines joined by newlines, without a final newline.
@@ -231,8 +252,9 @@ def heatmap(
     # whole blocks of one size, so every cell means the same thing: near-equal blocks that mix
     # single columns with pairs, or a narrower last block, draw stripes that are not in the data
     grid = heatmap_cells(
-        rows, width=width, height=height, color=color, title=title, y_ticks_from=y_ticks_from, row_values=row_values
-    )
+        rows, width=width, height=height, color=color, title=title, y_ticks_from=y_ticks_from, row_values=row_values,
+        header=header, legend=legend, values=values,
+    )  # fmt: skip
     if not given:
         structure = column_structure(matrix) if structure is None else structure
         matrix = block_average(
@@ -245,7 +267,8 @@ def heatmap(
     lines: list[str] = []
     if title:
         lines.append(_truncate(title, width))
-    lines.append(_truncate(f"{y_label} ↓  {x_label} →", width))
+    if header:
+        lines.append(_truncate(f"{y_label} ↓  {x_label} →", width))
 
     x_label_width = len(str(x_ticks_from + cols - 1))
     x_ticks = _ticks(shrunk.col_edges, x_ticks_from, -(-shown_cols // (x_label_width + 1)))
@@ -259,8 +282,9 @@ def heatmap(
         tick_labels[cell : cell + len(text)] = text
         tick_marks[cell] = "┬"
         free_from = cell + len(text) + 1
-    lines.append(" " * margin + "".join(tick_labels).rstrip())
-    lines.append(" " * (margin - 1) + "┌" + "".join(tick_marks))
+    if header:
+        lines.append(" " * margin + "".join(tick_labels).rstrip())
+        lines.append(" " * (margin - 1) + "┌" + "".join(tick_marks))
 
     # colour indices as matplotlib's Normalize + Colormap compute them; -1 marks a masked cell
     with np.errstate(invalid="ignore"):
@@ -279,18 +303,24 @@ def heatmap(
         axis = f"{y_labels[line]:>{label_width}} ┤" if line in y_labels else " " * label_width + " │"
         lines.append(axis + text)
 
-    legend, legend_width = _legend(color, cmap, low, high, room=width - margin)
+    legend_text, legend_width = _legend(color, cmap, low, high, room=width - margin)
     shape = f"   {rows} × {cols}" + (f" → {shown_rows} × {shown_cols} block means" if shrunk.shrunk else "")
-    lines.append(" " * margin + legend + (shape if margin + legend_width + len(shape) <= width else ""))
-    values = f"values {_format_value(data.low)} … {_format_value(data.high)}" if data.nonfinite < source.size else ""
+    if legend:
+        lines.append(" " * margin + legend_text + (shape if margin + legend_width + len(shape) <= width else ""))
+    if not values:
+        return "\n".join(lines)
+    value_text = (
+        f"values {_format_value(data.low)} … {_format_value(data.high)}" if data.nonfinite < source.size else ""
+    )
     masked = f"{data.nonfinite} NaN/inf masked" if data.nonfinite else ""
     left_out = [
-        f"last {what} left out (a partial block)" if size - int(edges[-1]) == 1
+        f"last {what} left out (a partial block)"
+        if size - int(edges[-1]) == 1
         else f"last {size - int(edges[-1])} {what}s left out (a partial block)"
         for size, edges, what in ((rows, shrunk.row_edges, "row"), (cols, shrunk.col_edges, "column"))
         if edges[-1] < size
     ]
-    footer = "; ".join(part for part in (values, masked, *left_out) if part)
+    footer = "; ".join(part for part in (value_text, masked, *left_out) if part)
     lines.append(" " * margin + _truncate(footer, width - margin))
     return "\n".join(lines)
 
@@ -346,3 +376,67 @@ def _legend(color: str, cmap: str, low: float, high: float, *, room: int) -> tup
         text = "".join(bg[round(i * (LUT_SIZE - 1) / max(cells - 1, 1))] + " " for i in range(cells)) + _RESET
         width = cells
     return text, width
+
+
+#: the fewest text lines of cells a stacked panel gets; panels that would get fewer are left out
+MIN_PANEL_LINES = 2
+
+
+def _stack_body(shown: int, height: int, shared: bool) -> int:
+    fixed, per_panel = (5, 1) if shared else (3, 2)  # header (+ legend and values once); title (+ its legend)
+    return max(MIN_PANEL_LINES, (height - fixed - shown * per_panel) // shown)
+
+
+def stack_layout(count: int, height: int, *, shared: bool) -> tuple[int, int]:
+    """How many of ``count`` stacked panels fit in ``height`` lines, and the ``height`` to give
+    :func:`heatmap_cells` for one of them (with a title, header and legend: the most cells any gets).
+
+    >>> stack_layout(8, 12, shared=True), stack_layout(2, 20, shared=True)
+    ((2, 8), (2, 12))
+    """
+    fixed, per_panel = (5, 1) if shared else (3, 2)
+    shown = max(1, min(count, (height - fixed) // (per_panel + MIN_PANEL_LINES)))
+    return shown, _stack_body(shown, height, shared) + frame_lines(title=True)
+
+
+def heatmap_stack(
+    matrices: list[np.ndarray | Downsampled],
+    titles: list[str],
+    *,
+    width: int,
+    height: int,
+    color: str,
+    scales: list[tuple[float, float, str]],
+    x_label: str,
+    y_label: str,
+    x_ticks_from: int = 0,
+    y_ticks_from: int = 0,
+) -> tuple[str, int]:
+    """Panels one under another in ``width`` × ``height`` cells, and how many of them fit.
+
+    ``scales`` holds one ``(vmin, vmax, cmap)`` for every panel (one scale), or one per panel (each its
+    own scale, each with its own legend). One scale draws the axis caption and column ticks once,
+    over the first panel, and the legend once, under the last; each panel has a title line. Panels
+    that would get fewer than :data:`MIN_PANEL_LINES` lines of cells are left out (the count says so).
+
+    >>> heads = [np.outer(np.arange(8.0), np.ones(4)) * -m for m in (1.0, 0.5, 0.25)]
+    >>> text, shown = heatmap_stack(heads, ["head 0", "head 1", "head 2"], width=40, height=12, color="none",
+    ...                             scales=[(-7.0, 0.0, "viridis")], x_label="n", y_label="m")
+    >>> shown, len(text.splitlines()) <= 12
+    (2, True)
+    """
+    shared = len(scales) == 1
+    shown, _ = stack_layout(len(matrices), height, shared=shared)
+    body = _stack_body(shown, height, shared)
+    blocks = []
+    for index in range(shown):
+        first, last = index == 0, index == shown - 1
+        parts = {"header": first, "legend": last or not shared, "values": last and shared}
+        low, high, cmap = scales[0 if shared else index]
+        lines = body + frame_lines(title=True, **parts)
+        blocks.append(
+            heatmap(matrices[index], width=width, height=lines, color=color, x_label=x_label, y_label=y_label,
+                    title=titles[index], vmin=low, vmax=high, cmap=cmap, x_ticks_from=x_ticks_from,
+                    y_ticks_from=y_ticks_from, **parts)
+        )  # fmt: skip
+    return "\n".join(blocks), shown
