@@ -67,6 +67,7 @@ class Scheme:
     axes: str = "positions"
     column_segments: int = 1
     bounds: tuple[float, float] | None = None
+    length_independent: bool = False
     angles: bool = False
     search: str = "choices"
     relative: str | None = None
@@ -135,6 +136,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 bounds=(-1.0, 1.0),
                 angles=True,
                 search="sinusoids",
+                length_independent=True,
             ),
             Scheme(
                 "learned",
@@ -144,6 +146,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "BERT (Devlin et al. 2018; initializer_range 0.02); ConvS2S (Gehring et al. 2017; N(0, 0.1²))",
                 defaults={"std": 0.02, "seed": 0},
                 search="none",
+                length_independent=True,
             ),
             Scheme(
                 "count",
@@ -151,6 +154,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "simple count indexing: every column holds the position",
                 "PE[p, :] = p",
                 "Dufter et al. 2022, Position Information in Transformers: An Overview, §3.1",
+                length_independent=True,
             ),
             Scheme(
                 "count-normalized",
@@ -169,6 +173,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 defaults={"bit_order": "lsb"},
                 choices={"bit_order": ("lsb", "msb")},
                 bounds=(0.0, 1.0),
+                length_independent=True,
             ),
             Scheme(
                 "binary-sine",
@@ -178,6 +183,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "Kazemnejad 2019, Transformer Architecture: The Positional Encoding (blog post)",
                 bounds=(-1.0, 1.0),
                 angles=True,
+                length_independent=True,
             ),
             Scheme(
                 "memn2n",
@@ -208,6 +214,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 column_segments=2,
                 bounds=(-1.0, 1.0),
                 angles=True,
+                length_independent=True,
             ),
             # rotary, attention-bias, 2-D grid and Fourier-feature schemes
             Scheme(
