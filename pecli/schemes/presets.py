@@ -243,7 +243,7 @@ def presets_of(scheme: str) -> list[str]:
     """The names of ``scheme``'s presets, in registration order.
 
     >>> presets_of("timestep")
-    ['ldm', 'diffusers', 'ddpm']
+    ['ldm', 'guided-diffusion', 'diffusers', 'ddpm']
     """
     return [preset for owner, preset in PRESETS if owner == scheme]
 
