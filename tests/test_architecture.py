@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import pecli
@@ -148,3 +149,95 @@ def test_the_cli_spells_the_same_error_with_flags():
         pecli.encode("sinusoidal", 4, 0)
     assert str(caught.value) == "dim must be a positive integer, got 0 (pass e.g. dim=64)"
     assert caught.value.spelled(flag_for) == "--d must be a positive integer, got 0 (pass e.g. --d 64)"
+
+
+#: modules another change is still editing, whose name comparisons move to the Scheme fields when it lands
+#: (cli/relative.py: Scheme.relative; cli/panels.py: kind and relative; cli/wavelength.py: relative).
+#: Empty it then: no module outside pecli/schemes may know a scheme by its name.
+NAME_COMPARISONS_PENDING = {"pecli/cli/relative.py", "pecli/cli/panels.py", "pecli/cli/wavelength.py"}
+
+
+def _string_literals(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [text for element in node.elts for text in _string_literals(element)]
+    return []
+
+
+def _name_comparisons(source: str, where: str) -> list[str]:
+    """``x == "rope"``, ``x != "alibi"``, ``x in ("alibi", "t5")``… in one module: a scheme known by its name."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            if any(text in SCHEMES for operand in operands for text in _string_literals(operand)):
+                found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_name_comparison_finder_finds_every_form():
+    source = 'if s == "rope" or "alibi" != s or s in ("t5", "x") or s not in ["sincos2d"] or s == "half":\n    pass\n'
+    assert [found.split(": ", 1)[1] for found in _name_comparisons(source, "m.py")] == [
+        "s == 'rope'",
+        "'alibi' != s",
+        "s in ('t5', 'x')",
+        "s not in ['sincos2d']",
+    ]
+
+
+def test_no_module_outside_the_schemes_package_compares_a_scheme_name():
+    offenders = [
+        found
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).parts[0] != "schemes"
+        and str(path.relative_to(PACKAGE.parent)) not in NAME_COMPARISONS_PENDING
+        for found in _name_comparisons(path.read_text(), str(path.relative_to(PACKAGE.parent)))
+    ]
+    assert not offenders, "describe it with a Scheme field instead:\n" + "\n".join(offenders)
+
+
+def _small_table(scheme) -> dict[str, np.ndarray]:
+    """Each default part of a small table of ``scheme``, from its own description."""
+    params = {name: 4 for name in ("heads",) if name in scheme.defaults}
+    if "grid" in scheme.defaults:
+        params["grid"] = "3,4"
+    length = None if "grid" in params else 8
+    dims = [None] if scheme.axes == "query-key" else [12, 3, 13]
+    for dim in dims:
+        try:
+            found = pecli.encode(scheme.name, length, dim, dtype="float64", **params)
+        except ParameterError:
+            continue
+        return found if isinstance(found, dict) else {scheme.default_parts[0] if scheme.default_parts else "": found}
+    raise AssertionError(f"{scheme.name}: no small table")
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMES))
+def test_every_scheme_matches_its_own_description(name):
+    scheme = SCHEMES[name]
+    assert scheme.kind in ("table", "bias", "rotary"), name
+    assert scheme.axes in ("positions", "timesteps", "query-key", "patches", "pixels", "grid"), name
+    assert scheme.search in ("sinusoids", "rotary", "biases", "grid", "fourier", "choices", "none"), name
+    assert scheme.relative in (None, "score", "slopes", "buckets"), name
+    assert scheme.relative is None or scheme.kind in ("bias", "rotary"), name
+    assert (scheme.kind == "bias") == (scheme.axes == "query-key"), name
+    if scheme.search == "choices":  # tried at every choice: a plain table no random draw makes
+        assert scheme.is_sequence and "seed" not in scheme.defaults, name
+    parts = _small_table(scheme)
+    assert set(parts) == set(scheme.default_parts or parts), name
+    for part, table in parts.items():
+        if scheme.kind == "bias":  # (L, L) or (heads, L, L): query × key, no embedding dimension
+            assert table.ndim in (2, 3) and table.shape[-1] == table.shape[-2] == 8, (name, part, table.shape)
+            with pytest.raises(ParameterError):
+                pecli.encode(name, 8, 16, **({"heads": 4} if "heads" in scheme.defaults else {}))
+        else:
+            assert table.ndim == 2 and table.shape[1] % scheme.column_segments == 0, (name, part, table.shape)
+            expected_rows = 12 if scheme.axes in ("patches", "pixels", "grid") else 8
+            assert table.shape[0] == expected_rows, (name, part, table.shape)
+        if scheme.bounds is not None:
+            low, high = scheme.bounds
+            assert np.isfinite(table).all() and low <= table.min() and table.max() <= high, (name, part)
+    if scheme.kind == "rotary":  # cos and sin of the same angles
+        assert {"cos", "sin"} <= set(scheme.default_parts), name
+        np.testing.assert_allclose(parts["cos"] ** 2 + parts["sin"] ** 2, 1.0, atol=1e-12)

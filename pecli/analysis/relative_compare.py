@@ -21,6 +21,7 @@ import numpy as np
 from pecli.analysis.properties import PropertyCheck
 from pecli.analysis.relative import alibi_profile, rope_profile, rope_score_matrix
 from pecli.schemes.alibi import alibi_table
+from pecli.schemes.catalog import get_scheme
 from pecli.schemes.rope import rope_frequencies
 
 __all__ = ["PairRun", "RopeComparison", "compare_rope", "relative_properties"]
@@ -142,8 +143,10 @@ def relative_properties(scheme: str, params: dict[str, Any], *, length: int, dim
 ('bounded', False), ('decay', True)]
     """
 
+    score = get_scheme(scheme).relative == "score"  # a query/key score (rope), else a bias per head (alibi)
+
     def curves(size: int) -> np.ndarray:
-        if scheme == "rope":
+        if score:
             return rope_profile(size, dim, **params).score[None, :]
         return alibi_profile(params["heads"], size).bias
 
@@ -160,10 +163,10 @@ def relative_properties(scheme: str, params: dict[str, Any], *, length: int, dim
     record("length-independent", change <= _SAME * scale, change,
            f"offsets 0..{length - 1} change by {change:.3g} when len doubles")  # fmt: skip
     spread = _diagonal_spread(scheme, params, min(length, 256), dim)
-    what = "s(m, n) (random q, k)" if scheme == "rope" else "the bias"
+    what = "s(m, n) (random q, k)" if score else "the bias"
     record("translation-invariant", spread <= _SAME * scale, spread,
            f"every diagonal of {what} is constant to {spread:.3g}")  # fmt: skip
-    if scheme == "rope":
+    if score:
         profile = rope_profile(length, dim, **params)
         worst = float(np.max(np.abs(profile.score) / profile.bound))
         record("bounded", worst <= 1.0 + _SAME, worst, f"|s(h)| ≤ RoFormer's bound everywhere: max |s|/B = {worst:.3g}")
@@ -180,7 +183,7 @@ def relative_properties(scheme: str, params: dict[str, Any], *, length: int, dim
 
 def _diagonal_spread(scheme: str, params: dict[str, Any], size: int, dim: int | None) -> float:
     """max over diagonals of (max − min) of the score (random q, k: not even in h) or bias matrix."""
-    if scheme == "rope":
+    if get_scheme(scheme).relative == "score":
         matrix = rope_score_matrix(size, dim, **{**params, "qk": "random", "seed": 0})[None]
     else:
         matrix = alibi_table(size, heads=params["heads"], dtype="float64")

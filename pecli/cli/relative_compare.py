@@ -20,8 +20,9 @@ __all__ = ["compare_rope_specs", "relative_checks"]
 DEFAULT_LENGTH = 4096
 
 
-def _relative_spec(text: str, schemes: tuple[str, ...]) -> tuple[str, dict[str, Any]] | None:
-    """(scheme, full parameters) when ``text`` is a spec of one of ``schemes``, else None."""
+def _relative_spec(text: str, views: tuple[str, ...]) -> tuple[str, dict[str, Any]] | None:
+    """(scheme, full parameters) when ``text`` is a spec of a scheme whose relative view is one of ``views``
+    (:attr:`~pecli.schemes.catalog.Scheme.relative`), else None."""
     from pecli.cli.specs import looks_like_spec, parse_spec
     from pecli.schemes.catalog import resolve
 
@@ -29,7 +30,7 @@ def _relative_spec(text: str, schemes: tuple[str, ...]) -> tuple[str, dict[str, 
         return None
     spec = parse_spec(text)
     scheme, params = resolve(spec.scheme, spec.preset, spec.params)
-    if scheme.name not in schemes:
+    if scheme.relative not in views:
         return None
     return scheme.name, {name: value for name, value in params.items() if value is not None and name != "part"}
 
@@ -53,7 +54,7 @@ def compare_rope_specs(out: Output, texts: list[str], *, dim: int | None, length
 
     from pecli.analysis.relative_compare import PROFILE_TOLERANCE, compare_rope
 
-    specs = [_relative_spec(text, ("rope",)) for text in texts]
+    specs = [_relative_spec(text, ("score",)) for text in texts]
     if any(spec is None for spec in specs):
         return None
     if dim is None:
@@ -99,13 +100,14 @@ def compare_rope_specs(out: Output, texts: list[str], *, dim: int | None, length
 def relative_checks(text: str, *, length: int, dim: int) -> list[Any] | None:
     """The properties of a rope or alibi spec (of its score or bias), or None for another scheme."""
     from pecli.analysis.relative_compare import relative_properties
+    from pecli.schemes.catalog import SCHEMES
 
-    found = _relative_spec(text, ("rope", "alibi"))
+    found = _relative_spec(text, ("score", "slopes"))
     if found is None:
         return None
     scheme, params = found
-    if scheme == "alibi":
+    if SCHEMES[scheme].relative == "slopes":
         if "heads" not in params:
-            raise ParameterError(f"{text!r}: alibi's properties need its heads", hint="e.g. alibi:heads=8")
-        return relative_properties("alibi", {"heads": params["heads"]}, length=length, dim=None)
-    return relative_properties("rope", params, length=length, dim=dim)
+            raise ParameterError(f"{text!r}: {scheme}'s properties need its heads", hint=f"e.g. {scheme}:heads=8")
+        return relative_properties(scheme, {"heads": params["heads"]}, length=length, dim=None)
+    return relative_properties(scheme, params, length=length, dim=dim)

@@ -12,11 +12,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from pecli.errors import ParameterError
+from pecli.schemes.catalog import schemes_where
+from pecli.schemes.presets import and_list
 
 __all__ = ["RELATIVE_SCHEMES", "RelativeInput", "check_qk", "relative_input"]
 
-#: the schemes whose inspection is their effect on attention scores
-RELATIVE_SCHEMES = ("rope", "alibi", "t5")
+#: the schemes whose inspection is their effect on attention scores: those with a relative view
+RELATIVE_SCHEMES = tuple(name for view in ("score", "slopes", "buckets") for name in schemes_where(relative=view))
+#: the schemes whose score has a query and a key (``--qk``, ``--seed``)
+_SCORED = schemes_where(relative="score")
 #: RoPE parameters that are not frequency options of the score functions
 _NOT_FREQUENCY = ("part",)
 
@@ -54,13 +58,14 @@ def check_qk(scheme: str | None, qk: str | None, seed: int | None) -> None:
     ...     print(error.message)
     --qk applies to rope, whose score has a query and a key; 'alibi' has none
     """
-    if qk is not None and scheme != "rope":
+    scored = scheme in _SCORED
+    if qk is not None and not scored:
         what = repr(scheme) if scheme else "a table of position vectors"
         raise ParameterError(
-            f"--qk applies to rope, whose score has a query and a key; {what} has none",
-            hint="drop --qk, or inspect a rope scheme or file",
+            f"--qk applies to {and_list(list(_SCORED))}, whose score has a query and a key; {what} has none",
+            hint=f"drop --qk, or inspect a {' or '.join(_SCORED)} scheme or file",
         )
-    if seed is not None and scheme == "rope" and qk != "random":
+    if seed is not None and scored and qk != "random":
         raise ParameterError("--seed draws the random query and key of --qk random", hint="add --qk random")
 
 

@@ -13,6 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pecli.schemes.catalog import find_scheme
+
 __all__ = [
     "AxisStructure",
     "Downsampled",
@@ -77,12 +79,13 @@ def column_structure(matrix: np.ndarray, metadata: dict[str, str] | None = None)
     AxisStructure(period=1, segments=1)
     """
     metadata = metadata or {}
-    layout, scheme = metadata.get("layout"), metadata.get("scheme")
+    layout, described = metadata.get("layout"), find_scheme(metadata.get("scheme"))
+    segments = described.column_segments if described else 1  # blocks the scheme always has
     if layout == "interleaved":
         return AxisStructure(period=2)
-    if scheme == "sincos2d":
-        return AxisStructure(segments=4)
-    if layout in ("split", "half") or scheme == "timestep":
+    if segments > 2:
+        return AxisStructure(segments=segments)
+    if layout in ("split", "half") or segments == 2:
         return AxisStructure(segments=2)
     matrix = np.asarray(matrix)
     if matrix.ndim != 2 or matrix.shape[1] < 4 or matrix.shape[1] % 2:

@@ -13,6 +13,8 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
+from pecli.schemes.catalog import find_scheme
+
 __all__ = ["TableAxes", "changed_parameters", "fit_title", "panel_titles", "table_axes", "table_title"]
 
 #: metadata values that mean "not set"
@@ -187,17 +189,18 @@ def table_axes(metadata: Mapping[str, str], *, symmetric: bool = False) -> Table
     >>> table_axes({}, symmetric=True)[:2]
     ('Position j', 'Position i')
     """
-    scheme = metadata.get("scheme")
-    if scheme == "timestep":
+    described = find_scheme(metadata.get("scheme"))
+    axes = described.axes if described else None
+    if axes == "timesteps":
         start, step = _range_start_step(metadata.get("timesteps", ""))
         return TableAxes(y_label="Timestep t", row_start=start, row_step=step)
-    if scheme in ("alibi", "t5"):  # biases and buckets of query i against key j
+    if axes == "query-key":  # biases and buckets of query i against key j
         return TableAxes("Key position j", "Query position i")
     if "metric" in metadata or (symmetric and "scheme" not in metadata):
         return TableAxes("Position j", "Position i")
-    if scheme == "sincos2d":
+    if axes == "patches":
         return TableAxes(y_label="Patch (grid rows, row-major)")
-    if scheme == "coordconv":
+    if axes == "pixels":
         return TableAxes(y_label="Pixel (grid rows, row-major)")
     return TableAxes()
 

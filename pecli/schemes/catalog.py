@@ -17,6 +17,7 @@ distance, compare…) accepts its options at once. CONTRIBUTING.md lists the fil
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -36,7 +37,7 @@ from pecli.schemes._sizes import (
 from pecli.schemes.checks import choice
 from pecli.schemes.presets import get_preset
 
-__all__ = ["SCHEMES", "Scheme", "get_scheme", "resolve"]
+__all__ = ["SCHEMES", "Scheme", "find_scheme", "get_scheme", "resolve", "schemes_where"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,14 @@ class Scheme:
     derived: str | None = None
     #: "module:Class" of the table description a file of this scheme reads back as
     spec: str = "pecli.schemes.spec:TableSpec"
+    kind: str = "table"
+    axes: str = "positions"
+    column_segments: int = 1
+    bounds: tuple[float, float] | None = None
+    length_independent: bool = False
+    angles: bool = False
+    search: str = "choices"
+    relative: str | None = None
 
     @property
     def function(self) -> Callable[..., Any]:
@@ -124,6 +133,10 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "pad_dim": False,
                 },
                 choices={"layout": ("interleaved", "split")},
+                bounds=(-1.0, 1.0),
+                angles=True,
+                search="sinusoids",
+                length_independent=True,
             ),
             Scheme(
                 "learned",
@@ -132,6 +145,8 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "PE[p, i] ~ N(0, std²), numpy PCG64 default_rng(seed), drawn row-major",
                 "BERT (Devlin et al. 2018; initializer_range 0.02); ConvS2S (Gehring et al. 2017; N(0, 0.1²))",
                 defaults={"std": 0.02, "seed": 0},
+                search="none",
+                length_independent=True,
             ),
             Scheme(
                 "count",
@@ -139,6 +154,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "simple count indexing: every column holds the position",
                 "PE[p, :] = p",
                 "Dufter et al. 2022, Position Information in Transformers: An Overview, §3.1",
+                length_independent=True,
             ),
             Scheme(
                 "count-normalized",
@@ -146,6 +162,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "count indexing normalised by the table length (changes with len)",
                 "PE[p, :] = p / len",
                 "Dufter et al. 2022, Position Information in Transformers: An Overview, §3.1",
+                bounds=(0.0, 1.0),
             ),
             Scheme(
                 "binary",
@@ -155,6 +172,8 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "Kazemnejad 2019, Transformer Architecture: The Positional Encoding (blog post)",
                 defaults={"bit_order": "lsb"},
                 choices={"bit_order": ("lsb", "msb")},
+                bounds=(0.0, 1.0),
+                length_independent=True,
             ),
             Scheme(
                 "binary-sine",
@@ -162,6 +181,9 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "the continuous relative of binary indexing",
                 "PE[p, k] = sin(p·π / 2^(k+1))",
                 "Kazemnejad 2019, Transformer Architecture: The Positional Encoding (blog post)",
+                bounds=(-1.0, 1.0),
+                angles=True,
+                length_independent=True,
             ),
             Scheme(
                 "memn2n",
@@ -169,6 +191,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "position encoding of End-to-End Memory Networks",
                 "l[j, k] = (1 − j/J) − (k/d)(1 − 2j/J), j = 1..J (J = len), k = 1..d",
                 "Sukhbaatar et al. 2015, End-To-End Memory Networks, §4.1 (arXiv:1503.08895)",
+                bounds=(-1.0, 1.0),
             ),
             # diffusion timestep embeddings; row p embeds t = p (pecli timestep takes any real t)
             Scheme(
@@ -187,6 +210,11 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "repeat_only": False,
                 },
                 spec="pecli.schemes.timestep:TimestepSpec",
+                axes="timesteps",
+                column_segments=2,
+                bounds=(-1.0, 1.0),
+                angles=True,
+                length_independent=True,
             ),
             # rotary, attention-bias, 2-D grid and Fourier-feature schemes
             Scheme(
@@ -225,6 +253,11 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 parts=("cos", "sin", "angle"),
                 default_parts=("cos", "sin"),
                 derived="pecli.schemes.rope:rope_metadata",
+                kind="rotary",
+                bounds=(-1.0, 1.0),
+                angles=True,
+                search="rotary",
+                relative="score",
             ),
             Scheme(
                 "rope2d",
@@ -254,6 +287,11 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 sizes=axial_sizes,
                 parts=("cos", "sin", "angle"),
                 default_parts=("cos", "sin"),
+                kind="rotary",
+                axes="grid",
+                bounds=(-1.0, 1.0),
+                angles=True,
+                search="grid",
             ),
             Scheme(
                 "alibi",
@@ -267,6 +305,11 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 sizes=alibi_sizes,
                 parts=("bias", "slopes"),
                 default_parts=("bias",),
+                kind="bias",
+                axes="query-key",
+                bounds=(-math.inf, 0.0),
+                search="biases",
+                relative="slopes",
             ),
             Scheme(
                 "sincos2d",
@@ -293,6 +336,11 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 },
                 choices={"layout": ("by-axis", "by-function", "by-axis-h-first", "interleaved")},
                 sizes=grid_sizes,
+                axes="patches",
+                column_segments=4,
+                bounds=(-1.0, 1.0),
+                angles=True,
+                search="grid",
             ),
             Scheme(
                 "fourier",
@@ -310,6 +358,8 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 },
                 choices={"positions": ("normalized", "raw")},
                 sizes=fourier_sizes,
+                bounds=(-1.0, 1.0),
+                search="fourier",
             ),
             Scheme(
                 "gaussian",
@@ -320,6 +370,8 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "(arXiv:2006.10739), input_mapping in the authors' demo notebook",
                 defaults={"sigma": 10.0, "seed": 0, "positions": "normalized"},
                 choices={"positions": ("normalized", "raw")},
+                bounds=(-1.0, 1.0),
+                search="none",
             ),
             Scheme(
                 "coordconv",
@@ -333,6 +385,9 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 defaults={"grid": None, "layout": "mkocabas"},
                 choices={"layout": ("mkocabas", "uber")},
                 sizes=coordinate_sizes,
+                axes="pixels",
+                bounds=(-1.0, 1.5 * math.sqrt(2.0)),  # the radius of a corner, √(1.5² + 1.5²)
+                search="grid",
             ),
             # relative-position bias schemes
             Scheme(
@@ -354,10 +409,35 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 sizes=t5_sizes,
                 parts=("buckets", "bias"),
                 default_parts=("buckets",),
+                kind="bias",
+                axes="query-key",
+                bounds=(0.0, math.inf),  # bucket indices (a learned bias is unbounded)
+                search="none",
+                relative="buckets",
             ),
         )
     }
 )
+
+
+def find_scheme(name: object) -> Scheme | None:
+    """The registered scheme called ``name``, or None (a file's metadata may name anything, or nothing).
+
+    >>> find_scheme("alibi").kind, find_scheme("nope"), find_scheme(None)
+    ('bias', None, None)
+    """
+    return SCHEMES.get(name) if isinstance(name, str) else None
+
+
+def schemes_where(**fields: Any) -> tuple[str, ...]:
+    """The names of the schemes whose fields have these values, in registration order.
+
+    >>> schemes_where(kind="bias")
+    ('alibi', 't5')
+    """
+    return tuple(
+        name for name, scheme in SCHEMES.items() if all(getattr(scheme, key) == value for key, value in fields.items())
+    )
 
 
 def get_scheme(name: str) -> Scheme:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pecli.errors import ParameterError, did_you_mean
 
-__all__ = ["PRESETS", "Preset", "get_preset", "preset_names", "preset_schemes"]
+__all__ = ["PRESETS", "Preset", "get_preset", "preset_names", "preset_schemes", "presets_of"]
 
 
 @dataclass(frozen=True)
@@ -237,6 +237,15 @@ def preset_schemes(name: str) -> list[str]:
     (['sinusoidal', 'timestep', 'sincos2d'], ['sinusoidal'], [])
     """
     return [scheme for scheme, preset in PRESETS if preset == name]
+
+
+def presets_of(scheme: str) -> list[str]:
+    """The names of ``scheme``'s presets, in registration order.
+
+    >>> presets_of("timestep")
+    ['ldm', 'guided-diffusion', 'diffusers', 'ddpm']
+    """
+    return [preset for owner, preset in PRESETS if owner == scheme]
 
 
 def and_list(words: list[str]) -> str:

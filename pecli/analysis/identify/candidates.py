@@ -116,9 +116,8 @@ def candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
     for params in _fourier_candidates(table.shape[1]):
         yield "fourier", {**SCHEMES["fourier"].defaults, **params}
     for scheme in SCHEMES.values():
-        # schemes drawn from a random generator are learned tables, which no convention fixes;
-        # grids and head-wise biases are not (len, d) tables of positions
-        if scheme.name in ("sinusoidal", "rope") or "seed" in scheme.defaults or not scheme.is_sequence:
+        # the others have their searchers above, or none (a random draw, which no convention fixes)
+        if scheme.search != "choices":
             continue
         choices = {name: values for name, values in scheme.choices.items() if name != "part"}
         for part in scheme.parts or (None,):

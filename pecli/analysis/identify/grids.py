@@ -33,7 +33,7 @@ import numpy as np
 
 from pecli.analysis.compare import rounding_tolerance, value_precision
 from pecli.schemes.catalog import SCHEMES, resolve
-from pecli.schemes.presets import PRESETS
+from pecli.schemes.presets import presets_of
 
 __all__ = ["diffusers_crops", "grid_candidates", "grid_scheme_candidates", "mrope_sections"]
 
@@ -156,9 +156,7 @@ def _rope2d_candidates(table: np.ndarray, height: int, width: int, bases: tuple[
 def grid_scheme_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(scheme, full parameters) of every grid convention over every grid the token count allows."""
     dim = table.shape[1]
-    sincos_presets = [
-        resolve("sincos2d", name, {})[1] for name in (p.name for p in PRESETS.values() if p.scheme == "sincos2d")
-    ]
+    sincos_presets = [resolve("sincos2d", name, {})[1] for name in presets_of("sincos2d")]
     diffusers = resolve("sincos2d", "diffusers", {})[1]
     for grid in grid_candidates(table):
         height, width = map(int, grid["grid"].split(","))

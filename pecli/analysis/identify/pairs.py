@@ -18,6 +18,7 @@ import numpy as np
 from pecli.analysis.identify.candidates import presets_with
 from pecli.analysis.identify.result import Identification
 from pecli.analysis.identify.search import Progress, _checked, _errors, identify_table
+from pecli.schemes.catalog import SCHEMES
 
 __all__ = ["identify_rope_pair"]
 
@@ -39,7 +40,8 @@ def identify_rope_pair(cos: np.ndarray, sin: np.ndarray, *, progress: Progress |
         raise ValueError(f"the cos and sin parts differ in shape: {np.shape(cos)} and {np.shape(sin)}")
     found = identify_table(cos, progress=progress)
     best = found.best
-    if best.scheme != "rope" or best.params.get("part") != "cos":
+    described = SCHEMES[best.scheme]  # a 1-D rotary table (an axial one's pair is not searched)
+    if described.kind != "rotary" or described.axes != "positions" or best.params.get("part") != "cos":
         return replace(found, level="none", parts=("cos", "sin"))
     if progress is not None:
         progress("checking the sin part")
@@ -49,7 +51,7 @@ def identify_rope_pair(cos: np.ndarray, sin: np.ndarray, *, progress: Progress |
     sin_error, sin_excess = _errors(values, sin_candidate, [range(0, values.shape[0])], found.precision, scale)
     pair_params = {**best.params, "part": None}
     error = max(best.max_error, sin_error)
-    pair = replace(best, params=pair_params, max_error=error, presets=presets_with("rope", pair_params))
+    pair = replace(best, params=pair_params, max_error=error, presets=presets_with(best.scheme, pair_params))
     level = "exact" if error <= found.tolerance else "approximate"
     level = "none" if not found.matched or sin_excess > 1.0 else level
     return replace(found, best=pair, level=level, runners_up=[], parts=("cos", "sin"))

@@ -91,7 +91,8 @@ class Identification:
         dtype = self.reproduce_dtype or self.dtype
         if candidate.timesteps is not None:
             return timestep_command(candidate, dim=self.shape[-1], dtype=dtype)
-        if candidate.scheme == "alibi":  # (H, L, L), (H, 1, L) or (L, L) biases, or (H,) slopes: no embedding dimension
+        # a query × key bias: (H, L, L), (H, 1, L) or (L, L) biases, or (H,) slopes: no embedding dimension
+        if SCHEMES[candidate.scheme].axes == "query-key":
             length = None if candidate.params.get("part") == "slopes" else self.shape[-1]
             return generate_command(candidate, length=length, dim=None, dtype=dtype)
         length = None if "grid" in SCHEMES[candidate.scheme].defaults else self.shape[-2]  # the grid sets it
@@ -109,10 +110,11 @@ class Identification:
         """
         params = self.best.params
         half = self.shape[-1] // 2
-        if self.best.scheme != "sinusoidal" or params.get("freq_shift") != 1.0 or half < 2 or not self.matched:
+        sinusoid = SCHEMES[self.best.scheme].search == "sinusoids"
+        if not sinusoid or params.get("freq_shift") != 1.0 or half < 2 or not self.matched:
             return None
         base = params["base"] ** (half / (half - 1))
-        return Candidate("sinusoidal", {**params, "freq_shift": 0.0, "base": base}, self.best.max_error)
+        return Candidate(self.best.scheme, {**params, "freq_shift": 0.0, "base": base}, self.best.max_error)
 
     def to_json(self) -> dict[str, Any]:
         equivalent = self.equivalent()

@@ -31,8 +31,6 @@ __all__ = ["identify_table"]
 _VERIFY = 6
 #: the sample: this many runs of ``_RUN_ROWS`` rows spread over a long table (a short one is checked whole)
 _SAMPLE_RUNS, _RUN_ROWS = 32, 16
-#: schemes computed from angles p·ω (ω ≤ 1), whose float32 implementations carry eps32·|p·ω| noise
-_ANGLE_SCHEMES = ("sinusoidal", "timestep", "rope", "rope2d", "sincos2d", "binary-sine")
 #: the largest noise, relative to the table's scale, under which a float32 table still tells conventions apart
 _DISCERNIBLE = 1e-2
 #: rows per chunk of a full regeneration (8 MiB of float64)
@@ -58,7 +56,8 @@ def _rows(
     if timesteps is not None:
         times = np.concatenate([timesteps[r.start : r.stop] for r in rows])
         return timestep_embedding(times, shape[1], dtype="float64", **params)
-    if scheme == "sinusoidal" and sum(len(r) for r in rows) <= _DIRECT_ROWS:
+    described = get_scheme(scheme)
+    if described.search == "sinusoids" and sum(len(r) for r in rows) <= _DIRECT_ROWS:
         positions = np.concatenate([np.arange(r.start, r.stop) for r in rows]) + params["offset"]
         computed = sinusoidal_rows(params, shape[1], positions.astype(np.float64))
         if computed is not None:
@@ -66,10 +65,10 @@ def _rows(
             if params.get("padding_idx") is not None:
                 computed[positions - params["offset"] == params["padding_idx"]] = 0.0
             return computed
-    function = get_scheme(scheme).function
-    dim = None if scheme == "alibi" else shape[1]  # ALiBi's (L, L) head has no embedding dimension
+    # a query × key bias (ALiBi's (L, L) head) has no embedding dimension
+    dim = None if described.axes == "query-key" else shape[1]
     given = _set(params)
-    return np.concatenate([function(shape[0], dim, dtype="float64", rows=r, **given) for r in rows])
+    return np.concatenate([described.function(shape[0], dim, dtype="float64", rows=r, **given) for r in rows])
 
 
 def _set(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -80,7 +79,7 @@ def _set(params: Mapping[str, Any]) -> dict[str, Any]:
 def _angle_positions(scheme: str, params: Mapping[str, Any], rows: np.ndarray) -> np.ndarray:
     """|p| of each row's angles p·ω: its position, or for an axial RoPE the largest of its grid coordinates."""
     offset = params.get("offset") or 0
-    if scheme == "rope2d":  # token (h, w) turns by h·ω and w·ω, not by its index
+    if get_scheme(scheme).axes == "grid":  # token (h, w) turns by h·ω and w·ω, not by its index
         sides = axial_grid(params["grid"], params.get("sections"))
         return np.max(np.unravel_index(rows.astype(np.intp), sides), axis=0) + abs(offset)
     return np.abs(rows + offset)
@@ -102,7 +101,7 @@ def _noise(
     noise = np.abs(expected, out=expected)
     noise *= rounding_tolerance(precision) / 4
     noise += epsilon * scale
-    if scheme in _ANGLE_SCHEMES:
+    if get_scheme(scheme).angles:  # computed from angles p·ω (ω ≤ 1): float32 carries eps32·|p·ω| noise
         # the angle's error is scaled with the values (x-transformers' d^-0.5 amplitude)
         angle_noise = epsilon * abs(params.get("amplitude", 1.0)) * _angle_positions(scheme, params, positions)
         noise += angle_noise[:, None]
