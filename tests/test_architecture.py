@@ -151,10 +151,6 @@ def test_the_cli_spells_the_same_error_with_flags():
     assert caught.value.spelled(flag_for) == "--d must be a positive integer, got 0 (pass e.g. --d 64)"
 
 
-#: modules another change is still editing, whose name comparisons move to the Scheme fields when it lands
-#: (cli/relative.py: Scheme.relative; cli/panels.py: kind and relative; cli/wavelength.py: relative).
-#: Empty it then: no module outside pecli/schemes may know a scheme by its name.
-NAME_COMPARISONS_PENDING = {"pecli/cli/relative.py", "pecli/cli/panels.py", "pecli/cli/wavelength.py"}
 
 
 def _string_literals(node: ast.AST) -> list[str]:
@@ -191,7 +187,6 @@ def test_no_module_outside_the_schemes_package_compares_a_scheme_name():
         found
         for path in sorted(PACKAGE.rglob("*.py"))
         if path.relative_to(PACKAGE).parts[0] != "schemes"
-        and str(path.relative_to(PACKAGE.parent)) not in NAME_COMPARISONS_PENDING
         for found in _name_comparisons(path.read_text(), str(path.relative_to(PACKAGE.parent)))
     ]
     assert not offenders, "describe it with a Scheme field instead:\n" + "\n".join(offenders)

@@ -80,8 +80,10 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
             raise ParameterError(f"--slice picks a slice of a 3-D table, but {table.label} has shape {array.shape}",
                                  hint="drop --slice")  # fmt: skip
         return [table]
-    scheme = table.metadata.get("scheme")
-    what = "head" if scheme in ("alibi", "t5") else "slice"
+    from pecli.schemes.catalog import find_scheme
+
+    scheme = find_scheme(table.metadata.get("scheme"))
+    what = "head" if scheme is not None and scheme.kind == "bias" else "slice"
     if index is not None:
         if not -array.shape[0] <= index < array.shape[0]:
             raise ParameterError(
@@ -94,9 +96,9 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
             for i in range(array.shape[0])]  # fmt: skip
 
 
-def _slice_label(what: str, index: int, matrix: Any, scheme: str | None) -> str:
+def _slice_label(what: str, index: int, matrix: Any, scheme: Any) -> str:
     """``head 2``; an ALiBi head with its slope, read off the bias between positions 0 and 1."""
-    if scheme != "alibi" or matrix.shape[1] < 2:
+    if scheme is None or scheme.relative != "slopes" or matrix.shape[1] < 2:
         return f"{what} {index}"
     return f"{what} {index}, slope {abs(float(matrix[0, 1]) - float(matrix[0, 0])):.4g}"
 

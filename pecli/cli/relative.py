@@ -42,8 +42,8 @@ def relative_distance(
 
     ``unused``: the table options given (flag → value), refused.
     """
-    refuse_unused(unused or {}, f"{source.scheme}'s {'score' if source.scheme == 'rope' else 'bias'}")
-    if source.scheme == "rope":
+    refuse_unused(unused or {}, f"{source.scheme}'s {'score' if source.relative == 'score' else 'bias'}")
+    if source.relative == "score":
         if profile:
             _rope_profile(out, source, request)
         else:
@@ -146,7 +146,7 @@ def _offset_curves(source: RelativeInput) -> Any:
     import numpy as np
 
     length = source.length
-    if source.scheme == "rope":
+    if source.relative == "score":
         from pecli.analysis.relative import rope_profile
 
         offsets = range(-(length - 1), length)
@@ -158,7 +158,7 @@ def _bias_at(source: RelativeInput, offsets: Any) -> Any:
     """Bias (heads, *offsets.shape) at key − query offsets (T5 ``buckets``: one "head" of bucket indices)."""
     import numpy as np
 
-    if source.scheme == "alibi":
+    if source.relative == "slopes":
         from pecli.schemes.alibi import alibi_slopes
 
         slopes = alibi_slopes(source.params["heads"])
@@ -176,7 +176,7 @@ def _bias_at(source: RelativeInput, offsets: Any) -> Any:
 
 
 def _panel_names(source: RelativeInput) -> list[str]:
-    if source.scheme == "alibi":
+    if source.relative == "slopes":
         from pecli.schemes.alibi import alibi_slopes
 
         slopes = alibi_slopes(source.params["heads"])
@@ -194,7 +194,7 @@ def _bias_profile(out: Output, source: RelativeInput, request: Any) -> None:
     import numpy as np
 
     # T5 buckets differ before and after the query: both sides; ALiBi is even in h
-    offsets = _offsets(source, request, both_sides=source.scheme == "t5")
+    offsets = _offsets(source, request, both_sides=source.relative == "buckets")
     # offset h = m − n: query m = h, key n = 0 (keys after the query for h < 0)
     hs = np.asarray(offsets)
     curves = _bias_at(source, -hs)  # key − query = −h

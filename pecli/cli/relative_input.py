@@ -38,6 +38,17 @@ class RelativeInput:
     seed: int = 0
 
     @property
+    def relative(self) -> str | None:
+        """How the scheme acts between positions (its registry entry's ``relative``: score, slopes, buckets).
+
+        >>> RelativeInput("alibi", {"heads": 4}, 8, None, "alibi").relative
+        'slopes'
+        """
+        from pecli.schemes.catalog import SCHEMES
+
+        return SCHEMES[self.scheme].relative
+
+    @property
     def rope_options(self) -> dict[str, Any]:
         """The keyword arguments of :func:`pecli.analysis.relative.rope_scores` and ``rope_profile``.
 

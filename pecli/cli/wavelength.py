@@ -57,8 +57,11 @@ def rope_wavelength_input(
         from pecli.io import read_tensors
         from pecli.schemes.spec import TableSpec
 
+        from pecli.schemes.catalog import find_scheme
+
         metadata = {} if source == "-" else read_tensors(source)[1]
-        if metadata.get("scheme") != "rope":
+        described = find_scheme(metadata.get("scheme"))
+        if described is None or described.relative != "score":
             what = f"a {metadata['scheme']!r} table" if "scheme" in metadata else "not a RoPE table pecli wrote"
             raise ParameterError(
                 f"--view wavelength draws RoPE frequencies; {source!r} is {what}",
@@ -72,7 +75,7 @@ def rope_wavelength_input(
 
     scheme = source if ":" not in source else source.split(":", 1)[0]
     resolved, params = resolve(scheme, preset, scheme_params)
-    if resolved.name != "rope":
+    if resolved.relative != "score":
         raise ParameterError(
             f"--view wavelength draws RoPE frequencies; scheme {resolved.name!r} has none",
             hint="use pecli plot rope --d 128 --view wavelength [--scaling …]",
