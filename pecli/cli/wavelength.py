@@ -55,9 +55,8 @@ def rope_wavelength_input(
 
     if is_file_input(source):
         from pecli.io import read_tensors
-        from pecli.schemes.spec import TableSpec
-
         from pecli.schemes.catalog import find_scheme
+        from pecli.schemes.spec import TableSpec
 
         metadata = {} if source == "-" else read_tensors(source)[1]
         described = find_scheme(metadata.get("scheme"))
