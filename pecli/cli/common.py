@@ -167,3 +167,11 @@ def write_data(out: Output, request: Any, name: str, tensor: Any, metadata: dict
     write_tensors(output_target(out, output, fmt), {name: tensor}, fmt=fmt, metadata=metadata)
     if output != "-":
         out.note(f"wrote {output}: {' × '.join(map(str, tensor.shape))} {tensor.dtype} ({fmt})")
+
+
+def chart_size(out: Output, request: Any) -> tuple[int, int]:
+    """A terminal chart's (columns, lines): ``request.size`` (--width, --height), else the terminal's
+    columns and its lines less two (title, prompt), at least 8."""
+    columns, lines = out.terminal_size()
+    width, height = request.size
+    return width or columns, height or max(8, lines - 2)

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.common import write_data
+from pecli.cli.common import chart_size, write_data
 from pecli.cli.drawing import (
     CmapOpt,
     ColorScaleOpt,
@@ -401,10 +401,3 @@ def _save_profile_figure(path: str, result: Any, request: DistanceRequest) -> No
         dpi=request.style.dpi,
         figsize=request.style.figsize or (8, 5),
     )
-
-
-def chart_size(out: Output, request: DistanceRequest) -> tuple[int, int]:
-    """--width/--height, else the terminal's columns and its lines less two (title, prompt), at least 8."""
-    columns, lines = out.terminal_size()
-    width, height = request.size
-    return width or columns, height or max(8, lines - 2)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pecli.cli.common import write_data
+from pecli.cli.common import chart_size, write_data
 from pecli.cli.output import Output
 from pecli.cli.relative_input import RelativeInput
 
@@ -381,10 +381,3 @@ def _figure(request: Any, title: str, figsize: tuple[float, float]) -> dict[str,
     """The image's title, dpi and size: --title, --dpi, --figsize, else ``title`` and ``figsize``."""
     style = request.style
     return {"title": style.title or title, "dpi": style.dpi, "figsize": style.figsize or figsize}
-
-
-def chart_size(out: Output, request: Any) -> tuple[int, int]:
-    """--width/--height, else the terminal's size (:func:`pecli.cli.distance.chart_size`)."""
-    from pecli.cli.distance import chart_size as distance_chart_size
-
-    return distance_chart_size(out, request)
