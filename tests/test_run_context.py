@@ -103,3 +103,10 @@ def test_the_process_is_as_before_after_a_run(args):
     out, _, _ = fake_run()
     main(args, output=out)
     assert _globals() == before
+
+
+def test_version_goes_to_the_context_stdout(monkeypatch):
+    monkeypatch.setattr(sys, "stdout", None)
+    out, raw, _ = fake_run()
+    assert main(["--version"], output=out) == 0
+    assert raw.getvalue().decode().startswith("pecli ")

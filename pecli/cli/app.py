@@ -55,9 +55,10 @@ def version_line() -> str:
     return f"pecli {__version__} ({', '.join(found)}; Python {python})"
 
 
-def _version(value: bool) -> None:
+def _version(ctx: typer.Context, value: bool) -> None:
     if value:
-        print(version_line())
+        stdout = getattr(ctx.obj, "stdout", None) or sys.stdout  # the run's, where main gave one
+        stdout.write(version_line() + "\n")
         raise typer.Exit()
 
 
