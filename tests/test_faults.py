@@ -159,7 +159,7 @@ def test_an_interrupt_while_the_command_winds_down_reports_success():
     its exit. It is answered like one during the work (exit 0 after a completed write), no traceback."""
     code = _python(
         "import signal, sys, pecli.io.atomic as atomic, pecli.cli.app as app\n"
-        "def finished(argv):\n"
+        "def finished(argv, output):\n"
         "    atomic._COMPLETED.append('pe.npy')\n"
         "    return 0\n"
         "app._run = finished\n"

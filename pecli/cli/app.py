@@ -16,9 +16,10 @@ import importlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import click
 import typer
 
 from pecli import __version__
@@ -54,9 +55,10 @@ def version_line() -> str:
     return f"pecli {__version__} ({', '.join(found)}; Python {python})"
 
 
-def _version(value: bool) -> None:
+def _version(ctx: typer.Context, value: bool) -> None:
     if value:
-        print(version_line())
+        stdout = getattr(ctx.obj, "stdout", None) or sys.stdout  # the run's, where main gave one
+        stdout.write(version_line() + "\n")
         raise typer.Exit()
 
 
@@ -126,8 +128,10 @@ def _stop_quietly_when_reader_leaves(callback: Callable[..., Any]) -> Callable[.
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
             result = callback(*args, **kwargs)
-            if sys.stdout is not None:  # None: started with stdout closed (>&-)
-                sys.stdout.flush()
+            context = click.get_current_context(silent=True)
+            stdout = getattr(context and context.obj, "stdout", sys.stdout)  # the run's own, where main gave one
+            if stdout is not None:  # None: started with stdout closed (>&-)
+                stdout.flush()
             return result
         except BrokenPipeError:
             _silence_stdout()
@@ -143,8 +147,14 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, output: Any = None) -> int:
     """Run the CLI; return the exit code. Known errors print one line; PECLI_DEBUG=1 shows tracebacks.
+
+    ``output`` is the run's context (a :class:`~pecli.cli.output.Output`: its streams and switches);
+    by default one over the process's stdin, stdout and stderr. The command receives this same one,
+    so ``-q`` silences the warnings it raises too, and a test can run pecli over in-memory streams.
+    What the run patches process-wide (warning display, number parsing, signal handlers) is restored
+    when it ends, except for a command line's signals (``argv`` None), which stay set aside for the exit.
 
     A reader that closes stdout early (``| head``) is not a failure: exit 0 without a word. A signal
     that arrives after the command's work is done (while stdout is flushed, or as the signals are
@@ -156,21 +166,23 @@ def main(argv: list[str] | None = None) -> int:
             from pecli.cli.completion import install
 
             install()
-        stop_on_signals()
-        from pecli.cli.output import write_whole_stdout
+        from pecli.cli.output import Output, write_whole_stdout
 
-        write_whole_stdout()
-        code = _run(argv)
-        if sys.stdout is not None:  # None: started with stdout closed (>&-)
-            sys.stdout.flush()  # a reader that left shows up here, not as noise at interpreter exit
+        if argv is None:  # the process's own command line: its stdout is ours until the exit
+            write_whole_stdout()
+        output = output if output is not None else Output()
+        with _restored_afterwards(signals=argv is not None):
+            stop_on_signals()
+            code = _run(argv, output)
+            output.stdout.flush()  # a reader that left shows up here, not as noise at interpreter exit
         if argv is None:  # a command line: its work is done, and a late Ctrl-C must not turn it into a failure
             for signum in (signal.SIGINT, *_STOPPING_SIGNALS):
                 signal.signal(signum, signal.SIG_IGN)
         return code
     except KeyboardInterrupt:
-        return _stopped(ExitCode.INTERRUPTED, "interrupted")
+        return _stopped(ExitCode.INTERRUPTED, "interrupted", output)
     except Stopped as stop:
-        return _stopped(_STOPPING_SIGNALS[stop.signum], f"stopped by {signal.Signals(stop.signum).name}")
+        return _stopped(_STOPPING_SIGNALS[stop.signum], f"stopped by {signal.Signals(stop.signum).name}", output)
     except BrokenPipeError:
         # the reader went away (| head): stop quietly, and keep Python from complaining at exit
         _silence_stdout()
@@ -213,20 +225,58 @@ def stop_on_signals() -> None:
             signal.signal(signum, _raise_stopped)
 
 
-def _stopped(code: ExitCode, what: str) -> int:
+def _stopped(code: ExitCode, what: str, output: Any = None) -> int:
     """The exit code for a run stopped by ``what``, or 0 when its output was already complete.
 
     Nothing is imported here: an interrupt in the middle of importing numpy leaves it half
     initialised, and importing it again ("cannot load module more than once") would end in a
     traceback. A write can only have completed once :mod:`pecli.io.atomic` was loaded.
     """
+    stderr = output.stderr if output is not None else sys.stderr  # the run's, once main has built it
     completed_writes = getattr(sys.modules.get("pecli.io.atomic"), "completed_writes", None)
     written = completed_writes() if completed_writes is not None else []
     if written:  # the rename happened: the command succeeded, whatever came after
-        sys.stderr.write(f"pecli: {what} after {written[-1]!r} was completely written\n")
+        stderr.write(f"pecli: {what} after {written[-1]!r} was completely written\n")
         return int(ExitCode.OK)
-    sys.stderr.write(f"pecli: {what}\n")
+    stderr.write(f"pecli: {what}\n")
     return int(code)
+
+
+@contextlib.contextmanager
+def _restored_afterwards(*, signals: bool) -> Iterator[None]:
+    """Put back, when the block ends, what a run changes for the whole process: how warnings are shown,
+    how click parses numbers and lays out help (:mod:`pecli.cli._typer_compat`), and (``signals``) the
+    handlers of SIGTERM and SIGHUP."""
+    import warnings
+
+    from click.types import FloatParamType, IntParamType
+    from typer.core import TyperArgument, TyperCommand, TyperOption
+
+    patched = [
+        (warnings, "showwarning"),
+        (IntParamType, "_number_class"),
+        (FloatParamType, "_number_class"),
+        (TyperCommand, "format_options"),
+        (TyperOption, "make_metavar"),
+        (TyperArgument, "make_metavar"),
+    ]
+    saved = [(owner, name, owner.__dict__.get(name, _ABSENT)) for owner, name in patched]
+    handlers = {signum: signal.getsignal(signum) for signum in _STOPPING_SIGNALS} if signals else {}
+    try:
+        yield
+    finally:
+        for owner, name, value in saved:
+            if value is _ABSENT:
+                with contextlib.suppress(AttributeError):
+                    delattr(owner, name)
+            else:
+                setattr(owner, name, value)
+        for signum, handler in handlers.items():
+            if handler is not None:  # None: set outside Python, cannot be put back
+                signal.signal(signum, handler)
+
+
+_ABSENT = object()
 
 
 def _warnings_as_one_line(output: Any) -> None:
@@ -255,20 +305,23 @@ def _out_of_memory(args: list[str]) -> str:
     return "out of memory (use a smaller --len or --d, or write to a .npy or .safetensors file)"
 
 
-def _run(argv: list[str] | None) -> int:
-    """The command's exit code, with every known error turned into one line on stderr."""
+def _run(argv: list[str] | None, output: Any) -> int:
+    """The command's exit code, with every known error turned into one line on ``output``'s stderr.
+
+    ``output`` is also the command's (click's ``ctx.obj``): the one the warnings go to.
+    """
     from pecli.cli._typer_compat import ClickException, NoArgsIsHelpError
-    from pecli.cli.output import Output
     from pecli.errors import PecliError
 
-    output = Output()
     _warnings_as_one_line(output)
     args = sys.argv[1:] if argv is None else list(argv)
     # the one command asked for, when the first word names it; else all (help, typos, options, completion)
     wanted = (args[0],) if args and args[0] in COMMANDS and not os.environ.get(COMPLETE_VAR) else COMMANDS
     command = typer.main.get_command(build_app(wanted))
     try:
-        result = command.main(args=args, prog_name="pecli", complete_var=COMPLETE_VAR, standalone_mode=False)
+        result = command.main(
+            args=args, prog_name="pecli", complete_var=COMPLETE_VAR, standalone_mode=False, obj=output
+        )
         code = int(result) if isinstance(result, int) else 0
     except typer.Exit as exit_:
         code = exit_.exit_code
@@ -290,7 +343,7 @@ def _run(argv: list[str] | None) -> int:
         # click's usage errors exit 2; any other click failure is a runtime one, never "no"
         return int(ExitCode.USAGE) if error.exit_code == 2 else int(ExitCode.FAILURE)
     except typer.Abort:  # click's own word for Ctrl-C at a prompt; KeyboardInterrupt and Stopped reach main()
-        return _stopped(ExitCode.INTERRUPTED, "interrupted")
+        return _stopped(ExitCode.INTERRUPTED, "interrupted", output)
     except BrokenPipeError:
         raise  # main() ends quietly
     except MemoryError:
@@ -315,5 +368,5 @@ def _run(argv: list[str] | None) -> int:
         )
         return int(ExitCode.FAILURE)
     if code == ExitCode.INTERRUPTED:  # typer turns Ctrl-C inside a command into a silent Exit(130)
-        return _stopped(ExitCode.INTERRUPTED, "interrupted")
+        return _stopped(ExitCode.INTERRUPTED, "interrupted", output)
     return code

@@ -64,7 +64,10 @@ def info(
         return
     if file != "-" and not os.path.exists(file):
         raise TableFileError(f"no such file: {file!r}", hint="give a .npy, .safetensors or .pt file, or - for stdin")
-    with open_tensors(file) as opened:  # once: a pipe cannot be read twice, a file need not be
+    from pecli.io.source import read_stdin
+
+    source = read_stdin(out.stdin_bytes) if file == "-" else file
+    with open_tensors(source) as opened:  # once: a pipe cannot be read twice, a file need not be
         if key is not None:
             chosen = find_key(opened.entries, key, opened.name)
             note_chosen_key(out, key, chosen)

@@ -128,10 +128,9 @@ def readable(out: Output, source: str) -> Any:
                 "refusing to read a table from the terminal (stdin is not redirected)",
                 hint="pipe one in: pecli generate --d 64 --len 128 -o - | pecli plot -",
             )
-        from pecli.io.source import open_source
+        from pecli.io.source import read_stdin
 
-        handle, _, _ = open_source("-")
-        with handle:
+        with read_stdin(out.stdin_bytes) as handle:
             out.stdin_table = handle.read()
     import io
 

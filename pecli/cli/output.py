@@ -1,8 +1,9 @@
 """The one place where pecli talks to the terminal: data on stdout, messages on stderr.
 
-One :class:`Output` is built per run (by :func:`pecli.cli.app.main`, or on first use for a
-``CliRunner``) and handed to the command with the switches of its command line
-(:func:`pecli.cli.options.output_options`: ``-q``, ``--no-color``, ``--json``). Results go to
+One :class:`Output`, the run's context, is built per run (by :func:`pecli.cli.app.main`, or on
+first use for a bare ``CliRunner``) and handed to the command as click's ``ctx.obj``, with the
+switches of its command line (:func:`pecli.cli.options.output_options`: ``-q``, ``--no-color``,
+``--json``). Results go to
 :meth:`Output.data` (stdout) or :meth:`Output.json` (exactly one JSON document on stdout); notes,
 warnings and errors go to stderr. ``--quiet`` leaves only the exit code and errors: no report, no
 note; an output asked for by name (``-o -``, ``--json``) is still written. Colour follows
@@ -110,7 +111,9 @@ class _ClosedStdout:
 
 
 class Output:
-    """Streams and switches for one command run."""
+    """The run's context: its streams (stdin, stdout, stderr; whether each is a terminal, the terminal's
+    size) and switches (quiet, JSON, colour). One per run, shared by the app (its errors and warnings)
+    and the command (its results); the I/O it needs takes its streams from here, never from ``sys``."""
 
     def __init__(
         self,
@@ -148,6 +151,17 @@ class Output:
     @property
     def stderr_is_terminal(self) -> bool:
         return is_terminal(self.stderr)
+
+    @property
+    def stdin_bytes(self) -> IO[bytes] | None:
+        """stdin as bytes (what table readers take); None when the process started without it (``<&-``).
+
+        >>> import io
+        >>> piped = io.TextIOWrapper(io.BytesIO(b"0,1\\n"))
+        >>> Output(stdin=piped).stdin_bytes.read()
+        b'0,1\\n'
+        """
+        return getattr(self.stdin, "buffer", self.stdin)
 
     @property
     def stdin_is_terminal(self) -> bool:

@@ -1,4 +1,4 @@
-"""Reading and writing tables: .npy, .safetensors, .pt, CSV/TSV, files or stdin/stdout; every format written reads back.
+"""Reading and writing tables: .npy, .safetensors, .pt, CSV/TSV, files or streams; every format written reads back.
 
 One module per format holds its reader and its writer (:mod:`pecli.io.npy`, :mod:`pecli.io.safetensors`,
 :mod:`pecli.io.pt`, :mod:`pecli.io.text`); :mod:`pecli.io.atomic` makes writes safe. This module
@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO
 
@@ -186,10 +185,11 @@ def write_tensors(
     metadata: Mapping[str, str] | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> None:
-    """Write ``tensors`` in format ``fmt`` to a path (atomically), ``"-"`` (stdout) or a binary stream.
+    """Write ``tensors`` in format ``fmt`` to a path (atomically) or a binary stream (standard output's bytes).
 
     Args:
-        target: a file path, ``"-"`` for standard output, or a writable binary file object.
+        target: a file path, or a writable binary file object (the caller passes stdout's: this
+            module never reaches for ``sys.stdout``).
         tensors: name -> :class:`Tensor`; npy and text formats take exactly one.
         fmt: one of :data:`FORMATS`.
         metadata: string pairs stored in a safetensors header (ignored by other formats).
@@ -205,17 +205,16 @@ def write_tensors(
     metadata = metadata or {}
     pieces = _pieces(tensors, fmt, metadata)
     first = next(pieces, b"")  # validates format and dtype before any file is touched
-    if isinstance(target, str) and target != "-":
+    if isinstance(target, str):
         check_free_space(target, sum(tensor.nbytes for tensor in tensors.values()))
         with atomic_file(target) as handle:
             _stream(handle, [first], on_progress)
             _stream(handle, pieces, on_progress)
         return
-    handle = sys.stdout.buffer if target == "-" else target
-    with reported_os_errors("stdout" if target == "-" else getattr(target, "name", "the output")):
-        _stream(handle, [first], on_progress)
-        _stream(handle, pieces, on_progress)
-        handle.flush()
+    with reported_os_errors(getattr(target, "name", "the output")):
+        _stream(target, [first], on_progress)
+        _stream(target, pieces, on_progress)
+        target.flush()
 
 
 _READERS = {"npy": npy_entries, "safetensors": safetensors_entries, "pt": pt_entries, "text": text_entries}
@@ -316,7 +315,9 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
 
 
 def read_table(source: str | IO[bytes], key: str | None = None) -> LoadedTable:
-    """Read one tensor from a .npy, .safetensors, .pt, CSV or TSV file, ``"-"`` (stdin) or a binary stream.
+    """Read one tensor from a .npy, .safetensors, .pt, CSV or TSV file, or a binary stream.
+
+    Standard input is a stream the caller passes (:func:`~pecli.io.source.read_stdin` reads it safely).
 
     The format is told by content, not by name. Without ``key``, a file with one tensor gives it, a
     file pecli wrote gives its own tensor, and any other multi-tensor file is an error that lists

@@ -22,7 +22,6 @@ import math
 import os
 import stat
 import struct
-import sys
 from typing import IO, Any
 
 import numpy as np
@@ -31,7 +30,7 @@ from pecli.errors import TableFileError
 from pecli.io.safetensors import MAX_HEADER_BYTES
 from pecli.io.text import TEXT_BYTES, is_text
 
-__all__ = ["STDIN_NAME", "kind_of", "open_source"]
+__all__ = ["STDIN_NAME", "kind_of", "open_source", "read_stdin"]
 
 #: what messages call standard input
 STDIN_NAME = "<stdin>"
@@ -68,11 +67,36 @@ def kind_of(head: bytes) -> str | None:
     return None
 
 
+def read_stdin(stdin: IO[bytes] | None) -> IO[bytes]:
+    """The table on standard input, read once up to what its header declares, as a stream named ``<stdin>``.
+
+    ``stdin`` is the run's binary standard input (the caller's to give: this module never reads
+    ``sys.stdin``); None when the process started without one (``<&-``). A terminal is refused
+    before anything is read, as it would wait for someone typing.
+
+    >>> import io, numpy as np
+    >>> piped = io.BytesIO(); np.save(piped, np.ones(3))
+    >>> table = read_stdin(io.BytesIO(piped.getvalue()))
+    >>> table.name, open_source(table)[2] == len(piped.getvalue())
+    ('<stdin>', True)
+    """
+    if stdin is None:  # the process started with stdin closed (<&-)
+        raise TableFileError("stdin is closed, so there is no table to read", hint="pipe one in, or give a file")
+    if _is_terminal(stdin):
+        raise TableFileError(
+            "no table on stdin (it is a terminal)", hint="pipe one in: pecli generate --d 64 --len 32 -o - | …"
+        )
+    stream, _, _ = _read_declared(stdin, STDIN_NAME)
+    stream.name = STDIN_NAME  # type: ignore[attr-defined]  # the name messages give it
+    return stream
+
+
 def open_source(source: str | IO[bytes]) -> tuple[IO[bytes], str, int]:
-    """(binary handle, display name, size) for a path, ``"-"`` (stdin) or a binary file object.
+    """(binary handle, display name, size) for a path or a binary file object (stdin: :func:`read_stdin`).
 
     A regular file is opened in place; every other source is read once, up to what its header
-    declares, into memory (so its size is known before any header is trusted).
+    declares, into memory (so its size is known before any header is trusted). A path is a path:
+    ``"-"`` names a file, standard input being a stream the caller passes.
     """
     if not isinstance(source, str):
         name = getattr(source, "name", None)
@@ -81,15 +105,6 @@ def open_source(source: str | IO[bytes]) -> tuple[IO[bytes], str, int]:
             data = source.read()
             return io.BytesIO(data), name, len(data)
         return _read_declared(source, name)
-    if source == "-":
-        stdin = sys.stdin
-        if stdin is None:  # the process started with stdin closed (<&-)
-            raise TableFileError("stdin is closed, so there is no table to read", hint="pipe one in, or give a file")
-        if _is_terminal(stdin):
-            raise TableFileError(
-                "no table on stdin (it is a terminal)", hint="pipe one in: pecli generate --d 64 --len 32 -o - | …"
-            )
-        return _read_declared(stdin.buffer, STDIN_NAME)
     if not os.path.exists(source):
         raise TableFileError(
             f"no such file: {source!r}", hint="check the path, or give a scheme name such as sinusoidal"
