@@ -31,6 +31,7 @@ from pecli.schemes._sizes import (
     coordinate_sizes,
     fourier_sizes,
     grid_sizes,
+    query_key_sizes,
     sequence_sizes,
     t5_sizes,
 )
@@ -451,6 +452,24 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 bias="pecli.schemes.t5:t5_bias_at",
                 bias_heads="pecli.schemes.t5:t5_head_names",
             ),
+            Scheme(
+                "kerple",
+                "pecli.schemes.kerple:kerple_table",
+                "KERPLE's logarithmic bias: a distance penalty that flattens with the log of the distance",
+                "bias[i, j] = −r1·log(1 + r2·|i − j|), r1, r2 > 0 (learned per head in a model)",
+                "Chi et al. 2022, KERPLE: Kernelized Relative Positional Embedding for Length Extrapolation "
+                "(arXiv:2205.09921) §4, the log variant; the authors' GPT-NeoX code, ParallelKerpleLog",
+                defaults={"r1": 1.0, "r2": 1.0},
+                sizes=query_key_sizes,
+                kind="bias",
+                axes="query-key",
+                bounds=(-math.inf, 0.0),
+                length_independent=True,
+                search="none",
+                relative="bias",
+                bias="pecli.schemes.kerple:kerple_bias",
+                bias_heads="pecli.schemes.kerple:kerple_head_names",
+            ),
         )
     }
 )
@@ -469,7 +488,7 @@ def schemes_where(**fields: Any) -> tuple[str, ...]:
     """The names of the schemes whose fields have these values, in registration order.
 
     >>> schemes_where(kind="bias")
-    ('alibi', 't5')
+    ('alibi', 't5', 'kerple')
     """
     return tuple(
         name for name, scheme in SCHEMES.items() if all(getattr(scheme, key) == value for key, value in fields.items())
