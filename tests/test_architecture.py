@@ -214,7 +214,9 @@ def test_every_scheme_matches_its_own_description(name):
     assert scheme.kind in ("table", "bias", "rotary"), name
     assert scheme.axes in ("positions", "timesteps", "query-key", "patches", "pixels", "grid"), name
     assert scheme.search in ("sinusoids", "rotary", "biases", "grid", "fourier", "choices", "none"), name
-    assert scheme.relative in (None, "score", "slopes", "buckets"), name
+    assert scheme.relative in (None, "score", "bias", "buckets"), name
+    # a bias view names the functions distance, plot and compare call: no command knows the scheme
+    assert (scheme.relative in ("bias", "buckets")) == (scheme.bias is not None) == (scheme.bias_heads is not None)
     assert scheme.relative is None or scheme.kind in ("bias", "rotary"), name
     assert (scheme.kind == "bias") == (scheme.axes == "query-key"), name
     if scheme.search == "choices":  # tried at every choice: a plain table no random draw makes

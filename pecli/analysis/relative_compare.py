@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.properties import PropertyCheck
-from pecli.analysis.relative import alibi_profile, rope_profile, rope_score_matrix
-from pecli.schemes.alibi import alibi_table
+from pecli.analysis.relative import rope_profile, rope_score_matrix
 from pecli.schemes.catalog import get_scheme
 from pecli.schemes.rope import rope_frequencies
 
@@ -135,7 +134,8 @@ def compare_rope(dim: int, length: int, params_a: dict[str, Any], params_b: dict
 def relative_properties(scheme: str, params: dict[str, Any], *, length: int, dim: int | None) -> list[PropertyCheck]:
     """The properties that apply to the score (rope) or bias (alibi) of a relative scheme, measured.
 
-    ``params`` are ``rope_profile``'s keyword arguments (rope) or ``{"heads": H}`` (alibi).
+    ``params`` are ``rope_profile``'s keyword arguments (rope) or the scheme's parameters (a bias: the
+    registry entry's ``bias`` function gives it, the scheme's own function the matrix whose diagonals are checked).
 
     Example:
         >>> [(c.name, c.holds) for c in relative_properties("alibi", {"heads": 4}, length=64, dim=None)]
@@ -143,12 +143,13 @@ def relative_properties(scheme: str, params: dict[str, Any], *, length: int, dim
 ('bounded', False), ('decay', True)]
     """
 
-    score = get_scheme(scheme).relative == "score"  # a query/key score (rope), else a bias per head (alibi)
+    entry = get_scheme(scheme)
+    score = entry.relative == "score"  # a query/key score (rope), else a bias per head (alibi)
 
     def curves(size: int) -> np.ndarray:
         if score:
             return rope_profile(size, dim, **params).score[None, :]
-        return alibi_profile(params["heads"], size).bias
+        return entry.relative_bias(-np.arange(size), params)  # offsets h = 0 … size − 1: key − query = −h
 
     base = curves(length)
     scale = max(float(np.abs(base).max()), 1e-300)
@@ -186,7 +187,8 @@ def _diagonal_spread(scheme: str, params: dict[str, Any], size: int, dim: int | 
     if get_scheme(scheme).relative == "score":
         matrix = rope_score_matrix(size, dim, **{**params, "qk": "random", "seed": 0})[None]
     else:
-        matrix = alibi_table(size, heads=params["heads"], dtype="float64")
+        matrix = np.asarray(get_scheme(scheme).function(size, None, **params, dtype="float64"))
+        matrix = matrix[None] if matrix.ndim == 2 else matrix  # one head's (len, len)
     spread = 0.0
     for offset in range(-(size - 1), size):
         diagonal = np.diagonal(matrix, offset=offset, axis1=1, axis2=2)

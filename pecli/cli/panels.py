@@ -66,10 +66,10 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
     """A 3-D table as one table per slice (or slice ``index`` alone); any other table as is.
 
     >>> import numpy as np
-    >>> bias = -np.array([0.5, 0.25])[:, None, None] * abs(np.arange(3)[:, None] - np.arange(3))
-    >>> tables = split_slices(InputTable(bias, "alibi", {"scheme": "alibi"}), None)
+    >>> bias = -np.array([0.0625, 0.00390625])[:, None, None] * abs(np.arange(3)[:, None] - np.arange(3))
+    >>> tables = split_slices(InputTable(bias, "alibi", {"scheme": "alibi", "heads": "2"}), None)
     >>> [t.label for t in tables], tables[0].array.shape
-    (['head 0, slope 0.5', 'head 1, slope 0.25'], (3, 3))
+    (['head 0, slope 0.0625', 'head 1, slope 0.003906'], (3, 3))
     """
     from pecli.errors import ParameterError
 
@@ -92,15 +92,27 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
             )
         index %= array.shape[0]
         return [InputTable(array[index], f"{table.label}, {what} {index}", table.metadata, table.source)]
-    return [InputTable(array[i], _slice_label(what, i, array[i], scheme), table.metadata, table.source)
-            for i in range(array.shape[0])]  # fmt: skip
+    names = _head_names(table, scheme)
+    names = names if len(names) == array.shape[0] else [f"{what} {i}" for i in range(array.shape[0])]
+    return [InputTable(array[i], name, table.metadata, table.source) for i, name in enumerate(names)]
 
 
-def _slice_label(what: str, index: int, matrix: Any, scheme: Any) -> str:
-    """``head 2``; an ALiBi head with its slope, read off the bias between positions 0 and 1."""
-    if scheme is None or scheme.relative != "slopes" or matrix.shape[1] < 2:
-        return f"{what} {index}"
-    return f"{what} {index}, slope {abs(float(matrix[0, 1]) - float(matrix[0, 0])):.4g}"
+def _head_names(table: InputTable, scheme: Any) -> list[str]:
+    """The names the registry's ``bias_heads`` gives a bias scheme's heads (ALiBi's slopes), from the file's metadata.
+
+    Empty where there are none: another scheme, T5's learned bias (its table is a file), metadata that lacks them.
+    """
+    if scheme is None or scheme.relative != "bias":
+        return []
+    from pecli.errors import ParameterError
+    from pecli.schemes.metadata import decode_value
+
+    params = {**scheme.defaults}
+    params.update({name: decode_value(table.metadata[name]) for name in scheme.defaults if name in table.metadata})
+    try:
+        return scheme.head_names(params)
+    except (ParameterError, TypeError, ValueError):
+        return []
 
 
 def draw_panels(

@@ -1,10 +1,11 @@
-"""``pecli distance`` of the relative schemes: RoPE as the score it gives, ALiBi and T5 as the bias they add.
+"""``pecli distance`` of the relative schemes: RoPE as the score it gives, ALiBi, T5… as the bias they add.
 
 A RoPE, ALiBi or T5 input (a scheme name, or a file pecli wrote, read back from its metadata) is
 not a table of position vectors: :func:`relative_distance` draws what it does to attention
 instead, from :mod:`pecli.analysis.relative` — the rotary score s(m, n) of a query and key
 (``--qk``) or its profile over offsets with RoFormer's bound, the per-head bias matrices or their
-profile. Every other input keeps :mod:`pecli.cli.distance`'s metrics.
+profile (the registry entry's ``bias`` and ``bias_heads`` functions). Every other input keeps
+:mod:`pecli.cli.distance`'s metrics.
 """
 
 from __future__ import annotations
@@ -155,49 +156,26 @@ def _offset_curves(source: RelativeInput) -> Any:
 
 
 def _bias_at(source: RelativeInput, offsets: Any) -> Any:
-    """Bias (heads, *offsets.shape) at key − query offsets (T5 ``buckets``: one "head" of bucket indices)."""
-    import numpy as np
+    """Bias (heads, *offsets.shape) at key − query offsets: the registry entry's ``bias`` function."""
+    from pecli.schemes.catalog import get_scheme
 
-    if source.relative == "slopes":
-        from pecli.schemes.alibi import alibi_slopes
-
-        slopes = alibi_slopes(source.params["heads"])
-        if source.params.get("head") is not None:
-            slopes = slopes[[source.params["head"]]]
-        return 0.0 - np.multiply.outer(slopes, np.abs(offsets).astype(np.float64))
-    from pecli.schemes.t5 import t5_bias_weight, t5_relative_position_bucket
-
-    options = {name: source.params[name] for name in ("num_buckets", "max_distance", "bidirectional")}
-    buckets = t5_relative_position_bucket(offsets, **options)
-    if source.params.get("part") != "bias":
-        return buckets[None].astype(np.float64)
-    weight = t5_bias_weight(source.params["bias_from"], options["num_buckets"], source.params.get("bias_key"))
-    return np.moveaxis(weight[buckets], -1, 0)
+    return get_scheme(source.scheme).relative_bias(offsets, source.params)
 
 
 def _panel_names(source: RelativeInput) -> list[str]:
-    if source.relative == "slopes":
-        from pecli.schemes.alibi import alibi_slopes
+    from pecli.schemes.catalog import get_scheme
 
-        slopes = alibi_slopes(source.params["heads"])
-        heads = range(len(slopes)) if source.params.get("head") is None else [source.params["head"]]
-        return [f"head {head}, slope {slopes[head]:.4g}" for head in heads]
-    if source.params.get("part") != "bias":
-        return ["bucket"]
-    from pecli.schemes.t5 import t5_bias_weight
-
-    weight = t5_bias_weight(source.params["bias_from"], source.params["num_buckets"], source.params.get("bias_key"))
-    return [f"head {head}" for head in range(weight.shape[1])]
+    return get_scheme(source.scheme).head_names(source.params)
 
 
 def _bias_profile(out: Output, source: RelativeInput, request: Any) -> None:
     import numpy as np
 
-    # T5 buckets differ before and after the query: both sides; ALiBi is even in h
-    offsets = _offsets(source, request, both_sides=source.relative == "buckets")
     # offset h = m − n: query m = h, key n = 0 (keys after the query for h < 0)
-    hs = np.asarray(offsets)
+    hs = np.asarray(_offsets(source, request, both_sides=True))
     curves = _bias_at(source, -hs)  # key − query = −h
+    if np.array_equal(curves, curves[:, ::-1]):  # even in h (ALiBi): h ≥ 0 says it all; T5's buckets differ
+        hs, curves = hs[len(hs) // 2 :], curves[:, len(hs) // 2 :]
     names = _panel_names(source)
     what = "bucket" if names == ["bucket"] else "bias"
     title = f"{what} against offset h = m − n — {source.label}"

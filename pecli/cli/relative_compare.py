@@ -98,16 +98,20 @@ def compare_rope_specs(out: Output, texts: list[str], *, dim: int | None, length
 
 
 def relative_checks(text: str, *, length: int, dim: int) -> list[Any] | None:
-    """The properties of a rope or alibi spec (of its score or bias), or None for another scheme."""
+    """The properties of a spec of a scheme with a score or bias (rope, alibi…), or None for another scheme."""
+    import inspect
+
     from pecli.analysis.relative_compare import relative_properties
     from pecli.schemes.catalog import SCHEMES
 
-    found = _relative_spec(text, ("score", "slopes"))
+    found = _relative_spec(text, ("score", "bias"))
     if found is None:
         return None
     scheme, params = found
-    if SCHEMES[scheme].relative == "slopes":
-        if "heads" not in params:
-            raise ParameterError(f"{text!r}: {scheme}'s properties need its heads", hint=f"e.g. {scheme}:heads=8")
-        return relative_properties(scheme, {"heads": params["heads"]}, length=length, dim=None)
+    if SCHEMES[scheme].relative == "bias":  # the parameters its bias cannot do without (alibi's heads)
+        needed = inspect.signature(SCHEMES[scheme].bias_function).parameters.values()
+        for name in (p.name for p in needed if p.kind is p.KEYWORD_ONLY and p.default is p.empty):
+            if name not in params:
+                raise ParameterError(f"{text!r}: {scheme}'s properties need its {name}",
+                                     hint=f"e.g. {scheme}:{name}=8")  # fmt: skip
     return relative_properties(scheme, params, length=length, dim=dim)

@@ -18,7 +18,7 @@ from pecli.schemes.presets import and_list
 __all__ = ["RELATIVE_SCHEMES", "RelativeInput", "check_qk", "relative_input"]
 
 #: the schemes whose inspection is their effect on attention scores: those with a relative view
-RELATIVE_SCHEMES = tuple(name for view in ("score", "slopes", "buckets") for name in schemes_where(relative=view))
+RELATIVE_SCHEMES = tuple(name for view in ("score", "bias", "buckets") for name in schemes_where(relative=view))
 #: the schemes whose score has a query and a key (``--qk``, ``--seed``)
 _SCORED = schemes_where(relative="score")
 #: RoPE parameters that are not frequency options of the score functions
@@ -39,10 +39,10 @@ class RelativeInput:
 
     @property
     def relative(self) -> str | None:
-        """How the scheme acts between positions (its registry entry's ``relative``: score, slopes, buckets).
+        """How the scheme acts between positions (its registry entry's ``relative``: score, bias, buckets).
 
         >>> RelativeInput("alibi", {"heads": 4}, 8, None, "alibi").relative
-        'slopes'
+        'bias'
         """
         from pecli.schemes.catalog import SCHEMES
 

@@ -24,6 +24,7 @@ __all__ = [
     "coordinate_sizes",
     "fourier_sizes",
     "grid_sizes",
+    "query_key_sizes",
     "sequence_sizes",
     "t5_sizes",
 ]
@@ -124,6 +125,20 @@ def alibi_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) 
         raise ParameterError("missing {length}", hint="e.g. {length=128}")
     length = positive_int("length", length)
     return Sizes(length, None, (length, length) if head is not None else (heads, length, length))
+
+
+def query_key_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) -> Sizes:
+    """A relative bias of one head: a (len, len) matrix of query × key, no ``dim``.
+
+    >>> query_key_sizes(5, None, {}).shape
+    (5, 5)
+    """
+    if dim is not None:
+        raise ParameterError("a relative bias has no {dim} (it is len × len)", hint="drop {dim}")
+    if length is None:
+        raise ParameterError("missing {length}", hint="e.g. {length=128}")
+    length = positive_int("length", length)
+    return Sizes(length, None, (length, length))
 
 
 def t5_sizes(length: int | None, dim: int | None, params: Mapping[str, Any]) -> Sizes:

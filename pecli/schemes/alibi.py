@@ -10,7 +10,7 @@ from pecli.dtypes import round_to
 from pecli.errors import ParameterError
 from pecli.schemes.checks import choice, head_index, no_dim, positive_int, row_range
 
-__all__ = ["MAX_HEADS", "alibi_slopes", "alibi_table"]
+__all__ = ["MAX_HEADS", "alibi_bias", "alibi_head_names", "alibi_slopes", "alibi_table"]
 
 #: the most heads pecli computes slopes for (models have at most a few hundred)
 MAX_HEADS = 1 << 16
@@ -34,6 +34,32 @@ def alibi_slopes(heads: int) -> np.ndarray:
     if power == heads:
         return slopes
     return np.concatenate([slopes, alibi_slopes(2 * power)[0::2][: heads - power]])
+
+
+def alibi_bias(offsets: np.ndarray, *, heads: int, head: int | None = None, **_: object) -> np.ndarray:
+    """The bias −m_h·|offset| of each head (or of head ``head``) at key − query ``offsets``: (heads, *offsets.shape).
+
+    The relative view of ``pecli distance`` (the registry's ``bias``); float64.
+
+    >>> alibi_bias(np.array([0, -1, 2]), heads=2).tolist()
+    [[0.0, -0.0625, -0.125], [0.0, -0.00390625, -0.0078125]]
+    """
+    slopes = alibi_slopes(heads)
+    if head is not None:
+        slopes = slopes[[head_index(head, len(slopes))]]
+    # 0.0 − x, as alibi_table: the bias at offset 0 is +0, not −0
+    return 0.0 - np.multiply.outer(slopes, np.abs(np.asarray(offsets)).astype(np.float64))
+
+
+def alibi_head_names(*, heads: int, head: int | None = None, **_: object) -> list[str]:
+    """The name of each head :func:`alibi_bias` returns: its index and slope.
+
+    >>> alibi_head_names(heads=4, head=2)
+    ['head 2, slope 0.01562']
+    """
+    slopes = alibi_slopes(heads)
+    shown = range(len(slopes)) if head is None else [head_index(head, len(slopes))]
+    return [f"head {index}, slope {slopes[index]:.4g}" for index in shown]
 
 
 def alibi_table(

@@ -31,6 +31,7 @@ from pecli.schemes._sizes import (
     coordinate_sizes,
     fourier_sizes,
     grid_sizes,
+    query_key_sizes,
     sequence_sizes,
     t5_sizes,
 )
@@ -71,10 +72,42 @@ class Scheme:
     angles: bool = False
     search: str = "choices"
     relative: str | None = None
+    #: a relative view "bias"/"buckets": "module:function" ``(offsets, **params) -> (heads, *offsets.shape)``,
+    #: float64, of key − query offsets (the parameters it does not use go to its ``**_``)
+    bias: str | None = None
+    #: "module:function" ``(**params) -> list[str]``: the name of each head ``bias`` returns (its panels' titles)
+    bias_heads: str | None = None
 
     @property
     def function(self) -> Callable[..., Any]:
         return _load(self.impl)
+
+    @property
+    def bias_function(self) -> Callable[..., Any]:
+        """The function ``bias`` names (imported now)."""
+        if self.bias is None:
+            raise ValueError(f"{self.name} has no relative bias")
+        return _load(self.bias)
+
+    def relative_bias(self, offsets: Any, params: Mapping[str, Any]) -> Any:
+        """The bias (heads, *offsets.shape), float64, at key − query ``offsets`` (``bias``'s function).
+
+        >>> get_scheme("alibi").relative_bias([0, -1, 2], {"heads": 2}).tolist()
+        [[0.0, -0.0625, -0.125], [0.0, -0.00390625, -0.0078125]]
+        """
+        import numpy as np
+
+        return self.bias_function(np.asarray(offsets), **params)
+
+    def head_names(self, params: Mapping[str, Any]) -> list[str]:
+        """The name of each head :meth:`relative_bias` returns, for the panels' titles.
+
+        >>> get_scheme("alibi").head_names({"heads": 2})
+        ['head 0, slope 0.0625', 'head 1, slope 0.003906']
+        """
+        if self.bias_heads is None:
+            raise ValueError(f"{self.name} has no relative bias")
+        return list(_load(self.bias_heads)(**params))
 
     @property
     def is_sequence(self) -> bool:
@@ -309,7 +342,9 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 axes="query-key",
                 bounds=(-math.inf, 0.0),
                 search="biases",
-                relative="slopes",
+                relative="bias",
+                bias="pecli.schemes.alibi:alibi_bias",
+                bias_heads="pecli.schemes.alibi:alibi_head_names",
             ),
             Scheme(
                 "sincos2d",
@@ -414,6 +449,26 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 bounds=(0.0, math.inf),  # bucket indices (a learned bias is unbounded)
                 search="none",
                 relative="buckets",
+                bias="pecli.schemes.t5:t5_bias_at",
+                bias_heads="pecli.schemes.t5:t5_head_names",
+            ),
+            Scheme(
+                "kerple",
+                "pecli.schemes.kerple:kerple_table",
+                "KERPLE's logarithmic bias: a distance penalty that flattens with the log of the distance",
+                "bias[i, j] = −r1·log(1 + r2·|i − j|), r1, r2 > 0 (learned per head in a model)",
+                "Chi et al. 2022, KERPLE: Kernelized Relative Positional Embedding for Length Extrapolation "
+                "(arXiv:2205.09921) §4, the log variant; the authors' GPT-NeoX code, ParallelKerpleLog",
+                defaults={"r1": 1.0, "r2": 1.0},
+                sizes=query_key_sizes,
+                kind="bias",
+                axes="query-key",
+                bounds=(-math.inf, 0.0),
+                length_independent=True,
+                search="none",
+                relative="bias",
+                bias="pecli.schemes.kerple:kerple_bias",
+                bias_heads="pecli.schemes.kerple:kerple_head_names",
             ),
         )
     }
@@ -433,7 +488,7 @@ def schemes_where(**fields: Any) -> tuple[str, ...]:
     """The names of the schemes whose fields have these values, in registration order.
 
     >>> schemes_where(kind="bias")
-    ('alibi', 't5')
+    ('alibi', 't5', 'kerple')
     """
     return tuple(
         name for name, scheme in SCHEMES.items() if all(getattr(scheme, key) == value for key, value in fields.items())

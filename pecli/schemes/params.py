@@ -291,6 +291,9 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "RoPE: rotate the first int(d·F) columns only (GPT-NeoX, Phi); proportional: int(F·d/2) frequencies.",
                 "F",
             ),
+            # KERPLE's logarithmic bias
+            Param("r1", "--r1", float, "KERPLE: the bias's scale r1 > 0 in −r1·log(1 + r2·|i − j|).", "R"),
+            Param("r2", "--r2", float, "KERPLE: the distance's scale r2 > 0 in −r1·log(1 + r2·|i − j|).", "R"),
             # T5 relative-position buckets
             Param("num_buckets", "--num-buckets", int, "T5: relative-position buckets in all (32).", "N"),
             Param("max_distance", "--max-distance", int, "T5: distance from which all share the last bucket.", "N"),

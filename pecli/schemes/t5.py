@@ -22,7 +22,15 @@ from pecli.dtypes import round_to
 from pecli.errors import ParameterError
 from pecli.schemes.checks import positive_int, row_range
 
-__all__ = ["t5_bias", "t5_bias_weight", "t5_bucket_table", "t5_relative_position_bucket", "t5_table"]
+__all__ = [
+    "t5_bias",
+    "t5_bias_at",
+    "t5_bias_weight",
+    "t5_bucket_table",
+    "t5_head_names",
+    "t5_relative_position_bucket",
+    "t5_table",
+]
 
 
 def t5_relative_position_bucket(
@@ -172,6 +180,50 @@ def t5_bias_weight(bias_from: str, num_buckets: int, bias_key: str | None = None
             hint="pass a T5 checkpoint's relative_attention_bias.weight, or set {num_buckets} to its rows",
         )
     return weight
+
+
+def t5_bias_at(
+    offsets: np.ndarray,
+    *,
+    num_buckets: int = 32,
+    max_distance: int = 128,
+    bidirectional: bool = True,
+    part: str | None = None,
+    bias_from: str | None = None,
+    bias_key: str | None = None,
+    **_: object,
+) -> np.ndarray:
+    """At key − query ``offsets``: the bucket (one "head", ``part`` buckets) or each head's learned bias, float64.
+
+    The relative view of ``pecli distance`` (the registry's ``bias``): (heads, *offsets.shape).
+
+    >>> t5_bias_at(np.array([-2, 0, 2]), num_buckets=4, max_distance=4).tolist()
+    [[1.0, 0.0, 3.0]]
+    """
+    buckets = t5_relative_position_bucket(offsets, bidirectional, num_buckets, max_distance)
+    if part != "bias":
+        return buckets[None].astype(np.float64)
+    weight = t5_bias_weight(bias_from, num_buckets, bias_key)
+    return np.moveaxis(weight[buckets], -1, 0)
+
+
+def t5_head_names(
+    *,
+    num_buckets: int = 32,
+    part: str | None = None,
+    bias_from: str | None = None,
+    bias_key: str | None = None,
+    **_: object,
+) -> list[str]:
+    """The name of each head :func:`t5_bias_at` returns: ``bucket``, or ``head 0`` … of the learned table.
+
+    >>> t5_head_names()
+    ['bucket']
+    """
+    if part != "bias":
+        return ["bucket"]
+    weight = t5_bias_weight(bias_from, num_buckets, bias_key)
+    return [f"head {head}" for head in range(weight.shape[1])]
 
 
 def t5_table(
