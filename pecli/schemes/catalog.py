@@ -458,7 +458,8 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "KERPLE's logarithmic bias: a distance penalty that flattens with the log of the distance",
                 "bias[i, j] = −r1·log(1 + r2·|i − j|), r1, r2 > 0 (learned per head in a model)",
                 "Chi et al. 2022, KERPLE: Kernelized Relative Positional Embedding for Length Extrapolation "
-                "(arXiv:2205.09921) §4, the log variant; the authors' GPT-NeoX code, ParallelKerpleLog",
+                "(arXiv:2205.09921), the log variant; github.com/chijames/KERPLE megatron/mpu/layers.py, "
+                "ParallelKerpleLog (bias −p·log(1 + a·|m − n|), p and a clamped at ≥ 1e-2 per head)",
                 defaults={"r1": 1.0, "r2": 1.0},
                 sizes=query_key_sizes,
                 kind="bias",
