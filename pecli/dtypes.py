@@ -78,16 +78,45 @@ def _refuse_overflow(values, name: str) -> None:
 
 
 def _round_to_bfloat16(values):
+    """bfloat16 of float64 ``values``, rounded once to nearest even.
+
+    numpy rounds float64 to float32 once (fast); rounding that float32 to bfloat16's 8 bits on its
+    bits gives the float64 value's own rounding except where the float32 lies exactly halfway
+    between two bfloat16 values (its low 16 bits 0x8000): for those few the float64 value, compared
+    with the float32, says which way; non-finite values are rounded from the float64 bits
+    (tests/test_dtypes_rounding.py checks ties, near-ties, subnormals and specials exactly).
+    """
     import numpy as np
 
-    # Keep bfloat16's 8 significant bits of the float64 significand, rounding to nearest even,
-    # then convert: the result is exact in float32, whose top 16 bits are the bfloat16.
+    single = values.astype(np.float32)
+    bits = single.view(np.uint32)
+    rounded = bits >> np.uint32(16)
+    rounded &= np.uint32(1)
+    rounded += bits
+    rounded += np.uint32(0x7FFF)
+    rounded >>= np.uint32(16)
+    result = rounded.astype(np.uint16)
+    ties = (bits & np.uint32(0xFFFF)) == np.uint32(0x8000)
+    if ties.any():  # halfway in float32: the float64 value says which way (exactly halfway: to even)
+        lower = (bits[ties] >> np.uint32(16)).astype(np.uint16)
+        wide, near = np.abs(values[ties]), np.abs(single[ties]).astype(np.float64)
+        result[ties] = lower + ((wide > near) | ((wide == near) & (lower & np.uint16(1)).astype(bool)))
+    special = ~np.isfinite(single)
+    if special.any():
+        result[special] = _bfloat16_bits_from_float64(values[special])
+    return result.view(numpy_dtype("bfloat16"))
+
+
+def _bfloat16_bits_from_float64(values):
+    """bfloat16 bit patterns of float64 ``values``, rounding the float64 bits to 8 significant bits."""
+    import numpy as np
+
     bits = values.view(np.uint64)
     lsb = (bits >> np.uint64(45)) & np.uint64(1)
     rounded = (bits + np.uint64((1 << 44) - 1) + lsb) & ~np.uint64((1 << 45) - 1)
     rounded = np.where(np.isnan(values), bits, rounded)
     as_float32 = rounded.view(np.float64).astype(np.float32)
-    return (as_float32.view(np.uint32) >> np.uint32(16)).astype(np.uint16).view(numpy_dtype("bfloat16"))
+    return (as_float32.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
 
 
 def format_bytes(nbytes: float) -> str:
