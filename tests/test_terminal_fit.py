@@ -17,7 +17,7 @@ VIEWS = [
     ["plot", "sinusoidal", "--d", "64", "--len", "128"],
     ["plot", "rope", "--d", "64", "--len", "128"],
     ["plot", "alibi", "--heads", "8", "--len", "256"],
-    ["plot", "alibi", "--heads", "8", "--len", "256", "--color-scale", "per-panel"],
+    ["plot", "alibi", "--heads", "8", "--len", "256", "--scale", "per-panel"],
     ["plot", "rope", "--d", "64", "--view", "wavelength"],
     pytest.param(
         [
@@ -47,7 +47,7 @@ VIEWS = [
     ["distance", "t5", "--len", "512"],
     ["distance", "alibi", "--heads", "8", "--len", "256"],
     ["distance", "alibi", "--heads", "8", "--len", "256", "--profile"],
-    ["distance", "alibi", "--heads", "8", "--len", "256", "--color-scale", "per-panel"],
+    ["distance", "alibi", "--heads", "8", "--len", "256", "--scale", "per-panel"],
 ]
 
 
@@ -91,7 +91,7 @@ def test_panels_share_the_height() -> None:
 
 
 def test_per_panel_scale_gives_each_head_its_limits() -> None:
-    text = _run(["plot", "alibi", "--heads", "8", "--len", "256", "--color-scale", "per-panel"], "--no-color")
+    text = _run(["plot", "alibi", "--heads", "8", "--len", "256", "--scale", "per-panel"], "--no-color")
     limits = re.findall(r"\] (-?[\d.]+) … 0", text)
     assert limits[:2] == ["-127.5", "-63.75"]
     assert "own colour scale" in text

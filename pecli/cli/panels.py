@@ -159,11 +159,12 @@ def draw_panels(
         which = "each panel in its own colour scale" if per_panel else f"{len(matrices)} panels in one colour scale"
         if shown < len(matrices):
             which += f"; {shown} of {len(matrices)} fit in {screen.height} lines (--height, --slice I)"
-        out.data(text + "\n" + _truncate(which + " (--color-scale shared|per-panel)", screen.width))
+        which += " (--scale per-panel)" if per_panel else "; each its own: --scale per-panel"
+        out.data(text + "\n" + _truncate(which, screen.width))
 
 
 def panel_scale(matrix: Any, style: DrawingStyle) -> Any:
-    """One panel's own colour scale (``--color-scale per-panel``), from the drawing options."""
+    """One panel's own colour scale (``--scale per-panel``), from the drawing options."""
     import numpy as np
 
     from pecli.render.scale import color_scale

@@ -359,7 +359,7 @@ def _draw_heads(out: Output, request: Any, heads: list[Any], names: list[str], t
     which = "each head in its own colour scale" if per_panel else f"{len(heads)} heads in one colour scale"
     if shown < len(heads):
         which += f"; {shown} of {len(heads)} fit (--height, --head I)"
-    which += "; --color-scale per-panel" if not per_panel else ""
+    which += " (--scale per-panel)" if per_panel else "; each its own: --scale per-panel"
     out.data(text + "\n" + (which if len(which) <= width else which[: width - 1] + "…"))
 
 
