@@ -34,9 +34,6 @@ VIEWS = [
             "--view",
             "wavelength",
         ],
-        marks=pytest.mark.xfail(
-            strict=True, reason="wavelength_chart's band legend (render/wavelengths.py) overruns --height 12 by 1"
-        ),
         id="plot rope llama3 --view wavelength",
     ),
     ["distance", "sinusoidal", "--d", "64", "--len", "256"],
