@@ -117,3 +117,17 @@ def test_resampled_columns_are_area_means_that_keep_sin_and_cos_apart() -> None:
     last = cosines[:, -2] / 8 + cosines[:, -1] * 7 / 8  # the last cell: an eighth of column 61, all of 63
     np.testing.assert_allclose(shrunk.values[:, -1], last, rtol=0, atol=1e-12)
     assert shrunk.col_edges[0] == 0 and shrunk.col_edges[-1] == 64
+
+
+@pytest.mark.parametrize("command", ["plot", "distance"])
+def test_per_panel_scale_in_the_figure(command: str, tmp_path) -> None:
+    import matplotlib.image
+
+    spread = {}
+    for scale in ("shared", "per-panel"):
+        path = tmp_path / f"{scale}.png"
+        args = [command, "alibi", "--heads", "4", "--len", "64", "--scale", scale, "-o", str(path)]
+        assert CliRunner().invoke(app, args).exit_code == 0
+        # the slowest head, bottom right: one colour on the shared scale, its own full range per panel
+        spread[scale] = float(matplotlib.image.imread(path)[330:540, 440:670, :3].std(axis=(0, 1)).sum())
+    assert spread["shared"] < 0.1 < 0.4 < spread["per-panel"], spread

@@ -247,6 +247,8 @@ def _bias_matrices(out: Output, source: RelativeInput, request: Any) -> None:
         heads = [_matrix_values(head) for head in _cells(source, _FIGURE_CELLS)]
         style = request.style
         scale = color_scale(np.stack(heads), vmin=style.vmin, vmax=style.vmax, robust=style.robust, cmap=style.cmap)
+        if style.panel_scale == "per-panel":  # each head its own colourbar
+            scale = [_matrix_scale(request, [head]) for head in heads]
         step = -(-length // heads[0].shape[0])  # the panels' axes count cells: say how many positions one holds
         unit = f" (cells of {step})" if step > 1 else ""
         labels = {"x_label": style.x_label or f"Key position n{unit}",
