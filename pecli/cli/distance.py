@@ -18,6 +18,7 @@ from pecli.cli.drawing import (
     FigsizeOpt,
     HeightOpt,
     RobustOpt,
+    ScaleOpt,
     TerminalOpt,
     TitleOpt,
     VmaxOpt,
@@ -123,7 +124,8 @@ def distance(
     terminal: TerminalOpt = False,
     width: WidthOpt = None,
     height: HeightOpt = None,
-    color_scale_name: ColorScaleOpt = "shared",
+    scale_name: ScaleOpt = None,
+    color_scale_name: ColorScaleOpt = None,
     d: DimOpt = None,
     length: LenOpt = None,
     preset: PresetOpt = None,
@@ -131,11 +133,12 @@ def distance(
     out: Output,
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
-    from pecli.cli.drawing import check_terminal_size, drawing_style
+    from pecli.cli.drawing import check_terminal_size, drawing_style, split_scale
 
+    panels, scheme_params = split_scale(scale_name, color_scale_name, scheme_params)
     style = drawing_style(
         cmap=cmap, vmin=vmin, vmax=vmax, robust=robust, title=title, xlabel=xlabel, ylabel=ylabel, dpi=dpi,
-        figsize=figsize, panel_scale=color_scale_name,
+        figsize=figsize, panel_scale=panels,
     )  # fmt: skip
     check_terminal_size(width, height)
     from pecli.analysis.distance import check_metric

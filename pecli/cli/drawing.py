@@ -38,14 +38,26 @@ RobustOpt = Annotated[
         rich_help_panel=DRAWING_PANEL,
     ),
 ]
-#: --color-scale: the panels of one figure in one colour scale, or each in its own
+#: --scale/--color-scale: the panels of one figure in one colour scale, or each in its own
 PANEL_SCALES = ("shared", "per-panel")
+ScaleOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--scale",
+        help="Panels (RoPE's cos/sin, ALiBi's heads) in one colour scale (shared) or each in its own (per-panel); "
+        "a number is timestep's angle scale.",
+        metavar="shared|per-panel|X",
+        show_default=False,
+        rich_help_panel=DRAWING_PANEL,
+    ),
+]
 ColorScaleOpt = Annotated[
-    str,
+    Optional[str],
     typer.Option(
         "--color-scale",
-        help="Panels (RoPE's cos/sin, ALiBi's heads): shared (one colour scale) or per-panel (each its own).",
+        help="shared or per-panel, as --scale (with --scale X, timestep's angle scale).",
         metavar="shared|per-panel",
+        show_default=False,
         rich_help_panel=DRAWING_PANEL,
     ),
 ]
@@ -103,7 +115,44 @@ class DrawingStyle:
     y_label: str | None = None
     dpi: float = 100.0
     figsize: tuple[float, float] | None = None
-    panel_scale: str = "shared"  #: --color-scale: "shared" or "per-panel"
+    panel_scale: str = "shared"  #: --scale: "shared" or "per-panel"
+
+
+def split_scale(
+    scale: str | None, color_scale: str | None, scheme_params: dict[str, Any] | None
+) -> tuple[str, dict[str, Any]]:
+    """``--scale``/``--color-scale`` as the panels' colour scale and the scheme's parameters.
+
+    ``shared`` or ``per-panel`` picks how the panels are coloured; a number is the ``timestep``
+    scheme's own ``--scale`` (its angle scale), handed on to the scheme.
+
+    >>> split_scale("per-panel", None, {})
+    ('per-panel', {})
+    >>> split_scale("1000", "per-panel", {"d": 8})
+    ('per-panel', {'d': 8, 'scale': 1000.0})
+    """
+    from pecli.cli.options import ascii_float
+    from pecli.errors import ParameterError
+
+    params = dict(scheme_params or {})
+    if color_scale is not None and color_scale not in PANEL_SCALES:
+        raise ParameterError(
+            f"--color-scale takes shared or per-panel, got {color_scale!r}", hint="e.g. --color-scale per-panel"
+        )
+    chosen = color_scale
+    if scale in PANEL_SCALES:
+        if color_scale is not None and color_scale != scale:
+            raise ParameterError(f"--scale {scale} and --color-scale {color_scale} disagree", hint="give one of them")
+        chosen = scale
+    elif scale is not None:
+        try:
+            params["scale"] = ascii_float(scale)
+        except ValueError:
+            raise ParameterError(
+                f"--scale takes shared, per-panel or a number (timestep's angle scale), got {scale!r}",
+                hint="e.g. --scale per-panel",
+            ) from None
+    return chosen or "shared", params
 
 
 def drawing_style(
@@ -138,9 +187,7 @@ def drawing_style(
     if dpi is not None and not (0 < dpi < float("inf")):
         raise ParameterError(f"--dpi must be a positive number, got {dpi:g}", hint="e.g. --dpi 100")
     if panel_scale not in PANEL_SCALES:
-        raise ParameterError(
-            f"--color-scale takes shared or per-panel, got {panel_scale!r}", hint="e.g. --color-scale per-panel"
-        )
+        raise ParameterError(f"--scale takes shared or per-panel, got {panel_scale!r}", hint="e.g. --scale per-panel")
     size = None if figsize is None else parse_figsize(figsize)
     resolution = 100.0 if dpi is None else dpi
     check_pixels(size or (8.0, 6.0), resolution)

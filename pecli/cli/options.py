@@ -311,7 +311,8 @@ def scheme_options(command: Any = None, *, names: Iterable[str] | None = None) -
 
     taken = _own_flags(command)
     among = chosen if names is not None else ()  # a command of one scheme's options shows them under its heading
-    extra = [_scheme_parameter(name, taken, among) for name in chosen]
+    # a flag the command declares itself (plot's --scale) is the command's: it hands the scheme its value
+    extra = [_scheme_parameter(name, taken, among) for name in chosen if PARAMS[name].flag not in taken]
     return _replace_parameter(command, "scheme_params", extra, given_params)
 
 

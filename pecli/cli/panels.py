@@ -149,21 +149,23 @@ def draw_panels(
     axes = table_axes(metadata)
     x_label, y_label = style.x_label or axes.x_label, style.y_label or axes.y_label
     titles = panel_titles([table.label for table in tables])  # cos, sin; head 0, head 1…; a file's tensors
+    per_panel = style.panel_scale == "per-panel"
     if image is not None:
         from pecli.render.panels import save_panels
 
+        own = [panel_scale(matrix, style) for matrix in matrices] if per_panel else scale
         note = save_panels(
-            matrices, image.path, titles=titles, title=heading, scale=scale, x_label=x_label, y_label=y_label,
+            matrices, image.path, titles=titles, title=heading, scale=own, x_label=x_label, y_label=y_label,
             dpi=image.dpi, figsize=image.figsize,
         )  # fmt: skip
         if note:
             out.note(note)
-        out.note(f"wrote {image.path} ({image.pixels}, {len(matrices)} panels in one colour scale)")
+        which = "each in its own colour scale" if per_panel else "in one colour scale"
+        out.note(f"wrote {image.path} ({image.pixels}, {len(matrices)} panels {which})")
     if screen is not None:
         from pecli.render.terminal import color_mode, heatmap_stack
 
         color = color_mode(out, force_terminal=screen.forced, no_color=not out.color)
-        per_panel = style.panel_scale == "per-panel"
         scales = [panel_scale(matrix, style) for matrix in matrices] if per_panel else [scale]
         text, shown = heatmap_stack(
             list(matrices), [f"{title}  ({heading})" for title in titles], width=screen.width,
@@ -173,11 +175,12 @@ def draw_panels(
         which = "each panel in its own colour scale" if per_panel else f"{len(matrices)} panels in one colour scale"
         if shown < len(matrices):
             which += f"; {shown} of {len(matrices)} fit in {screen.height} lines (--height, --slice I)"
-        out.data(text + "\n" + _truncate(which + " (--color-scale shared|per-panel)", screen.width))
+        which += " (--scale per-panel)" if per_panel else "; each its own: --scale per-panel"
+        out.data(text + "\n" + _truncate(which, screen.width))
 
 
 def panel_scale(matrix: Any, style: DrawingStyle) -> Any:
-    """One panel's own colour scale (``--color-scale per-panel``), from the drawing options."""
+    """One panel's own colour scale (``--scale per-panel``), from the drawing options."""
     import numpy as np
 
     from pecli.render.scale import color_scale

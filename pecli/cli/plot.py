@@ -20,6 +20,7 @@ from pecli.cli.drawing import (
     ImageFile,
     LinesImage,
     RobustOpt,
+    ScaleOpt,
     TerminalHeatmap,
     TerminalOpt,
     TitleOpt,
@@ -101,7 +102,8 @@ def plot(
     width: WidthOpt = None,
     height: HeightOpt = None,
     slice_index: SliceOpt = None,
-    color_scale_name: ColorScaleOpt = "shared",
+    scale_name: ScaleOpt = None,
+    color_scale_name: ColorScaleOpt = None,
     d: DimOpt = None,
     length: LenOpt = None,
     dtype: DtypeOpt = "float32",
@@ -110,12 +112,14 @@ def plot(
     out: Output,
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
+    from pecli.cli.drawing import split_scale
     from pecli.cli.wavelength import check_view, plot_wavelengths
 
+    panels, scheme_params = split_scale(scale_name, color_scale_name, scheme_params)
     heatmap_only = {"--key": key, "--rows": rows, "--cols": cols, "--vmin": vmin, "--vmax": vmax, "--cmap": cmap,
                     "--robust/--no-robust": robust, "--xlabel": xlabel, "--ylabel": ylabel, "--lines": lines,
                     "--slice": slice_index,
-                    "--color-scale": None if color_scale_name == "shared" else color_scale_name}  # fmt: skip
+                    "--scale": None if panels == "shared" else panels}  # fmt: skip
     check_view(view, json_output=out.json_output, unused=heatmap_only)
     from pecli.cli.inputs import key_for_scheme
 
@@ -124,7 +128,7 @@ def plot(
 
     style = drawing_style(
         cmap=cmap, vmin=vmin, vmax=vmax, robust=robust, title=title, xlabel=xlabel, ylabel=ylabel, dpi=dpi,
-        figsize=figsize, panel_scale=color_scale_name,
+        figsize=figsize, panel_scale=panels,
     )  # fmt: skip
     if view is not None:
         from pecli.errors import ParameterError

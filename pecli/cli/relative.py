@@ -225,6 +225,8 @@ def _bias_matrices(out: Output, source: RelativeInput, request: Any) -> None:
         heads = [_matrix_values(head) for head in _cells(source, _FIGURE_CELLS)]
         style = request.style
         scale = color_scale(np.stack(heads), vmin=style.vmin, vmax=style.vmax, robust=style.robust, cmap=style.cmap)
+        if style.panel_scale == "per-panel":  # each head its own colourbar
+            scale = [_matrix_scale(request, [head]) for head in heads]
         step = -(-length // heads[0].shape[0])  # the panels' axes count cells: say how many positions one holds
         unit = f" (cells of {step})" if step > 1 else ""
         labels = {"x_label": style.x_label or f"Key position n{unit}",
@@ -337,7 +339,7 @@ def _draw_heads(out: Output, request: Any, heads: list[Any], names: list[str], t
     which = "each head in its own colour scale" if per_panel else f"{len(heads)} heads in one colour scale"
     if shown < len(heads):
         which += f"; {shown} of {len(heads)} fit (--height, --head I)"
-    which += "; --color-scale per-panel" if not per_panel else ""
+    which += " (--scale per-panel)" if per_panel else "; each its own: --scale per-panel"
     out.data(text + "\n" + (which if len(which) <= width else which[: width - 1] + "…"))
 
 

@@ -135,7 +135,7 @@ def plot_wavelengths(
         height = size[1] or max(12, min(lines - 2, 30))
         # a title wider than the chart is wrapped over its own lines, never cut
         heading_lines = textwrap.wrap(heading, width) if len(heading) > width else []
-        room = height - max(len(heading_lines) - 1, 0)
+        room = height - len(heading_lines)  # a wrapped heading takes its own lines; the chart then has no title
         chart = wavelength_chart(waves, width=width, height=room, title=None if heading_lines else heading)
         overflow = len(chart.splitlines()) - room  # the band legend under the axis: take its lines from the plot
         if overflow > 0:

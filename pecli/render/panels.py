@@ -114,13 +114,16 @@ def save_panels(
     *,
     titles: Sequence[str],
     title: str,
-    scale: ColorScale,
+    scale: ColorScale | Sequence[ColorScale],
     x_label: str = "Embedding Dimension",
     y_label: str = "Position",
     dpi: float = 100,
     figsize: tuple[float, float] = (8, 6),
 ) -> str | None:
     """Small multiples: one heatmap per 2-D table in a grid, all in one colour scale with one colourbar.
+
+    ``scale`` is one :class:`~pecli.render.scale.ColorScale` for all the panels, or one per panel:
+    then each panel has its own colourbar, and the figure says so.
 
     Tables of one shape share their axes: tick labels only on the outer panels, the axis labels
     once for the grid. Each panel is block-averaged to at most one cell per pixel of its own axes.
@@ -140,18 +143,21 @@ def save_panels(
     image_format(path)
     new_figure(figsize, dpi)  # checks the size
     matrices = [np.asarray(matrix) for matrix in matrices]
+    scales = [scale] * len(matrices) if isinstance(scale, ColorScale) else list(scale)
+    if len(scales) != len(matrices):
+        raise ValueError(f"save_panels takes one colour scale or one per panel, got {len(scales)} for {len(matrices)}")
     labels = {"title": title, "x_label": x_label, "y_label": y_label}
     rows, columns = panel_grid(len(matrices), figsize)
     # titles that do not fit even wrapped and small: fewer panels per row, rather than overlap
     while True:
-        figure, panels, fits = _panel_figure(matrices, titles, scale, labels, (rows, columns), figsize, dpi)
+        figure, panels, fits = _panel_figure(matrices, titles, scales, labels, (rows, columns), figsize, dpi)
         if fits or columns == 1:
             break
         columns -= 1
         rows = -(-len(matrices) // columns)
-    colormap = check_cmap(scale.cmap).with_extremes(bad=MASKED_COLOR)
     shrunk_any = False
-    for axes, matrix in zip(panels, matrices, strict=True):
+    for axes, matrix, own in zip(panels, matrices, scales, strict=True):
+        colormap = check_cmap(own.cmap).with_extremes(bad=MASKED_COLOR)
         box = axes.get_window_extent()
         shrunk = lowpass_average(  # rows low-pass filtered: no arcs from waves near the pixel limit
             matrix,
@@ -161,18 +167,29 @@ def save_panels(
             row_structure=row_structure(matrix),
         )
         shrunk_any |= shrunk.shrunk
-        draw_cells(axes, shrunk, cmap=colormap, low=scale.low, high=scale.high, x_label="", y_label="")
+        draw_cells(axes, shrunk, cmap=colormap, low=own.low, high=own.high, x_label="", y_label="")
     note = "panels' rows low-pass filtered to their pixels (finer waves fade to their mean)" if shrunk_any else None
     if note:
         note_in_figure(figure, "rows low-pass filtered to the pixels")
+    if not isinstance(scale, ColorScale):  # bottom left, clear of the x label and of the note at the right
+        figure.text(0.005, 0.005, "each panel in its own colour scale", fontsize="x-small", color="0.35", va="bottom")
     save_figure(figure, path, dpi)
     return note
+
+
+def _colorbar(figure: Any, scale: ColorScale, axes: Any, **kwargs: Any) -> Any:
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    colormap = check_cmap(scale.cmap).with_extremes(bad=MASKED_COLOR)
+    mappable = ScalarMappable(Normalize(scale.low, scale.high), colormap)
+    return figure.colorbar(mappable, ax=axes, extend=extend_arrows(scale), **kwargs)
 
 
 def _panel_figure(
     matrices: Sequence[np.ndarray],
     titles: Sequence[str],
-    scale: ColorScale,
+    scales: Sequence[ColorScale],
     labels: dict[str, str],
     grid_shape: tuple[int, int],
     figsize: tuple[float, float],
@@ -180,8 +197,6 @@ def _panel_figure(
 ) -> tuple[Any, list[Any], bool]:
     """The figure laid out with empty panels; its panels, and whether every title fits its panel."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.cm import ScalarMappable
-    from matplotlib.colors import Normalize
     from matplotlib.figure import Figure
 
     from pecli.render.titles import fit_title
@@ -195,10 +210,11 @@ def _panel_figure(
     panels = list(grid.flat[: len(matrices)])
     for axes in grid.flat[len(matrices) :]:
         axes.set_visible(False)
-    colormap = check_cmap(scale.cmap).with_extremes(bad=MASKED_COLOR)
-    mappable = ScalarMappable(Normalize(scale.low, scale.high), colormap)
-    colorbar = figure.colorbar(mappable, ax=grid.ravel().tolist(), extend=extend_arrows(scale))
-    colorbar.set_label(scale.caption, fontsize="small")
+    if len(set(scales)) == 1:  # one colourbar for the grid
+        _colorbar(figure, scales[0], grid.ravel().tolist()).set_label(scales[0].caption, fontsize="small")
+    else:  # each panel its own, its limits on its ticks
+        for axes, own in zip(panels, scales, strict=True):
+            _colorbar(figure, own, axes, fraction=0.08, pad=0.02).ax.tick_params(labelsize="x-small")
     # constrained layout makes room for a third line, so a long title keeps its last parameters
     figure.suptitle(fit_title(labels["title"], 0.9 * figsize[0], max_lines=3), fontsize="medium", parse_math=False)
     figure.supxlabel(labels["x_label"], fontsize="medium")

@@ -91,15 +91,18 @@ class ColorScale(NamedTuple):
 
     @property
     def caption(self) -> str:
-        """A colourbar label saying which kind of map it is and where its limits come from.
+        """A colourbar label saying what the colour shows: the value, and where 0 or its limits lie.
 
-        >>> color_scale(np.arange(4.0).reshape(2, 2)).caption
-        'sequential (values ≥ 0)'
+        >>> color_scale(np.arange(4.0).reshape(2, 2)).caption, color_scale(-np.arange(9.0).reshape(3, 3)).caption
+        ('value (0 … 3)', 'value (-8 … 0)')
+        >>> color_scale(np.eye(2) - 0.5).caption
+        'value, 0 at the centre colour'
         """
-        kind = "diverging, centred on 0" if self.diverging else "sequential (values ≥ 0)"
-        if not self.diverging and self.full[0] < 0:
-            kind = "sequential (values ≤ 0)" if self.full[1] <= 0 else "sequential"
-        return kind + (f"; limits at the {ROBUST_PERCENTILE:g}th percentile" if self.robust else "")
+        if self.diverging:
+            text = "value, 0 at the centre colour"
+        else:
+            text = f"value ({self.low + 0.0:.4g} … {self.high + 0.0:.4g})"  # + 0.0: no "-0"
+        return text + (f"; limits at the {ROBUST_PERCENTILE:g}th percentile" if self.robust else "")
 
 
 def _finite_sample(matrix: np.ndarray) -> np.ndarray:

@@ -28,7 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from pecli.render.downsample import AxisStructure, Downsampled, block_average, column_structure, row_structure
+from pecli.render.downsample import (
+    AxisStructure,
+    Downsampled,
+    block_average,
+    column_structure,
+    resample_columns,
+    row_structure,
+)
 from pecli.render.palette import LUT_SIZE, RDBU, VIRIDIS, colormap_lut, ordered_xterm, rdbu_lut
 from pecli.render.scale import color_scale, value_range
 
@@ -49,6 +56,9 @@ __all__ = [
 
 #: the character ramp for output without colour, lowest value first
 RAMP = " .:-=+*#%@"
+#: whole column blocks of one size are kept while they fill this share of the width; else the columns
+#: are averaged by area to fill it (for tables up to this many times wider than the room)
+_FILLED, _RESAMPLE_MOST = 0.75, 8
 COLOR_MODES = ("truecolor", "256", "none")
 _UPPER_HALF, _LOWER_HALF = "▀", "▄"
 _RESET = "\x1b[0m"
@@ -257,9 +267,17 @@ def heatmap(
     )  # fmt: skip
     if not given:
         structure = column_structure(matrix) if structure is None else structure
-        matrix = block_average(
-            matrix, *grid, uniform=True, structure=structure, row_structure=row_structure(matrix), whole=True
+        rows_alike = row_structure(matrix)
+        whole_blocks = block_average(
+            matrix, *grid, uniform=True, structure=structure, row_structure=rows_alike, whole=True
         )
+        matrix = whole_blocks
+        if cols > grid[1] and len(whole_blocks.col_edges) - 1 < _FILLED * grid[1] and cols <= _RESAMPLE_MOST * grid[1]:
+            # blocks of one size would leave much of the width empty (64 columns in 60: 32 blocks of 2)
+            rows_only = block_average(source, grid[0], cols, uniform=True, row_structure=rows_alike, whole=True)
+            resampled = resample_columns(rows_only.values, grid[1], structure)
+            if resampled is not None and resampled.values.shape[1] > len(whole_blocks.col_edges) - 1:
+                matrix = Downsampled(resampled.values, rows_only.row_edges, resampled.col_edges)
     shrunk = matrix
     cells = shrunk.values
     shown_rows, shown_cols = cells.shape
@@ -304,7 +322,9 @@ def heatmap(
         lines.append(axis + text)
 
     legend_text, legend_width = _legend(color, cmap, low, high, room=width - margin)
-    shape = f"   {rows} × {cols}" + (f" → {shown_rows} × {shown_cols} block means" if shrunk.shrunk else "")
+    resampled = not np.array_equal(shrunk.col_edges, np.round(shrunk.col_edges))
+    means = "area means" if resampled else "block means"  # area: columns averaged by area to fill the width
+    shape = f"   {rows} × {cols}" + (f" → {shown_rows} × {shown_cols} {means}" if shrunk.shrunk else "")
     if legend:
         lines.append(" " * margin + legend_text + (shape if margin + legend_width + len(shape) <= width else ""))
     if not values:

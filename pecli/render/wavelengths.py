@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -71,6 +71,38 @@ def save_wavelengths(
     save_figure(figure, path, dpi)
 
 
+#: the fewest rows the chart's plot keeps when the band legend is shortened to fit the height
+_MIN_ROWS = 4
+
+
+def _band_legends(bands: Any, width: int, indent: str) -> list[list[str]]:
+    """The band legend's lines, most said first: name and description (wrapped, never cutting a
+    number in half), then the description only where it fits on the line, then the names alone.
+
+    >>> from pecli.analysis.wavelengths import rope_wavelengths
+    >>> bands = rope_wavelengths(64, scaling="llama3", factor=8, original_max_position=8192).bands
+    >>> [len(legend) for legend in _band_legends(bands, 60, " " * 11)]
+    [4, 3, 1]
+    >>> _band_legends(bands, 60, "")[-1]
+    ['h high frequency  b blended  l low frequency']
+    """
+    if not bands:
+        return [[]]
+    room = max(width, len(indent) + 20)
+    entries = [f"{band.name[0]} {band.name}: {band.description}" for band in bands]
+    full = [line for entry in entries
+            for line in textwrap.wrap(entry, room, initial_indent=indent, subsequent_indent=indent + "  ")]  # fmt: skip
+    names = [f"{band.name[0]} {band.name}" for band in bands]
+    # too long for the line: its first clause ("kept", before the formula), else the name alone
+    short = [f"{name}: {band.description.split(':')[0]}" for name, band in zip(names, bands, strict=True)]
+    each = [
+        indent + next((text for text in candidates if len(indent + text) <= room), candidates[-1])
+        for candidates in zip(entries, short, names, strict=True)
+    ]
+    joined = textwrap.wrap("  ".join(names), room, initial_indent=indent, subsequent_indent=indent)
+    return [full, each, joined]
+
+
 def wavelength_chart(waves: RopeWavelengths, *, width: int, height: int, title: str | None = None) -> str:
     """A text chart: ``·`` the wavelength before scaling, ``•`` after (``•`` alone where equal), log rows.
 
@@ -97,12 +129,11 @@ def wavelength_chart(waves: RopeWavelengths, *, width: int, height: int, title: 
     labels = (f"{10**top:.3g}", f"{10**bottom:.3g}")
     margin = max(len(label) for label in labels) + 2
     lines = [title if len(title) <= width else title[: width - 1] + "…"] if title else []
-    # each band's name and description, wrapped (a number cut in half would misread)
-    indent = " " * (margin + 1)
-    legend = [line for band in waves.bands
-              for line in textwrap.wrap(f"{band.name[0]} {band.name}: {band.description}", max(width, margin + 20),
-                                        initial_indent=indent, subsequent_indent=indent + "  ")]  # fmt: skip
-    rows = max(2, height - len(lines) - 2 - (1 + len(legend) if waves.bands else 0))
+    # the band legend: the most it can say while the plot keeps _MIN_ROWS rows within the height
+    legends = _band_legends(waves.bands, width, " " * (margin + 1))
+    frame = len(lines) + 2 + (1 if waves.bands else 0)  # title; the axis and its labels; the band strip
+    legend = next((text for text in legends if height - frame - len(text) >= _MIN_ROWS), legends[-1])
+    rows = max(2, height - frame - len(legend))
     # the context's label follows its row: the columns leave room for it within the width
     context_label = "" if context is None else f" context {waves.context_length}"
     columns = min(len(before), max(1, width - margin - 1 - len(context_label)))
