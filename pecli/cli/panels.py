@@ -109,6 +109,8 @@ def _head_names(table: InputTable, scheme: Any) -> list[str]:
 
     params = {**scheme.defaults}
     params.update({name: decode_value(table.metadata[name]) for name in scheme.defaults if name in table.metadata})
+    if params.get("heads", 0) is None:  # a table without metadata (pecli.encode's array): one slice a head
+        params["heads"] = table.array.shape[0]
     try:
         return scheme.head_names(params)
     except (ParameterError, TypeError, ValueError):
