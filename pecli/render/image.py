@@ -251,8 +251,23 @@ def shrink_note(rows: int, cols: int, shrunk: Downsampled, *, filtered: bool = T
 
 
 def note_in_figure(figure: Any, note: str) -> None:
-    """``note`` in small grey text at the figure's bottom right corner: the image says how it was drawn."""
-    figure.text(0.995, 0.005, note, fontsize="x-small", color="0.35", ha="right", va="bottom", parse_math=False)
+    """``note`` in small grey text at the figure's bottom right corner: the image says how it was drawn.
+
+    A note wider than the figure is set smaller until it fits (a small figure cut it at both edges).
+
+    >>> figure, _ = new_figure((3.6, 2.7), 100)
+    >>> note_in_figure(figure, "rows low-pass filtered to 173 pixels (256 rows; finer waves fade to their mean)")
+    >>> text = figure.texts[-1]
+    >>> bool(text.get_window_extent(figure.canvas.get_renderer()).width <= figure.bbox.width)
+    True
+    """
+    text = figure.text(0.995, 0.005, note, fontsize="x-small", color="0.35", ha="right", va="bottom", parse_math=False)
+    room = 0.985 * figure.bbox.width
+    for _ in range(4):  # text width is not quite proportional to the font size: settle in a few steps
+        width = text.get_window_extent(figure.canvas.get_renderer()).width
+        if width <= room:
+            break
+        text.set_fontsize(text.get_fontsize() * room / width * 0.98)
 
 
 def set_title(axes: Any, title: str, width_inches: float) -> None:
