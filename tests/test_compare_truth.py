@@ -23,7 +23,14 @@ LENGTH = 12
 
 def _table(name: str, dtype: str) -> np.ndarray:
     """A small 2-D table of scheme ``name`` in ``dtype``, whatever shape the scheme takes."""
-    attempts = ({"dim": 8}, {"dim": 7}, {"dim": 8, "grid": (3, 4)}, {"dim": None}, {"dim": None, "heads": 2}, {"dim": None, "grid": (3, 4)})
+    attempts = (
+        {"dim": 8},
+        {"dim": 7},
+        {"dim": 8, "grid": (3, 4)},
+        {"dim": None},
+        {"dim": None, "heads": 2},
+        {"dim": None, "grid": (3, 4)},
+    )
     for options in attempts:
         dim = options.pop("dim")
         try:
