@@ -142,7 +142,7 @@ def test_exit_codes_and_shape_from_the_other_table(cli, tmp_path):
     assert cli("compare", half, "sinusoidal").code == 0
     # against float32 values the default tolerance allows float16's rounding; --exact does not
     rounded = cli("compare", half, "sinusoidal", "--dtype", "float32")
-    assert rounded.code == 0 and "same within float32 arithmetic (tolerance 0.0039 at position 49)" in rounded.out
+    assert rounded.code == 0 and "same within float32 arithmetic (tolerance 0.0039 at position 47)" in rounded.out
     exact = cli("compare", half, "sinusoidal", "--dtype", "float32", "--exact")
     assert exact.code == 1 and "different: not equal bit for bit" in exact.out
     assert "diagnosis: they differ only by rounding" in exact.out
@@ -197,7 +197,8 @@ def test_default_tolerance_follows_the_positions():
     result = compare_tables(tutorial, preset)
     assert result.agree and 1e-5 < result.max_abs < result.atol
     assert result.tolerance_text() == "float32 arithmetic (tolerance 0.00024 at position 2047)"
-    assert result.atol == pytest.approx(4 * 2.0**-23 + 2.0**-23 * 2047)
+    # rounding at each entry's own magnitude (at most 1) plus the angle noise of row 2047
+    assert 2.0**-23 * 2047 < result.atol <= 4 * 2.0**-23 + 2.0**-23 * 2047
     # the same error at row 0, where float32 arithmetic is exact to a few ulps, is a difference
     moved = preset.copy()
     moved[0, 0] += 1e-4

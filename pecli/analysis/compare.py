@@ -39,6 +39,8 @@ _EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bflo
 #: off by up to about eps32·|p·ω|: over the peer corpus (tests/data/peers) the largest error is
 #: 0.7·eps32·p·ω_max, so one eps32 per unit of angle is the noise model
 FLOAT32_ANGLE_NOISE = 2.0**-23
+#: the spacing of each dtype's subnormals: the absolute floor of its rounding near zero
+_SMALLEST = {"float64": 2.0**-1074, "float32": 2.0**-149, "float16": 2.0**-24, "bfloat16": 2.0**-133}
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,9 @@ class Comparison:
     same_nan: int = 0  #: entries NaN in both tables, which count as equal (NaN in one only is a difference)
     #: positions left out of the cosine: a row holding inf, or NaN in one table only, has no direction
     cosine_undefined: int = 0
+    #: entries NaN in one table only: a difference, counted here and left out of max_abs, mean_abs and max_rel
+    nan_one: int = 0
+    nan_first: tuple[int, int] = (0, 0)  #: (position, dimension) of the first of them
 
     def cosine_text(self) -> str:
         """The per-position cosine as the report states it, naming the positions left out."""
@@ -77,6 +82,8 @@ class Comparison:
             return "bit for bit"
         if self.tolerance_kind == "given":
             return f"atol {self.atol:g}, rtol {self.rtol:g}"
+        if self.atol == 0:
+            return "float32 arithmetic (tolerance 0: both tables hold exact integers)"
         return f"float32 arithmetic (tolerance {self.atol:.2g} at position {self.tolerance_position})"
 
 
@@ -140,8 +147,8 @@ def _precision_flags(rows: np.ndarray) -> tuple[bool, bool, bool]:
     return False, not (single.view(np.uint32) & np.uint32(0xFFFF)).any(), float16
 
 
-def _precision_name(flags: tuple[bool, bool, bool]) -> str:
-    wide, bfloat16, float16 = flags
+def _precision_name(flags: tuple[bool, ...]) -> str:
+    wide, bfloat16, float16 = flags[:3]
     return "float64" if wide else "bfloat16" if bfloat16 else "float16" if float16 else "float32"
 
 
@@ -244,27 +251,51 @@ def compare_row_chunks(
         length, width = length + len(part_a), part_a.shape[1]
     if length == 0 or width == 0:
         raise TableFileError("the tables are empty", hint="give tables with at least one row and column")
-    dtypes = tuple(_precision_name(known) if isinstance(known, tuple) else known for known in precisions)
-    stats = _DifferenceStats(length, dtypes, scale, atol, rtol, exact, diagnose_rows or length)
+    tables = [_table_precision(known) for known in precisions]
+    stats = _DifferenceStats(length, tables, scale, atol, rtol, exact, diagnose_rows or length)
     for part_a, part_b in chunk_pairs():
         stats.add(np.asarray(part_a, dtype=np.float64), np.asarray(part_b, dtype=np.float64))
     return stats.result()
 
 
-def _with_rows(known: str | tuple[bool, bool, bool] | None, rows: np.ndarray) -> str | tuple[bool, bool, bool]:
-    """What the rows so far say of a table's precision (:func:`_precision_flags`, or a non-float dtype)."""
+def _with_rows(known: str | tuple[bool, ...] | None, rows: np.ndarray) -> str | tuple[bool, ...]:
+    """What the rows so far say of a table's precision: :func:`_precision_flags` and whether every value
+    is a small integer (held exactly: no rounding); or a non-float dtype's name."""
     if rows.dtype.name not in ("float32", "float64"):
         return rows.dtype.name
+    integral = _integral(rows)
     if isinstance(known, tuple) and not (known[1] or known[2]):  # float32 or wider: only float64 can follow
         return (
             known[0] or (rows.dtype == np.float64 and not np.array_equal(rows.astype(np.float32), rows)),
             False,
             False,
+            known[3] and integral,
         )
-    flags = _precision_flags(rows)
+    flags = (*_precision_flags(rows), integral)
     if not isinstance(known, tuple):
         return flags
-    return known[0] or flags[0], known[1] and flags[1], known[2] and flags[2]
+    return known[0] or flags[0], known[1] and flags[1], known[2] and flags[2], known[3] and integral
+
+
+#: integers up to this magnitude are exact in float32 and wider: a table of them carries no rounding
+_EXACT_INTEGERS = 2.0**24
+
+
+def _integral(rows: np.ndarray) -> bool:
+    """Whether every finite value of ``rows`` is an integer float32 holds exactly (NaN and inf aside).
+
+    >>> _integral(np.array([0.0, 3.0, -7.0, np.nan])), _integral(np.array([0.5])), _integral(np.array([2.0**30]))
+    (True, False, False)
+    """
+    finite = rows[np.isfinite(rows)]
+    return bool(np.all((finite == np.round(finite)) & (np.abs(finite) <= _EXACT_INTEGERS)))
+
+
+def _table_precision(known: str | tuple[bool, ...]) -> tuple[str, bool]:
+    """(the dtype a table was rounded to, whether its values are exact) from :func:`_with_rows`."""
+    if isinstance(known, tuple):
+        return ("float64" if known[0] else "float32") if known[3] else _precision_name(known[:3]), known[3]
+    return known, known.startswith(("int", "uint", "bool"))
 
 
 class _DifferenceStats:
@@ -273,14 +304,21 @@ class _DifferenceStats:
     def __init__(
         self,
         length: int,
-        dtypes: tuple[str, str],
+        tables: list[tuple[str, bool]],
         scale: float,
         atol: float | None,
         rtol: float,
         exact: bool,
         diagnose_rows: int,
     ) -> None:
-        self.length, self.dtypes, self.scale, self.rtol, self.exact = length, dtypes, scale, rtol, exact
+        self.length, self.scale, self.rtol, self.exact = length, scale, rtol, exact
+        # the rounding that can part the tables: the coarsest of those not holding exact values
+        rounded = [name for name, exact_values in tables if not exact_values]
+        self.dtypes = tuple(rounded) or ("float64",)
+        self.epsilon = 4.0 * max((_EPSILON.get(name, _EPSILON["float64"]) for name in rounded), default=0.0)
+        self.floor = 4.0 * max((_SMALLEST.get(name, _SMALLEST["float64"]) for name in rounded), default=0.0)
+        #: float32's angle noise belongs to computed sinusoids; a table of exact integers has none
+        self.angles = not any(exact_values for _, exact_values in tables)
         self.atol = atol
         self.kind = "exact" if exact else "float32 arithmetic" if atol is None else "given"
         self.diagnose_rows = diagnose_rows
@@ -292,14 +330,21 @@ class _DifferenceStats:
         self.kept: list[tuple[np.ndarray, np.ndarray]] = []
         self.width = 0
         self.same_nan, self.infinite = 0, False  # NaN in both (equal); NaN in one only (an infinite difference)
+        self.nan_one, self.nan_first = 0, (0, 0)  # entries NaN in one table only, and the first of them
 
-    def _allowed(self, rows: int) -> np.ndarray:
+    def _allowed(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The difference row p, dimension i may show: the given atol, or the data's noise there."""
         if self.kind == "exact":
-            return np.zeros((rows, 1))
+            return np.zeros((len(a), 1))
         if self.kind == "given":
-            return np.full((rows, 1), self.atol)
-        positions = np.arange(self.row, self.row + rows, dtype=np.float64)
-        return arithmetic_tolerance(self.length, *self.dtypes, scale=self.scale, positions=positions)
+            return np.full((len(a), 1), self.atol)
+        with np.errstate(invalid="ignore"):
+            magnitude = np.fmax(np.abs(a), np.abs(b))
+        magnitude[~np.isfinite(magnitude)] = 0.0
+        allowed = self.epsilon * magnitude + self.floor
+        if self.angles:
+            allowed += FLOAT32_ANGLE_NOISE * np.arange(self.row, self.row + len(a), dtype=np.float64)[:, None]
+        return allowed
 
     def add(self, a: np.ndarray, b: np.ndarray) -> None:
         rows, self.width = len(a), a.shape[1]
@@ -308,21 +353,33 @@ class _DifferenceStats:
             self.kept.append((a[:keep], b[:keep]))
         difference, same_nan = _abs_difference(a, b)
         self.same_nan += int(np.count_nonzero(same_nan))
+        nan_one = np.isnan(a) != np.isnan(b)
+        if nan_one.any():
+            if not self.nan_one:
+                flat = int(np.argmax(nan_one))
+                self.nan_first = (self.row + flat // self.width, flat % self.width)
+            self.nan_one += int(np.count_nonzero(nan_one))
+            self.agree = False
         self.infinite = self.infinite or bool(np.isinf(difference).any())
         magnitude = np.abs(b)
         magnitude[~np.isfinite(magnitude)] = 0.0  # NaN or inf in B: equal only to itself (as numpy.isclose)
-        allowed = self._allowed(rows)
-        if allowed.max() > self.allowed_max or self.row == 0:
-            self.allowed_max, self.allowed_position = float(allowed.max()), self.row + int(np.argmax(allowed[:, 0]))
+        allowed = self._allowed(a, b)
+        at = int(np.argmax(allowed))
+        if allowed.flat[at] > self.allowed_max or self.row == 0:
+            self.allowed_max, self.allowed_position = float(allowed.flat[at]), self.row + at // allowed.shape[1]
         relative_allowed = 0.0 if self.exact else self.rtol * magnitude
         self.agree = self.agree and bool(np.all(difference <= allowed + relative_allowed))
+        # the figures below are over the comparable entries: NaN in one table only is counted apart
+        difference[nan_one] = -1.0
         flat = int(np.argmax(difference))
         if difference.flat[flat] > self.max_abs:
             self.max_abs = float(difference.flat[flat])
             self.worst = (self.row + flat // self.width, flat % self.width)
+        difference[nan_one] = 0.0
         self.sum_abs += float(difference.sum())
-        # |A − B| / |B| where B ≠ 0, in place (where B = 0 the 0 of |B| stays)
+        # |A − B| / |B| where B ≠ 0, in place (where B = 0 the 0 of |B| stays); inf where B is finite and A not
         relative = np.divide(difference, magnitude, out=magnitude, where=magnitude > 0)
+        relative[np.isinf(difference)] = np.inf
         self.max_rel = max(self.max_rel, float(relative.max()))
         if same_nan.any():  # NaN in both counts as equal: as 0 in both for the cosine
             a, b = np.where(same_nan, 0.0, a), np.where(same_nan, 0.0, b)
@@ -335,7 +392,7 @@ class _DifferenceStats:
 
     def result(self) -> Comparison:
         diagnosis = None
-        if not self.agree and not self.infinite:  # NaN in one table only is no layout or shift to diagnose
+        if not self.agree and not self.infinite and not self.nan_one:  # NaN or inf in one: no layout to diagnose
             tolerance = max(self.allowed_max, rounding_tolerance(*self.dtypes, scale=self.scale))
             head_a = np.concatenate([a for a, _ in self.kept])
             head_b = np.concatenate([b for _, b in self.kept])
@@ -346,11 +403,12 @@ class _DifferenceStats:
                     diagnosis, description=f"{diagnosis.description} (diagnosed on the first {len(head_a)} rows)"
                 )
         defined = self.length - self.cosine_undefined  # positions with a cosine
+        comparable = self.length * self.width - self.nan_one
         return Comparison(
             shape=(self.length, self.width),
-            max_abs=self.max_abs,
-            mean_abs=self.sum_abs / (self.length * self.width),
-            max_rel=self.max_rel,
+            max_abs=self.max_abs if comparable else np.nan,
+            mean_abs=self.sum_abs / comparable if comparable else np.nan,
+            max_rel=self.max_rel if comparable else np.nan,
             worst=self.worst,
             cosine_min=self.cosine_min if defined else np.nan,
             cosine_mean=self.cosine_sum / defined if defined else np.nan,
@@ -362,6 +420,8 @@ class _DifferenceStats:
             tolerance_kind=self.kind,
             tolerance_position=self.allowed_position,
             same_nan=self.same_nan,
+            nan_one=self.nan_one,
+            nan_first=self.nan_first,
         )
 
 

@@ -306,6 +306,10 @@ def _comparison_json(first: Any, second: Any, result: Any) -> dict[str, Any]:
         "worst": {"position": result.worst[0], "dimension": result.worst[1]},
         "cosine": {"min": result.cosine_min, "mean": result.cosine_mean, "undefined": result.cosine_undefined},
         "same_nan": result.same_nan,
+        "nan_in_one": {
+            "count": result.nan_one,
+            "first": {"position": result.nan_first[0], "dimension": result.nan_first[1]} if result.nan_one else None,
+        },
         "diagnosis": None
         if diagnosis is None
         else {
@@ -326,6 +330,12 @@ def _print_comparison(out: Output, first: Any, second: Any, result: Any) -> None
     out.data(f"mean |A − B|       {result.mean_abs:.6g}")
     out.data(f"max relative       {result.max_rel:.6g} (where B ≠ 0)")
     out.data(result.cosine_text())
+    if result.nan_one:
+        position, dimension = result.nan_first
+        out.data(
+            f"NaN in one table only at {result.nan_one} entr{'ies' if result.nan_one != 1 else 'y'} "
+            f"(first at position {position}, dimension {dimension}; left out of the figures above)"
+        )
     if result.same_nan:
         out.data(f"NaN at the same {result.same_nan} position{'s' * (result.same_nan != 1)} in both (counted as equal)")
     tolerance = result.tolerance_text()

@@ -94,6 +94,8 @@ def _fourier_candidates(dim: int) -> Iterator[dict[str, Any]]:
     for include_input in (True, False):
         if (dim - include_input) % 2 or dim - include_input < 2:
             continue
+        if (dim - include_input) // 2 > 1024:  # its top frequency 2^(L − 1) is beyond float64: no such table
+            continue
         for positions in ({"positions": "normalized"}, {"positions": "raw"}):
             for log_sampling in (True, False):
                 for pi in (False, True):

@@ -135,7 +135,7 @@ def _scalings(
     for base in round_bases if near else [*round_bases, fitted[-1]]:
         # a scaling only lowers frequencies, each by at most its factor
         ratio = rates[resolved] / base ** (-2.0 * np.flatnonzero(resolved) / dim)
-        if ratio.max() > 1.0 + tolerance:
+        if not ratio.size or ratio.max() > 1.0 + tolerance:  # no frequency turns enough to bound a scaling
             continue
         for factor in (factor for factor in factors if factor * ratio.min() >= 1.0 - tolerance):
             if _agrees(rates, rows, dim, length, tolerance, base, "linear", factor=factor):
