@@ -17,7 +17,7 @@ from pecli.cli.output import Output
 from pecli.cli.relative_input import RelativeInput
 
 if TYPE_CHECKING:
-    from pecli.cli.distance import DistanceRequest
+    from pecli.cli.drawing import DistanceRequest
     from pecli.render.scale import ColorScale
 
 __all__ = ["refuse_unused", "relative_distance"]
