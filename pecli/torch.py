@@ -113,7 +113,7 @@ class TimestepEmbedding(nn.Module):
         super().__init__()
         from pecli.schemes.timestep import timestep_embedding
 
-        self.params = {
+        self.params: dict[str, Any] = {
             "max_period": max_period,
             "flip_sin_to_cos": flip_sin_to_cos,
             "freq_shift": freq_shift,

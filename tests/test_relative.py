@@ -277,3 +277,14 @@ def test_relative_properties_verdicts():
     alibi = {c.name: c for c in relative_properties("alibi", {"heads": 8}, length=64, dim=None)}
     assert not alibi["bounded"].holds and alibi["bounded"].figure == 0.5 * 1023  # slope 2^-1, offset 16·64 − 1
     assert alibi["decay"].holds and alibi["translation-invariant"].figure == 0.0
+
+
+def test_t5_learned_bias_without_its_file_is_a_parameter_error():
+    """The bias view and the head names of ``part=bias`` without ``bias_from`` said so as ``t5_table``
+    does; they read a file named None before (AttributeError)."""
+    from pecli.errors import ParameterError
+    from pecli.schemes.t5 import t5_bias_at, t5_head_names
+
+    for call in (lambda: t5_head_names(part="bias"), lambda: t5_bias_at(np.array([0, 1]), part="bias")):
+        with pytest.raises(ParameterError, match=r"^part=bias needs the learned table"):
+            call()

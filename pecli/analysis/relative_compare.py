@@ -21,6 +21,7 @@ import numpy as np
 from pecli.analysis.properties import PropertyCheck
 from pecli.analysis.relative import rope_profile, rope_score_matrix
 from pecli.schemes.catalog import get_scheme
+from pecli.schemes.checks import positive_int
 from pecli.schemes.rope import rope_frequencies
 
 __all__ = ["PairRun", "RopeComparison", "compare_rope", "relative_properties"]
@@ -148,7 +149,7 @@ def relative_properties(scheme: str, params: dict[str, Any], *, length: int, dim
 
     def curves(size: int) -> np.ndarray:
         if score:
-            return rope_profile(size, dim, **params).score[None, :]
+            return rope_profile(size, positive_int("dim", dim), **params).score[None, :]
         return entry.relative_bias(-np.arange(size), params)  # offsets h = 0 … size − 1: key − query = −h
 
     base = curves(length)
@@ -168,7 +169,7 @@ def relative_properties(scheme: str, params: dict[str, Any], *, length: int, dim
     record("translation-invariant", spread <= _SAME * scale, spread,
            f"every diagonal of {what} is constant to {spread:.3g}")  # fmt: skip
     if score:
-        profile = rope_profile(length, dim, **params)
+        profile = rope_profile(length, positive_int("dim", dim), **params)
         worst = float(np.max(np.abs(profile.score) / profile.bound))
         record("bounded", worst <= 1.0 + _SAME, worst, f"|s(h)| ≤ RoFormer's bound everywhere: max |s|/B = {worst:.3g}")
         late = float(profile.relative_bound[length // 2 :].max() / profile.relative_bound[0])
@@ -185,7 +186,7 @@ def relative_properties(scheme: str, params: dict[str, Any], *, length: int, dim
 def _diagonal_spread(scheme: str, params: dict[str, Any], size: int, dim: int | None) -> float:
     """max over diagonals of (max − min) of the score (random q, k: not even in h) or bias matrix."""
     if get_scheme(scheme).relative == "score":
-        matrix = rope_score_matrix(size, dim, **{**params, "qk": "random", "seed": 0})[None]
+        matrix = rope_score_matrix(size, positive_int("dim", dim), **{**params, "qk": "random", "seed": 0})[None]
     else:
         matrix = np.asarray(get_scheme(scheme).function(size, None, **params, dtype="float64"))
         matrix = matrix[None] if matrix.ndim == 2 else matrix  # one head's (len, len)

@@ -95,6 +95,7 @@ def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
     for name in commands:
         importlib.import_module(f"pecli.cli.{name}").register(app)
     for command in app.registered_commands:
+        assert command.callback is not None, command.name  # every command module registers a function
         command.callback = _stop_quietly_when_reader_leaves(command.callback)
         # the listing of pecli --help shows the help's first line whole, never cut to fit ("else right...")
         command.short_help = command.short_help or summary_line(command.help or command.callback.__doc__ or "")
@@ -182,7 +183,8 @@ def main(argv: list[str] | None = None, *, output: Any = None) -> int:
     except KeyboardInterrupt:
         return _stopped(ExitCode.INTERRUPTED, "interrupted", output)
     except Stopped as stop:
-        return _stopped(_STOPPING_SIGNALS[stop.signum], f"stopped by {signal.Signals(stop.signum).name}", output)
+        stopping = signal.Signals(stop.signum)
+        return _stopped(_STOPPING_SIGNALS[stopping], f"stopped by {stopping.name}", output)
     except BrokenPipeError:
         # the reader went away (| head): stop quietly, and keep Python from complaining at exit
         _silence_stdout()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass, field
 from typing import Annotated, Any, Optional
 
 import typer
@@ -13,8 +12,8 @@ from pecli.cli.common import chart_size, write_data
 from pecli.cli.drawing import (
     CmapOpt,
     ColorScaleOpt,
+    DistanceRequest,
     DpiOpt,
-    DrawingStyle,
     FigsizeOpt,
     HeightOpt,
     RobustOpt,
@@ -56,22 +55,6 @@ Examples:
 #: above this many positions, --profile stops at offset DEFAULT_MAX_OFFSET unless told otherwise
 LONG_TABLE = 16384
 DEFAULT_MAX_OFFSET = 1024
-
-
-@dataclass(frozen=True)
-class DistanceRequest:
-    """What to compute and where it goes, checked before any table is read."""
-
-    metric: str
-    positions: range  #: the input's positions the vectors are (after --rows)
-    title: str
-    output: str | None = None  #: -o PATH, or None for the terminal
-    fmt: str | None = None  #: --format
-    kind: str | None = None  #: None (terminal), "image" or "data": see :func:`_output_kind`
-    max_offset: int | None = None  #: --profile's last offset
-    style: DrawingStyle = field(default_factory=DrawingStyle)  #: --cmap, --vmin/--vmax, --title, --dpi, --figsize…
-    size: tuple[int | None, int | None] = (None, None)  #: --width/--height of the terminal chart
-    forced: bool = False  #: --terminal: colour even into a pipe
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,7 @@ A command lists the aliases (``cmap: CmapOpt = None``…) and hands their values
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Optional
 
 import typer
@@ -116,6 +116,22 @@ class DrawingStyle:
     dpi: float = 100.0
     figsize: tuple[float, float] | None = None
     panel_scale: str = "shared"  #: --scale: "shared" or "per-panel"
+
+
+@dataclass(frozen=True)
+class DistanceRequest:
+    """What to compute and where it goes, checked before any table is read."""
+
+    metric: str
+    positions: range  #: the input's positions the vectors are (after --rows)
+    title: str
+    output: str | None = None  #: -o PATH, or None for the terminal
+    fmt: str | None = None  #: --format
+    kind: str | None = None  #: None (terminal), "image" or "data": see :func:`pecli.cli.distance._output_kind`
+    max_offset: int | None = None  #: --profile's last offset
+    style: DrawingStyle = field(default_factory=DrawingStyle)  #: --cmap, --vmin/--vmax, --title, --dpi, --figsize…
+    size: tuple[int | None, int | None] = (None, None)  #: --width/--height of the terminal chart
+    forced: bool = False  #: --terminal: colour even into a pipe
 
 
 def split_scale(

@@ -137,7 +137,7 @@ def readable(out: Output, source: str) -> Any:
     from pecli.io.source import STDIN_NAME
 
     stream = io.BytesIO(out.stdin_table)
-    stream.name = STDIN_NAME  # type: ignore[misc]  # the name messages give it
+    stream.name = STDIN_NAME  # the name messages give it
     return stream
 
 

@@ -29,7 +29,7 @@ import re
 import shutil
 import sys
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO, Any, TextIO, cast
 
 from pecli.errors import OutputError, PecliError
 
@@ -126,7 +126,8 @@ class Output:
         json_output: bool = False,
     ) -> None:
         # sys.stdout/stderr are None when the process started with that descriptor closed (>&-)
-        self.stdout = stdout if stdout is not None else (sys.stdout or _ClosedStdout())
+        # typed as sys.stdout is (TextIO, with its .buffer); _ClosedStdout has what pecli calls on it
+        self.stdout = cast(TextIO, stdout if stdout is not None else (sys.stdout or _ClosedStdout()))
         self.stderr = stderr if stderr is not None else (sys.stderr or open(os.devnull, "w"))  # noqa: SIM115
         self.stdin = stdin if stdin is not None else sys.stdin
         self.quiet = quiet
@@ -161,7 +162,8 @@ class Output:
         >>> Output(stdin=piped).stdin_bytes.read()
         b'0,1\\n'
         """
-        return getattr(self.stdin, "buffer", self.stdin)
+        # a text stream's bytes; a stream without .buffer is read as it is (one of bytes)
+        return cast("IO[bytes] | None", getattr(self.stdin, "buffer", self.stdin))
 
     @property
     def stdin_is_terminal(self) -> bool:
@@ -216,7 +218,7 @@ class Output:
                 f"refusing to write binary {what} to a terminal",
                 hint="redirect stdout (-o - > file, or | pecli plot -), or use --format csv",
             )
-        return self.stdout.buffer  # type: ignore[attr-defined]
+        return self.stdout.buffer
 
     # -- messages --------------------------------------------------------------------------
     def note(self, text: str) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -33,6 +33,13 @@ from pecli.cli.drawing import (
 from pecli.cli.options import DimOpt, DtypeOpt, KeyOpt, LenOpt, PresetOpt, ascii_int, output_options, scheme_options
 from pecli.cli.output import Output
 from pecli.cli.panels import SliceOpt, draw_panels
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from pecli.cli.inputs import InputTable, TableView
+    from pecli.render.downsample import AxisStructure
+    from pecli.render.scale import ColorScale
 
 HELP = """Draw a table as a heatmap, in the terminal or as an image (-o).
 
@@ -159,41 +166,54 @@ def plot(
     from pecli.cli.panels import load_parts, split_slices
     from pecli.errors import ParameterError
 
-    inputs = {"key": key, "preset": preset, "scheme_params": scheme_params, "length": length, "dim": d, "dtype": dtype}
-    tables = load_parts(out, source, **inputs)
+    tables = load_parts(
+        out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d, dtype=dtype
+    )
     if tables is None:
-        tables = split_slices(load_input(out, source, **inputs), slice_index)
+        table = load_input(
+            out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d, dtype=dtype
+        )
+        tables = split_slices(table, slice_index)
     if len(tables) > 1:
         if lines is not None:
             raise ParameterError("--lines draws one table", hint="pick one with --key or --slice")
         draw_panels(out, tables, style, image, screen, rows=rows, cols=cols, source=source)
         return
     (table,) = tables
-    view = table_view(table, rows=rows, cols=cols)
-    for note in view.notes:
+    shown = table_view(table, rows=rows, cols=cols)
+    for note in shown.notes:
         out.note(note)
-    data = value_range(view.values)
+    data = value_range(shown.values)
     # resolved once here, so the renderers need not scan a large table again
-    scale = color_scale(view.values, vmin=vmin, vmax=vmax, robust=robust, cmap=cmap, data=data)
+    scale = color_scale(shown.values, vmin=vmin, vmax=vmax, robust=robust, cmap=cmap, data=data)
     if data.nonfinite:
         plural = "s" if data.nonfinite != 1 else ""
         out.warn(f"{data.nonfinite} NaN/inf value{plural} drawn as masked cells")
     if not isinstance(image, LinesImage) and color_note(scale):
         out.note(str(color_note(scale)))
     heading = title if title is not None else _title(table)
-    axes = table_axes(table.metadata, symmetric=_is_symmetric(view.values) if rows is cols is None else False)
+    axes = table_axes(table.metadata, symmetric=_is_symmetric(shown.values) if rows is cols is None else False)
     x_label, y_label = xlabel or axes.x_label, ylabel or axes.y_label
     # the file's layout holds for its own columns; a --cols slice is judged from its values
-    structure = column_structure(view.values, table.metadata if cols is None else None)
+    structure = column_structure(shown.values, table.metadata if cols is None else None)
 
     if image is not None:
-        labels = {"x_label": x_label, "y_label": y_label, "row_values": (axes.row_start, axes.row_step)}
-        _save_image(out, view, image, heading, scale=scale, structure=structure, labels=labels)
+        _save_image(
+            out,
+            shown,
+            image,
+            heading,
+            scale=scale,
+            structure=structure,
+            x_label=x_label,
+            y_label=y_label,
+            row_values=(axes.row_start, axes.row_step),
+        )
     if screen is not None:
         from pecli.render.terminal import color_mode, heatmap
 
         text = heatmap(
-            view.values,
+            shown.values,
             width=screen.width,
             height=screen.height,
             color=color_mode(out, force_terminal=screen.forced, no_color=not out.color),
@@ -204,14 +224,14 @@ def plot(
             vmax=scale.high,
             cmap=scale.cmap,
             structure=structure,
-            x_ticks_from=view.col_start,
-            y_ticks_from=view.row_start,
+            x_ticks_from=shown.col_start,
+            y_ticks_from=shown.row_start,
             row_values=(axes.row_start, axes.row_step),
         )
         out.data(text)
 
 
-def _title(table: Any) -> str:
+def _title(table: InputTable) -> str:
     """The table's name and the parameters that differ from its scheme's defaults (and the file it is in)."""
     from pecli.cli.inputs import is_file_input
     from pecli.render.titles import table_title
@@ -287,13 +307,21 @@ def _terminal_heatmap(out: Output, width: int | None, height: int | None, *, for
 
 
 def _save_image(
-    out: Output, view: Any, image: ImageFile, heading: str, *, scale: Any, structure: Any, labels: dict[str, Any]
+    out: Output,
+    view: TableView,
+    image: ImageFile,
+    heading: str,
+    *,
+    scale: ColorScale,
+    structure: AxisStructure,
+    x_label: str,
+    y_label: str,
+    row_values: tuple[float, float],
 ) -> None:
     from pecli.render.image import save_heatmap
     from pecli.render.lines import auto_dims, save_lines
 
     # titles are drawn as plain text (render.image.set_title): "$…$" from a file or --title is no mathtext
-    common = {"title": heading, "dpi": image.dpi, "figsize": image.figsize}
     if isinstance(image, LinesImage):
         note = save_lines(
             view.values,
@@ -301,8 +329,10 @@ def _save_image(
             dims=image.dims or auto_dims(view.values.shape[1], view.col_start),
             x_ticks_from=view.row_start,
             dims_from=view.col_start,
-            x_label=labels["y_label"],  # the rows run along the x axis here
-            **common,
+            x_label=y_label,  # the rows run along the x axis here
+            title=heading,
+            dpi=image.dpi,
+            figsize=image.figsize,
         )
         if note:
             out.note(note)
@@ -312,17 +342,21 @@ def _save_image(
             image.path,
             scale=scale,
             structure=structure,
-            **labels,
+            x_label=x_label,
+            y_label=y_label,
+            row_values=row_values,
             x_ticks_from=view.col_start,
             y_ticks_from=view.row_start,
-            **common,
+            title=heading,
+            dpi=image.dpi,
+            figsize=image.figsize,
         )
         if note:
             out.note(note)
     out.note(f"wrote {image.path} ({image.pixels})")
 
 
-def _is_symmetric(values: Any) -> bool:
+def _is_symmetric(values: np.ndarray) -> bool:
     """Whether a 2-D table is square and equal to its transpose (a distance or similarity matrix).
 
     >>> import numpy as np

@@ -10,11 +10,15 @@ profile (the registry entry's ``bias`` and ``bias_heads`` functions). Every othe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pecli.cli.common import chart_size, write_data
 from pecli.cli.output import Output
 from pecli.cli.relative_input import RelativeInput
+
+if TYPE_CHECKING:
+    from pecli.cli.drawing import DistanceRequest
+    from pecli.render.scale import ColorScale
 
 __all__ = ["refuse_unused", "relative_distance"]
 
@@ -37,9 +41,9 @@ def refuse_unused(options: dict[str, Any], what: str) -> None:
 
 
 def relative_distance(
-    out: Output, source: RelativeInput, request: Any, *, profile: bool, unused: dict[str, Any] | None = None
+    out: Output, source: RelativeInput, request: DistanceRequest, *, profile: bool, unused: dict[str, Any] | None = None
 ) -> None:
-    """``pecli distance`` of a relative scheme; ``request`` is :class:`pecli.cli.distance.DistanceRequest`.
+    """``pecli distance`` of a relative scheme, drawn or written as ``request`` says.
 
     ``unused``: the table options given (flag → value), refused.
     """
@@ -55,17 +59,17 @@ def relative_distance(
         _bias_matrices(out, source, request)
 
 
-def _offsets(source: RelativeInput, request: Any, *, both_sides: bool = False) -> range:
+def _offsets(source: RelativeInput, request: DistanceRequest, *, both_sides: bool = False) -> range:
     last = source.length - 1 if request.max_offset is None else min(request.max_offset, source.length - 1)
     return range(-last if both_sides else 0, last + 1)
 
 
-def _rope_profile(out: Output, source: RelativeInput, request: Any) -> None:
+def _rope_profile(out: Output, source: RelativeInput, request: DistanceRequest) -> None:
     import numpy as np
 
     from pecli.analysis.relative import rope_profile
 
-    profile = rope_profile(source.length, source.dim, offsets=_offsets(source, request), **source.rope_options)
+    profile = rope_profile(source.length, source.rotary_dim, offsets=_offsets(source, request), **source.rope_options)
     bound = profile.bound
     ratio = float(np.max(np.abs(profile.score) / bound))
     title = f"rotary score s(h), qk={source.qk} — {source.label}"
@@ -108,7 +112,7 @@ def _rope_profile(out: Output, source: RelativeInput, request: Any) -> None:
         out.data("\n".join(note))
 
 
-def _rope_matrix(out: Output, source: RelativeInput, request: Any) -> None:
+def _rope_matrix(out: Output, source: RelativeInput, request: DistanceRequest) -> None:
     import numpy as np
 
     from pecli.analysis.relative import rope_scores
@@ -117,7 +121,7 @@ def _rope_matrix(out: Output, source: RelativeInput, request: Any) -> None:
     title = f"rotary score s(m, n), qk={source.qk} — {source.label}"
 
     def scores(rows: Any, cols: Any) -> Any:
-        return rope_scores(rows, cols, source.dim, length=length, **options)
+        return rope_scores(rows, cols, source.rotary_dim, length=length, **options)
 
     if request.kind == "data":
         from pecli.io import Tensor
@@ -151,7 +155,7 @@ def _offset_curves(source: RelativeInput) -> Any:
         from pecli.analysis.relative import rope_profile
 
         offsets = range(-(length - 1), length)
-        return rope_profile(length, source.dim, offsets=offsets, **source.rope_options).score[None, :]
+        return rope_profile(length, source.rotary_dim, offsets=offsets, **source.rope_options).score[None, :]
     return _bias_at(source, -np.arange(-(length - 1), length))  # key − query = −h
 
 
@@ -168,7 +172,7 @@ def _panel_names(source: RelativeInput) -> list[str]:
     return get_scheme(source.scheme).head_names(source.params)
 
 
-def _bias_profile(out: Output, source: RelativeInput, request: Any) -> None:
+def _bias_profile(out: Output, source: RelativeInput, request: DistanceRequest) -> None:
     import numpy as np
 
     # offset h = m − n: query m = h, key n = 0 (keys after the query for h < 0)
@@ -199,7 +203,7 @@ def _bias_profile(out: Output, source: RelativeInput, request: Any) -> None:
         out.data(chart)
 
 
-def _bias_matrices(out: Output, source: RelativeInput, request: Any) -> None:
+def _bias_matrices(out: Output, source: RelativeInput, request: DistanceRequest) -> None:
     import numpy as np
 
     length, names = source.length, _panel_names(source)
@@ -224,14 +228,16 @@ def _bias_matrices(out: Output, source: RelativeInput, request: Any) -> None:
         # small multiples in one colour scale (sequential: the biases are ≤ 0), as plot draws the heads
         heads = [_matrix_values(head) for head in _cells(source, _FIGURE_CELLS)]
         style = request.style
-        scale = color_scale(np.stack(heads), vmin=style.vmin, vmax=style.vmax, robust=style.robust, cmap=style.cmap)
+        scale: ColorScale | list[ColorScale] = color_scale(
+            np.stack(heads), vmin=style.vmin, vmax=style.vmax, robust=style.robust, cmap=style.cmap
+        )
         if style.panel_scale == "per-panel":  # each head its own colourbar
             scale = [_matrix_scale(request, [head]) for head in heads]
         step = -(-length // heads[0].shape[0])  # the panels' axes count cells: say how many positions one holds
         unit = f" (cells of {step})" if step > 1 else ""
-        labels = {"x_label": style.x_label or f"Key position n{unit}",
-                  "y_label": style.y_label or f"Query position m{unit}"}  # fmt: skip
-        save_panels(heads, str(request.output), titles=names, scale=scale, **labels,
+        save_panels(heads, str(request.output), titles=names, scale=scale,
+                    x_label=style.x_label or f"Key position n{unit}",
+                    y_label=style.y_label or f"Query position m{unit}",
                     **_figure(request, title, (8.0, 6.0)))  # fmt: skip
         out.note(f"wrote {request.output}")
         return
@@ -253,7 +259,7 @@ def _bias_matrices(out: Output, source: RelativeInput, request: Any) -> None:
 # -- shared drawing ---------------------------------------------------------------------------
 
 
-def _image_or_terminal_cells(out: Output, request: Any, length: int, title: str) -> tuple[int, int]:
+def _image_or_terminal_cells(out: Output, request: DistanceRequest, length: int, title: str) -> tuple[int, int]:
     if request.kind == "image":
         return _FIGURE_CELLS
     from pecli.render.terminal import color_mode, heatmap_cells
@@ -285,7 +291,7 @@ def _matrix_values(cells: Any) -> Any:
     return getattr(cells, "values", cells)
 
 
-def _draw_matrix(out: Output, request: Any, cells: Any, title: str, *, symmetric: bool) -> None:
+def _draw_matrix(out: Output, request: DistanceRequest, cells: Any, title: str, *, symmetric: bool) -> None:
     """One matrix as a figure or in the terminal, in a colour scale that follows its values.
 
     ``symmetric``: a signed score (RoPE's), drawn diverging around 0 only where its values change
@@ -312,7 +318,7 @@ def _draw_matrix(out: Output, request: Any, cells: Any, title: str, *, symmetric
     )  # fmt: skip
 
 
-def _matrix_scale(request: Any, heads: list[Any]) -> Any:
+def _matrix_scale(request: DistanceRequest, heads: list[Any]) -> ColorScale:
     """The colour scale of one or more matrices (their cells), from --vmin/--vmax/--robust/--cmap and the values."""
     import numpy as np
 
@@ -323,7 +329,7 @@ def _matrix_scale(request: Any, heads: list[Any]) -> Any:
     return color_scale(values, vmin=style.vmin, vmax=style.vmax, robust=style.robust, cmap=style.cmap)
 
 
-def _draw_heads(out: Output, request: Any, heads: list[Any], names: list[str], title: str) -> None:
+def _draw_heads(out: Output, request: DistanceRequest, heads: list[Any], names: list[str], title: str) -> None:
     """Several heads in the terminal, stacked within --height, in one colour scale or each in its own."""
     from pecli.render.terminal import color_mode, heatmap_stack
 
@@ -343,12 +349,12 @@ def _draw_heads(out: Output, request: Any, heads: list[Any], names: list[str], t
     out.data(text + "\n" + (which if len(which) <= width else which[: width - 1] + "…"))
 
 
-def _profile_height(request: Any, height: int) -> int:
+def _profile_height(request: DistanceRequest, height: int) -> int:
     """--height, else the terminal's lines up to 24 (a profile taller than that shows nothing more)."""
     return height if request.size[1] is not None else min(height, 24)
 
 
-def _write_columns(out: Output, request: Any, columns: dict[str, Any]) -> None:
+def _write_columns(out: Output, request: DistanceRequest, columns: dict[str, Any]) -> None:
     import numpy as np
 
     from pecli.io import Tensor
@@ -357,7 +363,15 @@ def _write_columns(out: Output, request: Any, columns: dict[str, Any]) -> None:
     write_data(out, request, "profile", Tensor.from_array(table), {"columns": ",".join(columns)})
 
 
-def _figure(request: Any, title: str, figsize: tuple[float, float]) -> dict[str, Any]:
+class _Figure(TypedDict):
+    """The keyword arguments every figure function takes for its title and size."""
+
+    title: str
+    dpi: float
+    figsize: tuple[float, float]
+
+
+def _figure(request: DistanceRequest, title: str, figsize: tuple[float, float]) -> _Figure:
     """The image's title, dpi and size: --title, --dpi, --figsize, else ``title`` and ``figsize``."""
     style = request.style
     return {"title": style.title or title, "dpi": style.dpi, "figsize": style.figsize or figsize}

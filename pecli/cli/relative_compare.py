@@ -89,10 +89,10 @@ def compare_rope_specs(out: Output, texts: list[str], *, dim: int | None, length
         f"decay profiles (qk ones, offsets 0..{length - 1}): {parted}; "
         f"max |s_A − s_B| {difference[worst]:.4g} at offset {result.offsets[worst]}"
     )
-    layouts = (params_a.get("layout"), params_b.get("layout"))
-    if layouts[0] != layouts[1]:
-        out.data(f"layouts differ: {layouts[0]} vs {layouts[1]} (the same rotations on other column pairs)")
-    same = result.same and layouts[0] == layouts[1]
+    layout_a, layout_b = params_a.get("layout"), params_b.get("layout")
+    if layout_a != layout_b:
+        out.data(f"layouts differ: {layout_a} vs {layout_b} (the same rotations on other column pairs)")
+    same = result.same and layout_a == layout_b
     out.data("same encoding" if same else "different")
     return same
 

@@ -49,6 +49,17 @@ class RelativeInput:
         return SCHEMES[self.scheme].relative
 
     @property
+    def rotary_dim(self) -> int:
+        """``dim``, which a score scheme (RoPE) has: the width its queries and keys rotate in.
+
+        >>> RelativeInput("rope", {}, 8, 4, "rope").rotary_dim
+        4
+        """
+        from pecli.schemes.checks import positive_int
+
+        return positive_int("dim", self.dim)
+
+    @property
     def rope_options(self) -> dict[str, Any]:
         """The keyword arguments of :func:`pecli.analysis.relative.rope_scores` and ``rope_profile``.
 

@@ -145,11 +145,11 @@ def format_catalog(document: dict[str, list[dict[str, Any]]]) -> list[str]:
         return lines
     lines += [*([""] if lines else []), "Presets (--preset NAME):"]
     for preset in document["presets"]:
-        params = " ".join(f"{k}={_show(v)}" for k, v in preset["params"].items())
+        settings = " ".join(f"{k}={_show(v)}" for k, v in preset["params"].items())
         lines += [
             "",
             f"{preset['name']} — {preset['scheme']}: {preset['convention']}",
-            f"  sets:    {params or '(nothing)'}",
+            f"  sets:    {settings or '(nothing)'}",
             f"  source:  {preset['source']}",
         ]
     return lines

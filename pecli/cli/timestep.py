@@ -154,7 +154,8 @@ def _read_text(stream: Any) -> str:
 
     # each timestep (two characters at least) becomes a Python float and a float64 while parsed
     limit = (available_memory() or 1 << 40) // 32
-    pieces, size = [], 0
+    pieces: list[str] = []
+    size = 0
     for piece in _text_pieces(stream):
         size += len(piece)
         if size > limit:

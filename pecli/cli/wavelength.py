@@ -68,8 +68,10 @@ def rope_wavelength_input(
             )
         if scheme_params or preset or dim or length:
             raise ParameterError(f"{source!r} is a file: its metadata gives the RoPE parameters", hint="drop them")
+        from pecli.schemes.checks import positive_int
+
         spec = TableSpec.from_metadata(metadata)
-        return dict(spec.params), spec.dim, spec.length, f"rope — {source}"
+        return dict(spec.params), positive_int("dim", spec.dim), spec.length, f"rope — {source}"
     from pecli.schemes.catalog import resolve
 
     scheme = source if ":" not in source else source.split(":", 1)[0]

@@ -87,7 +87,7 @@ def read_stdin(stdin: IO[bytes] | None) -> IO[bytes]:
             "no table on stdin (it is a terminal)", hint="pipe one in: pecli generate --d 64 --len 32 -o - | …"
         )
     stream, _, _ = _read_declared(stdin, STDIN_NAME)
-    stream.name = STDIN_NAME  # type: ignore[attr-defined]  # the name messages give it
+    stream.name = STDIN_NAME  # type: ignore[misc]  # the name messages give it (IO declares it read-only)
     return stream
 
 

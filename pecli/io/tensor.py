@@ -119,7 +119,7 @@ def raw_chunks(tensor: Tensor) -> Iterator[memoryview]:
             raise AssertionError(f"chunk dtype {chunk.dtype} is not the declared {target}")
         if chunk.dtype.byteorder == ">":
             chunk = chunk.astype(chunk.dtype.newbyteorder("<"))
-        yield memoryview(chunk.reshape(-1).view(np.uint8))
+        yield chunk.reshape(-1).view(np.uint8).data
 
 
 def read_array(handle: IO[bytes], offset: int, dtype: np.dtype, count: int, name: str) -> np.ndarray:

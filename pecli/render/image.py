@@ -176,18 +176,20 @@ def save_heatmap(
         >>> save_heatmap(pecli.encode("sinusoidal", 2000, 64), path, title="sinusoidal", figsize=(4, 3))
         'rows low-pass filtered to 181 pixels (2000 rows; finer waves fade to their mean)'
     """
-    given_cells = isinstance(matrix, Downsampled)
-    matrix = matrix if given_cells else np.asarray(matrix)
+    given_cells = matrix if isinstance(matrix, Downsampled) else None
+    values = given_cells.values if given_cells is not None else np.asarray(matrix)
     fmt = image_format(path)
     if scale is None:
-        scale = color_scale(matrix.values if given_cells else matrix, vmin=vmin, vmax=vmax, robust=robust, cmap=cmap)
+        scale = color_scale(values, vmin=vmin, vmax=vmax, robust=robust, cmap=cmap)
     low, high = scale.low, scale.high
     colormap = check_cmap(scale.cmap).with_extremes(bad=MASKED_COLOR)
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
 
     figure, axes = new_figure(figsize, dpi)
-    rows, cols = (int(matrix.row_edges[-1]), int(matrix.col_edges[-1])) if given_cells else matrix.shape
+    rows, cols = (
+        (int(given_cells.row_edges[-1]), int(given_cells.col_edges[-1])) if given_cells is not None else values.shape
+    )
     # the colorbar first: it takes its space from the axes, whose final size then caps the cells
     colorbar = figure.colorbar(ScalarMappable(Normalize(low, high), colormap), ax=axes, extend=extend_arrows(scale))
     colorbar.set_label(scale.caption, fontsize="small")
@@ -198,14 +200,14 @@ def save_heatmap(
     # columns would beat against the pixel grid)
     limits = [math.ceil(share * inches * dpi) for inches, share in ((figsize[1], box.height), (figsize[0], box.width))]
     # vector output is for publication: every cell, as an image embedded at the table's own resolution
-    full = fmt in ("svg", "pdf") and not given_cells and rows * cols <= FULL_RESOLUTION_CELLS
+    full = fmt in ("svg", "pdf") and given_cells is None and rows * cols <= FULL_RESOLUTION_CELLS
     if full:
         limits = [rows, cols]
-    if given_cells:
-        shrunk = matrix
+    if given_cells is not None:
+        shrunk = given_cells
     else:
-        structure = column_structure(matrix) if structure is None else structure
-        shrunk = lowpass_average(matrix, *limits, structure=structure, row_structure=row_structure(matrix))
+        structure = column_structure(values) if structure is None else structure
+        shrunk = lowpass_average(values, *limits, structure=structure, row_structure=row_structure(values))
     draw_cells(
         axes,
         shrunk,
@@ -220,7 +222,7 @@ def save_heatmap(
         full_resolution=full,
     )
     set_title(axes, title, figsize[0])
-    note = shrink_note(rows, cols, shrunk, filtered=not given_cells)
+    note = shrink_note(rows, cols, shrunk, filtered=given_cells is None)
     if note:
         note_in_figure(figure, note)
     save_figure(figure, path, dpi)

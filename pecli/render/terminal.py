@@ -247,15 +247,14 @@ def heatmap(
     """
     if color not in COLOR_MODES:
         raise ValueError(f"color must be one of {COLOR_MODES}, got {color!r}")
-    given = isinstance(matrix, Downsampled)
-    matrix = matrix if given else np.asarray(matrix)
-    source = matrix.values if given else matrix
+    given = matrix if isinstance(matrix, Downsampled) else None
+    source = given.values if given is not None else np.asarray(matrix)
     if source.ndim != 2 or 0 in source.shape:
         raise ValueError(f"heatmap takes a non-empty 2-D table, got shape {source.shape}")
     data = value_range(source)
     low, high, cmap, *_ = color_scale(source, vmin=vmin, vmax=vmax, cmap=cmap, data=data)
 
-    rows, cols = (int(matrix.row_edges[-1]), int(matrix.col_edges[-1])) if given else source.shape
+    rows, cols = (int(given.row_edges[-1]), int(given.col_edges[-1])) if given is not None else source.shape
     label_width = _row_label_width(rows, y_ticks_from, row_values)
     margin = label_width + 2
     rows_per_line = 1 if color == "none" else 2
@@ -265,20 +264,21 @@ def heatmap(
         rows, width=width, height=height, color=color, title=title, y_ticks_from=y_ticks_from, row_values=row_values,
         header=header, legend=legend, values=values,
     )  # fmt: skip
-    if not given:
-        structure = column_structure(matrix) if structure is None else structure
-        rows_alike = row_structure(matrix)
+    if given is None:
+        structure = column_structure(source) if structure is None else structure
+        rows_alike = row_structure(source)
         whole_blocks = block_average(
-            matrix, *grid, uniform=True, structure=structure, row_structure=rows_alike, whole=True
+            source, *grid, uniform=True, structure=structure, row_structure=rows_alike, whole=True
         )
-        matrix = whole_blocks
+        shrunk = whole_blocks
         if cols > grid[1] and len(whole_blocks.col_edges) - 1 < _FILLED * grid[1] and cols <= _RESAMPLE_MOST * grid[1]:
             # blocks of one size would leave much of the width empty (64 columns in 60: 32 blocks of 2)
             rows_only = block_average(source, grid[0], cols, uniform=True, row_structure=rows_alike, whole=True)
             resampled = resample_columns(rows_only.values, grid[1], structure)
             if resampled is not None and resampled.values.shape[1] > len(whole_blocks.col_edges) - 1:
-                matrix = Downsampled(resampled.values, rows_only.row_edges, resampled.col_edges)
-    shrunk = matrix
+                shrunk = Downsampled(resampled.values, rows_only.row_edges, resampled.col_edges)
+    else:
+        shrunk = given
     cells = shrunk.values
     shown_rows, shown_cols = cells.shape
 
@@ -322,8 +322,8 @@ def heatmap(
         lines.append(axis + text)
 
     legend_text, legend_width = _legend(color, cmap, low, high, room=width - margin)
-    resampled = not np.array_equal(shrunk.col_edges, np.round(shrunk.col_edges))
-    means = "area means" if resampled else "block means"  # area: columns averaged by area to fill the width
+    area_means = not np.array_equal(shrunk.col_edges, np.round(shrunk.col_edges))
+    means = "area means" if area_means else "block means"  # area: columns averaged by area to fill the width
     shape = f"   {rows} × {cols}" + (f" → {shown_rows} × {shown_cols} {means}" if shrunk.shrunk else "")
     if legend:
         lines.append(" " * margin + legend_text + (shape if margin + legend_width + len(shape) <= width else ""))
@@ -451,12 +451,12 @@ def heatmap_stack(
     blocks = []
     for index in range(shown):
         first, last = index == 0, index == shown - 1
-        parts = {"header": first, "legend": last or not shared, "values": last and shared}
+        header, legend, values = first, last or not shared, last and shared
         low, high, cmap = scales[0 if shared else index]
-        lines = body + frame_lines(title=True, **parts)
+        lines = body + frame_lines(title=True, header=header, legend=legend, values=values)
         blocks.append(
             heatmap(matrices[index], width=width, height=lines, color=color, x_label=x_label, y_label=y_label,
                     title=titles[index], vmin=low, vmax=high, cmap=cmap, x_ticks_from=x_ticks_from,
-                    y_ticks_from=y_ticks_from, **parts)
+                    y_ticks_from=y_ticks_from, header=header, legend=legend, values=values)
         )  # fmt: skip
     return "\n".join(blocks), shown

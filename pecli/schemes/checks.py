@@ -11,7 +11,9 @@ pecli.errors.ParameterError: length must be a positive integer, got 0 (pass e.g.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from numbers import Integral, Real
+from typing import Any, cast
 
 from pecli.errors import ParameterError, did_you_mean
 
@@ -82,7 +84,7 @@ def grid_shape(grid: object) -> tuple[int, int]:
             f"{{grid}} must be two positive sides H,W, got {grid!r}",
             hint="pass e.g. {grid=14,14}",
         )
-    return sides  # type: ignore[return-value]
+    return sides[0], sides[1]
 
 
 def choice(name: str, value: object, allowed: tuple[str, ...], *, scheme: str | None = None) -> str:
@@ -100,7 +102,7 @@ def choice(name: str, value: object, allowed: tuple[str, ...], *, scheme: str | 
             f"{{{name}}} {value!r} is not a valid {name.replace('_', ' ')}{where}",
             hint=did_you_mean(str(value), allowed),
         )
-    return value  # type: ignore[return-value]
+    return value
 
 
 def non_negative_int(name: str, value: object) -> int:
@@ -130,7 +132,7 @@ def head_index(head: object, heads: int) -> int:
     >>> head_index(3, 4)
     3
     """
-    if isinstance(head, bool) or not isinstance(head, Integral) or not 0 <= head < heads:
+    if isinstance(head, bool) or not isinstance(head, Integral) or not 0 <= int(head) < heads:
         raise ParameterError(
             f"{{head}} must be in 0..{heads - 1}, got {head!r}", hint=f"pass e.g. {{head=0}} (of {heads})"
         )
@@ -175,9 +177,8 @@ def positive_floats(name: str, value: object, count: int) -> tuple[float, ...]:
     >>> positive_floats("short_factor", "1,1.5", 2)
     (1.0, 1.5)
     """
-    pieces = value.split(",") if isinstance(value, str) else value
     try:
-        numbers = tuple(float(piece) for piece in pieces)  # type: ignore[union-attr]
+        numbers = tuple(float(piece) for piece in _pieces(value))
     except (TypeError, ValueError):
         numbers = ()
     if not numbers or not all(math.isfinite(n) and n > 0 for n in numbers):
@@ -210,9 +211,8 @@ def mrope_sections(sections: object, dim: int) -> tuple[int, int, int]:
     >>> mrope_sections("16,24,24", 128)
     (16, 24, 24)
     """
-    pieces = sections.split(",") if isinstance(sections, str) else sections
     try:
-        counts = tuple(int(str(piece).strip()) for piece in pieces) if str(sections).isascii() else ()  # type: ignore[union-attr]
+        counts = tuple(int(str(piece).strip()) for piece in _pieces(sections)) if str(sections).isascii() else ()
     except (TypeError, ValueError):
         counts = ()
     if len(counts) != 3 or min(counts) <= 0:
@@ -226,7 +226,7 @@ def mrope_sections(sections: object, dim: int) -> tuple[int, int, int]:
             f"has {dim // 2} (d/2)",
             hint="the three counts must sum to d/2, e.g. 16,24,24 for d 128",
         )
-    return counts  # type: ignore[return-value]
+    return counts[0], counts[1], counts[2]
 
 
 def axial_grid(grid: object, sections: object) -> tuple[int, ...]:
@@ -237,7 +237,7 @@ def axial_grid(grid: object, sections: object) -> tuple[int, ...]:
     """
     if grid is None:
         raise ParameterError("missing {grid}", hint="pass e.g. {grid=16,16} (height, width)")
-    text = grid if isinstance(grid, str) else ",".join(map(str, grid))  # type: ignore[call-overload]
+    text = grid if isinstance(grid, str) else ",".join(map(str, _pieces(grid)))
     try:
         sides = tuple(int(piece.strip()) for piece in text.replace("x", ",").split(",")) if text.isascii() else ()
     except ValueError:
@@ -247,3 +247,9 @@ def axial_grid(grid: object, sections: object) -> tuple[int, ...]:
         example = "{grid=H,W} or, with {sections}, {grid=T,H,W}" if sections is not None else "{grid=H,W}"
         raise ParameterError(f"{{grid}} must be positive sides {example}, got {grid!r}", hint="pass e.g. {grid=16,16}")
     return (1, *sides) if sections is not None and len(sides) == 2 else sides
+
+
+def _pieces(value: object) -> Iterable[Any]:
+    """A text ``"a,b,…"`` split at its commas; any other value as the sequence it should be (iterating
+    something else raises TypeError, which the callers report)."""
+    return value.split(",") if isinstance(value, str) else cast("Iterable[Any]", value)

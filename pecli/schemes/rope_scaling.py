@@ -74,7 +74,9 @@ def scaling_parameters(scaling: str, given: dict[str, Any]) -> dict[str, Any]:
     if extra:
         allowed = ", ".join(f"{{{name}}}" for name in takes) or "no scaling options"
         raise ParameterError(f"{{scaling={scaling}}} does not take {', '.join(extra)}", hint=f"it takes {allowed}")
-    full = {name: given.get(name) if given.get(name) is not None else default for name, default in takes.items()}
+    full: dict[str, Any] = {
+        name: given.get(name) if given.get(name) is not None else default for name, default in takes.items()
+    }
     missing = [f"{{{name}}}" for name, value in full.items() if value is None and name not in _OPTIONAL]
     if missing:
         example = "{short_factor=1,…} {long_factor=1,…}" if scaling == "longrope" else "{factor=4}"

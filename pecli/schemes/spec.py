@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pecli import __version__
 from pecli.dtypes import check_dtype, format_bytes, itemsize
@@ -20,6 +20,9 @@ from pecli.errors import ParameterError
 from pecli.schemes._sizes import Sizes
 from pecli.schemes.catalog import get_scheme, resolve
 from pecli.schemes.metadata import decode_value, encode_value
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["TableSpec"]
 
@@ -52,7 +55,7 @@ class TableSpec:
         dim: int | None,
         dtype: str = "float32",
         name: str = "pe",
-    ) -> TableSpec:
+    ) -> Self:
         """Validate names, sizes and dtype and describe the table (:meth:`check` validates values)."""
         resolved, full = resolve(scheme, preset, params)
         sizes = resolved.sizes(length, dim, full)
@@ -66,14 +69,14 @@ class TableSpec:
         return self
 
     @classmethod
-    def from_metadata(cls, metadata: Mapping[str, str]) -> TableSpec:
+    def from_metadata(cls, metadata: Mapping[str, str]) -> Self:
         """The spec recorded in a file pecli wrote (see :meth:`metadata`), of the scheme's spec class.
 
         The registry names each scheme's class (``pecli timestep``'s files keep their timesteps).
         """
         scheme = get_scheme(metadata["scheme"])
         if cls is TableSpec and scheme.spec_class is not TableSpec:
-            return scheme.spec_class.from_metadata(metadata)
+            return cast("Self", scheme.spec_class.from_metadata(metadata))  # cls is TableSpec: any spec is one
         shape = metadata.get("shape", "").split(",")
         if "len" in metadata or "d" in metadata or len(shape) != 2:
             length, dim = (decode_value(metadata[key]) if key in metadata else None for key in ("len", "d"))

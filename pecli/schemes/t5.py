@@ -166,11 +166,13 @@ def t5_bias(buckets: np.ndarray, bias_weight: np.ndarray, *, dtype: str = "float
     return round_to(np.moveaxis(weight.astype(np.float64)[buckets], -1, 0), dtype)
 
 
-def t5_bias_weight(bias_from: str, num_buckets: int, bias_key: str | None = None) -> np.ndarray:
+def t5_bias_weight(bias_from: str | None, num_buckets: int, bias_key: str | None = None) -> np.ndarray:
     """The learned (num_buckets, heads) bias table stored in file ``bias_from`` (tensor ``bias_key``), float64.
 
     Read through :func:`pecli.io.read_table`, imported here: a file is read only for ``part="bias"``.
     """
+    if bias_from is None:
+        raise ParameterError("{part=bias} needs the learned table", hint="pass {bias_from=t5.safetensors}")
     from pecli.io import read_table
 
     weight = np.asarray(read_table(bias_from, key=bias_key).array, dtype=np.float64)
@@ -249,13 +251,14 @@ def t5_table(
         >>> t5_table(3, num_buckets=4, max_distance=4, dtype="float64").tolist()
         [[0.0, 3.0, 3.0], [1.0, 0.0, 3.0], [1.0, 1.0, 0.0]]
     """
-    options = {"num_buckets": num_buckets, "max_distance": max_distance, "bidirectional": bidirectional}
     if part in (None, "buckets"):
         if bias_from is not None:
             raise ParameterError("{bias_from} gives the bias table", hint="add {part=bias}, or drop {bias_from}")
-        return round_to(t5_bucket_table(length, rows=rows, **options), dtype)
-    if bias_from is None:
-        raise ParameterError("{part=bias} needs the learned table", hint="pass {bias_from=t5.safetensors}")
+        buckets = t5_bucket_table(
+            length, num_buckets=num_buckets, max_distance=max_distance, bidirectional=bidirectional, rows=rows
+        )
+        return round_to(buckets, dtype)
     weight = t5_bias_weight(bias_from, num_buckets, bias_key)
     heads = row_range(rows, weight.shape[1])
-    return t5_bias(t5_bucket_table(length, **options), weight[:, heads.start : heads.stop], dtype=dtype)
+    buckets = t5_bucket_table(length, num_buckets=num_buckets, max_distance=max_distance, bidirectional=bidirectional)
+    return t5_bias(buckets, weight[:, heads.start : heads.stop], dtype=dtype)

@@ -351,7 +351,7 @@ class TimestepSpec(TableSpec):
         return dataclasses.replace(spec, timesteps=timesteps_from_text(metadata["timesteps"]))
 
     def rows(self, rows: range):
-        if self.timesteps is None:
+        if self.timesteps is None or self.dim is None:
             return super().rows(rows)
         return timestep_embedding(
             self.timesteps.array(rows.start, rows.stop), self.dim, dtype=self.dtype, **self.params
