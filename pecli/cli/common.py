@@ -105,7 +105,7 @@ def output_target(out: Output, output: str, fmt: str) -> str | IO[bytes]:
     from pecli.io import BINARY_FORMATS
 
     if output == "-":
-        target = out.binary_stdout(f"{fmt} data") if fmt in BINARY_FORMATS else out.stdout.buffer  # type: ignore[attr-defined]
+        target = out.binary_stdout(f"{fmt} data") if fmt in BINARY_FORMATS else out.stdout.buffer
         out.stdout.flush()
         return target
     if fmt in BINARY_FORMATS and _is_terminal_path(output):

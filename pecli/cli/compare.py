@@ -265,8 +265,9 @@ def _large_files(texts: list[str], keys: tuple[str | None, str | None]) -> list[
 
     if len(texts) != 2 or not all(text != "-" and is_file_input(text) for text in texts):
         return None
-    readers = [open_rows(text, key) for text, key in zip(texts, keys, strict=True)]
-    if any(reader is None for reader in readers) or readers[0].shape != readers[1].shape:
+    opened = [open_rows(text, key) for text, key in zip(texts, keys, strict=True)]
+    readers = [reader for reader in opened if reader is not None]
+    if len(readers) != 2 or readers[0].shape != readers[1].shape:
         return None
     if 2 * 8 * readers[0].shape[0] * readers[0].shape[1] < STREAM_BYTES:
         return None

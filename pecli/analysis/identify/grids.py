@@ -52,7 +52,8 @@ def grid_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
     """``grid`` (``"H,W"``), ``cls_token`` and ``extra_tokens`` for every grid ``table``'s rows can cover."""
     nonzero = np.flatnonzero(table[:-1].any(axis=1))  # the last row is a patch's
     zero_rows = int(nonzero[0]) if len(nonzero) else len(table) - 1
-    leading = [(False, None, 0)] + [(True, None, 1)] * (zero_rows >= 1)
+    leading: list[tuple[bool, int | None, int]] = [(False, None, 0)]
+    leading += [(True, None, 1)] * (zero_rows >= 1)
     leading += [(True, zero_rows, zero_rows)] * (zero_rows >= 2)
     for cls_token, extra_tokens, rows in leading:
         for height, width in _factor_pairs(len(table) - rows):
@@ -95,6 +96,7 @@ def diffusers_crops(table: np.ndarray, height: int, width: int) -> Iterator[dict
     corner_counts = [(side, round(corner)) for side, corner in corners]
     if any(abs(corner - round(corner)) > 0.05 or corner < -0.05 for _, corner in corners):
         return  # not a whole corner: no crop of diffusers' table
+    sizes: list[tuple[float, int | None]]
     if all(count == 0 for _, count in corner_counts):
         sizes = [(scale * corners[0][0], None)]
     else:
@@ -149,8 +151,8 @@ def _rope2d_candidates(table: np.ndarray, height: int, width: int, bases: tuple[
             sections = mrope_sections(table, height, width, layout)
             if sections is not None:
                 for base in bases:
-                    spelled = None if layout == "half" else layout  # Qwen2-VL's half is the default with sections
-                    yield {"grid": grid, "part": part, "sections": sections, "layout": spelled, "base": base}
+                    named = None if layout == "half" else layout  # Qwen2-VL's half is the default with sections
+                    yield {"grid": grid, "part": part, "sections": sections, "layout": named, "base": base}
 
 
 def grid_scheme_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Iterator[tuple[str, dict[str, Any]]]:
