@@ -115,7 +115,8 @@ def _bfloat16_bits_from_float64(values):
     lsb = (bits >> np.uint64(45)) & np.uint64(1)
     rounded = (bits + np.uint64((1 << 44) - 1) + lsb) & ~np.uint64((1 << 45) - 1)
     rounded = np.where(np.isnan(values), bits, rounded)
-    as_float32 = rounded.view(np.float64).astype(np.float32)
+    with np.errstate(over="ignore"):  # beyond float32's range is inf in bfloat16 too: the rounding wanted
+        as_float32 = rounded.view(np.float64).astype(np.float32)
     return (as_float32.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
 
 
