@@ -36,7 +36,7 @@ from pecli.render.downsample import (
     resample_columns,
     row_structure,
 )
-from pecli.render.palette import LUT_SIZE, RDBU, VIRIDIS, colormap_lut, ordered_xterm, rdbu_lut
+from pecli.render.palette import LUT_SIZE, RDBU, VIRIDIS, colormap_lut, ordered_xterm, rdbu_lut, xterm_order
 from pecli.render.scale import color_scale, value_range
 
 __all__ = [
@@ -86,7 +86,7 @@ def _sgr_codes(color: str, cmap: str = "RdBu") -> tuple[list[str], list[str]]:
         fg = [f"\x1b[38;2;{r};{g};{b}m" for r, g, b in lut.tolist()]
         bg = [f"\x1b[48;2;{r};{g};{b}m" for r, g, b in lut.tolist()]
     else:
-        indices = ordered_xterm(lut).tolist()
+        indices = xterm_order(cmap)
         fg = [f"\x1b[38;5;{n}m" for n in indices]
         bg = [f"\x1b[48;5;{n}m" for n in indices]
     return fg, bg
