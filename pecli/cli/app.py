@@ -23,7 +23,7 @@ import click
 import typer
 
 from pecli import __version__
-from pecli.errors import ExitCode
+from pecli.errors import ExitCode, PecliError
 
 #: one module per command, each with a register(app) function; listed in help order
 COMMANDS = ("generate", "timestep", "plot", "distance", "compare", "identify", "info", "schemes")
@@ -313,7 +313,6 @@ def _run(argv: list[str] | None, output: Any) -> int:
     ``output`` is also the command's (click's ``ctx.obj``): the one the warnings go to.
     """
     from pecli.cli._typer_compat import ClickException, NoArgsIsHelpError
-    from pecli.errors import PecliError
 
     _warnings_as_one_line(output)
     args = sys.argv[1:] if argv is None else list(argv)

@@ -9,7 +9,7 @@ import typer
 
 from pecli.cli.options import DimOpt, KeyOpt, LenOpt, output_options
 from pecli.cli.output import Output
-from pecli.errors import ExitCode
+from pecli.errors import ExitCode, ParameterError
 
 HELP = """Compare two tables, or check schemes' properties (--properties).
 
@@ -89,7 +89,6 @@ def compare(
     out: Output,
 ) -> None:
     from pecli.analysis.compare import check_tolerances
-    from pecli.errors import ParameterError
 
     check_tolerances(0.0 if atol is None else atol, rtol)  # before any table is read or computed
     if exact and (atol is not None or rtol):
@@ -162,7 +161,6 @@ def _load_pair(
     from pecli.cli.inputs import InputTable, as_matrix, load_input, rope_pair
     from pecli.cli.specs import looks_like_spec, parse_spec
     from pecli.dtypes import DTYPES
-    from pecli.errors import ParameterError
 
     if texts == ["-", "-"]:
         raise ParameterError("A and B cannot both be - (stdin holds one table)", hint="save one of them to a file")
@@ -357,7 +355,6 @@ def _property_report(out: Output, texts: list[str], *, dim: int, length: int) ->
     from pecli.analysis.properties import PROPERTIES, check_properties
     from pecli.cli.common import require_shape
     from pecli.cli.specs import looks_like_spec, parse_spec
-    from pecli.errors import ParameterError
 
     length, dim = require_shape(length, dim)
     if not texts:
@@ -409,7 +406,6 @@ def _property_report(out: Output, texts: list[str], *, dim: int, length: int) ->
 def _check_figure_path(path: str) -> None:
     import os
 
-    from pecli.errors import ParameterError
     from pecli.io import check_output_path
 
     if os.path.splitext(path)[1].lower() not in (".png", ".svg", ".pdf"):

@@ -28,6 +28,7 @@ from pecli.cli.drawing import (
 )
 from pecli.cli.options import DimOpt, FormatOpt, KeyOpt, LenOpt, PresetOpt, output_options, scheme_options
 from pecli.cli.output import Output
+from pecli.errors import ParameterError
 
 HELP = """Distances between positions: a len × len matrix, or its profile.
 
@@ -128,7 +129,6 @@ def distance(
     from pecli.cli.inputs import key_for_scheme, load_input, table_view
     from pecli.cli.relative import relative_distance
     from pecli.cli.relative_input import relative_input
-    from pecli.errors import ParameterError
 
     check_metric(metric)
     if max_offset is not None and not profile:
@@ -171,8 +171,6 @@ def _output_kind(output: str | None, fmt: str | None) -> str | None:
     """None (terminal), "image", or "data"; checks the path before any work."""
     if output is None:
         if fmt is not None:
-            from pecli.errors import ParameterError
-
             raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
         return None
     from pecli.io import check_output_path, format_for

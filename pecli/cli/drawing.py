@@ -12,6 +12,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from pecli.errors import ParameterError
+
 IMAGE_PANEL = "Image options (-o)"
 TERMINAL_PANEL = "Terminal options"
 DRAWING_PANEL = "Drawing options"
@@ -148,7 +150,6 @@ def split_scale(
     ('per-panel', {'d': 8, 'scale': 1000.0})
     """
     from pecli.cli.options import ascii_float
-    from pecli.errors import ParameterError
 
     params = dict(scheme_params or {})
     if color_scale is not None and color_scale not in PANEL_SCALES:
@@ -189,7 +190,6 @@ def drawing_style(
     >>> drawing_style(cmap="viridis", figsize="4,3").figsize
     (4.0, 3.0)
     """
-    from pecli.errors import ParameterError
     from pecli.render.scale import ValueRange, color_limits
 
     if vmin is not None and vmax is not None:
@@ -222,7 +222,6 @@ def check_pixels(figsize: tuple[float, float], dpi: float) -> None:
     Traceback (most recent call last):
     pecli.errors.ParameterError: --dpi 1 is too low to draw text (use at least --dpi 8)
     """
-    from pecli.errors import ParameterError
 
     if dpi < _MIN_DPI:
         raise ParameterError(f"--dpi {dpi:g} is too low to draw text", hint=f"use at least --dpi {_MIN_DPI:g}")
@@ -243,7 +242,6 @@ def parse_figsize(text: str) -> tuple[float, float]:
     ((8.0, 6.0), (4.5, 3.0))
     """
     from pecli.cli.options import ascii_float
-    from pecli.errors import ParameterError
 
     parts = text.split(",")
     try:
@@ -259,7 +257,6 @@ def parse_figsize(text: str) -> tuple[float, float]:
 
 def check_terminal_size(width: int | None, height: int | None) -> None:
     """``--width``/``--height`` leave room for ticks and a legend."""
-    from pecli.errors import ParameterError
 
     for flag, value, least in (("--width", width, MIN_WIDTH), ("--height", height, MIN_HEIGHT)):
         if value is not None and value < least:

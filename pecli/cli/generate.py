@@ -18,6 +18,7 @@ from pecli.cli.options import (
     scheme_options,
 )
 from pecli.cli.output import Output
+from pecli.errors import ParameterError
 
 HELP = """Generate a positional-encoding table.
 
@@ -98,8 +99,6 @@ def generate(
     backend = _phasor_backend(device)
     if output is None:
         if fmt is not None:
-            from pecli.errors import ParameterError
-
             raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
         from pecli.memory import check_fits_in_memory
 
@@ -120,7 +119,6 @@ def _phasor_backend(device: str) -> Any:
     """None for numpy (``cpu``), else torch on the device, checked to exist (torch imported only then)."""
     if device == "cpu":
         return None
-    from pecli.errors import ParameterError
 
     if not (device == "cuda" or device.startswith("cuda:")):
         raise ParameterError(f"unknown device {device!r}", hint="use --device cpu or --device cuda[:N]")

@@ -12,7 +12,7 @@ import typer
 
 from pecli.cli.options import KeyOpt, output_options
 from pecli.cli.output import Output
-from pecli.errors import ExitCode
+from pecli.errors import ExitCode, ParameterError
 
 HELP = """Name the convention that produced a table, and its command.
 
@@ -49,7 +49,6 @@ def identify(
     out: Output,
 ) -> None:
     from pecli.cli.inputs import InputTable, as_matrix, is_file_input, load_input, pair_label, rope_pair
-    from pecli.errors import ParameterError
 
     if not is_file_input(source):
         raise ParameterError(

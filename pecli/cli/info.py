@@ -13,6 +13,7 @@ import typer
 
 from pecli.cli.options import KeyOpt, output_options
 from pecli.cli.output import Output, printable
+from pecli.errors import TableFileError
 
 if TYPE_CHECKING:
     from pecli.io import StoredTensor
@@ -54,7 +55,6 @@ def info(
     out: Output,
 ) -> None:
     from pecli.cli.inputs import note_chosen_key
-    from pecli.errors import TableFileError
     from pecli.io import find_key, open_tensors
 
     if os.path.isdir(file):

@@ -25,6 +25,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from pecli.cli.output import Output
+from pecli.errors import ParameterError
 from pecli.schemes.params import PARAMS
 
 SCHEME_PANEL = "Scheme options"
@@ -80,7 +81,6 @@ def parse_int(text: str, *, flag: str, example: str) -> int:
     Traceback (most recent call last):
     pecli.errors.ParameterError: --rows: '٣' is not an integer in ASCII digits (e.g. --rows 0:128)
     """
-    from pecli.errors import ParameterError
 
     try:
         return ascii_int(text)

@@ -15,6 +15,7 @@ import typer
 from pecli.cli.drawing import DRAWING_PANEL, DrawingStyle, ImageFile, TerminalHeatmap, color_note
 from pecli.cli.inputs import InputTable, is_file_input
 from pecli.cli.output import Output
+from pecli.errors import ParameterError
 
 SliceOpt = Annotated[
     Optional[int],
@@ -71,7 +72,6 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
     >>> [t.label for t in tables], tables[0].array.shape
     (['head 0, slope 0.0625', 'head 1, slope 0.003906'], (3, 3))
     """
-    from pecli.errors import ParameterError
 
     array = table.array
     stacked = getattr(array, "ndim", 0) == 3 and array.shape[0] > 1 and 1 not in array.shape[1:]
@@ -104,7 +104,6 @@ def _head_names(table: InputTable, scheme: Any) -> list[str]:
     """
     if scheme is None or scheme.relative != "bias":
         return []
-    from pecli.errors import ParameterError
     from pecli.schemes.metadata import decode_value
 
     params = {**scheme.defaults}

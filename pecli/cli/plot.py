@@ -33,6 +33,7 @@ from pecli.cli.drawing import (
 from pecli.cli.options import DimOpt, DtypeOpt, KeyOpt, LenOpt, PresetOpt, ascii_int, output_options, scheme_options
 from pecli.cli.output import Output
 from pecli.cli.panels import SliceOpt, draw_panels
+from pecli.errors import ParameterError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -138,8 +139,6 @@ def plot(
         figsize=figsize, panel_scale=panels,
     )  # fmt: skip
     if view is not None:
-        from pecli.errors import ParameterError
-
         if output is None and (dpi is not None or figsize is not None):
             raise ParameterError("--dpi, --figsize size the image", hint="add -o wavelengths.png")
         check_terminal_size(width, height)
@@ -158,13 +157,10 @@ def plot(
     check_terminal_size(width, height)
     screen = _terminal_heatmap(out, width, height, forced=terminal) if draw_terminal else None
     if not draw_terminal and (width is not None or height is not None):
-        from pecli.errors import ParameterError
-
         raise ParameterError("--width/--height size the terminal heatmap", hint="drop them, or add --terminal")
 
     from pecli.cli.inputs import load_input, table_view
     from pecli.cli.panels import load_parts, split_slices
-    from pecli.errors import ParameterError
 
     tables = load_parts(
         out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d, dtype=dtype
@@ -247,7 +243,6 @@ def _image_settings(
     output: str | None, style: DrawingStyle, *, given: dict[str, Any], lines: str | None
 ) -> ImageFile | None:
     """Check every image option before any table is read; None when there is no image to write."""
-    from pecli.errors import ParameterError
 
     if output is None:
         flags = [flag for flag, value in (*given.items(), ("--lines", lines)) if value is not None]
@@ -284,7 +279,6 @@ def _parse_dims(text: str) -> tuple[int, ...]:
     >>> _parse_dims("0,1, 4,8"), _parse_dims("auto")
     ((0, 1, 4, 8), ())
     """
-    from pecli.errors import ParameterError
 
     if text.strip() == "auto":
         return ()

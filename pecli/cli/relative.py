@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from pecli.cli.common import chart_size, write_data
 from pecli.cli.output import Output
 from pecli.cli.relative_input import RelativeInput
+from pecli.errors import ParameterError
 
 if TYPE_CHECKING:
     from pecli.cli.drawing import DistanceRequest
@@ -33,8 +34,6 @@ def refuse_unused(options: dict[str, Any], what: str) -> None:
     """
     given = [flag for flag, value in options.items() if value is not None]
     if given:
-        from pecli.errors import ParameterError
-
         verb = "applies" if len(given) == 1 else "apply"
         raise ParameterError(f"{', '.join(given)} {verb} to tables of position vectors, not to {what}",
                              hint="drop them")  # fmt: skip

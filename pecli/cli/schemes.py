@@ -8,6 +8,7 @@ import typer
 
 from pecli.cli.options import complete_scheme, output_options
 from pecli.cli.output import Output
+from pecli.errors import ParameterError, did_you_mean
 
 HELP = """List every scheme and preset: formula in one line, parameters with defaults, source.
 
@@ -112,7 +113,6 @@ def scheme_document(name: str) -> dict[str, list[dict[str, Any]]]:
     >>> [(p["name"], p["scheme"]) for p in scheme_document("fairseq")["presets"]]
     [('fairseq', 'sinusoidal')]
     """
-    from pecli.errors import ParameterError, did_you_mean
     from pecli.schemes.catalog import SCHEMES
     from pecli.schemes.presets import preset_names
 

@@ -9,6 +9,7 @@ import typer
 
 from pecli.cli.options import DimOpt, DtypeOpt, FormatOpt, OutputOpt, PresetOpt, output_options, scheme_options
 from pecli.cli.output import Output
+from pecli.errors import ParameterError
 from pecli.schemes.catalog import SCHEMES
 
 HELP = """Embed diffusion timesteps t, one row per t: an (N, d) table.
@@ -77,7 +78,6 @@ def timestep(
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
     from pecli.cli.common import prepare_output, write_table
-    from pecli.errors import ParameterError
     from pecli.schemes.timestep import TimestepSpec
 
     if d is None:
@@ -114,7 +114,6 @@ def _check_recorded_timesteps(table: Any) -> None:
     Evenly spaced timesteps (``seq 0 13999999``) are recorded as their range, whatever their number.
     """
     from pecli.dtypes import format_bytes
-    from pecli.errors import ParameterError
 
     size = len(table.metadata()["timesteps"])
     if size > _MAX_RECORDED:
@@ -127,7 +126,6 @@ def _check_recorded_timesteps(table: Any) -> None:
 
 def _read_timesteps(out: Output, arguments: list[str], range_text: str | None):
     """The timesteps of exactly one source: arguments, ``-`` (stdin) or ``--range``."""
-    from pecli.errors import ParameterError
     from pecli.schemes.timestep import parse_range, parse_timestep_arguments, parse_timesteps
 
     if range_text is not None:
@@ -149,7 +147,6 @@ def _read_timesteps(out: Output, arguments: list[str], range_text: str | None):
 
 def _read_text(stream: Any) -> str:
     """All of ``stream``, refused once it outgrows what its timesteps could take in memory (``/dev/zero``)."""
-    from pecli.errors import ParameterError
     from pecli.memory import available_memory
 
     # each timestep (two characters at least) becomes a Python float and a float64 while parsed

@@ -16,6 +16,8 @@ from typing import IO
 
 import numpy as np
 
+from pecli.errors import TableFileError
+
 __all__ = [
     "MAX_TENSORS",
     "LoadedTable",
@@ -45,8 +47,6 @@ def check_tensor_count(name: str, count: int) -> None:
     pecli.errors.TableFileError: x.pt lists more than 100000 tensors, the most pecli reads from one file (...)
     """
     if count > MAX_TENSORS:
-        from pecli.errors import TableFileError
-
         raise TableFileError(
             f"{name} lists more than {MAX_TENSORS} tensors, the most pecli reads from one file",
             hint="split it into files of fewer tensors",
@@ -135,7 +135,6 @@ def read_array(handle: IO[bytes], offset: int, dtype: np.dtype, count: int, name
     array = np.empty(count, dtype)
     handle.seek(offset)
     if handle.readinto(array.view(np.uint8)) != array.nbytes:  # type: ignore[attr-defined]
-        from pecli.errors import TableFileError
 
         raise TableFileError(f"{name} ended while it was read (it changed or was cut short)", hint="read it again")
     return array
