@@ -10,9 +10,9 @@ import warnings
 
 import numpy as np
 import pytest
-from click.types import FloatParamType, IntParamType
 
 import pecli.cli.schemes
+from pecli.cli._typer_compat import FloatParamType, IntParamType
 from pecli.cli.app import main
 from pecli.cli.output import Output
 from tests.conftest import run_in_process

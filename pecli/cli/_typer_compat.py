@@ -18,6 +18,7 @@ from typing import Any
 
 from typer._click import Context
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer._click.globals import get_current_context
 from typer._click.shell_completion import CompletionItem, add_completion_class, get_completion_class
 from typer._click.types import FloatParamType, IntParamType
 from typer._click.utils import PacifyFlushWrapper
@@ -29,12 +30,15 @@ __all__ = [
     "CompletionItem",
     "Context",
     "FishComplete",
+    "FloatParamType",
+    "IntParamType",
     "NoArgsIsHelpError",
     "PacifyFlushWrapper",
     "ZshComplete",
     "add_completion_class",
     "completion_init",
     "get_completion_class",
+    "get_current_context",
     "help_sections",
     "use_number_parsers",
     "use_plain_help",
@@ -57,16 +61,22 @@ OPTIONS_PANEL = "Options"
 
 _typer_option_metavar = TyperOption.make_metavar
 _typer_argument_metavar = TyperArgument.make_metavar
+#: Typer 0.28 passes ``usage=`` to an argument's metavar (and writes ``{NAME}`` there); 0.26 does not
+_ARGUMENT_METAVAR_TAKES_USAGE = "usage" in _typer_argument_metavar.__code__.co_varnames
 
 
 def _option_metavar(self: TyperOption, ctx: Context) -> str:
     """click's uppercase placeholder (``FLOAT``, ``INT``, ``TEXT``) where the vendored click writes ``<float>``."""
-    return re.sub(r"^<(\w+)>", lambda match: match.group(1).upper(), _typer_option_metavar(self, ctx))
+    metavar = re.sub(r"^<(\w+)>", lambda match: match.group(1).upper(), _typer_option_metavar(self, ctx))
+    return "INT" if metavar == "INTEGER" else metavar  # Typer 0.26's click writes INTEGER
 
 
 def _argument_metavar(self: TyperArgument, ctx: Context, *, usage: bool = False) -> str:
     """An argument's metavar as written; in the usage line ``[NAME]`` when optional, never ``{NAME}``."""
-    metavar = _typer_argument_metavar(self, ctx, usage=False)
+    if _ARGUMENT_METAVAR_TAKES_USAGE:
+        metavar = _typer_argument_metavar(self, ctx, usage=False)
+    else:
+        metavar = _typer_argument_metavar(self, ctx)
     return f"[{metavar}]" if usage and not self.required and not metavar.startswith("[") else metavar
 
 

@@ -19,7 +19,6 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-import click
 import typer
 
 from pecli import __version__
@@ -129,7 +128,9 @@ def _stop_quietly_when_reader_leaves(callback: Callable[..., Any]) -> Callable[.
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
             result = callback(*args, **kwargs)
-            context = click.get_current_context(silent=True)
+            from pecli.cli._typer_compat import get_current_context
+
+            context = get_current_context(silent=True)
             stdout = getattr(context and context.obj, "stdout", sys.stdout)  # the run's own, where main gave one
             if stdout is not None:  # None: started with stdout closed (>&-)
                 stdout.flush()
@@ -251,8 +252,9 @@ def _restored_afterwards(*, signals: bool) -> Iterator[None]:
     handlers of SIGTERM and SIGHUP."""
     import warnings
 
-    from click.types import FloatParamType, IntParamType
     from typer.core import TyperArgument, TyperCommand, TyperOption
+
+    from pecli.cli._typer_compat import FloatParamType, IntParamType
 
     patched = [
         (warnings, "showwarning"),
