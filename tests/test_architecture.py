@@ -238,3 +238,16 @@ def test_every_scheme_matches_its_own_description(name):
     if scheme.kind == "rotary":  # cos and sin of the same angles
         assert {"cos", "sin"} <= set(scheme.default_parts), name
         np.testing.assert_allclose(parts["cos"] ** 2 + parts["sin"] ** 2, 1.0, atol=1e-12)
+
+
+def test_no_module_imports_the_click_package():
+    """Typer vendors click as ``typer._click``; the separate ``click`` package is not a dependency of pecli
+    (only the test extra pulls it in, through transformers), so importing it broke a user's install."""
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            where = path.relative_to(PACKAGE.parent)
+            offenders += [f"{where}: {name}" for name in names if name.split(".")[0] == "click"]
+    assert not offenders, offenders
