@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from pecli.dtypes import round_to
+from pecli.errors import ParameterError
 from pecli.schemes._angles import place_sin_cos, position_phasors
 from pecli.schemes.checks import (
     choice,
@@ -71,10 +72,21 @@ def fourier_table(
     bands = (width - int(bool(include_input))) // 2
     rows = row_range(rows, length)
     x = scaled_positions(length, rows, positions)
+    if bands > 1000:  # 2^(L−1) and the angles it makes pass float64's largest value (2^1024) near L = 1024
+        given = "{num_freqs}" if num_freqs is not None else f"{{dim}} {dim}"
+        raise ParameterError(
+            f"{given} gives {bands} frequencies, up to 2^{bands - 1}: their angles are beyond float64",
+            hint="use at most 1000 frequencies, e.g. {num_freqs=10}",
+        )
     # nerf-pytorch: 2.**linspace(0, L−1, L) (log) or linspace(2.**0, 2.**(L−1), L) (linear)
     freqs = 2.0 ** np.arange(bands, dtype=np.float64) if log_sampling else np.linspace(1.0, 2.0 ** (bands - 1), bands)
     if pi:
         freqs = freqs * math.pi
+    if bands and not math.isfinite(float(np.max(np.abs(x), initial=0.0)) * float(freqs[-1])):
+        raise ParameterError(
+            f"{bands} frequencies at {positions} positions up to {length - 1} make angles beyond float64",
+            hint="use fewer frequencies, e.g. {num_freqs=10}, or {positions=normalized}",
+        )
     table = np.empty((len(rows), width), dtype=np.float64)
     if include_input:
         table[:, 0] = x

@@ -190,6 +190,7 @@ def _identify_alibi(
     error = float(np.abs(values - expected).max())
     excess = float((np.abs(values - expected) / _noise("alibi", params, np.zeros(1), expected, precision, scale)).max())
     level = "none" if excess > 1.0 else "exact" if error <= tolerance else "approximate"
+    mean, std = _value_statistics(values) if level == "none" else (0.0, 0.0)
     return Identification(
         shape=values.shape,
         dtype=dtype,
@@ -198,7 +199,23 @@ def _identify_alibi(
         level=level,
         tolerance=tolerance,
         precision=precision,
+        value_mean=mean,
+        value_std=std,
     )
+
+
+def _value_statistics(values: np.ndarray) -> tuple[float, float]:
+    """The mean and standard deviation of a table that matched nothing, of any shape.
+
+    Scaled into [−1, 1] first: the sum and the squares of 1e308s overflow.
+
+    >>> _value_statistics(np.array([1e308, -1e308, 1e308, -1e308]))
+    (0.0, 1e+308)
+    """
+    scale = float(np.max(np.abs(values))) if values.size else 0.0
+    scale = scale if 0 < scale < math.inf else 1.0
+    scaled = np.asarray(values, dtype=np.float64) / scale
+    return scale * float(scaled.mean()), scale * float(scaled.std())
 
 
 def _identify_alibi_rows(
@@ -308,12 +325,7 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
         level = "exact"
     else:
         level = "approximate"
-    mean, std = 0.0, 0.0
-    if level == "none":  # scaled into [-1, 1] first: the sum and the squares of 1e308s overflow
-        scale = float(np.max(np.abs(values))) if values.size else 0.0
-        scale = scale if 0 < scale < math.inf else 1.0
-        scaled = np.asarray(values, dtype=np.float64) / scale
-        mean, std = scale * float(scaled.mean()), scale * float(scaled.std())
+    mean, std = _value_statistics(values) if level == "none" else (0.0, 0.0)
     runners_up = [c for _, c in sampled if (c.scheme, dict(c.params)) != (best.scheme, dict(best.params))]
     return Identification(
         shape=(length, dim),
