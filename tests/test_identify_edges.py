@@ -69,3 +69,14 @@ def test_a_table_that_matches_nothing_reports_its_own_statistics(tmp_path, shape
     line = next(line for line in result.stdout.splitlines() if "values: mean" in line)
     mean, std = (float(word.rstrip(",")) for word in (line.split()[2], line.split()[5]))
     assert mean == pytest.approx(values.mean(), rel=1e-3) and std == pytest.approx(values.std(), rel=1e-3)
+
+
+def test_a_key_on_an_unnamed_table_says_so_instead_of_listing_nothing(tmp_path):
+    """``--key foo`` on a .npy said "(valid: )": there are no names to list."""
+    path = tmp_path / "t.npy"
+    np.save(path, np.zeros((2, 2)))
+    result = subprocess.run(
+        [sys.executable, "-m", "pecli", "info", str(path), "--key", "foo"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert "holds one unnamed table" in result.stderr and "valid: )" not in result.stderr

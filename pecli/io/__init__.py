@@ -278,6 +278,9 @@ def find_key(names: Iterable[str], key: str, where: str, *, what: str = "tensor"
     >>> find_key(["a.w", "b.w"], "w", "m")
     Traceback (most recent call last):
     pecli.errors.TableFileError: m has 2 tensors whose names contain 'w' (give more of the name: 'a.w', 'b.w')
+    >>> find_key([""], "foo", "t.npy")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    pecli.errors.TableFileError: t.npy holds one unnamed table, so no tensor is called 'foo' (give no key: ...)
     """
     names = list(names)
     if key in names:
@@ -291,6 +294,11 @@ def find_key(names: Iterable[str], key: str, where: str, *, what: str = "tensor"
         raise TableFileError(
             f"{where} has {len(containing)} {what}s whose names contain {key!r}",
             hint=f"give more of the name: {listed}{more}",
+        )
+    if not any(names):  # a .npy or a CSV: one table without a name ("valid: " listed nothing)
+        raise TableFileError(
+            f"{where} holds one unnamed table, so no {what} is called {key!r}",
+            hint="give no key: keys name the tensors of .safetensors and .pt files",
         )
     raise TableFileError(f"{where} has no {what} {key!r}", hint=did_you_mean(key, names))
 
