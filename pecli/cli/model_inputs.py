@@ -64,10 +64,14 @@ def config_table(
             name=name,
         )
         _check_config_size(table.nbytes, encoding, length)
-        # the scheme checks its values on the first row: a row small enough is checked here, where a
-        # bad value can be named by its config field (a wider one is checked later, after the size checks)
-        if max(math.prod(part.shape[1:]) for part in table.parts()) <= _CHECKED_ROW_VALUES:
-            table.check()
+        if all(len(part.shape) == 2 for part in table.parts()):  # a relative bias's row is a whole matrix
+            row = max(part.shape[1] for part in table.parts())
+            if row > _ROW_VALUES:
+                raise ParameterError(
+                    f"config.json asks for rows of {row:,} values ({_config_sizes(encoding, length)})",
+                    hint="no model's position table is that wide: check the model's config.json",
+                )
+            table.check()  # the scheme checks its values on the first row, here where a field can be named
     except ParameterError as error:
         raise _blamed_on_config(error, fields) from None
     config_file = os.path.join(source, "config.json") if os.path.isdir(source) else source
@@ -76,8 +80,8 @@ def config_table(
 
 #: a table larger than this is no model's: no disk holds it, so the config is broken or hostile
 _ABSURD_BYTES = 1 << 50
-#: rows up to this many values are computed once in :func:`config_table` to check the config's values
-_CHECKED_ROW_VALUES = 1 << 20
+#: the widest row (one position's values: head_dim, d_model) a config may ask for
+_ROW_VALUES = 1 << 24
 
 
 def _blamed_on_config(error: ParameterError, fields: dict[str, str]) -> ParameterError:
@@ -116,10 +120,8 @@ def human_bytes(nbytes: int) -> str:
     return f"{float(nbytes):.1e} bytes"
 
 
-def _check_config_size(nbytes: int, encoding: Any, length: int | None) -> None:
-    """A ParameterError, before any work, when the config's sizes make a table no disk can hold."""
-    if nbytes <= _ABSURD_BYTES:
-        return
+def _config_sizes(encoding: Any, length: int | None) -> str:
+    """The config's sizes, as ``max_position_embeddings 4096, head_dim 128`` (and ``--len N`` when given)."""
     from pecli.models.directory import shown
 
     sizes = [
@@ -127,9 +129,15 @@ def _check_config_size(nbytes: int, encoding: Any, length: int | None) -> None:
         for what, (key, value) in encoding.provenance.items()
         if what in ("length", "dim", "heads") and not (what == "length" and length is not None)
     ]
-    at = f" at --len {length}" if length is not None else ""
+    return ", ".join(sizes + ([f"--len {length}"] if length is not None else []))
+
+
+def _check_config_size(nbytes: int, encoding: Any, length: int | None) -> None:
+    """A ParameterError, before any work, when the config's sizes make a table no disk can hold."""
+    if nbytes <= _ABSURD_BYTES:
+        return
     raise ParameterError(
-        f"config.json asks for a table of {human_bytes(nbytes)}{at} ({', '.join(sizes)})",
+        f"config.json asks for a table of {human_bytes(nbytes)} ({_config_sizes(encoding, length)})",
         hint="no disk holds it: pass a smaller --len, or check the model's config.json",
     )
 
