@@ -110,7 +110,7 @@ def human_bytes(nbytes: int) -> str:
     """A byte count in binary units, however large.
 
     >>> human_bytes(3 << 20), human_bytes(2**62), human_bytes(2**100)
-    ('3.0 MiB', '4.0 EiB', '1.0e+30 bytes')
+    ('3.0 MiB', '4.0 EiB', '1.3e+30 bytes')
     """
     size = float(nbytes)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"):

@@ -67,7 +67,7 @@ def config_value(value: Any) -> str:
     """A config value as a message shows it: short, one line, control characters escaped.
 
     >>> config_value(float("nan")), config_value("x" * 100)[-12:], config_value([1] * 100)[:12]
-    ('NaN', "xxxxxxxx'...", '[1, 1, 1, 1,')
+    ('NaN', 'xxxxxxxxx...', 'list of 100 ')
     """
     if isinstance(value, float) and not math.isfinite(value) and type(value) is float:
         text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
