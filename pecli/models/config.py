@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from pecli.errors import ParameterError, TableFileError
-from pecli.models.directory import shown
 from pecli.models.encoding import (
     CONFIG_INT_MAX,
     ROPE_TYPES,
@@ -73,7 +72,7 @@ def read_config(path: str) -> dict[str, Any]:
 
     config = read_small_json(file, what="config.json")
     if not isinstance(config, dict):
-        raise TableFileError(f"{shown(file)} holds no JSON object", hint="give a model's config.json")
+        raise TableFileError(f"{config_value(file)} holds no JSON object", hint="give a model's config.json")
     return config
 
 
