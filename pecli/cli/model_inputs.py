@@ -52,17 +52,94 @@ def config_table(
     for note in encoding.notes:
         out.note(f"{encoding.model_type}: {note}")
     params = {**encoding.params, **scheme_params}
-    table = build_table(
-        encoding.scheme,
-        encoding.preset,
-        params,
-        length=length if length is not None else encoding.length,
-        dim=encoding.dim,
-        dtype=dtype,
-        name=name,
-    )
+    fields = {k: v for k, v in encoding.fields.items() if not (k == "length" and length is not None)}
+    try:
+        table = build_table(
+            encoding.scheme,
+            encoding.preset,
+            params,
+            length=length if length is not None else encoding.length,
+            dim=encoding.dim,
+            dtype=dtype,
+            name=name,
+        )
+        _check_config_size(table.nbytes, encoding, length)
+        if all(len(part.shape) == 2 for part in table.parts()):  # a relative bias's row is a whole matrix
+            row = max(part.shape[1] for part in table.parts())
+            if row > _ROW_VALUES:
+                raise ParameterError(
+                    f"config.json asks for rows of {row:,} values ({_config_sizes(encoding, length)})",
+                    hint="no model's position table is that wide: check the model's config.json",
+                )
+            table.check()  # the scheme checks its values on the first row, here where a field can be named
+    except ParameterError as error:
+        raise _blamed_on_config(error, fields) from None
     config_file = os.path.join(source, "config.json") if os.path.isdir(source) else source
     return dataclasses.replace(table, extra_metadata=encoding.metadata(config_file))
+
+
+#: a table larger than this is no model's: no disk holds it, so the config is broken or hostile
+_ABSURD_BYTES = 1 << 50
+#: the widest row (one position's values: head_dim, d_model) a config may ask for
+_ROW_VALUES = 1 << 24
+
+
+def _blamed_on_config(error: ParameterError, fields: dict[str, str]) -> ParameterError:
+    """``error`` from the scheme with each parameter the config set named by its config field, not a flag.
+
+    An error about the user's own options (``--len``, ``--part``) is returned as it is.
+    """
+    from pecli.cli.options import flag_for
+    from pecli.errors import _PARAMETER, name_parameters
+
+    message = error._templates[0]
+    if not any(match.group(1) in fields for match in _PARAMETER.finditer(message)):
+        return error
+
+    def spell(name: str) -> str:
+        if name in fields:
+            return fields[name]
+        return flag_for(name) if name in ("length", "part") else name
+
+    return ParameterError(
+        "config.json: " + name_parameters(message, spell), hint="the model's config.json sets this value"
+    )
+
+
+def human_bytes(nbytes: int) -> str:
+    """A byte count in binary units, however large.
+
+    >>> human_bytes(3 << 20), human_bytes(2**62), human_bytes(2**100)
+    ('3.0 MiB', '4.0 EiB', '1.3e+30 bytes')
+    """
+    size = float(nbytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"):
+        if size < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{float(nbytes):.1e} bytes"
+
+
+def _config_sizes(encoding: Any, length: int | None) -> str:
+    """The config's sizes, as ``max_position_embeddings 4096, head_dim 128`` (and ``--len N`` when given)."""
+    from pecli.models.directory import shown
+
+    sizes = [
+        f"{key} {shown(str(value))}"
+        for what, (key, value) in encoding.provenance.items()
+        if what in ("length", "dim", "heads") and not (what == "length" and length is not None)
+    ]
+    return ", ".join(sizes + ([f"--len {length}"] if length is not None else []))
+
+
+def _check_config_size(nbytes: int, encoding: Any, length: int | None) -> None:
+    """A ParameterError, before any work, when the config's sizes make a table no disk can hold."""
+    if nbytes <= _ABSURD_BYTES:
+        return
+    raise ParameterError(
+        f"config.json asks for a table of {human_bytes(nbytes)} ({_config_sizes(encoding, length)})",
+        hint="no disk holds it: pass a smaller --len, or check the model's config.json",
+    )
 
 
 def _directory_of(source: str) -> str:

@@ -17,13 +17,20 @@ learned positions to the weight that holds the table.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from typing import Any
 
 from pecli.errors import ParameterError, TableFileError
-from pecli.models.encoding import ROPE_TYPES, ModelEncoding, config_int, known_rope_type
+from pecli.models.encoding import (
+    CONFIG_INT_MAX,
+    ROPE_TYPES,
+    ModelEncoding,
+    config_int,
+    config_object,
+    config_value,
+    known_rope_type,
+)
 from pecli.models.rope_config import rope_encoding
 
 __all__ = ["ROPE_TYPES", "ModelEncoding", "config_int", "known_rope_type", "model_encoding", "read_config"]
@@ -61,14 +68,11 @@ def read_config(path: str) -> dict[str, Any]:
                 f"{path} has no config.json", hint="give a model directory as save_pretrained writes it"
             )
         raise TableFileError(f"no such config: {path!r}", hint="give a config.json or a model directory holding one")
-    try:
-        with open(file, encoding="utf-8") as handle:
-            config = json.load(handle)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        message = str(error).encode("unicode_escape").decode("ascii")
-        raise TableFileError(f"cannot read {file}: {message}", hint="give a config.json") from None
+    from pecli.io.bounded import read_small_json
+
+    config = read_small_json(file, what="config.json")
     if not isinstance(config, dict):
-        raise TableFileError(f"{file} holds no JSON object", hint="give a model's config.json")
+        raise TableFileError(f"{config_value(file)} holds no JSON object", hint="give a model's config.json")
     return config
 
 
@@ -78,10 +82,12 @@ def model_encoding(config: Mapping[str, Any]) -> ModelEncoding:
     A config without position settings, an unknown ``rope_type`` or inconsistent values is a
     :class:`~pecli.errors.ParameterError`.
     """
-    model_type = str(config.get("model_type", ""))
+    model_type = "" if config.get("model_type") is None else config["model_type"]
+    if not isinstance(model_type, str):
+        raise ParameterError(f"config.json: model_type: expected a string, got {config_value(model_type)}")
     if model_type == "bloom" or (model_type == "falcon" and config.get("alibi")):
         return _alibi(config, model_type, ("n_head", "num_attention_heads"))
-    if model_type == "mpt" and _get(config, "attn_config", {}).get("alibi", True):
+    if model_type == "mpt" and config_object(config, "attn_config").get("alibi", True):
         return _alibi(config, model_type, ("n_heads",))
     if any(key in config for key in ("rope_parameters", "rope_theta", "rope_scaling")):
         return rope_encoding(config, model_type)
@@ -107,7 +113,7 @@ def model_encoding(config: Mapping[str, Any]) -> ModelEncoding:
             learned_weight=weight,
         )
     raise ParameterError(
-        f"config.json (model_type {model_type!r}) has no position settings pecli knows",
+        f"config.json (model_type {config_value(model_type)}) has no position settings pecli knows",
         hint="pecli reads rope_parameters/rope_theta, ALiBi (BLOOM, MPT), sinusoidal (Marian, M2M100, FSMT, "
         "Whisper, Speech2Text) and learned (BERT, RoBERTa, GPT-2, OPT) configs",
     )
@@ -119,7 +125,8 @@ def _alibi(config: Mapping[str, Any], model_type: str, head_keys: tuple[str, ...
     length_key = next((k for k in ("max_seq_len", "max_position_embeddings") if k in config), None)
     length = config_int(config, length_key) if length_key else None
     provenance = {"heads": (key, heads)} | ({"length": (length_key, length)} if length_key else {})
-    return ModelEncoding(model_type, "alibi", {"heads": heads}, length=length, provenance=provenance)
+    fields = {"heads": key} | ({"length": length_key} if length_key else {})
+    return ModelEncoding(model_type, "alibi", {"heads": heads}, length=length, provenance=provenance, fields=fields)
 
 
 def _sinusoidal(
@@ -133,8 +140,8 @@ def _sinusoidal(
     if offset is not None:
         # fairseq's make_positions: the first token is position padding_idx + 1 (2 for padding_idx 1)
         pad = config.get(offset, 1)
-        if not isinstance(pad, int) or isinstance(pad, bool) or pad < 0:
-            raise ParameterError(f"config.json: {offset} must be a non-negative integer, got {pad!r}")
+        if not isinstance(pad, int) or isinstance(pad, bool) or not 0 <= pad < CONFIG_INT_MAX:
+            raise ParameterError(f"config.json: {offset}: expected a non-negative integer, got {config_value(pad)}")
         params["offset"] = pad + 1
         provenance["offset"] = (offset, pad)
     return ModelEncoding(
@@ -146,9 +153,5 @@ def _sinusoidal(
         dim=provenance["dim"][1],
         provenance=provenance,
         notes=(note,) if note else (),
+        fields={"dim": "d_model", "length": length_key} | ({"offset": offset} if offset is not None else {}),
     )
-
-
-def _get(config: Mapping[str, Any], key: str, default: Any) -> Any:
-    value = config.get(key, default)
-    return default if value is None else value

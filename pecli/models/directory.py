@@ -10,7 +10,6 @@ tensor; reading a tensor opens the one shard that holds it.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -161,11 +160,9 @@ def open_model_directory(path: str) -> ModelDirectory:
 
 
 def _read_index(index: str) -> dict[str, str]:
-    try:
-        with open(index, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise TableFileError(f"cannot read {index}: {shown(str(error))}", hint="re-save the model") from None
+    from pecli.io.bounded import read_small_json
+
+    document = read_small_json(index, what="shard index")
     weight_map = document.get("weight_map") if isinstance(document, dict) else None
     if not isinstance(weight_map, dict) or not all(
         isinstance(name, str) and isinstance(shard, str) for name, shard in weight_map.items()

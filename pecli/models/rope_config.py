@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pecli.errors import ParameterError
-from pecli.models.encoding import ModelEncoding, config_int, known_rope_type
+from pecli.models.encoding import ModelEncoding, config_int, config_number, config_value, known_rope_type
 
 __all__ = ["rope_encoding"]
 
@@ -30,6 +30,9 @@ _SCALING = {
     "llama3": "llama3",
     "proportional": "proportional",
 }
+
+#: config keys whose pecli parameter has another name
+_PARAMETER_OF = {"rope_theta": "base", "original_max_position_embeddings": "original_max_position"}
 
 #: keys of the top level that transformers moves into rope_parameters when they are not there
 _TOP_LEVEL_KEYS = ("rope_theta", "partial_rotary_factor")
@@ -51,7 +54,14 @@ def rope_encoding(config: Mapping[str, Any], model_type: str) -> ModelEncoding:
     head_dim, head_dim_key = _head_dim(config)
     partial = _number(found, where, "partial_rotary_factor", 1.0)
     # the rotary module's cos and sin cover the rotated columns only: int(head_dim · partial_rotary_factor)
+    if not 0 < partial <= 1:
+        raise ParameterError(
+            f"config.json: {where.get('partial_rotary_factor')}: expected a number in (0, 1], got {partial!r}"
+        )
     dim = head_dim if rope_type == "proportional" else int(head_dim * partial)
+    if dim < 2:
+        source = f"{head_dim_key[0]} = {head_dim_key[1]}" + (f" × {partial!r}" if partial != 1.0 else "")
+        raise ParameterError(f"config.json: {source} leaves {dim} rotary columns", hint="rotary needs at least 2")
     params: dict[str, Any] = {"base": _number(found, where, "rope_theta", 10000.0), "layout": "half"}
     scaling, used = _scaling_parameters(rope_type, found, where, length, dim)
     params.update(scaling)
@@ -61,7 +71,12 @@ def rope_encoding(config: Mapping[str, Any], model_type: str) -> ModelEncoding:
     used = ["rope_theta", *(["partial_rotary_factor"] if partial != 1.0 else []), *used]
     provenance.update({key: (where[key], found[key]) for key in used if key in found and key in where})
     _check_supported(rope_type, params)
-    return ModelEncoding(model_type, "rope", params, length=length, dim=dim, provenance=provenance)
+    fields = {_PARAMETER_OF.get(key, key): where.get(key, key) for key in used if key in where}
+    dim_field = head_dim_key[0] + (f" × {where['partial_rotary_factor']}" if partial != 1.0 else "")
+    fields.update(dim=dim_field, length="max_position_embeddings")
+    if rope_type == "proportional":
+        fields["partial_rotary_factor"] = where.get("partial_rotary_factor", "partial_rotary_factor")
+    return ModelEncoding(model_type, "rope", params, length=length, dim=dim, provenance=provenance, fields=fields)
 
 
 def _scaling_parameters(
@@ -81,7 +96,8 @@ def _scaling_parameters(
         # _compute_dynamic_ntk_parameters: the original context is config.max_position_embeddings
         params["original_max_position"] = length
     if rope_type in ("yarn", "longrope", "llama3"):
-        params["original_max_position"] = config_int(found, "original_max_position_embeddings")
+        key = "original_max_position_embeddings"
+        params["original_max_position"] = config_int(found, key, name=where.get(key, key))
         used.append("original_max_position_embeddings")
     if rope_type == "llama3":
         take("low_freq_factor")
@@ -120,7 +136,7 @@ def _rope_settings(config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str,
             raise ParameterError(f"config.json: {container} must be an object, got {type(settings).__name__}")
         if any(isinstance(value, dict) for value in settings.values()):
             raise ParameterError(
-                f"config.json: per-layer {container} ({', '.join(map(repr, settings))}) are not supported yet",
+                f"config.json: per-layer {container} ({config_value(list(settings))}) are not supported yet",
                 hint="give a config with one set of rope parameters",
             )
         if settings:
@@ -139,6 +155,11 @@ def _head_dim(config: Mapping[str, Any]) -> tuple[int, tuple[str, Any]]:
         head_dim = config_int(config, "head_dim")
         return head_dim, ("head_dim", head_dim)
     hidden, heads = config_int(config, "hidden_size"), config_int(config, "num_attention_heads")
+    if hidden < heads:
+        raise ParameterError(
+            f"config.json: hidden_size/num_attention_heads = {hidden}/{heads} leaves no column per head",
+            hint="hidden_size must be at least num_attention_heads",
+        )
     return hidden // heads, ("hidden_size/num_attention_heads", f"{hidden}/{heads}")
 
 
@@ -146,18 +167,16 @@ def _number(found: Mapping[str, Any], where: Mapping[str, str], key: str, defaul
     value = default if found.get(key) is None else found[key]
     if value is None:
         raise ParameterError(f"config.json: rope_type needs {key}", hint=f"add {key} to the rope parameters")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParameterError(f"config.json: {where.get(key, key)} must be a number, got {value!r}")
-    return float(value)
+    return config_number(value, where.get(key, key))
 
 
 def _factor_list(found: Mapping[str, Any], where: Mapping[str, str], key: str, dim: int) -> str:
     """LongRoPE's per-pair divisors as pecli's comma-separated text; their count must be the rotary dim / 2."""
     values = found.get(key)
-    if not isinstance(values, list) or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
-    ):
-        raise ParameterError(f"config.json: longrope needs {key} as a list of numbers, got {values!r}")
+    name = where.get(key, key)
+    if not isinstance(values, list):
+        raise ParameterError(f"config.json: {name}: expected a list of numbers, got {config_value(values)}")
+    values = [config_number(value, f"{name}[{index}]", positive=True) for index, value in enumerate(values)]
     if len(values) != dim // 2:
         raise ParameterError(
             f"config.json: {where.get(key, key)} has {len(values)} values, but longrope needs head_dim/2 = {dim // 2}",
