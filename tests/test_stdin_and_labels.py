@@ -50,3 +50,24 @@ def test_bias_from_an_empty_stdin_is_one_line_exit_2(tmp_path):
     assert result.returncode == 2
     assert result.stderr.decode().count("\n") == 1 and "<stdin> is empty" in result.stderr.decode()
     assert not (tmp_path / "t.npy").exists()
+
+
+MODELS = __import__("pathlib").Path(__file__).parent / "data" / "models"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["info", "{d}"], ["identify", "{d}"], ["compare", "{d}", "{d}"],
+     ["plot", "{d}", "--width", "60", "--height", "10"], ["distance", "{d}", "--width", "60", "--height", "10"]],
+    ids=["info", "identify", "compare", "plot", "distance"],
+)  # fmt: skip
+def test_a_model_directory_named_with_control_characters_is_shown_escaped(tmp_path, command):
+    """The directory's name reached the terminal raw (ESC, BEL) in info's heading and every table's label."""
+    import shutil
+
+    name = "m\x1b[31mX\x07"
+    shutil.copytree(MODELS / "tiny-gpt2", tmp_path / name)
+    result = _pecli(*(arg.format(d=name) for arg in command), cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    assert b"\x1b" not in result.stdout + result.stderr and b"\x07" not in result.stdout + result.stderr
+    assert b"m\\x1b[31mX\\x07" in result.stdout
