@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -37,38 +38,63 @@ def test_a_table_of_tiny_values_is_described(tmp_path, value, dtype):
     assert f"mean {value:g}" in result.stdout
 
 
-def test_identify_of_a_2048_wide_table_prints_no_numpy_warning(tmp_path):
-    """NeRF candidates at d = 2048 multiplied positions by 2^1023·π: overflow/invalid warnings before exit 0."""
+def test_a_2048_wide_table_is_identified_without_numpy_warnings(tmp_path):
+    """d = 2048 gave the Fourier candidates 2^1023·π and 2^1023·15: 6–7 overflow/invalid warnings on stderr."""
     path = tmp_path / "g.npy"
     generate = [sys.executable, "-m", "pecli", "generate", "--d", "2048", "--len", "16", "-o", str(path)]
     subprocess.run(generate, check=True, capture_output=True)
     result = _identify(path)
-    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert result.returncode == 0, result.stderr
+    assert "warning" not in result.stderr.lower()
     assert "pecli generate --preset vaswani --d 2048 --len 16" in result.stdout
+    strict = [sys.executable, "-W", "error::RuntimeWarning", "-m", "pecli", "identify", str(path)]
+    assert subprocess.run(strict, capture_output=True, text=True, timeout=300).returncode == 0
 
 
-def test_fourier_frequencies_beyond_float64_are_refused_naming_what_gave_them():
-    import pecli
-    from pecli.errors import ParameterError
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--d", "2051"], "--d 2051 (L = 1025 frequencies) reaches 2^1024"),
+        (["--d", "2047", "--positions", "raw"], "times positions up to 15"),
+        (["--num-freqs", "1023", "--pi", "--positions", "raw"], "--num-freqs 1023 reaches 2^1022·π"),
+    ],
+)
+def test_fourier_frequencies_beyond_float64_are_refused_with_the_size(tmp_path, options, message):
+    """generate fourier overflowed to inf with numpy warnings and blamed 'a parameter' for non-finite values."""
+    path = tmp_path / "f.npy"
+    command = [sys.executable, "-W", "error::RuntimeWarning", "-m", "pecli", "generate", "fourier", *options]
+    result = subprocess.run([*command, "--len", "16", "-o", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "use at most" in result.stderr
+    assert "warning" not in result.stderr and not path.exists()
 
-    with pytest.raises(ParameterError, match=r"^dim 2049 gives 1024 frequencies, up to 2\^1023"):
-        pecli.encode("fourier", 4, 2049)
-    with pytest.raises(ParameterError, match=r"^num_freqs gives 1010 frequencies"):
-        pecli.encode("fourier", 4, None, num_freqs=1010)
-    assert np.isfinite(pecli.encode("fourier", 4, None, num_freqs=1000, dtype="float64")).all()
+
+def test_fourier_at_the_float64_edge_is_generated_exactly():
+    """The widest table that fits (2^1023 at position 1) is still written, its top column sin/cos(±2^1023)."""
+    from pecli.schemes.fourier import fourier_table
+
+    table = fourier_table(2, 2049, dtype="float64")
+    assert np.isfinite(table).all()
+    assert table[1, -2] == pytest.approx(np.sin(2.0**1023), abs=1e-12)
 
 
-@pytest.mark.parametrize("shape", [(100,), (2, 8, 8)])
-def test_a_table_that_matches_nothing_reports_its_own_statistics(tmp_path, shape):
-    """1-D and 3-D tables were described as "mean 0, standard deviation 0" whatever their values."""
-    values = np.random.default_rng(0).normal(3.0, 2.0, size=shape)
-    path = tmp_path / "v.npy"
+@pytest.mark.parametrize("shape", [(50,), (4, 6, 6)])
+def test_a_1d_or_3d_tensor_that_matches_nothing_reports_its_real_statistics(tmp_path, shape):
+    """(H,) slopes and (H, L, L) biases that matched nothing were described as 'mean 0, standard deviation 0'."""
+    values = (np.random.default_rng(0).uniform(0, 1, shape) * 3 + 5).astype(np.float32)
+    path = tmp_path / "t.npy"
     np.save(path, values)
     result = _identify(path)
     assert result.returncode == 1, result.stderr
-    line = next(line for line in result.stdout.splitlines() if "values: mean" in line)
-    mean, std = (float(word.rstrip(",")) for word in (line.split()[2], line.split()[5]))
-    assert mean == pytest.approx(values.mean(), rel=1e-3) and std == pytest.approx(values.std(), rel=1e-3)
+    wide = values.astype(np.float64)
+    assert f"mean {wide.mean():.4g}, standard deviation {wide.std():.4g}" in result.stdout
+    assert "warning" not in result.stderr.lower()
+    described = subprocess.run(
+        [sys.executable, "-m", "pecli", "identify", str(path), "--json"], capture_output=True, text=True, timeout=60
+    )
+    report = json.loads(described.stdout)
+    assert report["value_mean"] == pytest.approx(wide.mean(), rel=1e-12)
+    assert report["value_std"] == pytest.approx(wide.std(), rel=1e-12)
 
 
 def test_a_key_on_an_unnamed_table_says_so_instead_of_listing_nothing(tmp_path):

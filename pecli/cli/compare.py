@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from pecli.cli.options import DimOpt, KeyOpt, LenOpt, output_options
-from pecli.cli.output import Output
+from pecli.cli.output import Output, printable
 from pecli.errors import ExitCode, ParameterError
 
 HELP = """Compare two tables, or check schemes' properties (--properties).
@@ -269,7 +269,8 @@ def _large_files(texts: list[str], keys: tuple[str | None, str | None]) -> list[
         return None
     if 2 * 8 * readers[0].shape[0] * readers[0].shape[1] < STREAM_BYTES:
         return None
-    return [_StreamedTable(reader, os.path.basename(text)) for reader, text in zip(readers, texts, strict=True)]
+    labels = [printable(os.path.basename(text)) for text in texts]  # names from the filesystem: escaped
+    return [_StreamedTable(reader, label) for reader, label in zip(readers, labels, strict=True)]
 
 
 def _compare_streamed(first: _StreamedTable, second: _StreamedTable, **tolerances: Any) -> Any:

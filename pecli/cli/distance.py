@@ -126,7 +126,7 @@ def distance(
     )  # fmt: skip
     check_terminal_size(width, height)
     from pecli.analysis.distance import check_metric
-    from pecli.cli.inputs import key_for_scheme, load_input, table_view
+    from pecli.cli.inputs import key_for_scheme, load_input, stdin_file_params, table_view
     from pecli.cli.relative import relative_distance
     from pecli.cli.relative_input import relative_input
 
@@ -138,7 +138,7 @@ def distance(
     if out.json_output and output is not None:
         raise ParameterError("--json prints the result; it cannot go with -o", hint="use one of them")
     kind = _output_kind(output, fmt)
-    key, scheme_params = key_for_scheme(source, key, scheme_params or {})
+    key, scheme_params = key_for_scheme(source, key, stdin_file_params(out, scheme_params or {}))
     relative = relative_input(
         source, preset=preset, scheme_params=scheme_params or {}, length=length, dim=d, qk=qk
     )

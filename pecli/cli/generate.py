@@ -88,7 +88,10 @@ def generate(
         _print_presets(out)
         return
     from pecli.cli.common import build_table, prepare_output, write_table
+    from pecli.cli.inputs import stdin_file_params
     from pecli.schemes.backend import angles_on
+
+    scheme_params = stdin_file_params(out, scheme_params or {})  # --bias-from -: stdin, read once for the run
 
     if from_config is not None:
         from pecli.cli.model_inputs import config_table

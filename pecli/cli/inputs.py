@@ -122,6 +122,17 @@ def readable(out: Output, source: str) -> Any:
     """
     if source != "-":
         return source
+    import io
+
+    from pecli.io.source import STDIN_NAME
+
+    stream = io.BytesIO(stdin_table(out))
+    stream.name = STDIN_NAME  # the name messages give it
+    return stream
+
+
+def stdin_table(out: Output) -> bytes:
+    """The bytes of the table on ``out``'s stdin, read on first use and kept for the rest of the run."""
     if out.stdin_table is None:
         if out.stdin_is_terminal:
             raise ParameterError(
@@ -132,13 +143,20 @@ def readable(out: Output, source: str) -> Any:
 
         with read_stdin(out.stdin_bytes) as handle:
             out.stdin_table = handle.read()
-    import io
+    return out.stdin_table
 
-    from pecli.io.source import STDIN_NAME
 
-    stream = io.BytesIO(out.stdin_table)
-    stream.name = STDIN_NAME  # the name messages give it
-    return stream
+def stdin_file_params(out: Output, scheme_params: dict[str, Any]) -> dict[str, Any]:
+    """``scheme_params`` with a table file given as ``-`` (T5's ``--bias-from -``) as stdin's table.
+
+    Stdin is read once per run (:func:`stdin_table`); the scheme reads its bytes as often as it
+    needs (its sizes, then its values), and records the parameter as ``-``.
+    """
+    if scheme_params.get("bias_from") != "-":
+        return scheme_params
+    from pecli.io.source import ReadTable
+
+    return {**scheme_params, "bias_from": ReadTable("-", stdin_table(out))}
 
 
 def file_parts(out: Output, source: str) -> list[InputTable] | None:

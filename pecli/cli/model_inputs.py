@@ -10,7 +10,7 @@ import math
 import os
 from typing import Any
 
-from pecli.cli.output import Output, note_chosen_key
+from pecli.cli.output import Output, note_chosen_key, printable
 from pecli.errors import ParameterError, PecliError
 
 
@@ -165,7 +165,7 @@ def model_directory_input(out: Output, source: str, key: str | None) -> tuple[An
     tensor, array = open_model_directory(source).position_table(key)
     note_chosen_key(out, key, tensor.name)
 
-    return array, f"{os.path.basename(os.path.normpath(source))} [{shown(tensor.name)}]"
+    return array, f"{printable(os.path.basename(os.path.normpath(source)))} [{shown(tensor.name)}]"
 
 
 def show_model_directory(out: Output, path: str, *, key: str | None = None, stats: bool = False) -> None:
@@ -209,14 +209,15 @@ def show_model_directory(out: Output, path: str, *, key: str | None = None, stat
         )
         return
     model_type = shown(str(directory.config.get("model_type", "?")))
-    out.data(f"{path}: model_type {model_type}, {len(files)} weight file{'s' * (len(files) != 1)}")
+    out.data(f"{printable(path)}: model_type {model_type}, {len(files)} weight file{'s' * (len(files) != 1)}")
     out.data(f"position tensors ({len(tensors)}):" if tensors else "position tensors: none among the weights")
     width = max((len(shown(t.name)) for t in tensors), default=0)
     for tensor in tensors:
         itemsize = 2 if tensor.dtype == "bfloat16" else np.dtype(tensor.dtype).itemsize
         size = format_bytes(math.prod(tensor.shape) * itemsize)
         shape = str(list(tensor.shape))
-        out.data(f"  {shown(tensor.name):<{width}}  {shape}  {tensor.dtype}  {size}  ({os.path.basename(tensor.file)})")
+        file = printable(os.path.basename(tensor.file))
+        out.data(f"  {shown(tensor.name):<{width}}  {shape}  {tensor.dtype}  {size}  ({file})")
     if "problem" in settings:
         out.data(f"position settings: {shown(settings['problem'])}")
         return

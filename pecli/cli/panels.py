@@ -14,7 +14,7 @@ import typer
 
 from pecli.cli.drawing import DRAWING_PANEL, DrawingStyle, ImageFile, TerminalHeatmap, color_note
 from pecli.cli.inputs import InputTable, is_file_input
-from pecli.cli.output import Output
+from pecli.cli.output import Output, printable
 from pecli.errors import ParameterError
 
 SliceOpt = Annotated[
@@ -144,9 +144,9 @@ def draw_panels(
     if color_note(scale):
         out.note(str(color_note(scale)))
     metadata = tables[0].metadata
-    heading = style.title or table_title({k: v for k, v in metadata.items() if k != "part"}) or source
+    heading = style.title or table_title({k: v for k, v in metadata.items() if k != "part"}) or printable(source)
     name = "<stdin>" if source == "-" else os.path.basename(source)
-    heading += f" — {name}" if is_file_input(source) and heading != source else ""
+    heading += f" — {printable(name)}" if is_file_input(source) and heading != source else ""
     axes = table_axes(metadata)
     x_label, y_label = style.x_label or axes.x_label, style.y_label or axes.y_label
     titles = panel_titles([table.label for table in tables])  # cos, sin; head 0, head 1…; a file's tensors

@@ -129,9 +129,9 @@ def plot(
                     "--slice": slice_index,
                     "--scale": None if panels == "shared" else panels}  # fmt: skip
     check_view(view, json_output=out.json_output, unused=heatmap_only)
-    from pecli.cli.inputs import key_for_scheme
+    from pecli.cli.inputs import key_for_scheme, stdin_file_params
 
-    key, scheme_params = key_for_scheme(source, key, scheme_params or {})
+    key, scheme_params = key_for_scheme(source, key, stdin_file_params(out, scheme_params or {}))
     from pecli.cli.drawing import check_terminal_size, color_note, drawing_style
 
     style = drawing_style(

@@ -30,7 +30,7 @@ from pecli.errors import TableFileError
 from pecli.io.safetensors import MAX_HEADER_BYTES
 from pecli.io.text import TEXT_BYTES, is_text
 
-__all__ = ["STDIN_NAME", "kind_of", "open_source", "read_stdin"]
+__all__ = ["STDIN_NAME", "ReadTable", "kind_of", "open_source", "read_stdin"]
 
 #: what messages call standard input
 STDIN_NAME = "<stdin>"
@@ -43,6 +43,29 @@ _READ_WHOLE = 16 << 20
 _TEXT_BYTES = bytes(sorted(TEXT_BYTES))
 #: numpy refuses .npy headers longer than this (``np.lib.format``'s default ``max_header_size``)
 _MAX_NPY_HEADER = 10_000
+
+
+class ReadTable(str):
+    """A table's bytes already read (standard input's, read once per run), standing where a path goes.
+
+    It is the text it was given as (``-``) wherever a parameter is shown, recorded or compared,
+    and every reader opens its bytes afresh: a table read twice (a scheme's sizes, then its
+    values) reads the same bytes, not an emptied stream.
+
+    >>> import io, numpy as np
+    >>> piped = io.BytesIO(); np.save(piped, np.ones(3))
+    >>> given = ReadTable("-", piped.getvalue())
+    >>> given, [open_source(given)[1:] for _ in range(2)] == [("<stdin>", len(piped.getvalue()))] * 2
+    ('-', True)
+    """
+
+    data: bytes
+    display: str
+
+    def __new__(cls, text: str, data: bytes, display: str = STDIN_NAME) -> ReadTable:
+        given = super().__new__(cls, text)
+        given.data, given.display = data, display
+        return given
 
 
 def kind_of(head: bytes) -> str | None:
@@ -98,6 +121,8 @@ def open_source(source: str | IO[bytes]) -> tuple[IO[bytes], str, int]:
     declares, into memory (so its size is known before any header is trusted). A path is a path:
     ``"-"`` names a file, standard input being a stream the caller passes.
     """
+    if isinstance(source, ReadTable):
+        return io.BytesIO(source.data), source.display, len(source.data)
     if not isinstance(source, str):
         name = getattr(source, "name", None)
         name = name if isinstance(name, str) else "<stream>"

@@ -19,7 +19,7 @@ from pecli.schemes.checks import (
     row_range,
 )
 
-__all__ = ["fourier_table", "gaussian_table", "scaled_positions"]
+__all__ = ["fourier_angles_fit", "fourier_table", "gaussian_table", "scaled_positions"]
 
 
 def scaled_positions(length: int, rows: range, kind: str) -> np.ndarray:
@@ -33,6 +33,27 @@ def scaled_positions(length: int, rows: range, kind: str) -> np.ndarray:
     if kind == "raw":
         return positions
     return 2.0 * positions / (length - 1) - 1.0 if length > 1 else np.zeros_like(positions)
+
+
+def fourier_angles_fit(length: int, bands: int, *, pi: bool, positions: str) -> bool:
+    """Whether NeRF's largest angle f_(L−1)·max|x| (f_(L−1) = 2^(L−1), ·π with ``pi``) is a float64.
+
+    Beyond it the frequencies, or their product with the positions, overflow to infinity: no
+    such table exists in float64 (``bands`` is L; ``positions`` as :func:`scaled_positions`).
+
+    >>> fourier_angles_fit(16, 1024, pi=False, positions="normalized")
+    True
+    >>> fourier_angles_fit(16, 1024, pi=True, positions="normalized")
+    False
+    >>> fourier_angles_fit(16, 1024, pi=False, positions="raw")
+    False
+    """
+    largest = max(1.0, float(length - 1)) if positions == "raw" else 1.0
+    try:  # exact: 2^(L−1) scales (π·max|x|) without rounding until it overflows
+        math.ldexp((math.pi if pi else 1.0) * largest, bands - 1)
+    except OverflowError:
+        return False
+    return True
 
 
 def fourier_table(
@@ -72,21 +93,24 @@ def fourier_table(
     bands = (width - int(bool(include_input))) // 2
     rows = row_range(rows, length)
     x = scaled_positions(length, rows, positions)
-    if bands > 1000:  # 2^(L−1) and the angles it makes pass float64's largest value (2^1024) near L = 1024
-        given = "{num_freqs}" if num_freqs is not None else f"{{dim}} {dim}"
+    if bands and not fourier_angles_fit(length, bands, pi=pi, positions=positions):
+        most = next(n for n in range(bands, 0, -1) if fourier_angles_fit(length, n, pi=pi, positions=positions))
+        extra = int(bool(include_input))
+        given, fewer = (
+            (f"{{num_freqs={bands}}}", f"{{num_freqs={most}}}")
+            if num_freqs is not None
+            else (f"{{dim={width}}} (L = {bands} frequencies)", f"{{dim={2 * most + extra}}}")
+        )
         raise ParameterError(
-            f"{given} gives {bands} frequencies, up to 2^{bands - 1}: their angles are beyond float64",
-            hint="use at most 1000 frequencies, e.g. {num_freqs=10}",
+            f"{given} reaches 2^{bands - 1}{'·π' if pi else ''}"
+            f"{' times positions up to ' + str(length - 1) if positions == 'raw' and length > 2 else ''}, "
+            "an angle beyond float64 (about 1.8e308)",
+            hint=f"use at most {fewer}",
         )
     # nerf-pytorch: 2.**linspace(0, L−1, L) (log) or linspace(2.**0, 2.**(L−1), L) (linear)
     freqs = 2.0 ** np.arange(bands, dtype=np.float64) if log_sampling else np.linspace(1.0, 2.0 ** (bands - 1), bands)
     if pi:
         freqs = freqs * math.pi
-    if bands and not math.isfinite(float(np.max(np.abs(x), initial=0.0)) * float(freqs[-1])):
-        raise ParameterError(
-            f"{bands} frequencies at {positions} positions up to {length - 1} make angles beyond float64",
-            hint="use fewer frequencies, e.g. {num_freqs=10}, or {positions=normalized}",
-        )
     table = np.empty((len(rows), width), dtype=np.float64)
     if include_input:
         table[:, 0] = x

@@ -31,6 +31,7 @@ from pecli.analysis.identify.sinusoids import (
 )
 from pecli.analysis.identify.timesteps import read_timesteps, round_timesteps
 from pecli.schemes.catalog import SCHEMES, resolve
+from pecli.schemes.fourier import fourier_angles_fit
 from pecli.schemes.presets import PRESETS
 
 __all__ = ["BASES", "OFFSETS", "SCREEN_ROWS", "candidates", "presets_with", "timestep_candidates"]
@@ -89,16 +90,18 @@ def _sinusoidal_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
                 }
 
 
-def _fourier_candidates(dim: int) -> Iterator[dict[str, Any]]:
+def _fourier_candidates(length: int, dim: int) -> Iterator[dict[str, Any]]:
     """NeRF's γ(x) in every variant whose width is ``dim`` (2·L, + 1 with the input column)."""
     for include_input in (True, False):
         if (dim - include_input) % 2 or dim - include_input < 2:
             continue
-        if (dim - include_input) // 2 > 1024:  # its top frequency 2^(L − 1) is beyond float64: no such table
-            continue
+        bands = (dim - include_input) // 2
         for positions in ({"positions": "normalized"}, {"positions": "raw"}):
             for log_sampling in (True, False):
                 for pi in (False, True):
+                    # its largest angle 2^(L − 1)·(π)·max|x| is beyond float64: no such table
+                    if not fourier_angles_fit(length, bands, pi=pi, positions=positions["positions"]):
+                        continue
                     yield {"include_input": include_input, "log_sampling": log_sampling, "pi": pi, **positions}
 
 
@@ -115,7 +118,7 @@ def candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
     for params in alibi_candidates(table):
         yield "alibi", {**SCHEMES["alibi"].defaults, **params}
     yield from grid_scheme_candidates(table, _GRID_BASES)
-    for params in _fourier_candidates(table.shape[1]):
+    for params in _fourier_candidates(*table.shape[:2]):
         yield "fourier", {**SCHEMES["fourier"].defaults, **params}
     for scheme in SCHEMES.values():
         # the others have their searchers above, or none (a random draw, which no convention fixes)

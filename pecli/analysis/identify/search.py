@@ -163,6 +163,19 @@ def _looks_gaussian(values: np.ndarray, mean: float, std: float) -> bool:
     return abs(kurtosis - 3.0) < 0.5 and abs(mean) < 5 * std / math.sqrt(values.size)
 
 
+def _value_statistics(values: np.ndarray) -> tuple[float, float]:
+    """The mean and (population) standard deviation of every value, in float64, of a table of any shape.
+
+    >>> _value_statistics(np.array([[1.0, 3.0], [5.0, 7.0]]))
+    (4.0, 2.23606797749979)
+    """
+    # scaled into [-1, 1] first: the sum and the squares of 1e308s overflow
+    scale = float(np.max(np.abs(values))) if values.size else 0.0
+    scale = scale if 0 < scale < math.inf else 1.0
+    scaled = np.asarray(values, dtype=np.float64) / scale
+    return scale * float(scaled.mean()), scale * float(scaled.std())
+
+
 def _checked(table: np.ndarray) -> np.ndarray:
     values = np.asarray(table)
     if values.dtype.kind != "f" or values.dtype.itemsize < 4:  # ints, float16, bfloat16: widen (exactly)
@@ -190,6 +203,7 @@ def _identify_alibi(
     error = float(np.abs(values - expected).max())
     excess = float((np.abs(values - expected) / _noise("alibi", params, np.zeros(1), expected, precision, scale)).max())
     level = "none" if excess > 1.0 else "exact" if error <= tolerance else "approximate"
+    # the value statistics describe a tensor that matched nothing, as for a (len, d) table
     mean, std = _value_statistics(values) if level == "none" else (0.0, 0.0)
     return Identification(
         shape=values.shape,
@@ -201,21 +215,8 @@ def _identify_alibi(
         precision=precision,
         value_mean=mean,
         value_std=std,
+        gaussian=level == "none" and _looks_gaussian(values.reshape(-1), mean, std),
     )
-
-
-def _value_statistics(values: np.ndarray) -> tuple[float, float]:
-    """The mean and standard deviation of a table that matched nothing, of any shape.
-
-    Scaled into [−1, 1] first: the sum and the squares of 1e308s overflow.
-
-    >>> _value_statistics(np.array([1e308, -1e308, 1e308, -1e308]))
-    (0.0, 1e+308)
-    """
-    scale = float(np.max(np.abs(values))) if values.size else 0.0
-    scale = scale if 0 < scale < math.inf else 1.0
-    scaled = np.asarray(values, dtype=np.float64) / scale
-    return scale * float(scaled.mean()), scale * float(scaled.std())
 
 
 def _identify_alibi_rows(
