@@ -30,7 +30,7 @@ from pecli.schemes.params import PARAMS
 SCHEME_PANEL = "Scheme options"
 
 #: parameters whose flag is not ``--`` + the name with dashes (scheme parameters have theirs in PARAMS)
-_FLAGS = {"length": "--len", "dim": "--d", "dims": "--lines", "output": "-o"}
+_FLAGS = {"length": "--len", "dim": "--d", "dims": "--lines", "output": "-o", "fmt": "--format"}
 
 
 def flag_for(name: str) -> str:
