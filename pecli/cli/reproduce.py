@@ -34,7 +34,7 @@ def command_line(recipe: Recipe) -> str:
     >>> command_line(Recipe("timestep", "timestep", "diffusers", {}, dim=8, output="t.npy", timesteps=(0.5, 3.0)))
     'pecli timestep 0.5 3.0 --dim 8 --preset diffusers -o t.npy'
     """
-    if recipe.command == "timestep":
+    if recipe.timesteps is not None:  # rows of timestep embeddings: pecli timestep
         times = _timestep_arguments(recipe.timesteps or ())
         parts = ["pecli", "timestep", *times, "--dim", str(recipe.dim)]  # timestep's own --dim, not generate's --d
         parts += ["--preset", recipe.preset] if recipe.preset else _flags(recipe.params)
