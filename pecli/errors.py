@@ -30,6 +30,7 @@ from enum import IntEnum
 
 __all__ = [
     "ExitCode",
+    "Message",
     "OutputError",
     "ParameterError",
     "PecliError",
@@ -106,6 +107,26 @@ class PecliError(Exception):
         """The one-line text with each parameter written as ``spell(name)`` (the CLI: its flag)."""
         message, hint = (text if text is None else name_parameters(text, spell) for text in self._templates)
         return f"{message} ({hint})" if hint else message  # type: ignore[return-value]
+
+
+class Message(str):
+    """A note's text: Python names as a ``str`` (``rows=0:200``), flags once the CLI spells it (``--rows 0:200``).
+
+    >>> note = Message("rows repeat: {rows=0:200} shows them")
+    >>> note, note.spelled(lambda name: "--" + name)
+    ('rows repeat: rows=0:200 shows them', 'rows repeat: --rows 0:200 shows them')
+    """
+
+    template: str
+
+    def __new__(cls, template: str) -> Message:
+        message = super().__new__(cls, name_parameters(template))
+        message.template = template
+        return message
+
+    def spelled(self, spell: Callable[[str], str]) -> str:
+        """The text with each parameter written as ``spell(name)`` (the CLI: its flag)."""
+        return name_parameters(self.template, spell)
 
 
 class ParameterError(PecliError, ValueError):

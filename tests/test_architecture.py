@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import inspect
+import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +14,15 @@ import numpy as np
 import pytest
 
 import pecli
+import pecli.io
+from pecli.analysis.identify import identify_table
 from pecli.errors import ParameterError, PecliError
+from pecli.io.atomic import check_free_space
+from pecli.io.safetensors import safetensors_header
+from pecli.io.source import read_stdin
+from pecli.io.tensor import Tensor
+from pecli.models.directory import open_model_directory
+from pecli.render.lines import save_lines
 from pecli.schemes.catalog import SCHEMES
 
 PACKAGE = Path(pecli.__file__).parent
@@ -140,6 +150,142 @@ def test_a_library_user_never_sees_a_flag(call):
         call()
     text = str(caught.value)
     assert "--" not in text and "{" not in text, text
+
+
+def _two_tensors(tmp_path: Path) -> str:
+    from pecli.io import write_tensors
+
+    path = str(tmp_path / "two.safetensors")
+    write_tensors(path, {name: Tensor.from_array(np.zeros((2, 3), np.float32)) for name in "ab"}, fmt="safetensors")
+    return path
+
+
+def _model(tmp_path: Path, names: tuple[str, ...]) -> str:
+    import json
+
+    from pecli.io import write_tensors
+
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    tensors = {name: Tensor.from_array(np.zeros((4, 2), np.float32)) for name in names}
+    write_tensors(str(tmp_path / "model.safetensors"), tensors, fmt="safetensors")
+    return str(tmp_path)
+
+
+class _Terminal(io.BytesIO):
+    def isatty(self) -> bool:
+        return True
+
+
+#: io, models, analysis and render calls with bad arguments (tmp_path -> a call that raises): no flag either
+LIBRARY_BAD_CALLS = {
+    "format_for": lambda tmp: pecli.io.format_for("pe.txt", None),
+    "empty name": lambda tmp: pecli.io.check_format_holds("safetensors", {"": "float32"}),
+    "metadata name": lambda tmp: pecli.io.check_format_holds("safetensors", {"__metadata__": "float32"}),
+    "bfloat16 npy": lambda tmp: pecli.io.check_format_holds("npy", {"pe": "bfloat16"}),
+    "unknown format": lambda tmp: pecli.io.check_format_holds("xls", {"pe": "float32"}),
+    "read_table two tensors": lambda tmp: pecli.io.read_table(_two_tensors(tmp)),
+    "read_table missing key": lambda tmp: pecli.io.read_table(_two_tensors(tmp), key="c"),
+    "read_table no file": lambda tmp: pecli.io.read_table(str(tmp / "none.npy")),
+    "free space": lambda tmp: check_free_space(str(tmp / "pe.npy"), 1 << 62),
+    "header size": lambda tmp: safetensors_header({}, {"x": "y" * 100_000_000}),
+    "stdin closed": lambda tmp: read_stdin(None),
+    "stdin terminal": lambda tmp: read_stdin(_Terminal()),
+    "model two tables": lambda tmp: open_model_directory(
+        _model(tmp, ("a.position_embeddings.weight", "b.position_embeddings.weight"))
+    ).position_table(),
+    "model no table": lambda tmp: open_model_directory(_model(tmp, ("wte.weight",))).position_table(),
+    "model no config": lambda tmp: open_model_directory(str(tmp)),
+    "identify 3-D": lambda tmp: identify_table(np.zeros((2, 3, 4))),
+    "identify NaN": lambda tmp: identify_table(np.full((4, 4), np.nan)),
+    "save_lines no dims": lambda tmp: save_lines(np.zeros((4, 4)), str(tmp / "l.png"), dims=[], title="t"),
+    "save_lines bad dim": lambda tmp: save_lines(np.zeros((4, 4)), str(tmp / "l.png"), dims=[9], title="t"),
+}
+
+
+@pytest.mark.parametrize("call", LIBRARY_BAD_CALLS.values(), ids=LIBRARY_BAD_CALLS.keys())
+def test_io_models_analysis_and_render_never_name_a_flag(call, tmp_path):
+    """read_table on a two-tensor file said "choose one with --key" to a Python caller."""
+    with pytest.raises(PecliError) as caught:
+        call(tmp_path)
+    text = str(caught.value)
+    assert not FLAG.search(text) and "{" not in text, text
+    assert "cannot hold dtype" not in text, text  # the call fails where it means to, not in its setup
+
+
+def test_the_cli_spells_the_core_s_key_and_output_placeholders(tmp_path):
+    from pecli.cli.options import flag_for
+
+    with pytest.raises(PecliError) as caught:
+        pecli.io.read_table(_two_tensors(tmp_path))
+    assert str(caught.value).startswith(f"{tmp_path / 'two.safetensors'} holds 2 tensors; choose one with key (")
+    assert "choose one with --key (" in caught.value.spelled(flag_for)
+    with pytest.raises(PecliError) as caught:
+        open_model_directory(_model(tmp_path, ("a.position_embeddings.weight", "b.wpe.weight"))).position_table()
+    assert "2-D position tensors; choose one with key (" in str(caught.value)
+    assert "2-D position tensors; choose one with --key (" in caught.value.spelled(flag_for)
+    with pytest.raises(PecliError) as caught:
+        read_stdin(_Terminal())
+    assert caught.value.hint == "pipe one in: pecli generate dim=64 length=32 output=- | …"
+    assert caught.value.spelled(flag_for).endswith("(pipe one in: pecli generate --d 64 --len 32 -o - | …)")
+
+
+def test_a_render_note_names_rows_and_the_cli_spells_its_flag(tmp_path):
+    from pecli.cli.options import flag_for
+
+    note = save_lines(pecli.encode("sinusoidal", 2048, 16), str(tmp_path / "l.png"), dims=[0, 8], title="t")
+    assert note.endswith("as a solid band: rows=0:200 shows the shape"), note
+    assert note.spelled(flag_for).endswith("as a solid band: --rows 0:200 shows the shape")
+
+
+#: a CLI flag at a word's start: --key, --rows (not "--" alone, a linestyle; not a---b)
+FLAG = re.compile(r"(?<![\w-])--[a-z]")
+#: modules outside pecli/cli/ whose string literals may still spell flags, and why
+FLAG_TABLES = {
+    "pecli/schemes/params.py": "the registry's table of each scheme parameter's flag (flag_for reads it)",
+    "pecli/schemes/catalog.py": "scheme descriptions shown by 'pecli schemes' (a later change: placeholders)",
+    "pecli/schemes/presets.py": "preset descriptions shown by 'pecli schemes' (a later change: placeholders)",
+}
+
+
+def _flag_literals(source: str, where: str) -> list[str]:
+    """String literals (docstrings aside) in one module's source that spell a CLI flag."""
+    tree = ast.parse(source)
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    return [
+        f"{where}:{node.lineno}: {node.value!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        and id(node) not in docstrings and FLAG.search(node.value)
+    ]  # fmt: skip
+
+
+def test_the_flag_finder_finds_literals_and_skips_docstrings_comments_and_linestyles():
+    source = (
+        '"""Use --key."""\n'
+        'def f():\n    """--rows A:B."""\n    plot(linestyle="--")  # --comment\n'
+        '    raise E(f"pick {x} with --key", hint="--name pe")\n'
+    )
+    assert [found.split(": ", 1)[1] for found in _flag_literals(source, "m.py")] == [
+        "' with --key'",
+        "'--name pe'",
+    ]
+
+
+def test_only_the_cli_spells_flags():
+    """Every string outside pecli/cli/ names parameters ({key}, {rows=0:200}); the CLI spells them as flags."""
+    root = Path(pecli.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        where = path.relative_to(root.parent).as_posix()
+        if path.relative_to(root).parts[0] == "cli" or where in FLAG_TABLES:
+            continue
+        found += _flag_literals(path.read_text(encoding="utf-8"), where)
+    assert found == []
 
 
 def test_the_cli_spells_the_same_error_with_flags():

@@ -12,6 +12,7 @@ from safetensors.numpy import save_file
 
 import pecli
 from pecli.analysis.identify import identify_table
+from pecli.cli.reproduce import reproduce
 from pecli.io import read_table
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.presets import PRESETS
@@ -41,7 +42,7 @@ def test_every_preset(scheme, preset, dtype, cli, tmp_path):
     assert preset in found.best.presets
     assert dict(found.best.params) == resolve(scheme, preset, {})[1]
     assert found.best.max_error <= found.tolerance
-    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, reproduce(found)), table)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
@@ -51,7 +52,7 @@ def test_every_timestep_preset_is_reproduced(scheme, preset, dtype, cli, tmp_pat
     table = pecli.encode(scheme, LENGTH, DIM, preset=preset, dtype=dtype)
     found = identify_table(table)
     assert found.level == "exact", found.best.describe()
-    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, reproduce(found)), table)
 
 
 @pytest.mark.parametrize(
@@ -97,10 +98,10 @@ def test_off_grid_base_and_a_table_cut_from_a_longer_one(cli, tmp_path):
     assert found.level == "exact"
     assert found.best.params["base"] == 12345.0 and found.best.params["offset"] == 1000
     assert (
-        found.command()
+        reproduce(found)
         == "pecli generate sinusoidal --base 12345 --layout split --offset 1000 --d 64 --len 300 -o pe.npy"
     )
-    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, reproduce(found)), table)
 
 
 @pytest.mark.parametrize("base", [500000.0, 1e6])
@@ -192,8 +193,8 @@ def test_bfloat16_tables_read_back_as_float32(preset, cli, tmp_path):
     found = identify_table(table)
     assert found.level == "exact" and preset in found.best.presets
     assert (found.dtype, found.precision, found.reproduce_dtype) == ("float32", "bfloat16", "bfloat16")
-    assert found.command().endswith("--dtype bfloat16 -o pe.safetensors")
-    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()).astype(np.float32), table)
+    assert reproduce(found).endswith("--dtype bfloat16 -o pe.safetensors")
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, reproduce(found)).astype(np.float32), table)
     # a float16 table saved as float32 likewise
     half = pecli.encode("sinusoidal", 64, 32, preset=preset, dtype="float16").astype(np.float32)
     assert identify_table(half).level == "exact" and identify_table(half).reproduce_dtype == "float16"
@@ -255,7 +256,7 @@ def test_rope_any_layout_base_and_scaling(layout, part, params, cli, tmp_path):
     scheme_params = {name: value for name, value in params.items() if name != "dtype"}
     assert {name: found.best.params[name] for name in scheme_params} == scheme_params
     assert (found.best.params["layout"], found.best.params["part"]) == (layout, part)
-    reproduced = _reproduce(cli, tmp_path, found.command())
+    reproduced = _reproduce(cli, tmp_path, reproduce(found))
     np.testing.assert_array_equal(reproduced.astype(np.float32), table.astype(np.float32))
 
 
@@ -283,8 +284,8 @@ def test_timestep_rows_at_arbitrary_t(times, params, arguments, cli, tmp_path):
     found = identify_table(table)
     assert found.level == "exact", found.best.describe()
     assert found.best.timesteps == tuple(float(t) for t in times)
-    assert found.command().startswith(f"pecli timestep {arguments} --dim 64")
-    argv = shlex.split(found.command())[1:]
+    assert reproduce(found).startswith(f"pecli timestep {arguments} --dim 64")
+    argv = shlex.split(reproduce(found))[1:]
     argv[argv.index("-o") + 1] = str(tmp_path / "t.npy")
     assert cli(*argv).code == 0
     np.testing.assert_array_equal(np.load(tmp_path / "t.npy"), table)
@@ -317,7 +318,7 @@ def test_sincos2d_every_preset_grid_from_the_token_count(preset, cls_token, cli,
     found = identify_table(table)
     assert found.level == "exact" and preset in found.best.presets, found.best.describe()
     assert (found.best.params["grid"], found.best.params["cls_token"]) == ("6,10", cls_token)
-    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, reproduce(found)), table)
 
 
 @pytest.mark.parametrize("dim", [2, 3])
@@ -325,8 +326,8 @@ def test_coordconv_grids(dim, cli, tmp_path):
     table = pecli.encode("coordconv", None, dim, grid="5,7")
     found = identify_table(table)
     assert found.level == "exact" and found.best.scheme == "coordconv" and found.best.params["grid"] == "5,7"
-    assert found.command() == f"pecli generate coordconv --grid 5,7 --d {dim} -o pe.npy"
-    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+    assert reproduce(found) == f"pecli generate coordconv --grid 5,7 --d {dim} -o pe.npy"
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, reproduce(found)), table)
 
 
 @pytest.mark.parametrize(
@@ -345,7 +346,7 @@ def test_fourier_variants(params, cli, tmp_path):
     assert {name: found.best.params[name] for name in params if name != "num_freqs"} == {
         name: value for name, value in params.items() if name != "num_freqs"
     }
-    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, reproduce(found)), table)
 
 
 def test_binary_bit_orders():
@@ -372,7 +373,7 @@ def test_rope2d_grid_from_the_token_count(params, command, cli, tmp_path):
     """diffusers' 2-D axial RoPE: H × W from the token count, the part from token (0, 0)'s row."""
     table = pecli.encode("rope2d", None, 32, grid="4,6", **params)
     found = identify_table(table)
-    assert found.level == "exact" and found.command() == command, found.best.describe()
+    assert found.level == "exact" and reproduce(found) == command, found.best.describe()
     np.testing.assert_array_equal(_reproduce(cli, tmp_path, command), table)
 
 
@@ -394,7 +395,7 @@ def test_extra_tokens_padding_row_and_amplitude(cli, tmp_path):
     ]
     for table, command in cases:
         found = identify_table(table)
-        assert found.level == "exact" and found.command() == command, found.command()
+        assert found.level == "exact" and reproduce(found) == command, reproduce(found)
         np.testing.assert_array_equal(_reproduce(cli, tmp_path, command), table)
 
 
@@ -404,7 +405,7 @@ def test_alibi_one_query_row_per_head(form, row, cli, tmp_path):
     table = pecli.encode("alibi", 16, None, heads=4, form=form)[:, row : row + 1]
     found = identify_table(table)
     assert found.level == "exact" and found.query_row == (0 if form == "key" else row)
-    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command())[:, found.query_row], table[:, 0])
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, reproduce(found))[:, found.query_row], table[:, 0])
     path = tmp_path / "rows.npy"
     np.save(path, table)
     result = cli("identify", str(path))
@@ -490,8 +491,8 @@ def test_the_grid_conventions_of_timm_diffusers_eva02_qwen2vl(scheme, params, di
     table = pecli.encode(scheme, None, dim, grid="6,10", dtype=dtype, **params)
     found = identify_table(table)
     suffix = " --dtype float64 -o pe.npy" if dtype == "float64" else " -o pe.npy"
-    assert found.level == "exact" and found.command() == command + suffix, found.best.describe()
-    np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+    assert found.level == "exact" and reproduce(found) == command + suffix, found.best.describe()
+    np.testing.assert_array_equal(_reproduce(cli, tmp_path, reproduce(found)), table)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -504,5 +505,5 @@ def test_pad_dim_sinusoids_at_odd_d(dim, dtype, cli, tmp_path):
         found = identify_table(table)
         suffix = " --dtype float64 -o pe.npy" if dtype == "float64" else " -o pe.npy"
         assert found.level == "exact", found.best.describe()
-        assert found.command() == f"pecli generate --preset vaswani{flag} --d {dim} --len {LENGTH}{suffix}"
-        np.testing.assert_array_equal(_reproduce(cli, tmp_path, found.command()), table)
+        assert reproduce(found) == f"pecli generate --preset vaswani{flag} --d {dim} --len {LENGTH}{suffix}"
+        np.testing.assert_array_equal(_reproduce(cli, tmp_path, reproduce(found)), table)

@@ -17,6 +17,7 @@ import pytest
 
 from pecli.analysis.compare import arithmetic_tolerance, compare_tables, rounding_tolerance
 from pecli.analysis.identify import Identification, identify_table
+from pecli.cli.reproduce import reproduce
 from pecli.io import read_table
 from pecli.schemes.timestep import parse_range, parse_timesteps
 
@@ -125,13 +126,13 @@ def test_identify_names_the_convention(name, command, cli, tmp_path):
     """identify's reproduce command is the simplest true description: the preset or round parameters used."""
     found = _identified(name)
     assert found.level in ("exact", "approximate"), found.best.describe()
-    assert _options(found.command()) == _options(command) or (
+    assert _options(reproduce(found)) == _options(command) or (
         found.best.presets and command.split()[3] in found.best.presets
-    ), found.command()
-    reference = _generate(cli, tmp_path, found.command())
+    ), reproduce(found)
+    reference = _generate(cli, tmp_path, reproduce(found))
     if found.query_row is not None:
         reference = reference[:, found.query_row]
-    _within_noise(_load(name), reference, found.command())
+    _within_noise(_load(name), reference, reproduce(found))
 
 
 @pytest.mark.parametrize(("name", "expect"), _cases("other"))

@@ -56,6 +56,7 @@ def identify(
             hint=f"write it first: pecli generate {source} --d … --len … -o pe.npy",
         )
     from pecli.analysis.identify import identify_rope_pair, identify_table
+    from pecli.cli.reproduce import command_line
 
     pair = rope_pair(out, source) if key is None else None
     if pair is not None:  # a RoPE table written as its cos and sin: one table
@@ -75,7 +76,7 @@ def identify(
     # the file's dtype: a bfloat16 table is held as float32, the precision of its values tells the rest
     found = dataclasses.replace(found, dtype=table.dtype_name)
     if out.json_output:
-        out.json({"source": table.label, **found.to_json()})
+        out.json({"source": table.label, **found.to_json(command_line)})
     else:
         _print(out, table, found)
     if not found.matched:
@@ -110,6 +111,8 @@ def _progress_line(out: Output) -> Iterator[Callable[[str], None] | None]:
 
 
 def _print(out: Output, table: Any, found: Any) -> None:
+    from pecli.cli.reproduce import reproduce
+
     # the file's dtype and the coarsest dtype that holds every value exactly are two separate figures
     shape = " × ".join(map(str, found.shape))
     out.data(f"{table.label}: {shape}, dtype {found.dtype}, value precision {found.precision}")
@@ -133,7 +136,7 @@ def _print(out: Output, table: Any, found: Any) -> None:
             out.data(f"  values: mean {found.value_mean:.4g}, standard deviation {found.value_std:.4g}")
         out.data(f"  closest: {best.describe()}, max error {best.max_error:.3g}")
         return
-    out.data(f"  reproduce: {found.command()}")
+    out.data(f"  reproduce: {reproduce(found)}")
     equivalent = found.equivalent()
     if equivalent is not None:
         half = found.shape[-1] // 2

@@ -31,14 +31,14 @@ from pecli.schemes.params import PARAMS
 SCHEME_PANEL = "Scheme options"
 
 #: parameters whose flag is not ``--`` + the name with dashes (scheme parameters have theirs in PARAMS)
-_FLAGS = {"length": "--len", "dim": "--d", "dims": "--lines"}
+_FLAGS = {"length": "--len", "dim": "--d", "dims": "--lines", "output": "-o", "fmt": "--format"}
 
 
 def flag_for(name: str) -> str:
     """The flag of a Python parameter named in a core error: from the registry, else ``--name-with-dashes``.
 
-    >>> flag_for("dim"), flag_for("length"), flag_for("freq_shift"), flag_for("max_offset")
-    ('--d', '--len', '--freq-shift', '--max-offset')
+    >>> flag_for("dim"), flag_for("length"), flag_for("freq_shift"), flag_for("max_offset"), flag_for("output")
+    ('--d', '--len', '--freq-shift', '--max-offset', '-o')
     """
     if name in PARAMS:
         return PARAMS[name].flag

@@ -30,7 +30,17 @@ from pecli.cli.drawing import (
     XLabelOpt,
     YLabelOpt,
 )
-from pecli.cli.options import DimOpt, DtypeOpt, KeyOpt, LenOpt, PresetOpt, ascii_int, output_options, scheme_options
+from pecli.cli.options import (
+    DimOpt,
+    DtypeOpt,
+    KeyOpt,
+    LenOpt,
+    PresetOpt,
+    ascii_int,
+    flag_for,
+    output_options,
+    scheme_options,
+)
 from pecli.cli.output import Output
 from pecli.cli.panels import SliceOpt, draw_panels
 from pecli.errors import ParameterError
@@ -329,7 +339,7 @@ def _save_image(
             figsize=image.figsize,
         )
         if note:
-            out.note(note)
+            out.note(note.spelled(flag_for))  # the core names the parameter (rows), the CLI its flag (--rows)
     elif isinstance(image, HeatmapImage):
         note = save_heatmap(
             view.values,

@@ -82,7 +82,7 @@ def format_for(path: str, fmt: str | None) -> str:
         return extension
     raise ParameterError(
         f"cannot tell the format of {path!r} from its extension {('.' + extension) if extension else '(none)'}",
-        hint="use .npy, .safetensors, .pt, .csv or .tsv, or pass --format",
+        hint="use .npy, .safetensors, .pt, .csv or .tsv, or pass {fmt}",
     )
 
 
@@ -110,11 +110,11 @@ def check_format_holds(
         for name in dtypes:
             if not isinstance(name, str) or not name:
                 raise ParameterError(
-                    f"a tensor in a .{fmt} file needs a non-empty name, got {name!r}", hint="--name pe"
+                    f"a tensor in a .{fmt} file needs a non-empty name, got {name!r}", hint="{name=pe}"
                 )
             if name == "__metadata__":
                 raise ParameterError(
-                    "'__metadata__' is reserved by the safetensors header, not a tensor name", hint="--name pe"
+                    "'__metadata__' is reserved by the safetensors header, not a tensor name", hint="{name=pe}"
                 )
     if fmt == "safetensors":
         for dtype in dtypes.values():
@@ -128,7 +128,7 @@ def check_format_holds(
         if "bfloat16" in dtypes.values():
             raise ParameterError(
                 f"{fmt} cannot store bfloat16 (numpy has no bfloat16 dtype)",
-                hint="write .safetensors or .pt, or use --dtype float32",
+                hint="write .safetensors or .pt, or use {dtype=float32}",
             )
 
 
@@ -270,7 +270,7 @@ _LISTED = 10
 def find_key(names: Iterable[str], key: str, where: str, *, what: str = "tensor") -> str:
     """The tensor ``key`` names among ``names``: itself, else the one name that contains it.
 
-    ``--key position_embeddings`` picks ``embeddings.position_embeddings.weight`` when no other
+    ``key="position_embeddings"`` picks ``embeddings.position_embeddings.weight`` when no other
     tensor's name contains it; no name, or several, is a :class:`TableFileError` naming them.
 
     >>> find_key(["embeddings.position_embeddings.weight", "embeddings.word_embeddings.weight"], "position", "m")
@@ -318,7 +318,7 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
     if len(candidates) > _LISTED:
         listing += f"; and {len(candidates) - _LISTED} more (pecli info lists them)"
     raise TableFileError(
-        f"{name} holds {len(entries)} tensors; choose one with --key", hint=f"2-D candidates: {listing}"
+        f"{name} holds {len(entries)} tensors; choose one with {{key}}", hint=f"2-D candidates: {listing}"
     )
 
 
@@ -361,7 +361,7 @@ def read_table(source: str | IO[bytes], key: str | None = None) -> LoadedTable:
         check_fits_in_memory(
             math.prod(entry.shape) * itemsize,
             what=f"tensor {label} in {name}" if chosen else f"table in {name}",
-            hint="read a smaller table, or another tensor of the file with --key",
+            hint="read a smaller table, or another tensor of the file with {key}",
         )
         array = entry.load()
     return LoadedTable(array=array, key=chosen or None, metadata=metadata, source=name, dtype=entry.dtype)

@@ -94,7 +94,7 @@ def check_free_space(path: str, nbytes: int) -> None:
         raise OutputError(
             f"the output would take {format_bytes(nbytes)}, "
             f"more than the {format_bytes(usage.free)} free in {directory}",
-            hint="make it smaller (--len, --d, --rows), or write elsewhere",
+            hint="make it smaller ({length}, {dim}, {rows}), or write elsewhere",
         )
 
 

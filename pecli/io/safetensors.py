@@ -89,7 +89,7 @@ def safetensors_header(tensors: Mapping[str, Tensor], metadata: Mapping[str, str
     if len(encoded) > MAX_HEADER_BYTES:  # a file no safetensors reader (pecli's included) would open
         raise ParameterError(
             f"the safetensors header would take {len(encoded)} bytes, over the format's {MAX_HEADER_BYTES}-byte limit",
-            hint="store less metadata (fewer timesteps: --range), or write .npy",
+            hint="store less metadata (fewer timesteps: {range}), or write .npy",
         )
     return struct.pack("<Q", len(encoded)) + encoded
 

@@ -107,7 +107,8 @@ def read_stdin(stdin: IO[bytes] | None) -> IO[bytes]:
         raise TableFileError("stdin is closed, so there is no table to read", hint="pipe one in, or give a file")
     if _is_terminal(stdin):
         raise TableFileError(
-            "no table on stdin (it is a terminal)", hint="pipe one in: pecli generate --d 64 --len 32 -o - | …"
+            "no table on stdin (it is a terminal)",
+            hint="pipe one in: pecli generate {dim=64} {length=32} {output=-} | …",
         )
     stream, _, _ = _read_declared(stdin, STDIN_NAME)
     stream.name = STDIN_NAME  # type: ignore[misc]  # the name messages give it (IO declares it read-only)

@@ -116,9 +116,9 @@ class ModelDirectory:
             if problem is None:
                 raise TableFileError(
                     f"{self.path} holds no 2-D position table among its weights",
-                    hint="its encoding may be computed: pecli generate --from-config " + self.path,
+                    hint="its encoding may be computed: pecli generate {from_config=" + self.path + "}",
                 )
-            raise TableFileError(f"{problem}; choose one with --key", hint=f"candidates: {listing}")
+            raise TableFileError(f"{problem}; choose one with {{key}}", hint=f"candidates: {listing}")
         tensor = tables[0]
         return tensor, read_table(tensor.file, key=tensor.name).array
 

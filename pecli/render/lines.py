@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pecli.errors import ParameterError
+from pecli.errors import Message, ParameterError
 from pecli.render.image import image_format, new_figure, save_figure, set_title
 
 __all__ = ["auto_dims", "save_lines"]
@@ -44,7 +44,7 @@ def save_lines(
     figsize: tuple[float, float] = (8, 6),
     x_ticks_from: int = 0,
     dims_from: int = 0,
-) -> str | None:
+) -> Message | None:
     """Draw columns ``dims`` of ``matrix`` as curves against position into ``path`` (``--lines``).
 
     ``dims`` are dimension indices of the original table; ``dims_from`` is the index of
@@ -53,14 +53,15 @@ def save_lines(
 
     Returns:
         A note naming the dimensions that repeat faster than the image's pixels (they draw as a
-        solid band), with the ``--rows`` that would show their shape; else None.
+        solid band), with the ``rows`` that would show their shape (a :class:`~pecli.errors.Message`:
+        the CLI spells ``rows`` as its flag); else None.
 
     Example:
         >>> import os, tempfile, pecli
         >>> path = os.path.join(tempfile.mkdtemp(), "lines.png")
         >>> save_lines(pecli.encode("sinusoidal", 100, 16), path, dims=[0, 1, 4, 8], title="sinusoidal")
         >>> print(save_lines(pecli.encode("sinusoidal", 2048, 16), path, dims=[0, 8], title="sinusoidal"))
-        dim 0 repeats faster than the image's pixels and draws as a solid band: --rows 0:200 shows the shape
+        dim 0 repeats faster than the image's pixels and draws as a solid band: rows=0:200 shows the shape
     """
     matrix = np.asarray(matrix)
     image_format(path)
@@ -100,10 +101,10 @@ def save_lines(
     magnitude = 10 ** math.floor(math.log10(wanted))
     shown = int(max(step * magnitude for step in (1, 2, 5) if step * magnitude <= wanted))
     names = ", ".join(str(dim) for dim in blurred)
-    return (
+    return Message(
         f"dim{'s' if len(blurred) > 1 else ''} {names} repeat{'' if len(blurred) > 1 else 's'} faster than the "
         f"image's pixels and draw{'' if len(blurred) > 1 else 's'} as a solid band: "
-        f"--rows {x_ticks_from}:{x_ticks_from + shown} shows the shape"
+        f"{{rows={x_ticks_from}:{x_ticks_from + shown}}} shows the shape"
     )
 
 

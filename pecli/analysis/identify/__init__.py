@@ -18,13 +18,13 @@ the first in search order wins: presets, then round bases and offsets, then fitt
 >>> found = identify_table(pecli.encode(None, 64, 32, preset="fairseq"))
 >>> found.level, found.best.presets, found.best.params["offset"]
 ('exact', ('fairseq',), 2)
->>> found.command()
-'pecli generate --preset fairseq --d 32 --len 64 -o pe.npy'
+>>> print(found.recipe())
+sinusoidal(preset='fairseq', dim=32, length=64) -> pe.npy
 """
 
 from pecli.analysis.identify.candidates import BASES
 from pecli.analysis.identify.pairs import identify_rope_pair
-from pecli.analysis.identify.result import Candidate, Identification, generate_command
+from pecli.analysis.identify.result import Candidate, Identification, Recipe
 from pecli.analysis.identify.search import identify_table
 
-__all__ = ["BASES", "Candidate", "Identification", "generate_command", "identify_rope_pair", "identify_table"]
+__all__ = ["BASES", "Candidate", "Identification", "Recipe", "identify_rope_pair", "identify_table"]

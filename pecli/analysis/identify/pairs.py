@@ -5,8 +5,8 @@
 >>> found = identify_rope_pair(cos, sin)
 >>> found.level, found.best.describe(), found.parts
 ('exact', 'rope: base=500000.0', ('cos', 'sin'))
->>> found.command()
-'pecli generate rope --base 500000 --d 16 --len 32 -o pe.safetensors'
+>>> print(found.recipe())
+rope(base=500000.0, dim=16, length=32) -> pe.safetensors
 """
 
 from __future__ import annotations

@@ -1,24 +1,24 @@
-"""What identify found: a :class:`Candidate`, the :class:`Identification`, and the command that reproduces it.
+"""What identify found: a :class:`Candidate`, the :class:`Identification`, and the :class:`Recipe` that reproduces it.
+
+A recipe names the scheme, preset, parameters and sizes, never a flag: ``pecli identify`` spells it
+as a command line (:func:`pecli.cli.reproduce.command_line`).
 
 >>> from pecli.schemes.catalog import SCHEMES
->>> generate_command(Candidate("rope", {**SCHEMES["rope"].defaults, "part": "cos", "base": 5e5}), length=8, dim=4)
-'pecli generate rope --base 500000 --part cos --d 4 --len 8 -o pe.npy'
+>>> print(generate_recipe(Candidate("rope", {**SCHEMES["rope"].defaults, "part": "cos", "base": 5e5}), length=8, dim=4))
+rope(base=500000.0, part='cos', dim=4, length=8) -> pe.npy
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from pecli.schemes.catalog import SCHEMES, resolve
-from pecli.schemes.params import PARAMS
 from pecli.schemes.presets import preset_schemes
 
-__all__ = ["Candidate", "Identification", "generate_command", "timestep_command"]
+__all__ = ["Candidate", "Identification", "Recipe", "generate_recipe", "timestep_recipe"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,34 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class Recipe:
+    """How to write a table again: the scheme, preset and parameters, sizes, dtype and file; no flags.
+
+    The library describes it (``str``: ``rope(base=500000.0, part='cos', dim=4, length=8) -> pe.npy``);
+    the CLI writes it as the ``pecli generate`` / ``pecli timestep`` command line.
+    """
+
+    command: str  #: "generate" (a table of a scheme) or "timestep" (rows of timestep embeddings)
+    scheme: str
+    preset: str | None
+    params: Mapping[str, Any]  #: the parameters set beyond the preset's (else the scheme's) defaults
+    dim: int | None = None
+    length: int | None = None  #: None: the scheme takes no length (a grid sets it, ALiBi's slopes)
+    dtype: str = "float32"
+    output: str = "pe.npy"  #: the file written: .npy for one tensor, else .safetensors
+    timesteps: tuple[float, ...] | None = None  #: the t of each row (``command == "timestep"``)
+    names_scheme: bool = True  #: the scheme is named (not implied by the preset)
+
+    def __str__(self) -> str:
+        preset = [f"preset={self.preset!r}"] if self.preset else []
+        params = [f"{name}={value!r}" for name, value in self.params.items()]
+        sizes = [f"{name}={value}" for name, value in (("dim", self.dim), ("length", self.length)) if value is not None]
+        dtype = [f"dtype={self.dtype!r}"] if self.dtype != "float32" else []
+        times = [f"timesteps={self.timesteps}"] if self.timesteps is not None else []
+        return f"{self.scheme}({', '.join(preset + params + sizes + dtype + times)}) -> {self.output}"
+
+
+@dataclass(frozen=True)
 class Identification:
     """The outcome of :func:`pecli.analysis.identify.identify_table`: the closest candidate and how well it matches."""
 
@@ -83,21 +111,21 @@ class Identification:
     def matched(self) -> bool:
         return self.level != "none"
 
-    def command(self) -> str:
-        """The ``pecli generate`` command that reproduces the best candidate's table."""
-        return self._command_for(self.best)
+    def recipe(self) -> Recipe:
+        """How to write the best candidate's table again (the CLI spells it as a command line)."""
+        return self._recipe_for(self.best)
 
-    def _command_for(self, candidate: Candidate) -> str:
+    def _recipe_for(self, candidate: Candidate) -> Recipe:
         dtype = self.reproduce_dtype or self.dtype
         if candidate.timesteps is not None:
-            return timestep_command(candidate, dim=self.shape[-1], dtype=dtype)
+            return timestep_recipe(candidate, dim=self.shape[-1], dtype=dtype)
         # a query × key bias: (H, L, L), (H, 1, L) or (L, L) biases, or (H,) slopes: no embedding dimension
         if SCHEMES[candidate.scheme].axes == "query-key":
             length = None if candidate.params.get("part") == "slopes" else self.shape[-1]
-            return generate_command(candidate, length=length, dim=None, dtype=dtype)
+            return generate_recipe(candidate, length=length, dim=None, dtype=dtype)
         length = None if "grid" in SCHEMES[candidate.scheme].defaults else self.shape[-2]  # the grid sets it
         tensors = max(1, len(self.parts))
-        return generate_command(candidate, length=length, dim=self.shape[-1], dtype=dtype, tensors=tensors)
+        return generate_recipe(candidate, length=length, dim=self.shape[-1], dtype=dtype, tensors=tensors)
 
     def equivalent(self) -> Candidate | None:
         """The other description of the same table: a sinusoid's frequency shift 1 at base b is shift 0
@@ -116,16 +144,17 @@ class Identification:
         base = params["base"] ** (half / (half - 1))
         return Candidate(self.best.scheme, {**params, "freq_shift": 0.0, "base": base}, self.best.max_error)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, command: Callable[[Recipe], str] = str) -> dict[str, Any]:
+        """The identification as JSON; ``command`` writes each :class:`Recipe` (the CLI: as its command line)."""
         equivalent = self.equivalent()
         if equivalent is not None:
-            equivalent_json = {**equivalent.to_json(), "command": self._command_for(equivalent)}
+            equivalent_json = {**equivalent.to_json(), "command": command(self._recipe_for(equivalent))}
         return {
             "shape": list(self.shape),
             "dtype": self.dtype,
             "match": self.level,
             "best": self.best.to_json(),
-            "command": self.command(),
+            "command": command(self.recipe()),
             "tolerance": self.tolerance,
             "precision": self.precision,
             "runners_up": [c.to_json() for c in self.runners_up],
@@ -138,74 +167,74 @@ class Identification:
         }
 
 
-def _number(value: float) -> str:
-    """A float as the command line should spell it: 500000, 1, 12345.5 (exact, shortest)."""
-    value = float(value)
-    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+def _changed(params: Mapping[str, Any], reference: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of ``params`` that differ from ``reference`` (in value or type)."""
+    return {
+        name: value
+        for name, value in params.items()
+        if not (value == reference.get(name) and type(value) is type(reference.get(name)))
+    }
 
 
-def _flags(params: Mapping[str, Any], reference: Mapping[str, Any]) -> list[str]:
-    """The flags that set ``params`` where they differ from ``reference``."""
-    flags = []
-    for name, value in params.items():
-        if value == reference.get(name) and type(value) is type(reference.get(name)):
-            continue
-        param = PARAMS[name]
-        if param.kind is bool:
-            flags.append(param.flag if value else param.negative_flag or "")
-        else:
-            flags += [param.flag, _number(value) if param.kind in (int, float) else str(value)]
-    return flags
-
-
-def _output(dtype: str, stem: str, *, tensors: int = 1) -> list[str]:
+def _output(dtype: str, stem: str, *, tensors: int = 1) -> str:
     # .npy holds one tensor and no bfloat16
-    suffix = "safetensors" if dtype == "bfloat16" or tensors > 1 else "npy"
-    return (["--dtype", dtype] if dtype != "float32" else []) + ["-o", f"{stem}.{suffix}"]
+    return f"{stem}.{'safetensors' if dtype == 'bfloat16' or tensors > 1 else 'npy'}"
 
 
-def generate_command(
+def generate_recipe(
     candidate: Candidate, *, length: int | None, dim: int | None, dtype: str = "float32", tensors: int = 1
-) -> str:
-    """The ``pecli generate`` command line that writes ``candidate``'s table (``None``: a size it does not take).
+) -> Recipe:
+    """How to write ``candidate``'s table with :func:`pecli.encode` (``None``: a size it does not take).
 
-    ``tensors``: how many tensors the command writes (a RoPE table's cos and sin: 2, to a .safetensors).
+    ``tensors``: how many tensors are written (a RoPE table's cos and sin: 2, to a .safetensors).
 
     Example:
-        >>> generate_command(Candidate("sinusoidal", {**SCHEMES["sinusoidal"].defaults, "base": 5e5}), length=8, dim=4)
-        'pecli generate sinusoidal --base 500000 --d 4 --len 8 -o pe.npy'
+        >>> found = Candidate("sinusoidal", {**SCHEMES["sinusoidal"].defaults, "base": 5e5})
+        >>> print(generate_recipe(found, length=8, dim=4))
+        sinusoidal(base=500000.0, dim=4, length=8) -> pe.npy
     """
-    parts = ["pecli", "generate"]
     if candidate.presets:
-        parts += ["--preset", candidate.presets[0]]
-        if preset_schemes(candidate.presets[0]) != [candidate.scheme]:
-            parts.append(candidate.scheme)  # a preset name several schemes share needs its scheme
-        reference = resolve(candidate.scheme, candidate.presets[0], {})[1]
+        preset = candidate.presets[0]
+        reference = resolve(candidate.scheme, preset, {})[1]
+        # a preset name several schemes share needs its scheme
+        named = preset_schemes(preset) != [candidate.scheme]
     else:
-        parts.append(candidate.scheme)
-        reference = dict(SCHEMES[candidate.scheme].defaults)
-    parts += _flags(candidate.params, reference)
-    parts += (["--d", str(dim)] if dim is not None else []) + (["--len", str(length)] if length is not None else [])
-    return " ".join(parts + _output(dtype, "pe", tensors=tensors))
+        preset, named, reference = None, True, dict(SCHEMES[candidate.scheme].defaults)
+    return Recipe(
+        "generate",
+        candidate.scheme,
+        preset,
+        _changed(candidate.params, reference),
+        dim=dim,
+        length=length,
+        dtype=dtype,
+        output=_output(dtype, "pe", tensors=tensors),
+        names_scheme=named,
+    )
 
 
-def timestep_command(candidate: Candidate, *, dim: int, dtype: str = "float32") -> str:
-    """The ``pecli timestep`` command line that embeds ``candidate``'s timesteps (a preset when one has its parameters).
+def timestep_recipe(candidate: Candidate, *, dim: int, dtype: str = "float32") -> Recipe:
+    """How to embed ``candidate``'s timesteps (:func:`pecli.timestep_embedding`; a preset when one has its parameters).
 
     Example:
         >>> diffusers = {**SCHEMES["timestep"].defaults, "flip_sin_to_cos": False, "freq_shift": 1.0}
-        >>> timestep_command(Candidate("timestep", diffusers, presets=("diffusers",), timesteps=(0.5, 3.0)), dim=8)
-        'pecli timestep 0.5 3.0 --dim 8 --preset diffusers -o t.npy'
+        >>> found = Candidate("timestep", diffusers, presets=("diffusers",), timesteps=(0.5, 3.0))
+        >>> print(timestep_recipe(found, dim=8))
+        timestep(preset='diffusers', dim=8, timesteps=(0.5, 3.0)) -> t.npy
     """
-    from pecli.analysis.identify.timesteps import timestep_arguments
-
-    parts = ["pecli", "timestep", *timestep_arguments(np.array(candidate.timesteps)), "--dim", str(dim)]
     defaults = dict(SCHEMES["timestep"].defaults)
-    if candidate.presets and dict(candidate.params) != defaults:
-        parts += ["--preset", candidate.presets[0]]
-    else:
-        parts += _flags(candidate.params, defaults)
-    return " ".join(parts + _output(dtype, "t"))
+    uses_preset = bool(candidate.presets) and dict(candidate.params) != defaults
+    return Recipe(
+        "timestep",
+        "timestep",
+        candidate.presets[0] if uses_preset else None,
+        {} if uses_preset else _changed(candidate.params, defaults),
+        dim=dim,
+        dtype=dtype,
+        output=_output(dtype, "t"),
+        timesteps=tuple(candidate.timesteps or ()),
+        names_scheme=False,
+    )
 
 
 def _same(value: Any, default: Any) -> bool:

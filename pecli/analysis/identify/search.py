@@ -186,7 +186,7 @@ def _checked(table: np.ndarray) -> np.ndarray:
         raise TableFileError(
             f"identify needs a non-empty (len, d) table, ALiBi's (H, L, L), (H, 1, L) biases or (H,) slopes, "
             f"got shape {values.shape}",
-            hint="give a position table, or choose a tensor with --key",
+            hint="give a position table, or choose a tensor with {key}",
         )
     if not np.isfinite(values).all():
         raise TableFileError("the table holds NaN or infinite values", hint="no encoding convention produces them")

@@ -4,14 +4,14 @@ A row ``[cos(t·ω) | sin(t·ω)]`` (or [sin | cos]) fixes t·ω_k modulo 2π fo
 lowest frequency (ω ≈ 1/max_period) gives t itself for t < 2π·max_period; each higher frequency
 then refines it by the wrapped difference of its phase, down to ω_0 = 1, where the phase pins t
 to float32's resolution. Each t is then written with the fewest decimals that stay within the
-table's noise, and evenly spaced ones as a ``--range``.
+table's noise, and evenly spaced ones as a range (:func:`timestep_range`).
 
 >>> from pecli.schemes.timestep import timestep_embedding
 >>> table = timestep_embedding([0.0, 17.75, 333.3, 998.39], 32, flip_sin_to_cos=False, freq_shift=1.0)
 >>> [float(t) for t in round_timesteps(read_timesteps(table, flip_sin_to_cos=False, freq_shift=1.0), "float32")]
 [0.0, 17.75, 333.3, 998.39]
->>> timestep_arguments(np.arange(0.0, 1000.0, 37.0))
-['--range', '0:1000:37']
+>>> timestep_range(np.arange(0.0, 1000.0, 37.0))
+(0, 1000, 37)
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 from pecli.analysis.compare import arithmetic_tolerance
 from pecli.analysis.identify.sinusoids import sinusoidal_frequencies
 
-__all__ = ["read_timesteps", "round_timesteps", "timestep_arguments"]
+__all__ = ["read_timesteps", "round_timesteps", "timestep_range"]
 
 #: the largest |sin² + cos² − 1| of a row's pairs
 _UNIT_CIRCLE = 0.05
@@ -72,12 +72,17 @@ def _round_stop(last: float, step: float) -> float:
     return last + step
 
 
-def timestep_arguments(times: np.ndarray) -> list[str]:
-    """``pecli timestep``'s arguments for ``times``: ``--range START:STOP:STEP`` for evenly spaced
-    integers, else the values."""
+def timestep_range(times: np.ndarray) -> tuple[int, int, int] | None:
+    """``(start, stop, step)`` when ``times`` are three or more evenly spaced integers, the stop a round
+    number past the last; else None (the times are given one by one).
+
+    >>> timestep_range(np.arange(0.0, 1000.0, 37.0)), timestep_range(np.array([0.5, 3.0]))
+    ((0, 1000, 37), None)
+    """
+    times = np.asarray(times, dtype=np.float64)
     steps = np.diff(times)
     integral = bool(np.all(times == np.round(times)))
     if len(times) >= 3 and integral and steps[0] > 0 and np.all(steps == steps[0]):
         start, step = int(times[0]), int(steps[0])
-        return ["--range", f"{start}:{int(_round_stop(float(times[-1]), step))}:{step}"]
-    return [repr(float(time)) for time in times]
+        return start, int(_round_stop(float(times[-1]), step)), step
+    return None
