@@ -327,7 +327,7 @@ def _save_image(
 
     # titles are drawn as plain text (render.image.set_title): "$…$" from a file or --title is no mathtext
     if isinstance(image, LinesImage):
-        note = save_lines(
+        lines_note = save_lines(
             view.values,
             image.path,
             dims=image.dims or auto_dims(view.values.shape[1], view.col_start),
@@ -338,8 +338,8 @@ def _save_image(
             dpi=image.dpi,
             figsize=image.figsize,
         )
-        if note:
-            out.note(note.spelled(flag_for))  # the core names the parameter (rows), the CLI its flag (--rows)
+        if lines_note:
+            out.note(lines_note.spelled(flag_for))  # the core names the parameter (rows), the CLI its flag (--rows)
     elif isinstance(image, HeatmapImage):
         note = save_heatmap(
             view.values,

@@ -134,10 +134,12 @@ def check_format_holds(
 
 def _pieces(tensors: Mapping[str, Tensor], fmt: str, metadata: Mapping[str, str]) -> Iterator[bytes | memoryview]:
     check_format_holds(fmt, {name: tensor.dtype for name, tensor in tensors.items()})
-    if fmt == "npy":
-        yield from npy_pieces(*tensors.values())
-    elif fmt in ("csv", "tsv"):
-        yield from text_pieces(*tensors.values(), "," if fmt == "csv" else "\t")
+    if fmt in ("npy", "csv", "tsv"):  # one tensor: check_format_holds refused more
+        (tensor,) = tensors.values()
+        if fmt == "npy":
+            yield from npy_pieces(tensor)
+        else:
+            yield from text_pieces(tensor, "," if fmt == "csv" else "\t")
     elif fmt == "safetensors":
         yield from safetensors_pieces(tensors, metadata)
     else:
@@ -309,7 +311,7 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
     if len(entries) == 1:
         return next(iter(entries))
     own = metadata.get("tensor")
-    if own in entries:
+    if own is not None and own in entries:
         return own
     if not entries:
         raise TableFileError(f"{name} holds no tensors", hint="give a file with a table in it")
