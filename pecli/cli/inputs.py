@@ -122,13 +122,9 @@ def readable(out: Output, source: str) -> Any:
     """
     if source != "-":
         return source
-    import io
+    from pecli.io.source import ReadTable
 
-    from pecli.io.source import STDIN_NAME
-
-    stream = io.BytesIO(stdin_table(out))
-    stream.name = STDIN_NAME  # the name messages give it
-    return stream
+    return ReadTable("-", stdin_table(out))
 
 
 def stdin_table(out: Output) -> bytes:
