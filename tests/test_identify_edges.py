@@ -10,17 +10,24 @@ import numpy as np
 import pytest
 
 
+def _pecli(*args: str, strict: bool = False, timeout: int = 300) -> subprocess.CompletedProcess:
+    """``pecli ARGS`` as a real process (``strict``: a numpy RuntimeWarning is an error)."""
+    python = [sys.executable, *(["-W", "error::RuntimeWarning"] if strict else []), "-m", "pecli"]
+    return subprocess.run([*python, *args], capture_output=True, text=True, timeout=timeout)
+
+
 def _identify(path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pecli", "identify", str(path)], capture_output=True, text=True, timeout=300
-    )
+    return _pecli("identify", str(path))
+
+
+def _generate(path, *options: str) -> None:
+    assert _pecli("generate", *options, "-o", str(path)).returncode == 0
 
 
 def test_a_table_wider_than_float64_fourier_frequencies_is_identified(tmp_path):
     """d ≥ 2050 made the Fourier candidate compute 2^1024: OverflowError, exit 3."""
     path = tmp_path / "g.npy"
-    generate = [sys.executable, "-m", "pecli", "generate", "--d", "4096", "--len", "4", "-o", str(path)]
-    subprocess.run(generate, check=True, capture_output=True)
+    _generate(path, "--d", "4096", "--len", "4")
     result = _identify(path)
     assert result.returncode == 0, result.stderr
     assert "internal error" not in result.stderr
@@ -41,14 +48,12 @@ def test_a_table_of_tiny_values_is_described(tmp_path, value, dtype):
 def test_a_2048_wide_table_is_identified_without_numpy_warnings(tmp_path):
     """d = 2048 gave the Fourier candidates 2^1023·π and 2^1023·15: 6–7 overflow/invalid warnings on stderr."""
     path = tmp_path / "g.npy"
-    generate = [sys.executable, "-m", "pecli", "generate", "--d", "2048", "--len", "16", "-o", str(path)]
-    subprocess.run(generate, check=True, capture_output=True)
+    _generate(path, "--d", "2048", "--len", "16")
     result = _identify(path)
     assert result.returncode == 0, result.stderr
     assert "warning" not in result.stderr.lower()
     assert "pecli generate --preset vaswani --d 2048 --len 16" in result.stdout
-    strict = [sys.executable, "-W", "error::RuntimeWarning", "-m", "pecli", "identify", str(path)]
-    assert subprocess.run(strict, capture_output=True, text=True, timeout=300).returncode == 0
+    assert _pecli("identify", str(path), strict=True).returncode == 0
 
 
 @pytest.mark.parametrize(
@@ -62,8 +67,7 @@ def test_a_2048_wide_table_is_identified_without_numpy_warnings(tmp_path):
 def test_fourier_frequencies_beyond_float64_are_refused_with_the_size(tmp_path, options, message):
     """generate fourier overflowed to inf with numpy warnings and blamed 'a parameter' for non-finite values."""
     path = tmp_path / "f.npy"
-    command = [sys.executable, "-W", "error::RuntimeWarning", "-m", "pecli", "generate", "fourier", *options]
-    result = subprocess.run([*command, "--len", "16", "-o", str(path)], capture_output=True, text=True, timeout=60)
+    result = _pecli("generate", "fourier", *options, "--len", "16", "-o", str(path), strict=True, timeout=60)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "use at most" in result.stderr
     assert "warning" not in result.stderr and not path.exists()
@@ -89,9 +93,7 @@ def test_a_1d_or_3d_tensor_that_matches_nothing_reports_its_real_statistics(tmp_
     wide = values.astype(np.float64)
     assert f"mean {wide.mean():.4g}, standard deviation {wide.std():.4g}" in result.stdout
     assert "warning" not in result.stderr.lower()
-    described = subprocess.run(
-        [sys.executable, "-m", "pecli", "identify", str(path), "--json"], capture_output=True, text=True, timeout=60
-    )
+    described = _pecli("identify", str(path), "--json", timeout=60)
     report = json.loads(described.stdout)
     assert report["value_mean"] == pytest.approx(wide.mean(), rel=1e-12)
     assert report["value_std"] == pytest.approx(wide.std(), rel=1e-12)
@@ -101,8 +103,6 @@ def test_a_key_on_an_unnamed_table_says_so_instead_of_listing_nothing(tmp_path):
     """``--key foo`` on a .npy said "(valid: )": there are no names to list."""
     path = tmp_path / "t.npy"
     np.save(path, np.zeros((2, 2)))
-    result = subprocess.run(
-        [sys.executable, "-m", "pecli", "info", str(path), "--key", "foo"], capture_output=True, text=True, timeout=60
-    )
+    result = _pecli("info", str(path), "--key", "foo", timeout=60)
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
     assert "holds one unnamed table" in result.stderr and "valid: )" not in result.stderr
