@@ -198,7 +198,7 @@ def test_quiet_and_no_color_mean_the_same_as_elsewhere(cli, tmp_path, command):
 )
 def test_batched_stats_equal_one_tensor_at_a_time_bit_for_bit(dtype, counts, special, seed):
     # many small tensors share a batch; a NaN, an infinity or a huge value sends a row down the careful path
-    from pecli.cli.info import all_tensor_stats, tensor_stats
+    from pecli.analysis.stats import all_tensor_stats, tensor_stats
     from pecli.io import StoredTensor
 
     rng = np.random.default_rng(seed)

@@ -417,7 +417,7 @@ def test_out_of_memory_on_a_file_names_the_file_not_the_generator_flags(tmp_path
     def exhausted(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr("pecli.cli.info.describe", exhausted)
+    monkeypatch.setattr("pecli.analysis.file_info.describe", exhausted)
     result = cli("info", "pe.npy")
     assert_clean_error(result, 3, "out of memory reading pe.npy (256 B)")
     assert "--len" not in result.stderr and "--d" not in result.stderr

@@ -149,6 +149,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _flag_for(name: str) -> str:
+    """The flag of a parameter a result's text names (the options module, imported on first use)."""
+    from pecli.cli.options import flag_for
+
+    return flag_for(name)
+
+
 def main(argv: list[str] | None = None, *, output: Any = None) -> int:
     """Run the CLI; return the exit code. Known errors print one line; PECLI_DEBUG=1 shows tracebacks.
 
@@ -172,7 +179,7 @@ def main(argv: list[str] | None = None, *, output: Any = None) -> int:
 
         if argv is None:  # the process's own command line: its stdout is ours until the exit
             write_whole_stdout()
-        output = output if output is not None else Output()
+        output = output if output is not None else Output(spell=_flag_for)
         with _restored_afterwards(signals=argv is not None):
             stop_on_signals()
             code = _run(argv, output)

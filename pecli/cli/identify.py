@@ -6,7 +6,7 @@ import contextlib
 import dataclasses
 import time
 from collections.abc import Callable, Iterator
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -56,6 +56,7 @@ def identify(
             hint=f"write it first: pecli generate {source} --d … --len … -o pe.npy",
         )
     from pecli.analysis.identify import identify_rope_pair, identify_table
+    from pecli.analysis.identify.report import IdentifyReport
     from pecli.cli.reproduce import command_line
 
     pair = rope_pair(out, source) if key is None else None
@@ -75,10 +76,7 @@ def identify(
             found = identify_table(values, progress=progress)
     # the file's dtype: a bfloat16 table is held as float32, the precision of its values tells the rest
     found = dataclasses.replace(found, dtype=table.dtype_name)
-    if out.json_output:
-        out.json({"source": table.label, **found.to_json(command_line)})
-    else:
-        _print(out, table, found)
+    out.show(IdentifyReport(found, table.label, command_line))
     if not found.matched:
         raise typer.Exit(int(ExitCode.NO_MATCH))
 
@@ -108,49 +106,3 @@ def _progress_line(out: Output) -> Iterator[Callable[[str], None] | None]:
         if shown:
             out.stderr.write("\r\x1b[K")
             out.stderr.flush()
-
-
-def _print(out: Output, table: Any, found: Any) -> None:
-    from pecli.cli.reproduce import reproduce
-
-    # the file's dtype and the coarsest dtype that holds every value exactly are two separate figures
-    shape = " × ".join(map(str, found.shape))
-    out.data(f"{table.label}: {shape}, dtype {found.dtype}, value precision {found.precision}")
-    best = found.best
-    if found.parts:
-        out.data(f"  read as one table: its tensors {' and '.join(map(repr, found.parts))} (pass --key to take one)")
-    if found.level == "exact":
-        out.data(f"match: {best.describe()}")
-        out.data(f"  max error {best.max_error:.3g} (within {found.precision} rounding, {found.tolerance:.3g})")
-    elif found.level == "approximate":
-        out.data(f"approximate match: {best.describe()}")
-        out.data(
-            f"  max error {best.max_error:.3g}, above {found.precision} rounding ({found.tolerance:.3g}) but within "
-            "float32 arithmetic (2^-23·|p| at position p): the table was computed in float32"
-        )
-    else:
-        if found.gaussian:
-            out.data(f"random table: consistent with N(0, σ²), σ = {found.value_std:.4g} (a learned or Gaussian init)")
-        else:
-            out.data("no known convention matches")
-            out.data(f"  values: mean {found.value_mean:.4g}, standard deviation {found.value_std:.4g}")
-        out.data(f"  closest: {best.describe()}, max error {best.max_error:.3g}")
-        return
-    out.data(f"  reproduce: {reproduce(found)}")
-    equivalent = found.equivalent()
-    if equivalent is not None:
-        half = found.shape[-1] // 2
-        base = f"{found.best.params['base']:g}^({half}/{half - 1})"
-        out.data(f"  equivalently: freq_shift 0 at base {base} = {equivalent.params['base']:.10g} (the same table)")
-    if found.query_row is not None:
-        heads, length, row = found.shape[0], found.shape[-1], found.query_row
-        biases = f"{heads} × {length} × {length}"
-        out.data(f"  the table is query row {row} of each head: pe[:, {row}:{row + 1}, :] of the {biases} biases")
-    # a runner-up is news only when it comes near: within 100× the rounding tolerance
-    for candidate in [c for c in found.runners_up[:1] if c.max_error <= 100 * found.tolerance]:
-        within = (
-            " (also within rounding: this table cannot tell them apart)"
-            if candidate.max_error <= found.tolerance
-            else ""
-        )
-        out.data(f"next best: {candidate.describe()}, max error {candidate.max_error:.3g}{within}")

@@ -25,13 +25,23 @@ import io
 import json
 import math
 import os
-import re
 import shutil
 import sys
 from collections.abc import Callable, Iterator
-from typing import IO, Any, TextIO, cast
+from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
-from pecli.errors import OutputError, PecliError
+from pecli.errors import Message, OutputError, PecliError
+from pecli.text import printable
+
+if TYPE_CHECKING:
+    from pecli.report import Report
+
+__all__ = ["Output", "is_terminal", "note_chosen_key", "printable", "write_whole_stdout"]
+
+
+def _dashed(name: str) -> str:
+    """A parameter's flag when no registry is at hand: ``freq_shift`` → ``--freq-shift``."""
+    return "--" + name.replace("_", "-")
 
 
 def is_terminal(stream: object) -> bool:
@@ -45,26 +55,6 @@ def is_terminal(stream: object) -> bool:
         return bool(stream.isatty())  # type: ignore[attr-defined]
     except (AttributeError, ValueError):
         return False
-
-
-#: characters that move the cursor, retitle the window, clear the screen or break a line: C0 and C1
-#: controls, DEL, and Unicode's line separators and bidirectional overrides
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text: str) -> str:
-    r"""``text`` from outside (a file name, a tensor name, metadata) made safe for a terminal.
-
-    Control characters become Python escapes (``\x1b``, ``\n``), so an escape sequence in a file
-    cannot clear the screen or retitle the window, and a message stays one line. ``--json`` output
-    keeps the exact strings; every human output path goes through here.
-
-    >>> printable("t\x1b]0;pwned\x07\nnext")
-    't\\x1b]0;pwned\\x07\\nnext'
-    >>> printable("sinusoidal — base=10000")
-    'sinusoidal — base=10000'
-    """
-    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def write_whole_stdout() -> None:
@@ -124,6 +114,7 @@ class Output:
         quiet: bool = False,
         color: bool | None = None,
         json_output: bool = False,
+        spell: Callable[[str], str] | None = None,
     ) -> None:
         # sys.stdout/stderr are None when the process started with that descriptor closed (>&-)
         # typed as sys.stdout is (TextIO, with its .buffer); _ClosedStdout has what pecli calls on it
@@ -134,6 +125,8 @@ class Output:
         #: ``--json``: the command prints its result as one JSON document
         self.json_output = json_output
         self._color = color
+        #: how a parameter named in a result's text (:class:`~pecli.errors.Message`) reads: its flag
+        self.spell = spell if spell is not None else _dashed
         #: the bytes of a table read from stdin, kept so that it can be read again (tensor by tensor)
         self.stdin_table: bytes | None = None
 
@@ -210,6 +203,21 @@ class Output:
         except ValueError:  # "Out of range float values": rare, so only then walk the document
             text = json.dumps(_finite_or_null(document), indent=2, ensure_ascii=False, allow_nan=False)
         self.stdout.write(text + "\n")
+
+    def show(self, report: Report) -> None:
+        """A command's result: one JSON document with ``--json``, else its text lines (none with ``-q``).
+
+        >>> import io
+        >>> from pecli.analysis.file_info import describe
+        >>> out = Output(stdout=io.StringIO())
+        >>> out.show(describe("x.npy", {"": ((3, 2), "float64")}, {})); out.stdout.getvalue()
+        'x.npy: 1 tensor\\n  (array)  [3, 2]  float64  48 B\\n'
+        """
+        if self.json_output:
+            self.json(report.to_json())
+            return
+        for line in report.text_lines():
+            self.data(line.spelled(self.spell) if isinstance(line, Message) else line)
 
     def binary_stdout(self, what: str) -> IO[bytes]:
         """stdout as bytes, refused when it is a terminal (binary data would garble it)."""

@@ -24,7 +24,8 @@ sinusoidal(preset='fairseq', dim=32, length=64) -> pe.npy
 
 from pecli.analysis.identify.candidates import BASES
 from pecli.analysis.identify.pairs import identify_rope_pair
+from pecli.analysis.identify.report import IdentifyReport
 from pecli.analysis.identify.result import Candidate, Identification, Recipe
 from pecli.analysis.identify.search import identify_table
 
-__all__ = ["BASES", "Candidate", "Identification", "Recipe", "identify_rope_pair", "identify_table"]
+__all__ = ["BASES", "Candidate", "Identification", "IdentifyReport", "Recipe", "identify_rope_pair", "identify_table"]

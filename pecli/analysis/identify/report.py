@@ -1,0 +1,98 @@
+"""What ``identify`` shows: an :class:`~pecli.analysis.identify.Identification` of a named table, as text or JSON.
+
+The recipe that writes the table again is spelled by whoever shows the report: the library
+writes it as a Python call (``str``), the CLI as its command line.
+
+>>> import pecli
+>>> from pecli.analysis.identify import identify_table
+>>> report = IdentifyReport(identify_table(pecli.encode(None, 64, 32, preset="fairseq")), "pe.npy")
+>>> lines = render_text(report).splitlines()
+>>> print(lines[0]); print(lines[1]); print(lines[3])
+pe.npy: 64 × 32, dtype float32, value precision float32
+match: sinusoidal (preset fairseq): layout=split freq_shift=1.0 offset=2
+  reproduce: sinusoidal(preset='fairseq', dim=32, length=64) -> pe.npy
+>>> report.to_json()["match"], report.to_json()["source"]
+('exact', 'pe.npy')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pecli.analysis.identify.result import Identification, Recipe
+from pecli.errors import Message
+from pecli.report import render_text
+
+__all__ = ["IdentifyReport", "render_text"]
+
+
+@dataclass(frozen=True)
+class IdentifyReport:
+    """An identification of the table ``source`` (its label); ``command`` spells each recipe."""
+
+    found: Identification
+    source: str
+    command: Callable[[Recipe], str] = field(default=str, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, **self.found.to_json(self.command)}
+
+    def text_lines(self) -> list[str]:
+        found = self.found
+        best = found.best
+        # the file's dtype and the coarsest dtype that holds every value exactly are two separate figures
+        shape = " × ".join(map(str, found.shape))
+        lines = [f"{self.source}: {shape}, dtype {found.dtype}, value precision {found.precision}"]
+        if found.parts:
+            tensors = " and ".join(map(repr, found.parts))
+            lines.append(Message(f"  read as one table: its tensors {tensors} (pass {{key}} to take one)"))
+        if found.level == "exact":
+            lines.append(f"match: {best.describe()}")
+            lines.append(f"  max error {best.max_error:.3g} (within {found.precision} rounding, {found.tolerance:.3g})")
+        elif found.level == "approximate":
+            lines.append(f"approximate match: {best.describe()}")
+            lines.append(
+                f"  max error {best.max_error:.3g}, above {found.precision} rounding ({found.tolerance:.3g}) but "
+                "within float32 arithmetic (2^-23·|p| at position p): the table was computed in float32"
+            )
+        else:
+            if found.gaussian:
+                lines.append(
+                    f"random table: consistent with N(0, σ²), σ = {found.value_std:.4g} (a learned or Gaussian init)"
+                )
+            else:
+                lines.append("no known convention matches")
+                lines.append(f"  values: mean {found.value_mean:.4g}, standard deviation {found.value_std:.4g}")
+            lines.append(f"  closest: {best.describe()}, max error {best.max_error:.3g}")
+            return lines
+        lines.append(f"  reproduce: {self.command(found.recipe())}")
+        lines += self._extras()
+        return lines
+
+    def _extras(self) -> list[str]:
+        """The same table described another way, the query row it is, and a runner-up that comes near."""
+        found, lines = self.found, []
+        equivalent = found.equivalent()
+        if equivalent is not None:
+            half = found.shape[-1] // 2
+            base = f"{found.best.params['base']:g}^({half}/{half - 1})"
+            lines.append(
+                f"  equivalently: freq_shift 0 at base {base} = {equivalent.params['base']:.10g} (the same table)"
+            )
+        if found.query_row is not None:
+            heads, length, row = found.shape[0], found.shape[-1], found.query_row
+            biases = f"{heads} × {length} × {length}"
+            lines.append(
+                f"  the table is query row {row} of each head: pe[:, {row}:{row + 1}, :] of the {biases} biases"
+            )
+        # a runner-up is news only when it comes near: within 100× the rounding tolerance
+        for candidate in [c for c in found.runners_up[:1] if c.max_error <= 100 * found.tolerance]:
+            within = (
+                " (also within rounding: this table cannot tell them apart)"
+                if candidate.max_error <= found.tolerance
+                else ""
+            )
+            lines.append(f"next best: {candidate.describe()}, max error {candidate.max_error:.3g}{within}")
+        return lines

@@ -1,0 +1,32 @@
+r"""Text from outside (a file name, a tensor name, metadata) made safe for a terminal.
+
+Every human output path — the CLI's and a result's own text — goes through :func:`printable`;
+``--json`` keeps the exact strings.
+
+>>> printable("pos\x1b[2J")
+'pos\\x1b[2J'
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["printable"]
+
+#: characters that move the cursor, retitle the window, clear the screen or break a line: C0 and C1
+#: controls, DEL, and Unicode's line separators and bidirectional overrides
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    r"""``text`` from outside made safe for a terminal.
+
+    Control characters become Python escapes (``\x1b``, ``\n``), so an escape sequence in a file
+    cannot clear the screen or retitle the window, and a message stays one line.
+
+    >>> printable("t\x1b]0;pwned\x07\nnext")
+    't\\x1b]0;pwned\\x07\\nnext'
+    >>> printable("sinusoidal — base=10000")
+    'sinusoidal — base=10000'
+    """
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
