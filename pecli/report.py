@@ -14,9 +14,11 @@ it as the CLI would. No command decides how a result looks.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Report", "render_text"]
+__all__ = ["Listing", "Report", "render_text"]
 
 
 @runtime_checkable
@@ -35,3 +37,21 @@ class Report(Protocol):
 def render_text(report: Report) -> str:
     """The report's text, its lines joined (what ``print`` of a result shows)."""
     return "\n".join(report.text_lines())
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A report made of what is already known: its JSON document and its text lines.
+
+    >>> Listing({"names": ["a", "b"]}, ["a", "b"]).text_lines()
+    ['a', 'b']
+    """
+
+    document: Any
+    lines: Sequence[str]
+
+    def to_json(self) -> Any:
+        return self.document
+
+    def text_lines(self) -> list[str]:
+        return list(self.lines)

@@ -8,7 +8,7 @@ import stat
 from typing import IO, Any
 
 from pecli.cli.output import Output
-from pecli.dtypes import format_bytes, itemsize
+from pecli.dtypes import itemsize
 from pecli.errors import OutputError, ParameterError
 
 
@@ -56,7 +56,7 @@ def prepare_output(out: Output, table: Any, output: str, fmt: str | None) -> tup
     from pecli.io import check_format_holds, check_free_space, check_output_path, format_for
     from pecli.schemes.catalog import get_scheme
 
-    if out.json_output and output in ("-", "/dev/stdout"):
+    if out.json_output and output in ("-", "/dev/stdout"):  # a check of the command line, not a rendering
         raise ParameterError(
             "--json and -o - both write to stdout", hint="write the table to a file (-o pe.npy), or drop --json"
         )
@@ -114,31 +114,6 @@ def output_target(out: Output, output: str, fmt: str) -> str | IO[bytes]:
             hint="write to a file, or pipe it: -o - | pecli plot -",
         )
     return output
-
-
-#: the largest table whose min and max a printed summary computes: beyond it, work the user did not ask for
-VALUES_LIMIT = 64 << 20
-
-
-def print_summary(out: Output, summary: dict[str, Any]) -> None:
-    """Print a table's :meth:`~pecli.schemes.spec.TableSpec.summary` (with values): lines, or one JSON document."""
-    if out.json_output:
-        out.json(summary)
-        return
-    params = " ".join(f"{k}={v}" for k, v in summary["params"].items() if v is not None) or "(none)"
-    preset = f" (preset {summary['preset']})" if summary.get("preset") else ""
-    shapes = summary.get("parts") or {"": summary["shape"]}
-    shape = ", ".join(f"{name} " * bool(name) + " × ".join(map(str, dims)) for name, dims in shapes.items())
-    out.data(f"{summary['scheme']}{preset}: {shape} {summary['dtype']}, {summary['size']}")
-    out.data(f"  parameters: {params}")
-    if "min" in summary:
-        nan = f"{summary['nan']} NaN" if summary.get("nan") else ""
-        if summary["min"] is None:
-            out.data(f"  values: {nan or 'none'}")
-        else:
-            out.data(f"  values: min {summary['min']:.6g}, max {summary['max']:.6g}" + f", {nan}" * bool(nan))
-    else:
-        out.data(f"  values: not computed for a table over {format_bytes(VALUES_LIMIT)} (write it with -o)")
 
 
 def _is_terminal_path(path: str) -> bool:

@@ -114,8 +114,9 @@ def generate(
     with angles_on(backend) as placement:
         write_table(out, table.check(), target, fmt, label=output)
     _note_unused_device(out, placement, table.scheme)
-    if out.json_output:
-        out.json({**table.summary(with_values=False), "output": output})
+    from pecli.render.summary import TableSummary
+
+    out.show(TableSummary(table.summary(with_values=False), extra={"output": output}, text=False))
 
 
 def _phasor_backend(device: str) -> Any:
@@ -140,43 +141,29 @@ def _note_unused_device(out: Output, placement: Any, scheme: str) -> None:
 
 
 def _print_presets(out: Output) -> None:
+    from pecli.report import Listing
     from pecli.schemes.presets import PRESETS
 
-    if out.json_output:
-        out.json(
-            [
-                {
-                    "name": p.name,
-                    "scheme": p.scheme,
-                    "params": dict(p.params),
-                    "convention": p.convention,
-                    "source": p.source,
-                }
-                for p in PRESETS.values()
-            ]
-        )
-        return
-    for preset in PRESETS.values():
-        out.data(f"{preset.name:<18} {preset.scheme}: {preset.convention}\n{'':<18} source: {preset.source}")
+    document = [
+        {"name": p.name, "scheme": p.scheme, "params": dict(p.params), "convention": p.convention, "source": p.source}
+        for p in PRESETS.values()
+    ]
+    lines = [f"{p.name:<18} {p.scheme}: {p.convention}\n{'':<18} source: {p.source}" for p in PRESETS.values()]
+    out.show(Listing(document, lines))
 
 
 def _print_summary(out: Output, table: Any) -> None:
     """The summary, then a preview of the values (the first and last rows and columns of each part)."""
     import math
 
-    from pecli.cli.common import print_summary
-    from pecli.cli.preview import preview_lines
+    from pecli.render.preview import preview_lines
+    from pecli.render.summary import TableSummary
 
-    print_summary(out, table.summary(with_values=True))
-    if out.json_output:
-        return
     parts = table.parts()
-    for part in parts:
-        shape = part.shape
-        width = math.prod(shape[1:])  # a 1-D part is one column, a 3-D one (ALiBi's heads) rows of its last axes
-        out.data("")
-        if len(parts) > 1:
-            out.data(f"{part.name}:")
-        for line in preview_lines(part.rows, shape[0], width):
-            out.data(line)
-    out.note("hint: save it with -o pe.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)")
+    previews = [
+        # a 1-D part is one column, a 3-D one (ALiBi's heads) rows of its last axes
+        (part.name if len(parts) > 1 else "", preview_lines(part.rows, part.shape[0], math.prod(part.shape[1:])))
+        for part in parts
+    ]
+    hint = "hint: save it with -o pe.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)"
+    out.show(TableSummary(table.summary(with_values=True), previews=previews, hint=hint))

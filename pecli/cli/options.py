@@ -31,7 +31,14 @@ from pecli.schemes.params import PARAMS
 SCHEME_PANEL = "Scheme options"
 
 #: parameters whose flag is not ``--`` + the name with dashes (scheme parameters have theirs in PARAMS)
-_FLAGS = {"length": "--len", "dim": "--d", "dims": "--lines", "output": "-o", "fmt": "--format", "json_output": "--json"}
+_FLAGS = {
+    "length": "--len",
+    "dim": "--d",
+    "dims": "--lines",
+    "output": "-o",
+    "fmt": "--format",
+    "json_output": "--json",
+}
 
 
 def flag_for(name: str) -> str:

@@ -205,7 +205,8 @@ class Output:
         self.stdout.write(text + "\n")
 
     def show(self, report: Report) -> None:
-        """A command's result: one JSON document with ``--json``, else its text lines (none with ``-q``).
+        """A command's result: one JSON document with ``--json``, else its text lines (none with ``-q``)
+        and the notes that follow them on stderr (``report.text_notes()``, when the report has them).
 
         >>> import io
         >>> from pecli.analysis.file_info import describe
@@ -217,7 +218,13 @@ class Output:
             self.json(report.to_json())
             return
         for line in report.text_lines():
-            self.data(line.spelled(self.spell) if isinstance(line, Message) else line)
+            self.data(self._spelled(line))
+        for note in getattr(report, "text_notes", list)():  # what follows the text on stderr (a hint)
+            self.note(self._spelled(note))
+
+    def _spelled(self, text: str) -> str:
+        """A result's text, its parameters (:class:`~pecli.errors.Message`) written as flags."""
+        return text.spelled(self.spell) if isinstance(text, Message) else text
 
     def binary_stdout(self, what: str) -> IO[bytes]:
         """stdout as bytes, refused when it is a terminal (binary data would garble it)."""

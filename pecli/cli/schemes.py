@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Optional
 
 import typer
@@ -42,14 +43,23 @@ def schemes(
     out: Output,
 ) -> None:
     document = catalog_document() if name is None else scheme_document(name)
-    if out.json_output:
-        out.json(document)
-        return
-    for line in format_catalog(document):
-        out.data(line)
+    out.show(Catalog(document))
     if name is not None and not document["schemes"]:  # a preset: how to use it (a shared name needs its scheme)
         for preset in document["presets"]:
             out.note(f"hint: pecli generate {preset['scheme']} --preset {preset['name']}")
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The registry's listing (:func:`catalog_document`) as a result: its JSON, or :func:`format_catalog`'s lines."""
+
+    document: dict[str, list[dict[str, Any]]]
+
+    def to_json(self) -> dict[str, list[dict[str, Any]]]:
+        return self.document
+
+    def text_lines(self) -> list[str]:
+        return format_catalog(self.document)
 
 
 def catalog_document() -> dict[str, list[dict[str, Any]]]:

@@ -9,7 +9,7 @@ import typer
 
 from pecli.cli.options import DimOpt, DtypeOpt, FormatOpt, OutputOpt, PresetOpt, output_options, scheme_options
 from pecli.cli.output import Output
-from pecli.errors import ParameterError
+from pecli.errors import Message, ParameterError
 from pecli.schemes.catalog import SCHEMES
 
 HELP = """Embed diffusion timesteps t, one row per t: an (N, d) table.
@@ -100,8 +100,9 @@ def timestep(
     if fmt == "safetensors":
         _check_recorded_timesteps(table)
     write_table(out, table, target, fmt, label=output)
-    if out.json_output:
-        out.json({**table.summary(with_values=False), "output": output})
+    from pecli.render.summary import TableSummary
+
+    out.show(TableSummary(table.summary(with_values=False), extra={"output": output}, text=False))
 
 
 #: the most text of timesteps a safetensors header records (the format's header limit is 100 MB)
@@ -193,35 +194,34 @@ def _print_table(out: Output, table: Any) -> None:
     """The summary, then the first and last rows (a few leading and trailing columns) under their t."""
     import numpy as np
 
-    from pecli.cli.common import VALUES_LIMIT, print_summary
-    from pecli.cli.preview import preview_lines
+    from pecli.render.preview import preview_lines
+    from pecli.render.summary import VALUES_LIMIT, TableSummary
 
     summary = table.summary(with_values=table.nbytes <= VALUES_LIMIT)  # --range 0:1e15 prints without a pass
     shown = min(_SHOWN_ROWS, table.length)
     values = np.asarray(table.rows(range(shown)), dtype=np.float64)
     times = table.timesteps.array(0, shown)
-    if out.json_output:
-        rows = zip(times, values, strict=True)
-        summary["first_rows"] = [{"t": float(t), "embedding": row.tolist()} for t, row in rows]
-        print_summary(out, summary)
-        return
-    print_summary(out, summary)
-    out.data(f"  timesteps: {_describe_timesteps(table.timesteps)}")
-    out.data("")
+    first_rows = [{"t": float(t), "embedding": row.tolist()} for t, row in zip(times, values, strict=True)]
 
     def labels(rows: range) -> list[str]:  # each t exactly, as short as it reads back (999999999999999, 0.1)
         return [np.format_float_positional(t, trim="-") for t in table.timesteps.array(rows.start, rows.stop)]
 
-    for line in preview_lines(table.rows, table.length, table.dim, row_label="t", row_labels=labels):
-        out.data(line)
-    out.note("hint: save it with -o t_emb.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)")
+    preview = preview_lines(table.rows, table.length, table.dim, row_label="t", row_labels=labels)
+    report = TableSummary(
+        summary,
+        details=[Message(f"  timesteps: {_describe_timesteps(table.timesteps)}")],
+        previews=[("", preview)],
+        extra={"first_rows": first_rows},
+        hint="hint: save it with -o t_emb.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)",
+    )
+    out.show(report)
 
 
 def _describe_timesteps(timesteps: Any) -> str:
     from pecli.schemes.timestep import TimestepRange
 
     if isinstance(timesteps, TimestepRange):
-        return f"{len(timesteps)} from --range {timesteps.describe()}"
+        return f"{len(timesteps)} from {{range}} {timesteps.describe()}"
     if len(timesteps) <= 10:
         return ", ".join(f"{t:g}" for t in timesteps.values)
     head = ", ".join(f"{t:g}" for t in timesteps.values[:8])

@@ -1,0 +1,79 @@
+"""A generated table shown as a result: its summary (scheme, shape, dtype, size, parameters, values)
+and a preview of its first and last rows, as text or as JSON.
+
+>>> from pecli.schemes.spec import TableSpec
+>>> spec = TableSpec.resolve("sinusoidal", None, {}, length=6, dim=4)
+>>> report = TableSummary(spec.summary(with_values=True))
+>>> for line in report.text_lines(): print(line)
+sinusoidal: 6 × 4 float32, 96 B
+  parameters: base=10000.0 layout=interleaved cos_first=False offset=0 amplitude=1.0 pad_dim=False
+  values: min -0.989992, max 1
+>>> report.to_json()["shape"]
+[6, 4]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pecli.dtypes import format_bytes
+from pecli.errors import Message
+
+__all__ = ["TableSummary", "summary_lines"]
+
+#: the largest table whose min and max a printed summary computes: beyond it, work the user did not ask for
+VALUES_LIMIT = 64 << 20
+
+
+@dataclass(frozen=True)
+class TableSummary:
+    """A table's :meth:`~pecli.schemes.spec.TableSpec.summary`, with what is shown after it.
+
+    ``details`` are text lines under the summary (timestep's list of t), ``previews`` each part's
+    preview lines (its name, or "" for the one tensor), ``extra`` what JSON adds (the file written,
+    the first rows). ``text=False``: the result is for JSON only (a table written to a file says so on
+    stderr).
+    """
+
+    summary: Mapping[str, Any]
+    details: Sequence[str] = ()
+    previews: Sequence[tuple[str, Sequence[str]]] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    text: bool = True
+    #: a hint on stderr after the text (how to save the table); none with JSON
+    hint: str | None = None
+
+    def text_notes(self) -> list[str]:
+        return [self.hint] if self.hint and self.text else []
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.summary, **self.extra}
+
+    def text_lines(self) -> list[str]:
+        if not self.text:
+            return []
+        lines = summary_lines(self.summary) + list(self.details)
+        for name, preview in self.previews:
+            lines.append("")
+            if name:
+                lines.append(f"{name}:")
+            lines += preview
+        return lines
+
+
+def summary_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The lines of a table's summary: scheme and shape, parameters, values (or why they were not computed)."""
+    params = " ".join(f"{k}={v}" for k, v in summary["params"].items() if v is not None) or "(none)"
+    preset = f" (preset {summary['preset']})" if summary.get("preset") else ""
+    shapes = summary.get("parts") or {"": summary["shape"]}
+    shape = ", ".join(f"{name} " * bool(name) + " × ".join(map(str, dims)) for name, dims in shapes.items())
+    lines = [f"{summary['scheme']}{preset}: {shape} {summary['dtype']}, {summary['size']}", f"  parameters: {params}"]
+    if "min" not in summary:
+        limit = format_bytes(VALUES_LIMIT)
+        return [*lines, Message(f"  values: not computed for a table over {limit} (write it with {{output}})")]
+    nan = f"{summary['nan']} NaN" if summary.get("nan") else ""
+    if summary["min"] is None:
+        return [*lines, f"  values: {nan or 'none'}"]
+    return [*lines, f"  values: min {summary['min']:.6g}, max {summary['max']:.6g}" + f", {nan}" * bool(nan)]
