@@ -14,11 +14,11 @@ it as the CLI would. No command decides how a result looks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Listing", "Report", "render_text"]
+__all__ = ["Deferred", "Listing", "Report", "render_text"]
 
 
 @runtime_checkable
@@ -55,3 +55,23 @@ class Listing:
 
     def text_lines(self) -> list[str]:
         return list(self.lines)
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A report whose renderings are computed only when shown: a matrix is listed for JSON, drawn
+    for a terminal, and the work (and the memory) of the one not asked for is never spent.
+
+    >>> report = Deferred(lambda: {"sum": 3}, lambda: ["sum 3"])
+    >>> report.to_json(), report.text_lines()
+    ({'sum': 3}, ['sum 3'])
+    """
+
+    json: Callable[[], Any]
+    text: Callable[[], Sequence[str]]
+
+    def to_json(self) -> Any:
+        return self.json()
+
+    def text_lines(self) -> list[str]:
+        return list(self.text())

@@ -139,9 +139,7 @@ def distance(
         raise ParameterError("--json prints the result; it cannot go with -o", hint="use one of them")
     kind = _output_kind(output, fmt)
     key, scheme_params = key_for_scheme(source, key, stdin_file_params(out, scheme_params or {}))
-    relative = relative_input(
-        source, preset=preset, scheme_params=scheme_params or {}, length=length, dim=d, qk=qk
-    )
+    relative = relative_input(source, preset=preset, scheme_params=scheme_params or {}, length=length, dim=d, qk=qk)
     if relative is not None:
         request = DistanceRequest(metric, range(relative.length), relative.label, output, fmt, kind, max_offset,
                                   style=style, size=(width, height), forced=terminal)  # fmt: skip
@@ -189,7 +187,7 @@ _JSON_BYTES_PER_CELL = 160
 
 def _matrix(out: Output, vectors: Any, request: DistanceRequest) -> None:
     from pecli.analysis.distance import distance_blocks, distance_matrix
-    from pecli.memory import check_fits_in_memory
+    from pecli.report import Deferred
 
     count, metric, positions = len(vectors), request.metric, request.positions
     meta = {"metric": metric, "positions": f"{positions.start}:{positions.stop}"}
@@ -200,29 +198,40 @@ def _matrix(out: Output, vectors: Any, request: DistanceRequest) -> None:
         matrix_blocks = Tensor((count, count), "float32", lambda: distance_blocks(vectors, metric))
         write_data(out, request, "distance", matrix_blocks, meta)
         return
-    if request.kind is None and not out.json_output:
-        cells = _terminal_cells(out, vectors, request)
-        if cells is not None:
-            out.data(_terminal_heatmap(out, cells, _block_mean_request(request)))
-            return
-    if request.kind == "image" and count > _FIGURE_CELLS[0]:
-        cells = _block_means(vectors, metric, *_FIGURE_CELLS)
-        note = _save_matrix_figure(str(request.output), cells, _block_mean_request(request))
+    if request.kind == "image":
+        if count > _FIGURE_CELLS[0]:
+            cells, figure = _block_means(vectors, metric, *_FIGURE_CELLS), _block_mean_request(request)
+        else:
+            _check_matrix_fits(count)
+            cells, figure = distance_matrix(vectors, metric, dtype="float32"), request
+        note = _save_matrix_figure(str(request.output), cells, figure)
         out.note(f"wrote {request.output}" + (f" ({note})" if note else ""))
         return
+
+    def listed() -> dict[str, Any]:
+        _check_matrix_fits(count, json_bytes=_JSON_BYTES_PER_CELL)
+        matrix = distance_matrix(vectors, metric, dtype="float32")
+        return {"metric": metric, "positions": [positions.start, positions.stop], "matrix": matrix.tolist()}
+
+    def drawn() -> list[str]:
+        cells = _terminal_cells(out, vectors, request)
+        if cells is not None:
+            return [_terminal_heatmap(out, cells, _block_mean_request(request))]
+        _check_matrix_fits(count)
+        return [_terminal_heatmap(out, distance_matrix(vectors, metric, dtype="float32"), request)]
+
+    out.show(Deferred(listed, drawn))
+
+
+def _check_matrix_fits(count: int, *, json_bytes: int = 0) -> None:
+    """Refuse a count × count matrix (and its JSON, ``json_bytes`` a cell) that would not fit in memory."""
+    from pecli.memory import check_fits_in_memory
+
     check_fits_in_memory(
-        count * count * (4 + (_JSON_BYTES_PER_CELL if out.json_output else 0)),
-        what=f"{count} × {count} distance matrix" + (" as JSON" if out.json_output else ""),
+        count * count * (4 + json_bytes),
+        what=f"{count} × {count} distance matrix" + (" as JSON" if json_bytes else ""),
         hint="use --rows A:B for part of it, --profile for the offset profile, or -o FILE.npy, which streams",
     )
-    matrix = distance_matrix(vectors, metric, dtype="float32")
-    if out.json_output:
-        out.json({"metric": metric, "positions": [positions.start, positions.stop], "matrix": matrix.tolist()})
-    elif request.kind == "image":
-        note = _save_matrix_figure(str(request.output), matrix, request)
-        out.note(f"wrote {request.output}" + (f" ({note})" if note else ""))
-    else:
-        out.data(_terminal_heatmap(out, matrix, request))
 
 
 def _profile(out: Output, vectors: Any, request: DistanceRequest) -> None:
@@ -233,9 +242,6 @@ def _profile(out: Output, vectors: Any, request: DistanceRequest) -> None:
         max_offset = DEFAULT_MAX_OFFSET
         out.note(f"profile of offsets 0..{max_offset} of {len(vectors) - 1} (--max-offset sets the last one)")
     result = offset_profile(vectors, request.metric, max_offset=max_offset)
-    if out.json_output:
-        out.json({**result.to_json(), "positions": [request.positions.start, request.positions.stop]})
-        return
     if request.kind == "data":
         import numpy as np
 
@@ -248,7 +254,14 @@ def _profile(out: Output, vectors: Any, request: DistanceRequest) -> None:
         _save_profile_figure(str(request.output), result, request)
         out.note(f"wrote {request.output}")
     else:
-        out.data(_terminal_profile(out, result, request))
+        from pecli.report import Deferred
+
+        positions = [request.positions.start, request.positions.stop]
+        out.show(
+            Deferred(
+                lambda: {**result.to_json(), "positions": positions}, lambda: [_terminal_profile(out, result, request)]
+            )
+        )
 
 
 # -- rendering: one small function each, over pecli.render ------------------------------------

@@ -16,6 +16,7 @@ from pecli.cli.common import chart_size, write_data
 from pecli.cli.output import Output
 from pecli.cli.relative_input import RelativeInput
 from pecli.errors import ParameterError
+from pecli.report import Deferred
 
 if TYPE_CHECKING:
     from pecli.cli.drawing import DistanceRequest
@@ -72,30 +73,32 @@ def _rope_profile(out: Output, source: RelativeInput, request: DistanceRequest) 
     bound = profile.bound
     ratio = float(np.max(np.abs(profile.score) / bound))
     title = f"rotary score s(h), qk={source.qk} — {source.label}"
-    if out.json_output:
-        out.json(
-            {
-                "scheme": "rope",
-                "qk": source.qk,
-                "seed": source.seed if source.qk == "random" else None,
-                "length": source.length,
-                "dim": source.dim,
-                "offsets": profile.offsets.tolist(),
-                "score": profile.score.tolist(),
-                "bound": bound.tolist(),
-                "relative_bound": profile.relative_bound.tolist(),
-                "bound_scale": profile.bound_scale,
-            }
-        )
-    elif request.kind == "data":
+    if request.kind == "data":
         _write_columns(out, request, {"offset": profile.offsets, "score": profile.score, "bound": bound})
-    elif request.kind == "image":
+        return
+    if request.kind == "image":
         from pecli.render.offsets import save_offset_curves
 
         save_offset_curves(profile.offsets, {f"s(h), qk={source.qk}": profile.score}, str(request.output),
                            y_label="s(h)", bound=bound, **_figure(request, title, (8.0, 5.0)))  # fmt: skip
         out.note(f"wrote {request.output}")
-    else:
+        return
+
+    def listed() -> dict[str, Any]:
+        return {
+            "scheme": "rope",
+            "qk": source.qk,
+            "seed": source.seed if source.qk == "random" else None,
+            "length": source.length,
+            "dim": source.dim,
+            "offsets": profile.offsets.tolist(),
+            "score": profile.score.tolist(),
+            "bound": bound.tolist(),
+            "relative_bound": profile.relative_bound.tolist(),
+            "bound_scale": profile.bound_scale,
+        }
+
+    def drawn() -> list[str]:
         import textwrap
 
         from pecli.render.charts import profile_chart
@@ -107,8 +110,9 @@ def _rope_profile(out: Output, source: RelativeInput, request: DistanceRequest) 
         chart = profile_chart(profile.offsets, profile.score, profile.score, profile.score, width=width,
                               height=_profile_height(request, height) - len(note), title=title,
                               y_label="s(h)")  # fmt: skip
-        out.data(chart)
-        out.data("\n".join(note))
+        return [chart, "\n".join(note)]
+
+    out.show(Deferred(listed, drawn))
 
 
 def _rope_matrix(out: Output, source: RelativeInput, request: DistanceRequest) -> None:
@@ -134,15 +138,23 @@ def _rope_matrix(out: Output, source: RelativeInput, request: DistanceRequest) -
 
         write_data(out, request, "score", Tensor((length, length), "float32", blocks), {"qk": source.qk})
         return
-    if out.json_output:
+    if request.kind == "image":
+        (cells,) = _cells(source, _FIGURE_CELLS)
+        _save_matrix(out, request, cells, title, symmetric=True)
+        return
+
+    def listed() -> dict[str, Any]:
         from pecli.memory import check_fits_in_memory
 
         check_fits_in_memory(8 * length * length, what=f"{length} × {length} score matrix")
         positions = np.arange(length)
-        out.json({"scheme": "rope", "qk": source.qk, "matrix": scores(positions, positions).tolist()})
-        return
-    (cells,) = _cells(source, _image_or_terminal_cells(out, request, length, title))
-    _draw_matrix(out, request, cells, title, symmetric=True)
+        return {"scheme": "rope", "qk": source.qk, "matrix": scores(positions, positions).tolist()}
+
+    def drawn() -> list[str]:
+        (cells,) = _cells(source, _terminal_cells(out, request, length, title))
+        return _draw_matrix(out, request, cells, title, symmetric=True)
+
+    out.show(Deferred(listed, drawn))
 
 
 def _offset_curves(source: RelativeInput) -> Any:
@@ -182,24 +194,27 @@ def _bias_profile(out: Output, source: RelativeInput, request: DistanceRequest) 
     names = _panel_names(source)
     what = "bucket" if names == ["bucket"] else "bias"
     title = f"{what} against offset h = m − n — {source.label}"
-    if out.json_output:
-        out.json({"scheme": source.scheme, "offsets": hs.tolist(), "heads": names, what: curves.tolist()})
-    elif request.kind == "data":
+    if request.kind == "data":
         _write_columns(out, request, {"offset": hs, **{name: curve for name, curve in zip(names, curves, strict=True)}})
-    elif request.kind == "image":
+        return
+    if request.kind == "image":
         from pecli.render.offsets import save_offset_curves
 
         save_offset_curves(hs, dict(zip(names, curves, strict=True)), str(request.output), y_label=what,
                            **_figure(request, title, (8.0, 5.0)))  # fmt: skip
         out.note(f"wrote {request.output}")
-    else:
+        return
+
+    def drawn() -> list[str]:
         from pecli.render.charts import profile_chart
 
         width, height = chart_size(out, request)
         spread = "" if len(names) == 1 else f" (• mean, │ range over {len(names)} heads)"
-        chart = profile_chart(hs, curves.mean(axis=0), curves.min(axis=0), curves.max(axis=0), width=width,
-                              height=_profile_height(request, height), title=title + spread, y_label=what)  # fmt: skip
-        out.data(chart)
+        return [profile_chart(hs, curves.mean(axis=0), curves.min(axis=0), curves.max(axis=0), width=width,
+                              height=_profile_height(request, height), title=title + spread, y_label=what)]  # fmt: skip
+
+    listed = {"scheme": source.scheme, "offsets": hs.tolist(), "heads": names, what: curves.tolist()}
+    out.show(Deferred(lambda: listed, drawn))
 
 
 def _bias_matrices(out: Output, source: RelativeInput, request: DistanceRequest) -> None:
@@ -207,18 +222,18 @@ def _bias_matrices(out: Output, source: RelativeInput, request: DistanceRequest)
 
     length, names = source.length, _panel_names(source)
     title = f"{'bucket' if names == ['bucket'] else 'bias'} — {source.label}"
-    if request.kind == "data" or out.json_output:
+
+    def whole() -> Any:
         from pecli.analysis.toeplitz import toeplitz_matrix
         from pecli.memory import check_fits_in_memory
 
         check_fits_in_memory(8 * len(names) * length * length, what="bias matrices")
-        values = toeplitz_matrix(_offset_curves(source))
-        if out.json_output:
-            out.json({"scheme": source.scheme, "heads": names, "matrix": values.tolist()})
-        else:
-            from pecli.io import Tensor
+        return toeplitz_matrix(_offset_curves(source))
 
-            write_data(out, request, "bias", Tensor.from_array(values.astype(np.float32)), {})
+    if request.kind == "data":
+        from pecli.io import Tensor
+
+        write_data(out, request, "bias", Tensor.from_array(whole().astype(np.float32)), {})
         return
     if request.kind == "image" and len(names) > 1:
         from pecli.render.panels import save_panels
@@ -240,27 +255,31 @@ def _bias_matrices(out: Output, source: RelativeInput, request: DistanceRequest)
                     **_figure(request, title, (8.0, 6.0)))  # fmt: skip
         out.note(f"wrote {request.output}")
         return
-    if request.kind is None and len(names) > 1:
-        from pecli.render.terminal import color_mode, heatmap_cells, stack_layout
-
-        width, height = chart_size(out, request)
-        _, panel_height = stack_layout(len(names), height - 1, shared=request.style.panel_scale == "shared")
-        grid = heatmap_cells(length, width=width, height=panel_height, title=title,
-                             color=color_mode(out, force_terminal=request.forced, no_color=not out.color))  # fmt: skip
-        heads = _cells(source, grid)
-        _draw_heads(out, request, heads, names, title)
+    if request.kind == "image":
+        (cells,) = _cells(source, _FIGURE_CELLS)
+        _save_matrix(out, request, cells, title, symmetric=False)
         return
-    heads = _cells(source, _image_or_terminal_cells(out, request, length, title))
-    for name, cells in zip(names, heads, strict=True):
-        _draw_matrix(out, request, cells, f"{title}: {name}" if len(names) > 1 else title, symmetric=False)
+
+    def drawn() -> list[str]:
+        if len(names) > 1:
+            from pecli.render.terminal import color_mode, heatmap_cells, stack_layout
+
+            width, height = chart_size(out, request)
+            _, panel_height = stack_layout(len(names), height - 1, shared=request.style.panel_scale == "shared")
+            color = color_mode(out, force_terminal=request.forced, no_color=not out.color)
+            grid = heatmap_cells(length, width=width, height=panel_height, title=title, color=color)
+            return _draw_heads(out, request, _cells(source, grid), names, title)
+        (cells,) = _cells(source, _terminal_cells(out, request, length, title))
+        return _draw_matrix(out, request, cells, title, symmetric=False)
+
+    out.show(Deferred(lambda: {"scheme": source.scheme, "heads": names, "matrix": whole().tolist()}, drawn))
 
 
 # -- shared drawing ---------------------------------------------------------------------------
 
 
-def _image_or_terminal_cells(out: Output, request: DistanceRequest, length: int, title: str) -> tuple[int, int]:
-    if request.kind == "image":
-        return _FIGURE_CELLS
+def _terminal_cells(out: Output, request: DistanceRequest, length: int, title: str) -> tuple[int, int]:
+    """The cells (rows, columns) of a matrix drawn in the terminal at --width × --height."""
     from pecli.render.terminal import color_mode, heatmap_cells
 
     width, height = chart_size(out, request)
@@ -290,31 +309,34 @@ def _matrix_values(cells: Any) -> Any:
     return getattr(cells, "values", cells)
 
 
-def _draw_matrix(out: Output, request: DistanceRequest, cells: Any, title: str, *, symmetric: bool) -> None:
-    """One matrix as a figure or in the terminal, in a colour scale that follows its values.
+def _save_matrix(out: Output, request: DistanceRequest, cells: Any, title: str, *, symmetric: bool) -> None:
+    """One matrix as a figure, in a colour scale that follows its values (see :func:`_draw_matrix`)."""
+    from pecli.render.image import save_heatmap
+
+    scale = _matrix_scale(request, [cells])
+    style = request.style
+    save_heatmap(cells, str(request.output), x_label=style.x_label or "Key position n",
+                 y_label=style.y_label or "Query position m", vmin=scale.low, vmax=scale.high, cmap=scale.cmap,
+                 **_figure(request, title, (7.0, 6.0)))  # fmt: skip
+    out.note(f"wrote {request.output}")
+
+
+def _draw_matrix(out: Output, request: DistanceRequest, cells: Any, title: str, *, symmetric: bool) -> list[str]:
+    """One matrix in the terminal, in a colour scale that follows its values.
 
     ``symmetric``: a signed score (RoPE's), drawn diverging around 0 only where its values change
     sign; all of one sign (qk=ones: 0.38 … 0.60), a sequential map over their range.
     """
-    scale = _matrix_scale(request, [cells])
-    style = request.style
-    if request.kind == "image":
-        from pecli.render.image import save_heatmap
-
-        save_heatmap(cells, str(request.output), x_label=style.x_label or "Key position n",
-                     y_label=style.y_label or "Query position m", vmin=scale.low, vmax=scale.high, cmap=scale.cmap,
-                     **_figure(request, title, (7.0, 6.0)))  # fmt: skip
-        out.note(f"wrote {request.output}")
-        return
     from pecli.render.terminal import color_mode, heatmap
 
+    scale = _matrix_scale(request, [cells])
     width, height = chart_size(out, request)
-    out.data(
+    return [
         heatmap(cells, width=width, height=height,
                 color=color_mode(out, force_terminal=request.forced, no_color=not out.color),
                 x_label="Key position n", y_label="Query position m", title=title, vmin=scale.low, vmax=scale.high,
                 cmap=scale.cmap)
-    )  # fmt: skip
+    ]  # fmt: skip
 
 
 def _matrix_scale(request: DistanceRequest, heads: list[Any]) -> ColorScale:
@@ -328,7 +350,7 @@ def _matrix_scale(request: DistanceRequest, heads: list[Any]) -> ColorScale:
     return color_scale(values, vmin=style.vmin, vmax=style.vmax, robust=style.robust, cmap=style.cmap)
 
 
-def _draw_heads(out: Output, request: DistanceRequest, heads: list[Any], names: list[str], title: str) -> None:
+def _draw_heads(out: Output, request: DistanceRequest, heads: list[Any], names: list[str], title: str) -> list[str]:
     """Several heads in the terminal, stacked within --height, in one colour scale or each in its own."""
     from pecli.render.terminal import color_mode, heatmap_stack
 
@@ -345,7 +367,7 @@ def _draw_heads(out: Output, request: DistanceRequest, heads: list[Any], names: 
     if shown < len(heads):
         which += f"; {shown} of {len(heads)} fit (--height, --head I)"
     which += " (--scale per-panel)" if per_panel else "; each its own: --scale per-panel"
-    out.data(text + "\n" + (which if len(which) <= width else which[: width - 1] + "…"))
+    return [text, which if len(which) <= width else which[: width - 1] + "…"]
 
 
 def _profile_height(request: DistanceRequest, height: int) -> int:

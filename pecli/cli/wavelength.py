@@ -120,27 +120,33 @@ def plot_wavelengths(
     waves = rope_wavelengths(dim, length=length, **options)
     # the parameters first: a title too long for a small figure loses its end, not the scaling
     heading = title if title is not None else f"{label} — wavelength per frequency pair"
-    if out.json_output:
-        out.json(waves.as_dict())
-    elif output is not None:
+    from pecli.report import Deferred
+
+    if output is not None:  # the figure, and with --json its data too
         from pecli.render.wavelengths import save_wavelengths
 
         save_wavelengths(waves, output, title=heading, dpi=dpi, figsize=figsize)
         out.note(f"wrote {output} ({round(figsize[0] * dpi)} × {round(figsize[1] * dpi)} px)")
-    else:
-        import textwrap
+        out.show(Deferred(waves.as_dict, list))
+        return
+    out.show(Deferred(waves.as_dict, lambda: _chart_lines(out, waves, heading, size)))
 
-        from pecli.render.wavelengths import wavelength_chart
 
-        columns, lines = out.terminal_size()
-        width = size[0] or columns
-        height = size[1] or max(12, min(lines - 2, 30))
-        # a title wider than the chart is wrapped over its own lines, never cut
-        heading_lines = textwrap.wrap(heading, width) if len(heading) > width else []
-        room = height - len(heading_lines)  # a wrapped heading takes its own lines; the chart then has no title
-        chart = wavelength_chart(waves, width=width, height=room, title=None if heading_lines else heading)
-        overflow = len(chart.splitlines()) - room  # the band legend under the axis: take its lines from the plot
-        if overflow > 0:
-            chart = wavelength_chart(waves, width=width, height=max(room - overflow, 3),
-                                     title=None if heading_lines else heading)  # fmt: skip
-        out.data("\n".join([*heading_lines, chart]))
+def _chart_lines(out: Output, waves: Any, heading: str, size: tuple[int | None, int | None]) -> list[str]:
+    """The wavelength chart for the terminal (``size``: --width, --height), its title wrapped, never cut."""
+    import textwrap
+
+    from pecli.render.wavelengths import wavelength_chart
+
+    columns, lines = out.terminal_size()
+    width = size[0] or columns
+    height = size[1] or max(12, min(lines - 2, 30))
+    # a title wider than the chart is wrapped over its own lines, never cut
+    heading_lines = textwrap.wrap(heading, width) if len(heading) > width else []
+    room = height - len(heading_lines)  # a wrapped heading takes its own lines; the chart then has no title
+    chart = wavelength_chart(waves, width=width, height=room, title=None if heading_lines else heading)
+    overflow = len(chart.splitlines()) - room  # the band legend under the axis: take its lines from the plot
+    if overflow > 0:
+        chart = wavelength_chart(waves, width=width, height=max(room - overflow, 3),
+                                 title=None if heading_lines else heading)  # fmt: skip
+    return ["\n".join([*heading_lines, chart])]
