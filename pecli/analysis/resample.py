@@ -164,16 +164,16 @@ def grid_layout(shape: tuple[int, ...], prefix_tokens: int = 0) -> str:
 
 def _not_a_table(shape: tuple[int, ...]) -> ParameterError:
     return ParameterError(
-        f"a table of shape {' × '.join(map(str, shape))} is not a position table",
-        hint="give an (N, C), (1, N, C) or (C, H, W) tensor (choose it with {key})",
+        f"a {len(shape)}-D tensor of shape {' × '.join(map(str, shape))} is not a position table",
+        hint="give an (N, C), (1, N, C) or (C, H, W) tensor; {key} chooses it",
     )
 
 
 def _check_table(table: np.ndarray) -> None:
     if not np.issubdtype(table.dtype, np.floating) and table.dtype.name != "bfloat16":
         raise ParameterError(
-            f"a {table.dtype.name} tensor is not a position table (its values are not floats)",
-            hint="choose the position embedding with {key}",
+            f"an integer or boolean tensor ({table.dtype.name}) is not a position table",
+            hint="give the float position embedding; {key} chooses it",
         )
 
 
@@ -252,6 +252,10 @@ def resample_grid(
     if antialias and method not in ("bicubic", "bilinear"):
         raise ParameterError(f"{{antialias}} applies to bicubic and bilinear, not {method}", hint="drop it")
     layout = grid_layout(table.shape, prefix_tokens)
+    if min(grid) <= 0:
+        raise ParameterError(
+            f"the target grid {grid[0]}x{grid[1]} has no positions", hint="give {grid} HxW of sizes >= 1"
+        )
     dtype = dtype or table.dtype.name
     if layout == "channels":
         prefix, positions = table[:0, 0, 0].reshape(0, table.shape[0]), None
@@ -273,9 +277,10 @@ def resample_grid(
         scales = [source[0] / (grid[0] + scale_offset), source[1] / (grid[1] + scale_offset)]
     rows = axis_weights(source[0], grid[0], method, antialias=antialias, scale=scales[0])
     cols = axis_weights(source[1], grid[1], method, antialias=antialias, scale=scales[1])
-    # (H, h) · (h, w·C), then each row's (W, w) · (w, C)
+    # two plain matrix products (one BLAS call each): (H, h) · (h, w·C), then (W, w) · (w, H·C)
     result = (rows @ values.reshape(source[0], -1)).reshape(grid[0], source[1], channels)
-    result = np.matmul(cols, result)  # (H, W, C)
+    result = cols @ result.transpose(1, 0, 2).reshape(source[1], -1)
+    result = result.reshape(grid[1], grid[0], channels).transpose(1, 0, 2)  # (H, W, C)
     from pecli.dtypes import round_to
 
     if layout == "channels":
