@@ -81,6 +81,7 @@ def test_usage_line_shows_arguments_without_braces(name):
         "plot": "INPUT",
         "distance": "INPUT",
         "identify": "INPUT",
+        "resample": "INPUT",
         "info": "FILE",
         "compare": "A B",
         "generate": "[SCHEME]",

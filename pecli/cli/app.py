@@ -25,7 +25,7 @@ from pecli import __version__
 from pecli.errors import ExitCode, PecliError
 
 #: one module per command, each with a register(app) function; listed in help order
-COMMANDS = ("generate", "timestep", "plot", "distance", "compare", "identify", "info", "schemes")
+COMMANDS = ("generate", "timestep", "plot", "distance", "compare", "identify", "resample", "info", "schemes")
 
 #: the environment variable through which shell completion scripts call pecli (click's convention)
 COMPLETE_VAR = "_PECLI_COMPLETE"

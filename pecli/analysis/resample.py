@@ -1,0 +1,328 @@
+"""Resampling learned position tables: a 2-D grid to another grid, a 1-D table to another length.
+
+Computed in float64 as one weight matrix per axis (torch's ``interpolate`` is separable: the 2-D
+result is ``Wh @ grid @ Ww.T`` per channel) and rounded once to the table's dtype. Each weight
+matrix reproduces ``torch.nn.functional.interpolate`` with ``align_corners=False``:
+
+* ``bicubic``: Keys' cubic convolution with a = −0.75, the four taps clamped at the edges;
+* ``bilinear`` / ``linear``: source ``scale·(i + ½) − ½`` clamped at 0;
+* ``nearest``: source ``floor(i·scale)`` (torch computes it in float32; so does this);
+* ``area``: ``adaptive_avg_pool``'s cells ``[floor(i·n/m), ceil((i+1)·n/m))``;
+* antialias (bicubic, bilinear): the filter stretched by the scale when shrinking, its taps cut at
+  the edges and renormalised (Pillow's resampling; torch's bicubic filter here has a = −0.5).
+
+Conventions name what libraries call (:data:`CONVENTIONS`); :func:`resample_grid` and
+:func:`resample_length` work on arrays, so a checkpoint copy can call them on one tensor.
+
+>>> import numpy as np
+>>> table = np.arange(1 + 4, dtype=np.float32).reshape(5, 1)  # one class token, a 2 × 2 grid
+>>> resample_grid(table, (1, 4), prefix_tokens=1, method="nearest").ravel().tolist()
+[0.0, 1.0, 1.0, 2.0, 2.0]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from pecli.errors import ParameterError
+
+__all__ = [
+    "CONVENTIONS",
+    "GRID_METHODS",
+    "LENGTH_METHODS",
+    "Convention",
+    "axis_weights",
+    "grid_layout",
+    "resample_grid",
+    "resample_length",
+]
+
+GRID_METHODS = ("bicubic", "bilinear", "nearest", "area")
+LENGTH_METHODS = ("linear", "tile", "nearest")
+
+
+@dataclass(frozen=True)
+class Convention:
+    """How a library resamples a ViT's table: its method, antialias, and its sampling grid's offset.
+
+    ``scale_offset``: None when the library passes the target ``size`` to ``interpolate``; a number
+    when it passes ``scale_factor = (target + offset) / source`` instead, which moves the samples.
+    """
+
+    name: str
+    method: str
+    antialias: bool
+    prefix_tokens: int
+    source: str
+    scale_offset: float | None = None
+
+
+#: the conventions users name, each citing the code it reproduces
+CONVENTIONS: dict[str, Convention] = {
+    convention.name: convention
+    for convention in (
+        # timm 1.0.31, timm/layers/pos_embed.py, resample_abs_pos_embed (defaults; num_prefix_tokens=1)
+        Convention("timm", "bicubic", True, 1, "timm resample_abs_pos_embed"),
+        # transformers, models/vit/modeling_vit.py, ViTEmbeddings.interpolate_pos_encoding: size=, no antialias
+        Convention("hf", "bicubic", False, 1, "transformers ViTEmbeddings.interpolate_pos_encoding"),
+        # facebookresearch/dinov2, dinov2/models/vision_transformer.py, interpolate_pos_encoding:
+        # scale_factor=(target + 0.1) / M (interpolate_offset=0.1, interpolate_antialias=False)
+        Convention("dinov2-original", "bicubic", False, 1, "DINOv2 interpolate_pos_encoding", scale_offset=0.1),
+    )
+}
+
+
+def _cubic(x: np.ndarray, a: float) -> np.ndarray:
+    """Keys' cubic convolution kernel with parameter ``a``."""
+    x = np.abs(x)
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x <= 1, near, np.where(x < 2, far, 0.0))
+
+
+def axis_weights(source: int, target: int, method: str, *, antialias: bool = False,
+                 scale: float | None = None) -> np.ndarray:  # fmt: skip
+    """The (target, source) float64 matrix that resamples one axis as torch's ``interpolate`` does.
+
+    ``scale`` is source/target as torch derives it from a ``scale_factor`` (1 / scale_factor);
+    None: ``source / target``, as for ``size=``.
+
+    >>> axis_weights(2, 4, "bilinear").tolist()
+    [[1.0, 0.0], [0.75, 0.25], [0.25, 0.75], [0.0, 1.0]]
+    >>> axis_weights(4, 2, "area").tolist()
+    [[0.5, 0.5, 0.0, 0.0], [0.0, 0.0, 0.5, 0.5]]
+    """
+    scale = source / target if scale is None else scale
+    weights = np.zeros((target, source))
+    rows = np.arange(target)
+    if method == "nearest":
+        # torch: min(floorf(i * (float)scale), source - 1), in float32
+        index = np.floor(rows.astype(np.float32) * np.float32(scale)).astype(np.int64)
+        if target == source:
+            index = rows
+        elif target == 2 * source:
+            index = rows >> 1
+        weights[rows, np.minimum(index, source - 1)] = 1.0
+        return weights
+    if method == "area":  # adaptive_avg_pool: always from the sizes
+        for row in rows:
+            start, stop = (row * source) // target, -((-(row + 1) * source) // target)
+            weights[row, start:stop] = 1.0 / (stop - start)
+        return weights
+    if method not in ("bicubic", "bilinear", "linear"):
+        raise ParameterError(f"unknown {{method}} {method!r}", hint=f"one of {', '.join(GRID_METHODS)}")
+    if antialias:
+        return _antialias_weights(source, target, method, scale)
+    centre = scale * (rows + 0.5) - 0.5
+    if method == "bicubic":
+        first = np.floor(centre).astype(np.int64)
+        t = centre - first
+        for tap in range(-1, 3):
+            np.add.at(weights, (rows, np.clip(first + tap, 0, source - 1)), _cubic(t - tap, -0.75))
+        return weights
+    centre = np.maximum(centre, 0.0)
+    first = np.floor(centre).astype(np.int64)
+    t = centre - first
+    second = first + (first < source - 1)
+    np.add.at(weights, (rows, first), 1.0 - t)
+    np.add.at(weights, (rows, second), t)
+    return weights
+
+
+def _antialias_weights(source: int, target: int, method: str, scale: float) -> np.ndarray:
+    """torch's ``_upsample_{bilinear,bicubic}2d_aa``: Pillow's filter, stretched by ``scale`` when shrinking."""
+    taps = 4 if method == "bicubic" else 2
+    stretch = max(scale, 1.0)
+    support = taps / 2 * stretch
+    weights = np.zeros((target, source))
+    for row in range(target):
+        centre = scale * (row + 0.5)
+        start = max(int(centre - support + 0.5), 0)
+        stop = min(int(centre + support + 0.5), source)
+        x = (np.arange(start, stop) - centre + 0.5) / stretch
+        kernel = _cubic(x, -0.5) if method == "bicubic" else np.maximum(0.0, 1.0 - np.abs(x))
+        total = kernel.sum()
+        weights[row, start:stop] = kernel / total if total != 0 else kernel
+    return weights
+
+
+def grid_layout(shape: tuple[int, ...], prefix_tokens: int = 0) -> str:
+    """How a table holds its positions: ``"tokens"`` ((N, C) or (1, N, C)) or ``"channels"`` ((C, H, W)).
+
+    >>> grid_layout((197, 768)), grid_layout((1, 197, 768)), grid_layout((768, 14, 14))
+    ('tokens', 'tokens', 'channels')
+    """
+    if len(shape) == 2 or (len(shape) == 3 and shape[0] == 1):
+        return "tokens"
+    if len(shape) == 3 and prefix_tokens == 0:
+        return "channels"
+    raise _not_a_table(shape)
+
+
+def _not_a_table(shape: tuple[int, ...]) -> ParameterError:
+    return ParameterError(
+        f"a {len(shape)}-D tensor of shape {' × '.join(map(str, shape))} is not a position table",
+        hint="give an (N, C), (1, N, C) or (C, H, W) tensor; {key} chooses it",
+    )
+
+
+def _check_table(table: np.ndarray) -> None:
+    if not np.issubdtype(table.dtype, np.floating) and table.dtype.name != "bfloat16":
+        raise ParameterError(
+            f"an integer or boolean tensor ({table.dtype.name}) is not a position table",
+            hint="give the float position embedding; {key} chooses it",
+        )
+
+
+def _split_tokens(table: np.ndarray, prefix_tokens: int, rows_name: str) -> tuple[np.ndarray, np.ndarray]:
+    rows = table.reshape(table.shape[-2], table.shape[-1])
+    if not 0 <= prefix_tokens < len(rows):
+        raise ParameterError(
+            f"{{{rows_name}}} {prefix_tokens} leaves no positions of the table's {len(rows)} rows",
+            hint=f"give {{{rows_name}}} between 0 and {len(rows) - 1}",
+        )
+    return rows[:prefix_tokens], rows[prefix_tokens:]
+
+
+def source_grid(count: int, given: tuple[int, int] | None) -> tuple[int, int]:
+    """The grid a table's ``count`` positions fill: ``given`` (checked), else the square one.
+
+    >>> source_grid(196, None), source_grid(24, (4, 6))
+    ((14, 14), (4, 6))
+    """
+    if given is not None:
+        if given[0] * given[1] != count:
+            raise ParameterError(
+                f"the grid {given[0]}x{given[1]} holds {given[0] * given[1]} positions, the table has {count}",
+                hint="give the grid it was trained on as {from_grid} HxW, and its class tokens as {prefix_tokens}",
+            )
+        return given
+    side = math.isqrt(count)
+    if side * side != count:
+        raise ParameterError(
+            f"the table's {count} positions are not a square grid",
+            hint="give its grid as {from_grid} HxW, or the leading class tokens as {prefix_tokens}",
+        )
+    return side, side
+
+
+def check_target(shape: tuple[int, ...], itemsize: int) -> None:
+    """Refuse, before any work, a target of no positions or one larger than the memory available."""
+    from pecli.memory import check_fits_in_memory
+
+    if any(size <= 0 for size in shape):
+        raise ParameterError(f"the target {' × '.join(map(str, shape))} has no positions", hint="give sizes >= 1")
+    # the float64 result and its rounded copy
+    check_fits_in_memory(math.prod(shape) * (8 + itemsize), what="resampled table", hint="ask for a smaller target")
+
+
+def resample_grid(
+    table: np.ndarray,
+    grid: tuple[int, int],
+    *,
+    from_grid: tuple[int, int] | None = None,
+    prefix_tokens: int = 0,
+    method: str = "bicubic",
+    antialias: bool = False,
+    scale_offset: float | None = None,
+    dtype: str | None = None,
+) -> np.ndarray:
+    """``table``'s positions resampled from their grid to ``grid`` (H, W); its prefix tokens kept, its layout too.
+
+    Args:
+        table: (N, C) or (1, N, C) with ``prefix_tokens`` leading rows, or a (C, H, W) grid.
+        grid: the target (H, W).
+        from_grid: the table's grid; None: the square one its positions fill.
+        method: bicubic, bilinear, nearest or area.
+        antialias: torch's ``antialias=True`` (bicubic and bilinear only).
+        scale_offset: sample as ``interpolate(scale_factor=(H + offset) / h, …)`` does (DINOv2).
+        dtype: the result's dtype name (default: the table's); computed in float64, rounded once.
+
+    Example:
+        >>> table = np.array([[9.0], [0.0], [1.0], [2.0], [3.0]])  # a class token and a 2 × 2 grid
+        >>> resample_grid(table, (2, 4), prefix_tokens=1, method="bilinear")[:, 0].tolist()
+        [9.0, 0.0, 0.25, 0.75, 1.0, 2.0, 2.25, 2.75, 3.0]
+    """
+    _check_table(table)
+    if method not in GRID_METHODS:
+        raise ParameterError(f"unknown {{method}} {method!r} for a grid", hint=f"one of {', '.join(GRID_METHODS)}")
+    if antialias and method not in ("bicubic", "bilinear"):
+        raise ParameterError(f"{{antialias}} applies to bicubic and bilinear, not {method}", hint="drop it")
+    layout = grid_layout(table.shape, prefix_tokens)
+    if min(grid) <= 0:
+        raise ParameterError(
+            f"the target grid {grid[0]}x{grid[1]} has no positions", hint="give {grid} HxW of sizes >= 1"
+        )
+    dtype = dtype or table.dtype.name
+    if layout == "channels":
+        prefix, positions = table[:0, 0, 0].reshape(0, table.shape[0]), None
+        source = (table.shape[1], table.shape[2])
+        if from_grid is not None:
+            source_grid(source[0] * source[1], from_grid)
+            if tuple(from_grid) != source:
+                raise ParameterError(f"the table is a {source[0]}x{source[1]} grid, not {from_grid[0]}x{from_grid[1]}",
+                                     hint="drop {from_grid}")  # fmt: skip
+        values = np.asarray(table, dtype=np.float64).transpose(1, 2, 0)
+    else:
+        prefix, positions = _split_tokens(table, prefix_tokens, "prefix_tokens")
+        source = source_grid(len(positions), from_grid)
+        values = np.asarray(positions, dtype=np.float64).reshape(*source, -1)
+    channels = values.shape[-1]
+    check_target((grid[0] * grid[1] + len(prefix), channels), np.dtype(table.dtype).itemsize)
+    scales: list[float | None] = [None, None]
+    if scale_offset is not None:  # torch samples at 1 / scale_factor = source / (target + offset)
+        scales = [source[0] / (grid[0] + scale_offset), source[1] / (grid[1] + scale_offset)]
+    rows = axis_weights(source[0], grid[0], method, antialias=antialias, scale=scales[0])
+    cols = axis_weights(source[1], grid[1], method, antialias=antialias, scale=scales[1])
+    # two plain matrix products (one BLAS call each): (H, h) · (h, w·C), then (W, w) · (w, H·C)
+    result = (rows @ values.reshape(source[0], -1)).reshape(grid[0], source[1], channels)
+    result = cols @ result.transpose(1, 0, 2).reshape(source[1], -1)
+    result = result.reshape(grid[1], grid[0], channels).transpose(1, 0, 2)  # (H, W, C)
+    from pecli.dtypes import round_to
+
+    if layout == "channels":
+        return round_to(result.transpose(2, 0, 1), dtype)
+    flat = np.concatenate([np.asarray(prefix, dtype=np.float64), result.reshape(-1, channels)])
+    return round_to(flat, dtype).reshape((1,) * (table.ndim - 2) + flat.shape)
+
+
+def resample_length(
+    table: np.ndarray, length: int, *, method: str = "linear", keep_rows: int = 0, dtype: str | None = None
+) -> np.ndarray:
+    """``table``'s positions resampled to ``length`` rows, its first ``keep_rows`` kept as they are.
+
+    ``linear`` and ``nearest`` are torch's ``interpolate`` (``align_corners=False``) along the
+    positions; ``tile`` copies the rows after the kept ones again and again, as the Longformer
+    conversion recipe does (RoBERTa's two reserved rows kept, its 512 repeated to 4096).
+    ``length`` counts every row, the kept ones included.
+
+    Example:
+        >>> table = np.array([[7.0], [0.0], [1.0], [2.0]])
+        >>> resample_length(table, 8, method="tile", keep_rows=1)[:, 0].tolist()
+        [7.0, 0.0, 1.0, 2.0, 0.0, 1.0, 2.0, 0.0]
+        >>> resample_length(table[1:], 6, method="linear")[:, 0].tolist()
+        [0.0, 0.25, 0.75, 1.25, 1.75, 2.0]
+    """
+    _check_table(table)
+    if table.ndim not in (2, 3) or (table.ndim == 3 and table.shape[0] != 1):
+        raise _not_a_table(table.shape)
+    if method not in LENGTH_METHODS:
+        raise ParameterError(f"unknown {{method}} {method!r} for a length", hint=f"one of {', '.join(LENGTH_METHODS)}")
+    kept, positions = _split_tokens(table, keep_rows, "keep_rows")
+    if length <= keep_rows:
+        raise ParameterError(f"{{length}} {length} leaves no positions after the {keep_rows} kept rows",
+                             hint=f"give {{length}} above {keep_rows}")  # fmt: skip
+    check_target((length, positions.shape[1]), np.dtype(table.dtype).itemsize)
+    count = length - keep_rows
+    values = np.asarray(positions, dtype=np.float64)
+    if method == "tile":
+        result = values[np.arange(count) % len(values)]
+    else:
+        result = axis_weights(len(values), count, "bilinear" if method == "linear" else method) @ values
+    from pecli.dtypes import round_to
+
+    flat = np.concatenate([np.asarray(kept, dtype=np.float64), result])
+    return round_to(flat, dtype or table.dtype.name).reshape((1,) * (table.ndim - 2) + flat.shape)

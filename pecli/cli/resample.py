@@ -1,0 +1,212 @@
+"""``pecli resample``: a learned position table to another grid (ViT) or length (BERT, RoBERTa)."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Annotated, Any, Optional
+
+import typer
+
+from pecli.cli.options import FormatOpt, KeyOpt, LenOpt, output_options, parse_int
+from pecli.cli.output import Output
+from pecli.errors import ParameterError
+
+HELP = """Resample a learned position table to another grid or length.
+
+INPUT is a table file, - (stdin) or a model directory; --key picks the tensor. A 2-D table
+(ViT: (N, C), (1, N, C) with --prefix-tokens leading class/register tokens kept, or a (C, H, W)
+grid) goes to --grid HxW; its own grid is --from-grid HxW, inferred when square. A 1-D table
+(BERT, RoBERTa, Whisper) goes to --len N rows, its first --keep-rows kept as they are: linear
+(torch's interpolate), nearest, or tile (the Longformer recipe: the other rows repeated).
+
+Computed in float64 as torch.nn.functional.interpolate computes it (align_corners=False;
+bicubic a = -0.75; antialias as torch's), rounded once to the table's dtype; the shape keeps
+its layout. The default is timm's: bicubic with antialias. --convention names a library's way:
+timm (resample_abs_pos_embed), hf (transformers' interpolate_pos_encoding: no antialias) or
+dinov2-original (scale_factor = (size + 0.1) / grid), each with one class token.
+
+Examples:
+
+
+  pecli resample vit.safetensors --key pos_embed --grid 24x24 --convention timm -o pos.npy
+  pecli resample pos.npy --prefix-tokens 1 --grid 16x12 --method bilinear --no-antialias -o new.npy
+  pecli resample roberta.safetensors --key position_embeddings --len 4098 --keep-rows 2 --method tile -o long.npy
+"""
+
+
+def register(app: typer.Typer) -> None:
+    app.command("resample", help=HELP)(resample)
+
+
+@output_options
+def resample(
+    source: Annotated[str, typer.Argument(metavar="INPUT", help="A table file, - (stdin), or a model directory.")],
+    output: Annotated[
+        Optional[str],
+        typer.Option("-o", "--output", help="Output file (.npy, .safetensors, .pt, .csv, .tsv), or -.", metavar="PATH"),
+    ] = None,
+    grid: Annotated[Optional[str], typer.Option("--grid", help="Target grid, e.g. 24x24.", metavar="HxW")] = None,
+    from_grid: Annotated[
+        Optional[str],
+        typer.Option("--from-grid", help="The table's grid (default: the square its positions fill).", metavar="HxW"),
+    ] = None,
+    prefix_tokens: Annotated[
+        Optional[int],
+        typer.Option(
+            "--prefix-tokens", help="Leading class/register tokens kept (default 0; 1 with --convention).", metavar="N"
+        ),
+    ] = None,
+    method: Annotated[
+        Optional[str],
+        typer.Option(
+            "--method", help="Grid: bicubic, bilinear, nearest, area. Length: linear, tile, nearest.", metavar="METHOD"
+        ),
+    ] = None,
+    antialias: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--antialias/--no-antialias",
+            help="Antialias when shrinking (default on: bicubic, bilinear).",
+            show_default=False,
+        ),
+    ] = None,
+    convention: Annotated[
+        Optional[str], typer.Option("--convention", help="timm, hf or dinov2-original.", metavar="NAME")
+    ] = None,
+    length: LenOpt = None,
+    keep_rows: Annotated[
+        int, typer.Option("--keep-rows", help="With --len: leading rows kept as they are (RoBERTa: 2).", metavar="K")
+    ] = 0,
+    fmt: FormatOpt = None,
+    key: KeyOpt = None,
+    *,
+    out: Output,
+) -> None:
+    from pecli.analysis import resample as core
+
+    if (grid is None) == (length is None):
+        raise ParameterError("give the target as --grid HxW or --len N", hint="one of them, e.g. --grid 24x24")
+    if output is None:
+        raise ParameterError("missing -o", hint="e.g. -o resampled.npy, or -o - for stdout")
+    settings: dict[str, Any] = {}
+    if grid is not None:
+        settings = _grid_settings(core, grid, from_grid, prefix_tokens, method, antialias, convention)
+        if keep_rows:
+            raise ParameterError("--keep-rows applies to --len", hint="use --prefix-tokens for a grid's class tokens")
+    else:
+        given = {
+            "--grid": grid,
+            "--from-grid": from_grid,
+            "--prefix-tokens": prefix_tokens,
+            "--antialias": antialias,
+            "--convention": convention,
+        }
+        extra = [flag for flag, value in given.items() if value is not None]
+        if extra:
+            raise ParameterError(f"{', '.join(extra)} apply to --grid, not --len", hint="drop them")
+        settings = {"length": length, "method": method or "linear", "keep_rows": keep_rows}
+        if settings["method"] not in core.LENGTH_METHODS:
+            raise ParameterError(
+                f"unknown --method {method!r} for --len", hint=f"one of {', '.join(core.LENGTH_METHODS)}"
+            )
+    target, fmt = _prepare_output(out, output, fmt)
+
+    from pecli.cli.inputs import load_input
+
+    table = load_input(out, source, key=key)
+    dtype = table.dtype_name
+    if grid is not None:
+        resampled = core.resample_grid(table.array, **settings, dtype=dtype)
+    else:
+        resampled = core.resample_length(table.array, **settings, dtype=dtype)
+    from pecli.io import Tensor, write_tensors
+
+    how = ", ".join(f"{name}={_text(value)}" for name, value in settings.items() if value is not None)
+    name = table.key or "position_embeddings"
+    write_tensors(target, {name: Tensor.from_array(resampled)}, fmt=fmt, metadata={"pecli_resample": how})
+    shape = lambda array: " × ".join(map(str, array.shape))  # noqa: E731
+    if out.json_output:
+        out.json(
+            {
+                "input": source,
+                "key": table.key,
+                "shape": list(table.array.shape),
+                "dtype": dtype,
+                "output": output,
+                "output_shape": list(resampled.shape),
+                "convention": convention,
+                **{name: list(value) if isinstance(value, tuple) else value for name, value in settings.items()},
+            }
+        )
+    elif output != "-":
+        out.note(f"wrote {output}: {shape(resampled)} {dtype} ({fmt}) from {shape(table.array)}; {how}")
+
+
+def _text(value: Any) -> str:
+    return "x".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def parse_grid(text: str, flag: str) -> tuple[int, int]:
+    """A grid written ``HxW`` (or ``H,W`` as generate's ``--grid``) as (H, W).
+
+    >>> parse_grid("24x16", "--grid"), parse_grid("7,7", "--from-grid")
+    ((24, 16), (7, 7))
+    """
+    parts = re.split(r"[x×,]", text.strip().lower())
+    if len(parts) != 2:
+        raise ParameterError(f"{flag}: {text[:20]!r} is not a grid HxW", hint=f"e.g. {flag} 24x24")
+    height, width = (parse_int(part, flag=flag, example="24x24") for part in parts)
+    return height, width
+
+
+def _grid_settings(
+    core: Any,
+    grid: str,
+    from_grid: str | None,
+    prefix_tokens: int | None,
+    method: str | None,
+    antialias: bool | None,
+    convention: str | None,
+) -> dict[str, Any]:
+    """The core's arguments for --grid: the convention's, then the options given."""
+    settings: dict[str, Any] = {"grid": parse_grid(grid, "--grid")}
+    if from_grid is not None:
+        settings["from_grid"] = parse_grid(from_grid, "--from-grid")
+    if convention is not None:
+        if convention not in core.CONVENTIONS:
+            from pecli.errors import did_you_mean
+
+            raise ParameterError(
+                f"unknown --convention {convention!r}", hint=did_you_mean(convention, core.CONVENTIONS)
+            )
+        if method is not None or antialias is not None:
+            raise ParameterError(f"--convention {convention} sets --method and --antialias", hint="drop them")
+        chosen = core.CONVENTIONS[convention]
+        method, antialias = chosen.method, chosen.antialias
+        prefix_tokens = chosen.prefix_tokens if prefix_tokens is None else prefix_tokens
+        if chosen.scale_offset is not None:
+            settings["scale_offset"] = chosen.scale_offset
+    method = method or "bicubic"
+    if method not in core.GRID_METHODS:
+        raise ParameterError(f"unknown --method {method!r} for --grid", hint=f"one of {', '.join(core.GRID_METHODS)}")
+    if antialias is None:
+        antialias = method in ("bicubic", "bilinear")  # timm's default
+    if prefix_tokens is not None and prefix_tokens < 0:
+        raise ParameterError(f"--prefix-tokens must be >= 0, got {prefix_tokens}", hint="e.g. --prefix-tokens 1")
+    return {**settings, "prefix_tokens": prefix_tokens or 0, "method": method, "antialias": antialias}
+
+
+def _prepare_output(out: Output, output: str, fmt: str | None) -> tuple[Any, str]:
+    """Check -o before any work: its path, format, and that --json does not share stdout with it."""
+    from pecli.cli.common import output_target
+    from pecli.io import check_output_path, format_for
+
+    if out.json_output and output in ("-", "/dev/stdout"):
+        raise ParameterError("--json and -o - both write to stdout", hint="write the table to a file, or drop --json")
+    if output != "-":
+        check_output_path(output)
+        if os.path.isdir(output):
+            raise ParameterError(f"-o {output!r} is a directory", hint="give a file name, e.g. -o resampled.npy")
+    fmt = format_for(output, fmt)
+    return output_target(out, output, fmt), fmt
