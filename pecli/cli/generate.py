@@ -59,6 +59,16 @@ FromConfigOpt = Annotated[
     ),
 ]
 
+LayerTypeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--layer-type",
+        help="With --from-config whose rope_parameters differ by layer type (Gemma 3's sliding_attention and "
+        "full_attention): the layer type whose tables to write.",
+        metavar="NAME",
+    ),
+]
+
 
 def register(app: typer.Typer) -> None:
     app.command("generate", help=HELP)(generate)
@@ -80,6 +90,7 @@ def generate(
     ] = False,
     device: DeviceOpt = "cpu",
     from_config: FromConfigOpt = None,
+    layer_type: LayerTypeOpt = None,
     *,
     out: Output,
     scheme_params: dict[str, Any] | None = None,
@@ -96,8 +107,21 @@ def generate(
     if from_config is not None:
         from pecli.cli.model_inputs import config_table
 
-        table = config_table(out, from_config, scheme, preset, scheme_params or {}, d, length, dtype=dtype, name=name)
+        table = config_table(
+            out,
+            from_config,
+            scheme,
+            preset,
+            scheme_params or {},
+            d,
+            length,
+            dtype=dtype,
+            name=name,
+            layer_type=layer_type,
+        )
     else:
+        if layer_type is not None:
+            raise ParameterError("--layer-type picks a layer type of a model's config", hint="add --from-config PATH")
         table = build_table(scheme, preset, scheme_params or {}, length=length, dim=d, dtype=dtype, name=name)
     backend = _phasor_backend(device)
     if output is None:

@@ -25,6 +25,7 @@ def config_table(
     *,
     dtype: str,
     name: str,
+    layer_type: str | None = None,
 ) -> Any:
     """The :class:`~pecli.schemes.spec.TableSpec` a model's config implies, recording the config's values.
 
@@ -42,7 +43,14 @@ def config_table(
             f"--from-config sets the scheme and its parameters, so {', '.join(given)} cannot be given too",
             hint="drop them; --len, --part and --dtype still apply",
         )
-    encoding = model_encoding(read_config(source))
+    config_file = os.path.join(source, "config.json") if os.path.isdir(source) else source
+    encoding = model_encoding(read_config(source), source=config_file, layer_type=layer_type)
+    if encoding.layers:
+        names = ", ".join(layer for layer, _ in encoding.layers)
+        raise ParameterError(
+            f"{config_file}: the layer types {names} have different rope parameters",
+            hint="pick one with {layer_type=" + encoding.layers[0][0] + "}",
+        )
     if encoding.scheme is None:
         weight = _learned_weight(source, encoding.learned_weight or "")
         raise ParameterError(
@@ -74,7 +82,6 @@ def config_table(
             table.check()  # the scheme checks its values on the first row, here where a field can be named
     except ParameterError as error:
         raise _blamed_on_config(error, fields) from None
-    config_file = os.path.join(source, "config.json") if os.path.isdir(source) else source
     return dataclasses.replace(table, extra_metadata=encoding.metadata(config_file))
 
 

@@ -31,7 +31,7 @@ from pecli.models.encoding import (
     config_value,
     known_rope_type,
 )
-from pecli.models.rope_config import rope_encoding
+from pecli.models.rope_config import has_rope, rope_encoding
 
 __all__ = ["ROPE_TYPES", "ModelEncoding", "config_int", "known_rope_type", "model_encoding", "read_config"]
 
@@ -76,12 +76,34 @@ def read_config(path: str) -> dict[str, Any]:
     return config
 
 
-def model_encoding(config: Mapping[str, Any]) -> ModelEncoding:
+#: sub-configs a composite (multimodal, omni, encoder-decoder) model keeps its text model's settings in
+_TEXT_CONFIGS = ("text_config", "language_config", "llm_config", "thinker_config", "decoder_config", "decoder")
+
+
+def model_encoding(
+    config: Mapping[str, Any], *, source: str = "config.json", layer_type: str | None = None
+) -> ModelEncoding:
     """The position encoding ``config`` (a parsed ``config.json``) implies; see the module's doc.
 
     A config without position settings, an unknown ``rope_type`` or inconsistent values is a
-    :class:`~pecli.errors.ParameterError`.
+    :class:`~pecli.errors.ParameterError` whose message names ``source``, the file the config came from.
+    A composite config (a multimodal model's) is read through its ``text_config``; ``layer_type``
+    picks one layer type's settings of per-layer ``rope_parameters``.
+
+    >>> model_encoding({"model_type": "llava", "text_config": {"model_type": "llama", "head_dim": 8,
+    ...     "max_position_embeddings": 16, "rope_theta": 10000.0}}).fields["base"]
+    'text_config.rope_theta'
     """
+    try:
+        return _model_encoding(config, layer_type, depth=0)
+    except ParameterError as error:
+        message, hint = error._templates
+        if source != "config.json" and message.startswith("config.json"):
+            raise ParameterError(source + message.removeprefix("config.json"), hint=hint) from None
+        raise
+
+
+def _model_encoding(config: Mapping[str, Any], layer_type: str | None, *, depth: int) -> ModelEncoding:
     model_type = "" if config.get("model_type") is None else config["model_type"]
     if not isinstance(model_type, str):
         raise ParameterError(f"config.json: model_type: expected a string, got {config_value(model_type)}")
@@ -89,8 +111,12 @@ def model_encoding(config: Mapping[str, Any]) -> ModelEncoding:
         return _alibi(config, model_type, ("n_head", "num_attention_heads"))
     if model_type == "mpt" and config_object(config, "attn_config").get("alibi", True):
         return _alibi(config, model_type, ("n_heads",))
-    if any(key in config for key in ("rope_parameters", "rope_theta", "rope_scaling")):
-        return rope_encoding(config, model_type)
+    if has_rope(config, model_type):
+        return rope_encoding(config, model_type, layer_type=layer_type)
+    sub = next((key for key in _TEXT_CONFIGS if isinstance(config.get(key), dict)), None)
+    if sub is not None and depth < 2:
+        inner = _model_encoding(config[sub], layer_type, depth=depth + 1)
+        return _prefixed(inner, sub, model_type)
     if model_type == "marian":
         return _sinusoidal(config, model_type, "marian", "max_position_embeddings", offset=None)
     if model_type == "whisper":
@@ -116,6 +142,22 @@ def model_encoding(config: Mapping[str, Any]) -> ModelEncoding:
         f"config.json (model_type {config_value(model_type)}) has no position settings pecli knows",
         hint="pecli reads rope_parameters/rope_theta, ALiBi (BLOOM, MPT), sinusoidal (Marian, M2M100, FSMT, "
         "Whisper, Speech2Text) and learned (BERT, RoBERTa, GPT-2, OPT) configs",
+    )
+
+
+def _prefixed(encoding: ModelEncoding, sub: str, model_type: str) -> ModelEncoding:
+    """``encoding`` of sub-config ``sub``, its fields and provenance named from the top of the file."""
+    import dataclasses
+
+    def named(key: str) -> str:
+        return " × ".join(f"{sub}.{part}" for part in key.split(" × "))
+
+    return dataclasses.replace(
+        encoding,
+        model_type=f"{model_type}/{encoding.model_type}" if model_type else encoding.model_type,
+        provenance={what: (named(key), value) for what, (key, value) in encoding.provenance.items()},
+        fields={what: named(key) for what, key in encoding.fields.items()},
+        layers=tuple((name, _prefixed(layer, sub, model_type)) for name, layer in encoding.layers),
     )
 
 

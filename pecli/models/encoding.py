@@ -46,6 +46,12 @@ class ModelEncoding:
     #: pecli parameter (``base``, ``dim``, ``length``…) -> the config field that set it, for messages
     fields: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: the layer type these settings are of (``rope_parameters`` keyed by layer type), None for all layers
+    layer_type: str | None = None
+    #: per layer type, its encoding, when the layer types differ and none was picked
+    layers: tuple[tuple[str, ModelEncoding], ...] = ()
+    #: the layers with no positional encoding (Llama 4's ``no_rope_layers``)
+    nope_layers: tuple[int, ...] = ()
 
     def metadata(self, source: str) -> dict[str, str]:
         """String pairs recording the config file, its model type and each value with its key.
@@ -55,6 +61,12 @@ class ModelEncoding:
         """
         meta = {"from_config": source, "model_type": self.model_type}
         meta.update({f"config.{key}": json.dumps(value) for key, value in self.provenance.values()})
+        if self.layer_type is not None:
+            meta["layer_type"] = self.layer_type
+        if self.nope_layers:
+            meta["nope_layers"] = json.dumps(list(self.nope_layers))
+        if self.params.get("layout") is not None:
+            meta["pairing"] = "adjacent pairs" if self.params["layout"] == "interleaved" else "halves (rotate_half)"
         return meta
 
 

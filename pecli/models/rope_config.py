@@ -13,12 +13,13 @@ option the registry cannot compute yet is a one-line :class:`~pecli.errors.Param
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from pecli.errors import ParameterError
+from pecli.errors import ParameterError, did_you_mean
 from pecli.models.encoding import ModelEncoding, config_int, config_number, config_value, known_rope_type
 
-__all__ = ["rope_encoding"]
+__all__ = ["has_rope", "rope_encoding"]
 
 #: rope_type -> pecli scaling
 _SCALING = {
@@ -34,49 +35,258 @@ _SCALING = {
 #: config keys whose pecli parameter has another name
 _PARAMETER_OF = {"rope_theta": "base", "original_max_position_embeddings": "original_max_position"}
 
-#: keys of the top level that transformers moves into rope_parameters when they are not there
-_TOP_LEVEL_KEYS = ("rope_theta", "partial_rotary_factor")
+
+#: model types whose attention rotates adjacent pairs of columns (transformers: ``repeat_interleave``,
+#: ``rotate_every_two`` or Llama 4's complex view of (…, d/2, 2)): pecli's ``interleaved`` layout
+_INTERLEAVED = frozenset({"cohere", "cohere2", "llama4", "llama4_text", "gptj", "codegen"})
+
+#: model types transformers reads without any rope key: (theta default, partial default, rotary width key)
+_IMPLICIT_ROPE = {
+    "gpt_neox": (10000.0, 0.25, None),
+    "gptj": (10000.0, None, "rotary_dim"),
+    "codegen": (10000.0, None, "rotary_dim"),
+}
+
+#: ``position_embedding_type`` values of remote-code (nomic-bert-style) configs that mean rotary
+_ROTARY_EMBEDDING_TYPES = frozenset({"rope", "rotary"})
+
+#: the context, by the keys configs spell it, first found wins
+_LENGTH_KEYS = ("max_position_embeddings", "max_seq_len", "n_positions", "seq_length", "model_max_length")
 
 
-def rope_encoding(config: Mapping[str, Any], model_type: str) -> ModelEncoding:
-    """The ``rope`` scheme, parameters and sizes of a RoPE model's ``config``, with each value's config key."""
-    found, where = _rope_settings(config)
-    rope_type = known_rope_type(found.get("rope_type", found.get("type", "default")))
+def has_rope(config: Mapping[str, Any], model_type: str) -> bool:
+    """Whether ``config`` carries RoPE settings pecli reads (any spelling of them).
+
+    >>> has_rope({"rotary_emb_base": 10000}, "nomic_bert"), has_rope({"hidden_size": 8}, "bert")
+    (True, False)
+    """
+    keys = ("rope_parameters", "rope_theta", "rope_scaling", "rotary_emb_base", "rotary_pct", "rotary_emb_fraction")
+    return (
+        any(config.get(key) is not None for key in keys)
+        or model_type in _IMPLICIT_ROPE
+        or config.get("position_embedding_type") in _ROTARY_EMBEDDING_TYPES
+    )
+
+
+def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str | None = None) -> ModelEncoding:
+    """The ``rope`` scheme, parameters and sizes of a RoPE model's ``config``, with each value's config key.
+
+    ``rope_parameters`` keyed by layer type (Gemma 3's ``sliding_attention``/``full_attention``) need
+    ``layer_type`` unless every layer type has the same settings; the encoding of each layer type is in
+    :attr:`~pecli.models.encoding.ModelEncoding.layers` when they differ and none is picked.
+    """
+    nested = _nested_settings(config)
+    if nested is None:
+        if layer_type is not None and not _layer_type_names(config):
+            raise ParameterError(
+                f"config.json has one set of rope parameters for every layer, so no layer type {layer_type!r}",
+                hint="drop {layer_type}",
+            )
+        return _with_layers(_one_encoding(config, model_type, *_rope_settings(config)), config)
+    encodings = {name: _one_encoding(config, model_type, *settings) for name, settings in nested.items()}
+    names = list(encodings)
+    if layer_type is not None:
+        if layer_type not in encodings:
+            shown = config_value(layer_type)
+            raise ParameterError(
+                f"config.json has no layer type {shown} in rope_parameters", hint=did_you_mean(shown, names)
+            )
+        chosen = encodings[layer_type]
+        return _with_layers(replace(chosen, layer_type=layer_type), config)
+    first = encodings[names[0]]
+    if all(e.params == first.params and e.dim == first.dim for e in encodings.values()):
+        note = f"every layer type ({', '.join(names)}) has the same rope parameters"
+        return _with_layers(replace(first, notes=(*first.notes, note)), config)
+    return _with_layers(replace(first, layers=tuple(encodings.items())), config)
+
+
+def _with_layers(encoding: ModelEncoding, config: Mapping[str, Any]) -> ModelEncoding:
+    """``encoding`` with the layers that have no positional encoding (Llama 4's ``no_rope_layers``) recorded."""
+    nope = _nope_layers(config)
+    if not nope:
+        return encoding
+    shown = ", ".join(map(str, nope[:12])) + (f" and {len(nope) - 12} more" if len(nope) > 12 else "")
+    note = f"layers {shown} use no positional encoding (NoPE): this table is for the other layers"
+    return replace(encoding, nope_layers=tuple(nope), notes=(*encoding.notes, note))
+
+
+def _nope_layers(config: Mapping[str, Any]) -> list[int]:
+    """Indices of the layers without RoPE: Llama 4's ``no_rope_layers`` (0 = no rope), or a 0 in ``use_rope_layers``."""
+    flags = config.get("no_rope_layers")
+    if flags is None:
+        return []
+    if not isinstance(flags, list) or not all(value in (0, 1) and not isinstance(value, float) for value in flags):
+        raise ParameterError(f"config.json: no_rope_layers: expected a list of 0 and 1, got {config_value(flags)}")
+    return [index for index, value in enumerate(flags) if not value]
+
+
+def _layer_type_names(config: Mapping[str, Any]) -> list[str]:
+    types = config.get("layer_types")
+    return sorted({t for t in types if isinstance(t, str)}) if isinstance(types, list) else []
+
+
+def _nested_settings(config: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any], dict[str, str]]] | None:
+    """Per layer type: its rope settings and each one's key, when ``rope_parameters`` is keyed by layer type.
+
+    transformers' ``nested_rope_parameter_keys``: the keys whose value is an object. The older
+    ``rope_local_base_freq`` (Gemma 3 before transformers 5) gives the sliding layers their own base.
+    """
+    settings = config.get("rope_parameters")
+    if isinstance(settings, dict) and any(isinstance(value, dict) for value in settings.values()):
+        nested = {}
+        for name, value in settings.items():
+            if value is None:
+                continue
+            if not isinstance(value, dict):
+                raise ParameterError(
+                    f"config.json: rope_parameters.{name}: expected an object (the rope parameters of layer type "
+                    f"{name!r}), got {config_value(value)}",
+                    hint="per-layer rope_parameters hold one object per layer type",
+                )
+            found, where = dict(value), {key: f"rope_parameters.{name}.{key}" for key in value}
+            _add_top_level(config, found, where)
+            nested[name] = (found, where)
+        return nested
+    if config.get("rope_local_base_freq") is not None:
+        found, where = _rope_settings(config)
+        local = dict(found, rope_type="default", rope_theta=config["rope_local_base_freq"])
+        local = {k: v for k, v in local.items() if k not in _SCALING_KEYS}
+        local_where = {k: where.get(k, k) for k in local} | {"rope_theta": "rope_local_base_freq"}
+        local_where["rope_type"] = "rope_local_base_freq"
+        return {"full_attention": (found, where), "sliding_attention": (local, local_where)}
+    return None
+
+
+#: the keys of a scaling, which a layer type with the default rope_type does not take from the global one
+_SCALING_KEYS = frozenset(
+    {
+        "type",
+        "factor",
+        "original_max_position_embeddings",
+        "low_freq_factor",
+        "high_freq_factor",
+        "beta_fast",
+        "beta_slow",
+        "mscale",
+        "mscale_all_dim",
+        "attention_factor",
+        "short_factor",
+        "long_factor",
+        "truncate",
+    }
+)
+
+
+def _one_encoding(
+    config: Mapping[str, Any], model_type: str, found: dict[str, Any], where: dict[str, str]
+) -> ModelEncoding:
+    """The encoding of one set of rope parameters ``found`` (each one's key in ``where``)."""
+    notes: list[str] = []
+    rope_type = _rope_type(found, where)
+    length_key = next((key for key in _LENGTH_KEYS if config.get(key) is not None), "max_position_embeddings")
+    length = config_int(config, length_key)
     if rope_type in ("llama3", "yarn", "longrope"):
         # transformers' standardize_rope_params: a top-level original_max_position_embeddings (Phi-3) wins
         if config.get("original_max_position_embeddings") is not None:
             found["original_max_position_embeddings"] = config["original_max_position_embeddings"]
             where["original_max_position_embeddings"] = "original_max_position_embeddings"
         elif "original_max_position_embeddings" not in found:
-            found["original_max_position_embeddings"] = config.get("max_position_embeddings")
-            where["original_max_position_embeddings"] = "max_position_embeddings"
-    length = config_int(config, "max_position_embeddings")
+            found["original_max_position_embeddings"] = length
+            where["original_max_position_embeddings"] = length_key
     head_dim, head_dim_key = _head_dim(config)
     partial = _number(found, where, "partial_rotary_factor", 1.0)
-    # the rotary module's cos and sin cover the rotated columns only: int(head_dim · partial_rotary_factor)
     if not 0 < partial <= 1:
         raise ParameterError(
             f"config.json: {where.get('partial_rotary_factor')}: expected a number in (0, 1], got {partial!r}"
         )
+    # the rotary module's cos and sin cover the rotated columns only: int(head_dim · partial_rotary_factor)
     dim = head_dim if rope_type == "proportional" else int(head_dim * partial)
+    dim_field = head_dim_key[0] + (f" × {where['partial_rotary_factor']}" if partial != 1.0 else "")
+    rotary_key = next((key for key in ("rotary_dim",) if config.get(key) is not None), None)
+    if rotary_key is not None and rope_type != "proportional":
+        rotary = config_int(config, rotary_key)
+        if partial != 1.0 and rotary != dim:
+            raise ParameterError(
+                f"config.json: {rotary_key} = {rotary} contradicts {dim_field} = {head_dim_key[1]} × {partial!r}"
+                f" = {dim} rotary columns",
+                hint=f"keep one of {rotary_key} and {where['partial_rotary_factor']}",
+            )
+        if rotary > head_dim and head_dim_key[0] != "rotary_dim":
+            raise ParameterError(
+                f"config.json: {rotary_key} = {rotary} is wider than the head ({head_dim_key[0]} = {head_dim_key[1]})"
+            )
+        dim, dim_field = rotary, rotary_key
     if dim < 2:
         source = f"{head_dim_key[0]} = {head_dim_key[1]}" + (f" × {partial!r}" if partial != 1.0 else "")
         raise ParameterError(f"config.json: {source} leaves {dim} rotary columns", hint="rotary needs at least 2")
-    params: dict[str, Any] = {"base": _number(found, where, "rope_theta", 10000.0), "layout": "half"}
+    if dim % 2:
+        raise ParameterError(
+            f"config.json: {dim_field} gives {dim} rotary columns, an odd width: transformers computes "
+            f"{(dim + 1) // 2} frequencies over {dim} and writes {dim + 1} columns, which pecli does not compute yet",
+            hint="only even rotary widths are supported",
+        )
+    layout, layout_note = _layout(config, model_type)
+    if layout_note:
+        notes.append(layout_note)
+    params: dict[str, Any] = {"base": _number(found, where, "rope_theta", 10000.0), "layout": layout}
     scaling, used = _scaling_parameters(rope_type, found, where, length, dim)
     params.update(scaling)
     if rope_type == "proportional":
         params["partial_rotary_factor"] = partial
-    provenance: dict[str, tuple[str, Any]] = {"length": ("max_position_embeddings", length), "dim": head_dim_key}
+    provenance: dict[str, tuple[str, Any]] = {"length": (length_key, length), "dim": head_dim_key}
+    if rotary_key is not None and dim_field == rotary_key:
+        provenance["dim"] = (rotary_key, dim)
     used = ["rope_theta", *(["partial_rotary_factor"] if partial != 1.0 else []), *used]
     provenance.update({key: (where[key], found[key]) for key in used if key in found and key in where})
     _check_supported(rope_type, params)
     fields = {_PARAMETER_OF.get(key, key): where.get(key, key) for key in used if key in where}
-    dim_field = head_dim_key[0] + (f" × {where['partial_rotary_factor']}" if partial != 1.0 else "")
-    fields.update(dim=dim_field, length="max_position_embeddings")
+    fields.update(dim=dim_field, length=length_key)
     if rope_type == "proportional":
         fields["partial_rotary_factor"] = where.get("partial_rotary_factor", "partial_rotary_factor")
-    return ModelEncoding(model_type, "rope", params, length=length, dim=dim, provenance=provenance, fields=fields)
+    notes.extend(_remote_code_notes(where))
+    return ModelEncoding(
+        model_type, "rope", params, length=length, dim=dim, provenance=provenance, fields=fields, notes=tuple(notes)
+    )
+
+
+def _rope_type(found: Mapping[str, Any], where: Mapping[str, str]) -> str:
+    """``rope_type``, or the legacy ``type``; both given and different is a contradiction."""
+    new, old = found.get("rope_type"), found.get("type")
+    if new is not None and old is not None and new != old:
+        raise ParameterError(
+            f"config.json: {where['rope_type']} = {config_value(new)} contradicts {where['type']} = "
+            f"{config_value(old)}",
+            hint="keep rope_type (type is its older name)",
+        )
+    return known_rope_type(new if new is not None else old if old is not None else "default")
+
+
+def _layout(config: Mapping[str, Any], model_type: str) -> tuple[str, str]:
+    """The column layout the model's attention applies cos and sin in, and a note when a remote-code key said so."""
+    interleaved = config.get("rotary_emb_interleaved")
+    if interleaved is not None:
+        if not isinstance(interleaved, bool):
+            raise ParameterError(
+                f"config.json: rotary_emb_interleaved: expected true or false, got {config_value(interleaved)}"
+            )
+        layout = "interleaved" if interleaved else "half"
+        return (
+            layout,
+            f"rotary_emb_interleaved = {str(interleaved).lower()}: assumed flash-attn's rotary ({layout} pairs)",
+        )
+    return ("interleaved" if model_type in _INTERLEAVED else "half"), ""
+
+
+def _remote_code_notes(where: Mapping[str, str]) -> list[str]:
+    """Which convention pecli assumed for keys of remote-code models (nomic-bert and GPT-NeoX spellings)."""
+    assumed = {
+        "rotary_emb_base": "rotary_emb_base read as rope_theta",
+        "rotary_emb_fraction": "rotary_emb_fraction read as partial_rotary_factor (nomic-bert's convention)",
+        "rotary_pct": "rotary_pct read as partial_rotary_factor (GPT-NeoX's convention)",
+        "rotary_scaling_factor": "rotary_scaling_factor read as dynamic NTK scaling (nomic-bert's convention)",
+        "position_embedding_type": "position_embedding_type 'rope' read with transformers' defaults (base 10000)",
+    }
+    return [text for key, text in assumed.items() if key in where.values()]
 
 
 def _scaling_parameters(
@@ -128,39 +338,79 @@ def _scaling_parameters(
 
 def _rope_settings(config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """The rope parameters (``rope_parameters``, else ``rope_scaling``, plus top-level keys) and each one's key."""
+    found: dict[str, Any] = {}
+    where: dict[str, str] = {}
     for container in ("rope_parameters", "rope_scaling"):
         settings = config.get(container)
         if settings is None:
             continue
         if not isinstance(settings, dict):
-            raise ParameterError(f"config.json: {container} must be an object, got {type(settings).__name__}")
-        if any(isinstance(value, dict) for value in settings.values()):
-            raise ParameterError(
-                f"config.json: per-layer {container} ({config_value(list(settings))}) are not supported yet",
-                hint="give a config with one set of rope parameters",
-            )
+            raise ParameterError(f"config.json: {container} must be an object, got {config_value(settings)}")
         if settings:
             found, where = dict(settings), {key: f"{container}.{key}" for key in settings}
             break
-    else:
-        found, where = {}, {}
-    for key in _TOP_LEVEL_KEYS:
-        if key not in found and config.get(key) is not None:
-            found[key], where[key] = config[key], key
+    if config.get("rotary_scaling_factor") is not None and "type" not in found and "rope_type" not in found:
+        # nomic-bert: NomicBertDynamicNTKRotaryEmbedding over max_trained_positions
+        found.update(rope_type="dynamic", factor=config["rotary_scaling_factor"])
+        where.update(rope_type="rotary_scaling_factor", factor="rotary_scaling_factor")
+    _add_top_level(config, found, where)
+    if config.get("position_embedding_type") in _ROTARY_EMBEDDING_TYPES and "rope_theta" not in found:
+        where.setdefault("position_embedding_type", "position_embedding_type")
     return found, where
 
 
+#: top-level keys transformers moves into rope_parameters when they are not there, with their other spellings
+_TOP_LEVEL = {
+    "rope_theta": ("rope_theta", "rotary_emb_base"),
+    "partial_rotary_factor": ("partial_rotary_factor", "rotary_pct", "rotary_emb_fraction"),
+}
+
+
+def _add_top_level(config: Mapping[str, Any], found: dict[str, Any], where: dict[str, str]) -> None:
+    for key, spellings in _TOP_LEVEL.items():
+        given = [name for name in spellings if config.get(name) is not None]
+        if key not in found and given:
+            values = {name: config[name] for name in given}
+            if len(set(map(repr, values.values()))) > 1:
+                raise ParameterError(
+                    f"config.json: {' and '.join(f'{n} = {config_value(v)}' for n, v in values.items())} disagree",
+                    hint=f"keep one of {', '.join(given)}",
+                )
+            found[key], where[key] = config[given[0]], given[0]
+    model_type = config.get("model_type")
+    if isinstance(model_type, str) and model_type in _IMPLICIT_ROPE:
+        theta, partial, _ = _IMPLICIT_ROPE[model_type]
+        found.setdefault("rope_theta", theta)
+        if partial is not None and "partial_rotary_factor" not in found:
+            # GPTNeoXConfig: rotary_pct defaults to 0.25
+            found["partial_rotary_factor"], where["partial_rotary_factor"] = partial, "rotary_pct (default 0.25)"
+
+
+#: the head width, by the keys configs spell it: DeepSeek's rotary part, Megatron's kv_channels, …
+_HEAD_DIM_KEYS = ("qk_rope_head_dim", "head_dim", "attention_head_dim", "kv_channels")
+
+
 def _head_dim(config: Mapping[str, Any]) -> tuple[int, tuple[str, Any]]:
-    if config.get("head_dim") is not None:
-        head_dim = config_int(config, "head_dim")
-        return head_dim, ("head_dim", head_dim)
-    hidden, heads = config_int(config, "hidden_size"), config_int(config, "num_attention_heads")
+    for key in _HEAD_DIM_KEYS:
+        if config.get(key) is not None:
+            head_dim = config_int(config, key)
+            return head_dim, (key, head_dim)
+    hidden_key = next((k for k in ("hidden_size", "n_embd", "d_model") if config.get(k) is not None), "hidden_size")
+    heads_key = next(
+        (
+            k
+            for k in ("num_attention_heads", "n_head", "num_heads", "decoder_attention_heads")
+            if config.get(k) is not None
+        ),
+        "num_attention_heads",
+    )
+    hidden, heads = config_int(config, hidden_key), config_int(config, heads_key)
     if hidden < heads:
         raise ParameterError(
-            f"config.json: hidden_size/num_attention_heads = {hidden}/{heads} leaves no column per head",
-            hint="hidden_size must be at least num_attention_heads",
+            f"config.json: {hidden_key}/{heads_key} = {hidden}/{heads} leaves no column per head",
+            hint=f"{hidden_key} must be at least {heads_key}",
         )
-    return hidden // heads, ("hidden_size/num_attention_heads", f"{hidden}/{heads}")
+    return hidden // heads, (f"{hidden_key}/{heads_key}", f"{hidden}/{heads}")
 
 
 def _number(found: Mapping[str, Any], where: Mapping[str, str], key: str, default: float | None) -> float:

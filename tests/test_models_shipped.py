@@ -1,0 +1,284 @@
+"""``generate --from-config`` on configs as models ship them (issue 29), against transformers' own rotary
+modules, live: per-layer ``rope_parameters`` (Gemma 3), adjacent-pair models (Cohere, Llama 4, GPT-J),
+NoPE layers (Llama 4), GPT-NeoX's ``rotary_pct``, DeepSeek's YaRN over ``qk_rope_head_dim``, gpt-oss,
+composite configs read through ``text_config``; and the spellings transformers does not write (v4
+``rope_scaling`` with ``type``, nomic-bert's keys, contradictions), on hand-written configs.
+
+Each config is built with transformers' own config class and ``save_pretrained``; transformers is in
+the ``test`` extra, and this module skips without it (fails in CI, as tests/test_models_live.py does).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from pecli.io import read_table
+from tests.conftest import assert_clean_error
+
+pytestmark = pytest.mark.xdist_group("transformers")
+
+POSITIONS = [0, 1, 2, 7, 30, 63]
+
+
+def _transformers():
+    try:
+        import torch  # noqa: F401
+        import transformers
+    except ImportError as error:
+        if os.environ.get("CI"):
+            pytest.fail(str(error))
+        pytest.skip(str(error))
+    return transformers
+
+
+def _module_tables(module, dim, **kwargs):
+    import torch
+
+    x = torch.zeros(1, len(POSITIONS), dim, dtype=torch.float32)
+    with torch.no_grad():
+        out = module(x, torch.tensor([POSITIONS]), **kwargs)
+    if torch.is_tensor(out) and out.is_complex():  # Llama 4: freqs_cis, one complex value per pair
+        cos, sin = out.real, out.imag
+        return torch.repeat_interleave(cos, 2, -1)[0].numpy(), torch.repeat_interleave(sin, 2, -1)[0].numpy()
+    cos, sin = out
+    return cos[0].numpy(), sin[0].numpy()
+
+
+def _generate(cli, config, tmp_path, *extra):
+    config.save_pretrained(tmp_path / "model")
+    output = tmp_path / "rope.safetensors"
+    result = cli("generate", "--from-config", str(tmp_path / "model"), "--len", "64", "-o", str(output), *extra)
+    assert result.code == 0, result.stderr
+    return output, result
+
+
+def _assert_equal(output, cos, sin):
+    for part, expected in (("cos", cos), ("sin", sin)):
+        table = read_table(str(output), key=part).array
+        assert table.shape[1] == expected.shape[1], part
+        np.testing.assert_allclose(table[POSITIONS], expected, rtol=0, atol=2e-6, err_msg=part)
+
+
+def test_gemma3_per_layer_types_each_equal_the_rotary_module(cli, tmp_path):
+    tf = _transformers()
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding
+
+    config = tf.Gemma3TextConfig(
+        hidden_size=64,
+        num_attention_heads=4,
+        head_dim=16,
+        num_hidden_layers=6,
+        max_position_embeddings=64,
+        rope_parameters={
+            "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
+        },
+    )
+    module = Gemma3RotaryEmbedding(config)
+    for layer_type in ("full_attention", "sliding_attention"):
+        output, _ = _generate(cli, config, tmp_path, "--layer-type", layer_type)
+        _assert_equal(output, *_module_tables(module, 16, layer_type=layer_type))
+        assert read_table(str(output), key="cos").metadata["layer_type"] == layer_type
+    refused = cli("generate", "--from-config", str(tmp_path / "model"), "-o", str(tmp_path / "x.safetensors"))
+    assert_clean_error(refused, 2, "full_attention, sliding_attention have different rope parameters", "--layer-type")
+    assert not (tmp_path / "x.safetensors").exists()
+    wrong = cli("generate", "--from-config", str(tmp_path / "model"), "--layer-type", "full")
+    assert_clean_error(wrong, 2, "config.json has no layer type 'full'", "full_attention")
+
+
+def test_gemma3_v4_rope_local_base_freq_gives_the_sliding_layers_their_base(cli, tmp_path):
+    """A Gemma 3 config as transformers 4 wrote it: rope_theta + rope_scaling for the global layers."""
+    tf = _transformers()
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding
+
+    v4 = {
+        "model_type": "gemma3_text",
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "head_dim": 16,
+        "num_hidden_layers": 6,
+        "max_position_embeddings": 64,
+        "rope_theta": 1e6,
+        "rope_local_base_freq": 1e4,
+        "rope_scaling": {"rope_type": "linear", "factor": 8.0},
+    }
+    (tmp_path / "v4").mkdir()
+    (tmp_path / "v4" / "config.json").write_text(json.dumps(v4))
+    module = Gemma3RotaryEmbedding(tf.AutoConfig.from_pretrained(tmp_path / "v4"))
+    for layer_type in ("full_attention", "sliding_attention"):
+        output = tmp_path / f"{layer_type}.safetensors"
+        args = ("generate", "--from-config", str(tmp_path / "v4"), "--len", "64", "-o", str(output))
+        result = cli(*args, "--layer-type", layer_type)
+        assert result.code == 0, result.stderr
+        _assert_equal(output, *_module_tables(module, 16, layer_type=layer_type))
+
+
+def test_llama4_adjacent_pairs_and_nope_layers(cli, tmp_path):
+    tf = _transformers()
+    from transformers.models.llama4.modeling_llama4 import Llama4TextRotaryEmbedding
+
+    config = tf.Llama4TextConfig(
+        hidden_size=64,
+        num_attention_heads=4,
+        head_dim=16,
+        num_hidden_layers=8,
+        max_position_embeddings=64,
+        intermediate_size=32,
+        intermediate_size_mlp=32,
+        rope_parameters={"rope_type": "default", "rope_theta": 5e5},
+    )
+    output, result = _generate(cli, config, tmp_path)
+    _assert_equal(output, *_module_tables(Llama4TextRotaryEmbedding(config), 16))
+    metadata = read_table(str(output), key="cos").metadata
+    assert metadata["layout"] == "interleaved" and metadata["pairing"] == "adjacent pairs"
+    assert json.loads(metadata["nope_layers"]) == [3, 7]  # no_rope_layer_interval 4
+    assert "layers 3, 7 use no positional encoding (NoPE)" in result.stderr
+
+
+def test_cohere_rotates_adjacent_pairs(cli, tmp_path):
+    tf = _transformers()
+    from transformers.models.cohere.modeling_cohere import CohereRotaryEmbedding
+
+    config = tf.CohereConfig(hidden_size=64, num_attention_heads=4, max_position_embeddings=64)
+    output, _ = _generate(cli, config, tmp_path)
+    _assert_equal(output, *_module_tables(CohereRotaryEmbedding(config), 16))
+
+
+def test_gpt_neox_rotary_pct_and_gpt_oss_yarn(cli, tmp_path):
+    tf = _transformers()
+    from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding
+    from transformers.models.gpt_oss.modeling_gpt_oss import GptOssRotaryEmbedding
+
+    neox = tf.GPTNeoXConfig(hidden_size=128, num_attention_heads=4, max_position_embeddings=64)
+    output, _ = _generate(cli, neox, tmp_path / "neox")
+    _assert_equal(output, *_module_tables(GPTNeoXRotaryEmbedding(neox), 32))
+    assert read_table(str(output), key="cos").array.shape == (64, 8)  # rotary_pct 0.25 of 32
+
+    oss = tf.GptOssConfig(
+        hidden_size=64,
+        num_attention_heads=4,
+        head_dim=16,
+        num_hidden_layers=2,
+        max_position_embeddings=64,
+        num_local_experts=2,
+    )
+    output, _ = _generate(cli, oss, tmp_path / "oss")
+    cos, sin = _module_tables(GptOssRotaryEmbedding(oss), 16)  # gpt-oss's module returns one half: chunk(x, 2)
+    _assert_equal(output, np.concatenate([cos, cos], -1), np.concatenate([sin, sin], -1))
+
+
+def test_deepseek_v3_yarn_over_qk_rope_head_dim(cli, tmp_path):
+    tf = _transformers()
+    from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3RotaryEmbedding
+
+    config = tf.DeepseekV3Config(
+        hidden_size=64,
+        num_attention_heads=4,
+        qk_rope_head_dim=8,
+        qk_nope_head_dim=16,
+        v_head_dim=16,
+        max_position_embeddings=256,
+        num_hidden_layers=2,
+        rope_parameters={
+            "rope_type": "yarn",
+            "factor": 4.0,
+            "original_max_position_embeddings": 64,
+            "rope_theta": 10000.0,
+            "mscale": 1.0,
+            "mscale_all_dim": 1.0,
+        },
+    )
+    output, _ = _generate(cli, config, tmp_path)
+    _assert_equal(output, *_module_tables(DeepseekV3RotaryEmbedding(config), 8))
+
+
+def test_gptj_rotary_dim_in_adjacent_pairs(cli, tmp_path):
+    tf = _transformers()
+    from transformers.models.gptj.modeling_gptj import create_sinusoidal_positions
+
+    config = tf.GPTJConfig(n_embd=64, n_head=4, rotary_dim=8, n_positions=64)
+    output, _ = _generate(cli, config, tmp_path)
+    sincos = create_sinusoidal_positions(64, 8)[POSITIONS].numpy()
+    sin, cos = np.repeat(sincos[:, :4], 2, -1), np.repeat(sincos[:, 4:], 2, -1)
+    _assert_equal(output, cos, sin)
+
+
+def test_a_composite_config_reads_its_text_config(cli, tmp_path):
+    tf = _transformers()
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    text = tf.LlamaConfig(hidden_size=64, num_attention_heads=4, max_position_embeddings=64, rope_theta=5e5)
+    config = tf.LlavaConfig(text_config=text.to_dict())
+    output, _ = _generate(cli, config, tmp_path)
+    _assert_equal(output, *_module_tables(LlamaRotaryEmbedding(text), 16))
+    assert read_table(str(output), key="cos").metadata["config.text_config.rope_parameters.rope_theta"] == "500000.0"
+
+
+def _write(tmp_path, config, name="my-config.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+BASE = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 16}
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ({"rotary_dim": 8, "partial_rotary_factor": 0.25}, "rotary_dim = 8 contradicts"),
+        ({"rope_scaling": {"rope_type": "linear", "type": "dynamic", "factor": 2.0}}, "contradicts rope_scaling.type"),
+        ({"rope_theta": 1e4, "rotary_emb_base": 5e5}, "rope_theta = 10000.0 and rotary_emb_base = 500000.0 disagree"),
+        ({"rope_theta": 1e4, "head_dim": 28, "partial_rotary_factor": 0.75}, "21 rotary columns, an odd width"),
+    ],
+)
+def test_contradictions_are_refused_naming_the_fields_and_the_file(cli, tmp_path, extra, expected):
+    path = _write(tmp_path, {**BASE, "rope_theta": 1e4, **extra})
+    result = cli("generate", "--from-config", path, "-o", str(tmp_path / "x.npy"), "--part", "cos")
+    assert_clean_error(result, 2, expected)
+    assert result.stderr.startswith(f"pecli: error: {path}")
+    assert not (tmp_path / "x.npy").exists()
+
+
+def test_nomic_bert_spellings_say_the_convention_assumed(cli, tmp_path):
+    config = {
+        "model_type": "nomic_bert",
+        "n_embd": 64,
+        "n_head": 4,
+        "n_positions": 16,
+        "rotary_emb_base": 1000,
+        "rotary_emb_fraction": 0.5,
+        "rotary_emb_interleaved": True,
+    }
+    path = _write(tmp_path, config)
+    output = tmp_path / "nomic.safetensors"
+    result = cli("generate", "--from-config", path, "-o", str(output))
+    assert result.code == 0, result.stderr
+    assert "rotary_emb_fraction read as partial_rotary_factor" in result.stderr
+    assert "rotary_emb_interleaved = true" in result.stderr
+    cos = read_table(str(output), key="cos").array
+    assert cos.shape == (16, 8)
+    inv_freq = 1000.0 ** (-np.arange(0, 8, 2) / 8)
+    np.testing.assert_allclose(cos[5], np.repeat(np.cos(5 * inv_freq), 2), atol=1e-6)
+
+
+def test_v4_rope_scaling_with_legacy_type_and_max_seq_len(cli, tmp_path):
+    config = {
+        "model_type": "mistral",
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "head_dim": 8,
+        "max_seq_len": 32,
+        "rope_theta": 500.0,
+        "rope_scaling": {"type": "linear", "factor": 2.0},
+    }
+    output = tmp_path / "v4.safetensors"
+    result = cli("generate", "--from-config", _write(tmp_path, config), "-o", str(output))
+    assert result.code == 0, result.stderr
+    sin = read_table(str(output), key="sin").array
+    assert sin.shape == (32, 8)
+    np.testing.assert_allclose(sin[9, :4], np.sin(9 * 500.0 ** (-np.arange(0, 8, 2) / 8) / 2), atol=1e-6)
