@@ -126,21 +126,21 @@ def resample(
     name = table.key or "position_embeddings"
     write_tensors(target, {name: Tensor.from_array(resampled)}, fmt=fmt, metadata={"pecli_resample": how})
     shape = lambda array: " × ".join(map(str, array.shape))  # noqa: E731
-    if out.json_output:
-        out.json(
-            {
-                "input": source,
-                "key": table.key,
-                "shape": list(table.array.shape),
-                "dtype": dtype,
-                "output": output,
-                "output_shape": list(resampled.shape),
-                "convention": convention,
-                **{name: list(value) if isinstance(value, tuple) else value for name, value in settings.items()},
-            }
-        )
-    elif output != "-":
+    if output != "-":
         out.note(f"wrote {output}: {shape(resampled)} {dtype} ({fmt}) from {shape(table.array)}; {how}")
+    from pecli.report import Listing
+
+    written = {
+        "input": source,
+        "key": table.key,
+        "shape": list(table.array.shape),
+        "dtype": dtype,
+        "output": output,
+        "output_shape": list(resampled.shape),
+        "convention": convention,
+        **{name: list(value) if isinstance(value, tuple) else value for name, value in settings.items()},
+    }
+    out.show(Listing(written, []))  # the file is the result; --json adds what was done
 
 
 def _text(value: Any) -> str:
