@@ -176,9 +176,46 @@ def save_heatmap(
         >>> save_heatmap(pecli.encode("sinusoidal", 2000, 64), path, title="sinusoidal", figsize=(4, 3))
         'rows low-pass filtered to 181 pixels (2000 rows; finer waves fade to their mean)'
     """
+    figure, note = heatmap_figure(
+        matrix, title=title, x_label=x_label, y_label=y_label, cmap=cmap, vmin=vmin, vmax=vmax, robust=robust,
+        scale=scale, structure=structure, dpi=dpi, figsize=figsize, x_ticks_from=x_ticks_from,
+        y_ticks_from=y_ticks_from, row_values=row_values, vector=image_format(path) in ("svg", "pdf"),
+    )  # fmt: skip
+    save_figure(figure, path, dpi)
+    return note
+
+
+def heatmap_figure(
+    matrix: np.ndarray | Downsampled,
+    *,
+    vector: bool = False,
+    title: str,
+    x_label: str = "Embedding Dimension",
+    y_label: str = "Position",
+    cmap: str | None = None,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    robust: bool | None = None,
+    scale: ColorScale | None = None,
+    structure: AxisStructure | None = None,
+    dpi: float = 100,
+    figsize: tuple[float, float] = (8, 6),
+    x_ticks_from: int = 0,
+    y_ticks_from: int = 0,
+    row_values: tuple[float, float] = (0.0, 1.0),
+) -> tuple[Any, str | None]:
+    """The heatmap :func:`save_heatmap` saves, as a matplotlib Figure, and its note (or None).
+
+    ``vector``: the figure is for SVG or PDF (every cell drawn at the table's resolution when it
+    fits). The other arguments are :func:`save_heatmap`'s.
+
+    >>> import pecli
+    >>> figure, note = heatmap_figure(pecli.encode("sinusoidal", 64, 16), title="sinusoidal", figsize=(4, 3))
+    >>> figure.get_axes()[0].get_title(), note
+    ('sinusoidal', None)
+    """
     given_cells = matrix if isinstance(matrix, Downsampled) else None
     values = given_cells.values if given_cells is not None else np.asarray(matrix)
-    fmt = image_format(path)
     if scale is None:
         scale = color_scale(values, vmin=vmin, vmax=vmax, robust=robust, cmap=cmap)
     low, high = scale.low, scale.high
@@ -200,7 +237,7 @@ def save_heatmap(
     # columns would beat against the pixel grid)
     limits = [math.ceil(share * inches * dpi) for inches, share in ((figsize[1], box.height), (figsize[0], box.width))]
     # vector output is for publication: every cell, as an image embedded at the table's own resolution
-    full = fmt in ("svg", "pdf") and given_cells is None and rows * cols <= FULL_RESOLUTION_CELLS
+    full = vector and given_cells is None and rows * cols <= FULL_RESOLUTION_CELLS
     if full:
         limits = [rows, cols]
     if given_cells is not None:
@@ -225,8 +262,7 @@ def save_heatmap(
     note = shrink_note(rows, cols, shrunk, filtered=given_cells is None)
     if note:
         note_in_figure(figure, note)
-    save_figure(figure, path, dpi)
-    return note
+    return figure, note
 
 
 def shrink_note(rows: int, cols: int, shrunk: Downsampled, *, filtered: bool = True) -> str | None:
