@@ -9,8 +9,8 @@ diagnosis (:mod:`pecli.analysis.diagnosis`) reads these and regenerates the vari
 >>> hints = rope_mistakes({"scaling": "yarn", "factor": 4.0, "original_max_position": 2048})
 >>> hints.base, hints.unscaled["scaling"], hints.pairing
 ('base', 'none', 'layout')
->>> round(hints.factors["the attention factor"], 6)
-1.138629
+>>> round(hints.factors["the attention factor squared (applied twice)"], 6)
+1.296477
 """
 
 from __future__ import annotations
@@ -50,12 +50,16 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
     if scaling in ("yarn", "longrope") and params.get("factor"):
         given = {name: params.get(name) for name in SCALING_PARAMETERS}
         attention = rope_attention_factor(scaling, **scaling_parameters(scaling, given))
-        if abs(attention - 1.0) > 1e-12:
+        if abs(attention - 1.0) > 1e-12 and params.get("apply_attention_factor"):
             factors = {
-                "the attention factor": attention,
-                "the attention factor squared (applied twice)": attention**2,
+                "the attention factor (applied twice)": attention,
                 "1 / the attention factor (not applied)": 1.0 / attention,
-                "1 / the attention factor squared": attention**-2,
+            }
+        elif abs(attention - 1.0) > 1e-12:
+            factors = {
+                "the attention factor (applied where the reference leaves it out)": attention,
+                "the attention factor squared (applied twice)": attention**2,
+                "1 / the attention factor": 1.0 / attention,
             }
         mscale, mscale_all_dim = params.get("mscale"), params.get("mscale_all_dim")
         if mscale and mscale_all_dim:
