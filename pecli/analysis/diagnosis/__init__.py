@@ -74,7 +74,10 @@ def _swapped(found: Finding) -> Finding:
         figures["shift"] = -figures["shift"]
         if figures.get("permutation") is not None:
             figures["permutation"] = [int(i) for i in np.argsort(figures["permutation"])]
-    return replace(found, message=_swap_letters(found.message), figures=figures)
+    message = _swap_letters(found.message)
+    if "shift" in figures:
+        message = re.sub(r"positions shifted by -?\d+", f"positions shifted by {figures['shift']}", message)
+    return replace(found, message=message, figures=figures)
 
 
 def _swap_letters(message: str) -> str:

@@ -74,8 +74,7 @@ def _shift_or_permutation(a: np.ndarray, b: np.ndarray, tolerance: float) -> Fin
         words = " (off by one)" if steps == 1 else ""
         return Finding(
             "positions_shifted",
-            f"positions shifted by {found.shift}{words}: B's row i is A's row i {'+' if found.shift > 0 else '−'} "
-            f"{steps} ({found.description})",
+            f"positions shifted by {found.shift}{words}: {found.description}",
             figures,
         )
     width = len(found.permutation)

@@ -52,6 +52,19 @@ def _table(
     return table if isinstance(table, np.ndarray) and table.ndim == 2 else None
 
 
+def _reproduces(
+    reference: Reference, b: np.ndarray, tolerance: float, changes: Mapping[str, Any]
+) -> tuple[np.ndarray | None, float]:
+    """The reference with ``changes`` and its residual against ``b``; screened on the last rows first."""
+    length, dim = b.shape
+    rows = range(max(0, length - _SCREEN_ROWS), length)
+    tail = _table(reference, length, dim, changes, rows=rows)
+    if tail is None or residual(tail, b[rows.start :]) > tolerance:
+        return None, float("inf")
+    table = _table(reference, length, dim, changes)
+    return table, residual(table, b) if table is not None else float("inf")
+
+
 def _first_parting_column(a: np.ndarray, other: np.ndarray, tolerance: float) -> int:
     parted = np.flatnonzero(np.abs(a - other).max(axis=0) > tolerance)
     return int(parted[0]) if len(parted) else 0
@@ -60,11 +73,8 @@ def _first_parting_column(a: np.ndarray, other: np.ndarray, tolerance: float) ->
 def _unscaled(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, mistakes: Any) -> Iterator[Finding]:
     if mistakes.unscaled is None:
         return
-    table = _table(reference, a.shape[0], a.shape[1], mistakes.unscaled)
-    if table is None:
-        return
-    off = residual(table, b)
-    if off <= tolerance:
+    table, off = _reproduces(reference, b, tolerance, mistakes.unscaled)
+    if table is not None and off <= tolerance:
         column = _first_parting_column(a, table, tolerance)
         index = frequency_index(a, column, tolerance)
         scaling = ", ".join(
@@ -83,17 +93,11 @@ def _unscaled(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Referen
 def _base(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, mistakes: Any) -> Iterator[Finding]:
     if mistakes.base is None:
         return
-    length, dim = a.shape
     ours = float(reference.params.get(mistakes.base) or 0.0)
-    rows = range(max(0, length - _SCREEN_ROWS), length)
     for base in BASES:
         if base == ours:
             continue
-        tail = _table(reference, length, dim, {mistakes.base: base}, rows=rows)
-        if tail is None or residual(tail, b[rows.start :]) > tolerance:
-            continue
-        table = _table(reference, length, dim, {mistakes.base: base})
-        off = residual(table, b) if table is not None else float("inf")
+        _, off = _reproduces(reference, b, tolerance, {mistakes.base: base})
         if off <= tolerance:
             yield Finding(
                 "base_differs",
@@ -106,8 +110,7 @@ def _base(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, 
 def _toggles(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, mistakes: Any) -> Iterator[Finding]:
     for name in mistakes.toggles:
         value = bool(reference.params.get(name))
-        table = _table(reference, a.shape[0], a.shape[1], {name: not value})
-        off = residual(table, b) if table is not None else float("inf")
+        _, off = _reproduces(reference, b, tolerance, {name: not value})
         if off <= tolerance:
             yield Finding(
                 name,
@@ -118,8 +121,7 @@ def _toggles(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Referenc
 
 def _swaps(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, mistakes: Any) -> Iterator[Finding]:
     for code, meaning, changes in mistakes.swaps:
-        table = _table(reference, a.shape[0], a.shape[1], changes)
-        off = residual(table, b) if table is not None else float("inf")
+        _, off = _reproduces(reference, b, tolerance, changes)
         if off <= tolerance:
             yield Finding(code, f"B uses {meaning}", {"changed": sorted(changes), "residual": off})
 
@@ -132,6 +134,8 @@ def _cos_sin_cache(
         return
     length, width = a.shape
     half = width // 2
+    if residual(a[:, :half], b[:, :half]) > tolerance and residual(a[:, :half], b[:, half:]) > tolerance:
+        return  # the cache holds A's own cos half on one side
     cos, sin = (_table(reference, length, width, {"part": part}) for part in ("cos", "sin"))
     if cos is None or sin is None:
         return
