@@ -800,7 +800,7 @@ def test_nan_at_the_same_places_compares_equal_and_is_counted(tmp_path):
         # the figures cover the comparable entries; the NaN in one table only is counted and located apart
         assert differ["agree"] is False and differ["same_nan"] == nan_count and differ["max_abs"] == 0.0
         assert differ["nan_in_one"] == {"count": 1, "first": {"position": 0, "dimension": 0}}
-        assert differ["diagnosis"] is None
+        assert differ["diagnosis"] == []
 
 
 def test_infinities_at_the_same_places_compare_equal(tmp_path):

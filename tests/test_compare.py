@@ -98,36 +98,37 @@ def test_named_permutations_are_the_conventions():
 def test_cli_diagnoses_a_column_permutation(cli, spec_b, phrase):
     result = cli("compare", "sinusoidal", spec_b, "--d", "16", "--len", "32", "--json")
     assert result.code == 1, result.stderr
-    diagnosis = json.loads(result.out)["diagnosis"]
-    assert diagnosis["shift"] == 0 and phrase in diagnosis["description"]
-    assert diagnosis["residual"] == 0.0
+    (diagnosis,) = json.loads(result.out)["diagnosis"]
+    assert diagnosis["figures"]["shift"] == 0 and phrase in diagnosis["message"]
+    assert diagnosis["figures"]["residual"] == 0.0
 
 
 def test_split_sin_cos_order_and_fairseq_offset(cli, tmp_path):
     fairseq = _save(tmp_path, "fairseq.npy", references.fairseq(40, 16).astype(np.float32))
     result = cli("compare", fairseq, "tensor2tensor", "--json")
     document = json.loads(result.out)
-    assert result.code == 1 and document["diagnosis"]["shift"] == -2 and document["diagnosis"]["permutation"] is None
+    assert result.code == 1 and document["diagnosis"][0]["figures"]["shift"] == -2
+    assert document["diagnosis"][0]["figures"]["permutation"] is None
     result = cli("compare", "tensor2tensor", fairseq)
     assert result.code == 1
     assert "B's row i is A's row i + 2: B starts 2 positions later (an offset)" in result.out
     guided = _save(tmp_path, "guided.npy", references.guided_diffusion(np.arange(40), 16).astype(np.float32))
     result = cli("compare", "sinusoidal:layout=split,freq_shift=0", guided, "--json")
-    assert "two halves swapped" in json.loads(result.out)["diagnosis"]["description"]
+    assert json.loads(result.out)["diagnosis"][0]["code"] == "flip_sin_to_cos"
 
 
 def test_offset_and_permutation_together():
     a = pecli.encode("sinusoidal", 64, 8, dtype="float64")
     b = pecli.encode("sinusoidal", 64, 8, layout="split", offset=3, dtype="float64")
-    diagnosis = compare_tables(a, b).diagnosis
-    assert diagnosis.shift == 3 and diagnosis.permutation == [0, 2, 4, 6, 1, 3, 5, 7]
-    np.testing.assert_array_equal(a[3:][:, diagnosis.permutation], b[:-3])
+    (diagnosis,) = compare_tables(a, b).diagnosis
+    assert diagnosis.figures["shift"] == 3 and diagnosis.figures["permutation"] == [0, 2, 4, 6, 1, 3, 5, 7]
+    np.testing.assert_array_equal(a[3:][:, diagnosis.figures["permutation"]], b[:-3])
 
 
 def test_unrelated_tables_get_no_diagnosis():
     a = pecli.encode("sinusoidal", 64, 8)
-    assert compare_tables(a, pecli.encode("learned", 64, 8)).diagnosis is None
-    assert compare_tables(a, pecli.encode("sinusoidal", 64, 8, base=500.0)).diagnosis is None
+    assert compare_tables(a, pecli.encode("learned", 64, 8)).diagnosis == []
+    assert compare_tables(a, pecli.encode("sinusoidal", 64, 8, base=500.0)).diagnosis == []
 
 
 def test_exit_codes_and_shape_from_the_other_table(cli, tmp_path):
@@ -338,10 +339,11 @@ def test_diagnosis_recovers_any_shift_and_permutation(length, dim, shift_fractio
     if shift == 0 and (permutation == np.arange(dim)).all():
         assert result.agree
         return
-    assert not result.agree and result.diagnosis is not None
-    assert result.diagnosis.shift == shift
+    assert not result.agree and result.diagnosis
+    shifted = next(found for found in result.diagnosis if "shift" in found.figures)
+    assert shifted.figures["shift"] == shift
     expected = None if (permutation == np.arange(dim)).all() else permutation.tolist()
-    assert result.diagnosis.permutation == expected
+    assert shifted.figures["permutation"] == expected
 
 
 def test_keys_pick_tensors(cli, tmp_path):

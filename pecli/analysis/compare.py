@@ -5,8 +5,8 @@ a diagnosis when the difference is structural (:mod:`pecli.analysis.diagnose`).
 >>> a = pecli.encode(None, 16, 8, preset="tensor2tensor")
 >>> b = pecli.encode(None, 16, 8, preset="fairseq")
 >>> result = compare_tables(a, b)
->>> result.agree, result.diagnosis.shift, result.diagnosis.permutation is None
-(False, 2, True)
+>>> result.agree, [(found.code, found.figures["shift"]) for found in result.diagnosis]
+(False, [('positions_shifted', 2)])
 """
 
 from __future__ import annotations
@@ -18,11 +18,14 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.diagnose import Diagnosis, diagnose, named_permutations
+from pecli.analysis.diagnosis import Finding, Reference, diagnose_difference
 from pecli.errors import ParameterError, TableFileError
 
 __all__ = [
     "Comparison",
     "Diagnosis",
+    "Finding",
+    "Reference",
     "arithmetic_tolerance",
     "check_tolerances",
     "compare_row_chunks",
@@ -57,7 +60,8 @@ class Comparison:
     atol: float
     rtol: float
     agree: bool  #: |A − B| <= atol + rtol · |B| everywhere (numpy.isclose)
-    diagnosis: Diagnosis | None = field(default=None)
+    #: the causes that reproduce B from A within the noise (:mod:`pecli.analysis.diagnosis`), best first
+    diagnosis: list[Finding] = field(default_factory=list)
     #: how the tolerance was set: "float32 arithmetic" (from the data), "given" (atol/rtol) or "exact"
     tolerance_kind: str = "given"
     tolerance_position: int = 0  #: the row where the data-driven tolerance is largest
@@ -196,7 +200,14 @@ def _row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def compare_tables(
-    a: np.ndarray, b: np.ndarray, *, atol: float | None = None, rtol: float = 0.0, exact: bool = False
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    atol: float | None = None,
+    rtol: float = 0.0,
+    exact: bool = False,
+    reference: Reference | None = None,
+    reference_side: str = "a",
 ) -> Comparison:
     """Compare tables ``a`` and ``b`` entry by entry; diagnose the difference when they disagree.
 
@@ -206,6 +217,9 @@ def compare_tables(
             the tolerance follows the data: row p may differ by the rounding of the lower-precision
             operand plus float32 arithmetic's angle noise at position p (:func:`arithmetic_tolerance`).
         exact: agree only when every value is equal (bit for bit, after widening to float64).
+        reference: the scheme and parameters A was generated with, when known: the diagnosis then
+            also tries that scheme's known mistakes (:mod:`pecli.schemes.mistakes`).
+        reference_side: ``"b"`` when ``reference`` describes B instead.
 
     Example:
         >>> import numpy as np
@@ -219,7 +233,9 @@ def compare_tables(
             f"shape mismatch: A is {' × '.join(map(str, a.shape))}, B is {' × '.join(map(str, b.shape))}",
             hint="compare tables of the same shape (for a scheme spec, {dim} and {length} set its shape)",
         )
-    return compare_row_chunks(lambda: [(a, b)], atol=atol, rtol=rtol, exact=exact)
+    return compare_row_chunks(
+        lambda: [(a, b)], atol=atol, rtol=rtol, exact=exact, reference=reference, reference_side=reference_side
+    )
 
 
 def compare_row_chunks(
@@ -229,6 +245,8 @@ def compare_row_chunks(
     rtol: float = 0.0,
     exact: bool = False,
     diagnose_rows: int | None = None,
+    reference: Reference | None = None,
+    reference_side: str = "a",
 ) -> Comparison:
     """:func:`compare_tables` over two tables given as matching row chunks, holding one pair at a time.
 
@@ -253,6 +271,7 @@ def compare_row_chunks(
         raise TableFileError("the tables are empty", hint="give tables with at least one row and column")
     tables = [_table_precision(known) for known in precisions]
     stats = _DifferenceStats(length, tables, scale, atol, rtol, exact, diagnose_rows or length)
+    stats.reference, stats.reference_side = reference, reference_side
     for part_a, part_b in chunk_pairs():
         stats.add(np.asarray(part_a, dtype=np.float64), np.asarray(part_b, dtype=np.float64))
     return stats.result()
@@ -328,6 +347,8 @@ class _DifferenceStats:
         self.cosine_min, self.cosine_sum, self.cosine_undefined = np.inf, 0.0, 0
         self.allowed_max, self.allowed_position = 0.0, 0
         self.kept: list[tuple[np.ndarray, np.ndarray]] = []
+        self.reference: Reference | None = None
+        self.reference_side = "a"
         self.width = 0
         self.same_nan, self.infinite = 0, False  # NaN in both (equal); NaN in one only (an infinite difference)
         self.nan_one, self.nan_first = 0, (0, 0)  # entries NaN in one table only, and the first of them
@@ -391,17 +412,24 @@ class _DifferenceStats:
         self.row += rows
 
     def result(self) -> Comparison:
-        diagnosis = None
+        diagnosis: list[Finding] = []
         if not self.agree and not self.infinite and not self.nan_one:  # NaN or inf in one: no layout to diagnose
             tolerance = max(self.allowed_max, rounding_tolerance(*self.dtypes, scale=self.scale))
             head_a = np.concatenate([a for a, _ in self.kept])
             head_b = np.concatenate([b for _, b in self.kept])
+            reference = self.reference if len(head_a) == self.length else None
             with np.errstate(invalid="ignore", over="ignore"):  # inf at the same places: inf − inf matches nothing
-                diagnosis = diagnose(head_a, head_b, tolerance=tolerance)
-            if diagnosis is not None and len(head_a) < self.length:
-                diagnosis = replace(
-                    diagnosis, description=f"{diagnosis.description} (diagnosed on the first {len(head_a)} rows)"
-                )
+                if self.reference_side == "b" and reference is not None:
+                    diagnosis = diagnose_difference(
+                        head_b, head_a, tolerance=tolerance, reference=reference, swapped=True
+                    )
+                else:
+                    diagnosis = diagnose_difference(head_a, head_b, tolerance=tolerance, reference=reference)
+            if len(head_a) < self.length:
+                diagnosis = [
+                    replace(found, message=f"{found.message} (diagnosed on the first {len(head_a)} rows)")
+                    for found in diagnosis
+                ]
         defined = self.length - self.cosine_undefined  # positions with a cosine
         comparable = self.length * self.width - self.nan_one
         return Comparison(

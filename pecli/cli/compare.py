@@ -126,12 +126,29 @@ def compare(
         first, second = streamed
         result = _compare_streamed(first, second, atol=atol, rtol=rtol, exact=exact)
     else:
+        references: list[Any] = [None, None]
         first, second = _load_pair(
-            out, tables, (key_a or key, key_b or key), key_given=(key_a, key_b), d=d, length=length, dtype=dtype
+            out,
+            tables,
+            (key_a or key, key_b or key),
+            key_given=(key_a, key_b),
+            d=d,
+            length=length,
+            dtype=dtype,
+            references=references,
         )
         from pecli.analysis.compare import compare_tables
 
-        result = compare_tables(first.array, second.array, atol=atol, rtol=rtol, exact=exact)
+        side = 0 if references[0] is not None or references[1] is None else 1
+        result = compare_tables(
+            first.array,
+            second.array,
+            atol=atol,
+            rtol=rtol,
+            exact=exact,
+            reference=references[side],
+            reference_side="ab"[side],
+        )
     if output is not None:
         _save_difference_figure(output, first, second)
         out.note(f"wrote {output}")
@@ -152,11 +169,13 @@ def _load_pair(
     d: int | None,
     length: int | None,
     dtype: str | None,
+    references: list[Any] | None = None,
 ) -> list[Any]:
-    """Both tables: files first, then scheme specs shaped like the file (or by --d/--len)."""
+    """Both tables: files first, then scheme specs shaped like the file (or by --d/--len); a spec's
+    scheme and parameters go to ``references`` (a list of two), for the diagnosis."""
     import numpy as np
 
-    from pecli.analysis.compare import value_precision
+    from pecli.analysis.compare import Reference, value_precision
     from pecli.cli.common import require_shape
     from pecli.cli.inputs import InputTable, as_matrix, load_input, rope_pair
     from pecli.cli.specs import looks_like_spec, parse_spec
@@ -172,6 +191,7 @@ def _load_pair(
     if all(spec is None for spec in specs) and (d is not None or length is not None or dtype is not None):
         raise ParameterError("--d, --len and --dtype shape a scheme spec, but A and B are files", hint="drop them")
     loaded: list[Any] = [None, None]
+    references = references if references is not None else [None, None]
     #: a file side that holds a RoPE table as its cos and sin: the two tables, compared side by side
     pairs: list[Any] = [None, None]
     for side, spec in enumerate(specs):
@@ -210,6 +230,7 @@ def _load_pair(
             by_part = dict(zip(("cos", "sin"), pairs[1 - side], strict=True))
             loaded[1 - side] = by_part.get(part, loaded[1 - side])
         loaded[side] = InputTable(table.array(), spec.text, table.metadata(), spec.text)
+        references[side] = Reference(table.scheme, dict(table.params))
     for side, pair in enumerate(pairs):
         if pair is not None and all(loaded[side] is not part for part in pair):
             cols = pair[0].array.shape[1]
@@ -310,14 +331,7 @@ def _comparison_json(first: Any, second: Any, result: Any) -> dict[str, Any]:
             "count": result.nan_one,
             "first": {"position": result.nan_first[0], "dimension": result.nan_first[1]} if result.nan_one else None,
         },
-        "diagnosis": None
-        if diagnosis is None
-        else {
-            "shift": diagnosis.shift,
-            "permutation": diagnosis.permutation,
-            "residual": diagnosis.residual,
-            "description": diagnosis.description,
-        },
+        "diagnosis": [found.to_json() for found in diagnosis],
     }
 
 
@@ -348,8 +362,21 @@ def _print_comparison(out: Output, first: Any, second: Any, result: Any) -> None
         return
     else:
         out.data(f"different beyond {tolerance}")
-    if result.diagnosis is not None:
-        out.data(f"diagnosis: {result.diagnosis.description}")
+    if not result.diagnosis:
+        out.data("diagnosis: no known cause explains the difference")
+    for found in result.diagnosis:
+        out.data(f"diagnosis: {found.message}")
+        evidence = ", ".join(f"{name} {_figure(value)}" for name, value in found.figures.items())
+        out.data(f"  evidence: {evidence}")
+
+
+def _figure(value: Any) -> str:
+    """One figure of a finding as the text report shows it."""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, list) and len(value) > 12:
+        return "[" + ", ".join(map(str, value[:12])) + ", …]"
+    return str(value)
 
 
 def _property_report(out: Output, texts: list[str], *, dim: int, length: int) -> None:

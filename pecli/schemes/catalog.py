@@ -77,10 +77,20 @@ class Scheme:
     bias: str | None = None
     #: "module:function" ``(**params) -> list[str]``: the name of each head ``bias`` returns (its panels' titles)
     bias_heads: str | None = None
+    #: "module:function" ``(params) -> pecli.schemes.mistakes.Mistakes``: the known mistakes in its tables
+    mistakes: str | None = None
 
     @property
     def function(self) -> Callable[..., Any]:
         return _load(self.impl)
+
+    def known_mistakes(self, params: Mapping[str, Any]) -> Any:
+        """What :attr:`mistakes` says of tables made with ``params`` (None when the scheme names none).
+
+        >>> get_scheme("rope").known_mistakes({}).base
+        'base'
+        """
+        return None if self.mistakes is None else _load(self.mistakes)(params)
 
     @property
     def bias_function(self) -> Callable[..., Any]:
@@ -243,6 +253,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "repeat_only": False,
                 },
                 spec="pecli.schemes.timestep:TimestepSpec",
+                mistakes="pecli.schemes.mistakes:timestep_mistakes",
                 axes="timesteps",
                 column_segments=2,
                 bounds=(-1.0, 1.0),
@@ -286,6 +297,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 parts=("cos", "sin", "angle"),
                 default_parts=("cos", "sin"),
                 derived="pecli.schemes.rope:rope_metadata",
+                mistakes="pecli.schemes.mistakes:rope_mistakes",
                 kind="rotary",
                 bounds=(-1.0, 1.0),
                 angles=True,

@@ -1,0 +1,89 @@
+"""Name the cause of a difference: each known mistake is tried on A (the reference) and B, and kept
+only when it reproduces B from A within the noise.
+
+The explanations: a row shift (positions off by one), a column permutation, RoPE's two pairings
+(halves vs adjacent pairs, partial rotary too), sin and cos halves swapped (``flip_sin_to_cos``), a
+transposed table, vLLM's ``cos_sin_cache`` ([cos | sin] in one table), a constant factor (named
+when the reference's parameters know it: YaRN's attention factor…), positions rounded to
+bfloat16/float16, and, when the reference is a scheme with parameters, its frequency scaling left
+out, another base, or another of its parameter sets (:mod:`pecli.schemes.mistakes`).
+
+>>> import pecli
+>>> a = pecli.encode("rope", 64, 16, part="cos", dtype="float64")
+>>> [found.code for found in diagnose_difference(a, 1.5 * a, tolerance=1e-9)]
+['constant_factor']
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import numpy as np
+
+from pecli.analysis.diagnosis._layout import layout_findings
+from pecli.analysis.diagnosis._precision import precision_findings
+from pecli.analysis.diagnosis._scale import factor_findings
+from pecli.analysis.diagnosis._variants import variant_findings
+from pecli.analysis.diagnosis.finding import Finding, Reference
+
+__all__ = ["Finding", "Reference", "diagnose_difference"]
+
+_EXPLANATIONS = (layout_findings, factor_findings, precision_findings, variant_findings)
+
+
+def diagnose_difference(
+    a: np.ndarray, b: np.ndarray, *, tolerance: float, reference: Reference | None = None, swapped: bool = False
+) -> list[Finding]:
+    """The findings that reproduce ``b`` from ``a`` within ``tolerance`` (max abs), best first.
+
+    Args:
+        a: the reference table (2-D).
+        b: the table to explain, of ``a``'s shape.
+        tolerance: the noise: an explanation is kept when it leaves no entry further off than this.
+        reference: the scheme and parameters ``a`` was generated with, when known: the findings
+            that need them (scaling, base, factor names) regenerate variants through :func:`pecli.encode`.
+        swapped: the reference is the second table of the comparison: the sentences name it B and
+            the other table A (the figures keep the reference's side first).
+
+    Example:
+        >>> import pecli
+        >>> a = pecli.encode("sinusoidal", 32, 8, dtype="float64")
+        >>> [(f.code, f.figures["shift"]) for f in diagnose_difference(a[1:], a[:-1], tolerance=1e-9)]
+        [('positions_shifted', -1)]
+        >>> diagnose_difference(a, np.random.default_rng(0).normal(size=a.shape), tolerance=1e-6)
+        []
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 2 or not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return []
+    found: dict[str, Finding] = {}
+    for explain in _EXPLANATIONS:
+        for finding in explain(a, b, tolerance, reference):
+            found.setdefault(finding.code, finding)
+    ordered = sorted(found.values(), key=lambda finding: finding.figures.get("residual", 0.0))
+    if swapped:
+        ordered = [_swapped(found) for found in ordered]
+    return ordered
+
+
+def _swapped(found: Finding) -> Finding:
+    """A finding on (reference, other) stated of (other, reference): sentence and row/column mappings."""
+    figures = dict(found.figures)
+    if "shift" in figures:  # B[i] = A[i + s, perm] <=> A[i] = B[i − s, argsort(perm)]
+        figures["shift"] = -figures["shift"]
+        if figures.get("permutation") is not None:
+            figures["permutation"] = [int(i) for i in np.argsort(figures["permutation"])]
+    message = _swap_letters(found.message)
+    if "shift" in figures:
+        message = re.sub(r"positions shifted by -?\d+", f"positions shifted by {figures['shift']}", message)
+    return replace(found, message=message, figures=figures)
+
+
+def _swap_letters(message: str) -> str:
+    """A sentence about (A, B) said of (B, A).
+
+    >>> _swap_letters("B = 2·A: B's row i is A's row i")
+    "A = 2·B: A's row i is B's row i"
+    """
+    return re.sub(r"\b[AB]\b", lambda letter: "B" if letter.group() == "A" else "A", message)

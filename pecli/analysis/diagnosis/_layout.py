@@ -1,0 +1,106 @@
+"""Findings of layout: positions shifted, columns permuted, RoPE's pairings, halves swapped, transposed."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pecli.analysis.diagnose import diagnose
+from pecli.analysis.diagnosis.finding import Finding, Reference, residual
+
+__all__ = ["layout_findings", "pairing_permutation", "rotary_columns"]
+
+
+def rotary_columns(table: np.ndarray) -> int:
+    """How many leading columns of ``table`` turn (the rest are constant: pass-through columns), even.
+
+    >>> import pecli
+    >>> rotary_columns(pecli.encode("rope", 8, 8, part="cos", partial_rotary_factor=0.5))
+    4
+    """
+    constant = np.all(table == table[:1], axis=0)
+    turning = np.flatnonzero(~constant)
+    count = int(turning[-1]) + 1 if len(turning) else 0
+    return count + count % 2
+
+
+def pairing_permutation(width: int, rotary: int) -> list[int]:
+    """Columns of a halves-paired table in adjacent-pairs order: [0, h, 1, h + 1, …], then the rest.
+
+    >>> pairing_permutation(6, 4)
+    [0, 2, 1, 3, 4, 5]
+    """
+    half = rotary // 2
+    perm = [column for k in range(half) for column in (k, k + half)]
+    return perm + list(range(rotary, width))
+
+
+def _pairing(a: np.ndarray, b: np.ndarray, tolerance: float) -> Finding | None:
+    width = a.shape[1]
+    rotary = rotary_columns(a)
+    if rotary < 4 or rotary > width:
+        return None
+    half = rotary // 2
+    to_adjacent = pairing_permutation(width, rotary)
+    to_halves = [int(i) for i in np.argsort(to_adjacent)]
+    repeated_halves = np.abs(a[:, :half] - a[:, half:rotary]).max() <= tolerance
+    repeated_pairs = np.abs(a[:, 0:rotary:2] - a[:, 1:rotary:2]).max() <= tolerance
+    for perm, repeated, pairings in (
+        (to_adjacent, repeated_halves, ("halves (NeoX, rotate_half)", "adjacent pairs (GPT-J, rotate every two)")),
+        (to_halves, repeated_pairs, ("adjacent pairs (GPT-J, rotate every two)", "halves (NeoX, rotate_half)")),
+    ):
+        if not repeated:
+            continue
+        off = residual(a[:, perm], b)
+        if off <= tolerance:
+            partial = f" over the first {rotary} of {width} columns (partial rotary)" if rotary < width else ""
+            return Finding(
+                "pairing",
+                f"the pairing differs: A pairs {pairings[0]}, B {pairings[1]}{partial}",
+                {"a_pairing": pairings[0].split(" ")[0], "b_pairing": " ".join(pairings[1].split(" ")[:2]),
+                 "rotary_columns": rotary, "residual": off},
+            )  # fmt: skip
+    return None
+
+
+def _shift_or_permutation(a: np.ndarray, b: np.ndarray, tolerance: float) -> Finding | None:
+    found = diagnose(a, b, tolerance=tolerance)
+    if found is None:
+        return None
+    if found.shift == 0 and found.permutation is None:
+        return Finding("rounding_only", found.description, {"residual": found.residual})
+    figures = {"shift": found.shift, "permutation": found.permutation, "residual": found.residual}
+    if found.permutation is None:
+        steps = abs(found.shift)
+        words = " (off by one)" if steps == 1 else ""
+        return Finding(
+            "positions_shifted",
+            f"positions shifted by {found.shift}{words}: {found.description}",
+            figures,
+        )
+    width = len(found.permutation)
+    if found.shift == 0 and found.permutation == list(range(width // 2, width)) + list(range(width // 2)):
+        return Finding(
+            "flip_sin_to_cos",
+            "the sin and cos halves are swapped: flip_sin_to_cos differs (diffusers' get_timestep_embedding)",
+            figures,
+        )
+    return Finding("columns_permuted" if found.shift == 0 else "positions_shifted", found.description, figures)
+
+
+def layout_findings(
+    a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference | None = None
+) -> list[Finding]:
+    """The layout explanations that reproduce ``b`` from ``a`` within ``tolerance``."""
+    found = []
+    pairing = _pairing(a, b, tolerance)
+    if pairing is not None:
+        found.append(pairing)
+    else:
+        shifted = _shift_or_permutation(a, b, tolerance)
+        if shifted is not None:
+            found.append(shifted)
+    if a.shape[0] == a.shape[1]:
+        off = residual(a.T, b)
+        if off <= tolerance:
+            found.append(Finding("transposed", "B is A transposed (rows and columns swapped)", {"residual": off}))
+    return found

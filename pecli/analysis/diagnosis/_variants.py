@@ -1,0 +1,165 @@
+"""Findings that regenerate the reference with one mistake (its scheme's :class:`pecli.schemes.mistakes.Mistakes`):
+the frequency scaling left out, another base, a flipped flag, another parameter set, vLLM's cos_sin_cache."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from pecli.analysis.diagnosis._layout import rotary_columns
+from pecli.analysis.diagnosis.finding import Finding, Reference, residual
+from pecli.errors import PecliError
+from pecli.schemes import encode, get_scheme
+
+__all__ = ["frequency_index", "variant_findings"]
+
+#: bases tried for "the base differs" (RoPE's θ and the sinusoids' max period in shipped models)
+BASES: tuple[float, ...] = (
+    10.0, 100.0, 1000.0, 10000.0, 20000.0, 50000.0, 75000.0, 100000.0, 150000.0, 160000.0, 250000.0,
+    500000.0, 640000.0, 1000000.0, 2000000.0, 5000000.0, 8000000.0, 10000000.0, 25000000.0, 50000000.0,
+    100000000.0, 1000000000.0,
+)  # fmt: skip
+#: rows a candidate base is screened on (the last rows: the largest angles tell bases apart)
+_SCREEN_ROWS = 8
+
+
+def frequency_index(table: np.ndarray, column: int, tolerance: float) -> int:
+    """The frequency a column of a RoPE-like table carries: halves repeat (j mod r/2), pairs repeat (j // 2).
+
+    >>> import pecli
+    >>> frequency_index(pecli.encode("rope", 8, 8, part="cos", layout="interleaved"), 5, 1e-6)
+    2
+    """
+    rotary = rotary_columns(table)
+    half = rotary // 2
+    if half and column < rotary and np.abs(table[:, :half] - table[:, half:rotary]).max() <= tolerance:
+        return column % half
+    if half and column < rotary and np.abs(table[:, 0:rotary:2] - table[:, 1:rotary:2]).max() <= tolerance:
+        return column // 2
+    return column
+
+
+def _table(
+    reference: Reference, length: int, dim: int, changes: Mapping[str, Any], rows: range | None = None
+) -> np.ndarray | None:
+    params = {**reference.params, **changes}
+    try:
+        table = encode(reference.scheme, length, dim, dtype="float64", rows=rows, **params)
+    except (PecliError, ValueError):
+        return None
+    return table if isinstance(table, np.ndarray) and table.ndim == 2 else None
+
+
+def _reproduces(
+    reference: Reference, b: np.ndarray, tolerance: float, changes: Mapping[str, Any]
+) -> tuple[np.ndarray | None, float]:
+    """The reference with ``changes`` and its residual against ``b``; screened on the last rows first."""
+    length, dim = b.shape
+    rows = range(max(0, length - _SCREEN_ROWS), length)
+    tail = _table(reference, length, dim, changes, rows=rows)
+    if tail is None or residual(tail, b[rows.start :]) > tolerance:
+        return None, float("inf")
+    table = _table(reference, length, dim, changes)
+    return table, residual(table, b) if table is not None else float("inf")
+
+
+def _first_parting_column(a: np.ndarray, other: np.ndarray, tolerance: float) -> int:
+    parted = np.flatnonzero(np.abs(a - other).max(axis=0) > tolerance)
+    return int(parted[0]) if len(parted) else 0
+
+
+def _unscaled(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, mistakes: Any) -> Iterator[Finding]:
+    if mistakes.unscaled is None:
+        return
+    table, off = _reproduces(reference, b, tolerance, mistakes.unscaled)
+    if table is not None and off <= tolerance:
+        column = _first_parting_column(a, table, tolerance)
+        index = frequency_index(a, column, tolerance)
+        scaling = ", ".join(
+            f"{name}={reference.params.get(name)}"
+            for name in mistakes.unscaled
+            if reference.params.get(name) is not None
+        )
+        yield Finding(
+            "unscaled",
+            f"B is the same RoPE without its frequency scaling ({scaling}): they part from column {column} "
+            f"(frequency index {index}) on",
+            {"scaling": scaling, "first_column": column, "frequency_index": index, "residual": off},
+        )
+
+
+def _base(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, mistakes: Any) -> Iterator[Finding]:
+    if mistakes.base is None:
+        return
+    ours = float(reference.params.get(mistakes.base) or 0.0)
+    for base in BASES:
+        if base == ours:
+            continue
+        _, off = _reproduces(reference, b, tolerance, {mistakes.base: base})
+        if off <= tolerance:
+            yield Finding(
+                "base_differs",
+                f"the base differs: A uses {mistakes.base} {ours:g}, B is the same table with {mistakes.base} {base:g}",
+                {"parameter": mistakes.base, "a_base": ours, "b_base": base, "residual": off},
+            )
+            return
+
+
+def _toggles(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, mistakes: Any) -> Iterator[Finding]:
+    for name in mistakes.toggles:
+        value = bool(reference.params.get(name))
+        _, off = _reproduces(reference, b, tolerance, {name: not value})
+        if off <= tolerance:
+            yield Finding(
+                name,
+                f"{name} differs: A has {name}={value}, B is the same table with {name}={not value}",
+                {"parameter": name, "a_value": value, "b_value": not value, "residual": off},
+            )
+
+
+def _swaps(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, mistakes: Any) -> Iterator[Finding]:
+    for code, meaning, changes in mistakes.swaps:
+        _, off = _reproduces(reference, b, tolerance, changes)
+        if off <= tolerance:
+            yield Finding(code, f"B uses {meaning}", {"changed": sorted(changes), "residual": off})
+
+
+def _cos_sin_cache(
+    a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, mistakes: Any
+) -> Iterator[Finding]:
+    parts = get_scheme(reference.scheme).parts
+    if mistakes.pairing is None or not {"cos", "sin"} <= set(parts):
+        return
+    length, width = a.shape
+    half = width // 2
+    if residual(a[:, :half], b[:, :half]) > tolerance and residual(a[:, :half], b[:, half:]) > tolerance:
+        return  # the cache holds A's own cos half on one side
+    cos, sin = (_table(reference, length, width, {"part": part}) for part in ("cos", "sin"))
+    if cos is None or sin is None:
+        return
+    for first, second, order in ((cos, sin, "[cos | sin]"), (sin, cos, "[sin | cos]")):
+        cache = np.hstack([first[:, :half], second[:, :half]])
+        off = residual(cache, b)
+        if off <= tolerance:
+            yield Finding(
+                "cos_sin_cache",
+                f"B holds cos and sin in one cache, {order} of {half} frequencies each (vLLM's cos_sin_cache), "
+                "where A is one part",
+                {"order": order, "rotary_dim": width, "residual": off},
+            )
+            return
+
+
+def variant_findings(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference | None) -> list[Finding]:
+    """The reference regenerated with each known mistake of its scheme, kept where it reproduces ``b``."""
+    if reference is None:
+        return []
+    mistakes = get_scheme(reference.scheme).known_mistakes(reference.params)
+    if mistakes is None:
+        return []
+    found: list[Finding] = []
+    for explain in (_unscaled, _base, _toggles, _swaps, _cos_sin_cache):
+        found.extend(explain(a, b, tolerance, reference, mistakes))
+    return found

@@ -1,0 +1,86 @@
+"""What a scheme knows about the mistakes an implementation of it makes: the diagnosis's per-scheme facts.
+
+A :class:`Mistakes` description names the parameter that is the frequency base, the one that
+scales the frequencies (and its "off" value), the one that picks the column pairing, the boolean
+parameters whose flip is a known bug, and the constant factors a table may be off by. The
+diagnosis (:mod:`pecli.analysis.diagnosis`) reads these and regenerates the variants through
+:func:`pecli.encode`; it never branches on a scheme's name.
+
+>>> hints = rope_mistakes({"scaling": "yarn", "factor": 4.0, "original_max_position": 2048})
+>>> hints.base, hints.unscaled["scaling"], hints.pairing
+('base', 'none', 'layout')
+>>> round(hints.factors["the attention factor squared (applied twice)"], 6)
+1.296477
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Mistakes", "rope_mistakes", "timestep_mistakes"]
+
+
+@dataclass(frozen=True)
+class Mistakes:
+    """The per-scheme facts a diagnosis needs (see the module's docstring)."""
+
+    base: str | None = None  #: the parameter that is the frequency base
+    #: the parameter overrides that turn the frequency scaling off (None: no scaling, or it is off already)
+    unscaled: Mapping[str, Any] | None = None
+    pairing: str | None = None  #: the parameter that picks how columns pair (its choices are the pairings)
+    toggles: tuple[str, ...] = ()  #: boolean parameters whose flip is a known mistake
+    factors: Mapping[str, float] = field(default_factory=dict)  #: named constants a table may be scaled by
+    #: the other parameter sets a known mistake uses instead: (code, what it is, the parameters it changes)
+    swaps: tuple[tuple[str, str, Mapping[str, Any]], ...] = ()
+
+
+def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
+    """RoPE's: the base, the frequency scaling, the pairing, YaRN's/LongRoPE's attention factor, LongRoPE's sets.
+
+    >>> rope_mistakes({"scaling": "none"}).factors
+    {}
+    """
+    from pecli.schemes.rope_scaling import SCALING_PARAMETERS, _mscale, rope_attention_factor, scaling_parameters
+
+    scaling = params.get("scaling") or "none"
+    factors: dict[str, float] = {}
+    swaps: list[tuple[str, str, Mapping[str, Any]]] = []
+    if scaling in ("yarn", "longrope") and params.get("factor"):
+        given = {name: params.get(name) for name in SCALING_PARAMETERS}
+        attention = rope_attention_factor(scaling, **scaling_parameters(scaling, given))
+        if abs(attention - 1.0) > 1e-12 and params.get("apply_attention_factor"):
+            factors = {
+                "the attention factor (applied twice)": attention,
+                "1 / the attention factor (not applied)": 1.0 / attention,
+            }
+        elif abs(attention - 1.0) > 1e-12:
+            factors = {
+                "the attention factor (applied where the reference leaves it out)": attention,
+                "the attention factor squared (applied twice)": attention**2,
+                "1 / the attention factor": 1.0 / attention,
+            }
+        mscale, mscale_all_dim = params.get("mscale"), params.get("mscale_all_dim")
+        if mscale and mscale_all_dim:
+            factor = float(params["factor"])
+            factors["mscale(factor, mscale)"] = _mscale(factor, mscale)
+            factors["mscale(factor, mscale_all_dim)"] = _mscale(factor, mscale_all_dim)
+    if scaling == "longrope" and params.get("short_factor") is not None and params.get("long_factor") is not None:
+        swaps = [
+            ("longrope_long_factor", "the long factor set where the short one applies",
+             {"short_factor": params["long_factor"]}),
+            ("longrope_short_factor", "the short factor set where the long one applies",
+             {"long_factor": params["short_factor"]}),
+        ]  # fmt: skip
+    unscaled = None if scaling == "none" else {"scaling": "none", **dict.fromkeys(SCALING_PARAMETERS)}
+    return Mistakes(base="base", unscaled=unscaled, pairing="layout", factors=factors, swaps=tuple(swaps))
+
+
+def timestep_mistakes(params: Mapping[str, Any]) -> Mistakes:
+    """A timestep embedding's: the max period and diffusers' ``flip_sin_to_cos``.
+
+    >>> timestep_mistakes({}).toggles
+    ('flip_sin_to_cos',)
+    """
+    return Mistakes(base="max_period", toggles=("flip_sin_to_cos",))
