@@ -54,7 +54,7 @@ def info(
     *,
     out: Output,
 ) -> None:
-    from pecli.cli.inputs import note_chosen_key
+    from pecli.cli.output import note_chosen_key
     from pecli.io import find_key, open_tensors
 
     if os.path.isdir(file):
