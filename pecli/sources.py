@@ -34,6 +34,7 @@ __all__ = [
     "kind_of_source",
     "reads_a_file",
     "resolve",
+    "resolve_parts",
     "source_tensors",
 ]
 
@@ -210,9 +211,7 @@ class SchemeSource(SourceKind):
 
         if request.key is not None:
             raise ParameterError(f"{{key}} applies to files, but {source!r} is a scheme", hint="drop {key}")
-        for name, value in (("dim", request.dim), ("length", request.length)):
-            if value is not None and value <= 0:
-                raise ParameterError(f"{{{name}}} must be a positive integer, got {value}", hint=f"e.g. {{{name}=512}}")
+        _check_sizes(request.dim, request.length)
         spec = TableSpec.resolve(source, request.preset, dict(request.scheme_params), length=request.length,
                                  dim=request.dim, dtype=request.dtype, name="pe").single().check()  # fmt: skip
         metadata = spec.metadata()
@@ -273,6 +272,54 @@ def resolve(
             hint="drop them, or give a scheme name instead of the file",
         )
     return kind.load(source, request)
+
+
+def resolve_parts(
+    source: str,
+    *,
+    preset: str | None = None,
+    scheme_params: dict[str, Any] | None = None,
+    length: int | None = None,
+    dim: int | None = None,
+    dtype: str = "float32",
+    stdin: Stdin = None,
+) -> list[SourceTable] | None:
+    """The tables of a multi-part scheme (RoPE's cos and sin) or of a file whose tensors share one 2-D shape, else None.
+
+    >>> [table.label for table in resolve_parts("rope", dim=4, length=3)]
+    ['cos', 'sin']
+    """
+    kind = kind_of_source(source)
+    if kind.reads_a_file:
+        entries = kind.tensors(source, SourceRequest(stdin=stdin))
+        if entries is None:
+            return None
+        shapes = {shape for shape, _ in entries.values()}
+        if len(entries) < 2 or len(shapes) != 1 or len(next(iter(shapes))) != 2:
+            return None
+        return [resolve(source, key=name, stdin=stdin) for name in entries]
+    from pecli.schemes.catalog import SCHEMES
+
+    if source not in SCHEMES:
+        return None
+    _check_sizes(dim, length)
+    from pecli.schemes.spec import TableSpec
+
+    spec = TableSpec.resolve(source, preset, dict(scheme_params or {}), length=length, dim=dim, dtype=dtype, name="pe")
+    parts = spec.parts()
+    if len(parts) < 2:
+        return None
+    return [
+        SourceTable(part.check().array(), part.name, part.metadata(), source, kind=kind.name, scheme=spec.scheme,
+                    params=dict(spec.params))
+        for part in parts
+    ]  # fmt: skip
+
+
+def _check_sizes(dim: int | None, length: int | None) -> None:
+    for name, value in (("dim", dim), ("length", length)):
+        if value is not None and value <= 0:
+            raise ParameterError(f"{{{name}}} must be a positive integer, got {value}", hint=f"e.g. {{{name}=512}}")
 
 
 def source_tensors(source: str, *, stdin: Stdin = None) -> dict[str, tuple[tuple[int, ...], str]] | None:

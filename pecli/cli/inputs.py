@@ -14,7 +14,7 @@ from typing import Any
 from pecli.cli.options import flag_for, parse_int
 from pecli.cli.output import Output, printable
 from pecli.errors import ParameterError, TableFileError
-from pecli.sources import SourceTable, reads_a_file, resolve, source_tensors
+from pecli.sources import SourceTable, reads_a_file, resolve, resolve_parts, source_tensors
 
 #: a resolved input (:class:`pecli.sources.SourceTable`): its values, title, metadata, and how it was chosen
 InputTable = SourceTable
@@ -95,18 +95,27 @@ def stdin_file_params(out: Output, scheme_params: dict[str, Any]) -> dict[str, A
     return {**scheme_params, "bias_from": ReadTable("-", stdin_table(out))}
 
 
-def file_parts(out: Output, source: str) -> list[InputTable] | None:
-    """The tensors of a file (or stdin) when there are several and all share one 2-D shape; else None.
+def input_parts(
+    out: Output,
+    source: str,
+    *,
+    preset: str | None = None,
+    scheme_params: dict[str, Any] | None = None,
+    length: int | None = None,
+    dim: int | None = None,
+    dtype: str = "float32",
+) -> list[InputTable] | None:
+    """The tables of a multi-part scheme or of a file (or stdin) whose tensors share one 2-D shape; else None.
 
-    A RoPE file's ``cos`` and ``sin``, or a file of one table per layer, read as one table each.
+    A RoPE file's ``cos`` and ``sin``, or a file of one table per layer, read as one table each
+    (:func:`pecli.sources.resolve_parts`), with file titles made terminal-safe.
     """
-    entries = source_tensors(source, stdin=lambda: stdin_table(out))
-    if entries is None:
-        return None
-    shapes = {shape for shape, _ in entries.values()}
-    if len(entries) < 2 or len(shapes) != 1 or len(next(iter(shapes))) != 2:
-        return None
-    return [load_input(out, source, key=name) for name in entries]
+    tables = resolve_parts(source, preset=preset, scheme_params=scheme_params, length=length, dim=dim, dtype=dtype,
+                           stdin=lambda: stdin_table(out))  # fmt: skip
+    if tables is not None and reads_a_file(source):
+        for table in tables:
+            table.label = printable(table.label)
+    return tables
 
 
 def rope_pair_names(entries: dict[str, Any]) -> tuple[str, str] | None:
