@@ -48,7 +48,7 @@ def info(
     out: Output,
 ) -> None:
     from pecli.analysis.file_info import describe
-    from pecli.cli.inputs import note_chosen_key
+    from pecli.cli.output import note_chosen_key
     from pecli.io import find_key, open_tensors
 
     if os.path.isdir(file):

@@ -7,31 +7,17 @@ An existing path wins over a scheme name; a scheme takes the generate options (`
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pecli.cli.options import parse_int
-from pecli.cli.output import Output, note_chosen_key
+from pecli.cli.options import flag_for, parse_int
+from pecli.cli.output import Output, printable
 from pecli.errors import ParameterError, TableFileError
+from pecli.sources import SourceTable, reads_a_file, resolve, resolve_parts, source_tensors
 
-
-@dataclass
-class InputTable:
-    """A table to inspect: its values, where it came from, and what its file says about it."""
-
-    array: Any  # np.ndarray
-    label: str  #: a title: the scheme and parameters, or the file name and key
-    metadata: dict[str, str] = field(default_factory=dict)
-    source: str = ""
-    key: str | None = None  #: the tensor of the file it was read from
-    dtype: str = ""  #: the stored dtype, when numpy holds the values wider (a bfloat16 file's float32)
-
-    @property
-    def dtype_name(self) -> str:
-        """The table's dtype as stored: ``bfloat16`` for a bfloat16 file, else the array's."""
-        return self.dtype or self.array.dtype.name
+#: a resolved input (:class:`pecli.sources.SourceTable`): its values, title, metadata, and how it was chosen
+InputTable = SourceTable
 
 
 def key_for_scheme(source: str, key: str | None, scheme_params: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
@@ -56,13 +42,7 @@ def is_file_input(source: str) -> bool:
     >>> is_file_input("sinusoidal"), is_file_input("pe.npy"), is_file_input("sinusiodal")
     (False, True, False)
     """
-    if source == "-" or os.path.exists(source):
-        return True
-    from pecli.schemes.catalog import SCHEMES
-
-    if source.split(":", 1)[0] in SCHEMES:
-        return False
-    return os.sep in source or "." in source
+    return reads_a_file(source)
 
 
 def load_input(
@@ -76,55 +56,15 @@ def load_input(
     dim: int | None = None,
     dtype: str = "float32",
 ) -> InputTable:
-    """Read ``source`` as a table file (``-``: ``out``'s stdin), a model directory's position table, or
-    compute it when it names a scheme."""
-    scheme_params = scheme_params or {}
-    if is_file_input(source):
-        given = [flag for flag, value in (("--preset", preset), ("--d", dim), ("--len", length)) if value is not None]
-        if given or scheme_params:
-            from pecli.schemes.params import PARAMS
-
-            given += [PARAMS[name].flag for name in scheme_params]
-            raise ParameterError(
-                f"{', '.join(given)} apply to a scheme, but {source!r} is a file",
-                hint="drop them, or give a scheme name instead of the file",
-            )
-        if os.path.isdir(source):
-            from pecli.cli.model_inputs import model_directory_input
-
-            array, label = model_directory_input(out, source, key)
-            return InputTable(array, label, {}, source)
-        from pecli.io import read_table
-
-        table = read_table(readable(out, source), key=key)
-        note_chosen_key(out, key, table.key)
-        name = "<stdin>" if source == "-" else os.path.basename(source)
-        label = f"{name} [{table.key}]" if table.key else name
-        if "scheme" in table.metadata:
-            label = _describe(table.metadata.get("scheme", ""), table.metadata) + f" — {label}"
-        from pecli.cli.output import printable
-
-        # titles: text from the file
-        return InputTable(table.array, printable(label), table.metadata, source, table.key, table.dtype)
-    if key is not None:
-        raise ParameterError(f"--key applies to files, but {source!r} is a scheme", hint="drop --key")
-    from pecli.cli.common import build_table
-
-    spec = build_table(source, preset, scheme_params, length=length, dim=dim, dtype=dtype, name="pe").single().check()
-    return InputTable(spec.array(), _describe(spec.scheme, spec.metadata()), spec.metadata(), source, dtype=dtype)
-
-
-def readable(out: Output, source: str) -> Any:
-    """``source`` as the table readers take it: a path as is, ``-`` as stdin's bytes.
-
-    Stdin is read once per run and kept (on ``out``), so a file that arrives there can be read
-    tensor by tensor, as a file given by its path is.
-    """
-    if source != "-":
-        return source
-    from pecli.io.source import ReadTable
-
-    return ReadTable("-", stdin_table(out))
+    """The table ``source`` names, through the one resolver (:func:`pecli.sources.resolve`), with ``out``'s
+    stdin read once per run, a note of the tensor a part of its name chose, and a terminal-safe title."""
+    table = resolve(source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=dim,
+                    dtype=dtype, stdin=lambda: stdin_table(out))  # fmt: skip
+    if table.key_note is not None:
+        out.note(table.key_note.spelled(flag_for))
+    if reads_a_file(source):
+        table.label = printable(table.label)  # titles: text from the file
+    return table
 
 
 def stdin_table(out: Output) -> bytes:
@@ -155,20 +95,27 @@ def stdin_file_params(out: Output, scheme_params: dict[str, Any]) -> dict[str, A
     return {**scheme_params, "bias_from": ReadTable("-", stdin_table(out))}
 
 
-def file_parts(out: Output, source: str) -> list[InputTable] | None:
-    """The tensors of a file (or stdin) when there are several and all share one 2-D shape; else None.
+def input_parts(
+    out: Output,
+    source: str,
+    *,
+    preset: str | None = None,
+    scheme_params: dict[str, Any] | None = None,
+    length: int | None = None,
+    dim: int | None = None,
+    dtype: str = "float32",
+) -> list[InputTable] | None:
+    """The tables of a multi-part scheme or of a file (or stdin) whose tensors share one 2-D shape; else None.
 
-    A RoPE file's ``cos`` and ``sin``, or a file of one table per layer, read as one table each.
+    A RoPE file's ``cos`` and ``sin``, or a file of one table per layer, read as one table each
+    (:func:`pecli.sources.resolve_parts`), with file titles made terminal-safe.
     """
-    if not is_file_input(source) or os.path.isdir(source):
-        return None
-    from pecli.io import read_tensors
-
-    entries, _ = read_tensors(readable(out, source))
-    shapes = {shape for shape, _ in entries.values()}
-    if len(entries) < 2 or len(shapes) != 1 or len(next(iter(shapes))) != 2:
-        return None
-    return [load_input(out, source, key=name) for name in entries]
+    tables = resolve_parts(source, preset=preset, scheme_params=scheme_params, length=length, dim=dim, dtype=dtype,
+                           stdin=lambda: stdin_table(out))  # fmt: skip
+    if tables is not None and reads_a_file(source):
+        for table in tables:
+            table.label = printable(table.label)
+    return tables
 
 
 def rope_pair_names(entries: dict[str, Any]) -> tuple[str, str] | None:
@@ -194,11 +141,9 @@ def rope_pair_names(entries: dict[str, Any]) -> tuple[str, str] | None:
 
 def rope_pair(out: Output, source: str) -> tuple[InputTable, InputTable] | None:
     """A file's (or stdin's) RoPE table stored as its cos and sin tensors, read as two tables; None otherwise."""
-    if not is_file_input(source) or os.path.isdir(source):
+    entries = source_tensors(source, stdin=lambda: stdin_table(out))
+    if entries is None:
         return None
-    from pecli.io import read_tensors
-
-    entries, _ = read_tensors(readable(out, source))
     names = rope_pair_names(entries)
     if names is None:
         return None
@@ -213,17 +158,6 @@ def pair_label(cos: InputTable, sin: InputTable) -> str:
     'rope — r.safetensors [cos, sin]'
     """
     return cos.label.replace(f"[{cos.key}]", f"[{cos.key}, {sin.key}]")
-
-
-def _describe(scheme: str, metadata: dict[str, str]) -> str:
-    """``scheme (preset): param=value, …``, naming only the parameters that differ from the defaults.
-
-    >>> _describe("alibi", {"heads": "4", "head": "null", "part": "bias", "form": "distance"})
-    'alibi: heads=4, part=bias'
-    """
-    from pecli.render.titles import scheme_title
-
-    return scheme_title(scheme, metadata, preset=metadata.get("preset"))
 
 
 _RANGE = re.compile(r"^\s*(-?\d+)?\s*:\s*(-?\d+)?\s*$")

@@ -10,7 +10,7 @@ import math
 import os
 from typing import Any
 
-from pecli.cli.output import Output, note_chosen_key, printable
+from pecli.cli.output import Output, printable
 from pecli.errors import ParameterError, PecliError
 
 
@@ -162,17 +162,6 @@ def _learned_weight(source: str, usual: str) -> str:
     except PecliError:
         return usual
     return next((name for name in names if name.endswith(usual)), names[0] if names else usual)
-
-
-def model_directory_input(out: Output, source: str, key: str | None) -> tuple[Any, str]:
-    """The position table of model directory ``source`` (``key``, or its one 2-D position tensor) and a label."""
-    from pecli.models import open_model_directory
-    from pecli.models.directory import shown
-
-    tensor, array = open_model_directory(source).position_table(key)
-    note_chosen_key(out, key, tensor.name)
-
-    return array, f"{printable(os.path.basename(os.path.normpath(source)))} [{shown(tensor.name)}]"
 
 
 def show_model_directory(out: Output, path: str, *, key: str | None = None, stats: bool = False) -> None:

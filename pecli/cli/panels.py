@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from pecli.cli.drawing import DRAWING_PANEL, DrawingStyle, ImageFile, TerminalHeatmap, color_note
-from pecli.cli.inputs import InputTable, is_file_input
+from pecli.cli.inputs import InputTable, input_parts, is_file_input
 from pecli.cli.output import Output, printable
 from pecli.errors import ParameterError
 
@@ -44,23 +44,8 @@ def load_parts(
     """The tables of a multi-part scheme or of a file whose tensors share one 2-D shape; None otherwise."""
     if key is not None:
         return None
-    if is_file_input(source):  # a path or stdin alike (a model directory names its table)
-        from pecli.cli.inputs import file_parts
-
-        return file_parts(out, source)
-    from pecli.cli.common import build_table
-    from pecli.schemes.catalog import SCHEMES
-
-    if source not in SCHEMES:
-        return None
-    spec = build_table(source, preset, scheme_params or {}, length=length, dim=dim, dtype=dtype, name="pe")
-    parts = spec.parts()
-    if len(parts) < 2:
-        return None
-    tables = []
-    for part in parts:
-        tables.append(InputTable(part.check().array(), part.name, part.metadata(), source))
-    return tables
+    # through the one resolver: a path or stdin alike (a model directory names its table)
+    return input_parts(out, source, preset=preset, scheme_params=scheme_params, length=length, dim=dim, dtype=dtype)
 
 
 def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
