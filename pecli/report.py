@@ -49,12 +49,17 @@ class Listing:
 
     document: Any
     lines: Sequence[str]
+    #: what follows the text on stderr (``wrote x.npy``); none with JSON
+    notes: Sequence[str] = ()
 
     def to_json(self) -> Any:
         return self.document
 
     def text_lines(self) -> list[str]:
         return list(self.lines)
+
+    def text_notes(self) -> list[str]:
+        return list(self.notes)
 
 
 @dataclass(frozen=True)

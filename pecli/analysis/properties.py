@@ -16,13 +16,15 @@ scheme in float64 and reports the figure it decided on.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from pecli.analysis.distance import offset_profile
 
-__all__ = ["PROPERTIES", "PropertyCheck", "check_properties"]
+__all__ = ["PROPERTIES", "PropertyCheck", "PropertyReport", "check_properties"]
 
 #: the six properties, in the order of the report
 PROPERTIES: tuple[str, ...] = (
@@ -159,3 +161,47 @@ def check_properties(spec) -> list[PropertyCheck]:
         )
     )
     return checks
+
+
+@dataclass(frozen=True)
+class PropertyReport:
+    """The properties of several schemes at ``dim`` × ``length``: a table of ✓/✗ and figures, then each check.
+
+    >>> from pecli.schemes.spec import TableSpec
+    >>> checks = check_properties(TableSpec.resolve("sinusoidal", None, {}, length=64, dim=16))
+    >>> report = PropertyReport(16, 64, [("sinusoidal", checks)])
+    >>> report.text_lines()[0], report.to_json()["schemes"][0]["spec"]
+    ('properties at d = 16, len = 64 (float64)', 'sinusoidal')
+    """
+
+    dim: int
+    length: int
+    schemes: Sequence[tuple[str, Sequence[Any]]]  #: (spec text, its checks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "d": self.dim,
+            "len": self.length,
+            "schemes": [
+                {"spec": text, "checks": [check.to_json() for check in checks]} for text, checks in self.schemes
+            ],
+        }
+
+    def text_lines(self) -> list[str]:
+        # rope and alibi have the properties that apply to a score or bias ("decay"; no "unique")
+        names = list(dict.fromkeys([*PROPERTIES, *(check.name for _, checks in self.schemes for check in checks)]))
+        column = max(14, *(len(text) + 2 for text, _ in self.schemes))
+        lines = [f"properties at d = {self.dim}, len = {self.length} (float64)"]
+        lines.append(f"{'':<22}" + "".join(f"{text:<{column}}" for text, _ in self.schemes).rstrip())
+        for name in names:
+            found = [next((check for check in checks if check.name == name), None) for _, checks in self.schemes]
+            cells = "".join(
+                f"{('✓ ' if check.holds else '✗ ') + f'{check.figure:.3g}' if check else 'n/a':<{column}}"
+                for check in found
+            )
+            lines.append(f"{name:<22}{cells}".rstrip())
+        lines.append("")
+        for text, checks in self.schemes:
+            lines.append(f"{text}:")
+            lines += [f"  {'✓' if check.holds else '✗'} {check.name}: {check.detail}" for check in checks]
+        return lines

@@ -24,7 +24,7 @@ from pecli.schemes.catalog import get_scheme
 from pecli.schemes.checks import positive_int
 from pecli.schemes.rope import rope_frequencies
 
-__all__ = ["PairRun", "RopeComparison", "compare_rope", "relative_properties"]
+__all__ = ["PairRun", "RopeComparison", "RopeSpecsReport", "compare_rope", "relative_properties"]
 
 #: two frequencies (or scores) are the same when they agree to this relative precision
 _SAME = 1e-12
@@ -90,6 +90,67 @@ class RopeComparison:
                 "tolerance": PROFILE_TOLERANCE,
             },
         }
+
+
+@dataclass(frozen=True)
+class RopeSpecsReport:
+    """Two RoPE specs (``a``, ``b``: their text) compared at ``dim`` × ``length``: the frequency pairs that
+    differ, where the decay profiles part, and whether the layouts agree.
+
+    >>> params = {"scaling": "linear", "factor": 2.0}
+    >>> report = RopeSpecsReport("rope:scaling=linear,factor=2", "rope", 64, 512, params, {},
+    ...                          compare_rope(64, 512, params, {}))
+    >>> report.same, report.text_lines()[-1]
+    (False, 'different')
+    """
+
+    a: str
+    b: str
+    dim: int
+    length: int
+    params_a: dict[str, Any]
+    params_b: dict[str, Any]
+    result: RopeComparison
+
+    @property
+    def same(self) -> bool:
+        """The same encoding: the same rotations on the same column pairs."""
+        return self.result.same and self.params_a.get("layout") == self.params_b.get("layout")
+
+    def to_json(self) -> dict[str, Any]:
+        layouts = {"layout_a": self.params_a.get("layout"), "layout_b": self.params_b.get("layout")}
+        sizes = {"d": self.dim, "len": self.length}
+        return {"a": self.a, "b": self.b, **sizes, **self.result.to_json(), **layouts, "same": self.same}
+
+    def text_lines(self) -> list[str]:
+        result, dim, length = self.result, self.dim, self.length
+        pairs = len(result.ratio)
+        lines = [f"A: {self.a}", f"B: {self.b}"]
+        if result.differing_pairs:
+            runs = "; ".join(
+                f"pairs {run.start}–{run.stop - 1}: θ_A/θ_B {run.low:.4g} … {run.high:.4g}"
+                for run in result.differing_pairs
+            )
+            same = pairs - sum(run.stop - run.start for run in result.differing_pairs)
+            lines.append(f"frequencies (d = {dim}, {pairs} pairs): {runs}; {same} pairs the same")
+        else:
+            lines.append(f"frequencies (d = {dim}, {pairs} pairs): every pair the same")
+        difference = result.profile_difference
+        worst = int(np.argmax(difference))
+        parted = (
+            f"part at offset {result.parted_at} (|s_A − s_B| > {PROFILE_TOLERANCE:g})"
+            if result.parted_at is not None
+            else f"agree within {PROFILE_TOLERANCE:g}"
+        )
+        lines.append(
+            f"decay profiles (qk ones, offsets 0..{length - 1}): {parted}; "
+            f"max |s_A − s_B| {difference[worst]:.4g} at offset {result.offsets[worst]}"
+        )
+        layout_a, layout_b = self.params_a.get("layout"), self.params_b.get("layout")
+        if layout_a != layout_b:
+            lines.append(f"layouts differ: {layout_a} vs {layout_b} (the same rotations on other column pairs)")
+        lines.append("same encoding" if self.same else "different")
+        return lines
 
 
 def _runs(ratio: np.ndarray) -> tuple[PairRun, ...]:

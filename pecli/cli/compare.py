@@ -152,10 +152,10 @@ def compare(
     if output is not None:
         _save_difference_figure(output, first, second)
         out.note(f"wrote {output}")
-    if out.json_output:
-        out.json(_comparison_json(first, second, result))
-    else:
-        _print_comparison(out, first, second, result)
+    from pecli.analysis.compare_report import CompareReport, Side
+
+    side_a, side_b = (Side(table.label, *_shape_and_dtype(table)) for table in (first, second))
+    out.show(CompareReport(side_a, side_b, result))
     if not result.agree:
         raise typer.Exit(int(ExitCode.NO_MATCH))
 
@@ -311,76 +311,8 @@ def _shape_and_dtype(table: Any) -> tuple[tuple[int, ...], str]:
     return table.array.shape, table.dtype_name  # as stored: a bfloat16 file is bfloat16, not its float32 values
 
 
-def _comparison_json(first: Any, second: Any, result: Any) -> dict[str, Any]:
-    diagnosis = result.diagnosis
-    (shape_a, dtype_a), (shape_b, dtype_b) = _shape_and_dtype(first), _shape_and_dtype(second)
-    return {
-        "a": {"source": first.label, "shape": list(shape_a), "dtype": dtype_a},
-        "b": {"source": second.label, "shape": list(shape_b), "dtype": dtype_b},
-        "agree": result.agree,
-        "atol": result.atol,
-        "rtol": result.rtol,
-        "tolerance": result.tolerance_text(),
-        "max_abs": result.max_abs,
-        "mean_abs": result.mean_abs,
-        "max_rel": result.max_rel,
-        "worst": {"position": result.worst[0], "dimension": result.worst[1]},
-        "cosine": {"min": result.cosine_min, "mean": result.cosine_mean, "undefined": result.cosine_undefined},
-        "same_nan": result.same_nan,
-        "nan_in_one": {
-            "count": result.nan_one,
-            "first": {"position": result.nan_first[0], "dimension": result.nan_first[1]} if result.nan_one else None,
-        },
-        "diagnosis": [found.to_json() for found in diagnosis],
-    }
-
-
-def _print_comparison(out: Output, first: Any, second: Any, result: Any) -> None:
-    for name, table in (("A", first), ("B", second)):
-        (rows, cols), dtype = _shape_and_dtype(table)
-        out.data(f"{name}: {table.label} — {rows} × {cols} {dtype}")
-    position, dimension = result.worst
-    out.data(f"max |A − B|        {result.max_abs:.6g} (position {position}, dimension {dimension})")
-    out.data(f"mean |A − B|       {result.mean_abs:.6g}")
-    out.data(f"max relative       {result.max_rel:.6g} (where B ≠ 0)")
-    out.data(result.cosine_text())
-    if result.nan_one:
-        position, dimension = result.nan_first
-        out.data(
-            f"NaN in one table only at {result.nan_one} entr{'ies' if result.nan_one != 1 else 'y'} "
-            f"(first at position {position}, dimension {dimension}; left out of the figures above)"
-        )
-    if result.same_nan:
-        out.data(f"NaN at the same {result.same_nan} position{'s' * (result.same_nan != 1)} in both (counted as equal)")
-    tolerance = result.tolerance_text()
-    if result.tolerance_kind == "exact":
-        out.data("same, bit for bit" if result.agree else "different: not equal bit for bit")
-        if result.agree:
-            return
-    elif result.agree:
-        out.data(f"same within {tolerance}")
-        return
-    else:
-        out.data(f"different beyond {tolerance}")
-    if not result.diagnosis:
-        out.data("diagnosis: no known cause explains the difference")
-    for found in result.diagnosis:
-        out.data(f"diagnosis: {found.message}")
-        evidence = ", ".join(f"{name} {_figure(value)}" for name, value in found.figures.items())
-        out.data(f"  evidence: {evidence}")
-
-
-def _figure(value: Any) -> str:
-    """One figure of a finding as the text report shows it."""
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if isinstance(value, list) and len(value) > 12:
-        return "[" + ", ".join(map(str, value[:12])) + ", …]"
-    return str(value)
-
-
 def _property_report(out: Output, texts: list[str], *, dim: int, length: int) -> None:
-    from pecli.analysis.properties import PROPERTIES, check_properties
+    from pecli.analysis.properties import check_properties
     from pecli.cli.common import require_shape
     from pecli.cli.specs import looks_like_spec, parse_spec
 
@@ -401,34 +333,9 @@ def _property_report(out: Output, texts: list[str], *, dim: int, length: int) ->
          or check_properties(spec.table(length=length, dim=dim, dtype="float64")))
         for spec in specs
     ]  # fmt: skip
-    # rope and alibi have the properties that apply to a score or bias ("decay"; no "unique")
-    names = list(dict.fromkeys([*PROPERTIES, *(check.name for _, checks in reports for check in checks)]))
-    if out.json_output:
-        out.json(
-            {
-                "d": dim,
-                "len": length,
-                "schemes": [
-                    {"spec": spec.text, "checks": [check.to_json() for check in checks]} for spec, checks in reports
-                ],
-            }
-        )
-        return
-    column = max(14, *(len(spec.text) + 2 for spec in specs))
-    out.data(f"properties at d = {dim}, len = {length} (float64)")
-    out.data(f"{'':<22}" + "".join(f"{spec.text:<{column}}" for spec in specs).rstrip())
-    for name in names:
-        found = [next((check for check in checks if check.name == name), None) for _, checks in reports]
-        cells = "".join(
-            f"{('✓ ' if check.holds else '✗ ') + f'{check.figure:.3g}' if check else 'n/a':<{column}}"
-            for check in found
-        )
-        out.data(f"{name:<22}{cells}".rstrip())
-    out.data("")
-    for spec, checks in reports:
-        out.data(f"{spec.text}:")
-        for check in checks:
-            out.data(f"  {'✓' if check.holds else '✗'} {check.name}: {check.detail}")
+    from pecli.analysis.properties import PropertyReport
+
+    out.show(PropertyReport(dim, length, [(spec.text, checks) for spec, checks in reports]))
 
 
 def _check_figure_path(path: str) -> None:

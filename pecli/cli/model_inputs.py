@@ -6,11 +6,10 @@ The reading is :mod:`pecli.models`' business; this module turns its answers into
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from typing import Any
 
-from pecli.cli.output import Output, printable
+from pecli.cli.output import Output
 from pecli.errors import ParameterError, PecliError
 
 
@@ -171,54 +170,6 @@ def show_model_directory(out: Output, path: str, *, key: str | None = None, stat
             f"--key and --stats describe one file, but {path!r} is a model directory",
             hint="pecli info DIR lists its position tensors; give one of its .safetensors files for --key/--stats",
         )
-    import numpy as np
+    from pecli.models.info import describe_model_directory
 
-    from pecli.dtypes import format_bytes
-    from pecli.models import model_encoding, open_model_directory
-    from pecli.models.directory import shown
-
-    directory = open_model_directory(path)
-    tensors = directory.position_tensors()
-    try:
-        encoding = model_encoding(directory.config)
-        settings: dict[str, Any] = {
-            "scheme": encoding.scheme or "learned",
-            "preset": encoding.preset,
-            "params": encoding.params,
-            "config": {key: value for key, value in encoding.provenance.values()},
-        }
-    except ParameterError as error:
-        settings = {"problem": str(error)}
-    files = sorted({os.path.basename(file) for file in directory.weight_files.values()})
-    if out.json_output:
-        out.json(
-            {
-                "directory": path,
-                "model_type": directory.config.get("model_type"),
-                "weight_files": files,
-                "position_tensors": [
-                    {"name": t.name, "shape": list(t.shape), "dtype": t.dtype, "file": os.path.basename(t.file)}
-                    for t in tensors
-                ],
-                "position_settings": settings,
-            }
-        )
-        return
-    model_type = shown(str(directory.config.get("model_type", "?")))
-    out.data(f"{printable(path)}: model_type {model_type}, {len(files)} weight file{'s' * (len(files) != 1)}")
-    out.data(f"position tensors ({len(tensors)}):" if tensors else "position tensors: none among the weights")
-    width = max((len(shown(t.name)) for t in tensors), default=0)
-    for tensor in tensors:
-        itemsize = 2 if tensor.dtype == "bfloat16" else np.dtype(tensor.dtype).itemsize
-        size = format_bytes(math.prod(tensor.shape) * itemsize)
-        shape = str(list(tensor.shape))
-        file = printable(os.path.basename(tensor.file))
-        out.data(f"  {shown(tensor.name):<{width}}  {shape}  {tensor.dtype}  {size}  ({file})")
-    if "problem" in settings:
-        out.data(f"position settings: {shown(settings['problem'])}")
-        return
-    preset = f" (preset {settings['preset']})" if settings["preset"] else ""
-    params = " ".join(f"{k}={shown(str(v))}" for k, v in settings["params"].items() if k not in ("layout",))
-    out.data(f"position settings: {settings['scheme']}{preset}" + (f": {params}" if params else ""))
-    for key, value in settings["config"].items():
-        out.data(f"  config.json {shown(key)} = {shown(str(value))}")
+    out.show(describe_model_directory(path))

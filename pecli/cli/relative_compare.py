@@ -50,9 +50,7 @@ def compare_rope_specs(out: Output, texts: list[str], *, dim: int | None, length
 
     Returns whether they are the same encoding.
     """
-    import numpy as np
-
-    from pecli.analysis.relative_compare import PROFILE_TOLERANCE, compare_rope
+    from pecli.analysis.relative_compare import RopeSpecsReport, compare_rope
 
     specs = [_relative_spec(text, ("score",)) for text in texts]
     if any(spec is None for spec in specs):
@@ -61,40 +59,11 @@ def compare_rope_specs(out: Output, texts: list[str], *, dim: int | None, length
         raise ParameterError("comparing two rope specs needs the head dimension", hint="add --d, e.g. --d 128")
     (_, params_a), (_, params_b) = specs  # type: ignore[misc]
     length = length or _default_length(params_a, params_b)
-    result = compare_rope(dim, length, params_a, params_b)
-    if out.json_output:
-        same = result.same and params_a.get("layout") == params_b.get("layout")
-        layouts = {"layout_a": params_a.get("layout"), "layout_b": params_b.get("layout")}
-        out.json({"a": texts[0], "b": texts[1], "d": dim, "len": length, **result.to_json(), **layouts, "same": same})
-        return same
-    pairs = len(result.ratio)
-    out.data(f"A: {texts[0]}\nB: {texts[1]}")
-    if result.differing_pairs:
-        runs = "; ".join(
-            f"pairs {run.start}–{run.stop - 1}: θ_A/θ_B {run.low:.4g} … {run.high:.4g}"
-            for run in result.differing_pairs
-        )
-        same = pairs - sum(run.stop - run.start for run in result.differing_pairs)
-        out.data(f"frequencies (d = {dim}, {pairs} pairs): {runs}; {same} pairs the same")
-    else:
-        out.data(f"frequencies (d = {dim}, {pairs} pairs): every pair the same")
-    difference = result.profile_difference
-    worst = int(np.argmax(difference))
-    parted = (
-        f"part at offset {result.parted_at} (|s_A − s_B| > {PROFILE_TOLERANCE:g})"
-        if result.parted_at is not None
-        else f"agree within {PROFILE_TOLERANCE:g}"
+    report = RopeSpecsReport(
+        texts[0], texts[1], dim, length, params_a, params_b, compare_rope(dim, length, params_a, params_b)
     )
-    out.data(
-        f"decay profiles (qk ones, offsets 0..{length - 1}): {parted}; "
-        f"max |s_A − s_B| {difference[worst]:.4g} at offset {result.offsets[worst]}"
-    )
-    layout_a, layout_b = params_a.get("layout"), params_b.get("layout")
-    if layout_a != layout_b:
-        out.data(f"layouts differ: {layout_a} vs {layout_b} (the same rotations on other column pairs)")
-    same = result.same and layout_a == layout_b
-    out.data("same encoding" if same else "different")
-    return same
+    out.show(report)
+    return report.same
 
 
 def relative_checks(text: str, *, length: int, dim: int) -> list[Any] | None:

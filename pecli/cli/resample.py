@@ -126,8 +126,7 @@ def resample(
     name = table.key or "position_embeddings"
     write_tensors(target, {name: Tensor.from_array(resampled)}, fmt=fmt, metadata={"pecli_resample": how})
     shape = lambda array: " × ".join(map(str, array.shape))  # noqa: E731
-    if output != "-":
-        out.note(f"wrote {output}: {shape(resampled)} {dtype} ({fmt}) from {shape(table.array)}; {how}")
+    wrote = [f"wrote {output}: {shape(resampled)} {dtype} ({fmt}) from {shape(table.array)}; {how}"]
     from pecli.report import Listing
 
     written = {
@@ -140,7 +139,8 @@ def resample(
         "convention": convention,
         **{name: list(value) if isinstance(value, tuple) else value for name, value in settings.items()},
     }
-    out.show(Listing(written, []))  # the file is the result; --json adds what was done
+    # the file is the result: a note says so, or --json says what was done
+    out.show(Listing(written, [], notes=wrote if output != "-" else []))
 
 
 def _text(value: Any) -> str:

@@ -1,0 +1,113 @@
+"""What ``compare`` shows: two tables' :class:`~pecli.analysis.compare.Comparison`, as text or JSON.
+
+>>> import pecli
+>>> from pecli.analysis.compare import compare_tables
+>>> a = pecli.encode(None, 16, 8, preset="tensor2tensor")
+>>> b = pecli.encode(None, 16, 8, preset="fairseq")
+>>> report = CompareReport(Side("t2t", (16, 8), "float64"), Side("fairseq", (16, 8), "float64"), compare_tables(a, b))
+>>> report.text_lines()[0], report.to_json()["agree"]
+('A: t2t — 16 × 8 float64', False)
+>>> [line[:35] for line in report.text_lines() if line.startswith("diagnosis")]
+['diagnosis: positions shifted by 2: ']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pecli.analysis.compare import Comparison
+
+__all__ = ["CompareReport", "Side"]
+
+
+@dataclass(frozen=True)
+class Side:
+    """One of the two tables compared: its label, shape and dtype as stored."""
+
+    source: str
+    shape: tuple[int, ...]
+    dtype: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "shape": list(self.shape), "dtype": self.dtype}
+
+
+@dataclass(frozen=True)
+class CompareReport:
+    """A comparison of table A (``a``) with table B (``b``): the figures, the verdict and its diagnosis."""
+
+    a: Side
+    b: Side
+    result: Comparison
+
+    @property
+    def agree(self) -> bool:
+        return self.result.agree
+
+    def to_json(self) -> dict[str, Any]:
+        result = self.result
+        nan_first = {"position": result.nan_first[0], "dimension": result.nan_first[1]}
+        return {
+            "a": self.a.to_json(),
+            "b": self.b.to_json(),
+            "agree": result.agree,
+            "atol": result.atol,
+            "rtol": result.rtol,
+            "tolerance": result.tolerance_text(),
+            "max_abs": result.max_abs,
+            "mean_abs": result.mean_abs,
+            "max_rel": result.max_rel,
+            "worst": {"position": result.worst[0], "dimension": result.worst[1]},
+            "cosine": {"min": result.cosine_min, "mean": result.cosine_mean, "undefined": result.cosine_undefined},
+            "same_nan": result.same_nan,
+            "nan_in_one": {"count": result.nan_one, "first": nan_first if result.nan_one else None},
+            "diagnosis": [found.to_json() for found in result.diagnosis],
+        }
+
+    def text_lines(self) -> list[str]:
+        result = self.result
+        lines = [f"{name}: {side.source} — {' × '.join(map(str, side.shape))} {side.dtype}"
+                 for name, side in (("A", self.a), ("B", self.b))]  # fmt: skip
+        position, dimension = result.worst
+        lines.append(f"max |A − B|        {result.max_abs:.6g} (position {position}, dimension {dimension})")
+        lines.append(f"mean |A − B|       {result.mean_abs:.6g}")
+        lines.append(f"max relative       {result.max_rel:.6g} (where B ≠ 0)")
+        lines.append(result.cosine_text())
+        if result.nan_one:
+            position, dimension = result.nan_first
+            lines.append(
+                f"NaN in one table only at {result.nan_one} entr{'ies' if result.nan_one != 1 else 'y'} "
+                f"(first at position {position}, dimension {dimension}; left out of the figures above)"
+            )
+        if result.same_nan:
+            same = result.same_nan
+            lines.append(f"NaN at the same {same} position{'s' * (same != 1)} in both (counted as equal)")
+        return lines + self._verdict()
+
+    def _verdict(self) -> list[str]:
+        """The verdict line, then each finding of the diagnosis with its evidence."""
+        result = self.result
+        if result.tolerance_kind == "exact":
+            lines = ["same, bit for bit" if result.agree else "different: not equal bit for bit"]
+        else:
+            lines = [f"{'same within' if result.agree else 'different beyond'} {result.tolerance_text()}"]
+        if result.agree:
+            return lines
+        if not result.diagnosis:
+            lines.append("diagnosis: no known cause explains the difference")
+        for found in result.diagnosis:
+            lines.append(f"diagnosis: {found.message}")
+            lines.append(
+                "  evidence: " + ", ".join(f"{name} {_figure(value)}" for name, value in found.figures.items())
+            )
+        return lines
+
+
+def _figure(value: Any) -> str:
+    """One figure of a finding as the text report shows it."""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, list) and len(value) > 12:
+        return "[" + ", ".join(map(str, value[:12])) + ", …]"
+    return str(value)
