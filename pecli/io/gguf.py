@@ -205,6 +205,11 @@ def _entry(
     if dtype is None:
         # a quantized tensor's shape is listed; reading it is refused (read_table names the type)
         type_name = _OTHER_TYPES.get(kind, f"type {kind}")
+        if start > size:  # its byte size depends on the type's blocks: only its start is checked
+            raise TableFileError(
+                f"{name}: tensor {key!r} starts at byte {start}, but the file holds {size}",
+                hint="the file is corrupt or was cut short",
+            )
         integer = type_name.startswith("I") and type_name[1:].isdigit()
         shown = f"ggml {type_name}" if integer else f"quantized {type_name}"
         return StoredTensor(shape, shown, partial(_refuse, name, key, type_name))
