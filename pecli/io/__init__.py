@@ -31,6 +31,7 @@ import numpy as np
 
 from pecli.errors import OutputError, ParameterError, TableFileError, did_you_mean
 from pecli.io.atomic import TEMP_MARKER, atomic_file, check_free_space, check_output_path, reported_os_errors
+from pecli.io.gguf import gguf_entries
 from pecli.io.npy import npy_entries, npy_pieces
 from pecli.io.pt import pt_bytes, pt_entries, require_torch
 from pecli.io.safetensors import dtype_code, safetensors_entries, safetensors_pieces
@@ -219,7 +220,13 @@ def write_tensors(
         target.flush()
 
 
-_READERS = {"npy": npy_entries, "safetensors": safetensors_entries, "pt": pt_entries, "text": text_entries}
+_READERS = {
+    "npy": npy_entries,
+    "safetensors": safetensors_entries,
+    "pt": pt_entries,
+    "text": text_entries,
+    "gguf": gguf_entries,  # read only: pecli writes no GGUF
+}
 
 
 @contextlib.contextmanager
@@ -245,7 +252,7 @@ def open_tensors(source: str | IO[bytes]) -> Iterator[TableFile]:
         kind = kind_of(head)
         if kind is None:
             raise TableFileError(
-                f"{name} is not a .npy, .safetensors or .pt file, nor a CSV or TSV table (unrecognised content)",
+                f"{name} is not a .npy, .safetensors, .pt or .gguf file, nor a CSV or TSV table (unrecognised content)",
                 hint="pecli reads tables written by numpy, safetensors, torch, or itself as text",
             )
         entries, metadata = _READERS[kind](handle, name, size)

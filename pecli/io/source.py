@@ -69,7 +69,7 @@ class ReadTable(str):
 
 
 def kind_of(head: bytes) -> str | None:
-    """The format a file's first 16 bytes announce: ``npy``, ``pt``, ``safetensors``, ``text`` (CSV/TSV), or None.
+    """The format a file's first 16 bytes announce: ``npy``, ``pt``, ``safetensors``, ``gguf``, ``text``, or None.
 
     >>> kind_of(b"\\x93NUMPY\\x01\\x00"), kind_of(b"PK\\x03\\x04"), kind_of(bytes(16)), kind_of(b"0,1\\n-0.5,nan\\n")
     ('npy', 'pt', None, 'text')
@@ -78,6 +78,8 @@ def kind_of(head: bytes) -> str | None:
     """
     if head.startswith(b"\x93NUMPY"):
         return "npy"
+    if head.startswith(b"GGUF"):
+        return "gguf"
     if head.startswith(b"PK\x03\x04"):
         return "pt"
     # before the pickle test: a header of 0x280, 0x380, 0x480 or 0x580 bytes starts with 80 02…80 05
@@ -200,7 +202,7 @@ def _declared_size(kind: str, buffer: bytearray, stream: IO[bytes]) -> int | Non
 
     A header that cannot be understood declares nothing beyond itself: the reader reports it.
     """
-    if kind in ("pt", "text"):
+    if kind in ("pt", "text", "gguf"):  # a GGUF file's size is in its tensor descriptions: read it all
         return None
     if kind == "safetensors":
         (header_length,) = struct.unpack("<Q", bytes(buffer[:8]))

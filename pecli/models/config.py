@@ -54,13 +54,17 @@ _LEARNED = {
 
 
 def read_config(path: str) -> dict[str, Any]:
-    """The JSON object in ``path`` (a ``config.json``, or a directory holding one).
+    """The JSON object in ``path`` (a ``config.json``, or a directory holding one), or a ``.gguf`` file's settings.
 
     >>> read_config("no/such/dir")
     Traceback (most recent call last):
     ...
     pecli.errors.TableFileError: no such config: 'no/such/dir' (give a config.json or a model directory holding one)
     """
+    from pecli.models.gguf import gguf_config, is_gguf_path
+
+    if is_gguf_path(path) and not os.path.isdir(path):  # llama.cpp's GGUF: its metadata as a config
+        return gguf_config(path)
     file = os.path.join(path, "config.json") if os.path.isdir(path) else path
     if not os.path.exists(file):
         if os.path.isdir(path):

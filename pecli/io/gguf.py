@@ -1,0 +1,236 @@
+"""GGUF files (llama.cpp's format) as tables: their float tensors, read by pecli's own bounded parser.
+
+A GGUF file is a header (magic ``GGUF``, version, tensor and key counts), typed key-value metadata,
+one description per tensor (name, dimensions, ggml type, offset), then the aligned data. Dimensions
+are stored in ggml's order, the fastest-varying first: a (length, d) table is listed as ``[d, length]``
+and read back as numpy's ``(length, d)``. Only F32, F16, BF16 and F64 tensors are tables; quantized
+ones are refused by name. Every count and length is checked against the bytes the file holds
+before anything is read, so a lying header never allocates more than the file.
+
+This reader needs no ``gguf`` package (only ``--from-config model.gguf`` does).
+
+>>> import io, struct
+>>> def text(s): return struct.pack("<Q", len(s)) + s.encode()
+>>> header = b"GGUF" + struct.pack("<IQQ", 3, 1, 0)
+>>> info = text("position_embd.weight") + struct.pack("<I2QIQ", 2, 3, 2, 0, 0)  # ggml dims [3, 2]: 2 rows of 3
+>>> body = header + info
+>>> data = body + bytes(-len(body) % 32) + np.arange(6, dtype="<f4").tobytes()
+>>> entries, metadata = gguf_entries(io.BytesIO(data), "<stream>", len(data))
+>>> entries["position_embd.weight"].shape, entries["position_embd.weight"].load().tolist()
+((2, 3), [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from functools import partial
+from typing import IO
+
+import numpy as np
+
+from pecli.errors import TableFileError
+from pecli.io.tensor import StoredTensor, check_tensor_count, read_array
+
+__all__ = ["GGUF_MAGIC", "gguf_entries"]
+
+GGUF_MAGIC = b"GGUF"
+
+#: gguf's GGUFValueType -> the bytes of one value (8: string, 9: array are sized as they are read)
+_VALUE_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+_STRING, _ARRAY, _UINT32 = 8, 9, 4
+#: ggml types pecli reads (gguf's GGMLQuantizationType): F32, F16, BF16, F64
+_TABLE_TYPES = {0: "float32", 1: "float16", 30: "bfloat16", 28: "float64"}
+_STORAGE: dict[str, np.dtype] = {
+    "float32": np.dtype("<f4"),
+    "float16": np.dtype("<f2"),
+    "bfloat16": np.dtype("<u2"),
+    "float64": np.dtype("<f8"),
+}
+#: names of the other ggml types, for the refusal (integer types included: ggml's I8…I64)
+_OTHER_TYPES = {
+    2: "Q4_0",
+    3: "Q4_1",
+    6: "Q5_0",
+    7: "Q5_1",
+    8: "Q8_0",
+    9: "Q8_1",
+    10: "Q2_K",
+    11: "Q3_K",
+    12: "Q4_K",
+    13: "Q5_K",
+    14: "Q6_K",
+    15: "Q8_K",
+    16: "IQ2_XXS",
+    17: "IQ2_XS",
+    18: "IQ3_XXS",
+    19: "IQ1_S",
+    20: "IQ4_NL",
+    21: "IQ3_S",
+    22: "IQ2_S",
+    23: "IQ4_XS",
+    24: "I8",
+    25: "I16",
+    26: "I32",
+    27: "I64",
+    29: "IQ1_M",
+    34: "TQ1_0",
+    35: "TQ2_0",
+    39: "MXFP4",
+}
+#: the most dimensions ggml gives a tensor (GGML_MAX_DIMS)
+_MAX_DIMS = 4
+_DEFAULT_ALIGNMENT = 32
+
+
+class _Cursor:
+    """Reads a GGUF header from ``handle``, never past ``size``: a lying length is an error, not an allocation."""
+
+    def __init__(self, handle: IO[bytes], name: str, size: int) -> None:
+        self.handle, self.name, self.size, self.position = handle, name, size, 0
+
+    def read(self, count: int, what: str) -> bytes:
+        if count < 0 or self.position + count > self.size:
+            raise TableFileError(
+                f"{self.name} is truncated or corrupt: its {what} runs past the end of the file "
+                f"(byte {self.position} + {count} of {self.size})",
+                hint="the file is corrupt or was cut short",
+            )
+        data = self.handle.read(count)
+        if len(data) != count:
+            raise TableFileError(f"{self.name} ended while it was read", hint="read it again")
+        self.position += count
+        return data
+
+    def skip(self, count: int, what: str) -> None:
+        if count < 0 or self.position + count > self.size:
+            self.read(count, what)  # raises
+        self.position += count
+        self.handle.seek(self.position)
+
+    def unpack(self, fmt: str, what: str) -> tuple[int, ...]:
+        return struct.unpack("<" + fmt, self.read(struct.calcsize("<" + fmt), what))
+
+    def count(self, what: str, least_bytes: int) -> int:
+        """A uint64 count of items of at least ``least_bytes`` each, checked against the bytes left."""
+        (value,) = self.unpack("Q", what)
+        if value * least_bytes > self.size - self.position:
+            raise TableFileError(
+                f"{self.name} declares {value} {what}, more than its {self.size} bytes can hold",
+                hint="the file is corrupt or was cut short",
+            )
+        return value
+
+    def string(self, what: str) -> str:
+        (length,) = self.unpack("Q", f"{what}'s length")
+        raw = self.read(length, what)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise TableFileError(f"{self.name}: a {what} is not UTF-8", hint="the file is corrupt") from None
+
+    def value(self, kind: int, what: str) -> int | None:
+        """Skip one value of GGUF type ``kind``; an unsigned integer's value is returned (general.alignment)."""
+        if kind == _STRING:
+            (length,) = self.unpack("Q", what)
+            self.skip(length, what)
+            return None
+        if kind == _ARRAY:
+            (item_kind,) = self.unpack("I", what)
+            if item_kind == _ARRAY:
+                raise TableFileError(f"{self.name}: {what} is an array of arrays", hint="the file is corrupt")
+            if item_kind in _VALUE_SIZES:
+                items = self.count(f"items in {what}", _VALUE_SIZES[item_kind])
+                self.skip(items * _VALUE_SIZES[item_kind], what)
+            elif item_kind == _STRING:
+                for _ in range(self.count(f"strings in {what}", 8)):
+                    self.value(_STRING, what)
+            else:
+                raise TableFileError(f"{self.name}: {what} has unknown type {item_kind}", hint="the file is corrupt")
+            return None
+        if kind not in _VALUE_SIZES:
+            raise TableFileError(f"{self.name}: {what} has unknown type {kind}", hint="the file is corrupt")
+        raw = self.read(_VALUE_SIZES[kind], what)
+        return int.from_bytes(raw, "little") if kind in (0, 2, 4, 10) else None
+
+
+def gguf_entries(handle: IO[bytes], name: str, size: int) -> tuple[dict[str, StoredTensor], dict[str, str]]:
+    """The tensors a GGUF file describes (shapes in numpy's order), each checked against the file's ``size``."""
+    cursor = _Cursor(handle, name, size)
+    handle.seek(0)
+    if cursor.read(4, "magic") != GGUF_MAGIC:
+        raise TableFileError(f"{name} is not a GGUF file", hint="its first bytes are not GGUF")
+    (version,) = cursor.unpack("I", "version")
+    if version not in (2, 3):
+        raise TableFileError(
+            f"{name} is GGUF version {version}; pecli reads versions 2 and 3",
+            hint="convert it with a current llama.cpp",
+        )
+    tensor_count = cursor.count("tensors", 8 + 4 + 4 + 8)  # name length, n_dims, type, offset
+    check_tensor_count(name, tensor_count)
+    alignment = _DEFAULT_ALIGNMENT
+    for _ in range(cursor.count("metadata keys", 8 + 4)):
+        key = cursor.string("metadata key")
+        (kind,) = cursor.unpack("I", f"type of {key!r}")
+        value = cursor.value(kind, f"metadata {key!r}")
+        if key == "general.alignment":
+            if kind != _UINT32 or value is None or value <= 0 or value & (value - 1):
+                raise TableFileError(f"{name}: general.alignment must be a power of two", hint="the file is corrupt")
+            alignment = value
+    described = [_describe(cursor) for _ in range(tensor_count)]
+    data_start = cursor.position + (-cursor.position % alignment)
+    entries: dict[str, StoredTensor] = {}
+    for key, shape, kind, offset in described:
+        if key in entries:
+            raise TableFileError(f"{name} lists tensor {key!r} twice", hint="the file is corrupt")
+        entries[key] = _entry(handle, name, size, key, shape, kind, data_start + offset)
+    return entries, {}
+
+
+def _describe(cursor: _Cursor) -> tuple[str, tuple[int, ...], int, int]:
+    key = cursor.string("tensor name")
+    (n_dims,) = cursor.unpack("I", f"dimensions of {key!r}")
+    if n_dims > _MAX_DIMS:
+        raise TableFileError(f"{cursor.name}: tensor {key!r} has {n_dims} dimensions", hint="the file is corrupt")
+    dims = cursor.unpack(f"{n_dims}Q", f"dimensions of {key!r}")
+    kind, offset = cursor.unpack("IQ", f"type and offset of {key!r}")
+    return key, tuple(reversed(dims)), kind, offset  # ggml lists the fastest-varying dimension first
+
+
+def _entry(
+    handle: IO[bytes], name: str, size: int, key: str, shape: tuple[int, ...], kind: int, start: int
+) -> StoredTensor:
+    dtype = _TABLE_TYPES.get(kind)
+    count = math.prod(shape)
+    if dtype is None:
+        # a quantized tensor's shape is listed; reading it is refused (read_table names the type)
+        type_name = _OTHER_TYPES.get(kind, f"type {kind}")
+        if start > size:  # its byte size depends on the type's blocks: only its start is checked
+            raise TableFileError(
+                f"{name}: tensor {key!r} starts at byte {start}, but the file holds {size}",
+                hint="the file is corrupt or was cut short",
+            )
+        integer = type_name.startswith("I") and type_name[1:].isdigit()
+        shown = f"ggml {type_name}" if integer else f"quantized {type_name}"
+        return StoredTensor(shape, shown, partial(_refuse, name, key, type_name))
+    end = start + count * _STORAGE[dtype].itemsize
+    if end > size:
+        raise TableFileError(
+            f"{name}: tensor {key!r} ({list(shape)} of {dtype}) ends at byte {end}, but the file holds {size}",
+            hint="the file is corrupt or was cut short",
+        )
+    return StoredTensor(shape, dtype, partial(_load, handle, name, start, dtype, count, shape))
+
+
+def _refuse(name: str, key: str, type_name: str) -> np.ndarray:
+    raise TableFileError(
+        f"{name}: tensor {key!r} has ggml type {type_name}; pecli reads F32, F16, BF16 and F64 tensors",
+        hint="convert the model to f32 or f16 (llama.cpp's convert_hf_to_gguf.py, outtype f32)",
+    )
+
+
+def _load(handle: IO[bytes], name: str, offset: int, dtype: str, count: int, shape: tuple[int, ...]) -> np.ndarray:
+    array = read_array(handle, offset, _STORAGE[dtype], count, name)
+    if dtype == "bfloat16":
+        array = (array.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    return array.reshape(shape)

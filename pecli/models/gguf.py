@@ -1,0 +1,221 @@
+"""A GGUF file's metadata (llama.cpp's format) → the transformers-style config :mod:`pecli.models.config` reads.
+
+The keys are llama.cpp's (``gguf.constants.Keys``): ``general.architecture`` names the model
+type, and under it ``ARCH.context_length``, ``ARCH.embedding_length``, ``ARCH.attention.head_count``
+(``ARCH.attention.key_length`` the head width where given), ``ARCH.rope.freq_base``,
+``ARCH.rope.dimension_count`` (the rotated columns) and ``ARCH.rope.scaling.*``. Frequency factors
+live in tensors, as llama.cpp's ``convert_hf_to_gguf.py`` writes them:
+
+- ``rope_freqs.weight``: one divisor per rotated pair (Llama 3.1's llama3 scaling, precomputed by
+  the converter: 1 at high frequencies, ``factor`` at low ones, the smooth blend between); inv_freq
+  is divided by it as is, which pecli spells as LongRoPE with equal short and long factors and no
+  attention factor — the table transformers' llama3 module gives;
+- ``rope_factors_long.weight`` / ``rope_factors_short.weight``: Phi-3's LongRoPE factors.
+
+The ``gguf`` package (pure Python, numpy only) is imported here only, when a .gguf is read: it is
+the optional extra ``pecli[gguf]``. Its reader memory-maps the file and checks nothing against the
+file's size: every failure it raises on a truncated or lying file becomes one
+:class:`~pecli.errors.TableFileError`.
+
+>>> gguf_config("no/such.gguf")
+Traceback (most recent call last):
+...
+pecli.errors.TableFileError: no such GGUF file: 'no/such.gguf' (check the path)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from pecli.errors import ParameterError, TableFileError
+
+__all__ = ["gguf_config", "is_gguf_path"]
+
+#: the most a GGUF integer setting may be: what config.json's integers may be (encoding.CONFIG_INT_MAX)
+_INT_MAX = 2**31 - 1
+#: llama.cpp's rope.scaling.type values -> transformers' rope_type
+_SCALING_TYPES = {"none": "default", "linear": "linear", "yarn": "yarn", "longrope": "longrope"}
+#: ggml tensor types a factor tensor may have (gguf.GGMLQuantizationType): F32, F16, F64
+_FLOAT_TYPES = {0: np.float32, 1: np.float16, 28: np.float64}
+
+
+def is_gguf_path(path: str) -> bool:
+    """Whether ``path`` names a GGUF file (by its extension).
+
+    >>> is_gguf_path("model.Q4_K_M.gguf"), is_gguf_path("config.json")
+    (True, False)
+    """
+    return path.lower().endswith(".gguf")
+
+
+def gguf_config(path: str) -> dict[str, Any]:
+    """The transformers-style config dict of the GGUF file at ``path`` (its position settings only).
+
+    Missing or unreadable files, settings of the wrong type, non-finite or non-positive numbers and
+    factor tensors of the wrong length are :class:`~pecli.errors.TableFileError` or
+    :class:`~pecli.errors.ParameterError` naming the GGUF key.
+    """
+    if not os.path.isfile(path):
+        raise TableFileError(f"no such GGUF file: {path!r}", hint="check the path")
+    try:
+        import gguf
+    except ImportError:
+        raise ParameterError("reading a .gguf file needs the gguf package", hint="pip install 'pecli[gguf]'") from None
+    try:
+        reader = gguf.GGUFReader(path)
+        fields = {name: field.contents() for name, field in reader.fields.items()}
+        tensors = {tensor.name: tensor for tensor in reader.tensors}
+    except (ValueError, KeyError, IndexError, TypeError, OverflowError, MemoryError, OSError) as error:
+        why = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
+        raise TableFileError(
+            f"{path} is not a readable GGUF file ({why})", hint="the file is corrupt or was cut short"
+        ) from None
+    return _config(path, fields, tensors)
+
+
+def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any]) -> dict[str, Any]:
+    arch = fields.get("general.architecture")
+    if not isinstance(arch, str) or not arch:
+        raise TableFileError(f"{path} has no general.architecture", hint="give a GGUF file of a model")
+
+    def key(name: str) -> str:
+        return f"{arch}.{name}"
+
+    def integer(name: str, required: bool = True) -> int | None:
+        value = fields.get(key(name))
+        if isinstance(value, list) and value and all(item == value[0] for item in value):
+            value = value[0]  # a per-layer list with one value (head counts of some models)
+        if value is None and not required:
+            return None
+        if value is None:
+            raise TableFileError(f"{path} has no {key(name)}", hint="pecli needs it to size the table")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _INT_MAX:
+            raise ParameterError(f"{path}: {key(name)}: expected an integer from 1 to {_INT_MAX}, got {_shown(value)}")
+        return value
+
+    def number(name: str) -> float | None:
+        value = fields.get(key(name))
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ParameterError(f"{path}: {key(name)}: expected a number, got {_shown(value)}")
+        if not math.isfinite(value) or value <= 0:
+            raise ParameterError(f"{path}: {key(name)}: expected a positive finite number, got {_shown(value)}")
+        return float(value)
+
+    hidden, heads = integer("embedding_length"), integer("attention.head_count")
+    assert hidden is not None and heads is not None  # required
+    head_dim = integer("attention.key_length", required=False) or hidden // heads
+    rotated = integer("rope.dimension_count", required=False) or head_dim
+    if rotated > head_dim:
+        raise ParameterError(
+            f"{path}: {key('rope.dimension_count')} = {rotated} exceeds the head width {head_dim}",
+            hint="the file's attention settings contradict each other",
+        )
+    context = integer("context_length")
+    config: dict[str, Any] = {
+        "model_type": arch,
+        "hidden_size": hidden,
+        "num_attention_heads": heads,
+        # the rotated columns are the table's width; head_dim as the rotary module sees it
+        "head_dim": rotated,
+        "max_position_embeddings": context,
+    }
+    rope: dict[str, Any] = {"rope_type": "default", "rope_theta": number("rope.freq_base") or 10000.0}
+    scaling = fields.get(key("rope.scaling.type"), "none")
+    if scaling not in _SCALING_TYPES:
+        raise ParameterError(
+            f"{path}: {key('rope.scaling.type')} {_shown(scaling)} is not one pecli reads",
+            hint=f"pecli reads {', '.join(_SCALING_TYPES)}",
+        )
+    rope["rope_type"] = _SCALING_TYPES[scaling]
+    factor = number("rope.scaling.factor")
+    if factor is not None and scaling != "none":
+        rope["factor"] = factor
+    original = integer("rope.scaling.original_context_length", required=False)
+    if original is not None and scaling in ("yarn", "longrope"):
+        rope["original_max_position_embeddings"] = original
+    attention = number("rope.scaling.attn_factor")
+    if scaling == "yarn":
+        for gguf_key, hf_key in (("yarn_beta_fast", "beta_fast"), ("yarn_beta_slow", "beta_slow")):
+            value = number(f"rope.scaling.{gguf_key}")
+            if value is not None:
+                rope[hf_key] = value
+        log_multiplier = number("rope.scaling.yarn_log_multiplier")
+        if log_multiplier is not None:
+            # the converter writes 0.1 · mscale_all_dim (DeepSeek); their configs give mscale = mscale_all_dim
+            rope["mscale"] = rope["mscale_all_dim"] = log_multiplier / 0.1
+        for unsupported in ("yarn_ext_factor", "yarn_attn_factor"):
+            value = fields.get(key(f"rope.scaling.{unsupported}"))
+            if value is not None and value != 1 and not (unsupported == "yarn_ext_factor" and value < 0):
+                raise ParameterError(
+                    f"{path}: {key('rope.scaling.' + unsupported)} = {_shown(value)} is not supported yet",
+                    hint="pecli computes transformers' YaRN (extrapolation and attention factors of 1)",
+                )
+    if attention is not None and scaling in ("yarn", "longrope"):
+        rope["attention_factor"] = attention
+    _factor_tensors(path, tensors, rope, rotated, context, key)
+    config["rope_parameters"] = rope
+    return config
+
+
+def _factor_tensors(
+    path: str, tensors: dict[str, Any], rope: dict[str, Any], rotated: int, context: int | None, key: Any
+) -> None:
+    """Read the converter's frequency-factor tensors into ``rope`` (llama3's rope_freqs, Phi-3's long/short)."""
+    freqs = tensors.get("rope_freqs.weight")
+    long, short = tensors.get("rope_factors_long.weight"), tensors.get("rope_factors_short.weight")
+    if freqs is not None:
+        if rope["rope_type"] != "default":
+            raise ParameterError(
+                f"{path}: a rope_freqs tensor with {key('rope.scaling.type')} {rope['rope_type']} is not supported yet",
+                hint="pecli reads rope_freqs (Llama 3.1's factors) without another scaling",
+            )
+        factors = _factors(path, freqs, rotated)
+        # inv_freq / factors and no attention factor: LongRoPE with equal factors, factor 1
+        rope.update(
+            rope_type="longrope",
+            short_factor=factors,
+            long_factor=factors,
+            factor=1.0,
+            original_max_position_embeddings=context,
+        )
+    elif long is not None or short is not None:
+        if long is None or short is None:
+            raise TableFileError(
+                f"{path} has only one of rope_factors_long and rope_factors_short", hint="the file is incomplete"
+            )
+        rope.update(
+            rope_type="longrope", long_factor=_factors(path, long, rotated), short_factor=_factors(path, short, rotated)
+        )
+        rope.setdefault("original_max_position_embeddings", context)
+
+
+def _factors(path: str, tensor: Any, rotated: int) -> list[float]:
+    name = tensor.name
+    kind = int(tensor.tensor_type)
+    if kind not in _FLOAT_TYPES:
+        raise TableFileError(
+            f"{path}: tensor {name!r} has ggml type {tensor.tensor_type.name}, not a float type",
+            hint="frequency factors are stored as F32",
+        )
+    values = np.asarray(tensor.data, dtype=np.float64).reshape(-1)
+    if values.size != rotated // 2:
+        raise TableFileError(
+            f"{path}: tensor {name!r} holds {values.size} factors, but {rotated} rotated columns need {rotated // 2}",
+            hint="one factor per rotated pair",
+        )
+    if not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise TableFileError(
+            f"{path}: tensor {name!r} holds a factor that is not positive and finite", hint="the file is corrupt"
+        )
+    return [float(value) for value in values]
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
