@@ -70,6 +70,8 @@ class Scheme:
     bounds: tuple[float, float] | None = None
     length_independent: bool = False
     angles: bool = False
+    #: the arithmetics its tables can be computed in (``arithmetic`` parameter); () for float64 only
+    arithmetics: tuple[str, ...] = ()
     search: str = "choices"
     relative: str | None = None
     #: a relative view "bias"/"buckets": "module:function" ``(offsets, **params) -> (heads, *offsets.shape)``,
@@ -154,6 +156,7 @@ def _load(impl: str) -> Callable[..., Any]:
 
 _SINUSOIDAL = "pecli.schemes.sinusoidal:sinusoidal_table"
 _INDEXING = "pecli.schemes.indexing"
+_ARITHMETICS = ("float64", "float32", "bfloat16", "float16")  # pecli.schemes.arithmetic.ARITHMETICS
 
 SCHEMES: Mapping[str, Scheme] = MappingProxyType(
     {
@@ -174,8 +177,10 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "padding_idx": None,
                     "amplitude": 1.0,
                     "pad_dim": False,
+                    "arithmetic": None,
                 },
-                choices={"layout": ("interleaved", "split")},
+                choices={"layout": ("interleaved", "split"), "arithmetic": _ARITHMETICS},
+                arithmetics=_ARITHMETICS,
                 bounds=(-1.0, 1.0),
                 angles=True,
                 search="sinusoids",
@@ -251,7 +256,10 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "freq_shift": 0.0,
                     "scale": 1.0,
                     "repeat_only": False,
+                    "arithmetic": None,
                 },
+                choices={"arithmetic": _ARITHMETICS},
+                arithmetics=_ARITHMETICS,
                 spec="pecli.schemes.timestep:TimestepSpec",
                 mistakes="pecli.schemes.mistakes:timestep_mistakes",
                 axes="timesteps",
@@ -288,12 +296,15 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "long_factor": None,
                     "offset": 0,
                     "partial_rotary_factor": 1.0,
+                    "arithmetic": None,
                 },
                 choices={
                     "layout": ("half", "interleaved"),
                     "part": ("cos", "sin", "angle"),
                     "scaling": ("none", "linear", "dynamic", "yarn", "llama3", "longrope", "proportional"),
+                    "arithmetic": _ARITHMETICS,
                 },
+                arithmetics=_ARITHMETICS,
                 parts=("cos", "sin", "angle"),
                 default_parts=("cos", "sin"),
                 derived="pecli.schemes.rope:rope_metadata",

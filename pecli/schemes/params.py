@@ -86,6 +86,15 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "PositionalEncoding1D).",
                 negative_flag="--no-pad-dim",
             ),
+            Param(
+                "arithmetic",
+                "--arithmetic",
+                str,
+                "Compute as a library does in this precision: float64 (pecli: round once), float32 (transformers' "
+                "rotary modules, diffusers, fairseq), bfloat16 or float16 (float32 with the positions held in that "
+                "dtype, as position_ids.to(bfloat16) or timesteps.half()).",
+                "DTYPE",
+            ),
             Param("std", "--std", float, "Standard deviation of the N(0, std²) initialisation.", "STD"),
             Param("seed", "--seed", int, "Random seed (numpy PCG64): same seed, same table everywhere.", "SEED"),
             # diffusion timestep embeddings

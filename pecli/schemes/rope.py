@@ -12,6 +12,7 @@ The frequencies and the context scalings (HF ``rope_type``s) live in
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ import numpy as np
 from pecli.dtypes import round_to
 from pecli.errors import ParameterError
 from pecli.schemes._angles import integer_phasors, place_pairs, position_phasors
+from pecli.schemes.arithmetic import angle_sin_cos, check_arithmetic, held, inverse_power_frequencies32
 from pecli.schemes.checks import choice, even_dim, finite_above, integer, positive_int, row_range
 from pecli.schemes.rope_scaling import (
     SCALING_PARAMETERS,
@@ -39,6 +41,7 @@ __all__ = [
     "rope_table",
     "rotary_dim",
 ]
+
 
 def _fraction(partial_rotary_factor: float) -> float:
     factor = finite_above("partial_rotary_factor", partial_rotary_factor, 0.0, example="0.5")
@@ -78,6 +81,7 @@ def rope_table(
     partial_rotary_factor: float = 1.0,
     dtype: str = "float32",
     rows: range | None = None,
+    arithmetic: str | None = None,
     **scaling_params: Any,
 ) -> np.ndarray:
     """One (length, d) RoPE table: ``cos``, ``sin`` or the ``angle`` θ = p·inv_freq, in ``layout``'s columns.
@@ -99,6 +103,10 @@ def rope_table(
             the first ``int(factor · dim // 2)`` frequencies of the whole head turn, the rest are 0.
         dtype: output dtype; float64 angles, rounded once.
         rows: compute only these positions.
+        arithmetic: ``float64`` (None) computes in float64 and rounds once; ``float32`` as transformers'
+            rotary modules do (float32 ``inv_freq``, positions, product, cos/sin, times the attention
+            factor); ``bfloat16``/``float16`` hold the positions in that dtype first (``position_ids``
+            in bfloat16, huggingface/transformers#29285). See :mod:`pecli.schemes.arithmetic`.
 
     Example:
         >>> rope_table(2, 4, part="sin", dtype="float64")[1].round(6).tolist()
@@ -122,7 +130,16 @@ def rope_table(
     placement = "split" if layout == "half" else "interleaved"
     table = np.empty((len(rows), dim), dtype=np.float64)
     start, stop = offset + rows.start, offset + rows.stop
-    if part == "angle":
+    arithmetic = check_arithmetic(arithmetic)
+    if arithmetic != "float64":
+        inv_freq32 = _frequencies32(inv_freq, rotated, base, scaling, scaling_params)
+        factor = 1.0
+        if scaling_params.get("apply_attention_factor"):
+            factor = rope_attention_factor(scaling, **scaling_parameters(scaling, scaling_params))
+        angles, cos, sin = angle_sin_cos(np.arange(start, stop, dtype=np.float64), inv_freq32, arithmetic, scale=factor)
+        values = {"angle": angles, "cos": cos, "sin": sin}[part]
+        place_pairs(table[:, :rotated], values, values, layout=placement)
+    elif part == "angle":
         angles = np.outer(np.arange(start, stop, dtype=np.float64), inv_freq)
         place_pairs(table[:, :rotated], angles, angles, layout=placement)
     else:
@@ -133,6 +150,38 @@ def rope_table(
             table[:, :rotated] *= rope_attention_factor(scaling, **scaling_parameters(scaling, scaling_params))
     table[:, rotated:] = 1.0 if part == "cos" else 0.0
     return round_to(table, dtype)
+
+
+def _frequencies32(
+    inv_freq: np.ndarray, rotated: int, base: float, scaling: str, scaling_params: dict[str, Any]
+) -> np.ndarray:
+    """The float32 ``inv_freq`` of transformers: its own formula for the default and linear scalings,
+    the float64 frequencies rounded to float32 for the others (within a float32 step of HF's)."""
+    if scaling == "none":
+        return inverse_power_frequencies32(rotated, base)
+    if scaling == "linear":
+        factor = held(np.array(scaling_parameters(scaling, scaling_params)["factor"]), "float32")
+        return held(inverse_power_frequencies32(rotated, base) / factor, "float32")
+    if scaling == "llama3":
+        return _llama3_frequencies32(rotated, base, scaling_parameters(scaling, scaling_params))
+    return held(inv_freq, "float32")
+
+
+def _llama3_frequencies32(rotated: int, base: float, used: dict[str, Any]) -> np.ndarray:
+    """transformers' ``_compute_llama3_parameters`` step by step in float32 (``a / t`` is ``t.reciprocal() * a``)."""
+    f32 = np.float32
+    inv_freq = inverse_power_frequencies32(rotated, base).astype(f32)
+    factor, low, high, old = (
+        f32(used[k]) for k in ("factor", "low_freq_factor", "high_freq_factor", "original_max_position")
+    )
+    wavelen = (f32(1) / inv_freq) * f32(2 * math.pi)
+    low_wavelen = f32(used["original_max_position"] / used["low_freq_factor"])
+    high_wavelen = f32(used["original_max_position"] / used["high_freq_factor"])
+    scaled = np.where(wavelen > low_wavelen, inv_freq / factor, inv_freq)
+    smooth = ((f32(1) / wavelen) * old - low) / (high - low)
+    smoothed = (f32(1) - smooth) * scaled / factor + smooth * scaled
+    medium = ~(wavelen < high_wavelen) & ~(wavelen > low_wavelen)
+    return np.where(medium, smoothed, scaled).astype(np.float64)
 
 
 def rope_metadata(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from pecli.dtypes import numpy_dtype, round_to
 from pecli.errors import ParameterError
-from pecli.schemes._angles import fill_sin_cos, geometric_frequencies, place_sin_cos
+from pecli.schemes._angles import fill_sin_cos, geometric_frequencies, place_pairs, place_sin_cos
+from pecli.schemes.arithmetic import angle_sin_cos, check_arithmetic, exponential_frequencies32
 from pecli.schemes.checks import choice, finite, finite_above, integer, positive_int, row_range
 
 #: ``place_sin_cos`` is the family's column layout, public for code that reasons about layouts (identify)
@@ -31,6 +34,7 @@ def sinusoidal_table(
     dtype: str = "float32",
     rows: range | None = None,
     out: np.ndarray | None = None,
+    arithmetic: str | None = None,
 ) -> np.ndarray:
     """Sinusoidal position table of shape ``(length, dim)`` (rows ``rows`` only, if given).
 
@@ -52,6 +56,9 @@ def sinusoidal_table(
         rows: compute only these rows (for streaming large tables).
         out: an array of the result's shape and dtype to fill instead of allocating one
             (:func:`pecli.encode` checks it).
+        arithmetic: ``float64`` (None): float64 angles rounded once; ``float32``: fairseq's and the PyTorch
+            tutorial's float32 ``exp(arange · (−log(base) / n))``, positions, product and sin/cos;
+            ``bfloat16``/``float16``: the same with the positions held in that dtype first.
 
     Returns:
         The table, rounded once from float64 to ``dtype``.
@@ -88,7 +95,19 @@ def sinusoidal_table(
     freqs = geometric_frequencies(dim + dim % 2 if pad_dim else dim, base, freq_shift)
     table = np.empty((len(rows), dim), dtype=numpy_dtype(dtype)) if out is None else out
     start, cos_first = offset + rows.start, bool(cos_first)
-    if amplitude == 1.0:
+    arithmetic = check_arithmetic(arithmetic)
+    if arithmetic != "float64":
+        width = dim + dim % 2 if pad_dim else dim
+        if freq_shift is None:  # the tutorial's exp(arange(0, d, 2) · (−log(base) / d))
+            freqs32 = exponential_frequencies32(len(freqs), math.log(base), width, order="fairseq", step=2)
+        else:
+            freqs32 = exponential_frequencies32(len(freqs), math.log(base), width // 2 - freq_shift, order="fairseq")
+        positions = np.arange(start, offset + rows.stop, dtype=np.float64)
+        _, cos, sin = angle_sin_cos(positions, freqs32, arithmetic, scale=amplitude)
+        wide = np.empty(table.shape)
+        place_pairs(wide, cos if cos_first else sin, sin if cos_first else cos, layout=layout)
+        table[...] = round_to(wide, dtype)
+    elif amplitude == 1.0:
         fill_sin_cos(table, start, freqs, layout=layout, cos_first=cos_first)
     else:  # scale in float64, then round once
         exact = fill_sin_cos(np.empty(table.shape), start, freqs, layout=layout, cos_first=cos_first)

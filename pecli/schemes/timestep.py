@@ -33,7 +33,8 @@ import numpy as np
 
 from pecli.dtypes import numpy_dtype, round_to
 from pecli.errors import ParameterError
-from pecli.schemes._angles import fill_sin_cos, geometric_frequencies, position_phasors, sin_cos_table
+from pecli.schemes._angles import fill_sin_cos, geometric_frequencies, place_pairs, position_phasors, sin_cos_table
+from pecli.schemes.arithmetic import angle_sin_cos, check_arithmetic, exponential_frequencies32
 from pecli.schemes.checks import finite, finite_above, positive_int, row_range
 from pecli.schemes.spec import TableSpec
 
@@ -130,6 +131,7 @@ def timestep_table(
     repeat_only: bool = False,
     dtype: str = "float32",
     rows: range | None = None,
+    arithmetic: str | None = None,
 ) -> np.ndarray:
     """The ``timestep`` scheme: row ``p`` embeds t = p, for t = 0 … length − 1.
 
@@ -147,6 +149,15 @@ def timestep_table(
         return timestep_embedding(np.arange(rows.start, rows.stop), dim, repeat_only=True, dtype=dtype)
     freqs = _frequencies(dim, max_period, freq_shift, scale)
     table = np.empty((len(rows), dim), dtype=numpy_dtype(dtype))
+    arithmetic = check_arithmetic(arithmetic)
+    if arithmetic != "float64":  # diffusers' get_timestep_embedding in float32, timesteps held in `arithmetic`
+        half = dim // 2
+        freqs32 = exponential_frequencies32(half, math.log(max_period), half - freq_shift, order="diffusers")
+        positions = np.arange(rows.start, rows.stop, dtype=np.float64)
+        _, cos, sin = angle_sin_cos(positions, freqs32, arithmetic, product_scale=scale)
+        wide = np.empty(table.shape)
+        place_pairs(wide, cos if flip_sin_to_cos else sin, sin if flip_sin_to_cos else cos, layout="split")
+        return round_to(wide, dtype)
     return fill_sin_cos(table, rows.start, freqs, layout="split", cos_first=bool(flip_sin_to_cos))
 
 
