@@ -72,7 +72,6 @@ Examples:
 """
 
 
-
 def register(app: typer.Typer) -> None:
     app.command("plot", help=HELP)(plot)
 
@@ -112,8 +111,15 @@ def plot(
         Optional[str],
         typer.Option(
             "--view",
-            help="wavelength: RoPE's wavelength per frequency pair before and after --scaling (--json: the numbers).",
+            help="wavelength: RoPE's wavelength per frequency pair before and after --scaling; pca: a trained "
+            "table's positions on their first two principal components (--json: the numbers).",
             metavar="VIEW",
+        ),
+    ] = None,
+    grid: Annotated[
+        Optional[str],
+        typer.Option(
+            "--grid", help="With --view pca: the positions are a ViT grid HxW (after prefix tokens).", metavar="HxW"
         ),
     ] = None,
     terminal: TerminalOpt = False,
@@ -138,7 +144,11 @@ def plot(
                     "--robust/--no-robust": robust, "--xlabel": xlabel, "--ylabel": ylabel, "--lines": lines,
                     "--slice": slice_index,
                     "--scale": None if panels == "shared" else panels}  # fmt: skip
+    if view == "pca":
+        heatmap_only.pop("--key")  # pca reads a table file's tensor
     check_view(view, json_output=out.json_output, unused=heatmap_only)
+    if grid is not None and view != "pca":
+        raise ParameterError("--grid applies to --view pca", hint="add --view pca, or drop --grid")
     from pecli.cli.inputs import key_for_scheme, stdin_file_params
 
     key, scheme_params = key_for_scheme(source, key, stdin_file_params(out, scheme_params or {}))
@@ -151,6 +161,16 @@ def plot(
     if view is not None:
         if output is None and (dpi is not None or figsize is not None):
             raise ParameterError("--dpi, --figsize size the image", hint="add -o wavelengths.png")
+        if view == "pca":
+            from pecli.cli.pca_view import plot_pca
+
+            if width is not None or height is not None or terminal:
+                raise ParameterError(
+                    "--view pca draws an image", hint="drop --width/--height/--terminal; add -o pca.png"
+                )
+            plot_pca(out, source, output=output, key=key, grid=grid, title=title, dpi=style.dpi,
+                     figsize=style.figsize or (7.0, 6.0))  # fmt: skip
+            return
         check_terminal_size(width, height)
         if output is not None and not terminal and (width is not None or height is not None):
             raise ParameterError("--width/--height size the terminal chart", hint="drop them, or drop -o")
