@@ -84,5 +84,5 @@ def test_bad_input(cli, args, words):
     assert_clean_error(cli("plot", *args, "--view", "pca"), 2, *words)
 
 
-def test_grid_needs_the_pca_view(cli):
-    assert_clean_error(cli("plot", str(MINILM), "--grid", "16x32"), 2, "--view pca")
+def test_grid_is_a_scheme_option_without_the_pca_view(cli):
+    assert_clean_error(cli("plot", str(MINILM), "--grid", "16x32"), 2, "--grid", "file")

@@ -116,12 +116,6 @@ def plot(
             metavar="VIEW",
         ),
     ] = None,
-    grid: Annotated[
-        Optional[str],
-        typer.Option(
-            "--grid", help="With --view pca: the positions are a ViT grid HxW (after prefix tokens).", metavar="HxW"
-        ),
-    ] = None,
     terminal: TerminalOpt = False,
     width: WidthOpt = None,
     height: HeightOpt = None,
@@ -144,11 +138,12 @@ def plot(
                     "--robust/--no-robust": robust, "--xlabel": xlabel, "--ylabel": ylabel, "--lines": lines,
                     "--slice": slice_index,
                     "--scale": None if panels == "shared" else panels}  # fmt: skip
+    grid = None
     if view == "pca":
         heatmap_only.pop("--key")  # pca reads a table file's tensor
+        # --grid (a scheme's H,W elsewhere) says the file's positions are a ViT grid
+        grid = (scheme_params or {}).pop("grid", None)
     check_view(view, json_output=out.json_output, unused=heatmap_only)
-    if grid is not None and view != "pca":
-        raise ParameterError("--grid applies to --view pca", hint="add --view pca, or drop --grid")
     from pecli.cli.inputs import key_for_scheme, stdin_file_params
 
     key, scheme_params = key_for_scheme(source, key, stdin_file_params(out, scheme_params or {}))
