@@ -72,7 +72,6 @@ Examples:
 """
 
 
-
 def register(app: typer.Typer) -> None:
     app.command("plot", help=HELP)(plot)
 
@@ -112,7 +111,8 @@ def plot(
         Optional[str],
         typer.Option(
             "--view",
-            help="wavelength: RoPE's wavelength per frequency pair before and after --scaling (--json: the numbers).",
+            help="wavelength: RoPE's wavelength per frequency pair before and after --scaling; pca: a trained "
+            "table's positions on their first two principal components (--json: the numbers).",
             metavar="VIEW",
         ),
     ] = None,
@@ -138,6 +138,11 @@ def plot(
                     "--robust/--no-robust": robust, "--xlabel": xlabel, "--ylabel": ylabel, "--lines": lines,
                     "--slice": slice_index,
                     "--scale": None if panels == "shared" else panels}  # fmt: skip
+    grid = None
+    if view == "pca":
+        heatmap_only.pop("--key")  # pca reads a table file's tensor
+        # --grid (a scheme's H,W elsewhere) says the file's positions are a ViT grid
+        grid = (scheme_params or {}).pop("grid", None)
     check_view(view, json_output=out.json_output, unused=heatmap_only)
     from pecli.cli.inputs import key_for_scheme, stdin_file_params
 
@@ -151,6 +156,16 @@ def plot(
     if view is not None:
         if output is None and (dpi is not None or figsize is not None):
             raise ParameterError("--dpi, --figsize size the image", hint="add -o wavelengths.png")
+        if view == "pca":
+            from pecli.cli.pca_view import plot_pca
+
+            if width is not None or height is not None or terminal:
+                raise ParameterError(
+                    "--view pca draws an image", hint="drop --width/--height/--terminal; add -o pca.png"
+                )
+            plot_pca(out, source, output=output, key=key, grid=grid, title=title, dpi=style.dpi,
+                     figsize=style.figsize or (7.0, 6.0))  # fmt: skip
+            return
         check_terminal_size(width, height)
         if output is not None and not terminal and (width is not None or height is not None):
             raise ParameterError("--width/--height size the terminal chart", hint="drop them, or drop -o")

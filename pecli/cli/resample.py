@@ -32,6 +32,13 @@ Examples:
   pecli resample vit.safetensors --key pos_embed --grid 24x24 --convention timm -o pos.npy
   pecli resample pos.npy --prefix-tokens 1 --grid 16x12 --method bilinear --no-antialias -o new.npy
   pecli resample roberta.safetensors --key position_embeddings --len 4098 --keep-rows 2 --method tile -o long.npy
+  pecli resample vit.safetensors --key pos_embed --grid 24x24 --in-checkpoint -o vit-384.safetensors
+  pecli resample ./roberta-base --key position --len 4098 --keep-rows 2 --method tile --in-checkpoint -o ./roberta-4k
+
+--in-checkpoint writes a copy of the checkpoint INPUT with only that tensor replaced: every other
+tensor's bytes and the file's metadata kept (a pecli_resample entry added), streamed, the input
+never modified. For a model directory -o names a new directory: the shard holding the tensor is
+rewritten, the other files copied, the index's total_size updated.
 """
 
 
@@ -78,6 +85,14 @@ def resample(
     keep_rows: Annotated[
         int, typer.Option("--keep-rows", help="With --len: leading rows kept as they are (RoBERTa: 2).", metavar="K")
     ] = 0,
+    in_checkpoint: Annotated[
+        bool,
+        typer.Option(
+            "--in-checkpoint",
+            help="Write a copy of the checkpoint INPUT with only this tensor replaced (-o: a .safetensors file, "
+            "or a new directory for a model directory).",
+        ),
+    ] = False,
     fmt: FormatOpt = None,
     key: KeyOpt = None,
     *,
@@ -110,11 +125,23 @@ def resample(
             raise ParameterError(
                 f"unknown --method {method!r} for --len", hint=f"one of {', '.join(core.LENGTH_METHODS)}"
             )
-    target, fmt = _prepare_output(out, output, fmt)
+    if in_checkpoint:
+        _check_checkpoint_output(source, output, fmt)
+        target: Any = None
+    else:
+        target, fmt = _prepare_output(out, output, fmt)
+    written_format = fmt or "safetensors"
 
     from pecli.cli.inputs import load_input
 
-    table = load_input(out, source, key=key)
+    if in_checkpoint and os.path.isdir(source):
+        from pecli.cli.inputs import InputTable
+        from pecli.models import open_model_directory
+
+        stored, array = open_model_directory(source).position_table(key)
+        table = InputTable(array, source, {}, source, stored.name, stored.dtype)
+    else:
+        table = load_input(out, source, key=key)
     dtype = table.dtype_name
     if grid is not None:
         resampled = core.resample_grid(table.array, **settings, dtype=dtype)
@@ -124,9 +151,20 @@ def resample(
 
     how = ", ".join(f"{name}={_text(value)}" for name, value in settings.items() if value is not None)
     name = table.key or "position_embeddings"
-    write_tensors(target, {name: Tensor.from_array(resampled)}, fmt=fmt, metadata={"pecli_resample": how})
     shape = lambda array: " × ".join(map(str, array.shape))  # noqa: E731
-    wrote = [f"wrote {output}: {shape(resampled)} {dtype} ({fmt}) from {shape(table.array)}; {how}"]
+    if in_checkpoint:
+        from pecli.io import checkpoint
+
+        note = {"pecli_resample": f"{name}: {shape(table.array)} -> {shape(resampled)}; {how}"}
+        replace = checkpoint.replace_in_directory if os.path.isdir(source) else checkpoint.replace_tensor
+        done = replace(source, output, name, resampled, note=note)
+        wrote = [f"wrote {output}: {done.key} {shape(table.array)} -> {shape(resampled)} {dtype}, "
+                 f"every other tensor copied; {how}"]  # fmt: skip
+    else:
+        write_tensors(
+            target, {name: Tensor.from_array(resampled)}, fmt=written_format, metadata={"pecli_resample": how}
+        )
+        wrote = [f"wrote {output}: {shape(resampled)} {dtype} ({written_format}) from {shape(table.array)}; {how}"]
     from pecli.report import Listing
 
     written = {
@@ -137,6 +175,7 @@ def resample(
         "output": output,
         "output_shape": list(resampled.shape),
         "convention": convention,
+        "in_checkpoint": in_checkpoint,
         **{name: list(value) if isinstance(value, tuple) else value for name, value in settings.items()},
     }
     # the file is the result: a note says so, or --json says what was done
@@ -195,6 +234,36 @@ def _grid_settings(
     if prefix_tokens is not None and prefix_tokens < 0:
         raise ParameterError(f"--prefix-tokens must be >= 0, got {prefix_tokens}", hint="e.g. --prefix-tokens 1")
     return {**settings, "prefix_tokens": prefix_tokens or 0, "method": method, "antialias": antialias}
+
+
+def _check_checkpoint_output(source: str, output: str, fmt: str | None) -> None:
+    """With --in-checkpoint: a safetensors INPUT (or model directory), and -o a new file or directory, not INPUT."""
+    from pecli.io import check_output_path
+
+    if source == "-" or not (os.path.isdir(source) or source.endswith(".safetensors")):
+        raise ParameterError(
+            f"--in-checkpoint copies a .safetensors checkpoint; {source!r} is not one",
+            hint="give a .safetensors file or a model directory, or drop --in-checkpoint",
+        )
+    if fmt not in (None, "safetensors"):
+        raise ParameterError(f"--in-checkpoint writes safetensors, not --format {fmt}", hint="drop --format")
+    if (
+        output == "-"
+        or os.path.abspath(output) == os.path.abspath(source)
+        or (os.path.exists(output) and os.path.samefile(output, source))
+    ):
+        raise ParameterError(
+            f"--in-checkpoint -o {output!r} would overwrite the input" if output != "-" else
+            "--in-checkpoint writes a file, not stdout",
+            hint="give a new path: the input is never modified",
+        )  # fmt: skip
+    if os.path.isdir(source):
+        if os.path.exists(output) and not (os.path.isdir(output) and not os.listdir(output)):
+            raise ParameterError(f"-o {output!r} exists", hint="a model directory is copied to a new directory")
+        return
+    if not output.endswith(".safetensors"):
+        raise ParameterError(f"-o {output!r} is not a .safetensors file", hint="e.g. -o resampled.safetensors")
+    check_output_path(output)
 
 
 def _prepare_output(out: Output, output: str, fmt: str | None) -> tuple[Any, str]:

@@ -15,7 +15,7 @@ from pecli.errors import ParameterError
 __all__ = ["VIEWS", "check_view", "plot_wavelengths", "rope_wavelength_input"]
 
 #: the views ``plot --view`` draws besides the table itself
-VIEWS = ("wavelength",)
+VIEWS = ("wavelength", "pca")
 
 
 def check_view(view: str | None, *, json_output: bool, unused: dict[str, Any]) -> None:
@@ -25,12 +25,13 @@ def check_view(view: str | None, *, json_output: bool, unused: dict[str, Any]) -
     ...     check_view(None, json_output=True, unused={})
     ... except ParameterError as error:
     ...     print(error.message)
-    --json applies to plot --view wavelength
+    --json applies to plot --view wavelength or --view pca
     """
     if view is None:
         if json_output:
             raise ParameterError(
-                "--json applies to plot --view wavelength", hint="drop --json, or add --view wavelength"
+                "--json applies to plot --view wavelength or --view pca",
+                hint="drop --json, or add --view wavelength (RoPE) or --view pca (a trained table)",
             )
         return
     if view not in VIEWS:
@@ -39,7 +40,7 @@ def check_view(view: str | None, *, json_output: bool, unused: dict[str, Any]) -
     if given:
         raise ParameterError(
             f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to the table's heatmap, "
-            "not to --view wavelength",
+            f"not to --view {view}",
             hint="drop them",
         )
 

@@ -1,0 +1,244 @@
+"""A copy of a safetensors checkpoint with one tensor replaced, streamed: every other tensor's bytes
+copied as they are, in large ranges, so a multi-GB file takes little more memory than the new table.
+
+The header is parsed (and checked as :func:`~pecli.io.safetensors.safetensors_entries` checks it),
+rewritten with the one entry's new shape and the offsets after it moved, and the data copied range
+by range (``os.copy_file_range`` where the system has it, else ``os.sendfile``, else reads of
+:data:`CHUNK_BYTES`). The copy is atomic (a temporary file renamed into place) and the input is
+never written. A model directory (``model.safetensors`` or shards listed in
+``model.safetensors.index.json``) is copied whole to a new directory, only the shard holding the
+tensor rewritten and the index's ``total_size`` updated.
+
+>>> import os, tempfile, numpy as np
+>>> from pecli.io import Tensor, write_tensors, read_tensors
+>>> folder = tempfile.mkdtemp()
+>>> source, target = os.path.join(folder, "m.safetensors"), os.path.join(folder, "new.safetensors")
+>>> tables = {"pos": np.zeros((4, 2), np.float32), "w": np.ones((3,), np.float32)}
+>>> tensors = {name: Tensor.from_array(value) for name, value in tables.items()}
+>>> write_tensors(source, tensors, fmt="safetensors", metadata={"format": "pt"})
+>>> replace_tensor(source, target, "pos", np.ones((6, 2), np.float32), note={"pecli_resample": "len=6"}).shape
+(6, 2)
+>>> read_tensors(target)
+({'pos': ((6, 2), 'float32'), 'w': ((3,), 'float32')}, {'format': 'pt', 'pecli_resample': 'len=6'})
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import struct
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import IO, Any
+
+import numpy as np
+
+from pecli.errors import OutputError, ParameterError, TableFileError
+from pecli.io.atomic import TEMP_MARKER, atomic_file, check_free_space, reported_os_errors
+from pecli.io.safetensors import dtype_code, safetensors_entries
+from pecli.io.tensor import Tensor, raw_chunks
+
+__all__ = ["CHUNK_BYTES", "INDEX_FILE", "SINGLE_FILE", "CheckpointCopy", "replace_in_directory", "replace_tensor"]
+
+#: bytes per read when the system cannot copy between files itself
+CHUNK_BYTES = 16 << 20
+INDEX_FILE = "model.safetensors.index.json"
+SINGLE_FILE = "model.safetensors"
+
+
+@dataclass(frozen=True)
+class CheckpointCopy:
+    """What a copy did: the tensor replaced, its shapes and data bytes before and after, the file written."""
+
+    key: str
+    old_shape: tuple[int, ...]
+    shape: tuple[int, ...]
+    dtype: str
+    file: str
+    nbytes: int
+    old_nbytes: int
+
+
+def _same_file(first: str, second: str) -> bool:
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return os.path.realpath(first) == os.path.realpath(second)
+
+
+def _raw_header(handle: IO[bytes]) -> tuple[dict[str, Any], int]:
+    """The header's JSON object (already checked) and where the data starts."""
+    handle.seek(0)
+    (length,) = struct.unpack("<Q", handle.read(8))
+    return json.loads(handle.read(length)), 8 + length
+
+
+def _header_bytes(header: Mapping[str, Any]) -> bytes:
+    """The length-prefixed JSON header, padded with spaces to 8 bytes as safetensors pads it."""
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text
+
+
+def _copy_range(source: IO[bytes], target: IO[bytes], begin: int, count: int) -> None:
+    """Append ``count`` bytes of ``source`` from ``begin`` to ``target``, without passing them through Python."""
+    target.flush()
+    src, dst = source.fileno(), target.fileno()
+    offset, left = begin, count
+    for copy in (getattr(os, "copy_file_range", None), getattr(os, "sendfile", None)):
+        if copy is None:
+            continue
+        try:
+            while left:
+                if copy is os.sendfile:
+                    done = os.sendfile(dst, src, offset, min(left, 1 << 30))
+                else:
+                    done = copy(src, dst, min(left, 1 << 30), offset)
+                if done == 0:
+                    raise TableFileError(f"{source.name} ended early", hint="the file changed while it was copied")
+                offset, left = offset + done, left - done
+            target.seek(0, os.SEEK_END)
+            return
+        except OSError as error:
+            import errno
+
+            if error.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF):
+                raise
+    target.seek(0, os.SEEK_END)
+    source.seek(offset)
+    while left:
+        chunk = source.read(min(left, CHUNK_BYTES))
+        if not chunk:
+            raise TableFileError(f"{source.name} ended early", hint="the file changed while it was copied")
+        target.write(chunk)
+        left -= len(chunk)
+
+
+def replace_tensor(
+    source: str, target: str, key: str, table: np.ndarray, *, note: Mapping[str, str] | None = None
+) -> CheckpointCopy:
+    """Write ``source`` (a .safetensors file) to ``target`` with tensor ``key`` replaced by ``table``.
+
+    Every other tensor's bytes and the file's metadata are kept (``note`` added to it); the tensor
+    keeps its dtype, so ``table`` must have it. ``target`` must be another file than ``source``.
+
+    Returns:
+        A :class:`CheckpointCopy` describing the replacement.
+    """
+    if os.path.exists(target) and _same_file(source, target):
+        raise ParameterError(
+            f"the output {target!r} is the input file", hint="write to a new file: the input is never modified"
+        )
+    try:
+        handle = open(source, "rb")  # noqa: SIM115 (closed below)
+    except OSError as error:
+        raise TableFileError(f"cannot read {source!r}: {error.strerror}", hint="check the path") from None
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        safetensors_entries(handle, source, size)  # every check the reader makes, before any byte is written
+        header, data_start = _raw_header(handle)
+        metadata = dict(header.pop("__metadata__", {}) or {})
+        from pecli.io import find_key
+
+        name = find_key(list(header), key, source)
+        tensor = Tensor.from_array(table)
+        old = header[name]
+        if dtype_code(tensor.dtype) != old["dtype"]:
+            raise ParameterError(
+                f"{source}: tensor {name!r} is {old['dtype']}, the new table {tensor.dtype}",
+                hint="round the table to the tensor's dtype first",
+            )
+        begin, end = old["data_offsets"]
+        moved = tensor.nbytes - (end - begin)
+        new_header: dict[str, Any] = {"__metadata__": {**metadata, **(note or {})}} if metadata or note else {}
+        for other, info in sorted(header.items(), key=lambda item: tuple(item[1]["data_offsets"])):
+            first, last = info["data_offsets"]
+            if other == name:
+                info = {**info, "shape": list(tensor.shape), "data_offsets": [first, first + tensor.nbytes]}
+            elif first >= end:
+                info = {**info, "data_offsets": [first + moved, last + moved]}
+            new_header[other] = info
+        head = _header_bytes(new_header)
+        total = len(head) + size - data_start + moved
+        check_free_space(target, total)
+        with atomic_file(target) as written:
+            written.write(head)
+            _copy_range(handle, written, data_start, begin)
+            for chunk in raw_chunks(tensor):
+                written.write(chunk)
+            _copy_range(handle, written, data_start + end, size - data_start - end)
+    return CheckpointCopy(name, tuple(old["shape"]), tensor.shape, tensor.dtype, target, tensor.nbytes, end - begin)
+
+
+def replace_in_directory(
+    source: str, target: str, key: str, table: np.ndarray, *, note: Mapping[str, str] | None = None
+) -> CheckpointCopy:
+    """Copy model directory ``source`` to the new directory ``target`` with tensor ``key`` replaced by ``table``.
+
+    The files directly in ``source`` are copied (hidden ones and subdirectories are not); the
+    weights file holding ``key`` (``model.safetensors``, or the shard the index names) is
+    rewritten by :func:`replace_tensor`; the index keeps its ``weight_map`` and gets the new
+    ``metadata.total_size``. ``target`` is written whole or not at all (a temporary directory
+    renamed), and must not exist or be empty.
+    """
+    index_path = os.path.join(source, INDEX_FILE)
+    index: dict[str, Any] | None = None
+    if os.path.isfile(index_path):
+        from pecli.io.bounded import read_small_json
+
+        index = read_small_json(index_path, what="shard index")
+        weight_map = index.get("weight_map") if isinstance(index, dict) else None
+        if not isinstance(weight_map, dict):
+            raise TableFileError(f"{index_path} has no weight_map", hint="re-save the model")
+        from pecli.io import find_key
+
+        name = find_key(list(weight_map), key, index_path)
+        shard = str(weight_map[name])
+        if os.path.basename(shard) != shard or not os.path.isfile(os.path.join(source, shard)):
+            raise TableFileError(f"{index_path} names shard {shard!r}, which is missing", hint="download every shard")
+    elif os.path.isfile(os.path.join(source, SINGLE_FILE)):
+        name, shard = key, SINGLE_FILE
+    else:
+        raise TableFileError(f"{source} has no weights ({SINGLE_FILE} or {INDEX_FILE})", hint="give a model directory")
+    if os.path.exists(target) and (not os.path.isdir(target) or _same_file(source, target) or os.listdir(target)):
+        raise ParameterError(
+            f"the output {target!r} exists" + (" and is the input" if _same_file(source, target) else ""),
+            hint="give a new directory: the input is never modified",
+        )
+    parent, base = os.path.split(os.path.abspath(target))
+    if not os.path.isdir(parent):
+        raise OutputError(f"directory {parent!r} does not exist", hint=f"create it first: mkdir -p {parent}")
+    files = sorted(entry.name for entry in os.scandir(source) if entry.is_file() and not entry.name.startswith("."))
+    check_free_space(parent, sum(os.path.getsize(os.path.join(source, file)) for file in files) + table.nbytes)
+    with reported_os_errors(target):
+        temporary = tempfile.mkdtemp(dir=parent, prefix=f".{base}{TEMP_MARKER}{os.getpid()}-")
+    try:
+        with reported_os_errors(target):
+            for file in files:
+                if file not in (shard, INDEX_FILE):
+                    shutil.copyfile(os.path.join(source, file), os.path.join(temporary, file))
+        done = replace_tensor(os.path.join(source, shard), os.path.join(temporary, shard), name, table, note=note)
+        if index is not None:
+            info = index.get("metadata")
+            if isinstance(info, dict) and isinstance(info.get("total_size"), int):
+                info["total_size"] += done.nbytes - done.old_nbytes
+            with atomic_file(os.path.join(temporary, INDEX_FILE)) as handle:
+                handle.write((json.dumps(index, indent=2) + "\n").encode())
+        with reported_os_errors(target):
+            os.chmod(temporary, 0o777 & ~_umask())
+            os.rename(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(temporary)
+        raise
+    return CheckpointCopy(done.key, done.old_shape, done.shape, done.dtype, os.path.join(target, shard),
+                          done.nbytes, done.old_nbytes)  # fmt: skip
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
