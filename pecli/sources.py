@@ -4,7 +4,10 @@ A source is, in this order of precedence (the first kind whose ``matches`` says 
 
 * ``-``: standard input, whose bytes the caller passes in (``stdin=``: bytes, a stream, or a
   function returning bytes, so a caller can read stdin once per run and only when asked);
-* a model directory (``config.json`` beside safetensors weights): its one 2-D position table;
+* a model directory: the table its ``config.json`` implies (as ``generate --from-config`` writes it),
+  or, when the model learns its positions, its one 2-D position table among the weights;
+* a model config (``config.json``, any file :func:`pecli.models.read_config` reads): the table it
+  implies, ``length`` rows (default: the model's context), ``key`` picking a part (``cos``, ``sin``);
 * a table file (.npy, .safetensors, .pt, .csv, .tsv): the tensor ``key`` names, or its only one;
 * a scheme spec (``sinusoidal``, ``rope:base=500000``), computed with the scheme options.
 
@@ -27,6 +30,7 @@ from typing import IO, Any, Union
 from pecli.errors import Message, ParameterError
 
 __all__ = [
+    "CONFIG_SUFFIXES",
     "SOURCE_KINDS",
     "SourceKind",
     "SourceRequest",
@@ -100,6 +104,8 @@ class SourceKind:
     name = ""
     #: whether it is read from bytes (a file, stdin, a directory) rather than computed from options
     reads_a_file = True
+    #: the scheme options it takes although it reads a file (a config's table takes its ``length``)
+    options: frozenset[str] = frozenset()
 
     def matches(self, source: str) -> bool:
         raise NotImplementedError
@@ -109,6 +115,10 @@ class SourceKind:
 
     def tensors(self, source: str, request: SourceRequest) -> dict[str, tuple[tuple[int, ...], str]] | None:
         """The tensors a file holds (name -> (shape, dtype), headers only); None for a source that is no one file."""
+        return None
+
+    def parts(self, source: str, request: SourceRequest) -> list[SourceTable] | None:
+        """A computed source's parts (a config's RoPE cos and sin); None when it has none of its own."""
         return None
 
 
@@ -159,9 +169,15 @@ class StdinSource(SourceKind):
 
 
 class ModelDirectorySource(SourceKind):
-    """A model directory: its one 2-D position table (or the weight ``key`` names)."""
+    """A model directory: the table its config implies, or its one 2-D position table (or the weight ``key`` names).
+
+    A directory whose weights hold a 2-D position tensor (a learned table, Whisper's stored
+    sinusoids) is that tensor, as ``key`` picks among the weights; one that holds none (weights
+    optional), or a ``key`` naming a part (``cos``, ``sin``), is the table its config implies.
+    """
 
     name = "model-directory"
+    options = frozenset({"length"})
 
     def matches(self, source: str) -> bool:
         return os.path.isdir(source)
@@ -169,9 +185,123 @@ class ModelDirectorySource(SourceKind):
     def load(self, source: str, request: SourceRequest) -> SourceTable:
         from pecli.models.directory import open_model_directory, shown
 
+        model = self._formula(source)
+        if model is not None and (request.key in _part_names(model) or not _holds_a_table(source)):
+            return _config_table(source, model, request, self.name)
         tensor, array = open_model_directory(source).position_table(request.key)
         label = f"{os.path.basename(os.path.normpath(source))} [{shown(tensor.name)}]"
         return SourceTable(array, label, {}, source, tensor.name, "", self.name, request.key)
+
+    @staticmethod
+    def _formula(source: str) -> Any:
+        """The directory's config when it sets a formula, else None (no config, a learned table, a bad config)."""
+        from pecli.errors import PecliError
+
+        if not os.path.exists(os.path.join(source, "config.json")):
+            return None
+        try:
+            model = _config_model(source)
+        except PecliError:
+            return None
+        return model if model.is_formula else None
+
+    def parts(self, source: str, request: SourceRequest) -> list[SourceTable] | None:
+        model = self._formula(source)
+        if model is None or _holds_a_table(source):
+            return None
+        return _config_parts(source, model, request, self.name)
+
+
+class ConfigSource(SourceKind):
+    """A model's config file (``config.json``): the table ``generate --from-config`` writes for it."""
+
+    name = "config"
+    options = frozenset({"length"})
+
+    def matches(self, source: str) -> bool:
+        return source.lower().endswith(CONFIG_SUFFIXES) and not os.path.isdir(source)
+
+    def load(self, source: str, request: SourceRequest) -> SourceTable:
+        model = _config_model(source)
+        if not model.is_formula:
+            return ModelDirectorySource().load(model.directory, request)  # the learned table, in the weights
+        return _config_table(source, model, request, self.name)
+
+    def parts(self, source: str, request: SourceRequest) -> list[SourceTable] | None:
+        model = _config_model(source)
+        return _config_parts(source, model, request, self.name) if model.is_formula else None
+
+
+#: the endings of the files a model config is read from
+CONFIG_SUFFIXES = (".json",)
+
+
+def _config_model(source: str) -> Any:  # pecli.models.from_config.ConfigEncoding
+    from pecli.models.from_config import config_encoding
+
+    return config_encoding(source)
+
+
+def _config_spec(model: Any, request: SourceRequest, part: str | None = None) -> Any:
+    from pecli.models.from_config import config_spec
+
+    return config_spec(model, length=request.length, scheme_params={"part": part} if part else None,
+                       dtype=request.dtype)  # fmt: skip
+
+
+def _holds_a_table(directory: str) -> bool:
+    """Whether a model directory's weights hold a 2-D position tensor (headers only)."""
+    from pecli.errors import PecliError
+    from pecli.models.directory import open_model_directory
+
+    try:
+        return any(len(tensor.shape) == 2 for tensor in open_model_directory(directory).position_tensors())
+    except PecliError:
+        return False
+
+
+def _part_names(model: Any) -> list[str]:
+    """The parts of the config's table (``cos``, ``sin``), or none for a one-tensor scheme."""
+    from pecli.schemes.catalog import get_scheme
+
+    return list(get_scheme(model.encoding.scheme).parts)
+
+
+def _config_label(source: str, spec: Any, part: str | None) -> str:
+    name = os.path.basename(os.path.normpath(source))
+    return _describe(spec.scheme, spec.metadata()) + f" — {name}" + (f" [{part}]" if part else "")
+
+
+def _config_table(source: str, model: Any, request: SourceRequest, kind: str) -> SourceTable:
+    """The config's table (the part ``key`` names), titled by its scheme and the config's name."""
+    parts = _part_names(model)
+    if request.key is not None and request.key not in parts:
+        choice = f"{{key={'|'.join(parts)}}}" if parts else "no {key}"
+        raise ParameterError(f"{{key}} {request.key!r} is no part of the table {model.config_file!r} implies",
+                             hint=f"give {choice}")  # fmt: skip
+    spec = _config_spec(model, request, request.key)
+    names = [part.params.get("part") for part in spec.parts()]
+    if len(names) > 1:
+        raise ParameterError(
+            f"the table {model.config_file!r} implies has several tensors ({', '.join(map(str, names))})",
+            hint=f"pick one with {{key={'|'.join(parts)}}}",
+        )
+    spec = spec.single()
+    metadata = spec.metadata()
+    return SourceTable(spec.array(), _config_label(source, spec, request.key), metadata, source, request.key,
+                       request.dtype, kind, scheme=spec.scheme, params=dict(spec.params))  # fmt: skip
+
+
+def _config_parts(source: str, model: Any, request: SourceRequest, kind: str) -> list[SourceTable] | None:
+    """The config's table as its parts (RoPE's cos and sin), or None for a one-tensor scheme."""
+    parts = _config_spec(model, request).parts()
+    if len(parts) < 2:
+        return None
+    return [
+        SourceTable(part.check().array(), _config_label(source, part, part.name), part.metadata(), source, part.name,
+                    request.dtype, kind, scheme=part.scheme, params=dict(part.params))
+        for part in parts
+    ]  # fmt: skip
 
 
 class TableFileSource(SourceKind):
@@ -220,14 +350,20 @@ class SchemeSource(SourceKind):
 
 
 #: the kinds of source, in the order they are tried: the first that matches reads the source
-SOURCE_KINDS: tuple[SourceKind, ...] = (StdinSource(), ModelDirectorySource(), TableFileSource(), SchemeSource())
+SOURCE_KINDS: tuple[SourceKind, ...] = (
+    StdinSource(),
+    ModelDirectorySource(),
+    ConfigSource(),
+    TableFileSource(),
+    SchemeSource(),
+)
 
 
 def kind_of_source(source: str) -> SourceKind:
     """The kind that reads ``source``: the first of :data:`SOURCE_KINDS` that matches it.
 
-    >>> kind_of_source("-").name, kind_of_source("pe.npy").name, kind_of_source("rope:base=500000").name
-    ('stdin', 'file', 'scheme')
+    >>> [kind_of_source(source).name for source in ("-", "pe.npy", "config.json", "rope:base=500000")]
+    ['stdin', 'file', 'config', 'scheme']
     """
     return next(kind for kind in SOURCE_KINDS if kind.matches(source))
 
@@ -254,8 +390,9 @@ def resolve(
 ) -> SourceTable:
     """Read or compute the table ``source`` names, with its description.
 
-    Scheme options (``preset``, ``dim``, ``length``, scheme parameters) apply to a scheme only;
-    ``key`` to a file, stdin or a model directory only.
+    Scheme options (``preset``, ``dim``, ``length``, scheme parameters) apply to a scheme only, but for
+    ``length``, which also sets a model config's rows; ``key`` to a file, stdin, a model directory or
+    config only (a config's part: ``cos``, ``sin``).
 
     >>> import io, numpy as np, pecli
     >>> piped = io.BytesIO(); np.save(piped, pecli.encode("sinusoidal", length=3, dim=4))
@@ -265,7 +402,7 @@ def resolve(
     """
     request = SourceRequest(key, preset, dict(scheme_params or {}), length, dim, dtype, stdin)
     kind = kind_of_source(source)
-    given = request.scheme_options()
+    given = [option for option in request.scheme_options() if option.strip("{}") not in kind.options]
     if kind.reads_a_file and given:
         raise ParameterError(
             f"{', '.join(given)} apply to a scheme, but {source!r} is a file",
@@ -290,6 +427,8 @@ def resolve_parts(
     ['cos', 'sin']
     """
     kind = kind_of_source(source)
+    if kind.options:  # a model config (or directory): its table's parts, as generate --from-config writes them
+        return kind.parts(source, SourceRequest(length=length, dtype=dtype))
     if kind.reads_a_file:
         entries = kind.tensors(source, SourceRequest(stdin=stdin))
         if entries is None:

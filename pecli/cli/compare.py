@@ -180,6 +180,7 @@ def _load_pair(
     from pecli.cli.inputs import InputTable, as_matrix, load_input, rope_pair
     from pecli.cli.specs import looks_like_spec, parse_spec
     from pecli.dtypes import DTYPES
+    from pecli.sources import kind_of_source
 
     if texts == ["-", "-"]:
         raise ParameterError("A and B cannot both be - (stdin holds one table)", hint="save one of them to a file")
@@ -188,14 +189,18 @@ def _load_pair(
         if spec is not None and given is not None:
             flag = "--key-a" if side == 0 else "--key-b"
             raise ParameterError(f"{flag} applies to files, but {spec.text!r} is a scheme spec", hint=f"drop {flag}")
-    if all(spec is None for spec in specs) and (d is not None or length is not None or dtype is not None):
-        raise ParameterError("--d, --len and --dtype shape a scheme spec, but A and B are files", hint="drop them")
+    #: a model's config (or model directory): the table generate --from-config writes, shaped by the other side
+    configs = [spec is None and bool(kind_of_source(text).options) for spec, text in zip(specs, texts, strict=True)]
+    shaped = d is not None or length is not None or dtype is not None
+    if all(spec is None for spec in specs) and shaped and (d is not None or not any(configs)):
+        shapes = "a scheme spec (a model's config: --len, --dtype)" if any(configs) else "a scheme spec"
+        raise ParameterError(f"--d, --len and --dtype shape {shapes}, but A and B are files", hint="drop them")
     loaded: list[Any] = [None, None]
     references = references if references is not None else [None, None]
     #: a file side that holds a RoPE table as its cos and sin: the two tables, compared side by side
     pairs: list[Any] = [None, None]
     for side, spec in enumerate(specs):
-        if spec is None:
+        if spec is None and not configs[side]:
             pairs[side] = rope_pair(out, texts[side]) if keys[side] is None else None
             if pairs[side] is not None:
                 loaded[side] = _side_by_side(*pairs[side])
@@ -205,6 +210,8 @@ def _load_pair(
             if note:
                 out.note(note)
             loaded[side] = table
+    for side in (side for side in (0, 1) if configs[side]):
+        _load_config_side(out, texts[side], side, keys[side], loaded, pairs, references, length=length, dtype=dtype)
     for side, spec in enumerate(specs):
         if spec is None:
             continue
@@ -239,6 +246,56 @@ def _load_pair(
                 f"(columns 0–{cols - 1} cos, {cols}–{2 * cols - 1} sin; --key-{'ab'[side]} takes one)"
             )
     return loaded
+
+
+def _other_side(side: int, loaded: list[Any], pairs: list[Any]) -> tuple[int | None, str]:
+    """The other side's rows and the dtype it was rounded to (its file's record, else what its values show)."""
+    from pecli.analysis.compare import value_precision
+    from pecli.dtypes import DTYPES
+
+    other = loaded[1 - side]
+    if other is None:
+        return None, "float32"
+    rows = (other if pairs[1 - side] is None else pairs[1 - side][0]).array.shape[0]
+    other_dtype = other.metadata.get("dtype") or value_precision(other.array)
+    return rows, other_dtype if other_dtype in DTYPES else "float32"
+
+
+def _load_config_side(
+    out: Output,
+    text: str,
+    side: int,
+    key: str | None,
+    loaded: list[Any],
+    pairs: list[Any],
+    references: list[Any],
+    *,
+    length: int | None,
+    dtype: str | None,
+) -> None:
+    """A model's config (or directory) as the table generate --from-config writes for it: the other side's
+    length (or --len), its dtype (or --dtype); --key picks a part, else the parts side by side."""
+    from pecli.analysis.compare import Reference
+    from pecli.cli.inputs import as_matrix, input_parts, load_input
+
+    rows, other_dtype = _other_side(side, loaded, pairs)
+    rows = length if length is not None else rows
+    table_dtype = dtype or other_dtype
+    if key is None:
+        parts = input_parts(out, text, length=rows, dtype=table_dtype)
+        if parts is not None and len(parts) == 2:
+            pairs[side] = parts
+            loaded[side] = _side_by_side(*parts)
+            return
+    elif pairs[1 - side] is not None:  # the other side's tensor of the part the key names
+        loaded[1 - side] = dict(zip(("cos", "sin"), pairs[1 - side], strict=True)).get(key, loaded[1 - side])
+    table = load_input(out, text, key=key, length=rows, dtype=table_dtype)
+    table.array, note = as_matrix(table.array, table.label)
+    if note:
+        out.note(note)
+    loaded[side] = table
+    if table.scheme is not None:
+        references[side] = Reference(table.scheme, dict(table.params))
 
 
 def _side_by_side(cos: Any, sin: Any) -> Any:
@@ -279,10 +336,10 @@ def _large_files(texts: list[str], keys: tuple[str | None, str | None]) -> list[
     """Both tables as row readers when both are large .npy/.safetensors files of one shape, else None."""
     import os
 
-    from pecli.cli.inputs import is_file_input
     from pecli.io.rows import open_rows
+    from pecli.sources import kind_of_source
 
-    if len(texts) != 2 or not all(text != "-" and is_file_input(text) for text in texts):
+    if len(texts) != 2 or not all(kind_of_source(text).name == "file" for text in texts):
         return None
     opened = [open_rows(text, key) for text, key in zip(texts, keys, strict=True)]
     readers = [reader for reader in opened if reader is not None]

@@ -5,12 +5,13 @@ The reading is :mod:`pecli.models`' business; this module turns its answers into
 
 from __future__ import annotations
 
-import dataclasses
-import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pecli.cli.output import Output
-from pecli.errors import ParameterError, PecliError
+from pecli.errors import ParameterError
+
+if TYPE_CHECKING:
+    from pecli.schemes.spec import TableSpec
 
 
 def config_table(
@@ -25,14 +26,13 @@ def config_table(
     dtype: str,
     name: str,
     layer_type: str | None = None,
-) -> Any:
-    """The :class:`~pecli.schemes.spec.TableSpec` a model's config implies, recording the config's values.
+) -> TableSpec:
+    """The :class:`~pecli.schemes.spec.TableSpec` a model's config implies (:mod:`pecli.models.from_config`).
 
     The config sets the scheme and its parameters; ``--len`` (default: the model's context),
     ``--part``, ``--dtype`` and the output options stay the user's.
     """
-    from pecli.cli.common import build_table
-    from pecli.models import model_encoding, read_config
+    from pecli.models.from_config import config_encoding, config_spec
     from pecli.schemes.params import PARAMS
 
     given = [flag for flag, value in (("SCHEME", scheme), ("--preset", preset), ("--d", dim)) if value is not None]
@@ -42,125 +42,16 @@ def config_table(
             f"--from-config sets the scheme and its parameters, so {', '.join(given)} cannot be given too",
             hint="drop them; --len, --part and --dtype still apply",
         )
-    config_file = os.path.join(source, "config.json") if os.path.isdir(source) else source
-    encoding = model_encoding(read_config(source), source=config_file, layer_type=layer_type)
-    if encoding.layers:
-        names = ", ".join(layer for layer, _ in encoding.layers)
+    model = config_encoding(source, layer_type=layer_type)
+    if not model.is_formula:
         raise ParameterError(
-            f"{config_file}: the layer types {names} have different rope parameters",
-            hint="pick one with {layer_type=" + encoding.layers[0][0] + "}",
+            f"{model.encoding.model_type} learns its positions: its table is the weight {model.learned_weight()!r}, "
+            "not a formula",
+            hint=f"pecli plot {model.directory} draws it",
         )
-    if encoding.scheme is None:
-        weight = _learned_weight(source, encoding.learned_weight or "")
-        raise ParameterError(
-            f"{encoding.model_type} learns its positions: its table is the weight {weight!r}, not a formula",
-            hint=f"pecli plot {_directory_of(source)} draws it",
-        )
-    for note in encoding.notes:
-        out.note(f"{encoding.model_type}: {note}")
-    params = {**encoding.params, **scheme_params}
-    fields = {k: v for k, v in encoding.fields.items() if not (k == "length" and length is not None)}
-    try:
-        table = build_table(
-            encoding.scheme,
-            encoding.preset,
-            params,
-            length=length if length is not None else encoding.length,
-            dim=encoding.dim,
-            dtype=dtype,
-            name=name,
-        )
-        _check_config_size(table.nbytes, encoding, length)
-        if all(len(part.shape) == 2 for part in table.parts()):  # a relative bias's row is a whole matrix
-            row = max(part.shape[1] for part in table.parts())
-            if row > _ROW_VALUES:
-                raise ParameterError(
-                    f"config.json asks for rows of {row:,} values ({_config_sizes(encoding, length)})",
-                    hint="no model's position table is that wide: check the model's config.json",
-                )
-            table.check()  # the scheme checks its values on the first row, here where a field can be named
-    except ParameterError as error:
-        raise _blamed_on_config(error, fields) from None
-    return dataclasses.replace(table, extra_metadata=encoding.metadata(config_file))
-
-
-#: a table larger than this is no model's: no disk holds it, so the config is broken or hostile
-_ABSURD_BYTES = 1 << 50
-#: the widest row (one position's values: head_dim, d_model) a config may ask for
-_ROW_VALUES = 1 << 24
-
-
-def _blamed_on_config(error: ParameterError, fields: dict[str, str]) -> ParameterError:
-    """``error`` from the scheme with each parameter the config set named by its config field, not a flag.
-
-    An error about the user's own options (``--len``, ``--part``) is returned as it is.
-    """
-    from pecli.cli.options import flag_for
-    from pecli.errors import _PARAMETER, name_parameters
-
-    message = error._templates[0]
-    if not any(match.group(1) in fields for match in _PARAMETER.finditer(message)):
-        return error
-
-    def spell(name: str) -> str:
-        if name in fields:
-            return fields[name]
-        return flag_for(name) if name in ("length", "part") else name
-
-    return ParameterError(
-        "config.json: " + name_parameters(message, spell), hint="the model's config.json sets this value"
-    )
-
-
-def human_bytes(nbytes: int) -> str:
-    """A byte count in binary units, however large.
-
-    >>> human_bytes(3 << 20), human_bytes(2**62), human_bytes(2**100)
-    ('3.0 MiB', '4.0 EiB', '1.3e+30 bytes')
-    """
-    size = float(nbytes)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{float(nbytes):.1e} bytes"
-
-
-def _config_sizes(encoding: Any, length: int | None) -> str:
-    """The config's sizes, as ``max_position_embeddings 4096, head_dim 128`` (and ``--len N`` when given)."""
-    from pecli.models.directory import shown
-
-    sizes = [
-        f"{key} {shown(str(value))}"
-        for what, (key, value) in encoding.provenance.items()
-        if what in ("length", "dim", "heads") and not (what == "length" and length is not None)
-    ]
-    return ", ".join(sizes + ([f"--len {length}"] if length is not None else []))
-
-
-def _check_config_size(nbytes: int, encoding: Any, length: int | None) -> None:
-    """A ParameterError, before any work, when the config's sizes make a table no disk can hold."""
-    if nbytes <= _ABSURD_BYTES:
-        return
-    raise ParameterError(
-        f"config.json asks for a table of {human_bytes(nbytes)} ({_config_sizes(encoding, length)})",
-        hint="no disk holds it: pass a smaller --len, or check the model's config.json",
-    )
-
-
-def _directory_of(source: str) -> str:
-    return source if os.path.isdir(source) else (os.path.dirname(source) or ".")
-
-
-def _learned_weight(source: str, usual: str) -> str:
-    """The learned position table's name in the model's own weights when they are there, else the usual name."""
-    from pecli.models import open_model_directory
-
-    try:
-        names = [tensor.name for tensor in open_model_directory(_directory_of(source)).position_tensors()]
-    except PecliError:
-        return usual
-    return next((name for name in names if name.endswith(usual)), names[0] if names else usual)
+    for note in model.encoding.notes:
+        out.note(f"{model.encoding.model_type}: {note}")
+    return config_spec(model, length=length, scheme_params=scheme_params, dtype=dtype, name=name)
 
 
 def show_model_directory(out: Output, path: str, *, key: str | None = None, stats: bool = False) -> None:

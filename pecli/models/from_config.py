@@ -1,0 +1,182 @@
+"""A model's config → the table ``generate --from-config`` writes for it: the scheme, its parameters and
+sizes as a :class:`~pecli.schemes.spec.TableSpec`, with the config's values recorded, its sizes checked
+before any work, and an error about a value the config set blamed on the config's field.
+
+Messages name parameters (``{length}``, ``{part}``, ``{layer_type}``); the CLI spells them as flags.
+
+>>> import json, os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "config.json")
+>>> with open(path, "w") as file:
+...     json.dump({"model_type": "llama", "head_dim": 8, "max_position_embeddings": 16, "rope_theta": 10000.0}, file)
+>>> model = config_encoding(path)
+>>> spec = config_spec(model, length=4, scheme_params={"part": "cos"})
+>>> spec.scheme, spec.shape, spec.params["base"], spec.metadata()["config.rope_theta"]
+('rope', (4, 8), 10000.0, '10000.0')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pecli.errors import _PARAMETER, ParameterError, PecliError
+from pecli.models.config import model_encoding, read_config
+from pecli.models.encoding import ModelEncoding
+
+if TYPE_CHECKING:
+    from pecli.schemes.spec import TableSpec
+
+__all__ = ["ABSURD_BYTES", "ROW_VALUES", "ConfigEncoding", "config_encoding", "config_spec", "human_bytes"]
+
+#: a table larger than this is no model's: no disk holds it, so the config is broken or hostile
+ABSURD_BYTES = 1 << 50
+#: the widest row (one position's values: head_dim, d_model) a config may ask for
+ROW_VALUES = 1 << 24
+
+
+@dataclass(frozen=True)
+class ConfigEncoding:
+    """A config's position encoding and where it came from: the file, and the directory of the model."""
+
+    encoding: ModelEncoding
+    config_file: str  #: the config.json read (the model directory's, for a directory)
+    directory: str  #: the model directory (the config file's folder)
+
+    @property
+    def is_formula(self) -> bool:
+        """Whether the config sets a formula (a scheme), rather than a learned table in the weights."""
+        return self.encoding.scheme is not None
+
+    def learned_weight(self) -> str:
+        """The learned position table's name in the model's own weights when they are there, else the usual name."""
+        from pecli.models.directory import open_model_directory
+
+        usual = self.encoding.learned_weight or ""
+        try:
+            names = [tensor.name for tensor in open_model_directory(self.directory).position_tensors()]
+        except PecliError:
+            return usual
+        return next((name for name in names if name.endswith(usual)), names[0] if names else usual)
+
+
+def config_encoding(source: str, *, layer_type: str | None = None) -> ConfigEncoding:
+    """The position encoding of the config ``source`` names (a config.json, or a model directory holding one).
+
+    Per-layer rope parameters that differ need ``layer_type``: a :class:`~pecli.errors.ParameterError` says so.
+    """
+    config_file = os.path.join(source, "config.json") if os.path.isdir(source) else source
+    encoding = model_encoding(read_config(source), source=config_file, layer_type=layer_type)
+    if encoding.layers:
+        names = ", ".join(layer for layer, _ in encoding.layers)
+        raise ParameterError(
+            f"{config_file}: the layer types {names} have different rope parameters",
+            hint="pick one with {layer_type=" + encoding.layers[0][0] + "}",
+        )
+    directory = source if os.path.isdir(source) else (os.path.dirname(source) or ".")
+    return ConfigEncoding(encoding, config_file, directory)
+
+
+def config_spec(
+    model: ConfigEncoding,
+    *,
+    length: int | None = None,
+    scheme_params: Mapping[str, Any] | None = None,
+    dtype: str = "float32",
+    name: str = "pe",
+) -> TableSpec:
+    """The :class:`~pecli.schemes.spec.TableSpec` the config implies, recording the config's values.
+
+    The config sets the scheme and its parameters; ``length`` (default: the model's context), ``part``
+    (in ``scheme_params``) and ``dtype`` stay the caller's. A size no disk holds, a row no model has,
+    or a value the scheme refuses is a :class:`~pecli.errors.ParameterError` naming the config's field.
+    """
+    from pecli.schemes.spec import TableSpec
+
+    encoding = model.encoding
+    if encoding.scheme is None:
+        raise ParameterError(
+            f"{encoding.model_type} learns its positions: its table is the weight {model.learned_weight()!r}, "
+            "not a formula",
+            hint="read it from the model's weights",
+        )
+    if length is not None and length <= 0:
+        raise ParameterError(f"{{length}} must be a positive integer, got {length}", hint="e.g. {length=512}")
+    params = {**encoding.params, **(scheme_params or {})}
+    fields = {k: v for k, v in encoding.fields.items() if not (k == "length" and length is not None)}
+    try:
+        table = TableSpec.resolve(encoding.scheme, encoding.preset, params,
+                                  length=length if length is not None else encoding.length, dim=encoding.dim,
+                                  dtype=dtype, name=name)  # fmt: skip
+        _check_size(table.nbytes, encoding, length)
+        if all(len(part.shape) == 2 for part in table.parts()):  # a relative bias's row is a whole matrix
+            row = max(part.shape[1] for part in table.parts())
+            if row > ROW_VALUES:
+                raise ParameterError(
+                    f"config.json asks for rows of {row:,} values ({_config_sizes(encoding, length)})",
+                    hint="no model's position table is that wide: check the model's config.json",
+                )
+            table.check()  # the scheme checks its values on the first row, here where a field can be named
+    except ParameterError as error:
+        raise _blamed_on_config(error, fields) from None
+    return dataclasses.replace(table, extra_metadata=encoding.metadata(model.config_file))
+
+
+def _blamed_on_config(error: ParameterError, fields: dict[str, str]) -> ParameterError:
+    """``error`` from the scheme with each parameter the config set named by its config field.
+
+    An error about the caller's own options (``length``, ``part``) is returned as it is; in a blamed
+    one they stay placeholders, for the CLI to spell.
+    """
+    message = error._templates[0]
+    if not any(match.group(1) in fields for match in _PARAMETER.finditer(message)):
+        return error
+
+    def spell(match: Any) -> str:
+        parameter, example = match.group(1), match.group(2)
+        if parameter in fields:
+            return fields[parameter]
+        if parameter in ("length", "part"):
+            return match.group(0)
+        return parameter if example is None else f"{parameter}={example}"
+
+    blamed = "config.json: " + _PARAMETER.sub(spell, message)
+    return ParameterError(blamed, hint="the model's config.json sets this value")
+
+
+def human_bytes(nbytes: int) -> str:
+    """A byte count in binary units, however large.
+
+    >>> human_bytes(3 << 20), human_bytes(2**62), human_bytes(2**100)
+    ('3.0 MiB', '4.0 EiB', '1.3e+30 bytes')
+    """
+    size = float(nbytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"):
+        if size < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{float(nbytes):.1e} bytes"
+
+
+def _config_sizes(encoding: ModelEncoding, length: int | None) -> str:
+    """The config's sizes, as ``max_position_embeddings 4096, head_dim 128`` (and ``{length=N}`` when given)."""
+    from pecli.models.directory import shown
+
+    sizes = [
+        f"{key} {shown(str(value))}"
+        for what, (key, value) in encoding.provenance.items()
+        if what in ("length", "dim", "heads") and not (what == "length" and length is not None)
+    ]
+    return ", ".join(sizes + ([f"{{length={length}}}"] if length is not None else []))
+
+
+def _check_size(nbytes: int, encoding: ModelEncoding, length: int | None) -> None:
+    """A ParameterError, before any work, when the config's sizes make a table no disk can hold."""
+    if nbytes <= ABSURD_BYTES:
+        return
+    raise ParameterError(
+        f"config.json asks for a table of {human_bytes(nbytes)} ({_config_sizes(encoding, length)})",
+        hint="no disk holds it: pass a smaller {length}, or check the model's config.json",
+    )
