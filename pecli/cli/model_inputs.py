@@ -29,10 +29,12 @@ def config_table(
 ) -> Any:
     """The :class:`~pecli.schemes.spec.TableSpec` a model's config implies, recording the config's values.
 
+    A config whose layer types have different settings (and no ``layer_type`` picked) gives a
+    :class:`~pecli.schemes.spec.TableSet`: one table per layer type, each tensor named ``TYPE.PART``.
+
     The config sets the scheme and its parameters; ``--len`` (default: the model's context),
     ``--part``, ``--dtype`` and the output options stay the user's.
     """
-    from pecli.cli.common import build_table
     from pecli.models import model_encoding, read_config
     from pecli.schemes.params import PARAMS
 
@@ -45,12 +47,6 @@ def config_table(
         )
     config_file = os.path.join(source, "config.json") if os.path.isdir(source) else source
     encoding = model_encoding(read_config(source), source=config_file, layer_type=layer_type)
-    if encoding.layers:
-        names = ", ".join(layer for layer, _ in encoding.layers)
-        raise ParameterError(
-            f"{config_file}: the layer types {names} have different rope parameters",
-            hint="pick one with {layer_type=" + encoding.layers[0][0] + "}",
-        )
     if encoding.scheme is None:
         weight = _learned_weight(source, encoding.learned_weight or "")
         raise ParameterError(
@@ -59,6 +55,28 @@ def config_table(
         )
     for note in encoding.notes:
         out.note(f"{encoding.model_type}: {note}")
+
+    def table_of(layer_encoding: Any) -> Any:
+        return _encoding_table(layer_encoding, scheme_params=scheme_params, length=length, dtype=dtype, name=name)
+
+    if encoding.layers:  # the layer types differ and none was picked: one table per layer type, in one file
+        from pecli.schemes.spec import TableSet
+
+        for layer, layer_encoding in encoding.layers:
+            for note in layer_encoding.notes:
+                if note not in encoding.notes:
+                    out.note(f"{encoding.model_type} ({layer}): {note}")
+        tables = tuple((layer, table_of(layer_encoding)) for layer, layer_encoding in encoding.layers)
+        _check_config_size(sum(table.nbytes for _, table in tables), encoding, length)
+        return TableSet(tables, extra_metadata=encoding.metadata(config_file))
+    table = table_of(encoding)
+    return dataclasses.replace(table, extra_metadata=encoding.metadata(config_file))
+
+
+def _encoding_table(encoding: Any, *, scheme_params: dict[str, Any], length: int | None, dtype: str, name: str) -> Any:
+    """The checked :class:`~pecli.schemes.spec.TableSpec` of one encoding, a bad value blamed on its config field."""
+    from pecli.cli.common import build_table
+
     params = {**encoding.params, **scheme_params}
     fields = {k: v for k, v in encoding.fields.items() if not (k == "length" and length is not None)}
     try:
@@ -82,7 +100,7 @@ def config_table(
             table.check()  # the scheme checks its values on the first row, here where a field can be named
     except ParameterError as error:
         raise _blamed_on_config(error, fields) from None
-    return dataclasses.replace(table, extra_metadata=encoding.metadata(config_file))
+    return table
 
 
 #: a table larger than this is no model's: no disk holds it, so the config is broken or hostile
