@@ -61,6 +61,10 @@ def read_config(path: str) -> dict[str, Any]:
     ...
     pecli.errors.TableFileError: no such config: 'no/such/dir' (give a config.json or a model directory holding one)
     """
+    from pecli.models.hub_cache import is_model_id, resolve_model_id
+
+    if is_model_id(path):  # org/name[@revision]: its snapshot in the local Hugging Face cache
+        path = resolve_model_id(path)
     file = os.path.join(path, "config.json") if os.path.isdir(path) else path
     if not os.path.exists(file):
         if os.path.isdir(path):
