@@ -83,11 +83,63 @@ def test_gemma3_per_layer_types_each_equal_the_rotary_module(cli, tmp_path):
         output, _ = _generate(cli, config, tmp_path, "--layer-type", layer_type)
         _assert_equal(output, *_module_tables(module, 16, layer_type=layer_type))
         assert read_table(str(output), key="cos").metadata["layer_type"] == layer_type
-    refused = cli("generate", "--from-config", str(tmp_path / "model"), "-o", str(tmp_path / "x.safetensors"))
-    assert_clean_error(refused, 2, "full_attention, sliding_attention have different rope parameters", "--layer-type")
-    assert not (tmp_path / "x.safetensors").exists()
     wrong = cli("generate", "--from-config", str(tmp_path / "model"), "--layer-type", "full")
     assert_clean_error(wrong, 2, "config.json has no layer type 'full'", "full_attention")
+
+
+def test_gemma3_without_layer_type_writes_each_layer_types_tables_in_one_file(cli, tmp_path):
+    """No --layer-type: one .safetensors holding TYPE.cos/TYPE.sin per layer type, each equal to the module."""
+    tf = _transformers()
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding
+
+    config = tf.Gemma3TextConfig(
+        hidden_size=64,
+        num_attention_heads=4,
+        head_dim=16,
+        num_hidden_layers=6,
+        max_position_embeddings=64,
+        rope_parameters={
+            "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
+        },
+    )
+    module = Gemma3RotaryEmbedding(config)
+    output, _ = _generate(cli, config, tmp_path)
+    layer_types = ("full_attention", "sliding_attention")
+    for layer_type in layer_types:
+        cos, sin = _module_tables(module, 16, layer_type=layer_type)
+        for part, expected in (("cos", cos), ("sin", sin)):
+            table = read_table(str(output), key=f"{layer_type}.{part}")
+            assert table.array.shape == (64, 16)
+            np.testing.assert_allclose(table.array[POSITIONS], expected, rtol=0, atol=2e-6, err_msg=layer_type)
+    metadata = read_table(str(output), key="full_attention.cos").metadata
+    recorded = json.loads(metadata["layer_types"])
+    assert recorded["full_attention"]["scaling"] == "linear" and recorded["full_attention"]["factor"] == 8.0
+    assert recorded["full_attention"]["base"] == 1e6 and recorded["sliding_attention"]["base"] == 1e4
+    assert recorded["sliding_attention"]["scaling"] == "none"
+    assert metadata["config.rope_parameters.full_attention.factor"] == "8.0"
+    assert metadata["tensors"] == "full_attention.cos,full_attention.sin,sliding_attention.cos,sliding_attention.sin"
+
+    info = cli("info", str(output))
+    assert info.code == 0, info.stderr
+    for name in ("full_attention.cos", "full_attention.sin", "sliding_attention.cos", "sliding_attention.sin"):
+        assert name in info.stdout.decode()
+    assert "full_attention: scheme=rope len=64 d=16 base=1000000.0" in info.stdout.decode()
+    assert "sliding_attention: scheme=rope len=64 d=16 base=10000.0" in info.stdout.decode()
+    identified = cli("identify", str(output), "--key", "full_attention.cos")
+    assert identified.code == 0, identified.stderr
+    assert "base=1000000.0 part=cos scaling=linear factor=8.0" in identified.stdout.decode()
+    compared = cli("compare", str(output), "rope:base=1e4,part=sin", "--key", "sliding_attention.sin")
+    assert compared.code == 0, compared.stderr
+
+    npy = cli("generate", "--from-config", str(tmp_path / "model"), "-o", str(tmp_path / "x.npy"))
+    assert_clean_error(npy, 2, "npy holds one tensor, but rope writes 4", "--layer-type full_attention|sliding")
+    assert not (tmp_path / "x.npy").exists()
+    summary = cli("generate", "--from-config", str(tmp_path / "model"), "--len", "8", "--json")
+    assert summary.code == 0, summary.stderr
+    document = json.loads(summary.stdout.decode())
+    assert document["parts"]["sliding_attention.sin"] == [8, 16]
+    assert document["tables"]["full_attention"]["factor"] == 8.0
 
 
 def test_gemma3_v4_rope_local_base_freq_gives_the_sliding_layers_their_base(cli, tmp_path):

@@ -100,7 +100,11 @@ class FileInfo:
             params = " ".join(
                 f"{printable(k)}={printable(str(v))}" for k, v in pecli_meta["params"].items() if v is not None
             )
-            lines.append(f"  parameters: {params or '(none)'}")
+            for layer, values in pecli_meta.get("layer_types", {}).items():  # one table per layer type
+                shown = " ".join(f"{printable(k)}={printable(str(v))}" for k, v in values.items() if v is not None)
+                lines.append(f"  {printable(layer)}: {shown}")
+            if params or not pecli_meta.get("layer_types"):
+                lines.append(f"  parameters: {params or '(none)'}")
         elif report["metadata"]:
             lines += ["metadata:", *(f"  {printable(k)}: {printable(v)}" for k, v in report["metadata"].items())]
         return lines
@@ -137,9 +141,26 @@ def _pecli_metadata(metadata: Mapping[str, str]) -> dict[str, Any] | None:
     scheme = SCHEMES.get(metadata["scheme"])
     # a scheme this version does not know (written by a newer pecli): show every non-table key
     names = list(scheme.defaults) if scheme is not None else [k for k in metadata if k not in TABLE_KEYS]
-    return {
+    described = {
         "scheme": metadata["scheme"],
         "preset": metadata.get("preset"),
         "params": {name: decode_value(metadata[name]) for name in names if name in metadata},
         "version": metadata["pecli_version"],
     }
+    layer_types = _layer_types(metadata.get("layer_types"))
+    if layer_types:  # a file of one table per layer type (TableSet): each one's parameters
+        described["layer_types"] = layer_types
+    return described
+
+
+def _layer_types(text: str | None) -> dict[str, dict[str, Any]]:
+    """The ``layer_types`` metadata (JSON: layer type -> its scheme and parameters); {} when absent or malformed."""
+    import json
+
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        return {}
+    return value

@@ -48,9 +48,13 @@ def build_table(
     return TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype, name=name)
 
 
-def prepare_output(out: Output, table: Any, output: str, fmt: str | None) -> tuple[Any, str]:
+def prepare_output(
+    out: Output, table: Any, output: str, fmt: str | None, *, pick: str | None = None
+) -> tuple[Any, str]:
     """Check everything about ``output`` before any work: path, format, terminal, space. Returns (target, format).
 
+    ``table`` is a :class:`~pecli.schemes.spec.TableSpec` or a :class:`~pecli.schemes.spec.TableSet`;
+    ``pick`` says how to choose one of its tensors for a one-tensor format (default: ``--part``).
     With ``--json`` the JSON summary owns stdout, so the table cannot go there too.
     """
     from pecli.io import check_format_holds, check_free_space, check_output_path, format_for
@@ -66,7 +70,7 @@ def prepare_output(out: Output, table: Any, output: str, fmt: str | None) -> tup
         fmt,
         {part.name: part.dtype for part in table.parts()},
         what=f"{table.scheme} writes",
-        pick=f"pick one with --part {'|'.join(get_scheme(table.scheme).parts)}",
+        pick=pick or f"pick one with --part {'|'.join(get_scheme(table.scheme).parts)}",
     )
     target = output_target(out, output, fmt)
     if output != "-":
@@ -82,7 +86,8 @@ def prepare_output(out: Output, table: Any, output: str, fmt: str | None) -> tup
 
 
 def write_table(out: Output, table: Any, target: Any, fmt: str, *, label: str) -> None:
-    """Write a :class:`~pecli.schemes.spec.TableSpec` to a target from :func:`prepare_output`, streaming chunks."""
+    """Write a :class:`~pecli.schemes.spec.TableSpec` (or a ``TableSet``) to a target from
+    :func:`prepare_output`, streaming chunks."""
     from pecli.io import Tensor, write_tensors
 
     tensors = {part.name: Tensor(part.shape, part.dtype, part.chunks) for part in table.parts()}

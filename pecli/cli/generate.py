@@ -64,7 +64,8 @@ LayerTypeOpt = Annotated[
     typer.Option(
         "--layer-type",
         help="With --from-config whose rope_parameters differ by layer type (Gemma 3's sliding_attention and "
-        "full_attention): the layer type whose tables to write.",
+        "full_attention): the layer type whose tables to write. Without it, a .safetensors file holds each "
+        "layer type's tables, named TYPE.cos, TYPE.sin.",
         metavar="NAME",
     ),
 ]
@@ -134,7 +135,10 @@ def generate(
             _print_summary(out, table.check())
         _note_unused_device(out, placement, table.scheme)
         return
-    target, fmt = prepare_output(out, table, output, fmt)
+    from pecli.schemes.spec import TableSet
+
+    pick = f"pick one with --layer-type {'|'.join(table.names)}" if isinstance(table, TableSet) else None
+    target, fmt = prepare_output(out, table, output, fmt, pick=pick)
     with angles_on(backend) as placement:
         write_table(out, table.check(), target, fmt, label=output)
     _note_unused_device(out, placement, table.scheme)

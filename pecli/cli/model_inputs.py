@@ -11,7 +11,7 @@ from pecli.cli.output import Output
 from pecli.errors import ParameterError
 
 if TYPE_CHECKING:
-    from pecli.schemes.spec import TableSpec
+    from pecli.schemes.spec import TableSet, TableSpec
 
 
 def config_table(
@@ -26,8 +26,9 @@ def config_table(
     dtype: str,
     name: str,
     layer_type: str | None = None,
-) -> TableSpec:
-    """The :class:`~pecli.schemes.spec.TableSpec` a model's config implies (:mod:`pecli.models.from_config`).
+) -> TableSpec | TableSet:
+    """The :class:`~pecli.schemes.spec.TableSpec` a model's config implies (:mod:`pecli.models.from_config`);
+    a :class:`~pecli.schemes.spec.TableSet` of every layer type's when they differ and none is picked.
 
     The config sets the scheme and its parameters; ``--len`` (default: the model's context),
     ``--part``, ``--dtype`` and the output options stay the user's.
@@ -42,15 +43,20 @@ def config_table(
             f"--from-config sets the scheme and its parameters, so {', '.join(given)} cannot be given too",
             hint="drop them; --len, --part and --dtype still apply",
         )
-    model = config_encoding(source, layer_type=layer_type)
+    model = config_encoding(source, layer_type=layer_type, per_layer=True)
     if not model.is_formula:
         raise ParameterError(
             f"{model.encoding.model_type} learns its positions: its table is the weight {model.learned_weight()!r}, "
             "not a formula",
             hint=f"pecli plot {model.directory} draws it",
         )
-    for note in model.encoding.notes:
-        out.note(f"{model.encoding.model_type}: {note}")
+    encoding = model.encoding
+    for note in encoding.notes:
+        out.note(f"{encoding.model_type}: {note}")
+    for layer, layer_encoding in encoding.layers:  # the notes of one layer type only
+        for note in layer_encoding.notes:
+            if note not in encoding.notes:
+                out.note(f"{encoding.model_type} ({layer}): {note}")
     return config_spec(model, length=length, scheme_params=scheme_params, dtype=dtype, name=name)
 
 

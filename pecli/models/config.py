@@ -62,9 +62,12 @@ def read_config(path: str) -> dict[str, Any]:
     pecli.errors.TableFileError: no such config: 'no/such/dir' (give a config.json or a model directory holding one)
     """
     from pecli.models.gguf import gguf_config, is_gguf_path
+    from pecli.models.hub_cache import is_model_id, resolve_model_id
 
     if is_gguf_path(path) and not os.path.isdir(path):  # llama.cpp's GGUF: its metadata as a config
         return gguf_config(path)
+    if is_model_id(path):  # org/name[@revision]: its snapshot in the local Hugging Face cache
+        path = resolve_model_id(path)
     file = os.path.join(path, "config.json") if os.path.isdir(path) else path
     if not os.path.exists(file):
         if os.path.isdir(path):

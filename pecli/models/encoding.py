@@ -60,7 +60,8 @@ class ModelEncoding:
         {'from_config': 'c.json', 'model_type': 'bloom', 'config.n_head': '4'}
         """
         meta = {"from_config": source, "model_type": self.model_type}
-        meta.update({f"config.{key}": json.dumps(value) for key, value in self.provenance.values()})
+        for encoding in [layer for _, layer in self.layers] or [self]:  # per layer type: each one's keys
+            meta.update({f"config.{key}": json.dumps(value) for key, value in encoding.provenance.values()})
         if self.layer_type is not None:
             meta["layer_type"] = self.layer_type
         if self.nope_layers:

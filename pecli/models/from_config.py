@@ -27,7 +27,7 @@ from pecli.models.config import model_encoding, read_config
 from pecli.models.encoding import ModelEncoding
 
 if TYPE_CHECKING:
-    from pecli.schemes.spec import TableSpec
+    from pecli.schemes.spec import TableSet, TableSpec
 
 __all__ = ["ABSURD_BYTES", "ROW_VALUES", "ConfigEncoding", "config_encoding", "config_spec", "human_bytes"]
 
@@ -62,14 +62,15 @@ class ConfigEncoding:
         return next((name for name in names if name.endswith(usual)), names[0] if names else usual)
 
 
-def config_encoding(source: str, *, layer_type: str | None = None) -> ConfigEncoding:
+def config_encoding(source: str, *, layer_type: str | None = None, per_layer: bool = False) -> ConfigEncoding:
     """The position encoding of the config ``source`` names (a config.json, or a model directory holding one).
 
-    Per-layer rope parameters that differ need ``layer_type``: a :class:`~pecli.errors.ParameterError` says so.
+    Per-layer rope parameters that differ need ``layer_type``, unless ``per_layer`` (a file of every
+    layer type's tables): a :class:`~pecli.errors.ParameterError` says so.
     """
     config_file = os.path.join(source, "config.json") if os.path.isdir(source) else source
     encoding = model_encoding(read_config(source), source=config_file, layer_type=layer_type)
-    if encoding.layers:
+    if encoding.layers and not per_layer:
         names = ", ".join(layer for layer, _ in encoding.layers)
         raise ParameterError(
             f"{config_file}: the layer types {names} have different rope parameters",
@@ -86,14 +87,16 @@ def config_spec(
     scheme_params: Mapping[str, Any] | None = None,
     dtype: str = "float32",
     name: str = "pe",
-) -> TableSpec:
+) -> TableSpec | TableSet:
     """The :class:`~pecli.schemes.spec.TableSpec` the config implies, recording the config's values.
 
     The config sets the scheme and its parameters; ``length`` (default: the model's context), ``part``
     (in ``scheme_params``) and ``dtype`` stay the caller's. A size no disk holds, a row no model has,
     or a value the scheme refuses is a :class:`~pecli.errors.ParameterError` naming the config's field.
+    A config whose layer types differ (read with ``per_layer``) gives a
+    :class:`~pecli.schemes.spec.TableSet`: one table per layer type, each tensor named ``TYPE.PART``.
     """
-    from pecli.schemes.spec import TableSpec
+    from pecli.schemes.spec import TableSet
 
     encoding = model.encoding
     if encoding.scheme is None:
@@ -104,6 +107,23 @@ def config_spec(
         )
     if length is not None and length <= 0:
         raise ParameterError(f"{{length}} must be a positive integer, got {length}", hint="e.g. {length=512}")
+    metadata = encoding.metadata(model.config_file)
+    if encoding.layers:  # the layer types differ and none was picked: one table per layer type, in one file
+        tables = tuple(
+            (layer, _encoding_spec(layer_encoding, length, scheme_params, dtype, name))
+            for layer, layer_encoding in encoding.layers
+        )
+        _check_size(sum(table.nbytes for _, table in tables), encoding, length)
+        return TableSet(tables, extra_metadata=metadata)
+    return dataclasses.replace(_encoding_spec(encoding, length, scheme_params, dtype, name), extra_metadata=metadata)
+
+
+def _encoding_spec(
+    encoding: ModelEncoding, length: int | None, scheme_params: Mapping[str, Any] | None, dtype: str, name: str
+) -> TableSpec:
+    """The checked table of one encoding (a layer type's), a bad value blamed on its config field."""
+    from pecli.schemes.spec import TableSpec
+
     params = {**encoding.params, **(scheme_params or {})}
     fields = {k: v for k, v in encoding.fields.items() if not (k == "length" and length is not None)}
     try:
@@ -121,7 +141,7 @@ def config_spec(
             table.check()  # the scheme checks its values on the first row, here where a field can be named
     except ParameterError as error:
         raise _blamed_on_config(error, fields) from None
-    return dataclasses.replace(table, extra_metadata=encoding.metadata(model.config_file))
+    return table
 
 
 def _blamed_on_config(error: ParameterError, fields: dict[str, str]) -> ParameterError:

@@ -69,7 +69,13 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
     preset = f" (preset {summary['preset']})" if summary.get("preset") else ""
     shapes = summary.get("parts") or {"": summary["shape"]}
     shape = ", ".join(f"{name} " * bool(name) + " × ".join(map(str, dims)) for name, dims in shapes.items())
-    lines = [f"{summary['scheme']}{preset}: {shape} {summary['dtype']}, {summary['size']}", f"  parameters: {params}"]
+    lines = [f"{summary['scheme']}{preset}: {shape} {summary['dtype']}, {summary['size']}"]
+    if summary.get("tables"):  # several tables in one file (a model's per layer type): each one's parameters
+        for name, table_params in summary["tables"].items():
+            shown = " ".join(f"{k}={v}" for k, v in table_params.items() if v is not None and k != "part")
+            lines.append(f"  {name}: {shown or '(none)'}")
+    else:
+        lines.append(f"  parameters: {params}")
     if "min" not in summary:
         limit = format_bytes(VALUES_LIMIT)
         return [*lines, Message(f"  values: not computed for a table over {limit} (write it with {{output}})")]

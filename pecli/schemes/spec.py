@@ -9,6 +9,7 @@ True
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -24,7 +25,8 @@ from pecli.schemes.metadata import decode_value, encode_value
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["TableSpec"]
+__all__ = ["TableSet", "TableSpec"]
+
 
 @dataclass(frozen=True)
 class TableSpec:
@@ -208,3 +210,92 @@ class TableSpec:
                 summary["nan"] = nan
         return summary
 
+
+@dataclass(frozen=True)
+class TableSet:
+    """Several named tables written to one file (a model's tables per layer type): each table's parts are
+    its tensors, named ``NAME.PART`` (``sliding_attention.cos``); the same interface as :class:`TableSpec`.
+
+    >>> rope = TableSpec.resolve("rope", None, {}, length=2, dim=4)
+    >>> tables = TableSet((("local", rope), ("global", replace(rope, params={**rope.params, "base": 1e6}))))
+    >>> [part.name for part in tables.parts()], tables.nbytes
+    (['local.cos', 'local.sin', 'global.cos', 'global.sin'], 128)
+    >>> json.loads(tables.metadata()["layer_types"])["global"]["base"]
+    1000000.0
+    """
+
+    tables: tuple[tuple[str, TableSpec], ...]
+    extra_metadata: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def scheme(self) -> str:
+        """The tables' scheme (each table's, when they share one)."""
+        schemes = sorted({table.scheme for _, table in self.tables})
+        return schemes[0] if len(schemes) == 1 else "+".join(schemes)
+
+    @property
+    def dtype(self) -> str:
+        return self.tables[0][1].dtype
+
+    @property
+    def names(self) -> list[str]:
+        return [name for name, _ in self.tables]
+
+    def parts(self) -> list[TableSpec]:
+        """Every table's parts, each named by its table: ``NAME.PART`` (``NAME`` for a one-tensor table)."""
+        return [
+            replace(part, name=f"{name}.{part.name}" if len(table.parts()) > 1 else name)
+            for name, table in self.tables
+            for part in table.parts()
+        ]
+
+    def single(self) -> TableSpec:
+        names = ", ".join(part.name for part in self.parts())
+        raise ParameterError(f"this file holds several tables ({names}); this needs one", hint="pick one table")
+
+    def check(self) -> TableSet:
+        """Check every table's values (see :meth:`TableSpec.check`); returns the set."""
+        for _, table in self.tables:
+            table.check()
+        return self
+
+    @property
+    def nbytes(self) -> int:
+        return sum(table.nbytes for _, table in self.tables)
+
+    def metadata(self) -> dict[str, str]:
+        """The file's metadata: its tensors, and under ``layer_types`` each table's scheme and parameters (JSON)."""
+        meta = {"scheme": self.scheme, "dtype": self.dtype, "tensors": ",".join(p.name for p in self.parts())}
+        meta["pecli_version"] = __version__
+        meta["layer_types"] = json.dumps({name: _table_params(table) for name, table in self.tables})
+        meta.update(self.extra_metadata)
+        return meta
+
+    def summary(self, *, with_values: bool) -> dict[str, Any]:
+        """A JSON-ready description: each table's summary under ``tables``, and the file's totals."""
+        summaries = {name: table.summary(with_values=with_values) for name, table in self.tables}
+        summary: dict[str, Any] = {
+            "scheme": self.scheme,
+            "preset": None,
+            "shape": summaries[self.names[0]]["shape"],
+            "dtype": self.dtype,
+            "nbytes": self.nbytes,
+            "size": format_bytes(self.nbytes),
+            "params": {},
+            "parts": {part.name: list(part.shape) for part in self.parts()},
+            "tables": {name: table["params"] for name, table in summaries.items()},
+        }
+        if with_values:
+            lows = [s["min"] for s in summaries.values() if s["min"] is not None]
+            highs = [s["max"] for s in summaries.values() if s["max"] is not None]
+            summary["min"], summary["max"] = (min(lows), max(highs)) if lows else (None, None)
+            nan = sum(s.get("nan", 0) for s in summaries.values())
+            if nan:
+                summary["nan"] = nan
+        return summary
+
+
+def _table_params(table: TableSpec) -> dict[str, Any]:
+    """A table's scheme, sizes and parameters as JSON values (``part`` left out: each part is a tensor)."""
+    params = {name: value for name, value in table.params.items() if name != "part"}
+    return {"scheme": table.scheme, "len": table.length, "d": table.dim, **params}

@@ -1,0 +1,224 @@
+"""Sweep: every transformers architecture with a rotary module, against pecli's ``--from-config`` core.
+
+For each ``*RotaryEmbedding`` class in ``transformers.models.*.modeling_*``: build its config class's
+default config, save it with ``save_pretrained``, read it back as pecli reads a config.json, compute
+pecli's tables in-process (``pecli.models.model_encoding`` → ``TableSpec``) and compare them with the
+module's own cos/sin over the first ``POSITIONS`` positions (float32 tolerance). Prints one line per
+architecture — pass / fail (max error) / refused (pecli's message) / cannot check (why) — and the totals.
+
+``--write-corpus`` also writes tests/data/sweep/: each checkable architecture's config.json and the
+module's cos/sin (float32, ``POSITIONS`` rows), the transformers version and the architectures that
+passed, which tests/test_sweep.py checks without transformers.
+
+Run: PYTHONPATH=. python scripts/sweep_transformers_rope.py [--write-corpus] [--only NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import json
+import os
+import pkgutil
+import sys
+import tempfile
+import warnings
+from typing import Any
+
+import numpy as np
+
+POSITIONS = 16
+#: float32 tolerance on cos/sin (values in [-1, 1], attention factors up to a few)
+ATOL = 1e-5
+#: a config whose JSON is larger than this is not committed to the corpus
+MAX_CONFIG_BYTES = 20_000
+CORPUS = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "sweep")
+
+
+def rotary_classes() -> list[tuple[str, str, type]]:
+    """(package, class name, class) of every ``*RotaryEmbedding`` defined in a modeling module."""
+    import transformers.models as models
+
+    found = []
+    for package in sorted(info.name for info in pkgutil.iter_modules(models.__path__)):
+        try:
+            module = importlib.import_module(f"transformers.models.{package}.modeling_{package}")
+        except Exception:
+            continue
+        for name, obj in vars(module).items():
+            if name.endswith("RotaryEmbedding") and isinstance(obj, type) and obj.__module__ == module.__name__:
+                found.append((package, name, obj))
+    return found
+
+
+def config_class(rotary: type) -> type | None:
+    """The config class the rotary module's ``__init__`` takes (its annotation), else None."""
+    try:
+        parameter = inspect.signature(rotary.__init__).parameters.get("config")
+    except (TypeError, ValueError):
+        return None
+    if parameter is None:
+        return None
+    annotation = parameter.annotation
+    if isinstance(annotation, str):
+        annotation = vars(sys.modules[rotary.__module__]).get(annotation.split("|")[0].strip().strip("'\""))
+    return annotation if isinstance(annotation, type) else None
+
+
+def module_tables(rotary: Any, config: Any, dim_hint: int, layer_type: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """The module's cos and sin over positions 0..POSITIONS-1, as (POSITIONS, width) float32 arrays."""
+    import torch
+
+    positions = torch.arange(POSITIONS)[None]
+    x = torch.zeros(1, POSITIONS, dim_hint, dtype=torch.float32)
+    kwargs = {"layer_type": layer_type} if layer_type is not None else {}
+    with torch.no_grad():
+        try:
+            out = rotary(x, positions, **kwargs)
+        except Exception:
+            out = rotary(x, positions[None].expand(3, 1, POSITIONS), **kwargs)
+    if torch.is_tensor(out) and out.is_complex():  # Llama 4: freqs_cis, one complex value per pair
+        cos, sin = torch.repeat_interleave(out.real, 2, -1), torch.repeat_interleave(out.imag, 2, -1)
+    else:
+        cos, sin = out[0], out[1]
+        if cos.shape[-2] != POSITIONS:
+            raise ValueError("the module returns frequencies, not cos and sin per position")
+    cos, sin = (t.float().reshape(-1, POSITIONS, t.shape[-1])[0].numpy() for t in (cos, sin))
+    return cos, sin
+
+
+def pecli_tables(config: dict[str, Any], layer_type: str | None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """pecli's cos and sin per layer type (key None: one set for every layer), POSITIONS rows, float32."""
+    from pecli.models import model_encoding
+    from pecli.schemes.spec import TableSpec
+
+    encoding = model_encoding(config, layer_type=layer_type)
+    if encoding.scheme != "rope":
+        raise ValueError(f"pecli reads scheme {encoding.scheme!r}, not rope")
+    encodings = dict(encoding.layers) if encoding.layers else {layer_type: encoding}
+    tables = {}
+    for name, one in encodings.items():
+        spec = TableSpec.resolve(one.scheme, one.preset, one.params, length=POSITIONS, dim=one.dim)
+        parts = {part.name: np.asarray(part.array(), dtype=np.float32) for part in spec.parts()}
+        tables[name] = (parts["cos"], parts["sin"])
+    return tables
+
+
+def compare(expected: tuple[np.ndarray, np.ndarray], got: tuple[np.ndarray, np.ndarray]) -> float:
+    """Max |pecli − module| over cos and sin; a module that returns one half (gpt-oss) is compared with it."""
+    error = 0.0
+    for want, have in zip(expected, got, strict=True):
+        if want.shape[1] * 2 == have.shape[1]:
+            have = have[:, : want.shape[1]]
+        if want.shape != have.shape:
+            raise ValueError(f"module width {want.shape[1]}, pecli width {have.shape[1]}")
+        error = max(error, float(np.abs(want.astype(np.float64) - have).max()))
+    return error
+
+
+def layer_types_of(config: dict[str, Any]) -> list[str | None]:
+    """The layer types whose rope differs (rope_parameters keyed by layer type), else [None]."""
+    settings = config.get("rope_parameters")
+    if isinstance(settings, dict) and any(isinstance(v, dict) for v in settings.values()):
+        return [name for name, value in settings.items() if isinstance(value, dict)]
+    return [None]
+
+
+def sweep_one(key: str, rotary_cls: type, corpus: dict[str, Any] | None) -> tuple[str, str]:
+    """(status, detail) of one architecture; ``corpus`` collects what --write-corpus commits."""
+    from pecli.errors import PecliError
+
+    config_cls = config_class(rotary_cls)
+    if config_cls is None:
+        return "cannot check", "no config class in the rotary module's signature"
+    try:
+        config = config_cls()
+    except Exception as error:
+        return "cannot check", f"default {config_cls.__name__}() fails: {type(error).__name__}"
+    with tempfile.TemporaryDirectory() as directory:
+        config.save_pretrained(directory)
+        with open(os.path.join(directory, "config.json")) as file:
+            text = file.read()
+    saved = json.loads(text)
+    expected: dict[str | None, tuple[np.ndarray, np.ndarray]] = {}
+    if len(inspect.signature(rotary_cls.forward).parameters) <= 2:
+        return "cannot check", "forward takes a length or grid, not positions (a vision/2-D rotary module)"
+    try:
+        for layer_type in layer_types_of(saved):
+            try:
+                rotary = rotary_cls(config)
+            except AttributeError:  # a composite config: the module is built on its text sub-config
+                rotary = rotary_cls(config.get_text_config(decoder=True))
+            dim = int(getattr(rotary, "inv_freq", np.zeros(64)).shape[-1]) * 2 or 64
+            expected[layer_type] = module_tables(rotary, config, dim, layer_type)
+    except Exception as error:
+        return "cannot check", f"the module does not run on its default config: {type(error).__name__}: {error}"[:160]
+    if corpus is not None and len(text) <= MAX_CONFIG_BYTES:
+        corpus[key] = {"config": saved, "tables": expected}
+    try:
+        got = {}
+        for layer_type in expected:
+            got.update(pecli_tables(saved, layer_type))
+        error = max(compare(expected[name], got[name]) for name in expected)
+    except PecliError as refusal:
+        return "refused", str(refusal).splitlines()[0][:160]
+    except Exception as failure:
+        return "fail", f"{type(failure).__name__}: {failure}"[:160]
+    return ("pass", f"max error {error:.2e}") if error <= ATOL else ("fail", f"max error {error:.3g}")
+
+
+def write_corpus(corpus: dict[str, Any], results: dict[str, tuple[str, str]], version: str) -> None:
+    os.makedirs(CORPUS, exist_ok=True)
+    arrays = {}
+    for package, entry in corpus.items():
+        for layer_type, (cos, sin) in entry["tables"].items():
+            arrays[f"{package}/{layer_type or ''}/cos"] = cos.astype(np.float32)
+            arrays[f"{package}/{layer_type or ''}/sin"] = sin.astype(np.float32)
+    np.savez_compressed(os.path.join(CORPUS, "tables.npz"), **arrays)
+    with open(os.path.join(CORPUS, "configs.json"), "w") as file:
+        json.dump({package: entry["config"] for package, entry in sorted(corpus.items())}, file, sort_keys=True)
+    record = {
+        "transformers": version,
+        "positions": POSITIONS,
+        "atol": ATOL,
+        "written_by": "scripts/sweep_transformers_rope.py --write-corpus",
+        "passed": sorted(p for p in corpus if results[p][0] == "pass"),
+        "results": {package: list(result) for package, result in sorted(results.items())},
+    }
+    with open(os.path.join(CORPUS, "record.json"), "w") as file:
+        json.dump(record, file, indent=1, sort_keys=True)
+        file.write("\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write-corpus", action="store_true", help="write tests/data/sweep/")
+    parser.add_argument("--only", help="sweep the packages whose name contains this")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    corpus: dict[str, Any] | None = {} if args.write_corpus else None
+    results: dict[str, tuple[str, str]] = {}
+    for package, name, cls in rotary_classes():
+        if args.only and args.only not in package:
+            continue
+        key = package if package not in results else f"{package}:{name}"
+        results[key] = sweep_one(key, cls, corpus)
+        print(f"{key:<36} {results[key][0]:<13} {results[key][1]}", flush=True)
+    counts = {status: sum(r[0] == status for r in results.values()) for status in ("pass", "fail", "refused")}
+    checkable = sum(counts.values())
+    unchecked = len(results) - checkable
+    print(
+        f"\n{counts['pass']} of {checkable} checkable pass ({100 * counts['pass'] / max(1, checkable):.0f} %); "
+        f"{counts['fail']} fail, {counts['refused']} refused, {unchecked} cannot be checked "
+        f"(transformers {transformers.__version__})"
+    )
+    if corpus is not None:
+        write_corpus(corpus, results, transformers.__version__)
+
+
+if __name__ == "__main__":
+    main()
