@@ -13,7 +13,7 @@ import pytest
 
 from pecli.schemes.rope import rope_table
 from pecli.schemes.sinusoidal import sinusoidal_table
-from pecli.schemes.timestep import timestep_table
+from pecli.schemes.timestep import timestep_embedding, timestep_table
 
 #: one float32 step near 1: float32 cos/sin of libraries (SLEEF, libm) and numpy's correctly rounded ones differ by it
 _ONE_STEP = 2.0**-23
@@ -89,6 +89,25 @@ def test_timestep_equals_diffusers_with_half_timesteps() -> None:
     # torch's float32 exp is a step off the correctly rounded one for a few frequencies: t·(one step)
     assert np.abs(ours - expected).max() <= length * _ONE_STEP
     assert np.abs(timestep_table(length, dim, freq_shift=0.0) - expected).max() > 0.5  # 2049 holds as 2048
+
+
+def test_timesteps_at_any_t_equal_diffusers_with_half_timesteps(cli, tmp_path) -> None:
+    """``pecli timestep T… --arithmetic float16``: diffusers' embedding of ``timesteps.half()``, an odd dim padded."""
+    torch = pytest.importorskip("torch")
+    embeddings = pytest.importorskip("diffusers.models.embeddings")
+    times = [0.5, 250.25, 999.0, 2049.0, 3001.7]
+    expected = embeddings.get_timestep_embedding(
+        torch.tensor(times).half(), 9, flip_sin_to_cos=False, downscale_freq_shift=1
+    ).numpy()
+    args = [str(t) for t in times]
+    result = cli("timestep", *args, "--dim", "9", "--preset", "diffusers", "--arithmetic", "float16",
+                 "-o", str(tmp_path / "t.npy"))  # fmt: skip
+    assert result.code == 0, result.stderr
+    ours = np.load(tmp_path / "t.npy")
+    assert np.abs(ours - expected).max() <= 4000 * _ONE_STEP
+    assert np.all(ours[:, -1] == 0)  # the odd dim's padding column
+    exact = timestep_embedding(times, 9, flip_sin_to_cos=False, freq_shift=1.0)
+    assert np.abs(exact - expected).max() > 1e-3  # 250.25 and 3001.7 do not survive float16
 
 
 def test_sinusoidal_equals_the_pytorch_tutorial_in_float32() -> None:

@@ -99,6 +99,7 @@ READERS_ALLOWED = {
     "reproduce.py": "reproduce reads a file's metadata to rebuild its command",
     "wavelength.py": "reads only a file's header metadata to learn RoPE's parameters",
     "compare.py": "compare's byte-for-byte check of two files opens their tensors, not tables",
+    "resample.py": "--in-checkpoint rewrites the shard holding the tensor: it needs the stored tensor, not a table",
 }
 _READERS = ("pecli.models.directory", "pecli.models.config", "pecli.models", "pecli.io")
 _READER_NAMES = {"read_table", "read_tensors", "open_tensors", "open_model_directory", "read_config", "model_encoding"}

@@ -79,6 +79,7 @@ def timestep_embedding(
     scale: float = 1.0,
     repeat_only: bool = False,
     dtype: str = "float32",
+    arithmetic: str | None = None,
 ) -> np.ndarray:
     """Embeddings of arbitrary real timesteps, shape ``(len(timesteps), dim)``.
 
@@ -94,6 +95,9 @@ def timestep_embedding(
         scale: multiplies the angles (diffusers' ``scale``).
         repeat_only: return t repeated ``dim`` times instead (latent-diffusion's ``repeat_only``).
         dtype: ``float32``, ``float64``, ``float16`` or ``bfloat16``; angles are float64.
+        arithmetic: ``float64`` (None: the exact table), or the precision a library computes in
+            (``float32``: diffusers' order of operations; ``float16``/``bfloat16``: the timesteps held
+            in that dtype first, as ``timesteps.half()`` does).
 
     Returns:
         The table, rounded once from float64 to ``dtype``.
@@ -116,8 +120,30 @@ def timestep_embedding(
         )
     if repeat_only:  # latent-diffusion: repeat(timesteps, "b -> b d", d=dim); no frequencies at all
         return round_to(np.repeat(times[:, None], dim, axis=1), dtype)
+    arithmetic = check_arithmetic(arithmetic)
+    if arithmetic != "float64":
+        return _in_arithmetic(times, dim, max_period, freq_shift, scale, flip_sin_to_cos, arithmetic, dtype)
     freqs = _frequencies(dim, max_period, freq_shift, scale)
     return _embed(position_phasors(times, freqs), dim, dtype, flip_sin_to_cos)
+
+
+def _in_arithmetic(
+    times: np.ndarray,
+    dim: int,
+    max_period: float,
+    freq_shift: float,
+    scale: float,
+    flip_sin_to_cos: bool,
+    arithmetic: str,
+    dtype: str,
+) -> np.ndarray:
+    """diffusers' get_timestep_embedding in float32, the timesteps held in ``arithmetic`` first."""
+    half = dim // 2
+    freqs32 = exponential_frequencies32(half, math.log(max_period), half - freq_shift, order="diffusers")
+    _, cos, sin = angle_sin_cos(times, freqs32, arithmetic, product_scale=scale)
+    wide = np.zeros((len(times), dim))  # an odd dim's last column stays 0, as diffusers pads it
+    place_pairs(wide[:, : 2 * half], cos if flip_sin_to_cos else sin, sin if flip_sin_to_cos else cos, layout="split")
+    return round_to(wide, dtype)
 
 
 def timestep_table(
@@ -151,13 +177,8 @@ def timestep_table(
     table = np.empty((len(rows), dim), dtype=numpy_dtype(dtype))
     arithmetic = check_arithmetic(arithmetic)
     if arithmetic != "float64":  # diffusers' get_timestep_embedding in float32, timesteps held in `arithmetic`
-        half = dim // 2
-        freqs32 = exponential_frequencies32(half, math.log(max_period), half - freq_shift, order="diffusers")
         positions = np.arange(rows.start, rows.stop, dtype=np.float64)
-        _, cos, sin = angle_sin_cos(positions, freqs32, arithmetic, product_scale=scale)
-        wide = np.empty(table.shape)
-        place_pairs(wide, cos if flip_sin_to_cos else sin, sin if flip_sin_to_cos else cos, layout="split")
-        return round_to(wide, dtype)
+        return _in_arithmetic(positions, dim, max_period, freq_shift, scale, flip_sin_to_cos, arithmetic, dtype)
     return fill_sin_cos(table, rows.start, freqs, layout="split", cos_first=bool(flip_sin_to_cos))
 
 
