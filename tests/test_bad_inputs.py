@@ -285,7 +285,7 @@ CASES: list[Case] = [
     case("plot missing.npy", 2, "no such file", "missing.npy"),
     case("plot .", 2, "no config.json", "model directory"),
     case("plot empty.npy", 2, "empty.npy", "empty", files=("empty.npy",)),
-    case("plot junk.npy", 2, "not a .npy, .safetensors or .pt", files=("junk.npy",)),
+    case("plot junk.npy", 2, "not a .npy, .safetensors, .pt or .gguf", files=("junk.npy",)),
     case("plot truncated.npy", 2, "truncated", files=("truncated.npy",)),
     case("plot bad-header.npy", 2, "not a valid .npy", files=("bad-header.npy",)),
     case("plot hyper.npy", 2, "(2, 2, 3, 4)", files=("hyper.npy",)),
