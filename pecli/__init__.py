@@ -1,7 +1,9 @@
 """pecli: generate and inspect positional encodings.
 
 The encoding core is pure numpy and imported lazily, so ``import pecli`` (and ``pecli --help``)
-stay instant; torch is optional and used only by :mod:`pecli.torch` and ``.pt`` files.
+stay instant; torch is optional and used only by :mod:`pecli.torch` and ``.pt`` files. The inspecting
+half is here too (:mod:`pecli.api`): :func:`identify`, :func:`compare`, :func:`from_config` and
+:func:`figure` return the results the CLI prints.
 
 >>> import pecli
 >>> pecli.encode("sinusoidal", 2048, 512).shape
@@ -37,6 +39,10 @@ _LAZY = {
     "gaussian_table": "pecli.schemes.fourier",
     "timestep_embedding": "pecli.schemes.timestep",
     "timestep_table": "pecli.schemes.timestep",
+    "identify": "pecli.api",
+    "compare": "pecli.api",
+    "from_config": "pecli.api",
+    "figure": "pecli.api",
     "SCHEMES": "pecli.schemes.catalog",
     "PRESETS": "pecli.schemes.presets",
     "PecliError": "pecli.errors",

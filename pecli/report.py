@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Deferred", "Listing", "Report", "render_text"]
+__all__ = ["Deferred", "Listing", "Report", "Shown", "render_text"]
 
 
 @runtime_checkable
@@ -39,8 +39,31 @@ def render_text(report: Report) -> str:
     return "\n".join(report.text_lines())
 
 
+class Shown:
+    """What a result is to a person: ``print(result)`` shows the CLI's text, a notebook the same, preformatted.
+
+    >>> class Total(Shown):
+    ...     def to_json(self): return {"total": 3}
+    ...     def text_lines(self): return ["total 3 < 4"]
+    >>> print(Total()), Total()._repr_html_()
+    total 3 < 4
+    (None, '<pre>total 3 &lt; 4</pre>')
+    """
+
+    def text_lines(self) -> list[str]:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return "\n".join(self.text_lines())
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(str(self))}</pre>"
+
+
 @dataclass(frozen=True)
-class Listing:
+class Listing(Shown):
     """A report made of what is already known: its JSON document and its text lines.
 
     >>> Listing({"names": ["a", "b"]}, ["a", "b"]).text_lines()
@@ -63,7 +86,7 @@ class Listing:
 
 
 @dataclass(frozen=True)
-class Deferred:
+class Deferred(Shown):
     """A report whose renderings are computed only when shown: a matrix is listed for JSON, drawn
     for a terminal, and the work (and the memory) of the one not asked for is never spent.
 

@@ -10,8 +10,9 @@ Every human output path — the CLI's and a result's own text — goes through :
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["printable"]
+__all__ = ["ascii_float", "ascii_int", "printable"]
 
 #: characters that move the cursor, retitle the window, clear the screen or break a line: C0 and C1
 #: controls, DEL, and Unicode's line separators and bidirectional overrides
@@ -30,3 +31,30 @@ def printable(text: str) -> str:
     'sinusoidal — base=10000'
     """
     return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def ascii_int(value: Any) -> int:
+    """``int(value)``, for text of ASCII digits only (Python's ``int`` also takes ``'١٢'`` and ``'１２'``).
+
+    >>> ascii_int("12"), ascii_int(" -3 "), ascii_int(7)
+    (12, -3, 7)
+    >>> ascii_int("١٢")
+    Traceback (most recent call last):
+    ValueError: '١٢' is not written in ASCII digits
+    """
+    return int(_ascii(value))
+
+
+def ascii_float(value: Any) -> float:
+    """``float(value)``, for ASCII text only (``'1e-3'``, ``'inf'``; not ``'١.٥'`` or fullwidth ``'８'``).
+
+    >>> ascii_float("1e-3"), ascii_float(2)
+    (0.001, 2.0)
+    """
+    return float(_ascii(value))
+
+
+def _ascii(value: Any) -> Any:
+    if isinstance(value, str) and not value.isascii():
+        raise ValueError(f"{value!r} is not written in ASCII digits")
+    return value

@@ -45,7 +45,7 @@ def _first_scaled_frequency() -> int:
 
 
 def _reference(spec: str) -> tuple[np.ndarray, Reference]:
-    from pecli.cli.specs import parse_spec
+    from pecli.schemes.specs import parse_spec
 
     table = parse_spec(spec).table(length=LENGTH, dim=DIM, dtype="float64")
     return table.array(), Reference(table.scheme, dict(table.params))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pecli.analysis.compare import Comparison
+from pecli.report import Shown
 
 __all__ = ["CompareReport", "Side"]
 
@@ -34,7 +35,7 @@ class Side:
 
 
 @dataclass(frozen=True)
-class CompareReport:
+class CompareReport(Shown):
     """A comparison of table A (``a``) with table B (``b``): the figures, the verdict and its diagnosis."""
 
     a: Side

@@ -35,7 +35,6 @@ class Diagnosis:
     description: str
 
 
-
 def named_permutations(dim: int) -> dict[tuple[int, ...], str]:
     """The column reorderings that the sinusoidal conventions differ by, with what each means.
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pecli.analysis.stats import all_tensor_stats, itemsize
 from pecli.errors import Message
+from pecli.report import Shown
 from pecli.text import printable
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ SHOWN_TENSORS = 1000
 
 
 @dataclass
-class FileInfo:
+class FileInfo(Shown):
     """The report of one file: its name, size, tensors (name, shape, dtype, nbytes, stats) and metadata."""
 
     file: str

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.distance import offset_profile
+from pecli.report import Shown
 
 __all__ = ["PROPERTIES", "PropertyCheck", "PropertyReport", "check_properties"]
 
@@ -164,7 +165,7 @@ def check_properties(spec) -> list[PropertyCheck]:
 
 
 @dataclass(frozen=True)
-class PropertyReport:
+class PropertyReport(Shown):
     """The properties of several schemes at ``dim`` × ``length``: a table of ✓/✗ and figures, then each check.
 
     >>> from pecli.schemes.spec import TableSpec

@@ -20,6 +20,7 @@ import numpy as np
 
 from pecli.analysis.properties import PropertyCheck
 from pecli.analysis.relative import rope_profile, rope_score_matrix
+from pecli.report import Shown
 from pecli.schemes.catalog import get_scheme
 from pecli.schemes.checks import positive_int
 from pecli.schemes.rope import rope_frequencies
@@ -93,7 +94,7 @@ class RopeComparison:
 
 
 @dataclass(frozen=True)
-class RopeSpecsReport:
+class RopeSpecsReport(Shown):
     """Two RoPE specs (``a``, ``b``: their text) compared at ``dim`` × ``length``: the frequency pairs that
     differ, where the decay profiles part, and whether the layouts agree.
 

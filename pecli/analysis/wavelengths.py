@@ -122,9 +122,7 @@ def rope_wavelengths(
     )
 
 
-def _bands(
-    scaling: str, factor: np.ndarray, context: int | None, params: dict[str, Any]
-) -> tuple[WavelengthBand, ...]:
+def _bands(scaling: str, factor: np.ndarray, context: int | None, params: dict[str, Any]) -> tuple[WavelengthBand, ...]:
     if scaling not in ("yarn", "llama3"):
         return ()
     full = params["factor"]

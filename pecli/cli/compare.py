@@ -178,8 +178,8 @@ def _load_pair(
     from pecli.analysis.compare import Reference, value_precision
     from pecli.cli.common import require_shape
     from pecli.cli.inputs import InputTable, as_matrix, load_input, rope_pair
-    from pecli.cli.specs import looks_like_spec, parse_spec
     from pecli.dtypes import DTYPES
+    from pecli.schemes.specs import looks_like_spec, parse_spec
     from pecli.sources import kind_of_source
 
     if texts == ["-", "-"]:
@@ -371,7 +371,7 @@ def _shape_and_dtype(table: Any) -> tuple[tuple[int, ...], str]:
 def _property_report(out: Output, texts: list[str], *, dim: int, length: int) -> None:
     from pecli.analysis.properties import check_properties
     from pecli.cli.common import require_shape
-    from pecli.cli.specs import looks_like_spec, parse_spec
+    from pecli.schemes.specs import looks_like_spec, parse_spec
 
     length, dim = require_shape(length, dim)
     if not texts:

@@ -27,6 +27,7 @@ import typer
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
 from pecli.schemes.params import PARAMS
+from pecli.text import ascii_float, ascii_int  # noqa: F401  (the CLI's number parsing)
 
 SCHEME_PANEL = "Scheme options"
 
@@ -50,33 +51,6 @@ def flag_for(name: str) -> str:
     if name in PARAMS:
         return PARAMS[name].flag
     return _FLAGS.get(name, "--" + name.replace("_", "-"))
-
-
-def ascii_int(value: Any) -> int:
-    """``int(value)``, for text of ASCII digits only (Python's ``int`` also takes ``'١٢'`` and ``'１２'``).
-
-    >>> ascii_int("12"), ascii_int(" -3 "), ascii_int(7)
-    (12, -3, 7)
-    >>> ascii_int("١٢")
-    Traceback (most recent call last):
-    ValueError: '١٢' is not written in ASCII digits
-    """
-    return int(_ascii(value))
-
-
-def ascii_float(value: Any) -> float:
-    """``float(value)``, for ASCII text only (``'1e-3'``, ``'inf'``; not ``'١.٥'`` or fullwidth ``'８'``).
-
-    >>> ascii_float("1e-3"), ascii_float(2)
-    (0.001, 2.0)
-    """
-    return float(_ascii(value))
-
-
-def _ascii(value: Any) -> Any:
-    if isinstance(value, str) and not value.isascii():
-        raise ValueError(f"{value!r} is not written in ASCII digits")
-    return value
 
 
 def parse_int(text: str, *, flag: str, example: str) -> int:
@@ -370,9 +344,7 @@ def _keyword(name: str, annotation: Any, default: Any) -> inspect.Parameter:
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
 
-def _replace_parameter(
-    command: Any, hidden: str, extra: list[inspect.Parameter], convert: Callable[..., Any]
-) -> Any:
+def _replace_parameter(command: Any, hidden: str, extra: list[inspect.Parameter], convert: Callable[..., Any]) -> Any:
     """``command`` as typer sees it: parameter ``hidden`` replaced by ``extra``, whose values ``convert`` makes it."""
     signature = inspect.signature(command, eval_str=True)
     own = [p for name, p in signature.parameters.items() if name != hidden]

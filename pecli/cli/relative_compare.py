@@ -23,8 +23,8 @@ DEFAULT_LENGTH = 4096
 def _relative_spec(text: str, views: tuple[str, ...]) -> tuple[str, dict[str, Any]] | None:
     """(scheme, full parameters) when ``text`` is a spec of a scheme whose relative view is one of ``views``
     (:attr:`~pecli.schemes.catalog.Scheme.relative`), else None."""
-    from pecli.cli.specs import looks_like_spec, parse_spec
     from pecli.schemes.catalog import resolve
+    from pecli.schemes.specs import looks_like_spec, parse_spec
 
     if not looks_like_spec(text):
         return None

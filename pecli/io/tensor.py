@@ -135,7 +135,6 @@ def read_array(handle: IO[bytes], offset: int, dtype: np.dtype, count: int, name
     array = np.empty(count, dtype)
     handle.seek(offset)
     if handle.readinto(array.view(np.uint8)) != array.nbytes:  # type: ignore[attr-defined]
-
         raise TableFileError(f"{name} ended while it was read (it changed or was cut short)", hint="read it again")
     return array
 

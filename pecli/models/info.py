@@ -25,13 +25,14 @@ from pecli.analysis.stats import itemsize
 from pecli.dtypes import format_bytes
 from pecli.errors import ParameterError
 from pecli.models.directory import ModelTensor, open_model_directory
+from pecli.report import Shown
 from pecli.text import printable
 
 __all__ = ["ModelInfo", "describe_model_directory"]
 
 
 @dataclass(frozen=True)
-class ModelInfo:
+class ModelInfo(Shown):
     """A model directory's position tensors and position settings (or the problem reading them)."""
 
     directory: str

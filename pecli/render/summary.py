@@ -20,6 +20,7 @@ from typing import Any
 
 from pecli.dtypes import format_bytes
 from pecli.errors import Message
+from pecli.report import Shown
 
 __all__ = ["TableSummary", "summary_lines"]
 
@@ -28,7 +29,7 @@ VALUES_LIMIT = 64 << 20
 
 
 @dataclass(frozen=True)
-class TableSummary:
+class TableSummary(Shown):
     """A table's :meth:`~pecli.schemes.spec.TableSpec.summary`, with what is shown after it.
 
     ``details`` are text lines under the summary (timestep's list of t), ``previews`` each part's

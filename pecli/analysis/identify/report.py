@@ -23,13 +23,13 @@ from typing import Any
 
 from pecli.analysis.identify.result import Identification, Recipe
 from pecli.errors import Message
-from pecli.report import render_text
+from pecli.report import Shown, render_text
 
 __all__ = ["IdentifyReport", "render_text"]
 
 
 @dataclass(frozen=True)
-class IdentifyReport:
+class IdentifyReport(Shown):
     """An identification of the table ``source`` (its label); ``command`` spells each recipe."""
 
     found: Identification

@@ -1,4 +1,4 @@
-"""Scheme specs on the command line: ``NAME`` or ``NAME:param=value,…`` (compare's A and B, --properties).
+"""Scheme specs written as text: ``NAME`` or ``NAME:param=value,…`` (compare's A and B, --properties, the Python API).
 
 NAME is a scheme or a preset; values are parsed by the kind of the parameter in
 :data:`pecli.schemes.params.PARAMS`. A comma starts a new parameter only when ``param=`` follows
@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pecli.cli.options import ascii_float, ascii_int
 from pecli.errors import ParameterError, did_you_mean
+from pecli.text import ascii_float, ascii_int
 
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 #: the commas that separate parameters: those followed by ``name=`` (a value may hold other commas)

@@ -1,0 +1,163 @@
+"""The inspecting half as Python: identify, compare, a model's config and a figure, without the shell.
+
+Each function takes tables as numpy arrays (or anything ``numpy.asarray`` takes: a torch tensor on
+the CPU, a list), or as the sources the CLI reads: a file path, a scheme spec (``"rope:base=500000"``),
+a config.json, a model directory, a .gguf file or a cached model id. Results are the objects the CLI
+prints: ``print(result)`` shows the CLI's text, ``result.to_json()`` its ``--json``, and a notebook
+shows them by themselves.
+
+>>> import pecli
+>>> table = pecli.encode(None, 64, 32, preset="fairseq")
+>>> print(pecli.identify(table).found.best.describe())
+sinusoidal (preset fairseq): layout=split freq_shift=1.0 offset=2
+>>> result = pecli.compare(table, "sinusoidal:layout=split,freq_shift=1")
+>>> result.agree, [finding.code for finding in result.result.diagnosis]
+(False, ['positions_shifted'])
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pecli.errors import ParameterError
+
+if TYPE_CHECKING:
+    from pecli.analysis.compare_report import CompareReport
+    from pecli.analysis.identify.report import IdentifyReport
+    from pecli.sources import SourceTable
+
+__all__ = ["compare", "figure", "from_config", "identify"]
+
+
+def _table(value: Any, *, key: str | None = None, length: int | None = None, dim: int | None = None,
+           dtype: str = "float32", label: str = "table") -> SourceTable:  # fmt: skip
+    """``value`` as a resolved table: an array as it is, a string through the CLI's source resolver."""
+    from pecli.sources import SourceTable, resolve
+
+    if isinstance(value, str):
+        from pecli.schemes.specs import looks_like_spec, parse_spec
+
+        if looks_like_spec(value):
+            spec = parse_spec(value)
+            return resolve(spec.scheme or spec.preset or value, preset=spec.preset if spec.scheme else None,
+                           scheme_params=spec.params, length=length, dim=dim, dtype=dtype)  # fmt: skip
+        return resolve(value, key=key, length=length, dtype=dtype)
+    if key is not None:
+        raise ParameterError("key applies to a file or a config, not to an array", hint="drop key")
+    array = np.asarray(value.detach().cpu() if hasattr(value, "detach") else value)
+    return SourceTable(array, label, kind="array")
+
+
+def identify(table: Any, *, key: str | None = None) -> IdentifyReport:
+    """Which known convention produced ``table`` (an array, or a file), and how to write it again.
+
+    >>> import pecli
+    >>> found = pecli.identify(pecli.encode("rope", 32, 16, base=500000.0, part="cos"))
+    >>> found.found.level, found.found.best.params["base"]
+    ('exact', 500000.0)
+    """
+    from pecli.analysis.identify import identify_table
+    from pecli.analysis.identify.report import IdentifyReport
+
+    resolved = _table(table, key=key)
+    return IdentifyReport(identify_table(np.asarray(resolved.array)), resolved.label)
+
+
+def compare(
+    a: Any,
+    b: Any,
+    *,
+    key: str | None = None,
+    key_b: str | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
+    exact: bool = False,
+) -> CompareReport:
+    """How table ``b`` differs from ``a``, with the causes that explain it (``result.result.diagnosis``).
+
+    Either side may be a scheme spec or a model's config (the table ``generate --from-config``
+    writes): its shape and dtype follow the other side. ``key``/``key_b`` pick a file's tensor (or a
+    config's part, ``cos``/``sin``) on side A / B.
+
+    >>> import pecli
+    >>> ours = pecli.encode("rope", 128, 64, part="cos")  # the engine forgot the scaling
+    >>> report = pecli.compare("rope:part=cos,scaling=linear,factor=2", ours)
+    >>> report.agree, report.result.diagnosis[0].code
+    (False, 'unscaled')
+    """
+    from pecli.analysis.compare import Reference, compare_tables
+    from pecli.analysis.compare_report import CompareReport, Side
+
+    computed = [isinstance(side, str) and not _is_file(side) for side in (a, b)]
+    if all(computed):
+        raise ParameterError(
+            "compare needs one table to take the shape from", hint="give an array or a file as one side"
+        )
+    first = None if computed[0] else _table(a, key=key, label="A")
+    second = None if computed[1] else _table(b, key=key_b, label="B")
+    shaped = first if first is not None else second
+    assert shaped is not None
+    rows, width = np.asarray(shaped.array).shape[0], np.asarray(shaped.array).shape[-1]
+    dtype = shaped.dtype_name if shaped.dtype_name in ("float16", "bfloat16", "float32", "float64") else "float64"
+    if first is None:
+        first = _table(a, key=key, length=rows, dim=width, dtype=dtype, label="A")
+    if second is None:
+        second = _table(b, key=key_b, length=rows, dim=width, dtype=dtype, label="B")
+    known = [Reference(t.scheme, t.params) if t.scheme and t.params else None for t in (first, second)]
+    side = 0 if known[0] is not None or known[1] is None else 1
+    result = compare_tables(np.asarray(first.array), np.asarray(second.array), atol=atol, rtol=rtol or 0.0,
+                            exact=exact, reference=known[side], reference_side="ab"[side])  # fmt: skip
+    sides = [Side(t.label, np.asarray(t.array).shape, t.dtype_name) for t in (first, second)]
+    return CompareReport(sides[0], sides[1], result)
+
+
+def _is_file(text: str) -> bool:
+    from pecli.sources import reads_a_file
+
+    return reads_a_file(text)
+
+
+def from_config(source: str, *, length: int | None = None, layer_type: str | None = None,
+                dtype: str = "float32") -> dict[str, np.ndarray]:  # fmt: skip
+    """The tables ``pecli generate --from-config`` writes for a model: ``{name: array}``.
+
+    ``source``: a config.json, a model directory, a .gguf file or a cached model id. A model whose
+    layer types differ (Gemma 3) gives each type's tensors (``full_attention.cos`` …) unless
+    ``layer_type`` picks one.
+
+    >>> import json, os, tempfile, pecli
+    >>> path = os.path.join(tempfile.mkdtemp(), "config.json")
+    >>> with open(path, "w") as file:
+    ...     json.dump({"model_type": "llama", "head_dim": 8, "max_position_embeddings": 16, "rope_theta": 1e4}, file)
+    >>> tables = pecli.from_config(path)
+    >>> {name: table.shape for name, table in tables.items()}
+    {'cos': (16, 8), 'sin': (16, 8)}
+    """
+    from pecli.models.from_config import config_encoding, config_spec
+
+    model = config_encoding(source, layer_type=layer_type, per_layer=True)
+    spec = config_spec(model, length=length, dtype=dtype)
+    return {part.name: part.array() for part in spec.parts()}
+
+
+def figure(table: Any, *, key: str | None = None, title: str | None = None, **style: Any) -> Any:
+    """The heatmap ``pecli plot -o`` saves, as a matplotlib Figure (``figure.savefig(...)`` to keep it).
+
+    ``style``: :func:`pecli.render.image.save_heatmap`'s options (``cmap``, ``vmin``, ``vmax``,
+    ``robust``, ``figsize``, ``dpi``, ``x_label``, ``y_label``).
+
+    >>> import pecli
+    >>> fig = pecli.figure(pecli.encode("sinusoidal", 128, 64), title="sinusoidal")
+    >>> fig.get_axes()[0].get_title()
+    'sinusoidal'
+    """
+    from pecli.render.image import heatmap_figure
+
+    resolved = _table(table, key=key)
+    values = np.asarray(resolved.array, dtype=np.float64)
+    if values.ndim != 2:
+        raise ParameterError(f"figure draws a 2-D table, got shape {values.shape}", hint="pick a 2-D slice")
+    drawn, _ = heatmap_figure(values, title=title if title is not None else resolved.label, **style)
+    return drawn
