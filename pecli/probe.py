@@ -1,0 +1,365 @@
+"""Probes for engine implementers: seeded q and k, and their rotation in a model's own RoPE convention.
+
+A table check passes while an engine's pairing is wrong (labscommunity/cascadia#69: the cos/sin
+values matched, the partner did not): a probe checks the rotation itself. It holds seeded query and
+key vectors (heads × positions × head_dim), the positions (0, 1, the original context ± 1, a few in
+between, the longest), the expected rotated q and k and their attention scores q·k/√head_dim, all in
+the model's convention: its pairing, partial rotary (only the first ``rotary_dim`` columns turn, each
+with its partner within them), frequency scaling and attention factor.
+
+:func:`diagnose_rotated` names what an engine's rotated vectors got wrong, by re-rotating the probe's
+q (or k) with each known mistake (:mod:`pecli.schemes.mistakes`) and keeping those that reproduce them.
+
+>>> probe = make_probe(rotary_spec("rope", dim=64, length=4096), heads=1, positions=[0, 1, 5])
+>>> probe.q.shape, probe.q_rotated.dtype.name, probe.positions.tolist()
+((1, 3, 64), 'float32', [0, 1, 5])
+>>> bool(np.allclose(probe.q_rotated[:, 0], probe.q[:, 0]))  # position 0 turns nothing
+True
+>>> wrong = rotate(probe.spec, probe.q.astype(np.float64), probe.positions, layout="interleaved")
+>>> [found.code for found in diagnose_rotated(probe, wrong)]
+['pairing']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pecli.analysis.diagnosis.finding import Finding
+from pecli.errors import ParameterError
+from pecli.schemes.spec import TableSpec
+
+__all__ = [
+    "PROBE_TENSORS",
+    "Probe",
+    "diagnose_rotated",
+    "head_dim_of",
+    "make_probe",
+    "probe_positions",
+    "rotary_spec",
+    "rotate",
+]
+
+#: the tensors a probe file holds, in order
+PROBE_TENSORS = ("q", "k", "positions", "q_rotated", "k_rotated", "scores")
+
+
+def rotary_spec(
+    reference: str,
+    *,
+    dim: int | None = None,
+    length: int | None = None,
+    preset: str | None = None,
+    scheme_params: Mapping[str, Any] | None = None,
+    layer_type: str | None = None,
+) -> TableSpec:
+    """The rotary convention ``reference`` names: a config.json, a model directory, a cached model id
+    (``org/name``) or a scheme (``rope``, with ``dim``, ``length``, ``preset`` and ``scheme_params``).
+
+    ``length`` is the longest context (default: the model's); the spec's ``part`` is left unset.
+
+    >>> spec = rotary_spec("rope", dim=8, length=16, scheme_params={"base": 500000.0})
+    >>> spec.params["base"], spec.shape
+    (500000.0, (16, 8))
+    """
+    from pecli.models.hub_cache import is_model_id, resolve_model_id
+    from pecli.sources import kind_of_source
+
+    kind = kind_of_source(reference)
+    if kind.reads_a_file and not kind.options and is_model_id(reference):
+        reference, kind = resolve_model_id(reference), kind_of_source(resolve_model_id(reference))
+    if kind.options:  # a config or a model directory
+        from pecli.models.from_config import config_encoding, config_spec
+
+        spec: Any = config_spec(config_encoding(reference, layer_type=layer_type), length=length)
+    elif kind.reads_a_file:
+        raise ParameterError(
+            f"{reference!r} is a table file, not a rotary convention",
+            hint="give a config.json, a model directory, a cached model id or a scheme spec such as 'rope'",
+        )
+    else:
+        spec = TableSpec.resolve(reference, preset, dict(scheme_params or {}), length=length, dim=dim)
+    from pecli.schemes.catalog import get_scheme
+
+    if get_scheme(spec.scheme).kind != "rotary" or "layout" not in spec.params or len(spec.shape) != 2:
+        raise ParameterError(
+            f"{reference!r} is no 1-D rotary encoding ({spec.scheme}): a probe rotates queries and keys by RoPE",
+            hint="give a RoPE model's config.json or a 'rope' spec",
+        )
+    return dataclasses.replace(spec, params={**spec.params, "part": None})
+
+
+def head_dim_of(reference: str, spec: TableSpec) -> int:
+    """The head's width: a config's ``head_dim`` (its table covers the rotary columns only), else the spec's ``dim``.
+
+    >>> head_dim_of("rope", rotary_spec("rope", dim=8, length=4))
+    8
+    """
+    from pecli.models.hub_cache import is_model_id, resolve_model_id
+    from pecli.sources import kind_of_source
+
+    if not kind_of_source(reference).options and is_model_id(reference):
+        reference = resolve_model_id(reference)
+    if not kind_of_source(reference).options:
+        return int(spec.dim or 0)
+    from pecli.models.config import read_config
+    from pecli.models.rope_config import _head_dim
+
+    return max(int(spec.dim or 0), _head_dim(read_config(reference))[0])
+
+
+def probe_positions(spec: TableSpec) -> list[int]:
+    """0, 1, the original context ± 1, the longest position, and a few (geometric) in between.
+
+    The original context is the scaling's ``original_max_position`` when the spec scales, else its length.
+
+    >>> probe_positions(rotary_spec("rope", dim=8, length=4096))
+    [0, 1, 5, 17, 52, 155, 463, 1377, 4095, 4096, 4097]
+    """
+    longest = int(spec.length or 1)
+    original = int(spec.params.get("original_max_position") or longest) if _scales(spec) else longest
+    ends = {0, 1, original - 1, original, original + 1, longest - 1}
+    between = {int(np.rint(x)) - 1 for x in np.geomspace(2, max(original, 4), 8)[1:-1]}
+    last = max(longest - 1, original + 1)
+    return sorted(p for p in ends | between if 0 <= p <= last)
+
+
+def _scales(spec: TableSpec) -> bool:
+    return (spec.params.get("scaling") or "none") != "none"
+
+
+def _rotated_columns(spec: TableSpec) -> int:
+    from pecli.schemes.rope import rotary_dim
+
+    dim = int(spec.dim or 0)
+    if spec.params.get("scaling") == "proportional":  # the whole head turns, the last frequencies at 0
+        return dim
+    return rotary_dim(dim, float(spec.params.get("partial_rotary_factor") or 1.0))
+
+
+def rotate(
+    spec: TableSpec,
+    x: np.ndarray,
+    positions: Sequence[int] | np.ndarray,
+    *,
+    layout: str | None = None,
+    partner_over_head: bool = False,
+    **params: Any,
+) -> np.ndarray:
+    """Rotate ``x`` (…, positions, head_dim) at ``positions`` by ``spec``'s RoPE, in float64.
+
+    The frequencies are those of a batch whose longest position is ``max(positions)`` (dynamic NTK and
+    LongRoPE choose by it, as transformers' ``max(position_ids) + 1``). ``layout`` and ``params``
+    override the spec's (a mistake's variant); ``partner_over_head`` pairs a partial rotary's columns
+    across the whole head (column i with i + head_dim/2), the partial-rotary partner mistake.
+
+    >>> spec = rotary_spec("rope", dim=4, length=8)
+    >>> rotate(spec, np.array([[1.0, 0.0, 0.0, 0.0]]), [1]).round(6).tolist()
+    [[0.540302, 0.0, 0.841471, 0.0]]
+    """
+    from pecli.schemes.rope import apply_rotary
+
+    positions = np.asarray(positions, dtype=np.int64)
+    all_params = {**spec.params, **params}
+    layout = layout or all_params["layout"]
+    table = dataclasses.replace(spec, length=int(positions.max()) + 1, dtype="float64")
+    cos, sin = (
+        np.stack([
+            dataclasses.replace(table, params={**all_params, "part": part}).rows(range(p, p + 1))[0]
+            for p in positions.tolist()
+        ])
+        for part in ("cos", "sin")
+    )  # fmt: skip
+    if layout != all_params["layout"]:  # the same frequencies, paired the other way
+        cos, sin = (_relayout(values, all_params["layout"], layout, _rotated_columns(spec)) for values in (cos, sin))
+    x = np.asarray(x, dtype=np.float64)
+    passed = x.shape[-1] - cos.shape[1]  # a config's table covers the rotary columns only: the rest pass
+    cos, sin = np.pad(cos, ((0, 0), (0, passed)), constant_values=1.0), np.pad(sin, ((0, 0), (0, passed)))
+    turned = x.shape[-1] if partner_over_head else _rotated_columns(dataclasses.replace(spec, params=all_params))
+    out = x.copy()
+    out[..., :turned] = apply_rotary(x[..., :turned], cos[:, :turned], sin[:, :turned], layout=layout)
+    return out
+
+
+def _relayout(values: np.ndarray, source: str, target: str, rotated: int) -> np.ndarray:
+    """A cos/sin table's rotated columns moved from one pairing's placement to the other's."""
+    out = values.copy()
+    freqs = values[:, : rotated // 2] if source == "half" else values[:, 0:rotated:2]
+    if target == "half":
+        out[:, :rotated] = np.concatenate([freqs, freqs], axis=1)
+    else:
+        out[:, :rotated] = np.repeat(freqs, 2, axis=1)
+    return out
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Seeded q and k, their positions, and the expected rotated q, k and scores (float32; see the module)."""
+
+    spec: TableSpec
+    seed: int
+    positions: np.ndarray  #: (positions,) int64
+    q: np.ndarray  #: (heads, positions, head_dim) float32
+    k: np.ndarray
+    q_rotated: np.ndarray
+    k_rotated: np.ndarray
+    scores: np.ndarray  #: (heads, positions, positions): q_rotated · k_rotated / √head_dim
+
+    def tensors(self) -> dict[str, np.ndarray]:
+        """The probe's tensors by name (:data:`PROBE_TENSORS`)."""
+        return {name: getattr(self, name) for name in PROBE_TENSORS}
+
+    def metadata(self) -> dict[str, str]:
+        """String pairs for the file's header: the convention (the spec's record) and how the probe was made."""
+        heads, _, dim = self.q.shape
+        return {
+            **self.spec.metadata(),
+            "probe": "rotary",
+            "probe.seed": str(self.seed),
+            "probe.heads": str(heads),
+            "probe.positions": ",".join(str(int(p)) for p in self.positions),
+            "probe.layout": str(self.spec.params["layout"]),
+            "probe.rotary_dim": str(_rotated_columns(self.spec)),
+            "probe.head_dim": str(dim),
+            "probe.scores": f"q_rotated · k_rotated / sqrt({dim})",
+            "probe.values": "float64 rotation, rounded once to float32; q, k ~ N(0, 1) from numpy's default_rng(seed)",
+        }
+
+
+def make_probe(
+    spec: TableSpec,
+    *,
+    heads: int = 2,
+    seed: int = 0,
+    positions: Sequence[int] | None = None,
+    head_dim: int | None = None,
+) -> Probe:
+    """Seeded q and k (``heads`` × positions × ``head_dim``) and their rotation by ``spec`` (see :func:`rotary_spec`).
+
+    ``head_dim`` (default: the spec's ``dim``) may be wider than the spec's table: the columns past it pass.
+
+    >>> probe = make_probe(rotary_spec("rope", dim=8, length=64), heads=2, seed=1)
+    >>> probe.scores.shape, probe.positions[[0, -1]].tolist()
+    ((2, 11, 11), [0, 65])
+    """
+    if heads < 1:
+        raise ParameterError(f"{{heads}} must be a positive integer, got {heads}", hint="e.g. {heads=2}")
+    chosen = np.asarray(probe_positions(spec) if positions is None else positions, dtype=np.int64)
+    if chosen.ndim != 1 or not len(chosen) or (chosen < 0).any():
+        raise ParameterError("{positions} must be a non-empty list of positions ≥ 0", hint="e.g. {positions=0,1,4096}")
+    rng = np.random.default_rng(seed)
+    shape = (heads, len(chosen), int(head_dim or spec.dim or 0))
+    q, k = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+    q_rotated, k_rotated = (rotate(spec, x, chosen) for x in (q, k))
+    scores = np.einsum("hpd,hsd->hps", q_rotated, k_rotated) / math.sqrt(shape[2])
+    f32 = np.float32
+    return Probe(spec, seed, chosen, q, k, q_rotated.astype(f32), k_rotated.astype(f32), scores.astype(f32))
+
+
+def _variants(probe: Probe) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+    """(code, sentence, ``rotate`` overrides, figures) for each known mistake of the probe's convention."""
+    from pecli.schemes.catalog import get_scheme
+
+    spec, params = probe.spec, probe.spec.params
+    mistakes = get_scheme(spec.scheme).known_mistakes(params)
+    layout, dim, rotated = params["layout"], probe.q.shape[-1], _rotated_columns(spec)
+    other = "interleaved" if layout == "half" else "half"
+    names = {"half": "halves (NeoX, rotate_half)", "interleaved": "adjacent pairs (GPT-J, rotate every two)"}
+    found: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
+        ("pairing", f"the pairing differs: the reference pairs {names[layout]}, the rotation {names[other]}",
+         {"layout": other}, {"reference_pairing": layout, "pairing": other}),
+    ]  # fmt: skip
+    if rotated < dim:
+        found.append((
+            "partial_rotary_partner",
+            f"partial rotary: only the first {rotated} of {dim} columns turn, each with its partner among them; "
+            f"the rotation paired them across the whole head (column i with i + {dim // 2})",
+            {"partner_over_head": True}, {"rotary_columns": rotated, "head_dim": dim},
+        ))  # fmt: skip
+    if mistakes is None:
+        return found
+    if mistakes.unscaled:
+        found.append((
+            "unscaled",
+            f"the frequency scaling ({params.get('scaling')}) is not applied: the rotation is the unscaled RoPE "
+            f"of base {params.get(mistakes.base)}", dict(mistakes.unscaled), {"scaling": params.get("scaling")},
+        ))  # fmt: skip
+    if params.get("apply_attention_factor"):
+        found.append(("constant_factor", "the attention factor is not applied",
+                      {"apply_attention_factor": False}, {"attention_factor": "not applied"}))  # fmt: skip
+    for code, what, changes in mistakes.swaps:
+        found.append((code, what, dict(changes), {}))
+    base = params.get(mistakes.base) if mistakes.base else None
+    if base:
+        for other_base in (10000.0, 500000.0, 1000000.0, 5000000.0, 50000.0, 100000.0):
+            if abs(other_base - float(base)) > 1e-9:
+                found.append(("base_differs", f"the base differs: the reference's is {float(base):g}, "
+                              f"the rotation's {other_base:g}", {mistakes.base: other_base},
+                              {"reference_base": float(base), "base": other_base}))  # fmt: skip
+    return found
+
+
+def diagnose_rotated(probe: Probe, actual: Any, *, which: str = "q", tolerance: float | None = None) -> list[Finding]:
+    """The known mistakes that reproduce ``actual`` (an engine's rotated ``which``: ``q`` or ``k``) from the probe.
+
+    Each finding names the mistake with its evidence (``residual``: max |variant − actual|). Tried: the
+    other pairing, a partial rotary's partner across the whole head, the frequency scaling left out,
+    the attention factor left out, applied twice or inverted, LongRoPE's other factor set, positions
+    off by one, and other usual bases. An empty list: no known mistake explains the difference.
+    """
+    actual = np.asarray(actual, dtype=np.float64)
+    vectors = np.asarray(getattr(probe, which), dtype=np.float64)
+    expected = np.asarray(getattr(probe, f"{which}_rotated"), dtype=np.float64)
+    if actual.shape != expected.shape:
+        return []
+    scale = max(1.0, float(np.abs(expected).max(initial=0.0)))
+    tolerance = 2e-5 * scale if tolerance is None else tolerance
+    findings: list[Finding] = []
+
+    def kept(code: str, message: str, variant: np.ndarray, figures: dict[str, Any]) -> None:
+        if float(np.abs(variant - expected).max(initial=0.0)) <= tolerance:
+            return  # this mistake changes nothing at the probe's positions: it explains no difference
+        off = float(np.abs(variant - actual).max(initial=0.0))
+        if off <= tolerance:
+            findings.append(Finding(code, message, {**figures, "residual": off}))
+
+    for code, message, overrides, figures in _variants(probe):
+        try:
+            variant = rotate(probe.spec, vectors, probe.positions, **overrides)
+        except ParameterError:
+            continue
+        kept(code, message, variant, figures)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        _factor_findings(probe, expected, actual, tolerance, kept)
+    for shift in (1, -1):
+        shifted = probe.positions + shift
+        if (shifted >= 0).all():
+            kept("positions_shifted", f"positions off by one: the rotation used position p{shift:+d} for position p",
+                 rotate(probe.spec, vectors, shifted), {"shift": shift})  # fmt: skip
+    best: dict[str, Finding] = {}
+    for found in sorted(findings, key=lambda found: found.figures["residual"]):
+        best.setdefault(found.code, found)
+    return list(best.values())
+
+
+def _factor_findings(probe: Probe, expected: np.ndarray, actual: np.ndarray, tolerance: float, kept: Any) -> None:
+    """A constant factor between expected and actual, named by the convention's known factors."""
+    from pecli.schemes.catalog import get_scheme
+
+    norm = float((expected * expected).sum())
+    if norm == 0:
+        return
+    factor = float((expected * actual).sum()) / norm
+    if abs(factor - 1.0) < 1e-6 or not np.isfinite(factor):
+        return
+    mistakes = get_scheme(probe.spec.scheme).known_mistakes(probe.spec.params)
+    named = {} if mistakes is None else dict(mistakes.factors)
+    name = next((what for what, value in named.items() if abs(value - factor) <= 1e-4 * abs(value)), None)
+    what = f": {name}" if name else ""
+    message = f"the rotation is the reference times {factor:.6g}{what}"
+    kept("constant_factor", message, factor * expected, {"factor": factor})
