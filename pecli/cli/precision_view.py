@@ -23,7 +23,7 @@ def _spec(source: str, *, preset: str | None, scheme_params: dict[str, Any], len
     """The table ``source`` names (a scheme or ``NAME:param=value,…``), with the command line's parameters."""
     from pecli.cli.inputs import is_file_input
     from pecli.cli.specs import looks_like_spec, parse_spec
-    from pecli.schemes.catalog import get_scheme
+    from pecli.schemes.catalog import resolve
     from pecli.schemes.spec import TableSpec
 
     if is_file_input(source):
@@ -38,17 +38,18 @@ def _spec(source: str, *, preset: str | None, scheme_params: dict[str, Any], len
         if parsed.preset is not None and preset is not None:
             raise ParameterError(f"{source!r} names a preset and so does --preset", hint="give one of them")
         scheme, preset, params = parsed.scheme, parsed.preset or preset, {**parsed.params, **scheme_params}
+    arithmetic = params.pop("arithmetic", None) or DEFAULT_ARITHMETIC
+    resolved, _ = resolve(scheme, preset, params)
+    if not resolved.arithmetics:
+        raise ParameterError(
+            f"--view precision needs a scheme computed in an arithmetic; {resolved.name!r} is float64 only",
+            hint="use rope, sinusoidal or timestep",
+        )
     if dim is None:
         raise ParameterError("missing --d", hint="e.g. --d 128")
     if length is None:
         raise ParameterError("missing --len", hint="e.g. --len 32768")
-    arithmetic = params.pop("arithmetic", None) or DEFAULT_ARITHMETIC
     spec = TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype="float64")
-    if not get_scheme(spec.scheme).arithmetics:
-        raise ParameterError(
-            f"--view precision needs a scheme computed in an arithmetic; {spec.scheme!r} is float64 only",
-            hint="use rope, sinusoidal or timestep",
-        )
     if arithmetic == "float64":
         raise ParameterError("float64 is the reference: it has no error to show", hint="--arithmetic bfloat16")
     return spec.check(), arithmetic

@@ -123,8 +123,7 @@ def precision_chart(errors: PrecisionErrors, *, width: int, height: int, color: 
     floor = error_floor(errors)
     logs = np.log10(np.maximum(errors.heatmap, floor))
     summary = [
-        "max |error| per arithmetic: "
-        + ", ".join(f"{name} {value:.3g}" for name, value in errors.max_error.items()),
+        "max |error| per arithmetic: " + ", ".join(f"{name} {value:.3g}" for name, value in errors.max_error.items()),
         _alias_label(errors) if errors.alias_position is not None else f"{errors.arithmetic}: no aliasing",
     ]
     # the heatmap's rows are log-spaced bins its labels count: say the position each labelled row starts at
