@@ -90,7 +90,7 @@ def save_precision(
     if alias is not None and alias < errors.offset + errors.length:
         for axes in (top, bottom):
             axes.axvline(alias, color="tab:cyan", linestyle="--", linewidth=1)
-        bottom.text(alias, 0.62, f" {_alias_label(errors)}", transform=bottom.get_xaxis_transform(),
+        bottom.text(alias, 0.3, f" {_alias_label(errors)}", transform=bottom.get_xaxis_transform(),
                     va="center", fontsize="small", color="tab:cyan")  # fmt: skip
     bottom.set_yscale("log")
     bottom.set_xscale("log")
@@ -141,7 +141,7 @@ def precision_chart(errors: PrecisionErrors, *, width: int, height: int, color: 
         width=width,
         height=max(6, height - len(summary)),
         color=color,
-        x_label="Column (dimension)",
+        x_label=f"Column (dimension); colour: log10 |{errors.arithmetic} − float64|",
         y_label="position bin (log-spaced)",
         title=title,
         vmin=float(np.log10(floor)),
