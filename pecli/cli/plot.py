@@ -112,7 +112,9 @@ def plot(
         typer.Option(
             "--view",
             help="wavelength: RoPE's wavelength per frequency pair before and after --scaling; pca: a trained "
-            "table's positions on their first two principal components (--json: the numbers).",
+            "table's positions on their first two principal components; precision: the error of a rope, sinusoidal or "
+            "timestep table computed in --arithmetic (default bfloat16) against float64, by position and column, "
+            "where positions alias, and float32/bfloat16/float16 side by side (--json: the numbers).",
             metavar="VIEW",
         ),
     ] = None,
@@ -169,6 +171,13 @@ def plot(
         check_terminal_size(width, height)
         if output is not None and not terminal and (width is not None or height is not None):
             raise ParameterError("--width/--height size the terminal chart", hint="drop them, or drop -o")
+        if view == "precision":
+            from pecli.cli.precision_view import plot_precision
+
+            plot_precision(out, source, output=output, title=title, preset=preset, scheme_params=scheme_params or {},
+                           length=length, dim=d, terminal=terminal, dpi=style.dpi,
+                           figsize=style.figsize or (8.0, 7.0), size=(width, height))  # fmt: skip
+            return
         plot_wavelengths(out, source, output=output, title=title, preset=preset, scheme_params=scheme_params or {},
                          length=length, dim=d, dpi=style.dpi, figsize=style.figsize or (8.0, 5.0),
                          size=(width, height))  # fmt: skip

@@ -15,7 +15,7 @@ from pecli.errors import ParameterError
 __all__ = ["VIEWS", "check_view", "plot_wavelengths", "rope_wavelength_input"]
 
 #: the views ``plot --view`` draws besides the table itself
-VIEWS = ("wavelength", "pca")
+VIEWS = ("wavelength", "pca", "precision")
 
 
 def check_view(view: str | None, *, json_output: bool, unused: dict[str, Any]) -> None:
@@ -25,13 +25,13 @@ def check_view(view: str | None, *, json_output: bool, unused: dict[str, Any]) -
     ...     check_view(None, json_output=True, unused={})
     ... except ParameterError as error:
     ...     print(error.message)
-    --json applies to plot --view wavelength or --view pca
+    --json applies to plot --view wavelength, pca or precision
     """
     if view is None:
         if json_output:
             raise ParameterError(
-                "--json applies to plot --view wavelength or --view pca",
-                hint="drop --json, or add --view wavelength (RoPE) or --view pca (a trained table)",
+                "--json applies to plot --view wavelength, pca or precision",
+                hint="drop --json, or add --view wavelength (RoPE), --view pca (a trained table) or --view precision",
             )
         return
     if view not in VIEWS:

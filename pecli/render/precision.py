@@ -1,0 +1,151 @@
+"""The picture of what precision costs: a table's error in reduced arithmetic against float64.
+
+An image (matplotlib, Agg, no pyplot) and a terminal view of a
+:class:`pecli.analysis.precision.PrecisionErrors`: the |error| per position bin and column on a log
+colour scale, and under it the largest |error| per position of each reduced arithmetic on a log
+axis, positions on a log axis in both, the first position that aliases marked.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pecli.render.image import image_format, note_in_figure, save_figure, set_title
+
+if TYPE_CHECKING:
+    from pecli.analysis.precision import PrecisionErrors
+
+__all__ = ["error_floor", "precision_chart", "save_precision"]
+
+_COLORS = {"float32": "tab:blue", "bfloat16": "tab:red", "float16": "tab:orange"}
+
+
+def error_floor(errors: PrecisionErrors) -> float:
+    """The lowest |error| drawn: the smallest nonzero error seen (an exact 0 is drawn at it).
+
+    >>> from pecli.analysis.precision import precision_errors
+    >>> from pecli.schemes.spec import TableSpec
+    >>> errors = precision_errors(TableSpec.resolve("rope", None, {}, length=64, dim=4), "float32")
+    >>> 0 < error_floor(errors) < 1e-6
+    True
+    """
+    values = errors.heatmap[np.isfinite(errors.heatmap) & (errors.heatmap > 0)]
+    return float(values.min()) if values.size else 1e-12
+
+
+def _alias_label(errors: PrecisionErrors) -> str:
+    return f"{errors.arithmetic} positions alias from {errors.alias_position}"
+
+
+def save_precision(
+    errors: PrecisionErrors,
+    path: str,
+    *,
+    title: str,
+    dpi: float = 100,
+    figsize: tuple[float, float] = (8, 7),
+) -> None:
+    """Draw the error heatmap and the max error per position (each reduced arithmetic) into ``path``.
+
+    Example:
+        >>> import os, tempfile
+        >>> from pecli.analysis.precision import precision_errors
+        >>> from pecli.schemes.spec import TableSpec
+        >>> path = os.path.join(tempfile.mkdtemp(), "precision.png")
+        >>> spec = TableSpec.resolve("rope", None, {}, length=512, dim=16)
+        >>> save_precision(precision_errors(spec, "bfloat16"), path, title="rope bfloat16")
+        >>> os.path.getsize(path) > 0
+        True
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import LogNorm
+    from matplotlib.figure import Figure
+
+    image_format(path)
+    figure = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+    floor = error_floor(errors)
+    # positions on a log axis start at 1: row 0's bin is drawn from 0.5
+    edges = np.maximum(errors.bin_edges + errors.offset, 0.5).astype(float)
+    cells = np.ma.masked_invalid(np.maximum(errors.heatmap, floor)).T
+    high = max(float(np.nanmax(errors.heatmap)) if np.isfinite(errors.heatmap).any() else floor, floor * 10)
+    mesh = top.pcolormesh(edges, np.arange(errors.dim + 1) - 0.5, cells, cmap="magma",
+                          norm=LogNorm(vmin=floor, vmax=high), shading="flat", rasterized=True)  # fmt: skip
+    colourbar = figure.colorbar(mesh, ax=top)
+    colourbar.set_label(f"|{errors.arithmetic} − float64| (log scale)")
+    top.set_xscale("log")
+    top.set_ylabel("Column (dimension)")
+    top.set_ylim(errors.dim - 0.5, -0.5)
+    centres = np.sqrt(edges[:-1] * edges[1:])
+    for name, values in errors.bin_max.items():
+        chosen = name == errors.arithmetic
+        bottom.plot(centres, np.maximum(values, floor), color=_COLORS.get(name, "0.3"),
+                    linewidth=1.8 if chosen else 1.0, alpha=1.0 if chosen else 0.7,
+                    label=f"{name} (max {errors.max_error[name]:.3g})")  # fmt: skip
+    alias = errors.alias_position
+    if alias is not None and alias < errors.offset + errors.length:
+        for axes in (top, bottom):
+            axes.axvline(alias, color="tab:cyan", linestyle="--", linewidth=1)
+        bottom.text(alias, 0.3, f" {_alias_label(errors)}", transform=bottom.get_xaxis_transform(),
+                    va="center", fontsize="small", color="tab:cyan")  # fmt: skip
+    bottom.set_yscale("log")
+    bottom.set_xscale("log")
+    bottom.set_xlim(edges[0], edges[-1])
+    bottom.set_xlabel("Position (log scale)")
+    bottom.set_ylabel("Max |error| over columns")
+    bottom.grid(True, which="major", linewidth=0.3, alpha=0.5)
+    bottom.legend(loc="lower right", fontsize="small")
+    set_title(top, title, figsize[0])
+    note = errors.sampling_note()
+    if note is not None:
+        note_in_figure(figure, note)
+    save_figure(figure, path, dpi)
+
+
+def precision_chart(errors: PrecisionErrors, *, width: int, height: int, color: str, title: str | None = None) -> str:
+    """The terminal view: the heatmap of log10 |error| (columns across, position bins down), a line
+    per reduced arithmetic with its largest error, and where positions alias.
+
+    Example:
+        >>> from pecli.analysis.precision import precision_errors
+        >>> from pecli.schemes.spec import TableSpec
+        >>> errors = precision_errors(TableSpec.resolve("rope", None, {}, length=512, dim=8), "bfloat16")
+        >>> chart = precision_chart(errors, width=60, height=20, color="none")
+        >>> "positions alias from 257" in chart, len(chart.splitlines()) <= 20
+        (True, True)
+    """
+    from pecli.render.terminal import heatmap
+
+    floor = error_floor(errors)
+    logs = np.log10(np.maximum(errors.heatmap, floor))
+    summary = [
+        "max |error| per arithmetic: " + ", ".join(f"{name} {value:.3g}" for name, value in errors.max_error.items()),
+        _alias_label(errors) if errors.alias_position is not None else f"{errors.arithmetic}: no aliasing",
+    ]
+    # the heatmap's rows are log-spaced bins its labels count: say the position each labelled row starts at
+    starts = errors.bin_positions
+    step = 50 if len(starts) > 100 else 10
+    mapping = "rows are log-spaced position bins: " + ", ".join(
+        f"row {row} = p {int(starts[row])}" for row in range(0, len(starts), step))  # fmt: skip
+    note = errors.sampling_note()
+    summary = [line for text in [*summary, mapping, *([note] if note else [])]
+               for line in textwrap.wrap(text, width, subsequent_indent="  ")]  # fmt: skip
+    # rows are log-spaced position bins: label each by its first position (start, step) cannot say it,
+    # so the caption names the bins and the summary the positions that matter
+    chart = heatmap(
+        logs,
+        width=width,
+        height=max(6, height - len(summary)),
+        color=color,
+        x_label=f"Column (dimension); colour: log10 |{errors.arithmetic} − float64|",
+        y_label="position bin (log-spaced)",
+        title=title,
+        vmin=float(np.log10(floor)),
+        vmax=float(np.nanmax(logs)),
+        cmap="magma",
+    )
+    return "\n".join([chart, *summary])
