@@ -69,3 +69,15 @@ def test_diagnosis_of_two_rows_of_ten_thousand_columns_is_small(tmp_path):
     assert done.returncode == 1, done.stderr
     assert "[9999, 9998, 9997" in done.stdout
     assert peak < _BASELINE_MB + 100, f"peak {peak:.0f} MB"
+
+
+def test_compare_with_a_spec_too_large_is_refused_before_work(tmp_path):
+    """--d 2**63 was a ValueError (exit 3): refused with the size, exit 2, one line, nothing computed."""
+    done, peak = run_measured(
+        "compare", "sinusoidal", "sinusoidal", "--d", "9223372036854775808", "--len", "2", cwd=str(tmp_path)
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "TiB" in lines[0] and "2 × 9223372036854775808" in lines[0]
+    assert "Traceback" not in done.stderr
+    assert peak < _BASELINE_MB + 50
