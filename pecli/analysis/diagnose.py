@@ -15,14 +15,19 @@ the known ones.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Diagnosis", "diagnose", "named_permutations"]
+__all__ = ["Diagnosis", "diagnose", "named_permutations", "permutation_name"]
 
 #: rows used to match columns (the verification then uses every row)
 _MATCH_ROWS = 4096
+#: columns of A tried for one column of B whose keys fall in its window before giving up
+_MATCH_TRIES = 64
+#: values per block when columns are compared (float64: 8 MiB)
+_BLOCK_VALUES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -45,57 +50,122 @@ def named_permutations(dim: int) -> dict[tuple[int, ...], str]:
     """
     if dim % 2 or dim < 4:
         return {}
-    evens, odds = list(range(0, dim, 2)), list(range(1, dim, 2))
-    half = dim // 2
-
-    def inverse(perm: list[int]) -> tuple[int, ...]:
-        return tuple(int(i) for i in np.argsort(perm))
-
-    split_of_interleaved = evens + odds
-    swapped_split_of_interleaved = odds + evens
-    named = (
-        (
-            split_of_interleaved,
-            "A interleaved [sin, cos, …], B split [sin … | cos …]: B holds A's even columns, then its odd columns",
-        ),
-        (inverse(split_of_interleaved), "A split [sin … | cos …], B interleaved [sin, cos, …]"),
-        (
-            [j + 1 if j % 2 == 0 else j - 1 for j in range(dim)],
-            "the sin/cos order (interleaved layout): each adjacent pair of columns swapped",
-        ),
-        (list(range(half, dim)) + list(range(half)), "the sin/cos order (split layout): the two halves swapped"),
-        (
-            swapped_split_of_interleaved,
-            "A interleaved, B split with the other sin/cos order: B holds A's odd columns, then its even columns",
-        ),
-        (inverse(swapped_split_of_interleaved), "A split, B interleaved with the other sin/cos order"),
-    )
     permutations: dict[tuple[int, ...], str] = {}
-    for perm, meaning in named:  # at d = 4 a reordering can be its own inverse: the first meaning stays
-        permutations.setdefault(tuple(perm), meaning)
+    for perm, meaning in _named(dim):  # at d = 4 a reordering can be its own inverse: the first meaning stays
+        permutations.setdefault(tuple(int(i) for i in perm), meaning)
     return permutations
 
 
-def _match_columns(a: np.ndarray, b: np.ndarray, tolerance: float) -> list[int] | None:
-    """A permutation ``perm`` with ``b ≈ a[:, perm]`` within ``tolerance`` (max abs), or None."""
-    sample_a, sample_b = a[:_MATCH_ROWS], b[:_MATCH_ROWS]
-    squared = (
-        np.einsum("ij,ij->j", sample_a, sample_a)[:, None]
-        + np.einsum("ij,ij->j", sample_b, sample_b)[None, :]
-        - 2.0 * (sample_a.T @ sample_b)
+def _named(dim: int) -> Iterator[tuple[np.ndarray, str]]:
+    """The reorderings of :func:`named_permutations`, as arrays, one at a time."""
+    if dim % 2 or dim < 4:
+        return
+    columns = np.arange(dim)
+    evens, odds = columns[0::2], columns[1::2]
+    half = dim // 2
+    split_of_interleaved = np.concatenate([evens, odds])
+    swapped_split_of_interleaved = np.concatenate([odds, evens])
+    yield (
+        split_of_interleaved,
+        "A interleaved [sin, cos, …], B split [sin … | cos …]: B holds A's even columns, then its odd columns",
     )
-    limit = len(sample_a) * tolerance**2 + 1e-12 * max(1.0, float(np.abs(squared).max()))
-    used = np.zeros(a.shape[1], dtype=bool)
-    permutation = []
-    for column in range(b.shape[1]):
-        order = np.argsort(squared[:, column], kind="stable")
-        choice = next((int(i) for i in order if not used[i]), None)
-        if choice is None or squared[choice, column] > limit:
-            return None
-        used[choice] = True
-        permutation.append(choice)
-    if np.abs(a[:, permutation] - b).max() > tolerance:
+    yield np.argsort(split_of_interleaved), "A split [sin … | cos …], B interleaved [sin, cos, …]"
+    yield (
+        columns ^ 1,
+        "the sin/cos order (interleaved layout): each adjacent pair of columns swapped",
+    )
+    yield np.roll(columns, -half), "the sin/cos order (split layout): the two halves swapped"
+    yield (
+        swapped_split_of_interleaved,
+        "A interleaved, B split with the other sin/cos order: B holds A's odd columns, then its even columns",
+    )
+    yield np.argsort(swapped_split_of_interleaved), "A split, B interleaved with the other sin/cos order"
+
+
+def permutation_name(permutation: list[int]) -> str | None:
+    """What a column reordering means when it is one of :func:`named_permutations`, else None
+    (linear in the width: no tuple or dict of every reordering).
+
+    >>> permutation_name([2, 3, 0, 1])
+    'the sin/cos order (split layout): the two halves swapped'
+    >>> permutation_name([0, 1, 3, 2]) is None
+    True
+    """
+    wanted = np.asarray(permutation)
+    return next((meaning for perm, meaning in _named(len(wanted)) if np.array_equal(perm, wanted)), None)
+
+
+def _match_columns(a: np.ndarray, b: np.ndarray, tolerance: float) -> list[int] | None:
+    """A permutation ``perm`` with ``b ≈ a[:, perm]`` within ``tolerance`` (max abs), or None.
+
+    Near-linear in the table, never a d × d matrix: each column is keyed by a fixed random
+    projection of its first rows. Columns that agree have keys within ``tolerance · Σ|w|``: the
+    columns are paired in the order of their keys, and when that fails, each of ``b``'s columns
+    takes the nearest unused column of ``a`` among those whose keys fall in its window.
+
+    >>> a = np.arange(12.0).reshape(3, 4)
+    >>> _match_columns(a, a[:, [2, 0, 3, 1]], 1e-9)
+    [2, 0, 3, 1]
+    """
+    sample_a, sample_b = a[:_MATCH_ROWS], b[:_MATCH_ROWS]
+    weights = np.random.default_rng(0).uniform(0.5, 1.5, size=len(sample_a))
+    key_a, key_b = weights @ sample_a, weights @ sample_b
+    order = np.argsort(key_a, kind="stable")
+    by_rank = np.empty(len(order), dtype=np.intp)
+    by_rank[np.argsort(key_b, kind="stable")] = order
+    if _columns_within(sample_a, sample_b, by_rank, tolerance):
+        permutation: list[int] | None = [int(i) for i in by_rank]
+    else:
+        permutation = _nearest_in_window(sample_a, sample_b, key_a, key_b, order, tolerance, weights)
+    if permutation is None or not _columns_within(a, b, np.asarray(permutation), tolerance):
         return None
+    return permutation
+
+
+def _columns_within(a: np.ndarray, b: np.ndarray, permutation: np.ndarray, tolerance: float) -> bool:
+    """Whether ``|a[:, permutation] − b| <= tolerance`` everywhere, in blocks of columns."""
+    step = max(1, _BLOCK_VALUES // max(1, len(a)))
+    return all(
+        np.abs(a[:, permutation[start : start + step]] - b[:, start : start + step]).max(initial=0.0) <= tolerance
+        for start in range(0, b.shape[1], step)
+    )
+
+
+def _nearest_in_window(
+    sample_a: np.ndarray,
+    sample_b: np.ndarray,
+    key_a: np.ndarray,
+    key_b: np.ndarray,
+    order: np.ndarray,
+    tolerance: float,
+    weights: np.ndarray,
+) -> list[int] | None:
+    """Greedy matching: each column of B the nearest unused column of A whose key is in its window."""
+    scale = float(weights.sum())
+    slack = tolerance * scale + 1e-12 * scale * max(1.0, float(np.abs(sample_a).max(initial=0.0)))
+    sorted_keys = key_a[order]
+    lows = np.searchsorted(sorted_keys, key_b - slack, side="left")
+    highs = np.searchsorted(sorted_keys, key_b + slack, side="right")
+    following = np.arange(len(order) + 1)  # the next unused index in key order (union-find, path halving)
+
+    def next_unused(index: int) -> int:
+        while following[index] != index:
+            following[index] = following[following[index]]
+            index = int(following[index])
+        return index
+
+    permutation = []
+    for column in range(sample_b.shape[1]):
+        index, tries, choice, nearest = next_unused(int(lows[column])), 0, -1, np.inf
+        while index < highs[column] and tries < _MATCH_TRIES:
+            off = float(np.abs(sample_a[:, order[index]] - sample_b[:, column]).max(initial=0.0))
+            if off <= tolerance and off < nearest:
+                choice, nearest = index, off
+            index, tries = next_unused(index + 1), tries + 1
+        if choice < 0:
+            return None
+        following[choice] = choice + 1
+        permutation.append(int(order[choice]))
     return permutation
 
 
@@ -119,7 +189,7 @@ def _describe(shift: int, permutation: list[int] | None, shared: int) -> str:
             f"position{'s' if abs(shift) > 1 else ''} {later} (an offset), over the {shared} rows both cover"
         )
     if permutation is not None:
-        named = named_permutations(len(permutation)).get(tuple(permutation))
+        named = permutation_name(permutation)
         if named:
             parts.append(f"the columns are permuted: {named}")
         else:

@@ -225,6 +225,14 @@ def _load_pair(
         else:
             other_dtype = "float32"
             shape = require_shape(length, d)
+        from pecli.memory import check_fits_in_memory
+
+        # before any work: the spec's table is computed in float64 (issue 30: --d 2**63 was a ValueError)
+        check_fits_in_memory(
+            _WORKING_COPIES * 8 * shape[0] * shape[1],
+            what=f"comparison with the {shape[0]} × {shape[1]} table of {spec.text}",
+            hint="compare at a smaller --len or --d",
+        )
         table = spec.table(length=shape[0], dim=shape[1], dtype=dtype or other_dtype)
         parts = table.parts()
         if pairs[1 - side] is not None and len(parts) > 1:  # the spec's parts side by side, as the file's
@@ -308,6 +316,8 @@ def _side_by_side(cos: Any, sin: Any) -> Any:
     return InputTable(array, pair_label(cos, sin), cos.metadata, cos.source, dtype=cos.dtype)
 
 
+#: float64 tables a comparison with a spec holds at once (both sides, their difference, a variant)
+_WORKING_COPIES = 4
 #: two files whose tables together pass this in float64 are compared in row chunks, never loaded whole
 STREAM_BYTES = 1 << 30
 #: rows of each table held at once while streaming (float64 bytes of one chunk)

@@ -78,7 +78,7 @@ def _shift_or_permutation(a: np.ndarray, b: np.ndarray, tolerance: float) -> Fin
             figures,
         )
     width = len(found.permutation)
-    if found.shift == 0 and found.permutation == list(range(width // 2, width)) + list(range(width // 2)):
+    if found.shift == 0 and np.array_equal(found.permutation, np.roll(np.arange(width), -(width // 2))):
         return Finding(
             "flip_sin_to_cos",
             "the sin and cos halves are swapped: flip_sin_to_cos differs (diffusers' get_timestep_embedding)",
