@@ -321,12 +321,14 @@ def test_sincos2d_every_preset_grid_from_the_token_count(preset, cls_token, cli,
     np.testing.assert_array_equal(_reproduce(cli, tmp_path, reproduce(found)), table)
 
 
+@pytest.mark.parametrize("layout", ["mkocabas", "uber"])
 @pytest.mark.parametrize("dim", [2, 3])
-def test_coordconv_grids(dim, cli, tmp_path):
-    table = pecli.encode("coordconv", None, dim, grid="5,7")
+def test_coordconv_grids(dim, layout, cli, tmp_path):
+    table = pecli.encode("coordconv", None, dim, grid="5,7", layout=layout)
     found = identify_table(table)
     assert found.level == "exact" and found.best.scheme == "coordconv" and found.best.params["grid"] == "5,7"
-    assert reproduce(found) == f"pecli generate coordconv --grid 5,7 --d {dim} -o pe.npy"
+    option = " --layout uber" if layout == "uber" else ""
+    assert reproduce(found) == f"pecli generate coordconv --grid 5,7{option} --d {dim} -o pe.npy"
     np.testing.assert_array_equal(_reproduce(cli, tmp_path, reproduce(found)), table)
 
 

@@ -165,11 +165,16 @@ def grid_scheme_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Itera
         for params in sincos_presets:  # the interleaved layout takes any d; the others d divisible by 4
             if dim % 4 == 0 or params["layout"] == "interleaved":
                 yield "sincos2d", {**params, **grid}
+        # every layout at the grid bases, beyond the presets' (the presets above come first)
+        for layout, base in itertools.product(SCHEMES["sincos2d"].choices["layout"], bases):
+            if dim % 4 == 0 or layout == "interleaved":
+                yield "sincos2d", {**SCHEMES["sincos2d"].defaults, **grid, "layout": layout, "base": base}
         if not grid["cls_token"]:
             for read in diffusers_crops(table, height, width):
                 yield "sincos2d", {**diffusers, **grid, **read}
         if dim in (2, 3) and not grid["cls_token"]:
-            yield "coordconv", {**SCHEMES["coordconv"].defaults, "grid": grid["grid"]}
+            for layout in SCHEMES["coordconv"].choices["layout"]:  # uber's columns differ on a non-square grid
+                yield "coordconv", {**SCHEMES["coordconv"].defaults, "grid": grid["grid"], "layout": layout}
         if not grid["cls_token"]:
             for params in _rope2d_candidates(table, height, width, bases):
                 yield "rope2d", {**SCHEMES["rope2d"].defaults, **params}

@@ -51,6 +51,10 @@ class IdentifyReport(Shown):
         if found.level == "exact":
             lines.append(f"match: {best.describe()}")
             lines.append(f"  max error {best.max_error:.3g} (within {found.precision} rounding, {found.tolerance:.3g})")
+            arithmetic = best.params.get("arithmetic")
+            if arithmetic not in (None, "float64"):
+                held = "" if arithmetic == "float32" else f", positions held in {arithmetic}"
+                lines.append(f"  computed in {arithmetic} arithmetic (float32 frequencies, angles and cos/sin{held})")
         elif found.level == "approximate":
             lines.append(f"approximate match: {best.describe()}")
             lines.append(

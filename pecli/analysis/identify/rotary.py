@@ -40,6 +40,8 @@ _ORIGINAL: tuple[int, ...] = tuple(2**n for n in range(4, 18))
 #: the largest angle disagreement (radians, at the row each frequency was read at) for a scaling
 #: of a float16 or bfloat16 table to be screened (a float32 one: 1e-3)
 _PROFILE_TOLERANCE = 0.1
+#: positions below this are integers bfloat16 holds exactly
+_BFLOAT16_EXACT = 257
 #: the relative distance of a round base from the base read off the table, for scaled candidates
 _NEAR_BASE = 0.05
 
@@ -132,7 +134,8 @@ def _scalings(
     factors = [factor for factor in dict.fromkeys([*_FACTORS, *read_factors]) if factor > 1.0]
     attention = {"apply_attention_factor": True} if abs(amplitude - 1.0) > 1e-3 else {}
     resolved = rates * (length - 1) > 0.5  # frequencies whose angle turns enough to be read well
-    for base in round_bases if near else [*round_bases, fitted[-1]]:
+    # a base read off the table, to 2…7 significant digits (gpt-oss's 150000), when no round base is near
+    for base in round_bases if near else list(dict.fromkeys([*round_bases, *fitted])):
         # a scaling only lowers frequencies, each by at most its factor
         ratio = rates[resolved] / base ** (-2.0 * np.flatnonzero(resolved) / dim)
         if not ratio.size or ratio.max() > 1.0 + tolerance:  # no frequency turns enough to bound a scaling
@@ -143,8 +146,10 @@ def _scalings(
             for original in _ORIGINAL:
                 common = {"factor": factor, "original_max_position": original}
                 llama3 = {**common, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
-                if _agrees(rates, rows, dim, length, tolerance, base, "yarn", **common, **attention):
-                    yield {"base": base, "scaling": "yarn", **common, **attention}
+                # HF's truncate (the ramp's ends rounded outwards), or gpt-oss's truncate false
+                for truncate in ({}, {"truncate": False}):
+                    if _agrees(rates, rows, dim, length, tolerance, base, "yarn", **common, **attention, **truncate):
+                        yield {"base": base, "scaling": "yarn", **common, **attention, **truncate}
                 if _agrees(rates, rows, dim, length, tolerance, base, "llama3", **llama3):
                     yield {"base": base, "scaling": "llama3", **llama3}
         # dynamic NTK: the effective base b·(f·L/L0 − f + 1)^(d/(d−2)) read off the table, from a round b
@@ -168,8 +173,13 @@ def rope_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Iterator[dic
     for layout in rope_layouts(table):
         columns = table[:, : dim // 2] if layout == "half" else table[:, 0::2]
         for part in ("cos", "sin", "angle"):
-            profile = frequency_profile(columns, part)
-            if profile is None:
-                continue
-            for params in _scalings(*profile, dim, length, bases, tolerance):
-                yield {"layout": layout, "part": part, **params}
+            found = False
+            # positions held in bfloat16 alias past 256 (huggingface/transformers#29285): a profile that
+            # agrees with no scaling over the whole table is read again from the rows before that
+            for rows in (columns, columns[:_BFLOAT16_EXACT]) if length > _BFLOAT16_EXACT else (columns,):
+                profile = frequency_profile(rows, part)
+                if profile is None or found:
+                    continue
+                for params in _scalings(*profile, dim, length, bases, tolerance):
+                    found = True
+                    yield {"layout": layout, "part": part, **params}

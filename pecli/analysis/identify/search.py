@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.compare import rounding_tolerance, value_precision
+from pecli.analysis.identify.arithmetics import arithmetic_match
 from pecli.analysis.identify.biases import alibi_candidates, alibi_row_candidates, alibi_rows, alibi_shape
 from pecli.analysis.identify.candidates import SCREEN_ROWS, candidates, presets_with, timestep_candidates
 from pecli.analysis.identify.result import Candidate, Identification
@@ -39,6 +40,9 @@ _CHUNK_BYTES = 8 << 20
 #: screening rows are computed directly up to this many (the scheme's block engine wins on more)
 _DIRECT_ROWS = 1024
 
+#: a table whose largest value float32 holds with fewer digits than a float32 epsilon asks (2^-126 · 2^24)
+_FLOAT32_NORMAL = 2.0**-102
+
 #: the kurtosis of a large table is estimated on about this many values
 _KURTOSIS_VALUES = 1 << 20
 
@@ -57,7 +61,8 @@ def _rows(
         times = np.concatenate([timesteps[r.start : r.stop] for r in rows])
         return timestep_embedding(times, shape[1], dtype="float64", **params)
     described = get_scheme(scheme)
-    if described.search == "sinusoids" and sum(len(r) for r in rows) <= _DIRECT_ROWS:
+    float64 = params.get("arithmetic") in (None, "float64")  # the direct rows are float64's
+    if described.search == "sinusoids" and float64 and sum(len(r) for r in rows) <= _DIRECT_ROWS:
         positions = np.concatenate([np.arange(r.start, r.stop) for r in rows]) + params["offset"]
         computed = sinusoidal_rows(params, shape[1], positions.astype(np.float64))
         if computed is not None:
@@ -125,6 +130,23 @@ def _errors(
     if noise.max() > _DISCERNIBLE * scale:  # far-off positions (a fitted offset of 10^8): float32 noise hides all
         return error, math.inf
     return error, float(np.divide(difference, noise, out=difference).max())
+
+
+def _max_error(table: np.ndarray, candidate: Candidate, rows: list[range], bound: float) -> float:
+    """The largest |error| of ``candidate`` on ``rows``, chunk by chunk; stops at the first chunk beyond ``bound``."""
+    chunk_rows = max(1, _CHUNK_BYTES // (8 * table.shape[1]))
+    error = 0.0
+    for run in rows:
+        for start in range(run.start, run.stop, chunk_rows):
+            chunk = range(start, min(start + chunk_rows, run.stop))
+            try:
+                expected = _rows(candidate.scheme, candidate.params, table.shape, [chunk])
+            except PecliError:
+                return math.inf
+            error = max(error, float(np.abs(np.subtract(table[chunk.start : chunk.stop], expected)).max()))
+            if error > bound:
+                return error
+    return error
 
 
 def _sample_rows(length: int) -> list[range]:
@@ -319,6 +341,19 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
             if candidate_excess <= 1.0:
                 excess, best = candidate_excess, replace(candidate, max_error=error)
                 break
+    # (values too small for float32's normal range say nothing of a float32 computation)
+    if (excess > 1.0 or best.max_error > tolerance) and scale >= _FLOAT32_NORMAL:
+        # a library's float32 arithmetic, or positions held in bfloat16: the best candidates, recomputed so
+        report("regenerating the best candidates in reduced arithmetic")
+        ranked = [best, *(c for _, c in sampled), *(c for _, c in screened)]
+        everything = [range(0, length)]
+
+        def measure(candidate: Candidate, full: bool, bound: float) -> float:
+            return _max_error(values, candidate, everything if full else sample, bound)
+
+        reduced = arithmetic_match(ranked, measure, tolerance)
+        if reduced is not None:
+            excess, best = 0.0, reduced
     best = replace(best, presets=presets_with(best.scheme, best.params))
     if excess > 1.0:
         level = "none"  # regenerated, the best candidate is off by more than the noise of any implementation
