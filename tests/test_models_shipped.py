@@ -334,3 +334,35 @@ def test_v4_rope_scaling_with_legacy_type_and_max_seq_len(cli, tmp_path):
     sin = read_table(str(output), key="sin").array
     assert sin.shape == (32, 8)
     np.testing.assert_allclose(sin[9, :4], np.sin(9 * 500.0 ** (-np.arange(0, 8, 2) / 8) / 2), atol=1e-6)
+
+
+def test_deepseek_v2_and_glm_ocr_rotate_adjacent_pairs(cli, tmp_path):
+    """DeepSeek V2's ``apply_rotary_emb`` views (…, d/2, 2) as complex; GLM-OCR's text model rotates
+    ``x[..., 0::2]`` against ``x[..., 1::2]``: both adjacent pairs, where pecli wrote halves (max error 2)."""
+    tf = _transformers()
+    from transformers.models.deepseek_v2.modeling_deepseek_v2 import DeepseekV2RotaryEmbedding
+    from transformers.models.glm_ocr.modeling_glm_ocr import GlmOcrTextRotaryEmbedding
+
+    deepseek = tf.DeepseekV2Config(
+        hidden_size=64,
+        num_attention_heads=4,
+        qk_rope_head_dim=8,
+        qk_nope_head_dim=16,
+        v_head_dim=16,
+        max_position_embeddings=64,
+        num_hidden_layers=2,
+    )
+    output, _ = _generate(cli, deepseek, tmp_path / "deepseek")
+    _assert_equal(output, *_module_tables(DeepseekV2RotaryEmbedding(deepseek), 8))
+    assert read_table(str(output), key="cos").metadata["layout"] == "interleaved"
+
+    import torch
+
+    text = {"hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 64}
+    text["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}
+    glm = tf.GlmOcrConfig(text_config=text)
+    output, _ = _generate(cli, glm, tmp_path / "glm")
+    positions = torch.tensor([POSITIONS]).expand(3, 1, len(POSITIONS))  # M-RoPE: the same text position thrice
+    with torch.no_grad():
+        cos, sin = GlmOcrTextRotaryEmbedding(glm.text_config)(torch.zeros(1, len(POSITIONS), 16), positions)
+    _assert_equal(output, cos[0].numpy(), sin[0].numpy())

@@ -37,8 +37,25 @@ _PARAMETER_OF = {"rope_theta": "base", "original_max_position_embeddings": "orig
 
 
 #: model types whose attention rotates adjacent pairs of columns (transformers: ``repeat_interleave``,
-#: ``rotate_every_two`` or Llama 4's complex view of (…, d/2, 2)): pecli's ``interleaved`` layout
-_INTERLEAVED = frozenset({"cohere", "cohere2", "llama4", "llama4_text", "gptj", "codegen"})
+#: ``rotate_every_two``, a ``rotate_half`` over ``x[..., 0::2]``/``x[..., 1::2]`` as ERNIE 4.5 VL's and
+#: GLM-OCR's text models, or the complex view of (…, d/2, 2) as Llama 4's and DeepSeek V2's
+#: ``apply_rotary_emb``): pecli's ``interleaved`` layout
+_INTERLEAVED = frozenset(
+    {
+        "cohere",
+        "cohere2",
+        "cohere2_moe",
+        "llama4",
+        "llama4_text",
+        "gptj",
+        "codegen",
+        "deepseek_v2",
+        "ernie4_5_vl_moe",
+        "ernie4_5_vl_moe_text",
+        "glm_ocr",
+        "glm_ocr_text",
+    }
+)
 
 #: model types transformers reads without any rope key: (theta default, partial default, rotary width key)
 _IMPLICIT_ROPE = {
