@@ -366,3 +366,42 @@ def test_deepseek_v2_and_glm_ocr_rotate_adjacent_pairs(cli, tmp_path):
     with torch.no_grad():
         cos, sin = GlmOcrTextRotaryEmbedding(glm.text_config)(torch.zeros(1, len(POSITIONS), 16), positions)
     _assert_equal(output, cos[0].numpy(), sin[0].numpy())
+
+
+def test_gemma4_full_layers_take_their_per_layer_head_dim_and_mistral4_reads_head_dim(cli, tmp_path):
+    """Gemma 4's ``global_head_dim`` is saved as a ``per_layer_config`` override of ``head_dim`` for each
+    full-attention layer, which the rotary init reads for that layer type; Mistral 4's rotary width is
+    ``head_dim`` × ``partial_rotary_factor`` (its ``qk_rope_head_dim`` is that product, not the base)."""
+    tf = _transformers()
+    from transformers.models.gemma4.modeling_gemma4 import Gemma4TextRotaryEmbedding
+    from transformers.models.mistral4.modeling_mistral4 import Mistral4RotaryEmbedding
+
+    gemma = tf.Gemma4TextConfig(
+        hidden_size=64,
+        num_attention_heads=4,
+        head_dim=16,
+        global_head_dim=32,
+        num_hidden_layers=6,
+        max_position_embeddings=64,
+    )
+    module = Gemma4TextRotaryEmbedding(gemma)
+    for layer_type, width in (("full_attention", 32), ("sliding_attention", 16)):
+        output, _ = _generate(cli, gemma, tmp_path / layer_type, "--layer-type", layer_type)
+        cos, sin = _module_tables(module, width, layer_type=layer_type)
+        assert cos.shape[1] == width
+        _assert_equal(output, cos, sin)
+
+    mistral = tf.Mistral4Config(
+        hidden_size=64,
+        num_attention_heads=4,
+        head_dim=16,
+        qk_rope_head_dim=8,
+        qk_nope_head_dim=8,
+        v_head_dim=16,
+        num_hidden_layers=2,
+        max_position_embeddings=256,
+    )
+    output, _ = _generate(cli, mistral, tmp_path / "mistral")
+    cos, sin = _module_tables(Mistral4RotaryEmbedding(mistral), 16)
+    assert cos.shape[1] == 8
+    _assert_equal(output, cos, sin)
