@@ -405,3 +405,20 @@ def test_gemma4_full_layers_take_their_per_layer_head_dim_and_mistral4_reads_hea
     cos, sin = _module_tables(Mistral4RotaryEmbedding(mistral), 16)
     assert cos.shape[1] == 8
     _assert_equal(output, cos, sin)
+
+
+def test_dbrx_heads_under_n_heads_and_laguna_without_sliding_layers(cli, tmp_path):
+    """DBRX spells its heads ``n_heads`` (transformers' attribute_map); Laguna keeps sliding_attention's
+    rope settings with every layer full attention, where the module has no sliding table either."""
+    tf = _transformers()
+    from transformers.models.dbrx.modeling_dbrx import DbrxRotaryEmbedding
+    from transformers.models.laguna.modeling_laguna import LagunaRotaryEmbedding
+
+    dbrx = tf.DbrxConfig(d_model=64, n_heads=4, max_seq_len=64, n_layers=2)
+    output, _ = _generate(cli, dbrx, tmp_path / "dbrx")
+    _assert_equal(output, *_module_tables(DbrxRotaryEmbedding(dbrx), 16))
+
+    laguna = tf.LagunaConfig(hidden_size=64, num_attention_heads=4, head_dim=16, num_hidden_layers=2)
+    output, result = _generate(cli, laguna, tmp_path / "laguna")
+    _assert_equal(output, *_module_tables(LagunaRotaryEmbedding(laguna), 16, layer_type="full_attention"))
+    assert "no layer of that type" in result.stderr

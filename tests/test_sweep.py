@@ -66,5 +66,5 @@ def test_corpus_pass_fraction(capsys):
     with capsys.disabled():
         print(f"\nsweep corpus (transformers {RECORD['transformers']}): {passed} of {len(EXPECTED)} pass")
     assert passed >= len(RECORD["passed"])
-    assert len(RECORD["passed"]) / checkable >= 0.85  # 152 of 171 when written
+    assert len(RECORD["passed"]) / checkable >= 0.95  # 169 of 174 when written
     assert (CORPUS / "tables.npz").stat().st_size + (CORPUS / "configs.json").stat().st_size < 2 << 20

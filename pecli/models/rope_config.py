@@ -69,7 +69,16 @@ _IMPLICIT_ROPE = {
 _ROTARY_EMBEDDING_TYPES = frozenset({"rope", "rotary"})
 
 #: the context, by the keys configs spell it, first found wins
-_LENGTH_KEYS = ("max_position_embeddings", "max_seq_len", "n_positions", "seq_length", "model_max_length")
+#: (RecurrentGemma's rotary module reads no length at all; its local attention's ``attention_window_size``
+#: is the span the table is used over, so it is the default length)
+_LENGTH_KEYS = (
+    "max_position_embeddings",
+    "max_seq_len",
+    "n_positions",
+    "seq_length",
+    "model_max_length",
+    "attention_window_size",
+)
 
 
 def has_rope(config: Mapping[str, Any], model_type: str) -> bool:
@@ -113,6 +122,13 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
             )
         chosen = encodings[layer_type]
         return _with_layers(replace(chosen, layer_type=layer_type), config)
+    used = [name for name in names if name in _layer_type_names(config)]
+    if used and len(used) < len(names):
+        # Laguna and Mellum keep sliding_attention's settings with every layer full: no layer uses them
+        unused = [name for name in names if name not in used]
+        note = f"rope_parameters.{', '.join(unused)}: no layer of that type in layer_types, so no table"
+        encodings = {name: replace(encodings[name], notes=(*encodings[name].notes, note)) for name in used}
+        names = used
     first = encodings[names[0]]
     if all(e.params == first.params and e.dim == first.dim for e in encodings.values()):
         note = f"every layer type ({', '.join(names)}) has the same rope parameters"
@@ -492,7 +508,15 @@ def _head_dim(config: Mapping[str, Any]) -> tuple[int, tuple[str, Any]]:
     heads_key = next(
         (
             k
-            for k in ("num_attention_heads", "n_head", "num_heads", "decoder_attention_heads")
+            # DBRX's n_heads, Moonshine's decoder_num_attention_heads (transformers' attribute_map aliases)
+            for k in (
+                "num_attention_heads",
+                "n_head",
+                "n_heads",
+                "num_heads",
+                "decoder_attention_heads",
+                "decoder_num_attention_heads",
+            )
             if config.get(k) is not None
         ),
         "num_attention_heads",
