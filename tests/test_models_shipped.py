@@ -334,3 +334,91 @@ def test_v4_rope_scaling_with_legacy_type_and_max_seq_len(cli, tmp_path):
     sin = read_table(str(output), key="sin").array
     assert sin.shape == (32, 8)
     np.testing.assert_allclose(sin[9, :4], np.sin(9 * 500.0 ** (-np.arange(0, 8, 2) / 8) / 2), atol=1e-6)
+
+
+def test_deepseek_v2_and_glm_ocr_rotate_adjacent_pairs(cli, tmp_path):
+    """DeepSeek V2's ``apply_rotary_emb`` views (…, d/2, 2) as complex; GLM-OCR's text model rotates
+    ``x[..., 0::2]`` against ``x[..., 1::2]``: both adjacent pairs, where pecli wrote halves (max error 2)."""
+    tf = _transformers()
+    from transformers.models.deepseek_v2.modeling_deepseek_v2 import DeepseekV2RotaryEmbedding
+    from transformers.models.glm_ocr.modeling_glm_ocr import GlmOcrTextRotaryEmbedding
+
+    deepseek = tf.DeepseekV2Config(
+        hidden_size=64,
+        num_attention_heads=4,
+        qk_rope_head_dim=8,
+        qk_nope_head_dim=16,
+        v_head_dim=16,
+        max_position_embeddings=64,
+        num_hidden_layers=2,
+    )
+    output, _ = _generate(cli, deepseek, tmp_path / "deepseek")
+    _assert_equal(output, *_module_tables(DeepseekV2RotaryEmbedding(deepseek), 8))
+    assert read_table(str(output), key="cos").metadata["layout"] == "interleaved"
+
+    import torch
+
+    text = {"hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 64}
+    text["rope_parameters"] = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}
+    glm = tf.GlmOcrConfig(text_config=text)
+    output, _ = _generate(cli, glm, tmp_path / "glm")
+    positions = torch.tensor([POSITIONS]).expand(3, 1, len(POSITIONS))  # M-RoPE: the same text position thrice
+    with torch.no_grad():
+        cos, sin = GlmOcrTextRotaryEmbedding(glm.text_config)(torch.zeros(1, len(POSITIONS), 16), positions)
+    _assert_equal(output, cos[0].numpy(), sin[0].numpy())
+
+
+def test_gemma4_full_layers_take_their_per_layer_head_dim_and_mistral4_reads_head_dim(cli, tmp_path):
+    """Gemma 4's ``global_head_dim`` is saved as a ``per_layer_config`` override of ``head_dim`` for each
+    full-attention layer, which the rotary init reads for that layer type; Mistral 4's rotary width is
+    ``head_dim`` × ``partial_rotary_factor`` (its ``qk_rope_head_dim`` is that product, not the base)."""
+    tf = _transformers()
+    from transformers.models.gemma4.modeling_gemma4 import Gemma4TextRotaryEmbedding
+    from transformers.models.mistral4.modeling_mistral4 import Mistral4RotaryEmbedding
+
+    gemma = tf.Gemma4TextConfig(
+        hidden_size=64,
+        num_attention_heads=4,
+        head_dim=16,
+        global_head_dim=32,
+        num_hidden_layers=6,
+        max_position_embeddings=64,
+    )
+    module = Gemma4TextRotaryEmbedding(gemma)
+    for layer_type, width in (("full_attention", 32), ("sliding_attention", 16)):
+        output, _ = _generate(cli, gemma, tmp_path / layer_type, "--layer-type", layer_type)
+        cos, sin = _module_tables(module, width, layer_type=layer_type)
+        assert cos.shape[1] == width
+        _assert_equal(output, cos, sin)
+
+    mistral = tf.Mistral4Config(
+        hidden_size=64,
+        num_attention_heads=4,
+        head_dim=16,
+        qk_rope_head_dim=8,
+        qk_nope_head_dim=8,
+        v_head_dim=16,
+        num_hidden_layers=2,
+        max_position_embeddings=256,
+    )
+    output, _ = _generate(cli, mistral, tmp_path / "mistral")
+    cos, sin = _module_tables(Mistral4RotaryEmbedding(mistral), 16)
+    assert cos.shape[1] == 8
+    _assert_equal(output, cos, sin)
+
+
+def test_dbrx_heads_under_n_heads_and_laguna_without_sliding_layers(cli, tmp_path):
+    """DBRX spells its heads ``n_heads`` (transformers' attribute_map); Laguna keeps sliding_attention's
+    rope settings with every layer full attention, where the module has no sliding table either."""
+    tf = _transformers()
+    from transformers.models.dbrx.modeling_dbrx import DbrxRotaryEmbedding
+    from transformers.models.laguna.modeling_laguna import LagunaRotaryEmbedding
+
+    dbrx = tf.DbrxConfig(d_model=64, n_heads=4, max_seq_len=64, n_layers=2)
+    output, _ = _generate(cli, dbrx, tmp_path / "dbrx")
+    _assert_equal(output, *_module_tables(DbrxRotaryEmbedding(dbrx), 16))
+
+    laguna = tf.LagunaConfig(hidden_size=64, num_attention_heads=4, head_dim=16, num_hidden_layers=2)
+    output, result = _generate(cli, laguna, tmp_path / "laguna")
+    _assert_equal(output, *_module_tables(LagunaRotaryEmbedding(laguna), 16, layer_type="full_attention"))
+    assert "no layer of that type" in result.stderr

@@ -43,8 +43,9 @@ def _max_error(architecture: str) -> float:
         spec = TableSpec.resolve(encoding.scheme, encoding.preset, encoding.params, length=positions, dim=encoding.dim)
         parts = {part.name: np.asarray(part.array(), dtype=np.float64) for part in spec.parts()}
         for want, have in ((cos, parts["cos"]), (sin, parts["sin"])):
-            if want.shape[1] * 2 == have.shape[1]:  # gpt-oss's module returns one half
-                have = have[:, : want.shape[1]]
+            if want.shape[1] * 2 == have.shape[1]:
+                # a module of one half: gpt-oss's (half layout: the first half), DeepSeek V4's (each column twice)
+                have = have[:, ::2] if np.array_equal(have[:, ::2], have[:, 1::2]) else have[:, : want.shape[1]]
             assert want.shape == have.shape, (architecture, layer_type)
             error = max(error, float(np.abs(want - have).max()))
     return error
@@ -65,5 +66,5 @@ def test_corpus_pass_fraction(capsys):
     with capsys.disabled():
         print(f"\nsweep corpus (transformers {RECORD['transformers']}): {passed} of {len(EXPECTED)} pass")
     assert passed >= len(RECORD["passed"])
-    assert len(RECORD["passed"]) / checkable >= 0.85  # 152 of 171 when written
+    assert len(RECORD["passed"]) / checkable >= 0.95  # 169 of 174 when written
     assert (CORPUS / "tables.npz").stat().st_size + (CORPUS / "configs.json").stat().st_size < 2 << 20

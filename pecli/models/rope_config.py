@@ -37,8 +37,26 @@ _PARAMETER_OF = {"rope_theta": "base", "original_max_position_embeddings": "orig
 
 
 #: model types whose attention rotates adjacent pairs of columns (transformers: ``repeat_interleave``,
-#: ``rotate_every_two`` or Llama 4's complex view of (…, d/2, 2)): pecli's ``interleaved`` layout
-_INTERLEAVED = frozenset({"cohere", "cohere2", "llama4", "llama4_text", "gptj", "codegen"})
+#: ``rotate_every_two``, a ``rotate_half`` over ``x[..., 0::2]``/``x[..., 1::2]`` as ERNIE 4.5 VL's and
+#: GLM-OCR's text models and DeepSeek V4's, or the complex view of (…, d/2, 2) as Llama 4's and DeepSeek V2's
+#: ``apply_rotary_emb``): pecli's ``interleaved`` layout
+_INTERLEAVED = frozenset(
+    {
+        "cohere",
+        "cohere2",
+        "cohere2_moe",
+        "llama4",
+        "llama4_text",
+        "gptj",
+        "codegen",
+        "deepseek_v2",
+        "deepseek_v4",
+        "ernie4_5_vl_moe",
+        "ernie4_5_vl_moe_text",
+        "glm_ocr",
+        "glm_ocr_text",
+    }
+)
 
 #: model types transformers reads without any rope key: (theta default, partial default, rotary width key)
 _IMPLICIT_ROPE = {
@@ -51,7 +69,16 @@ _IMPLICIT_ROPE = {
 _ROTARY_EMBEDDING_TYPES = frozenset({"rope", "rotary"})
 
 #: the context, by the keys configs spell it, first found wins
-_LENGTH_KEYS = ("max_position_embeddings", "max_seq_len", "n_positions", "seq_length", "model_max_length")
+#: (RecurrentGemma's rotary module reads no length at all; its local attention's ``attention_window_size``
+#: is the span the table is used over, so it is the default length)
+_LENGTH_KEYS = (
+    "max_position_embeddings",
+    "max_seq_len",
+    "n_positions",
+    "seq_length",
+    "model_max_length",
+    "attention_window_size",
+)
 
 
 def has_rope(config: Mapping[str, Any], model_type: str) -> bool:
@@ -83,7 +110,9 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
                 hint="drop {layer_type}",
             )
         return _with_layers(_one_encoding(config, model_type, *_rope_settings(config)), config)
-    encodings = {name: _one_encoding(config, model_type, *settings) for name, settings in nested.items()}
+    encodings = {
+        name: _one_encoding(_layer_config(config, name), model_type, *settings) for name, settings in nested.items()
+    }
     names = list(encodings)
     if layer_type is not None:
         if layer_type not in encodings:
@@ -93,11 +122,88 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
             )
         chosen = encodings[layer_type]
         return _with_layers(replace(chosen, layer_type=layer_type), config)
+    used = [name for name in names if name in _layer_type_names(config)]
+    if used and len(used) < len(names):
+        # Laguna and Mellum keep sliding_attention's settings with every layer full: no layer uses them
+        unused = [name for name in names if name not in used]
+        note = f"rope_parameters.{', '.join(unused)}: no layer of that type in layer_types, so no table"
+        encodings = {name: replace(encodings[name], notes=(*encodings[name].notes, note)) for name in used}
+        names = used
     first = encodings[names[0]]
     if all(e.params == first.params and e.dim == first.dim for e in encodings.values()):
         note = f"every layer type ({', '.join(names)}) has the same rope parameters"
         return _with_layers(replace(first, notes=(*first.notes, note)), config)
     return _with_layers(replace(first, layers=tuple(encodings.items())), config)
+
+
+def _layer_config(config: Mapping[str, Any], layer_type: str) -> Mapping[str, Any]:
+    """``config`` as the layers of ``layer_type`` see it: with their ``per_layer_config`` overrides.
+
+    transformers' heterogeneous configs (Gemma 4's ``global_head_dim`` is saved as ``head_dim`` 512 for
+    each full-attention layer) keep a sparse map from layer index to the keys that differ; the rotary
+    init reads ``config.per_layer_config[layer_type]``, the overrides of the layers of that type, which
+    must agree. A rope key that is not a layer type (DeepSeek V4's ``main``/``compress``) has none.
+
+    >>> _layer_config({"head_dim": 256, "layer_types": ["sliding", "full"],
+    ...     "per_layer_config": {"01": {"head_dim": 512}}}, "full")["head_dim"]
+    512
+    """
+    overrides = config.get("per_layer_config")
+    types = config.get("layer_types")
+    if not overrides or not isinstance(types, list) or layer_type not in types:
+        return config
+    if not isinstance(overrides, dict) or not all(isinstance(value, dict) for value in overrides.values()):
+        raise ParameterError(
+            "config.json: per_layer_config: expected an object of layer index → overrides, "
+            f"got {config_value(overrides)}"
+        )
+    by_index: dict[int, dict[str, Any]] = {}
+    for key, value in overrides.items():
+        try:
+            by_index[int(key)] = value
+        except (TypeError, ValueError):
+            raise ParameterError(
+                f"config.json: per_layer_config: {config_value(key)} is not a layer index",
+                hint='per_layer_config is keyed by layer index ("05")',
+            ) from None
+    indices = [index for index, name in enumerate(types) if name == layer_type]
+
+    def rope_overrides(index: int) -> dict[str, Any]:  # a sliding_window that differs is no matter to the table
+        return {key: value for key, value in by_index.get(index, {}).items() if key in _ROPE_CONFIG_KEYS}
+
+    first = rope_overrides(indices[0])
+    differing = next((index for index in indices if rope_overrides(index) != first), None)
+    if differing is not None:
+        keys = sorted(
+            set(first) ^ set(rope_overrides(differing))
+            | {k for k in first if first[k] != rope_overrides(differing).get(k)}
+        )
+        raise ParameterError(
+            f"config.json: per_layer_config gives layers {indices[0]} and {differing}, both {layer_type!r}, "
+            f"different {', '.join(keys)}: one rope table per layer type cannot hold them",
+            hint="give the layers of one type the same rope settings",
+        )
+    return {**config, **first}
+
+
+#: the config keys a rope table depends on (per_layer_config overrides of other keys are ignored)
+_ROPE_CONFIG_KEYS = frozenset(
+    {
+        "head_dim",
+        "qk_rope_head_dim",
+        "attention_head_dim",
+        "kv_channels",
+        "hidden_size",
+        "num_attention_heads",
+        "rotary_dim",
+        "partial_rotary_factor",
+        "rope_parameters",
+        "rope_scaling",
+        "rope_theta",
+        "max_position_embeddings",
+        "original_max_position_embeddings",
+    }
+)
 
 
 def _with_layers(encoding: ModelEncoding, config: Mapping[str, Any]) -> ModelEncoding:
@@ -386,8 +492,11 @@ def _add_top_level(config: Mapping[str, Any], found: dict[str, Any], where: dict
             found["partial_rotary_factor"], where["partial_rotary_factor"] = partial, "rotary_pct (default 0.25)"
 
 
-#: the head width, by the keys configs spell it: DeepSeek's rotary part, Megatron's kv_channels, …
-_HEAD_DIM_KEYS = ("qk_rope_head_dim", "head_dim", "attention_head_dim", "kv_channels")
+#: the head width, by the keys configs spell it, first found wins: transformers' rotary init reads
+#: ``head_dim`` (Mistral 4 and dots3 halve or quarter it by partial_rotary_factor, and their
+#: ``qk_rope_head_dim`` is that result); DeepSeek's configs as they ship have only ``qk_rope_head_dim``
+#: (DeepseekV3Config sets head_dim to it); Megatron's kv_channels, …
+_HEAD_DIM_KEYS = ("head_dim", "qk_rope_head_dim", "attention_head_dim", "kv_channels")
 
 
 def _head_dim(config: Mapping[str, Any]) -> tuple[int, tuple[str, Any]]:
@@ -399,7 +508,15 @@ def _head_dim(config: Mapping[str, Any]) -> tuple[int, tuple[str, Any]]:
     heads_key = next(
         (
             k
-            for k in ("num_attention_heads", "n_head", "num_heads", "decoder_attention_heads")
+            # DBRX's n_heads, Moonshine's decoder_num_attention_heads (transformers' attribute_map aliases)
+            for k in (
+                "num_attention_heads",
+                "n_head",
+                "n_heads",
+                "num_heads",
+                "decoder_attention_heads",
+                "decoder_num_attention_heads",
+            )
             if config.get(k) is not None
         ),
         "num_attention_heads",
