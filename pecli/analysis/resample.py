@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 GRID_METHODS = ("bicubic", "bilinear", "nearest", "area")
+#: float64 values in one block of channels resampled together (8 MiB): the working memory of a grid
+_BLOCK_VALUES = 1 << 20
 LENGTH_METHODS = ("linear", "tile", "nearest")
 
 
@@ -265,11 +267,11 @@ def resample_grid(
             if tuple(from_grid) != source:
                 raise ParameterError(f"the table is a {source[0]}x{source[1]} grid, not {from_grid[0]}x{from_grid[1]}",
                                      hint="drop {from_grid}")  # fmt: skip
-        values = np.asarray(table, dtype=np.float64).transpose(1, 2, 0)
+        values = np.asarray(table).transpose(1, 2, 0)  # (H, W, C): a view; each channel block widened in turn
     else:
         prefix, positions = _split_tokens(table, prefix_tokens, "prefix_tokens")
         source = source_grid(len(positions), from_grid)
-        values = np.asarray(positions, dtype=np.float64).reshape(*source, -1)
+        values = np.asarray(positions).reshape(*source, -1)
     channels = values.shape[-1]
     check_target((grid[0] * grid[1] + len(prefix), channels), np.dtype(table.dtype).itemsize)
     scales: list[float | None] = [None, None]
@@ -277,16 +279,25 @@ def resample_grid(
         scales = [source[0] / (grid[0] + scale_offset), source[1] / (grid[1] + scale_offset)]
     rows = axis_weights(source[0], grid[0], method, antialias=antialias, scale=scales[0])
     cols = axis_weights(source[1], grid[1], method, antialias=antialias, scale=scales[1])
-    # two plain matrix products (one BLAS call each): (H, h) · (h, w·C), then (W, w) · (w, H·C)
-    result = (rows @ values.reshape(source[0], -1)).reshape(grid[0], source[1], channels)
-    result = cols @ result.transpose(1, 0, 2).reshape(source[1], -1)
-    result = result.reshape(grid[1], grid[0], channels).transpose(1, 0, 2)  # (H, W, C)
-    from pecli.dtypes import round_to
+    from pecli.dtypes import numpy_dtype, round_to
 
     if layout == "channels":
-        return round_to(result.transpose(2, 0, 1), dtype)
-    flat = np.concatenate([np.asarray(prefix, dtype=np.float64), result.reshape(-1, channels)])
-    return round_to(flat, dtype).reshape((1,) * (table.ndim - 2) + flat.shape)
+        out = np.empty((channels, *grid), dtype=numpy_dtype(dtype))
+        target = out.transpose(1, 2, 0)  # (H, W, C) views of the result, filled a block of channels at a time
+    else:
+        out = np.empty((len(prefix) + grid[0] * grid[1], channels), dtype=numpy_dtype(dtype))
+        out[: len(prefix)] = round_to(np.asarray(prefix, dtype=np.float64), dtype)
+        target = out[len(prefix) :].reshape(*grid, channels)
+    # channels a block at a time, so the float64 working copies stay a few MiB whatever the table
+    step = max(1, _BLOCK_VALUES // max(grid[0] * grid[1], source[0] * source[1]))
+    for first in range(0, channels, step):
+        block = np.asarray(values[..., first : first + step], dtype=np.float64)
+        width = block.shape[-1]
+        # two plain matrix products (one BLAS call each): (H, h) · (h, w·c), then (W, w) · (w, H·c)
+        result = (rows @ block.reshape(source[0], -1)).reshape(grid[0], source[1], width)
+        result = cols @ result.transpose(1, 0, 2).reshape(source[1], -1)
+        target[..., first : first + width] = round_to(result.reshape(grid[1], grid[0], width).transpose(1, 0, 2), dtype)
+    return out if layout == "channels" else out.reshape((1,) * (table.ndim - 2) + out.shape)
 
 
 def resample_length(
