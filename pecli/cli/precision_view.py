@@ -22,9 +22,9 @@ DEFAULT_ARITHMETIC = "bfloat16"
 def _spec(source: str, *, preset: str | None, scheme_params: dict[str, Any], length: int | None, dim: int | None):
     """The table ``source`` names (a scheme or ``NAME:param=value,…``), with the command line's parameters."""
     from pecli.cli.inputs import is_file_input
-    from pecli.schemes.specs import looks_like_spec, parse_spec
     from pecli.schemes.catalog import resolve
     from pecli.schemes.spec import TableSpec
+    from pecli.schemes.specs import looks_like_spec, parse_spec
 
     if is_file_input(source):
         raise ParameterError(
