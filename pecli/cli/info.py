@@ -98,11 +98,15 @@ def info(
 
 
 def _is_model(file: str) -> bool:
-    """Whether ``file`` names a model's config (a .json or .gguf file) or a cached model id."""
+    """Whether ``file`` names a model's config (a .json or .gguf file, a directory with no weights beside its
+    config.json) or a cached model id."""
     from pecli.models.hub_cache import is_model_id
+    from pecli.models.info import holds_weights
     from pecli.sources import CONFIG_SUFFIXES
 
-    return (file.lower().endswith(CONFIG_SUFFIXES) and not os.path.isdir(file)) or is_model_id(file)
+    if os.path.isdir(file):
+        return os.path.isfile(os.path.join(file, "config.json")) and not holds_weights(file)
+    return file.lower().endswith(CONFIG_SUFFIXES) or is_model_id(file)
 
 
 def _show_model(out: Output, file: str, *, key: str | None, stats: bool, settings_as: str | None) -> None:

@@ -37,6 +37,7 @@ __all__ = [
     "describe_config",
     "describe_model_directory",
     "head_width",
+    "holds_weights",
     "is_rotary",
     "rope_part",
 ]
@@ -88,7 +89,15 @@ class ModelInfo:
         lines += [
             f"  config.json {printable(key)} = {printable(str(value))}" for key, value in settings["config"].items()
         ]
-        return lines + [line for line in described if not line.startswith("config keys")]
+        keys = next((index for index, line in enumerate(described) if line == "config keys read:"), len(described))
+        return lines + described[:keys]  # the keys read are listed above
+
+
+def holds_weights(path: str) -> bool:
+    """Whether model directory ``path`` holds safetensors weights (a config-only download does not)."""
+    from pecli.models.directory import INDEX_FILE, SINGLE_FILE
+
+    return any(os.path.isfile(os.path.join(path, name)) for name in (SINGLE_FILE, INDEX_FILE))
 
 
 def describe_model_directory(path: str) -> ModelInfo:
@@ -185,7 +194,9 @@ class LayerInfo:
         if not is_rotary(encoding):
             preset = f" (preset {encoding.preset})" if encoding.preset else ""
             params = " ".join(f"{k}={printable(str(v))}" for k, v in encoding.params.items())
-            return [f"{where}: {document['scheme']}{preset}" + (f": {params}" if params else "")]
+            width = f", width {encoding.dim}" if encoding.dim is not None else ""
+            weight = f", table in the weights {printable(encoding.learned_weight)}" if encoding.learned_weight else ""
+            return [f"{where}: {document['scheme']}{preset}" + (f": {params}" if params else "") + width + weight]
         scaling = document["scaling_parameters"]
         shown = " ".join(f"{name}={_scaling_value(value)}" for name, value in scaling.items())
         partial = document["partial_rotary_factor"]
