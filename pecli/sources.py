@@ -6,7 +6,7 @@ A source is, in this order of precedence (the first kind whose ``matches`` says 
   function returning bytes, so a caller can read stdin once per run and only when asked);
 * a model directory: the table its ``config.json`` implies (as ``generate --from-config`` writes it),
   or, when the model learns its positions, its one 2-D position table among the weights;
-* a model config (``config.json``, a ``.gguf``, any file :func:`pecli.models.read_config` reads): the
+* a model config (``config.json``, any JSON file :func:`pecli.models.read_config` reads): the
   table it implies, ``length`` rows (default: the model's context), ``key`` picking a part (``cos``, ``sin``);
 * a model id (``org/name``, optionally ``@revision``): its snapshot in the local Hugging Face cache, read
   as a model directory (offline; an id not in the cache says how to fetch it);
@@ -235,11 +235,13 @@ class ConfigSource(SourceKind):
         return _config_parts(source, model, request, self.name) if model.is_formula else None
 
 
-#: the endings of the files a model config is read from (llama.cpp's GGUF: its metadata)
-CONFIG_SUFFIXES = (".json", ".gguf")
+#: the endings of the files a model config is read from. Not ``.gguf``: a GGUF file is a table file
+#: here (its position tensors, as .safetensors); ``generate --from-config`` reads its rope metadata
+CONFIG_SUFFIXES = (".json",)
 
 #: endings that make a name a file, never a model id (``out/pe.npy`` that does not exist yet)
-_FILE_SUFFIXES = (*CONFIG_SUFFIXES, ".npy", ".npz", ".safetensors", ".pt", ".pth", ".bin", ".csv", ".tsv", ".txt")
+_FILE_SUFFIXES = (*CONFIG_SUFFIXES, ".gguf", ".npy", ".npz", ".safetensors", ".pt", ".pth", ".bin", ".csv", ".tsv",
+                  ".txt")  # fmt: skip
 
 
 class CachedModelSource(SourceKind):

@@ -272,6 +272,11 @@ def test_settings_as_another_tool_read_back_give_the_same_table(saved, cli, tmp_
     assert json.loads(cli("info", str(saved[name]), "--as", tool, "--json").out) == settings
     if tool == "gguf":
         written = _write_gguf(tmp_path / "model.gguf", settings)
+        described = json.loads(cli("info", str(written), "--json").out)  # its tensors, then its rope metadata
+        assert {entry["name"] for entry in described["tensors"]} == set(settings["tensors"])
+        layer = described["positional_encoding"]["layers"][0]
+        assert layer["rotary_dim"] == settings["metadata"][f"{settings['metadata']['general.architecture']}"
+                                                            ".rope.dimension_count"]  # fmt: skip
     else:
         written = tmp_path / "emitted" / "config.json"
         written.parent.mkdir()
@@ -299,3 +304,4 @@ def test_gguf_settings_of_llama31_store_its_factors_as_rope_freqs(saved, cli):
 def test_bad_as_and_key_with_a_config(saved, cli):
     assert_clean_error(cli("info", str(saved["llama3.1"]), "--as", "vllm"), 2, "no settings format 'vllm'")
     assert_clean_error(cli("info", str(saved["llama3.1"]), "--stats"), 2, "is a model's config")
+    assert_clean_error(cli("info", "missing/pe.npy"), 2, "no such file")

@@ -71,7 +71,7 @@ def info(
     from pecli.cli.output import note_chosen_key
     from pecli.io import find_key, open_tensors
 
-    if settings_as is not None or _is_model(file):
+    if settings_as is not None or _is_model(file):  # a config, a config-only directory, a model id
         _show_model(out, file, key=key, stats=stats, settings_as=settings_as)
         return
     if os.path.isdir(file):
@@ -94,19 +94,23 @@ def info(
         report = describe(opened.name, tensors, opened.metadata, size=opened.size)
         if stats:
             report.add_stats(shown)
+    if file.lower().endswith(".gguf") and key is None and not stats:  # llama.cpp's file: its rope metadata too
+        from pecli.models.info import describe_file_encoding
+
+        report = describe_file_encoding(file, report)
     out.show(report)
 
 
 def _is_model(file: str) -> bool:
     """Whether ``file`` names a model's config (a .json or .gguf file, a directory with no weights beside its
     config.json) or a cached model id."""
-    from pecli.models.hub_cache import is_model_id
     from pecli.models.info import holds_weights
-    from pecli.sources import CONFIG_SUFFIXES
+    from pecli.sources import kind_of_source
 
     if os.path.isdir(file):
         return os.path.isfile(os.path.join(file, "config.json")) and not holds_weights(file)
-    return file.lower().endswith(CONFIG_SUFFIXES) or is_model_id(file)
+    # a .gguf is a table file too (its tensors, then its rope metadata); a config with --as
+    return file.lower().endswith(".json") or kind_of_source(file).name == "model-id"
 
 
 def _show_model(out: Output, file: str, *, key: str | None, stats: bool, settings_as: str | None) -> None:

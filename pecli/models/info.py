@@ -31,10 +31,12 @@ from pecli.text import printable
 
 __all__ = [
     "ConfigInfo",
+    "FileWithEncoding",
     "LayerInfo",
     "ModelInfo",
     "config_warnings",
     "describe_config",
+    "describe_file_encoding",
     "describe_model_directory",
     "head_width",
     "holds_weights",
@@ -311,6 +313,31 @@ def _short(value: Any) -> str:
     if isinstance(value, list) and len(value) > 4:
         return f"[{len(value)} values]"
     return str(value)
+
+
+@dataclass(frozen=True)
+class FileWithEncoding:
+    """A model file's own report (a GGUF file's tensors) followed by the positional encoding its metadata sets."""
+
+    file: Any  #: a :class:`pecli.report.Report` whose JSON is an object
+    encoding: ConfigInfo
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.file.to_json()) | {"positional_encoding": self.encoding.to_json()}
+
+    def text_lines(self) -> list[str]:
+        return [*self.file.text_lines(), *self.encoding.text_lines()[1:]]  # its first line names the file again
+
+
+def describe_file_encoding(path: str, file_report: Any) -> Any:
+    """``file_report`` with the positional encoding of GGUF file ``path`` appended, or as it is when the
+    file's metadata sets none pecli reads (a file of learned position embeddings: its tensors say it all)."""
+    from pecli.errors import PecliError
+
+    try:
+        return FileWithEncoding(file_report, describe_config(path))
+    except PecliError:
+        return file_report
 
 
 def describe_config(source: str) -> ConfigInfo:
