@@ -6,8 +6,10 @@ A source is, in this order of precedence (the first kind whose ``matches`` says 
   function returning bytes, so a caller can read stdin once per run and only when asked);
 * a model directory: the table its ``config.json`` implies (as ``generate --from-config`` writes it),
   or, when the model learns its positions, its one 2-D position table among the weights;
-* a model config (``config.json``, any file :func:`pecli.models.read_config` reads): the table it
-  implies, ``length`` rows (default: the model's context), ``key`` picking a part (``cos``, ``sin``);
+* a model config (``config.json``, any JSON file :func:`pecli.models.read_config` reads): the
+  table it implies, ``length`` rows (default: the model's context), ``key`` picking a part (``cos``, ``sin``);
+* a model id (``org/name``, optionally ``@revision``): its snapshot in the local Hugging Face cache, read
+  as a model directory (offline; an id not in the cache says how to fetch it);
 * a table file (.npy, .safetensors, .pt, .csv, .tsv): the tensor ``key`` names, or its only one;
 * a scheme spec (``sinusoidal``, ``rope:base=500000``), computed with the scheme options.
 
@@ -32,6 +34,7 @@ from pecli.errors import Message, ParameterError
 __all__ = [
     "CONFIG_SUFFIXES",
     "SOURCE_KINDS",
+    "CachedModelSource",
     "SourceKind",
     "SourceRequest",
     "SourceTable",
@@ -232,8 +235,35 @@ class ConfigSource(SourceKind):
         return _config_parts(source, model, request, self.name) if model.is_formula else None
 
 
-#: the endings of the files a model config is read from
+#: the endings of the files a model config is read from. Not ``.gguf``: a GGUF file is a table file
+#: here (its position tensors, as .safetensors); ``generate --from-config`` reads its rope metadata
 CONFIG_SUFFIXES = (".json",)
+
+#: endings that make a name a file, never a model id (``out/pe.npy`` that does not exist yet)
+_FILE_SUFFIXES = (*CONFIG_SUFFIXES, ".gguf", ".npy", ".npz", ".safetensors", ".pt", ".pth", ".bin", ".csv", ".tsv",
+                  ".txt")  # fmt: skip
+
+
+class CachedModelSource(SourceKind):
+    """A model id (``org/name[@revision]``): its snapshot in the local Hugging Face cache, read as a model directory."""
+
+    name = "model-id"
+    options = frozenset({"length"})
+
+    def matches(self, source: str) -> bool:
+        from pecli.models.hub_cache import is_model_id
+
+        return is_model_id(source) and not source.lower().endswith(_FILE_SUFFIXES)
+
+    def load(self, source: str, request: SourceRequest) -> SourceTable:
+        from pecli.models.hub_cache import resolve_model_id
+
+        return ModelDirectorySource().load(resolve_model_id(source), request)
+
+    def parts(self, source: str, request: SourceRequest) -> list[SourceTable] | None:
+        from pecli.models.hub_cache import resolve_model_id
+
+        return ModelDirectorySource().parts(resolve_model_id(source), request)
 
 
 def _config_model(source: str) -> Any:  # pecli.models.from_config.ConfigEncoding
@@ -354,6 +384,7 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
     StdinSource(),
     ModelDirectorySource(),
     ConfigSource(),
+    CachedModelSource(),
     TableFileSource(),
     SchemeSource(),
 )
@@ -362,8 +393,8 @@ SOURCE_KINDS: tuple[SourceKind, ...] = (
 def kind_of_source(source: str) -> SourceKind:
     """The kind that reads ``source``: the first of :data:`SOURCE_KINDS` that matches it.
 
-    >>> [kind_of_source(source).name for source in ("-", "pe.npy", "config.json", "rope:base=500000")]
-    ['stdin', 'file', 'config', 'scheme']
+    >>> [kind_of_source(source).name for source in ("-", "pe.npy", "config.json", "org/model", "rope:base=500000")]
+    ['stdin', 'file', 'config', 'model-id', 'scheme']
     """
     return next(kind for kind in SOURCE_KINDS if kind.matches(source))
 

@@ -1,0 +1,194 @@
+"""A config's positional encoding written as the settings another tool takes: transformers 4's top-level
+``rope_theta`` + ``rope_scaling`` (``hf-v4``), transformers 5's nested ``rope_parameters`` (``hf-v5``, per
+layer type where they differ) or llama.cpp's GGUF metadata keys and factor tensors (``gguf``, the names
+:mod:`pecli.models.gguf` reads). Each one read back by pecli gives the same table as the config it came from.
+
+>>> import json, os, tempfile
+>>> from pecli.models.info import describe_config
+>>> path = os.path.join(tempfile.mkdtemp(), "config.json")
+>>> with open(path, "w") as file:
+...     json.dump({"model_type": "llama", "head_dim": 64, "max_position_embeddings": 4096,
+...                "rope_parameters": {"rope_type": "linear", "rope_theta": 10000.0, "factor": 2.0}}, file)
+>>> settings = tool_settings(describe_config(path), "hf-v4")
+>>> settings["rope_theta"], settings["rope_scaling"]
+(10000.0, {'rope_type': 'linear', 'factor': 2.0})
+>>> tool_settings(describe_config(path), "gguf")["metadata"]["llama.rope.scaling.type"]
+'linear'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pecli.errors import ParameterError
+from pecli.models.info import ConfigInfo, LayerInfo, head_width, is_rotary
+
+__all__ = ["TOOLS", "tool_settings"]
+
+#: the settings formats pecli writes
+TOOLS = ("hf-v4", "hf-v5", "gguf")
+
+#: pecli's scaling -> transformers' rope_type
+_ROPE_TYPE = {
+    "none": "default",
+    "linear": "linear",
+    "dynamic": "dynamic",
+    "yarn": "yarn",
+    "longrope": "longrope",
+    "llama3": "llama3",
+    "proportional": "proportional",
+}
+#: pecli parameters written under the same name in rope parameters
+_SAME_NAME = ("low_freq_factor", "high_freq_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim")
+
+
+def tool_settings(info: ConfigInfo, tool: str) -> dict[str, Any]:
+    """The position settings of ``info`` (:func:`pecli.models.info.describe_config`) as ``tool`` takes them."""
+    if tool not in TOOLS:
+        raise ParameterError(f"no settings format {tool!r}", hint=f"pecli writes {', '.join(TOOLS)}")
+    if info.problem is not None:
+        raise ParameterError(info.problem)
+    rope = [layer for layer in info.layers if is_rotary(layer.encoding)]
+    if not rope or len(rope) != len(info.layers):
+        scheme = info.layers[0].encoding.scheme or "learned" if info.layers else "none"
+        raise ParameterError(
+            f"{info.config_file}: its positional encoding is {scheme}, not RoPE",
+            hint="hf-v4, hf-v5 and gguf settings describe rotary position embeddings",
+        )
+    if tool == "gguf":
+        return _gguf(info, rope)
+    first = rope[0].encoding
+    sizes: dict[str, Any] = {
+        "model_type": first.model_type.split("/")[-1],
+        "max_position_embeddings": info.length,
+        "head_dim": head_width(first),
+    }
+    if info.nope_layers:
+        sizes["no_rope_layers"] = [int(index not in info.nope_layers) for index in range(max(info.nope_layers) + 1)]
+    if info.layer_types:
+        sizes["layer_types"] = list(info.layer_types)
+    if tool == "hf-v5":
+        if len(rope) == 1:
+            return sizes | {"rope_parameters": _rope_parameters(rope[0])}
+        return sizes | {"rope_parameters": {layer.layer_type: _rope_parameters(layer) for layer in rope}}
+    return sizes | _hf_v4(info, rope)
+
+
+def _rope_parameters(layer: LayerInfo) -> dict[str, Any]:
+    """transformers 5's rope parameters of one layer type (what its rope init reads, nothing else)."""
+    params = layer.encoding.params
+    scaling = params.get("scaling", "none")
+    rope: dict[str, Any] = {"rope_type": _ROPE_TYPE[scaling], "rope_theta": params["base"]}
+    if "factor" in params and scaling != "none":
+        rope["factor"] = params["factor"]
+    if scaling in ("yarn", "longrope", "llama3"):
+        rope["original_max_position_embeddings"] = params["original_max_position"]
+    rope.update({name: params[name] for name in _SAME_NAME if params.get(name) is not None})
+    if params.get("attention_factor") is not None:
+        rope["attention_factor"] = params["attention_factor"]
+    if params.get("truncate") is False:
+        rope["truncate"] = False
+    for name in ("short_factor", "long_factor"):
+        if name in params:
+            rope[name] = [float(value) for value in str(params[name]).split(",")]
+    partial = layer.to_json()["partial_rotary_factor"]
+    if partial != 1:
+        rope["partial_rotary_factor"] = partial
+    return rope
+
+
+def _hf_v4(info: ConfigInfo, rope: list[LayerInfo]) -> dict[str, Any]:
+    """Top-level ``rope_theta`` (and ``partial_rotary_factor``) with a ``rope_scaling`` object, or null."""
+    if len(rope) > 1:
+        by_name = {layer.layer_type: _rope_parameters(layer) for layer in rope}
+        sliding = by_name.get("sliding_attention", {})
+        if set(by_name) != {"full_attention", "sliding_attention"} or set(sliding) != {"rope_type", "rope_theta"}:
+            names = ", ".join(str(name) for name in by_name)
+            raise ParameterError(
+                f"{info.config_file}: the layer types {names} have different rope parameters, which hf-v4 settings "
+                "cannot hold",
+                hint="write them as hf-v5 (rope_parameters per layer type)",
+            )
+        # Gemma 3 before transformers 5: the global layers' settings, and rope_local_base_freq for the sliding ones
+        return _hf_v4(info, [layer for layer in rope if layer.layer_type == "full_attention"]) | {
+            "rope_local_base_freq": sliding["rope_theta"]
+        }
+    settings = _rope_parameters(rope[0])
+    top: dict[str, Any] = {"rope_theta": settings.pop("rope_theta")}
+    if "partial_rotary_factor" in settings:
+        top["partial_rotary_factor"] = settings.pop("partial_rotary_factor")
+    top["rope_scaling"] = settings if settings["rope_type"] != "default" else None
+    return top
+
+
+def _gguf(info: ConfigInfo, rope: list[LayerInfo]) -> dict[str, Any]:
+    """llama.cpp's metadata keys (``ARCH.rope.freq_base``…) and the factor tensors its converter writes."""
+    if len(rope) > 1:
+        names = ", ".join(str(layer.layer_type) for layer in rope)
+        raise ParameterError(
+            f"{info.config_file}: the layer types {names} have different rope parameters, which the GGUF keys "
+            "pecli reads cannot hold",
+            hint="write them as hf-v5 (rope_parameters per layer type)",
+        )
+    encoding = rope[0].encoding
+    params, scaling = encoding.params, encoding.params.get("scaling", "none")
+    arch = encoding.model_type.split("/")[-1]
+    head = head_width(encoding)
+    heads = info.settings.get("num_attention_heads")
+    heads = heads if isinstance(heads, int) and not isinstance(heads, bool) and heads > 0 else 1
+    metadata: dict[str, Any] = {
+        "general.architecture": arch,
+        f"{arch}.context_length": info.length,
+        f"{arch}.embedding_length": head * heads,
+        f"{arch}.attention.head_count": heads,
+        f"{arch}.attention.key_length": head,
+        f"{arch}.rope.dimension_count": encoding.dim,
+        f"{arch}.rope.freq_base": params["base"],
+    }
+    tensors: dict[str, list[float]] = {}
+    unsupported = [name for name in ("truncate",) if name in params] + (
+        [scaling] if scaling in ("dynamic", "proportional") else []
+    )
+    if unsupported:
+        raise ParameterError(
+            f"{info.config_file}: {', '.join(unsupported)} has no GGUF key pecli reads",
+            hint="write the settings as hf-v5",
+        )
+    if scaling == "llama3":  # the converter precomputes Llama 3.1's factors into rope_freqs
+        tensors["rope_freqs.weight"] = _llama3_factors(encoding.dim, params)
+    elif scaling == "longrope":
+        tensors["rope_factors_long.weight"] = [float(value) for value in str(params["long_factor"]).split(",")]
+        tensors["rope_factors_short.weight"] = [float(value) for value in str(params["short_factor"]).split(",")]
+        metadata[f"{arch}.rope.scaling.type"] = "longrope"
+        metadata[f"{arch}.rope.scaling.factor"] = params["factor"]
+        metadata[f"{arch}.rope.scaling.original_context_length"] = params["original_max_position"]
+        if params.get("attention_factor") is not None:
+            metadata[f"{arch}.rope.scaling.attn_factor"] = params["attention_factor"]
+    elif scaling in ("linear", "yarn"):
+        metadata[f"{arch}.rope.scaling.type"] = scaling
+        metadata[f"{arch}.rope.scaling.factor"] = params["factor"]
+    if scaling == "yarn":
+        metadata[f"{arch}.rope.scaling.original_context_length"] = params["original_max_position"]
+        metadata[f"{arch}.rope.scaling.yarn_beta_fast"] = params["beta_fast"]
+        metadata[f"{arch}.rope.scaling.yarn_beta_slow"] = params["beta_slow"]
+        mscale, all_dim = params.get("mscale"), params.get("mscale_all_dim")
+        if params.get("attention_factor") is None and mscale and mscale == all_dim:
+            metadata[f"{arch}.rope.scaling.yarn_log_multiplier"] = 0.1 * all_dim  # the converter's spelling
+        elif params.get("attention_factor") is not None or (mscale and all_dim):
+            metadata[f"{arch}.rope.scaling.attn_factor"] = rope[0].to_json()["attention_factor"]
+    notes = []
+    if info.nope_layers:
+        notes.append(f"layers {', '.join(map(str, info.nope_layers))} use no positional encoding: no GGUF key says so")
+    if params.get("layout") == "interleaved":
+        notes.append(f"adjacent-pair rotation: llama.cpp takes it from the architecture ({arch})")
+    return {"metadata": metadata, "tensors": tensors, "notes": notes}
+
+
+def _llama3_factors(dim: int, params: dict[str, Any]) -> list[float]:
+    """The per-pair divisors llama3 scaling applies to inv_freq (what llama.cpp's converter stores)."""
+    from pecli.schemes.rope_scaling import rope_frequencies
+
+    names = ("factor", "low_freq_factor", "high_freq_factor", "original_max_position")
+    scaled = rope_frequencies(dim, base=params["base"], scaling="llama3", **{name: params[name] for name in names})
+    plain = rope_frequencies(dim, base=params["base"])
+    return [float(value) for value in plain / scaled]
