@@ -85,7 +85,7 @@ def test_scheme_options_on_a_file_and_a_key_on_a_scheme_are_refused_by_parameter
 
 def test_the_kinds_are_tried_in_order_and_only_files_list_tensors(tmp_path):
     path = _written(tmp_path, "sinusoidal", "--d", "4", "--len", "2")
-    assert [kind.name for kind in SOURCE_KINDS] == ["stdin", "model-directory", "config", "file", "scheme"]
+    assert [kind.name for kind in SOURCE_KINDS] == ["stdin", "model-directory", "config", "model-id", "file", "scheme"]
     assert kind_of_source(str(MODELS / "tiny-gpt2")).name == "model-directory"
     assert source_tensors(str(path)) == {"": ((2, 4), "float32")}
     assert source_tensors(str(MODELS / "tiny-gpt2")) is None and source_tensors("sinusoidal") is None

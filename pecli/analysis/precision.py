@@ -79,7 +79,7 @@ def table_error(spec: TableSpec, arithmetic: str, rows: range) -> np.ndarray:
     >>> spec = TableSpec.resolve("rope", None, {"part": "sin"}, length=300, dim=4)
     >>> round(float(table_error(spec, "bfloat16", range(257, 258))[0, 0]), 4)  # 257 held as 256
     0.4259
-    >>> round(abs(np.sin(256.0) - np.sin(257.0)), 4)
+    >>> round(float(abs(np.sin(256.0) - np.sin(257.0))), 4)
     0.4259
     >>> bool(table_error(spec, "bfloat16", range(256, 257)).max() < 1e-4)
     True

@@ -51,7 +51,7 @@ _GRID_SIZE = ("grid", "cls_token", "extra_tokens")
 #: parameters a preset takes on the command line when the table sets them: positional-encodings'
 #: PositionalEncoding1D is ``--preset vaswani --pad-dim``, SD3-medium ``--preset sd3 --pos-embed-max-size 192``,
 #: an EVA-02 cos table ``--preset eva02 --part cos`` (the preset leaves the part open)
-_PRESET_OVERRIDES = ("pad_dim", "pos_embed_max_size", "part")
+_PRESET_OVERRIDES = ("pad_dim", "pos_embed_max_size", "part", "arithmetic")
 
 
 def _sinusoidal_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
