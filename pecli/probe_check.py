@@ -151,7 +151,7 @@ def compare_rotated(probe: Probe, rotated: Mapping[str, Any], *, atol: float | N
         allowed = np.broadcast_to(noise if atol is None else np.full_like(noise, atol), expected.shape)
         difference = np.abs(actual - expected)
         difference = np.where(np.isnan(difference), np.inf, difference)
-        head, row, dim = np.unravel_index(int(np.argmax(difference - allowed)), expected.shape)
+        head, row, dim = np.unravel_index(int(np.argmax(difference)), expected.shape)
         agree = bool((difference <= allowed).all())
         findings = [] if agree else diagnose_rotated(probe, actual, which=which, tolerance=float(noise.max()))
         worst = {"head": int(head), "position": int(probe.positions[row]), "dim": int(dim)}
