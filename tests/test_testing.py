@@ -162,3 +162,17 @@ def test_pecli_testing_is_reachable_from_pecli():
     import pecli
 
     assert pecli.testing.assert_rotary_matches is assert_rotary_matches
+
+
+def test_numpy_tables_need_no_torch():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np, pecli.testing\n"
+        "p = np.arange(64)[:, None] * 10000.0 ** -(np.arange(0, 16, 2) / 16)\n"
+        "pecli.testing.assert_table_matches(np.hstack([np.cos(p), np.sin(p)]), 'rope')\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
