@@ -187,6 +187,8 @@ def test_compare_passes_transformers_own_rotation_of_the_probe(cli, tmp_path):
     result = cli("compare", str(engine), str(probe_path))
     assert result.code == 0, result.stdout + result.stderr
     assert b"q_rotated: agrees" in result.stdout and b"k_rotated: agrees" in result.stdout
+    drawn = cli("compare", str(engine), str(probe_path), "-o", str(tmp_path / "diff.png"))
+    assert drawn.code == 2 and "drop -o" in drawn.stderr and not (tmp_path / "diff.png").exists()
 
 
 def test_a_probe_is_written_as_safetensors_only(cli, tmp_path):

@@ -127,6 +127,8 @@ def compare(
 
     rotated = None if key or key_a or key_b else compare_probe_files(tables, atol=atol)  # an engine against a probe
     if rotated is not None:
+        if output is not None:
+            raise ParameterError("-o draws two tables; a probe's rotated q and k have no figure", hint="drop -o")
         out.show(rotated)
         if not rotated.agree:
             raise typer.Exit(int(ExitCode.NO_MATCH))
