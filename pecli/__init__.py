@@ -51,10 +51,15 @@ _LAZY = {
     "OutputError": "pecli.errors",
 }
 
+#: submodules reachable as attributes of ``pecli`` (imported on first access): ``pecli.testing.assert_…``
+_SUBMODULES = ("testing",)
+
 __all__ = ["__version__", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"pecli.{name}")
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value

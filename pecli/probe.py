@@ -66,10 +66,18 @@ def rotary_spec(
     >>> spec = rotary_spec("rope", dim=8, length=16, scheme_params={"base": 500000.0})
     >>> spec.params["base"], spec.shape
     (500000.0, (16, 8))
+    >>> rotary_spec("rope:base=500000,scaling=linear,factor=2", dim=8, length=16).params["factor"]
+    2.0
     """
     from pecli.models.hub_cache import is_model_id, resolve_model_id
+    from pecli.schemes.specs import looks_like_spec, parse_spec
     from pecli.sources import kind_of_source
 
+    if looks_like_spec(reference):  # NAME:param=value,…: its parameters, under those given here
+        parsed = parse_spec(reference)
+        preset = preset or (parsed.preset if parsed.scheme else None)
+        reference = parsed.scheme or parsed.preset or reference
+        scheme_params = {**parsed.params, **(scheme_params or {})}
     kind = kind_of_source(reference)
     if kind.reads_a_file and not kind.options and is_model_id(reference):
         reference, kind = resolve_model_id(reference), kind_of_source(resolve_model_id(reference))

@@ -121,3 +121,86 @@ def test_an_unmodelled_difference_gets_no_explanation(tmp_path):
     probe = make_probe(rotary_spec(_config(tmp_path, "yarn")), heads=HEADS)
     noise = np.random.default_rng(5).normal(scale=1e-2, size=probe.q_rotated.shape)
     assert diagnose_rotated(probe, probe.q_rotated + noise) == []
+
+
+def _engine_rotation(name: str, q: np.ndarray, k: np.ndarray, positions: np.ndarray, bug: str):
+    """An engine built on transformers' rotary module, carrying one bug: ``adjacent`` pairs (rotate every
+    two instead of rotate_half) or ``no_attention_factor`` (cos and sin left unscaled)."""
+    from transformers import AutoConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+    values = {**CONFIGS[name], "hidden_size": DIM * 8, "num_attention_heads": 8}
+    config = AutoConfig.for_model(values.pop("model_type"), **values)
+    rotary = LlamaRotaryEmbedding(config)
+    if bug == "no_attention_factor":
+        rotary.attention_scaling = 1.0
+    qt, kt = torch.from_numpy(q)[None], torch.from_numpy(k)[None]
+    cos, sin = rotary(qt, torch.from_numpy(positions)[None])
+    if bug != "adjacent":
+        q_rot, k_rot = apply_rotary_pos_emb(qt, kt, cos, sin)
+        return q_rot[0].numpy(), k_rot[0].numpy()
+    half = cos.shape[-1] // 2
+    cos, sin = (t[..., :half].repeat_interleave(2, dim=-1)[:, None] for t in (cos, sin))
+
+    def every_two(x):
+        return torch.stack([-x[..., 1::2], x[..., 0::2]], dim=-1).flatten(-2)
+
+    return (qt * cos + every_two(qt) * sin)[0].numpy(), (kt * cos + every_two(kt) * sin)[0].numpy()
+
+
+@pytest.mark.parametrize(("bug", "code"), [("adjacent", "pairing"), ("no_attention_factor", "constant_factor")])
+def test_compare_of_an_engine_output_with_the_probe_names_the_bug(cli, tmp_path, bug, code):
+    from safetensors.numpy import save_file
+
+    config = _config(tmp_path, "yarn")
+    probe_path = tmp_path / "probe.safetensors"
+    made = cli("generate", "--from-config", config, "--probe", "--heads", "2", "--seed", "4", "-o", str(probe_path))
+    assert made.code == 0, made.stderr
+    tensors, metadata = _read(probe_path)
+    assert metadata["probe"] == "rotary" and metadata["probe.seed"] == "4"
+    assert tensors["q"].shape == (2, len(tensors["positions"]), DIM)
+    q_rot, k_rot = _engine_rotation("yarn", tensors["q"], tensors["k"], tensors["positions"], bug)
+    engine = tmp_path / "engine.safetensors"
+    save_file({"q_rotated": q_rot, "k_rotated": k_rot}, str(engine))
+    result = cli("compare", str(engine), str(probe_path), "--json")
+    assert result.code == 1, result.stderr
+    document = json.loads(result.out)
+    assert document["agree"] is False and set(document["tensors"]) == {"q_rotated", "k_rotated"}
+    for check in document["tensors"].values():
+        assert [found["code"] for found in check["diagnosis"]] == [code]
+    text = cli("compare", str(probe_path), str(engine)).stdout.decode()
+    assert "differs" in text and ("pairing differs" if code == "pairing" else "attention factor") in text
+
+
+def test_compare_passes_transformers_own_rotation_of_the_probe(cli, tmp_path):
+    from safetensors.numpy import save_file
+
+    config = _config(tmp_path, "llama3")
+    probe_path = tmp_path / "probe.safetensors"
+    assert cli("generate", "--from-config", config, "--probe", "-o", str(probe_path)).code == 0
+    from pecli.probe_check import read_probe
+
+    probe = read_probe(*_read(probe_path))
+    q_hf, k_hf = _transformers_rotation("llama3", probe.q, probe.k, probe.positions)
+    engine = tmp_path / "engine.safetensors"  # tokens × heads × head_dim, as vLLM keeps them
+    save_file({"q": q_hf.transpose(1, 0, 2).astype(np.float32).copy(), "k": k_hf.astype(np.float32)}, str(engine))
+    result = cli("compare", str(engine), str(probe_path))
+    assert result.code == 0, result.stdout + result.stderr
+    assert b"q_rotated: agrees" in result.stdout and b"k_rotated: agrees" in result.stdout
+    drawn = cli("compare", str(engine), str(probe_path), "-o", str(tmp_path / "diff.png"))
+    assert drawn.code == 2 and "drop -o" in drawn.stderr and not (tmp_path / "diff.png").exists()
+
+
+def test_a_probe_is_written_as_safetensors_only(cli, tmp_path):
+    for target in ("probe.npy", "probe.csv"):
+        result = cli("generate", "rope", "--d", "8", "--len", "16", "--probe", "-o", str(tmp_path / target))
+        assert result.code == 2 and "safetensors" in result.stderr and result.stderr.count("\n") == 1
+        assert not (tmp_path / target).exists()
+
+
+def _read(path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """A safetensors file's tensors and header, as numpy (read by safetensors itself)."""
+    from safetensors import safe_open
+
+    with safe_open(str(path), "np") as opened:
+        return {name: opened.get_tensor(name) for name in opened.keys()}, opened.metadata()  # noqa: SIM118

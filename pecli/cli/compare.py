@@ -30,6 +30,9 @@ A value may hold commas: a comma starts a new parameter only before param=, so
 mae:grid=14,14,cls_token=true is read as grid 14,14 (grid=14x14 says the same).
 SCHEME:preset=NAME,… picks one of that scheme's presets: 'sincos2d:preset=mae,grid=14x14'.
 
+When one file is a probe (generate --probe), the other holds an engine's rotation of its q and k
+(q_rotated, k_rotated): they are compared with the probe's, and the cause of a difference named.
+
 With --properties, each SCHEME (a spec) is checked at --d (default 64) × --len (default 512)
 for the six properties of an ideal positional encoding, with the figure behind each verdict.
 
@@ -40,6 +43,7 @@ Examples:
   pecli compare fairseq.npy tensor2tensor --atol 1e-5
   pecli generate --d 64 --len 128 -o - | pecli compare - sinusoidal:layout=split
   pecli compare a.npy b.npy -o diff.png
+  pecli compare engine_rotated.safetensors probe.safetensors
   pecli compare --properties sinusoidal count count-normalized binary --d 64 --len 512
 """
 
@@ -117,6 +121,16 @@ def compare(
     same_rope = compare_rope_specs(out, tables, dim=d, length=length)
     if same_rope is not None:
         if not same_rope:
+            raise typer.Exit(int(ExitCode.NO_MATCH))
+        return
+    from pecli.probe_check import compare_probe_files
+
+    rotated = None if key or key_a or key_b else compare_probe_files(tables, atol=atol)  # an engine against a probe
+    if rotated is not None:
+        if output is not None:
+            raise ParameterError("-o draws two tables; a probe's rotated q and k have no figure", hint="drop -o")
+        out.show(rotated)
+        if not rotated.agree:
             raise typer.Exit(int(ExitCode.NO_MATCH))
         return
     if output is not None:

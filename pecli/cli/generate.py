@@ -37,6 +37,7 @@ Examples:
   pecli generate alibi --heads 12 --len 128 --part slopes -o slopes.npy
   pecli generate sincos2d --preset mae --grid 14,14 --d 768 --cls-token -o mae.npy
   pecli generate --from-config Llama-3.1-8B/config.json --len 8192 -o llama31.safetensors
+  pecli generate --from-config Llama-3.1-8B/config.json --probe -o probe.safetensors
 """
 
 DeviceOpt = Annotated[
@@ -71,6 +72,17 @@ LayerTypeOpt = Annotated[
 ]
 
 
+ProbeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--probe",
+        help="Write a probe for an engine's rotary code instead of the table (.safetensors): seeded q and k "
+        "(--heads, default 2; --seed, default 0), their positions, and the expected rotated q, k and scores in "
+        "the model's (or the RoPE spec's) convention; pecli compare ENGINE_OUT PROBE checks an engine's rotation.",
+    ),
+]
+
+
 def register(app: typer.Typer) -> None:
     app.command("generate", help=HELP)(generate)
 
@@ -92,6 +104,7 @@ def generate(
     device: DeviceOpt = "cpu",
     from_config: FromConfigOpt = None,
     layer_type: LayerTypeOpt = None,
+    probe: ProbeOpt = False,
     *,
     out: Output,
     scheme_params: dict[str, Any] | None = None,
@@ -104,6 +117,10 @@ def generate(
     from pecli.schemes.backend import angles_on
 
     scheme_params = stdin_file_params(out, scheme_params or {})  # --bias-from -: stdin, read once for the run
+    if probe:
+        reference = from_config if from_config is not None else scheme or "rope"
+        _write_probe(out, reference, preset, scheme_params, d, length, layer_type, output, fmt, from_config)
+        return
 
     if from_config is not None:
         from pecli.cli.model_inputs import config_table
@@ -145,6 +162,36 @@ def generate(
     from pecli.render.summary import TableSummary
 
     out.show(TableSummary(table.summary(with_values=False), extra={"output": output}, text=False))
+
+
+def _write_probe(out: Output, reference: str, preset: str | None, scheme_params: dict[str, Any], d: int | None,
+                 length: int | None, layer_type: str | None, output: str | None, fmt: str | None,
+                 from_config: str | None) -> None:  # fmt: skip
+    """The probe file of ``reference`` (a config, a model directory or a RoPE scheme), its convention in the header."""
+    from pecli.cli.common import output_target
+    from pecli.io import Tensor, check_output_path, format_for, write_tensors
+    from pecli.probe import head_dim_of, make_probe, rotary_spec
+    from pecli.report import Listing
+
+    if output is None or format_for(output, fmt) != "safetensors":
+        raise ParameterError("a probe holds several tensors and its convention: it is written as .safetensors",
+                             hint="add -o probe.safetensors")  # fmt: skip
+    if out.json_output and output in ("-", "/dev/stdout"):
+        raise ParameterError("--json and -o - both write to stdout", hint="write the probe to a file, or drop --json")
+    if from_config is not None and d is not None:
+        raise ParameterError("--d comes from the config with --from-config", hint="drop --d")
+    params = dict(scheme_params)
+    seed, heads = int(params.pop("seed", None) or 0), int(params.pop("heads", None) or 2)
+    check_output_path(output)
+    spec = rotary_spec(reference, dim=d, length=length, preset=preset, scheme_params=params, layer_type=layer_type)
+    probe = make_probe(spec, heads=heads, seed=seed, head_dim=head_dim_of(reference, spec))
+    tensors = {name: Tensor.from_array(array) for name, array in probe.tensors().items()}
+    write_tensors(output_target(out, output, "safetensors"), tensors, fmt="safetensors", metadata=probe.metadata())
+    heads_, positions, dim = probe.q.shape
+    notes = [f"wrote {output}: probe of {heads_} heads × {positions} positions × {dim}"] if output != "-" else []
+    document = {"output": output, "heads": heads_, "positions": probe.positions.tolist(), "head_dim": dim,
+                "metadata": probe.metadata()}  # fmt: skip
+    out.show(Listing(document, [], notes=notes))
 
 
 def _phasor_backend(device: str) -> Any:

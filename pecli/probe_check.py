@@ -1,0 +1,219 @@
+"""An engine's rotated q and k against a probe (``pecli compare engine.safetensors probe.safetensors``).
+
+A probe file (:mod:`pecli.probe`) records its convention in its header; the engine's file holds the
+probe's q and k as the engine rotated them: tensors ``q_rotated`` and ``k_rotated`` (or ``q`` and
+``k``; a file of one tensor is its rotated q), shaped as the probe's (heads × positions × head_dim),
+with or without a leading batch of one, or positions × heads × head_dim (vLLM's tokens × heads).
+:func:`compare_rotated` reports what differs, where, and the cause :func:`~pecli.probe.diagnose_rotated`
+names.
+
+>>> from pecli.probe import make_probe, rotary_spec, rotate
+>>> probe = make_probe(rotary_spec("rope", dim=16, length=64), heads=1)
+>>> wrong = rotate(probe.spec, probe.q, probe.positions, layout="interleaved")
+>>> report = compare_rotated(probe, {"q_rotated": wrong, "k_rotated": probe.k_rotated})
+>>> report.agree, [check.name for check in report.checks if not check.agree]
+(False, ['q_rotated'])
+>>> report.checks[0].diagnosis[0].code
+'pairing'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pecli.analysis.diagnosis.finding import Finding
+from pecli.errors import ParameterError
+from pecli.probe import PROBE_TENSORS, Probe, diagnose_rotated
+from pecli.report import Shown
+
+__all__ = ["RotatedCheck", "RotatedComparison", "compare_probe_files", "compare_rotated", "is_probe", "read_probe"]
+
+
+def is_probe(metadata: Mapping[str, str]) -> bool:
+    """Whether a file's header says it is a rotary probe.
+
+    >>> is_probe({"probe": "rotary"}), is_probe({"scheme": "rope"})
+    (True, False)
+    """
+    return metadata.get("probe") == "rotary"
+
+
+def read_probe(tensors: Mapping[str, np.ndarray], metadata: Mapping[str, str]) -> Probe:
+    """The :class:`~pecli.probe.Probe` a probe file's tensors and header hold (its convention from the header)."""
+    from pecli.schemes.spec import TableSpec
+
+    missing = [name for name in PROBE_TENSORS if name not in tensors]
+    if missing or not is_probe(metadata):
+        raise ParameterError(
+            f"not a rotary probe: {', '.join(missing) or 'its header'} missing",
+            hint="a probe holds q, k, positions, q_rotated, k_rotated and scores, its header 'probe: rotary'",
+        )
+    spec = TableSpec.from_metadata(metadata)
+    values = {name: np.asarray(tensors[name]) for name in PROBE_TENSORS}
+    seed = int(metadata.get("probe.seed", "0"))
+    return Probe(spec, seed, **values)
+
+
+def rotation_tolerance(probe: Probe, which: str = "q") -> np.ndarray:
+    """Per position, what a float32 rotation may differ by: 1e-5 plus the float32 noise of the angle p·θ.
+
+    >>> from pecli.probe import make_probe, rotary_spec
+    >>> rotation_tolerance(make_probe(rotary_spec("rope", dim=8, length=8), heads=1, positions=[0, 7])).shape
+    (1, 2, 1)
+    """
+    scale = float(np.abs(np.asarray(getattr(probe, which), dtype=np.float64)).max(initial=0.0))
+    positions = np.asarray(probe.positions, dtype=np.float64)
+    return (1e-5 * max(1.0, scale) + 16 * positions * 2.0**-24 * scale)[None, :, None]
+
+
+def _as_probe_shape(values: Any, expected: np.ndarray, name: str) -> np.ndarray:
+    array = np.asarray(values.detach().cpu().float() if hasattr(values, "detach") else values, dtype=np.float64)
+    if array.ndim == expected.ndim + 1 and array.shape[0] == 1:
+        array = array[0]  # a batch of one
+    if array.shape != expected.shape and array.shape == (expected.shape[1], expected.shape[0], expected.shape[2]):
+        array = array.transpose(1, 0, 2)  # tokens × heads × head_dim
+    if array.shape != expected.shape:
+        heads, positions, dim = expected.shape
+        raise ParameterError(
+            f"{name} has shape {tuple(array.shape)}; the probe's is {heads} heads × {positions} positions × {dim}",
+            hint="rotate the probe's q and k at its positions and save them as they come out",
+        )
+    return array
+
+
+@dataclass(frozen=True)
+class RotatedCheck:
+    """One rotated tensor against the probe's: the largest difference, where, and the causes found."""
+
+    name: str
+    agree: bool
+    max_abs_diff: float
+    worst: dict[str, int]  #: head, position (the probe's), dim
+    tolerance: float  #: at the worst element
+    diagnosis: list[Finding] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"agree": self.agree, "max_abs_diff": self.max_abs_diff, "worst": dict(self.worst),
+                "tolerance": self.tolerance, "diagnosis": [found.to_json() for found in self.diagnosis]}  # fmt: skip
+
+    def text_lines(self) -> list[str]:
+        where = f"head {self.worst['head']}, position {self.worst['position']}, dim {self.worst['dim']}"
+        verdict = "agrees" if self.agree else "differs"
+        lines = [f"{self.name}: {verdict}: max |Δ| {self.max_abs_diff:.3g} at {where} (tolerance {self.tolerance:.3g})"]
+        if not self.agree:
+            lines += [f"  cause: {found.message}" for found in self.diagnosis] or [
+                "  cause: no known mistake explains it (pairing, partial-rotary partner, scaling, attention "
+                "factor, base, positions off by one)"
+            ]
+        return lines
+
+
+@dataclass(frozen=True)
+class RotatedComparison(Shown):
+    """An engine's rotated q and k against a probe (shown by the run's one output, or raised by pecli.testing)."""
+
+    engine: str
+    probe: str
+    convention: str
+    checks: list[RotatedCheck]
+
+    @property
+    def agree(self) -> bool:
+        return all(check.agree for check in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"engine": self.engine, "probe": self.probe, "convention": self.convention, "agree": self.agree,
+                "tensors": {check.name: check.to_json() for check in self.checks}}  # fmt: skip
+
+    def text_lines(self) -> list[str]:
+        lines = [f"{self.engine} against the probe {self.probe} ({self.convention})"]
+        for check in self.checks:
+            lines += check.text_lines()
+        return lines
+
+
+def compare_rotated(probe: Probe, rotated: Mapping[str, Any], *, atol: float | None = None,
+                    engine: str = "engine", probe_label: str = "probe") -> RotatedComparison:  # fmt: skip
+    """``rotated`` (``q_rotated`` and/or ``k_rotated``: an engine's rotation of the probe's q and k) against the
+    probe's; ``atol`` replaces the default tolerance (:func:`rotation_tolerance`)."""
+    checks = []
+    for name in ("q_rotated", "k_rotated"):
+        if name not in rotated:
+            continue
+        which = name[0]
+        expected = np.asarray(getattr(probe, name), dtype=np.float64)
+        actual = _as_probe_shape(rotated[name], expected, name)
+        noise = rotation_tolerance(probe, which)
+        allowed = np.broadcast_to(noise if atol is None else np.full_like(noise, atol), expected.shape)
+        difference = np.abs(actual - expected)
+        difference = np.where(np.isnan(difference), np.inf, difference)
+        head, row, dim = np.unravel_index(int(np.argmax(difference)), expected.shape)
+        agree = bool((difference <= allowed).all())
+        findings = [] if agree else diagnose_rotated(probe, actual, which=which, tolerance=float(noise.max()))
+        worst = {"head": int(head), "position": int(probe.positions[row]), "dim": int(dim)}
+        checks.append(RotatedCheck(name, agree, float(difference.max(initial=0.0)), worst,
+                                   float(allowed[head, row, dim]), findings))  # fmt: skip
+    if not checks:
+        raise ParameterError("no rotated q or k to compare", hint="name the tensors q_rotated and k_rotated")
+    return RotatedComparison(engine, probe_label, _convention(probe), checks)
+
+
+def _convention(probe: Probe) -> str:
+    params = probe.spec.params
+    shown = [f"{name}={params[name]:g}" if isinstance(params[name], float) else f"{name}={params[name]}"
+             for name in ("layout", "base", "scaling", "factor", "partial_rotary_factor")
+             if params.get(name) not in (None, "none", 1.0)]  # fmt: skip
+    heads, positions, dim = probe.q.shape
+    return f"{probe.spec.scheme} {' '.join(shown)}; {heads} heads × {positions} positions × {dim}"
+
+
+def _engine_tensors(tensors: Mapping[str, Any]) -> dict[str, Any]:
+    named = {name: tensors[name] for name in ("q_rotated", "k_rotated") if name in tensors}
+    if not named:
+        named = {f"{name}_rotated": tensors[name] for name in ("q", "k") if name in tensors}
+    if not named and len(tensors) == 1:
+        named = {"q_rotated": next(iter(tensors.values()))}
+    if not named:
+        raise ParameterError(
+            f"the engine's file holds {', '.join(sorted(tensors)) or 'no tensor'}; which is the rotated q?",
+            hint="save the engine's rotation of the probe's q and k as q_rotated and k_rotated",
+        )
+    return named
+
+
+def compare_probe_files(paths: Sequence[str], *, atol: float | None = None) -> RotatedComparison | None:
+    """Two files one of which is a probe: the other's rotated q and k against it; None when neither is a probe.
+
+    Only the headers are read to decide; a file that cannot be read is left to the table comparison.
+    """
+    import os
+
+    from pecli.errors import PecliError
+    from pecli.io import open_tensors
+    from pecli.text import printable
+
+    if len(paths) != 2 or not all(os.path.isfile(path) for path in paths):
+        return None
+    headers: list[dict[str, str]] = []
+    for path in paths:
+        try:
+            with open_tensors(path) as opened:
+                headers.append(dict(opened.metadata))
+        except PecliError:
+            return None
+    probes = [is_probe(header) for header in headers]
+    if probes.count(True) != 1:
+        return None
+    side = probes.index(True)
+    loaded = []
+    for path in paths:
+        with open_tensors(path) as opened:
+            loaded.append({name: entry.load() for name, entry in opened.entries.items()})
+    probe = read_probe(loaded[side], headers[side])
+    labels = [printable(os.path.basename(path)) for path in paths]
+    return compare_rotated(probe, _engine_tensors(loaded[1 - side]), atol=atol, engine=labels[1 - side],
+                           probe_label=labels[side])  # fmt: skip

@@ -1,0 +1,174 @@
+"""Assertions for an engine's test suite, in the spirit of ``numpy.testing`` and ``torch.testing``.
+
+The reference is the model's own convention, never hand-written rotary code: a config.json, a model
+directory, a cached model id (``org/name``) or a scheme spec (``"rope:base=500000"``).
+
+- :func:`assert_table_matches` checks an engine's cos/sin table in the layout it keeps.
+- :func:`assert_rotary_matches` runs the engine's own rotary function on a probe's q and k
+  (:mod:`pecli.probe`): a table check passes while the pairing is wrong, this one does not.
+
+On failure each raises ``AssertionError`` whose message is the diagnosis: what differs, where (the
+largest difference, its position and dimension) and the named cause. Torch is imported only to read
+the user's torch tensors (on any device: moved to the CPU).
+
+>>> import numpy as np
+>>> from pecli.schemes.rope import rope_table
+>>> cos, sin = (rope_table(64, 16, part=part, dtype="float32") for part in ("cos", "sin"))
+>>> assert_table_matches((cos, sin), "rope")
+>>> assert_table_matches((cos, sin), "rope:base=500000")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+AssertionError: the engine's cos differs from rope:base=500000's ((cos, sin)):
+...
+diagnosis: the base differs: A uses base 500000, B is the same table with base 10000
+...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pecli.errors import ParameterError
+
+__all__ = ["assert_rotary_matches", "assert_table_matches"]
+
+
+def _to_numpy(value: Any) -> np.ndarray:
+    """A numpy array of ``value``: a torch tensor is detached and moved to the CPU (bfloat16 widened to float32)."""
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor: no torch import needed to read it
+        value = value.detach().cpu()
+        if not value.is_complex() and value.dtype.itemsize == 2 and str(value.dtype) == "torch.bfloat16":
+            value = value.float()
+        return np.asarray(value.numpy())
+    return np.asarray(value)
+
+
+def _squeezed(array: np.ndarray) -> np.ndarray:
+    """(1, …, positions, width) → (positions, width)."""
+    while array.ndim > 2 and array.shape[0] == 1:
+        array = array[0]
+    while array.ndim > 2 and array.shape[-2] == 1:  # (positions, 1, width): a heads axis of one
+        array = array[..., 0, :]
+    if array.ndim != 2:
+        raise ParameterError(f"a rotary table is positions × width, got shape {array.shape}", hint="index one head")
+    return array
+
+
+def _parts(actual: Any) -> tuple[str, np.ndarray, np.ndarray]:
+    """The layout's name and the engine's cos and sin (positions × width) of ``actual``."""
+    if isinstance(actual, (tuple, list)):
+        if len(actual) != 2:
+            raise ParameterError(f"a table pair is (cos, sin), got {len(actual)} tensors", hint="pass (cos, sin)")
+        cos, sin = (_squeezed(_to_numpy(part)) for part in actual)
+        return "(cos, sin)", cos, sin
+    array = _squeezed(_to_numpy(actual))
+    if np.iscomplexobj(array):  # freqs_cis: e^{i p θ}, positions × rotary_dim/2
+        return "complex (freqs_cis)", array.real, array.imag
+    half = array.shape[1] // 2  # vLLM's cos_sin_cache: [cos | sin] of the rotary_dim/2 frequencies
+    return "cos_sin_cache", array[:, :half], array[:, half:]
+
+
+def _full_width(values: np.ndarray, layout: str) -> np.ndarray:
+    """A table of the rotary_dim/2 frequencies, placed as the convention places them (halves or adjacent pairs)."""
+    return np.concatenate([values, values], axis=1) if layout == "half" else np.repeat(values, 2, axis=1)
+
+
+def assert_table_matches(actual: Any, reference: str, *, part: str | None = None, atol: float | None = None,
+                         rtol: float | None = None) -> None:  # fmt: skip
+    """Assert that an engine's rotary table is ``reference``'s, raising ``AssertionError`` with the diagnosis.
+
+    Args:
+        actual: the engine's table, a numpy array or a torch tensor (any device), as engines keep it:
+            a ``(cos, sin)`` pair (positions × rotary_dim, as transformers' rotary modules return, or
+            positions × rotary_dim/2); one ``cos_sin_cache`` (vLLM: positions × rotary_dim, the cos
+            of the rotary_dim/2 frequencies then their sin); or the complex form (``freqs_cis``,
+            Llama's reference code: positions × rotary_dim/2). Leading axes of one are dropped.
+        reference: a config.json, a model directory, a cached model id or a scheme spec.
+        part: ``"cos"`` or ``"sin"`` to check one (default both).
+        atol, rtol: the tolerance (default: the rounding of the engine's dtype plus float32 angle noise).
+
+    A table of the rotary_dim/2 frequencies is compared as the convention places them (its columns
+    repeated as halves or adjacent pairs), so the worst dimension is a column of the full table.
+
+    >>> import numpy as np
+    >>> p, k = np.arange(32)[:, None], np.arange(8)[None, :]
+    >>> assert_table_matches(np.exp(1j * p * 10000.0 ** (-k / 8)), "rope")  # Llama's freqs_cis
+    """
+    from pecli.analysis.compare import Reference, compare_tables
+    from pecli.analysis.compare_report import CompareReport, Side
+    from pecli.probe import rotary_spec
+
+    layout_name, cos, sin = _parts(actual)
+    positions, width = cos.shape
+    if cos.shape != sin.shape:
+        raise ParameterError(f"cos is {cos.shape} but sin is {sin.shape}", hint="pass tables of one shape")
+    spec = rotary_spec(reference, dim=width if layout_name == "(cos, sin)" else 2 * width, length=positions)
+    spec = dataclasses.replace(spec, dtype="float64")
+    half = width * 2 == int(spec.dim or 0)
+    if not half and width != spec.dim:
+        raise AssertionError(f"the rotary table is {width} wide ({layout_name}); {reference}'s has {spec.dim} "
+                             f"rotary columns ({int(spec.dim or 0) // 2} frequencies)")  # fmt: skip
+    for name, values in (("cos", cos), ("sin", sin)):
+        if part not in (None, name):
+            continue
+        table = dataclasses.replace(spec, params={**spec.params, "part": name})
+        expected = table.array()
+        engine = _full_width(values, spec.params["layout"]) if half else values
+        result = compare_tables(expected, engine, atol=atol, rtol=rtol or 0.0, reference=Reference(table.scheme,
+                                dict(table.params)), reference_side="a")  # fmt: skip
+        if not result.agree:
+            report = CompareReport(Side(f"{reference} ({name})", expected.shape, "float64"),
+                                   Side(f"actual {layout_name}", engine.shape, str(values.dtype)), result)  # fmt: skip
+            lines = "\n".join(report.text_lines() + _named(result.diagnosis))
+            raise AssertionError(f"the engine's {name} differs from {reference}'s ({layout_name}):\n{lines}")
+
+
+def assert_rotary_matches(apply_fn: Callable[[Any, Any, Any], Any], reference: str, *, seed: int = 0,
+                          atol: float | None = None, heads: int = 2, dim: int | None = None,
+                          length: int | None = None, device: str | None = None) -> None:  # fmt: skip
+    """Assert that ``apply_fn`` rotates queries and keys as ``reference`` does, raising the named cause.
+
+    ``apply_fn(q, k, positions)`` gets a probe (:func:`pecli.probe.make_probe`): ``q`` and ``k`` of
+    shape (heads, positions, head_dim), float32, and ``positions`` of shape (positions,), int64 (0, 1,
+    the original context ± 1, the longest …); it returns the rotated ``(q, k)`` of the same shape.
+    They are numpy arrays, or torch tensors on ``device`` when one is given (``"cpu"``, ``"cuda"``);
+    the returned tensors may be either. Reshape inside ``apply_fn`` to the engine's layout
+    (transformers' batch × heads × positions × head_dim: ``q[None]``; vLLM's tokens × heads × head_dim:
+    ``q.transpose(0, 1)``).
+
+    ``dim`` (the head's width) and ``length`` (the longest context) are needed for a scheme spec; a
+    model's config gives its own. ``atol`` replaces the default tolerance (1e-5 plus the float32 noise
+    of the angle p·θ at each position).
+
+    >>> from pecli.probe import rotary_spec, rotate
+    >>> spec = rotary_spec("rope", dim=16, length=64)
+    >>> assert_rotary_matches(lambda q, k, p: (rotate(spec, q, p), rotate(spec, k, p)), "rope", dim=16, length=64)
+    """
+    from pecli.probe import head_dim_of, make_probe, rotary_spec
+    from pecli.probe_check import compare_rotated
+
+    spec = rotary_spec(reference, dim=dim, length=length)
+    probe = make_probe(spec, heads=heads, seed=seed, head_dim=head_dim_of(reference, spec))
+    inputs: tuple[Any, ...] = (probe.q, probe.k, probe.positions)
+    if device is not None:
+        import torch
+
+        inputs = tuple(torch.from_numpy(array.copy()).to(device) for array in inputs)
+    returned = apply_fn(*inputs)
+    if not isinstance(returned, (tuple, list)) or len(returned) != 2:
+        raise ParameterError("apply_fn(q, k, positions) must return the rotated (q, k)", hint="return q, k")
+    rotated = {"q_rotated": _to_numpy(returned[0]), "k_rotated": _to_numpy(returned[1])}
+    report = compare_rotated(probe, rotated, atol=atol, engine="apply_fn", probe_label=reference)
+    if not report.agree:
+        causes = _named([found for check in report.checks for found in check.diagnosis])
+        raise AssertionError(f"the rotation differs from {reference}'s:\n" + "\n".join(report.text_lines() + causes))
+
+
+def _named(findings: Any) -> list[str]:
+    """The last line of a failure: the causes' codes, for a test to match (none when no cause is known)."""
+    codes = list(dict.fromkeys(found.code for found in findings))
+    return [f"named cause: {', '.join(codes)}"] if codes else []
