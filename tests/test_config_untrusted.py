@@ -67,7 +67,12 @@ def test_any_value_in_any_field_is_exit_0_or_a_one_line_error_naming_it(cli, cas
         ("llama3", '"max_position_embeddings": Infinity', "max_position_embeddings: expected a positive integer"),
         ("mpt", '"attn_config": [1]', "attn_config: expected an object, got [1]"),
         ("mpt", '"attn_config": "x"', "attn_config: expected an object, got 'x'"),
-        ("llama3", '"head_dim": 15', "config.json: head_dim gives 15"),
+        (
+            "llama3",
+            '"head_dim": 15',
+            "config.json: head_dim gives 15 rotary columns, an odd width: transformers computes 8 frequencies over 15"
+            " and writes 16 cos/sin columns, but the head has 15",
+        ),
     ],
 )
 def test_hostile_fields_named_in_a_real_process(tmp_path, name, change, expected):

@@ -285,7 +285,11 @@ BASE = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "max
         ({"rotary_dim": 8, "partial_rotary_factor": 0.25}, "rotary_dim = 8 contradicts"),
         ({"rope_scaling": {"rope_type": "linear", "type": "dynamic", "factor": 2.0}}, "contradicts rope_scaling.type"),
         ({"rope_theta": 1e4, "rotary_emb_base": 5e5}, "rope_theta = 10000.0 and rotary_emb_base = 500000.0 disagree"),
-        ({"rope_theta": 1e4, "head_dim": 28, "partial_rotary_factor": 0.75}, "21 rotary columns, an odd width"),
+        (
+            {"rope_theta": 1e4, "head_dim": 21},
+            "21 rotary columns, an odd width: transformers computes 11 frequencies"
+            " over 21 and writes 22 cos/sin columns, but the head has 21, so the model cannot apply them",
+        ),
     ],
 )
 def test_contradictions_are_refused_naming_the_fields_and_the_file(cli, tmp_path, extra, expected):
@@ -422,3 +426,38 @@ def test_dbrx_heads_under_n_heads_and_laguna_without_sliding_layers(cli, tmp_pat
     output, result = _generate(cli, laguna, tmp_path / "laguna")
     _assert_equal(output, *_module_tables(LagunaRotaryEmbedding(laguna), 16, layer_type="full_attention"))
     assert "no layer of that type" in result.stderr
+
+
+def test_glm4_moe_odd_rotary_width_and_qwen3_omni_refused_as_transformers_cannot_apply_it(cli, tmp_path):
+    tf = _transformers()
+    import torch
+    from transformers.models.glm4_moe.modeling_glm4_moe import Glm4MoeRotaryEmbedding
+    from transformers.models.qwen3_omni_moe import modeling_qwen3_omni_moe as omni
+
+    glm = tf.Glm4MoeConfig(max_position_embeddings=64)  # 4096 / 96 = 42 a head, × 0.5 = 21: 11 frequencies over 21
+    output, _ = _generate(cli, glm, tmp_path / "glm")
+    cos, sin = _module_tables(Glm4MoeRotaryEmbedding(glm), 42)
+    assert cos.shape[1] == 22
+    _assert_equal(output, cos, sin)
+    text = tf.Qwen3OmniMoeConfig().thinker_config.text_config  # 2048 / 28 = 73 a head, no head_dim
+    text.max_position_embeddings = 64
+    cos, sin = _module_tables(omni.Qwen3OmniMoeThinkerTextRotaryEmbedding(text), 73)
+    assert cos.shape[1] == 74
+    q = torch.zeros(1, 1, len(POSITIONS), 73)
+    with pytest.raises(RuntimeError, match="73"):  # the model itself cannot rotate its 73-column heads
+        omni.apply_rotary_pos_emb(q, q, torch.from_numpy(cos)[None], torch.from_numpy(sin)[None])
+    text.save_pretrained(tmp_path / "omni")
+    result = cli("generate", "--from-config", str(tmp_path / "omni"), "--len", "64", "-o", str(tmp_path / "o.st"))
+    assert_clean_error(result, 2, "37 frequencies over 73 and writes 74 cos/sin columns, but the head has 73")
+    assert not (tmp_path / "o.st").exists()
+
+
+def test_an_odd_partial_width_the_head_holds_is_written_as_transformers_computes_it(cli, tmp_path):
+    # head_dim 28 × 0.75 = 21: 11 frequencies over 21, turning 22 of the 28 columns (not refused any more)
+    path = _write(tmp_path, {**BASE, "rope_theta": 1e4, "head_dim": 28, "partial_rotary_factor": 0.75})
+    result = cli("generate", "--from-config", path, "-o", str(tmp_path / "x.npy"), "--part", "angle")
+    assert result.code == 0, result.stderr
+    angle = np.load(tmp_path / "x.npy").astype(np.float64)
+    freqs = 1.0 / 1e4 ** (np.arange(0, 21, 2) / 21)
+    assert angle.shape == (16, 22)
+    np.testing.assert_allclose(angle[3], np.concatenate([3 * freqs, 3 * freqs]), rtol=1e-6)

@@ -325,18 +325,24 @@ def _one_encoding(
     if dim < 2:
         source = f"{head_dim_key[0]} = {head_dim_key[1]}" + (f" × {partial!r}" if partial != 1.0 else "")
         raise ParameterError(f"config.json: {source} leaves {dim} rotary columns", hint="rotary needs at least 2")
-    if dim % 2:
-        raise ParameterError(
-            f"config.json: {dim_field} gives {dim} rotary columns, an odd width: transformers computes "
-            f"{(dim + 1) // 2} frequencies over {dim} and writes {dim + 1} columns, which pecli does not compute yet",
-            hint="only even rotary widths are supported",
-        )
+    odd_width = None
+    if dim % 2:  # transformers: ⌈dim/2⌉ frequencies over dim, cat(freqs, freqs) = dim + 1 cos/sin columns
+        if dim + 1 > head_dim:
+            raise ParameterError(
+                f"config.json: {dim_field} gives {dim} rotary columns, an odd width: transformers computes "
+                f"{(dim + 1) // 2} frequencies over {dim} and writes {dim + 1} cos/sin columns, but the head has "
+                f"{head_dim}, so the model cannot apply them (apply_rotary_pos_emb fails: {head_dim} vs {dim + 1})",
+                hint="a model runs with an even head_dim, or a partial rotary width below it",
+            )
+        odd_width, dim = dim, dim + 1
     layout, layout_note = _layout(config, model_type)
     if layout_note:
         notes.append(layout_note)
     params: dict[str, Any] = {"base": _number(found, where, "rope_theta", 10000.0), "layout": layout}
-    scaling, used = _scaling_parameters(rope_type, found, where, length, dim)
+    scaling, used = _scaling_parameters(rope_type, found, where, length, odd_width or dim)
     params.update(scaling)
+    if odd_width is not None:
+        params["rotary_dim"] = odd_width
     if rope_type == "proportional":
         params["partial_rotary_factor"] = partial
     provenance: dict[str, tuple[str, Any]] = {"length": (length_key, length), "dim": head_dim_key}
@@ -347,6 +353,8 @@ def _one_encoding(
     _check_supported(rope_type, params)
     fields = {_PARAMETER_OF.get(key, key): where.get(key, key) for key in used if key in where}
     fields.update(dim=dim_field, length=length_key)
+    if odd_width is not None:
+        fields["rotary_dim"] = dim_field
     if rope_type == "proportional":
         fields["partial_rotary_factor"] = where.get("partial_rotary_factor", "partial_rotary_factor")
     notes.extend(_remote_code_notes(where))

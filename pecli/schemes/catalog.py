@@ -296,6 +296,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "long_factor": None,
                     "offset": 0,
                     "partial_rotary_factor": 1.0,
+                    "rotary_dim": None,
                     "arithmetic": None,
                 },
                 choices={

@@ -300,6 +300,14 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "RoPE: rotate the first int(d·F) columns only (GPT-NeoX, Phi); proportional: int(F·d/2) frequencies.",
                 "F",
             ),
+            Param(
+                "rotary_dim",
+                "--rotary-dim",
+                int,
+                "RoPE: the width R the frequencies are computed over, base^(−2i/R) for i < ⌈R/2⌉, turning the first "
+                "2⌈R/2⌉ columns (an odd R as transformers computes it: GLM-4 MoE's 21 → 22); default int(d·F).",
+                "R",
+            ),
             # KERPLE's logarithmic bias
             Param("r1", "--r1", float, "KERPLE: the bias's scale r1 > 0 in −r1·log(1 + r2·|i − j|).", "R"),
             Param("r2", "--r2", float, "KERPLE: the distance's scale r2 > 0 in −r1·log(1 + r2·|i − j|).", "R"),

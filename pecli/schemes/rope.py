@@ -69,6 +69,40 @@ def rotary_dim(dim: int, partial_rotary_factor: float = 1.0) -> int:
     return rotated
 
 
+def _rotation(dim: int, partial_rotary_factor: float, width: int | None, scaling: str) -> tuple[int, int]:
+    """(R, columns): the width transformers computes the frequencies over and the columns they turn.
+
+    ``width`` None is ``int(dim · partial_rotary_factor)`` (even); an odd ``width`` R gives
+    ⌈R/2⌉ frequencies over R that turn 2⌈R/2⌉ columns, as transformers' ``arange(0, R, 2) / R``.
+
+    >>> _rotation(42, 1.0, 21, "none"), _rotation(42, 0.5, None, "none")
+    ((21, 22), (21, 21))
+    """
+    if width is None:
+        rotated = rotary_dim(dim, partial_rotary_factor)
+        return rotated, rotated
+    width = positive_int("rotary_dim", width)
+    if scaling == "proportional":
+        raise ParameterError(
+            "{rotary_dim} does not apply to {scaling=proportional}, which turns frequencies of the whole head",
+            hint="use {partial_rotary_factor} with proportional",
+        )
+    if partial_rotary_factor != 1.0 and int(dim * _fraction(partial_rotary_factor)) != width:
+        raise ParameterError(
+            f"{{rotary_dim={width}}} contradicts {{partial_rotary_factor={partial_rotary_factor:g}}}, which rotates "
+            f"int({dim}·{partial_rotary_factor:g}) = {int(dim * partial_rotary_factor)} columns",
+            hint="give one of {rotary_dim} and {partial_rotary_factor}",
+        )
+    columns = width + width % 2
+    if width < 2 or columns > dim:
+        raise ParameterError(
+            f"{{rotary_dim={width}}} turns {columns} columns ({(width + 1) // 2} frequencies over {width}); "
+            f"a head of {{dim={dim}}} " + ("cannot hold them" if width >= 2 else "needs at least 2"),
+            hint=f"use 2 ≤ {{rotary_dim}} ≤ {dim}",
+        )
+    return width, columns
+
+
 def rope_table(
     length: int,
     dim: int,
@@ -82,6 +116,7 @@ def rope_table(
     dtype: str = "float32",
     rows: range | None = None,
     arithmetic: str | None = None,
+    rotary_dim: int | None = None,
     **scaling_params: Any,
 ) -> np.ndarray:
     """One (length, d) RoPE table: ``cos``, ``sin`` or the ``angle`` θ = p·inv_freq, in ``layout``'s columns.
@@ -103,6 +138,11 @@ def rope_table(
             the first ``int(factor · dim // 2)`` frequencies of the whole head turn, the rest are 0.
         dtype: output dtype; float64 angles, rounded once.
         rows: compute only these positions.
+        rotary_dim: the width R transformers computes the frequencies over, ``base^(−2i/R)`` for
+            i < ⌈R/2⌉, turning the first 2⌈R/2⌉ columns (the rest pass through); None is
+            ``int(dim · partial_rotary_factor)``. An odd R is what transformers does with an odd
+            ``int(head_dim · partial_rotary_factor)`` (GLM-4 MoE: 21 → 22 columns); the default,
+            linear, dynamic, llama3 and longrope (⌈R/2⌉ factors) scalings take it, YaRN does not.
         arithmetic: ``float64`` (None) computes in float64 and rounds once; ``float32`` as transformers'
             rotary modules do (float32 ``inv_freq``, positions, product, cos/sin, times the attention
             factor); ``bfloat16``/``float16`` hold the positions in that dtype first (``position_ids``
@@ -115,15 +155,21 @@ def rope_table(
         [0.841471, 0.841471, 0.01, 0.01]
         >>> rope_table(1, 4, part="cos", offset=1, partial_rotary_factor=0.5, dtype="float64")[0].round(6).tolist()
         [0.540302, 0.540302, 1.0, 1.0]
+        >>> rope_table(1, 4, part="cos", offset=1, rotary_dim=3, dtype="float64")[0].round(6).tolist()
+        [0.540302, 0.999998, 0.540302, 0.999998]
     """
     length = positive_int("length", length)
     layout = choice("layout", layout, ("half", "interleaved"))
     part = choice("part", part, ("cos", "sin", "angle"))
     offset = integer("offset", offset)
-    dim = even_dim("rope", positive_int("dim", dim), "it rotates pairs of columns")
-    proportional = scaling == "proportional"
-    rotated = dim if proportional else rotary_dim(dim, partial_rotary_factor)
-    inv_freq = rope_frequencies(rotated, base=base, scaling=scaling, length=offset + length, **scaling_params)
+    dim = positive_int("dim", dim)
+    if rotary_dim is None:  # with rotary_dim, the columns past its 2⌈R/2⌉ pass through, an odd head too
+        dim = even_dim("rope", dim, "it rotates pairs of columns")
+    proportional = scaling == "proportional" and rotary_dim is None
+    width, rotated = (dim, dim) if proportional else _rotation(dim, partial_rotary_factor, rotary_dim, scaling)
+    inv_freq = rope_frequencies(
+        width, base=base, scaling=scaling, length=offset + length, odd=width != rotated, **scaling_params
+    )
     if proportional:  # HF: int(p·d // 2) frequencies of the whole head, then zero frequencies
         inv_freq[int(_fraction(partial_rotary_factor) * dim // 2) :] = 0.0
     rows = row_range(rows, length)
@@ -132,7 +178,7 @@ def rope_table(
     start, stop = offset + rows.start, offset + rows.stop
     arithmetic = check_arithmetic(arithmetic)
     if arithmetic != "float64":
-        inv_freq32 = _frequencies32(inv_freq, rotated, base, scaling, scaling_params)
+        inv_freq32 = _frequencies32(inv_freq, width, base, scaling, scaling_params)
         factor = 1.0
         if scaling_params.get("apply_attention_factor"):
             factor = rope_attention_factor(scaling, **scaling_parameters(scaling, scaling_params))
@@ -210,13 +256,16 @@ def rope_metadata(
     if scaling in ("yarn", "longrope"):  # recorded as the parameter: reading the file back gives the same table
         meta["attention_factor"] = repr(rope_attention_factor(scaling, **used))
     if scaling == "dynamic":
-        inv_freq = rope_frequencies(dim, base=base, scaling=scaling, length=offset + length, **scaling_params)
-        meta["effective_base"] = repr(float(inv_freq[1] ** (-dim / 2)))
+        width = params.get("rotary_dim") or dim  # an odd rotary_dim: the frequencies over it, as the table's
+        inv_freq = rope_frequencies(
+            width, base=base, scaling=scaling, length=offset + length, odd=width % 2 == 1, **scaling_params
+        )
+        meta["effective_base"] = repr(float(inv_freq[1] ** (-width / 2)))
     if scaling == "llama3":
         meta.update(low_freq_factor=repr(used["low_freq_factor"]), high_freq_factor=repr(used["high_freq_factor"]))
     if scaling == "longrope":
         meta["longrope_factors"] = "long" if offset + length > used["original_max_position"] else "short"
-    if partial_rotary_factor != 1.0 and scaling != "proportional":
+    if partial_rotary_factor != 1.0 and scaling != "proportional" and params.get("rotary_dim") is None:
         meta["rotary_dim"] = str(rotary_dim(dim, partial_rotary_factor))
     return meta
 

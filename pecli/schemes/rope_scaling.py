@@ -129,17 +129,25 @@ def rope_attention_factor(scaling: str, factor: float | None = None, **params: A
     return 1.0
 
 
+#: the scalings whose transformers frequencies take an odd rotary width (YaRN's ramp has d // 2 entries
+#: against ⌈d/2⌉ frequencies and fails; proportional divides the whole head)
+_ODD_WIDTH_SCALINGS = ("none", "linear", "dynamic", "llama3", "longrope")
+
+
 def rope_frequencies(
     dim: int,
     *,
     base: float = 10000.0,
     scaling: str = "none",
     length: int | None = None,
+    odd: bool = False,
     **scaling_params: Any,
 ) -> np.ndarray:
     """RoPE's float64 ``inv_freq`` (d/2 values): ``base^(−2i/d)``, then the scaling's adjustment.
 
-    ``dim`` is the rotary dimension. ``length`` is the number of positions the model has seen
+    ``dim`` is the rotary dimension; ``odd=True`` accepts an odd one as transformers computes it
+    (``arange(0, d, 2) / d``: ⌈d/2⌉ frequencies over d; YaRN's ramp of d // 2 cannot take it).
+    ``length`` is the number of positions the model has seen
     (its largest position + 1): dynamic NTK recomputes its base for it once it exceeds the
     original context, and LongRoPE switches from ``short_factor`` to ``long_factor`` there.
 
@@ -149,9 +157,17 @@ def rope_frequencies(
     >>> rope_frequencies(4, scaling="longrope", original_max_position=8, length=9, **lists).tolist()
     [0.25, 0.00125]
     """
-    dim = even_dim("rope", positive_int("dim", dim), "it rotates pairs of columns")
+    dim = positive_int("dim", dim)
+    if not (odd and dim > 2):
+        dim = even_dim("rope", dim, "it rotates pairs of columns")
     base = finite_above("base", base, 1.0, example="10000")
     params = scaling_parameters(scaling, scaling_params)
+    if dim % 2 and scaling not in _ODD_WIDTH_SCALINGS:
+        raise ParameterError(
+            f"{{scaling={scaling}}} cannot take an odd rotary width ({dim}): transformers' {scaling} "
+            f"frequencies fail there ({(dim + 1) // 2} frequencies, a ramp or factor list of {dim // 2})",
+            hint="use an even width, or one of the scalings " + ", ".join(_ODD_WIDTH_SCALINGS),
+        )
     if scaling == "dynamic":
         # HF _compute_dynamic_ntk_parameters: base·((factor·L/L0) − (factor − 1))^(d/(d−2)), L = max(len, L0)
         original = params["original_max_position"]
@@ -168,7 +184,7 @@ def rope_frequencies(
     if scaling == "longrope":
         # HF _compute_longrope_parameters and _longrope_frequency_update: 1 / (ext_factors · base^(2i/d)),
         # the long factors once the positions go past the original context
-        short, long = (positive_floats(name, params[name], dim // 2) for name in ("short_factor", "long_factor"))
+        short, long = (positive_floats(name, params[name], (dim + 1) // 2) for name in ("short_factor", "long_factor"))
         use_long = length is not None and length > params["original_max_position"]
         return inv_freq / np.array(long if use_long else short)
     return inv_freq
