@@ -152,6 +152,7 @@ def generate(
             _print_summary(out, table.check())
         _note_unused_device(out, placement, table.scheme)
         return
+    from pecli.render.summary import TableSummary  # before the write: nothing is imported once the file is there
     from pecli.schemes.spec import TableSet
 
     pick = f"pick one with --layer-type {'|'.join(table.names)}" if isinstance(table, TableSet) else None
@@ -159,8 +160,6 @@ def generate(
     with angles_on(backend) as placement:
         write_table(out, table.check(), target, fmt, label=output)
     _note_unused_device(out, placement, table.scheme)
-    from pecli.render.summary import TableSummary
-
     out.show(TableSummary(table.summary(with_values=False), extra={"output": output}, text=False))
 
 

@@ -152,6 +152,8 @@ def resample(
     how = ", ".join(f"{name}={_text(value)}" for name, value in settings.items() if value is not None)
     name = table.key or "position_embeddings"
     shape = lambda array: " × ".join(map(str, array.shape))  # noqa: E731
+    from pecli.report import Listing  # before the write: nothing is imported once the file is there
+
     if in_checkpoint:
         from pecli.io import checkpoint
 
@@ -165,8 +167,6 @@ def resample(
             target, {name: Tensor.from_array(resampled)}, fmt=written_format, metadata={"pecli_resample": how}
         )
         wrote = [f"wrote {output}: {shape(resampled)} {dtype} ({written_format}) from {shape(table.array)}; {how}"]
-    from pecli.report import Listing
-
     written = {
         "input": source,
         "key": table.key,

@@ -78,6 +78,7 @@ def timestep(
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
     from pecli.cli.common import prepare_output, write_table
+    from pecli.render.summary import TableSummary  # now: nothing is imported once the file is written
     from pecli.schemes.timestep import TimestepSpec
 
     if d is None:
@@ -100,8 +101,6 @@ def timestep(
     if fmt == "safetensors":
         _check_recorded_timesteps(table)
     write_table(out, table, target, fmt, label=output)
-    from pecli.render.summary import TableSummary
-
     out.show(TableSummary(table.summary(with_values=False), extra={"output": output}, text=False))
 
 

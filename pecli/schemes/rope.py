@@ -75,8 +75,8 @@ def _rotation(dim: int, partial_rotary_factor: float, width: int | None, scaling
     ``width`` None is ``int(dim · partial_rotary_factor)`` (even); an odd ``width`` R gives
     ⌈R/2⌉ frequencies over R that turn 2⌈R/2⌉ columns, as transformers' ``arange(0, R, 2) / R``.
 
-    >>> _rotation(42, 1.0, 21, "none"), _rotation(42, 0.5, None, "none")
-    ((21, 22), (21, 21))
+    >>> _rotation(42, 1.0, 21, "none"), _rotation(40, 0.5, None, "none")
+    ((21, 22), (20, 20))
     """
     if width is None:
         rotated = rotary_dim(dim, partial_rotary_factor)
