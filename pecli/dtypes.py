@@ -84,7 +84,7 @@ def _round_to_bfloat16(values):
     bits gives the float64 value's own rounding except where the float32 lies exactly halfway
     between two bfloat16 values (its low 16 bits 0x8000): for those few the float64 value, compared
     with the float32, says which way; non-finite values are rounded from the float64 bits
-    (tests/test_dtypes_rounding.py checks ties, near-ties, subnormals and specials exactly).
+    (tests/schemes/test_dtypes_rounding.py checks ties, near-ties, subnormals and specials exactly).
     """
     import numpy as np
 

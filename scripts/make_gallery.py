@@ -1,6 +1,6 @@
 """Regenerate docs/gallery/: one small PNG and one terminal capture per scheme, drawn by ``pecli plot``/``distance``.
 
-Run from the repository root: ``python scripts/make_gallery.py [DIRECTORY]``. tests/test_gallery.py
+Run from the repository root: ``python scripts/make_gallery.py [DIRECTORY]``. tests/render/test_gallery.py
 draws the same figures into a temporary directory and compares them with the committed ones
 (``matplotlib.testing.compare.compare_images``), so a change in a picture must be looked at and
 committed on purpose.
@@ -75,7 +75,7 @@ def gallery_readme() -> str:
     lines = [
         "# Gallery",
         "",
-        "Drawn by `python scripts/make_gallery.py`; `tests/test_gallery.py` fails when a picture changes.",
+        "Drawn by `python scripts/make_gallery.py`; `tests/render/test_gallery.py` fails when a picture changes.",
         "Each figure adds `-o NAME.png " + " ".join(IMAGE) + "`; each capture `" + " ".join(TERMINAL) + "`.",
         "",
     ]

@@ -8,7 +8,7 @@ architecture — pass / fail (max error) / refused (pecli's message) / cannot ch
 
 ``--write-corpus`` also writes tests/data/sweep/: each checkable architecture's config.json and the
 module's cos/sin (float32, ``POSITIONS`` rows), the transformers version and the architectures that
-passed, which tests/test_sweep.py checks without transformers.
+passed, which tests/models/test_sweep.py checks without transformers.
 
 Run: PYTHONPATH=. python scripts/sweep_transformers_rope.py [--write-corpus] [--only NAME]
 """

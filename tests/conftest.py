@@ -170,8 +170,8 @@ def pytest_cmdline_main(config):
 #: the slowest tests by ``--durations`` (identify over every preset and peer table, the docs' console
 #: examples, the installed wheel): marked ``slow`` so that ``-m "not slow"`` skips them while working
 SLOW_TESTS = (
-    "tests/test_identify.py::",
-    "tests/test_peer_corpus.py::",
+    "tests/analysis/test_identify.py::",
+    "tests/schemes/test_peer_corpus.py::",
     "tests/test_docs.py::test_console_examples_show_real_output",
     "tests/test_packaging.py::test_installed_wheel_runs_without_the_checkout",
 )

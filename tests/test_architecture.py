@@ -397,3 +397,25 @@ def test_no_module_imports_the_click_package():
             where = path.relative_to(PACKAGE.parent)
             offenders += [f"{where}: {name}" for name in names if name.split(".")[0] == "click"]
     assert not offenders, offenders
+
+
+#: the test folders, one per part of the package (issue 27, item 8); whole-project checks stay at the top
+TEST_FOLDERS = {
+    "schemes": "the encodings: formulas, conventions, arithmetic, properties (pecli.schemes)",
+    "io": "table files: formats, untrusted input, streaming, GGUF, stdin (pecli.io)",
+    "models": "model configs and directories, the source resolver, the transformers sweep (pecli.models, pecli.sources)",
+    "analysis": "compare, diagnosis, identify, distance, relative views, resample, precision (pecli.analysis)",
+    "render": "figures and terminal views (pecli.render)",
+    "cli": "each command end to end, help, completion, exit codes, faults (pecli.cli)",
+    "python": "the public Python API, pecli.testing and the torch modules (pecli.api, pecli.testing, pecli.torch)",
+}
+WHOLE_PROJECT = {"test_architecture.py", "test_docs.py", "test_packaging.py"}
+
+
+def test_tests_are_laid_out_by_feature_mirroring_the_package():
+    tests = PACKAGE.parent / "tests"
+    folders = {path.name for path in tests.iterdir() if path.is_dir() and (path / "__init__.py").exists()}
+    assert folders == set(TEST_FOLDERS)
+    assert {path.name for path in tests.glob("test_*.py")} == WHOLE_PROJECT
+    for folder in TEST_FOLDERS:
+        assert list((tests / folder).glob("test_*.py")), folder

@@ -1,0 +1,85 @@
+"""Costs in proportion to the input (issue 30, class 4): peak memory of real processes, bounded by a
+stated multiple of the table read or written, and refusals before work when a size is too large.
+
+Each case runs pecli in a subprocess under an address-space limit (so a regression fails here
+instead of taking the machine down) and reads the child's peak resident memory.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.paths import ROOT as ROOT_PATH
+
+ROOT = str(ROOT_PATH)
+#: the interpreter with numpy and pecli imported: resident memory no table accounts for
+_BASELINE_MB = 150
+#: the address space a child may map (numpy's and BLAS's reservations are far above what is resident)
+_ADDRESS_LIMIT = 8 << 30
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="peak memory read as Linux reports it")
+
+
+def _limit() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (_ADDRESS_LIMIT, _ADDRESS_LIMIT))
+
+
+def run_measured(*args: str, cwd: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run ``python -m pecli args`` in a fresh child; its result and peak resident memory in MB."""
+    code = (
+        "import resource, subprocess, sys;"
+        "r = subprocess.run(sys.argv[1:], capture_output=True, text=True);"
+        "sys.stdout.write(r.stdout); sys.stderr.write(r.stderr);"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr);"
+        "sys.exit(r.returncode)"
+    )
+    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    done = subprocess.run(
+        [sys.executable, "-c", code, sys.executable, "-m", "pecli", *args],
+        capture_output=True, text=True, cwd=cwd, env=env, preexec_fn=_limit, timeout=300,
+    )  # fmt: skip
+    *lines, peak = done.stderr.rstrip("\n").split("\n")
+    done.stderr = "\n".join(lines)
+    return done, int(peak) / 1024.0
+
+
+def test_diagnosis_of_a_wide_permuted_table_is_linear_in_its_width(tmp_path):
+    """1 × 1,000,000 against its columns reversed: was a d × d matrix (out of memory, exit 3)."""
+    a = np.random.default_rng(0).normal(size=(1, 1_000_000)).astype(np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", a[:, ::-1].copy())
+    done, peak = run_measured("compare", "a.npy", "b.npy", cwd=str(tmp_path))
+    assert done.returncode == 1, done.stderr
+    assert "columns are permuted" in done.stdout
+    assert "[999999, 999998, 999997" in done.stdout
+    table_mb = a.nbytes / 2**20  # 3.8 MiB
+    assert peak < _BASELINE_MB + 60 * table_mb, f"peak {peak:.0f} MB for two {table_mb:.1f} MiB tables"
+
+
+def test_diagnosis_of_two_rows_of_ten_thousand_columns_is_small(tmp_path):
+    """2 × 10,000: was 1.6 GB (a d × d float64 matrix and its argsorts)."""
+    a = np.random.default_rng(0).normal(size=(2, 10_000)).astype(np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", a[:, ::-1].copy())
+    done, peak = run_measured("compare", "a.npy", "b.npy", cwd=str(tmp_path))
+    assert done.returncode == 1, done.stderr
+    assert "[9999, 9998, 9997" in done.stdout
+    assert peak < _BASELINE_MB + 100, f"peak {peak:.0f} MB"
+
+
+def test_compare_with_a_spec_too_large_is_refused_before_work(tmp_path):
+    """--d 2**63 was a ValueError (exit 3): refused with the size, exit 2, one line, nothing computed."""
+    done, peak = run_measured(
+        "compare", "sinusoidal", "sinusoidal", "--d", "9223372036854775808", "--len", "2", cwd=str(tmp_path)
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "TiB" in lines[0] and "2 × 9223372036854775808" in lines[0]
+    assert "Traceback" not in done.stderr
+    assert peak < _BASELINE_MB + 50

@@ -1,0 +1,67 @@
+"""Start-up hygiene: what the fast paths import, checked in fresh interpreters."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.paths import ROOT
+
+HEAVY = ("torch", "matplotlib", "rich", "pydantic", "pandas", "scipy")
+
+
+def imported_after(args: list[str], cwd) -> dict:
+    """Run ``main(args)`` in a fresh interpreter; return its exit code and the heavy modules it loaded."""
+    code = (
+        "import json, sys\n"
+        "from pecli.cli.app import main\n"
+        f"rc = main({args!r})\n"
+        f"heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))\n"
+        "print(json.dumps({'rc': rc, 'heavy': heavy, 'numpy': 'numpy' in sys.modules,"
+        " 'commands': sorted(m for m in sys.modules if m.startswith('pecli.cli.') and m.count('.') == 2)}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, check=True)
+    *printed, last = done.stdout.strip().splitlines()
+    return {**json.loads(last), "stdout": "\n".join(printed)}
+
+
+@pytest.mark.parametrize("output", ["pe.safetensors", "pe.npy", None])
+def test_generate_imports_no_torch_matplotlib_or_rich(tmp_path, output):
+    args = ["generate", "--d", "512", "--len", "2048"] + (["-o", output] if output else [])
+    result = imported_after(args, tmp_path)
+    assert result["rc"] == 0
+    assert result["heavy"] == []
+    if output:
+        assert (tmp_path / output).stat().st_size > 2048 * 512 * 4
+
+
+def test_a_command_run_loads_only_its_own_module(tmp_path):
+    from pecli.cli.app import COMMANDS
+
+    result = imported_after(["generate", "--d", "4", "--len", "2", "-o", "x.npy"], tmp_path)
+    others = {f"pecli.cli.{name}" for name in COMMANDS} - {"pecli.cli.generate"}
+    assert "pecli.cli.generate" in result["commands"]
+    assert not others & set(result["commands"])
+
+
+def test_help_imports_no_numpy_and_lists_every_command(tmp_path):
+    from pecli.cli.app import app
+
+    result = imported_after(["--help"], tmp_path)
+    assert result["rc"] == 0 and not result["numpy"] and result["heavy"] == []
+    names = [info.name for info in app.registered_commands]
+    assert names and all(f"  {name} " in result["stdout"] for name in names)
+
+
+def test_typer_private_modules_are_imported_by_the_adapter_only():
+    """typer._click and typer._completion_classes sit behind pecli/cli/_typer_compat.py (the typer pin's one place)."""
+    import re
+
+    root = ROOT
+    private = re.compile(r"^\s*(from|import)\s+typer\._", re.MULTILINE)
+    sources = [*root.joinpath("pecli").rglob("*.py"), *root.joinpath("scripts").rglob("*.py")]
+    users = sorted(str(path.relative_to(root)) for path in sources if private.search(path.read_text(encoding="utf-8")))
+    assert users == ["pecli/cli/_typer_compat.py"]
