@@ -1,4 +1,4 @@
-"""Write tests/data/resample_timm.npz: timm's resample_abs_pos_embed on a seeded table, for tests/analysis/test_resample.py.
+"""Write tests/data/resample_timm.npz (timm's resample_abs_pos_embed), for tests/analysis/test_resample.py.
 
 timm 1.0.31 imports torchvision, whose CPU build is not installable here: it is stubbed in
 sys.modules in this script only (resample_abs_pos_embed never touches it). Run:

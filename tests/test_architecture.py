@@ -403,7 +403,7 @@ def test_no_module_imports_the_click_package():
 TEST_FOLDERS = {
     "schemes": "the encodings: formulas, conventions, arithmetic, properties (pecli.schemes)",
     "io": "table files: formats, untrusted input, streaming, GGUF, stdin (pecli.io)",
-    "models": "model configs and directories, the source resolver, the transformers sweep (pecli.models, pecli.sources)",
+    "models": "model configs and directories, the source resolver, the sweep (pecli.models, pecli.sources)",
     "analysis": "compare, diagnosis, identify, distance, relative views, resample, precision (pecli.analysis)",
     "render": "figures and terminal views (pecli.render)",
     "cli": "each command end to end, help, completion, exit codes, faults (pecli.cli)",
