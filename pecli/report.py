@@ -15,7 +15,6 @@ it as the CLI would. No command decides how a result looks.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["Deferred", "Listing", "Report", "Shown", "render_text"]
@@ -62,18 +61,19 @@ class Shown:
         return f"<pre>{html.escape(str(self))}</pre>"
 
 
-@dataclass(frozen=True)
 class Listing(Shown):
-    """A report made of what is already known: its JSON document and its text lines.
+    """A report made of what is already known: its JSON document, its text lines, and the notes that
+    follow the text on stderr (``wrote x.npy``; none with JSON). A plain class: it is built on every
+    command's path, where a dataclass's generated methods cost start-up time.
 
     >>> Listing({"names": ["a", "b"]}, ["a", "b"]).text_lines()
     ['a', 'b']
     """
 
-    document: Any
-    lines: Sequence[str]
-    #: what follows the text on stderr (``wrote x.npy``); none with JSON
-    notes: Sequence[str] = ()
+    __slots__ = ("document", "lines", "notes")
+
+    def __init__(self, document: Any, lines: Sequence[str], notes: Sequence[str] = ()) -> None:
+        self.document, self.lines, self.notes = document, lines, notes
 
     def to_json(self) -> Any:
         return self.document
@@ -85,7 +85,6 @@ class Listing(Shown):
         return list(self.notes)
 
 
-@dataclass(frozen=True)
 class Deferred(Shown):
     """A report whose renderings are computed only when shown: a matrix is listed for JSON, drawn
     for a terminal, and the work (and the memory) of the one not asked for is never spent.
@@ -95,8 +94,10 @@ class Deferred(Shown):
     ({'sum': 3}, ['sum 3'])
     """
 
-    json: Callable[[], Any]
-    text: Callable[[], Sequence[str]]
+    __slots__ = ("json", "text")
+
+    def __init__(self, json: Callable[[], Any], text: Callable[[], Sequence[str]]) -> None:
+        self.json, self.text = json, text
 
     def to_json(self) -> Any:
         return self.json()

@@ -251,6 +251,8 @@ class CachedModelSource(SourceKind):
     options = frozenset({"length"})
 
     def matches(self, source: str) -> bool:
+        if "/" not in source or os.path.exists(source):  # cheaply: no id, and pecli.models stays unloaded
+            return False
         from pecli.models.hub_cache import is_model_id
 
         return is_model_id(source) and not source.lower().endswith(_FILE_SUFFIXES)

@@ -152,7 +152,7 @@ def generate(
             _print_summary(out, table.check())
         _note_unused_device(out, placement, table.scheme)
         return
-    from pecli.render.summary import TableSummary  # before the write: nothing is imported once the file is there
+    from pecli.report import Deferred  # before the write: nothing is imported once the file is there
     from pecli.schemes.spec import TableSet
 
     pick = f"pick one with --layer-type {'|'.join(table.names)}" if isinstance(table, TableSet) else None
@@ -160,7 +160,8 @@ def generate(
     with angles_on(backend) as placement:
         write_table(out, table.check(), target, fmt, label=output)
     _note_unused_device(out, placement, table.scheme)
-    out.show(TableSummary(table.summary(with_values=False), extra={"output": output}, text=False))
+    # the file is the result (its note is on stderr); --json adds the summary
+    out.show(Deferred(lambda: {**table.summary(with_values=False), "output": output}, list))
 
 
 def _write_probe(out: Output, reference: str, preset: str | None, scheme_params: dict[str, Any], d: int | None,

@@ -9,15 +9,31 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pecli.cli.options import flag_for, parse_int
 from pecli.cli.output import Output, printable
 from pecli.errors import ParameterError, TableFileError
-from pecli.sources import SourceTable, reads_a_file, resolve, resolve_parts, source_tensors
 
-#: a resolved input (:class:`pecli.sources.SourceTable`): its values, title, metadata, and how it was chosen
-InputTable = SourceTable
+if TYPE_CHECKING:
+    from pecli.sources import SourceTable as InputTable
+
+
+def _sources() -> Any:
+    """The resolver (:mod:`pecli.sources`), imported when a table is read."""
+    import pecli.sources
+
+    return pecli.sources
+
+
+def __getattr__(name: str) -> Any:
+    """``InputTable``: a resolved input (:class:`pecli.sources.SourceTable`), the resolver imported on first use
+    (a command's options and ``--help`` do not need it)."""
+    if name == "InputTable":
+        from pecli.sources import SourceTable
+
+        return SourceTable
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def key_for_scheme(source: str, key: str | None, scheme_params: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
@@ -42,7 +58,7 @@ def is_file_input(source: str) -> bool:
     >>> is_file_input("sinusoidal"), is_file_input("pe.npy"), is_file_input("sinusiodal")
     (False, True, False)
     """
-    return reads_a_file(source)
+    return _sources().reads_a_file(source)
 
 
 def load_input(
@@ -58,11 +74,11 @@ def load_input(
 ) -> InputTable:
     """The table ``source`` names, through the one resolver (:func:`pecli.sources.resolve`), with ``out``'s
     stdin read once per run, a note of the tensor a part of its name chose, and a terminal-safe title."""
-    table = resolve(source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=dim,
+    table = _sources().resolve(source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=dim,
                     dtype=dtype, stdin=lambda: stdin_table(out))  # fmt: skip
     if table.key_note is not None:
         out.note(table.key_note.spelled(flag_for))
-    if reads_a_file(source):
+    if _sources().reads_a_file(source):
         table.label = printable(table.label)  # titles: text from the file
     return table
 
@@ -110,9 +126,9 @@ def input_parts(
     A RoPE file's ``cos`` and ``sin``, or a file of one table per layer, read as one table each
     (:func:`pecli.sources.resolve_parts`), with file titles made terminal-safe.
     """
-    tables = resolve_parts(source, preset=preset, scheme_params=scheme_params, length=length, dim=dim, dtype=dtype,
-                           stdin=lambda: stdin_table(out))  # fmt: skip
-    if tables is not None and reads_a_file(source):
+    tables = _sources().resolve_parts(source, preset=preset, scheme_params=scheme_params, length=length, dim=dim,
+                                      dtype=dtype, stdin=lambda: stdin_table(out))  # fmt: skip
+    if tables is not None and _sources().reads_a_file(source):
         for table in tables:
             table.label = printable(table.label)
     return tables
@@ -141,7 +157,7 @@ def rope_pair_names(entries: dict[str, Any]) -> tuple[str, str] | None:
 
 def rope_pair(out: Output, source: str) -> tuple[InputTable, InputTable] | None:
     """A file's (or stdin's) RoPE table stored as its cos and sin tensors, read as two tables; None otherwise."""
-    entries = source_tensors(source, stdin=lambda: stdin_table(out))
+    entries = _sources().source_tensors(source, stdin=lambda: stdin_table(out))
     if entries is None:
         return None
     names = rope_pair_names(entries)
@@ -154,6 +170,7 @@ def rope_pair(out: Output, source: str) -> tuple[InputTable, InputTable] | None:
 def pair_label(cos: InputTable, sin: InputTable) -> str:
     """The title of a RoPE pair: its cos part's, naming both tensors.
 
+    >>> from pecli.cli.inputs import InputTable
     >>> pair_label(InputTable(None, "rope — r.safetensors [cos]", key="cos"), InputTable(None, "", key="sin"))
     'rope — r.safetensors [cos, sin]'
     """
@@ -223,6 +240,7 @@ def table_view(table: InputTable, *, rows: str | None = None, cols: str | None =
     """The 2-D view of ``table`` that ``--rows A:B`` and ``--cols A:B`` select (no copy).
 
     >>> import numpy as np
+    >>> from pecli.cli.inputs import InputTable
     >>> view = table_view(InputTable(np.zeros((1, 50, 8)), "x.npy"), rows="10:20", cols="4:")
     >>> view.values.shape, view.row_start, view.col_start, view.notes
     ((10, 4), 10, 4, ['x.npy: squeezed shape (1, 50, 8) to 50 × 8'])

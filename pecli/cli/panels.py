@@ -8,14 +8,16 @@ tensor and ``--slice`` one slice (for the alibi scheme itself, its ``--head``).
 from __future__ import annotations
 
 import os
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from pecli.cli.drawing import DRAWING_PANEL, DrawingStyle, ImageFile, TerminalHeatmap, color_note
-from pecli.cli.inputs import InputTable, input_parts, is_file_input
 from pecli.cli.output import Output, printable
 from pecli.errors import ParameterError
+
+if TYPE_CHECKING:  # the inputs (and the resolver) load when a table is read, not for --help
+    from pecli.cli.inputs import InputTable
 
 SliceOpt = Annotated[
     Optional[int],
@@ -44,6 +46,8 @@ def load_parts(
     """The tables of a multi-part scheme or of a file whose tensors share one 2-D shape; None otherwise."""
     if key is not None:
         return None
+    from pecli.cli.inputs import input_parts
+
     # through the one resolver: a path or stdin alike (a model directory names its table)
     return input_parts(out, source, preset=preset, scheme_params=scheme_params, length=length, dim=dim, dtype=dtype)
 
@@ -52,11 +56,13 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
     """A 3-D table as one table per slice (or slice ``index`` alone); any other table as is.
 
     >>> import numpy as np
+    >>> from pecli.cli.inputs import InputTable
     >>> bias = -np.array([0.0625, 0.00390625])[:, None, None] * abs(np.arange(3)[:, None] - np.arange(3))
     >>> tables = split_slices(InputTable(bias, "alibi", {"scheme": "alibi", "heads": "2"}), None)
     >>> [t.label for t in tables], tables[0].array.shape
     (['head 0, slope 0.0625', 'head 1, slope 0.003906'], (3, 3))
     """
+    from pecli.cli.inputs import InputTable
 
     array = table.array
     stacked = getattr(array, "ndim", 0) == 3 and array.shape[0] > 1 and 1 not in array.shape[1:]
@@ -131,6 +137,8 @@ def draw_panels(
     metadata = tables[0].metadata
     heading = style.title or table_title({k: v for k, v in metadata.items() if k != "part"}) or printable(source)
     name = "<stdin>" if source == "-" else os.path.basename(source)
+    from pecli.cli.inputs import is_file_input
+
     heading += f" — {printable(name)}" if is_file_input(source) and heading != source else ""
     axes = table_axes(metadata)
     x_label, y_label = style.x_label or axes.x_label, style.y_label or axes.y_label

@@ -78,7 +78,7 @@ def timestep(
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
     from pecli.cli.common import prepare_output, write_table
-    from pecli.render.summary import TableSummary  # now: nothing is imported once the file is written
+    from pecli.report import Deferred  # now: nothing is imported once the file is written
     from pecli.schemes.timestep import TimestepSpec
 
     if d is None:
@@ -101,7 +101,8 @@ def timestep(
     if fmt == "safetensors":
         _check_recorded_timesteps(table)
     write_table(out, table, target, fmt, label=output)
-    out.show(TableSummary(table.summary(with_values=False), extra={"output": output}, text=False))
+    # the file is the result (its note is on stderr); --json adds the summary
+    out.show(Deferred(lambda: {**table.summary(with_values=False), "output": output}, list))
 
 
 #: the most text of timesteps a safetensors header records (the format's header limit is 100 MB)

@@ -25,13 +25,12 @@ import contextlib
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
 from pecli.errors import OutputError, ParameterError, TableFileError, did_you_mean
 from pecli.io.atomic import TEMP_MARKER, atomic_file, check_free_space, check_output_path, reported_os_errors
-from pecli.io.gguf import gguf_entries
 from pecli.io.npy import npy_entries, npy_pieces
 from pecli.io.pt import pt_bytes, pt_entries, require_torch
 from pecli.io.safetensors import dtype_code, safetensors_entries, safetensors_pieces
@@ -225,8 +224,15 @@ _READERS = {
     "safetensors": safetensors_entries,
     "pt": pt_entries,
     "text": text_entries,
-    "gguf": gguf_entries,  # read only: pecli writes no GGUF
+    "gguf": lambda *args, **kwargs: _gguf_entries(*args, **kwargs),  # read only: pecli writes no GGUF
 }
+
+
+def _gguf_entries(*args: Any, **kwargs: Any) -> Any:
+    """GGUF's reader, imported when a GGUF file is read (not on every start)."""
+    from pecli.io.gguf import gguf_entries
+
+    return gguf_entries(*args, **kwargs)
 
 
 @contextlib.contextmanager

@@ -15,7 +15,6 @@ sinusoidal: 6 × 4 float32, 96 B
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from pecli.dtypes import format_bytes
@@ -28,23 +27,30 @@ __all__ = ["TableSummary", "summary_lines"]
 VALUES_LIMIT = 64 << 20
 
 
-@dataclass(frozen=True)
 class TableSummary(Shown):
     """A table's :meth:`~pecli.schemes.spec.TableSpec.summary`, with what is shown after it.
 
     ``details`` are text lines under the summary (timestep's list of t), ``previews`` each part's
     preview lines (its name, or "" for the one tensor), ``extra`` what JSON adds (the file written,
     the first rows). ``text=False``: the result is for JSON only (a table written to a file says so on
-    stderr).
+    stderr). ``hint``: a note on stderr after the text (how to save the table); none with JSON. A
+    plain class: it is built on generate's path, where a dataclass's generated methods cost start-up.
     """
 
-    summary: Mapping[str, Any]
-    details: Sequence[str] = ()
-    previews: Sequence[tuple[str, Sequence[str]]] = ()
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    text: bool = True
-    #: a hint on stderr after the text (how to save the table); none with JSON
-    hint: str | None = None
+    __slots__ = ("details", "extra", "hint", "previews", "summary", "text")
+
+    def __init__(
+        self,
+        summary: Mapping[str, Any],
+        *,
+        details: Sequence[str] = (),
+        previews: Sequence[tuple[str, Sequence[str]]] = (),
+        extra: Mapping[str, Any] | None = None,
+        text: bool = True,
+        hint: str | None = None,
+    ) -> None:
+        self.summary, self.details, self.previews = summary, details, previews
+        self.extra, self.text, self.hint = extra or {}, text, hint
 
     def text_notes(self) -> list[str]:
         return [self.hint] if self.hint and self.text else []
