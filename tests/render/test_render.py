@@ -576,7 +576,8 @@ def _drawn_panels(monkeypatch, tmp_path, matrices, titles, figsize, dpi=72):
 @pytest.mark.parametrize("figsize", [(5, 3.6), (8, 6), (12, 3), (3.5, 5)])
 def test_panel_titles_fit_their_panels_and_never_overlap(monkeypatch, tmp_path, heads, figsize):
     """The gallery's alibi-heads had four titles run into each other at 5 × 3.6 in."""
-    from pecli.cli.panels import InputTable, split_slices
+    from pecli.cli.inputs import InputTable
+    from pecli.cli.panels import split_slices
 
     bias = pecli.encode("alibi", 32, None, heads=heads)
     tables = split_slices(InputTable(bias, "alibi", {"scheme": "alibi"}), None)
