@@ -34,6 +34,7 @@ __all__ = [
     "named_permutations",
     "rounding_tolerance",
     "value_precision",
+    "value_precision_of_chunks",
 ]
 
 #: unit roundoff of the dtypes tables come in; a table rounded once is within half of it times |value|
@@ -140,6 +141,24 @@ def value_precision(table: np.ndarray) -> str:
     return precision
 
 
+def value_precision_of_chunks(chunks: Iterable[np.ndarray]) -> str:
+    """:func:`value_precision` of a table given as row chunks (its first 64 rows first, as there).
+
+    >>> table = np.array([[0.5], [1.0 + 2.0**-7], [1.0 + 2.0**-10]], dtype=np.float32)
+    >>> value_precision_of_chunks(table[i : i + 1] for i in range(3)), value_precision(table)
+    ('float16', 'float16')
+    """
+    known: tuple[bool, ...] | None = None
+    for chunk in chunks:
+        if chunk.dtype.name not in ("float32", "float64"):
+            return chunk.dtype.name
+        if known is None and _precision_name(_precision_flags(chunk[:64])) == "float32":
+            return "float32"  # as value_precision: the first rows show most tables' precision
+        flags = _precision_flags(chunk)
+        known = flags if known is None else (known[0] or flags[0], known[1] and flags[1], known[2] and flags[2])
+    return "float32" if known is None else _precision_name(known)
+
+
 def _precision_flags(rows: np.ndarray) -> tuple[bool, bool, bool]:
     """(holds values float32 cannot, every value is a bfloat16, every value is a float16) for float rows."""
     with np.errstate(over="ignore"):  # a value beyond float32's range: inf, so not float32 (below)
@@ -168,7 +187,7 @@ def check_tolerances(atol: float, rtol: float) -> None:
             )
 
 
-def _row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _row_cosines(a: np.ndarray, b: np.ndarray, *, all_finite: bool = False) -> np.ndarray:
     """cos(A[p], B[p]) for every p; 1 where both rows are zero, 0 where only one is; NaN where a row
     holds inf or NaN (no direction). Rows of huge or tiny values, whose squares overflow or underflow
     float64, are scaled first (a cosine does not change when a row is).
@@ -177,7 +196,8 @@ def _row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     >>> _row_cosines(a, np.array([[1e300, 0], [2e-300, 0], [1, 1]]))
     array([0.70710678, 1.        ,        nan])
     """
-    finite = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
+    # ``all_finite``: the caller knows every value is: a row of ones, without two passes to say so
+    finite = np.ones(len(a), bool) if all_finite else np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         squares_a, squares_b = np.einsum("ij,ij->i", a, a), np.einsum("ij,ij->i", b, b)
         tiny = np.finfo(np.float64).tiny / np.finfo(np.float64).eps  # below this, squares have lost digits
@@ -282,7 +302,7 @@ def _with_rows(known: str | tuple[bool, ...] | None, rows: np.ndarray) -> str | 
     is a small integer (held exactly: no rounding); or a non-float dtype's name."""
     if rows.dtype.name not in ("float32", "float64"):
         return rows.dtype.name
-    integral = _integral(rows)
+    integral = (not isinstance(known, tuple) or known[3]) and _integral(rows)  # once not, never again
     if isinstance(known, tuple) and not (known[1] or known[2]):  # float32 or wider: only float64 can follow
         return (
             known[0] or (rows.dtype == np.float64 and not np.array_equal(rows.astype(np.float32), rows)),
@@ -306,6 +326,8 @@ def _integral(rows: np.ndarray) -> bool:
     >>> _integral(np.array([0.0, 3.0, -7.0, np.nan])), _integral(np.array([0.5])), _integral(np.array([2.0**30]))
     (True, False, False)
     """
+    if len(rows) > 1 and not _integral(rows[:1]):  # the first row most often tells
+        return False
     finite = rows[np.isfinite(rows)]
     return bool(np.all((finite == np.round(finite)) & (np.abs(finite) <= _EXACT_INTEGERS)))
 
@@ -353,12 +375,23 @@ class _DifferenceStats:
         self.same_nan, self.infinite = 0, False  # NaN in both (equal); NaN in one only (an infinite difference)
         self.nan_one, self.nan_first = 0, (0, 0)  # entries NaN in one table only, and the first of them
 
-    def _allowed(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """The difference row p, dimension i may show: the given atol, or the data's noise there."""
+    def _allowed(
+        self, a: np.ndarray, b: np.ndarray, *, finite: bool = False, size_b: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The difference row p, dimension i may show: the given atol, or the data's noise there
+        (``finite``: no NaN or inf in ``a`` and ``b``; ``size_b``: |b| when known)."""
         if self.kind == "exact":
             return np.zeros((len(a), 1))
         if self.kind == "given":
             return np.full((len(a), 1), self.atol)
+        if finite:
+            magnitude = np.abs(a)
+            np.maximum(magnitude, np.abs(b) if size_b is None else size_b, out=magnitude)
+            magnitude *= self.epsilon
+            magnitude += self.floor
+            if self.angles:
+                magnitude += FLOAT32_ANGLE_NOISE * np.arange(self.row, self.row + len(a), dtype=np.float64)[:, None]
+            return magnitude
         with np.errstate(invalid="ignore"):
             magnitude = np.fmax(np.abs(a), np.abs(b))
         magnitude[~np.isfinite(magnitude)] = 0.0
@@ -372,6 +405,12 @@ class _DifferenceStats:
         if self.row < self.diagnose_rows:
             keep = self.diagnose_rows - self.row
             self.kept.append((a[:keep], b[:keep]))
+        # most chunks hold no NaN or inf: a finite sum says so in one pass, and their checks are skipped
+        with np.errstate(invalid="ignore", over="ignore"):
+            finite = bool(np.isfinite(np.add.reduce(a, axis=None)) and np.isfinite(np.add.reduce(b, axis=None)))
+        if finite:
+            self._add_finite(a, b)
+            return
         difference, same_nan = _abs_difference(a, b)
         self.same_nan += int(np.count_nonzero(same_nan))
         nan_one = np.isnan(a) != np.isnan(b)
@@ -411,13 +450,39 @@ class _DifferenceStats:
         self.cosine_sum += float(cosines.sum(where=defined))
         self.row += rows
 
+    def _add_finite(self, a: np.ndarray, b: np.ndarray) -> None:
+        """:meth:`add` for chunks without NaN or inf: the same figures in fewer passes."""
+        difference = np.subtract(a, b)
+        np.abs(difference, out=difference)
+        magnitude = np.abs(b)
+        allowed = self._allowed(a, b, finite=True, size_b=magnitude)
+        at = int(np.argmax(allowed))
+        if allowed.flat[at] > self.allowed_max or self.row == 0:
+            self.allowed_max, self.allowed_position = float(allowed.flat[at]), self.row + at // allowed.shape[1]
+        if not self.exact and self.rtol:
+            allowed = allowed + self.rtol * magnitude
+        self.agree = self.agree and bool(np.all(difference <= allowed))
+        flat = int(np.argmax(difference))
+        if difference.flat[flat] > self.max_abs:
+            self.max_abs = float(difference.flat[flat])
+            self.worst = (self.row + flat // self.width, flat % self.width)
+        self.sum_abs += float(difference.sum())
+        relative = np.divide(difference, magnitude, out=magnitude, where=magnitude > 0)
+        self.max_rel = max(self.max_rel, float(relative.max()))
+        cosines = _row_cosines(a, b, all_finite=True)
+        self.cosine_min = min(self.cosine_min, float(cosines.min()))
+        self.cosine_sum += float(cosines.sum())
+        self.row += len(a)
+
     def result(self) -> Comparison:
         diagnosis: list[Finding] = []
         if not self.agree and not self.infinite and not self.nan_one:  # NaN or inf in one: no layout to diagnose
             tolerance = max(self.allowed_max, rounding_tolerance(*self.dtypes, scale=self.scale))
             head_a = np.concatenate([a for a, _ in self.kept])
             head_b = np.concatenate([b for _, b in self.kept])
-            reference = self.reference if len(head_a) == self.length else None
+            reference = self.reference
+            if reference is not None and len(head_a) < self.length:  # the head of a longer table: regenerate its rows
+                reference = replace(reference, length=self.length)
             with np.errstate(invalid="ignore", over="ignore"):  # inf at the same places: inf − inf matches nothing
                 if self.reference_side == "b" and reference is not None:
                     diagnosis = diagnose_difference(

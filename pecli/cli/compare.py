@@ -136,9 +136,19 @@ def compare(
     if output is not None:
         _check_figure_path(output)
     streamed = None if output is not None else _large_files(tables, (key_a or key, key_b or key))
+    streamed_spec = (
+        None
+        if output is not None or streamed is not None
+        else _large_file_and_spec(tables, (key_a or key, key_b or key), (key_a, key_b), d=d, length=length, dtype=dtype)
+    )
     if streamed is not None:
         first, second = streamed
         result = _compare_streamed(first, second, atol=atol, rtol=rtol, exact=exact)
+    elif streamed_spec is not None:
+        (first, second), reference, side = streamed_spec
+        result = _compare_streamed(
+            first, second, atol=atol, rtol=rtol, exact=exact, reference=reference, reference_side="ab"[side]
+        )
     else:
         references: list[Any] = [None, None]
         first, second = _load_pair(
@@ -344,7 +354,7 @@ _STREAM_DIAGNOSE_ROWS = 4096
 class _StreamedTable:
     """A side of a streamed comparison: the file's rows, read chunk by chunk."""
 
-    rows: Any  # pecli.io.rows.RowReader
+    rows: Any  # pecli.io.rows.RowReader, or _SpecRows: shape, dtype and chunks(step)
     label: str
 
     @property
@@ -373,6 +383,69 @@ def _large_files(texts: list[str], keys: tuple[str | None, str | None]) -> list[
         return None
     labels = [printable(os.path.basename(text)) for text in texts]  # names from the filesystem: escaped
     return [_StreamedTable(reader, label) for reader, label in zip(readers, labels, strict=True)]
+
+
+class _SpecRows:
+    """A scheme spec's table computed block by block of rows, as :class:`~pecli.io.rows.RowReader` reads a file."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+        self.shape: tuple[int, int] = (int(table.shape[0]), int(table.shape[1]))
+        self.dtype: str = table.dtype
+
+    def chunks(self, step: int) -> Any:
+        for start in range(0, self.shape[0], step):
+            yield self.table.rows(range(start, min(start + step, self.shape[0])))
+
+
+def _large_file_and_spec(
+    texts: list[str],
+    keys: tuple[str | None, str | None],
+    key_given: tuple[str | None, str | None],
+    *,
+    d: int | None,
+    length: int | None,
+    dtype: str | None,
+) -> tuple[list[_StreamedTable], Any, int] | None:
+    """A large .npy/.safetensors file's table and a spec's table of its shape, both read block by block of rows,
+    with the spec's scheme and parameters (for the diagnosis) and its side; None when either cannot stream."""
+    import os
+
+    from pecli.analysis.compare import Reference, value_precision_of_chunks
+    from pecli.dtypes import DTYPES
+    from pecli.io import read_tensors
+    from pecli.io.rows import open_rows
+    from pecli.schemes.specs import looks_like_spec, parse_spec
+    from pecli.sources import kind_of_source
+
+    if len(texts) != 2:
+        return None
+    is_spec = [looks_like_spec(text) for text in texts]
+    if sum(is_spec) != 1:
+        return None
+    side = is_spec.index(True)
+    path, file_key = texts[1 - side], keys[1 - side]
+    if key_given[side] is not None or kind_of_source(path).name != "file":
+        return None  # a key for the spec is refused on the loading path, with its message
+    reader = open_rows(path, file_key)
+    if reader is None or (file_key is None and len(read_tensors(path)[0]) != 1):
+        return None  # a pair of tensors (RoPE's cos and sin) is compared side by side on the loading path
+    rows, cols = reader.shape
+    shape = (rows if length is None else length, cols if d is None else d)
+    if shape != reader.shape or 2 * 8 * rows * cols < STREAM_BYTES:
+        return None
+    step = max(64, _STREAM_CHUNK_BYTES // (8 * cols))
+    other_dtype = reader.metadata.get("dtype") or value_precision_of_chunks(reader.chunks(step))
+    other_dtype = other_dtype if other_dtype in DTYPES else "float32"
+    spec = parse_spec(texts[side])
+    table = spec.table(length=shape[0], dim=shape[1], dtype=dtype or other_dtype)
+    parts = table.parts()
+    if len(parts) != 1 or tuple(parts[0].shape) != shape:
+        return None
+    pair = [_StreamedTable(reader, printable(os.path.basename(path))), _StreamedTable(_SpecRows(parts[0]), spec.text)]
+    if side == 0:
+        pair.reverse()
+    return pair, Reference(table.scheme, dict(table.params)), side
 
 
 def _compare_streamed(first: _StreamedTable, second: _StreamedTable, **tolerances: Any) -> Any:

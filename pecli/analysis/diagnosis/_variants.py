@@ -45,8 +45,11 @@ def _table(
     reference: Reference, length: int, dim: int, changes: Mapping[str, Any], rows: range | None = None
 ) -> np.ndarray | None:
     params = {**reference.params, **changes}
+    whole = reference.length or length  # the diagnosed rows may be the first rows of a longer table
+    if rows is None and whole != length:
+        rows = range(length)
     try:
-        table = encode(reference.scheme, length, dim, dtype="float64", rows=rows, **params)
+        table = encode(reference.scheme, whole, dim, dtype="float64", rows=rows, **params)
     except (PecliError, ValueError):
         return None
     return table if isinstance(table, np.ndarray) and table.ndim == 2 else None

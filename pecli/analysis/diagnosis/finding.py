@@ -34,6 +34,8 @@ class Reference:
     scheme: str
     params: Mapping[str, Any]
     dtype: str = "float64"
+    #: the whole table's length when the diagnosed rows are only its first rows (a streamed comparison)
+    length: int | None = None
 
 
 def residual(expected: np.ndarray, b: np.ndarray) -> float:
