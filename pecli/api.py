@@ -10,6 +10,8 @@ shows them by themselves.
 >>> table = pecli.encode(None, 64, 32, preset="fairseq")
 >>> print(pecli.identify(table).found.best.describe())
 sinusoidal (preset fairseq): layout=split freq_shift=1.0 offset=2
+>>> pecli.compare(table, "fairseq").agree
+True
 >>> result = pecli.compare(table, "sinusoidal:layout=split,freq_shift=1")
 >>> result.agree, [finding.code for finding in result.result.diagnosis]
 (False, ['positions_shifted'])
@@ -39,10 +41,14 @@ def _table(value: Any, *, key: str | None = None, length: int | None = None, dim
     if isinstance(value, str):
         from pecli.schemes.specs import looks_like_spec, parse_spec
 
-        if looks_like_spec(value):
+        if looks_like_spec(value):  # a scheme or a preset, with parameters: computed at the shape asked for
+            from pecli.schemes.spec import TableSpec
+
             spec = parse_spec(value)
-            return resolve(spec.scheme or spec.preset or value, preset=spec.preset if spec.scheme else None,
-                           scheme_params=spec.params, length=length, dim=dim, dtype=dtype)  # fmt: skip
+            table = TableSpec.resolve(spec.scheme, spec.preset, spec.params, length=length, dim=dim, dtype=dtype)
+            table = table.single().check()
+            return SourceTable(table.array(), value, table.metadata(), value, dtype=dtype, kind="scheme",
+                               scheme=table.scheme, params=dict(table.params))  # fmt: skip
         return resolve(value, key=key, length=length, dtype=dtype)
     if key is not None:
         raise ParameterError("key applies to a file or a config, not to an array", hint="drop key")
