@@ -262,3 +262,20 @@ def uber_add_coords(x_dim, y_dim, with_r=True):
     yy_channel = yy_channel / (y_dim - 1) * 2 - 1
     channels = [xx_channel, yy_channel] + ([np.sqrt(xx_channel**2 + yy_channel**2)] if with_r else [])
     return np.stack(channels, axis=-1).reshape(x_dim * y_dim, -1)
+
+
+def llama3_rope_freqs(base: float, dim: int, factor: float, low: float, high: float, old: int) -> np.ndarray:
+    """llama.cpp's ``rope_freqs`` for Llama 3.1's scaling, as convert_hf_to_gguf.py's
+    LlamaModel.generate_extra_tensors writes it: one divisor per rotated pair, in float32."""
+    freqs = 1.0 / (np.float32(base) ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)))
+    factors = []
+    for freq in freqs:
+        wavelen = 2 * math.pi / float(freq)
+        if wavelen < old / high:
+            factors.append(1.0)
+        elif wavelen > old / low:
+            factors.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            factors.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(factors, dtype=np.float32)

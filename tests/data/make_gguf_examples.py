@@ -1,6 +1,7 @@
 """Writes the two small GGUF files docs/generate.md reads (tests/data/gguf/), with gguf's own GGUFWriter.
 
-Written with gguf 0.19.0 (llama.cpp's package): ``python tests/data/make_gguf_examples.py``.
+Written with gguf 0.19.0 (llama.cpp's package), from the checkout's root:
+``PYTHONPATH=$PWD python tests/data/make_gguf_examples.py``.
 
 - llama3.gguf: a llama (256 wide, 8 heads, 32 rotated columns, base 500000, context 4096) and the
   ``rope_freqs`` tensor llama.cpp's convert_hf_to_gguf.py writes for Llama 3.1's scaling (factor 8,
@@ -10,29 +11,14 @@ Written with gguf 0.19.0 (llama.cpp's package): ``python tests/data/make_gguf_ex
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import gguf
 import numpy as np
 
+from tests.references import llama3_rope_freqs
+
 HERE = Path(__file__).parent / "gguf"
-
-
-def llama3_rope_freqs(base: float, dim: int, factor: float, low: float, high: float, old: int) -> np.ndarray:
-    """convert_hf_to_gguf.py's LlamaModel.generate_extra_tensors: one divisor per rotated pair."""
-    freqs = 1.0 / (np.float32(base) ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)))
-    factors = []
-    for freq in freqs:
-        wavelen = 2 * math.pi / float(freq)
-        if wavelen < old / high:
-            factors.append(1.0)
-        elif wavelen > old / low:
-            factors.append(factor)
-        else:
-            smooth = (old / wavelen - low) / (high - low)
-            factors.append(1 / ((1 - smooth) / factor + smooth))
-    return np.array(factors, dtype=np.float32)
 
 
 def write(writer: gguf.GGUFWriter) -> None:

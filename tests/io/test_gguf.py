@@ -20,6 +20,7 @@ import pytest
 
 from pecli.io import read_table
 from tests.conftest import assert_clean_error
+from tests.references import llama3_rope_freqs
 
 pytestmark = pytest.mark.xdist_group("transformers")
 
@@ -61,21 +62,9 @@ def _write(path, arch="llama", *, context=128, hidden=64, heads=4, base=500000.0
 
 
 def _llama3_rope_freqs(base: float, dim: int) -> np.ndarray:
-    """The rope_freqs tensor as llama.cpp's convert_hf_to_gguf.py (LlamaModel.generate_extra_tensors) writes it."""
-    freqs = 1.0 / (np.float32(base) ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)))
-    factor, low, high = LLAMA3["factor"], LLAMA3["low_freq_factor"], LLAMA3["high_freq_factor"]
-    old = LLAMA3["original_max_position_embeddings"]
-    factors = []
-    for freq in freqs:
-        wavelen = 2 * math.pi / float(freq)
-        if wavelen < old / high:
-            factors.append(1.0)
-        elif wavelen > old / low:
-            factors.append(factor)
-        else:
-            smooth = (old / wavelen - low) / (high - low)
-            factors.append(1 / ((1 - smooth) / factor + smooth))
-    return np.array(factors, dtype=np.float32)
+    """The rope_freqs tensor llama.cpp's converter writes for this file's llama3 settings."""
+    return llama3_rope_freqs(base, dim, LLAMA3["factor"], LLAMA3["low_freq_factor"], LLAMA3["high_freq_factor"],
+                             LLAMA3["original_max_position_embeddings"])  # fmt: skip
 
 
 #: name -> (GGUF writer arguments, the equivalent transformers LlamaConfig rope_parameters and length)
