@@ -9,6 +9,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,6 +112,20 @@ def require_tool(name: str) -> str:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+def require_module(name: str) -> Any:
+    """A module the test extra installs (torch, transformers, diffusers, gguf…); a missing one skips the
+    test, but fails it in CI (CI set), as :func:`require_tool` does for external tools."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        message = f"{name} is not installed (the test extra has it: pip install -e '.[test]')"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
 
 
 @pytest.fixture(scope="session")

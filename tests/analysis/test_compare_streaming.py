@@ -9,6 +9,7 @@ import pecli
 from pecli.analysis.compare import compare_row_chunks, compare_tables
 from pecli.io import Tensor, write_tensors
 from pecli.io.rows import open_rows
+from tests.conftest import require_module
 
 
 def chunked(a: np.ndarray, b: np.ndarray, step: int, **options):
@@ -79,7 +80,7 @@ def test_row_reader_reads_the_table_in_place(tmp_path, fmt, dtype):
 
 
 def test_row_reader_declines_what_it_cannot_read_in_place(tmp_path):
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     torch.save({"pe": torch.zeros(3, 2)}, tmp_path / "pe.pt")
     np.save(tmp_path / "cube.npy", np.zeros((2, 2, 2)))
     np.save(tmp_path / "fortran.npy", np.asfortranarray(np.zeros((3, 2))))

@@ -11,8 +11,9 @@ import pytest
 import pecli
 from pecli.analysis.compare import Reference, compare_tables
 from pecli.analysis.diagnosis import diagnose_difference
+from tests.conftest import require_module
 
-torch = pytest.importorskip("torch")
+torch = require_module("torch")
 LENGTH, DIM = 2048, 128
 
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import pecli
 from pecli.analysis.identify import IdentifyReport, identify_table
 from pecli.cli.reproduce import command_line, reproduce
 from tests.analysis.test_identify import _reproduce
+from tests.conftest import require_module
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
+torch = require_module("torch")
+require_module("transformers")
 
 
 def _llama_cos(length: int, position_dtype) -> np.ndarray:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pecli.analysis.resample import CONVENTIONS, resample_grid, resample_length
-from tests.conftest import assert_clean_error, run_pecli
+from tests.conftest import assert_clean_error, require_module, run_pecli
 from tests.paths import DATA
 
 DATA = DATA
@@ -24,7 +24,7 @@ def _table(rng, rows: int, channels: int = 6) -> np.ndarray:
 
 @pytest.mark.parametrize(("grids", "mode"), [(g, m) for g in GRIDS for m in MODES])
 def test_grid_equals_torch_interpolate(grids, mode):
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     (h, w), (height, width) = grids
     method, antialias = mode
     table = _table(np.random.default_rng(h * 100 + w), 1 + h * w)
@@ -39,7 +39,7 @@ def test_grid_equals_torch_interpolate(grids, mode):
 
 
 def test_channels_first_grid_keeps_its_layout_and_equals_torch():
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     grid = np.random.default_rng(1).standard_normal((5, 6, 4)).astype(np.float32)
     ours = resample_grid(grid, (9, 7), method="bicubic", antialias=True)
     expected = torch.nn.functional.interpolate(torch.from_numpy(grid)[None].double(), size=(9, 7), mode="bicubic",
@@ -49,7 +49,7 @@ def test_channels_first_grid_keeps_its_layout_and_equals_torch():
 
 
 def test_dinov2_original_samples_at_its_scale_factor():
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     table = _table(np.random.default_rng(2), 1 + 8 * 8)
     convention = CONVENTIONS["dinov2-original"]
     ours = resample_grid(table, (13, 13), prefix_tokens=1, method="bicubic", scale_offset=convention.scale_offset)
@@ -77,8 +77,8 @@ def test_timm_convention_equals_committed_timm_output(case):
 
 @pytest.mark.parametrize(("size", "new"), [(4, 7), (6, 3)])
 def test_hf_convention_equals_vit_interpolate_pos_encoding(size, new):
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
+    torch = require_module("torch")
+    transformers = require_module("transformers")
     config = transformers.ViTConfig(hidden_size=8, image_size=size * 4, patch_size=4, num_channels=3)
     embeddings = transformers.models.vit.modeling_vit.ViTEmbeddings(config)
     with torch.no_grad():
@@ -91,7 +91,7 @@ def test_hf_convention_equals_vit_interpolate_pos_encoding(size, new):
 
 
 def test_linear_length_equals_torch_and_keeps_rows():
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     table = np.random.default_rng(3).standard_normal((514, 8)).astype(np.float32)
     for length in (1026, 300):
         ours = resample_length(table, length, method="linear", keep_rows=2)

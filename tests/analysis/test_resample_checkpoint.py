@@ -11,9 +11,9 @@ import pytest
 
 from pecli.analysis.resample import resample_grid, resample_length
 from pecli.io.checkpoint import replace_in_directory, replace_tensor
-from tests.conftest import assert_clean_error
+from tests.conftest import assert_clean_error, require_module
 
-safetensors_numpy = pytest.importorskip("safetensors.numpy")
+safetensors_numpy = require_module("safetensors.numpy")
 
 
 def _checkpoint(path, rng) -> dict[str, np.ndarray]:

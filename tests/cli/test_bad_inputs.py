@@ -39,7 +39,7 @@ import numpy as np
 import pytest
 
 from pecli.cli.app import COMMANDS
-from tests.conftest import Result, run_in_process, run_pecli
+from tests.conftest import Result, require_module, run_in_process, run_pecli
 from tests.mounts import unwritable_directory
 
 # ---------------------------------------------------------------------------------------------
@@ -70,7 +70,7 @@ def _safetensors(header: dict, data: bytes) -> bytes:
 
 
 def _pt(build: Callable) -> bytes:
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     buffer = io.BytesIO()
     torch.save(build(torch), buffer)
     return buffer.getvalue()
@@ -78,7 +78,7 @@ def _pt(build: Callable) -> bytes:
 
 def _legacy_pt_claiming(count: int) -> bytes:
     """A legacy (non-zip) torch.save file whose storage claims ``count`` floats, for 8 bytes of data."""
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     buffer = io.BytesIO()
     torch.save({"pe": torch.zeros(2)}, buffer, _use_new_zipfile_serialization=False)
     data = buffer.getvalue()
@@ -704,7 +704,7 @@ def test_odd_npy_dtypes_are_described(tmp_path):
 
 
 def test_float8_and_quantized_pt_tensors_are_listed_and_refused_as_tables(tmp_path):
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     state = {"f8": torch.zeros(2, 2).to(torch.float8_e4m3fn), "e5": torch.zeros(2, 2).to(torch.float8_e5m2)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # quantized tensors are deprecated in torch

@@ -10,7 +10,7 @@ import pytest
 
 import pecli
 from pecli.io import read_table, read_tensors
-from tests.conftest import assert_clean_error, run_pecli
+from tests.conftest import assert_clean_error, require_module, run_pecli
 
 
 def test_rope_writes_cos_and_sin_with_metadata(cli, tmp_path):
@@ -112,7 +112,7 @@ def test_bad_inputs_are_one_line_errors_and_write_nothing(cli, tmp_path, args, w
 
 
 def test_device_cuda_without_a_gpu_is_a_clean_error(cli, tmp_path, monkeypatch):
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     target = tmp_path / "pe.npy"
     result = cli("generate", "rope", "--d", "8", "--len", "4", "--part", "cos", "--device", "cuda", "-o", str(target))
@@ -156,7 +156,7 @@ def test_pecli_works_without_torch(tmp_path):
 
 def test_device_path_end_to_end_with_torch_on_the_cpu(cli, tmp_path):
     """The whole --device path, with the GPU check pointed at torch's CPU: same table, one rounding."""
-    pytest.importorskip("torch")
+    require_module("torch")
     from unittest import mock
 
     import pecli.torch_backend

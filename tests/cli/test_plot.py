@@ -11,7 +11,7 @@ import pytest
 
 import pecli
 from pecli.render.terminal import LUT_SIZE, RAMP
-from tests.conftest import assert_clean_error, run_pecli
+from tests.conftest import assert_clean_error, require_module, run_pecli
 from tests.paths import ROOT
 
 TERMINAL = ("--width", "120", "--height", "100")
@@ -106,7 +106,7 @@ def test_mistyped_key_suggests_the_nearest(cli, bert_checkpoint):
 
 
 def test_pt_state_dict_key(cli, tmp_path):
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     weight = torch.linspace(-1, 1, 24).reshape(4, 6)
     torch.save({"model": {"pos_embed": weight, "step": torch.tensor(3)}}, tmp_path / "ckpt.pt")
     result = cli("plot", str(tmp_path / "ckpt.pt"), "--key", "model.pos_embed", *TERMINAL)
@@ -123,7 +123,7 @@ class _RunsCode:
 
 
 def test_pt_whose_pickle_would_run_code_is_refused_and_runs_nothing(cli, tmp_path):
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     marker = tmp_path / "ran"
     torch.save({"pe": torch.zeros(2, 2), "payload": _RunsCode(str(marker))}, tmp_path / "evil.pt")
     result = cli("plot", str(tmp_path / "evil.pt"), "-o", str(tmp_path / "out.png"))

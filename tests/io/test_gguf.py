@@ -8,10 +8,8 @@ gguf and transformers are in the ``test`` extra; where one is missing its tests 
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
-import os
 import struct
 import sys
 
@@ -19,7 +17,7 @@ import numpy as np
 import pytest
 
 from pecli.io import read_table
-from tests.conftest import assert_clean_error
+from tests.conftest import assert_clean_error, require_module
 from tests.references import llama3_rope_freqs
 
 pytestmark = pytest.mark.xdist_group("transformers")
@@ -28,19 +26,11 @@ pytestmark = pytest.mark.xdist_group("transformers")
 LLAMA3 = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
 
 
-def _require(name: str):
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        message = f"{name} is not installed (the test extra has it: pip install -e '.[test]')"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
 
 
 def _write(path, arch="llama", *, context=128, hidden=64, heads=4, base=500000.0, rot=16, kv=None, tensors=None):
     """A GGUF file with ``arch``'s position metadata (each None left out) and ``tensors``."""
-    gguf = _require("gguf")
+    gguf = require_module("gguf")
     writer = gguf.GGUFWriter(str(path), arch)
     if context is not None:
         writer.add_context_length(context)
@@ -94,8 +84,8 @@ CASES = {
 
 
 def _transformers_rotary(rope_parameters: dict, length: int, positions: list[int]):
-    _require("torch")
-    _require("transformers")
+    require_module("torch")
+    require_module("transformers")
     import torch
     from transformers import LlamaConfig
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
@@ -167,7 +157,7 @@ def test_the_rotary_width_is_the_dimension_count(cli, tmp_path):
 @pytest.fixture
 def position_gguf(tmp_path):
     """A GPT-2-style GGUF: a learned (12, 6) position table, an F16 token table and a quantized weight."""
-    gguf = _require("gguf")
+    gguf = require_module("gguf")
     table = np.random.default_rng(0).standard_normal((12, 6)).astype(np.float32)
     path = tmp_path / "gpt2.gguf"
     writer = gguf.GGUFWriter(str(path), "gpt2")

@@ -18,6 +18,7 @@ from pecli.io.npy import npy_entries, npy_pieces
 from pecli.io.safetensors import safetensors_entries, safetensors_pieces
 from pecli.io.tensor import Tensor
 from pecli.io.text import text_pieces
+from tests.conftest import require_module
 
 NUMPY_DTYPES = ["float64", "float32", "float16", "int64", "int16", "uint8", "bool"]
 shapes = hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=6)
@@ -115,7 +116,7 @@ def test_safetensors_bytes_equal_the_reference_writer():
     )
 )
 def test_pt_reader_reads_back_what_the_writer_wrote(tensors):
-    pytest.importorskip("torch")
+    require_module("torch")
     from pecli.io.pt import pt_bytes, pt_entries
 
     data = pt_bytes({k: _streamed(v, 2) for k, v in tensors.items()})
@@ -205,7 +206,7 @@ def test_what_counts_as_a_real_table_does_not_depend_on_ml_dtypes_being_imported
     """ml_dtypes (imported by this module) teaches numpy its float8 names; a float8 .pt tensor is still
     listed and refused as a table, as in a fresh process, instead of reaching torch's .numpy() (which
     raised "Got unsupported ScalarType Float8_e5m2")."""
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     from pecli.io import is_real_dtype, read_table
 
     assert np.dtype("float8_e5m2") == np.dtype(ml_dtypes.float8_e5m2)  # the state that misled the check

@@ -16,6 +16,7 @@ import pecli
 from pecli.errors import OutputError, ParameterError, TableFileError
 from pecli.io import TEMP_MARKER, Tensor, read_table, read_tensors, write_tensors
 from pecli.schemes.spec import TableSpec
+from tests.conftest import require_module
 
 
 def _spec(**kw):
@@ -45,7 +46,7 @@ def test_npy_loads_with_numpy_and_safetensors_with_safetensors(tmp_path):
 
 
 def test_pt_loads_with_torch_weights_only(tmp_path):
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     array = pecli.encode("sinusoidal", 20, 6)
     _write(tmp_path / "pe.pt", array, "pt")
     state = torch.load(tmp_path / "pe.pt", weights_only=True)
@@ -99,7 +100,7 @@ def test_bfloat16_safetensors_is_native(tmp_path):
     header = json.loads((tmp_path / "b.safetensors").read_bytes()[8 : 8 + header_length])
     assert header["pe"]["dtype"] == "BF16"
     np.testing.assert_array_equal(read_table(str(tmp_path / "b.safetensors")).array, table.astype(np.float32))
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     with safe_open(str(tmp_path / "b.safetensors"), framework="pt") as handle:
         loaded = handle.get_tensor("pe")
     assert loaded.dtype == torch.bfloat16
@@ -211,7 +212,7 @@ def test_object_npy_is_refused(tmp_path):
 
 
 def test_pt_that_would_run_code_is_refused_and_runs_nothing(tmp_path):
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     marker = tmp_path / "ran"
 
     class Evil:

@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 from pecli.errors import TableFileError
 from pecli.io import Tensor, read_table, read_tensors, write_tensors
 from pecli.io.safetensors import MAX_HEADER_BYTES
+from tests.conftest import require_module
 
-torch = pytest.importorskip("torch")
+torch = require_module("torch")
 
 
 def _safetensors(header: object, data: bytes = b"") -> bytes:

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from pecli.sources import resolve
+from tests.conftest import require_module
 from tests.paths import DATA
 
-torch = pytest.importorskip("torch")
+torch = require_module("torch")
 MODELS = DATA / "models"
 LENGTH, DIM = 2048, 128
 LLAMA3 = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,

@@ -9,17 +9,15 @@ transformers and gguf are in the ``test`` extra; where one is missing its tests 
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
-import os
 
 import numpy as np
 import pytest
 
 from pecli.io import read_tensors
 from pecli.models.info import config_warnings, describe_config
-from tests.conftest import assert_clean_error
+from tests.conftest import assert_clean_error, require_module
 from tests.paths import DATA
 
 pytestmark = pytest.mark.xdist_group("transformers")
@@ -27,14 +25,6 @@ pytestmark = pytest.mark.xdist_group("transformers")
 MODELS = DATA / "models"
 
 
-def _require(name: str):
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        message = f"{name} is not installed (the test extra has it: pip install -e '.[test]')"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
 
 
 SMALL = {"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 4}
@@ -69,7 +59,7 @@ CONFIGS = {
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     """Each config of :data:`CONFIGS` as its transformers class saves it: name -> config.json path."""
-    transformers = _require("transformers")
+    transformers = require_module("transformers")
     paths = {}
     for name, (cls, kwargs) in CONFIGS.items():
         directory = tmp_path_factory.mktemp(name)
@@ -237,7 +227,7 @@ def _tables(cli, config, out):
 
 
 def _write_gguf(path, settings):
-    gguf = _require("gguf")
+    gguf = require_module("gguf")
     metadata = dict(settings["metadata"])
     writer = gguf.GGUFWriter(str(path), metadata.pop("general.architecture"))
     for key, value in metadata.items():

@@ -10,8 +10,9 @@ import pytest
 
 from pecli.probe import diagnose_rotated, head_dim_of, make_probe, rotary_spec, rotate
 from pecli.schemes.rope_scaling import SCALING_PARAMETERS
+from tests.conftest import require_module
 
-torch = pytest.importorskip("torch")
+torch = require_module("torch")
 HEADS, DIM = 2, 64
 LLAMA3 = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
           "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}  # fmt: skip

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from pecli.testing import assert_rotary_matches, assert_table_matches
+from tests.conftest import require_module
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+torch = require_module("torch")
+transformers = require_module("transformers")
 DIM = 64
 LLAMA3 = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
           "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}  # fmt: skip

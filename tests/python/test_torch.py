@@ -9,8 +9,9 @@ import pecli
 from pecli.schemes.backend import angles_on
 from pecli.schemes.rope import apply_rotary
 from tests import references as ref
+from tests.conftest import require_module
 
-torch = pytest.importorskip("torch")
+torch = require_module("torch")
 from pecli.torch import RotaryEmbedding, SinusoidalPositionalEncoding, TimestepEmbedding  # noqa: E402
 from pecli.torch_backend import TorchPhasors  # noqa: E402
 

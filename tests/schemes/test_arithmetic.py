@@ -14,6 +14,7 @@ import pytest
 from pecli.schemes.rope import rope_table
 from pecli.schemes.sinusoidal import sinusoidal_table
 from pecli.schemes.timestep import timestep_embedding, timestep_table
+from tests.conftest import require_module
 
 #: one float32 step near 1: float32 cos/sin of libraries (SLEEF, libm) and numpy's correctly rounded ones differ by it
 _ONE_STEP = 2.0**-23
@@ -36,8 +37,8 @@ _ROPE_CASES = [
 
 
 def _hf_rope(rope_parameters: dict, length: int, dim: int, positions_dtype: str) -> tuple[np.ndarray, np.ndarray]:
-    torch = pytest.importorskip("torch")
-    pytest.importorskip("transformers")
+    torch = require_module("torch")
+    require_module("transformers")
     from transformers import LlamaConfig
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
@@ -79,8 +80,8 @@ def test_yarn_within_a_float32_frequency_step_of_transformers() -> None:
 
 
 def test_timestep_equals_diffusers_with_half_timesteps() -> None:
-    torch = pytest.importorskip("torch")
-    embeddings = pytest.importorskip("diffusers.models.embeddings")
+    torch = require_module("torch")
+    embeddings = require_module("diffusers.models.embeddings")
     length, dim = 4000, 320
     expected = embeddings.get_timestep_embedding(
         torch.arange(length).half(), dim, flip_sin_to_cos=True, downscale_freq_shift=0
@@ -93,8 +94,8 @@ def test_timestep_equals_diffusers_with_half_timesteps() -> None:
 
 def test_timesteps_at_any_t_equal_diffusers_with_half_timesteps(cli, tmp_path) -> None:
     """``pecli timestep T… --arithmetic float16``: diffusers' embedding of ``timesteps.half()``, an odd dim padded."""
-    torch = pytest.importorskip("torch")
-    embeddings = pytest.importorskip("diffusers.models.embeddings")
+    torch = require_module("torch")
+    embeddings = require_module("diffusers.models.embeddings")
     times = [0.5, 250.25, 999.0, 2049.0, 3001.7]
     expected = embeddings.get_timestep_embedding(
         torch.tensor(times).half(), 9, flip_sin_to_cos=False, downscale_freq_shift=1
@@ -111,7 +112,7 @@ def test_timesteps_at_any_t_equal_diffusers_with_half_timesteps(cli, tmp_path) -
 
 
 def test_sinusoidal_equals_the_pytorch_tutorial_in_float32() -> None:
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     length, dim = 8192, 64
     position = torch.arange(length).unsqueeze(1).float()
     div_term = torch.exp(torch.arange(0, dim, 2).float() * (-math.log(10000.0) / dim))

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import pecli
-from tests.conftest import run_pecli
+from tests.conftest import require_module, run_pecli
 
 SINUSOIDAL = ("generate", "--d", "16", "--len", "64")
 LEARNED = ("generate", "learned", "--d", "8", "--len", "16", "--seed", "0")
@@ -90,7 +90,7 @@ def test_two_processes_in_different_environments_write_the_same_pinned_bytes(tmp
 
 def test_pt_files_are_byte_identical(cli, tmp_path):
     """One write in a fresh process, one in this one (torch is imported once, not twice)."""
-    pytest.importorskip("torch")
+    require_module("torch")
     (tmp_path / "run").mkdir()
     result = run_pecli(*LEARNED, "-q", "-o", "table.pt", cwd=str(tmp_path / "run"), env=ENVIRONMENTS[1])
     assert result.code == 0, result.stderr

@@ -10,6 +10,7 @@ import pytest
 import pecli
 from pecli.dtypes import numpy_dtype
 from pecli.errors import ParameterError
+from tests.conftest import require_module
 
 CASES = [
     ("sinusoidal", {}, "float32"),
@@ -37,7 +38,7 @@ def test_out_with_rows_fills_only_those_rows():
 
 
 def test_out_fills_a_torch_tensor_through_its_numpy_view():
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     tensor = torch.zeros(64, 32)
     pecli.encode("sinusoidal", 64, 32, out=tensor.numpy())
     angles = np.outer(np.arange(64), 10000.0 ** (-np.arange(0, 32, 2) / 32))

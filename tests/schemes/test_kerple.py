@@ -10,7 +10,7 @@ import pytest
 
 import pecli
 from pecli.io import read_table
-from tests.conftest import assert_clean_error
+from tests.conftest import assert_clean_error, require_module
 
 
 def _reference(length: int, r1: float, r2: float) -> list[list[float]]:
@@ -28,7 +28,7 @@ def test_kerple_table_is_the_log_kernel(r1, r2):
 
 
 def test_kerple_matches_the_authors_expression_in_torch():
-    torch = pytest.importorskip("torch")
+    torch = require_module("torch")
     # ParallelKerpleLog: diff = |i − j| (its causal half), bias = -bias_p * torch.log(1 + bias_a * diff)
     bias_p, bias_a = torch.tensor(1.7, dtype=torch.float64), torch.tensor(0.3, dtype=torch.float64)
     diff = (torch.arange(9)[:, None] - torch.arange(9)[None, :]).abs().to(torch.float64)
