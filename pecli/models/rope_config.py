@@ -19,10 +19,10 @@ from typing import Any
 from pecli.errors import ParameterError, did_you_mean
 from pecli.models.encoding import ModelEncoding, config_int, config_number, config_value, known_rope_type
 
-__all__ = ["has_rope", "rope_encoding"]
+__all__ = ["ROPE_TYPE_SCALING", "has_rope", "rope_encoding"]
 
-#: rope_type -> pecli scaling
-_SCALING = {
+#: transformers' rope_type -> pecli's scaling (tool_settings writes it back the other way)
+ROPE_TYPE_SCALING = {
     "default": "none",
     "linear": "linear",
     "dynamic": "dynamic",
@@ -407,7 +407,7 @@ def _scaling_parameters(
     rope_type: str, found: Mapping[str, Any], where: Mapping[str, str], length: int, dim: int
 ) -> tuple[dict[str, Any], list[str]]:
     """pecli's scaling parameters for ``rope_type`` (as its ``_compute_*_parameters`` reads them), and the keys used."""
-    params: dict[str, Any] = {} if rope_type == "default" else {"scaling": _SCALING[rope_type]}
+    params: dict[str, Any] = {} if rope_type == "default" else {"scaling": ROPE_TYPE_SCALING[rope_type]}
     used: list[str] = []
 
     def take(key: str, default: float | None = None) -> None:
@@ -569,7 +569,7 @@ def _check_supported(rope_type: str, params: Mapping[str, Any]) -> None:
     missing = [name for name in params if name not in rope.defaults]
     if params.get("scaling", "none") not in scalings or missing:
         with_options = f" with {', '.join(missing)}" if missing and params.get("scaling") in scalings else ""
-        supported = ", ".join(rope_type for rope_type, scaling in _SCALING.items() if scaling in scalings)
+        supported = ", ".join(rope_type for rope_type, scaling in ROPE_TYPE_SCALING.items() if scaling in scalings)
         raise ParameterError(
             f"rope_type {rope_type!r}{with_options} is not supported yet", hint=f"pecli computes {supported}"
         )

@@ -22,22 +22,15 @@ from typing import Any
 
 from pecli.errors import ParameterError
 from pecli.models.info import ConfigInfo, LayerInfo, head_width, is_rotary
+from pecli.models.rope_config import ROPE_TYPE_SCALING
 
 __all__ = ["TOOLS", "tool_settings"]
 
 #: the settings formats pecli writes
 TOOLS = ("hf-v4", "hf-v5", "gguf")
 
-#: pecli's scaling -> transformers' rope_type
-_ROPE_TYPE = {
-    "none": "default",
-    "linear": "linear",
-    "dynamic": "dynamic",
-    "yarn": "yarn",
-    "longrope": "longrope",
-    "llama3": "llama3",
-    "proportional": "proportional",
-}
+#: pecli's scaling -> transformers' rope_type: the reading's table, turned around
+_ROPE_TYPE = {scaling: rope_type for rope_type, scaling in ROPE_TYPE_SCALING.items()}
 #: pecli parameters written under the same name in rope parameters
 _SAME_NAME = ("low_freq_factor", "high_freq_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim")
 
