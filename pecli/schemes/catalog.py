@@ -369,6 +369,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 relative="bias",
                 bias="pecli.schemes.alibi:alibi_bias",
                 bias_heads="pecli.schemes.alibi:alibi_head_names",
+                mistakes="pecli.schemes.mistakes:alibi_mistakes",
             ),
             Scheme(
                 "sincos2d",

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Mistakes", "rope_mistakes", "timestep_mistakes"]
+__all__ = ["Mistakes", "alibi_mistakes", "rope_mistakes", "timestep_mistakes"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,8 @@ class Mistakes:
     factors: Mapping[str, float] = field(default_factory=dict)  #: named constants a table may be scaled by
     #: the other parameter sets a known mistake uses instead: (code, what it is, the parameters it changes)
     swaps: tuple[tuple[str, str, Mapping[str, Any]], ...] = ()
+    #: the per-head slopes implementations use, the reference's first: (code, the formula in words, the slopes)
+    head_slopes: tuple[tuple[str, str, Any], ...] = ()
 
 
 def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
@@ -84,3 +86,35 @@ def timestep_mistakes(params: Mapping[str, Any]) -> Mistakes:
     ('flip_sin_to_cos',)
     """
     return Mistakes(base="max_period", toggles=("flip_sin_to_cos",))
+
+
+def alibi_mistakes(params: Mapping[str, Any]) -> Mistakes:
+    """ALiBi's: the slopes of Press et al. (the reference) and, for a head count that is not a power of
+    two, the power-of-two formula 2^(−8(i+1)/n) applied to all n heads (ml-explore/mlx#3071).
+
+    >>> sets = alibi_mistakes({"heads": 6}).head_slopes
+    >>> [(code, [round(float(s), 4) for s in slopes[-2:]]) for code, _, slopes in sets]
+    [('press', [0.5, 0.125]), ('power_of_two', [0.0098, 0.0039])]
+    >>> [code for code, _, _ in alibi_mistakes({"heads": 8}).head_slopes]
+    ['press']
+    """
+    import numpy as np
+
+    from pecli.schemes.alibi import MAX_HEADS, alibi_slopes
+
+    heads = params.get("heads")
+    if not isinstance(heads, int) or not 0 < heads <= MAX_HEADS:
+        return Mistakes()
+    power = 2 ** (heads.bit_length() - 1)
+    sets: list[tuple[str, str, Any]] = [
+        ("press", f"Press et al.'s slopes (those of {power} heads, then every other slope of {2 * power})"
+         if power != heads else f"Press et al.'s slopes 2^(-8(i+1)/{heads})", alibi_slopes(heads)),
+    ]  # fmt: skip
+    if power != heads:
+        sets.append((
+            "power_of_two",
+            f"slopes from the power-of-two formula 2^(-8(i+1)/{heads}) applied to {heads} heads, "
+            "which is not a power of two",
+            2.0 ** (-8.0 * np.arange(1, heads + 1) / heads),
+        ))  # fmt: skip
+    return Mistakes(head_slopes=tuple(sets))

@@ -5,7 +5,9 @@ The explanations: a row shift (positions off by one), a column permutation, RoPE
 (halves vs adjacent pairs, partial rotary too), sin and cos halves swapped (``flip_sin_to_cos``), a
 transposed table, vLLM's ``cos_sin_cache`` ([cos | sin] in one table), a constant factor (named
 when the reference's parameters know it: YaRN's attention factor…), positions rounded to
-bfloat16/float16, and, when the reference is a scheme with parameters, its frequency scaling left
+bfloat16/float16, per-head bias tables ((heads, L, L) or (heads, L): ALiBi's slopes from the power-of-two
+formula for a head count that is not a power of two, of the wrong sign, heads reversed or scaled one by
+one), and, when the reference is a scheme with parameters, its frequency scaling left
 out, another base, or another of its parameter sets (:mod:`pecli.schemes.mistakes`).
 
 >>> import pecli
@@ -17,10 +19,12 @@ out, another base, or another of its parameter sets (:mod:`pecli.schemes.mistake
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
 
+from pecli.analysis.diagnosis._heads import head_findings
 from pecli.analysis.diagnosis._layout import layout_findings
 from pecli.analysis.diagnosis._precision import precision_findings
 from pecli.analysis.diagnosis._scale import factor_findings
@@ -29,7 +33,7 @@ from pecli.analysis.diagnosis.finding import Finding, Reference
 
 __all__ = ["Finding", "Reference", "diagnose_difference"]
 
-_EXPLANATIONS = (layout_findings, factor_findings, precision_findings, variant_findings)
+_EXPLANATIONS = (layout_findings, factor_findings, precision_findings, variant_findings, head_findings)
 
 
 def diagnose_difference(
@@ -38,7 +42,7 @@ def diagnose_difference(
     """The findings that reproduce ``b`` from ``a`` within ``tolerance`` (max abs), best first.
 
     Args:
-        a: the reference table (2-D).
+        a: the reference table (2-D, or 3-D (heads, L, L): a per-head bias, diagnosed per head).
         b: the table to explain, of ``a``'s shape.
         tolerance: the noise: an explanation is kept when it leaves no entry further off than this.
         reference: the scheme and parameters ``a`` was generated with, when known: the findings
@@ -55,16 +59,25 @@ def diagnose_difference(
         []
     """
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape or a.ndim != 2 or not (np.isfinite(a).all() and np.isfinite(b).all()):
+    if a.shape != b.shape or a.ndim not in (2, 3) or not (np.isfinite(a).all() and np.isfinite(b).all()):
         return []
     found: dict[str, Finding] = {}
-    for explain in _EXPLANATIONS:
+    explanations: tuple[Callable[[np.ndarray, np.ndarray, float, Reference | None], list[Finding]], ...]
+    explanations = _EXPLANATIONS
+    if a.ndim == 3:  # per-head tables: their heads, and a constant factor over all of them
+        explanations = (head_findings, _all_heads_factor)
+    for explain in explanations:
         for finding in explain(a, b, tolerance, reference):
             found.setdefault(finding.code, finding)
     ordered = sorted(found.values(), key=lambda finding: finding.figures.get("residual", 0.0))
     if swapped:
         ordered = [_swapped(found) for found in ordered]
     return ordered
+
+
+def _all_heads_factor(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference | None) -> list[Finding]:
+    """:func:`factor_findings` of (heads, L, L) tables, their heads stacked."""
+    return factor_findings(a.reshape(-1, a.shape[-1]), b.reshape(-1, b.shape[-1]), tolerance, reference)
 
 
 def _swapped(found: Finding) -> Finding:

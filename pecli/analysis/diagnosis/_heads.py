@@ -1,0 +1,148 @@
+"""Findings on per-head bias tables (ALiBi's (heads, L, L) and (heads, L)): each head is its slope times
+one pattern of offsets, so B against A is a set of per-head slopes, matched to the slope formulas the
+schemes name (:attr:`pecli.schemes.mistakes.Mistakes.head_slopes`): the power-of-two formula applied to
+a head count that is not a power of two (ml-explore/mlx#3071), a bias of the wrong sign, the heads reversed,
+or heads scaled one by one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pecli.analysis.diagnosis.finding import Finding, Reference
+from pecli.schemes.catalog import SCHEMES
+
+__all__ = ["head_findings", "head_ranges"]
+
+
+def head_ranges(heads: list[int]) -> str:
+    """Head indices as runs.
+
+    >>> head_ranges([0, 2, 3, 4, 8]), head_ranges([5])
+    ('heads 0, 2–4, 8', 'head 5')
+    """
+    runs: list[list[int]] = []
+    for head in heads:
+        if runs and head == runs[-1][-1] + 1:
+            runs[-1].append(head)
+        else:
+            runs.append([head])
+    text = ", ".join(f"{run[0]}–{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs)
+    return f"head{'s' * (len(heads) != 1)} {text}"
+
+
+def _pattern(flat: np.ndarray, tolerance: float) -> np.ndarray | None:
+    """The integer offsets every head of ``flat`` (heads × entries) is a multiple of, scaled by its
+    largest head's smallest nonzero value (ALiBi's slope: the bias at offset 1); None when there is none."""
+    largest = flat[int(np.argmax(np.abs(flat).max(axis=1)))]
+    nonzero = np.abs(largest) > max(tolerance, 0.0) * 2
+    if not nonzero.any():
+        return None
+    unit = float(np.abs(largest[nonzero]).min())
+    offsets = np.round(largest / unit)
+    if np.abs(offsets * unit - largest).max() > tolerance or np.abs(offsets).max() > 1 << 24:
+        return None
+    return offsets
+
+
+def _slopes(flat: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    return flat @ offsets / float(offsets @ offsets)
+
+
+def _off(slopes: np.ndarray, offsets: np.ndarray, flat: np.ndarray) -> float:
+    return float(np.abs(np.multiply.outer(slopes, offsets) - flat).max(initial=0.0))
+
+
+def _slope_sets(heads: int) -> list[tuple[str, str, np.ndarray]]:
+    """The slope formulas the schemes name for ``heads`` heads, each scheme's reference first."""
+    sets: list[tuple[str, str, np.ndarray]] = []
+    for scheme in SCHEMES.values():
+        mistakes = scheme.known_mistakes({"heads": heads}) if scheme.mistakes else None
+        if mistakes is not None:
+            sets.extend((code, words, np.asarray(slopes, np.float64)) for code, words, slopes in mistakes.head_slopes)
+    return sets
+
+
+def _figures(slopes_a: np.ndarray, slopes_b: np.ndarray, differ: list[int], off: float, **more: Any) -> dict[str, Any]:
+    return {
+        "heads": differ,
+        "a_slopes": [float(s) for s in slopes_a],
+        "b_slopes": [float(s) for s in slopes_b],
+        **more,
+        "residual": off,
+    }
+
+
+def head_findings(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference | None) -> list[Finding]:
+    """Per-head slopes of ``a`` and ``b`` ((heads, …) tables), named when a slope formula explains them.
+
+    >>> from pecli.schemes.alibi import alibi_table
+    >>> a = alibi_table(16, heads=12, dtype="float64")
+    >>> power_of_two = 2.0 ** (-8.0 * np.arange(1, 13) / 12)
+    >>> b = a * (power_of_two / alibi_table(None, heads=12, part="slopes", dtype="float64"))[:, None, None]
+    >>> found = head_findings(a, b, 1e-9, None)
+    >>> found[0].code, found[0].message[:61]
+    ('alibi_slopes_power_of_two', 'heads 0–11 differ: B has slopes from the power-of-two formula')
+    """
+    heads = len(a)
+    if heads < 2 and a.ndim == 2:
+        return []
+    flat_a, flat_b = a.reshape(heads, -1), b.reshape(heads, -1)
+    offsets = _pattern(flat_a, tolerance)
+    if offsets is None:
+        return []
+    slopes_a, slopes_b = _slopes(flat_a, offsets), _slopes(flat_b, offsets)
+    off_a, off_b = _off(slopes_a, offsets, flat_a), _off(slopes_b, offsets, flat_b)
+    if off_a > tolerance or off_b > tolerance:
+        return []  # not every head of both a multiple of one pattern
+    reach = float(np.abs(offsets).max())
+    differ = [int(h) for h in np.flatnonzero(np.abs(slopes_a - slopes_b) * reach > tolerance)]
+    if not differ:
+        return []
+    sets = _slope_sets(heads)
+
+    def named(slopes: np.ndarray) -> tuple[str, str] | None:
+        for code, words, known in sets:
+            if np.abs(known - slopes).max() * reach <= tolerance:
+                return code, words
+        return None
+
+    name_a, name_b = named(slopes_a), named(slopes_b)
+    found: list[Finding] = []
+    if name_a and name_b and name_a != name_b:
+        mistaken, right = (name_b, name_a) if name_a[0] == sets[0][0] else (name_a, name_b)
+        wrong_side = "B" if mistaken is name_b else "A"
+        found.append(Finding(
+            f"alibi_slopes_{mistaken[0]}",
+            f"{head_ranges(differ)} differ: {wrong_side} has {mistaken[1]}; "
+            f"{'A' if wrong_side == 'B' else 'B'} has {right[1]}",
+            _figures(slopes_a, slopes_b, differ, off_b, a_formula=name_a[0], b_formula=name_b[0]),
+        ))  # fmt: skip
+    known = name_a or name_b
+    if known is None:
+        return found  # neither side holds slopes a scheme names: no per-head story to tell
+    if np.abs(slopes_a + slopes_b).max() * reach <= tolerance:
+        found.append(Finding(
+            "alibi_sign",
+            f"the bias has the opposite sign: B = −A, slopes of opposite sign in every head ({known[1]})",
+            _figures(slopes_a, slopes_b, differ, off_b, formula=known[0]),
+        ))  # fmt: skip
+    elif np.abs(slopes_a[::-1] - slopes_b).max() * reach <= tolerance:
+        found.append(Finding(
+            "alibi_heads_reversed",
+            f"the heads are in reverse order: B's head h is A's head {heads - 1} − h ({known[1]})",
+            _figures(slopes_a, slopes_b, differ, off_b, formula=known[0]),
+        ))  # fmt: skip
+    elif (
+        not found
+        and np.ptp(np.divide(slopes_b, slopes_a, out=np.zeros(heads), where=slopes_a != 0)) * reach > tolerance
+    ):
+        ratios = [float(r) for r in np.divide(slopes_b, slopes_a, out=np.full(heads, np.nan), where=slopes_a != 0)]
+        found.append(Finding(
+            "alibi_head_factors",
+            f"{head_ranges(differ)} differ: B's heads are A's scaled head by head "
+            f"(factors {', '.join(f'{ratios[h]:.4g}' for h in differ[:6])}{', …' if len(differ) > 6 else ''})",
+            _figures(slopes_a, slopes_b, differ, off_b, factors=ratios),
+        ))  # fmt: skip
+    return found
