@@ -51,7 +51,7 @@ _SMALLEST = {"float64": 2.0**-1074, "float32": 2.0**-149, "float16": 2.0**-24, "
 class Comparison:
     """Difference statistics of two tables of the same shape (A − B)."""
 
-    shape: tuple[int, int]
+    shape: tuple[int, ...]  #: (rows, columns), or (heads, rows, columns) for per-head tables
     max_abs: float
     mean_abs: float
     max_rel: float  #: max |A − B| / |B| over the entries where B ≠ 0
@@ -72,6 +72,7 @@ class Comparison:
     #: entries NaN in one table only: a difference, counted here and left out of max_abs, mean_abs and max_rel
     nan_one: int = 0
     nan_first: tuple[int, int] = (0, 0)  #: (position, dimension) of the first of them
+    worst_head: int | None = None  #: the head of ``worst`` in a (heads, rows, columns) comparison
 
     def cosine_text(self) -> str:
         """The per-position cosine as the report states it, naming the positions left out."""
@@ -232,7 +233,9 @@ def compare_tables(
     """Compare tables ``a`` and ``b`` entry by entry; diagnose the difference when they disagree.
 
     Args:
-        a, b: 2-D tables of the same shape (any real dtype; compared in float64).
+        a, b: 2-D tables of the same shape (any real dtype; compared in float64), or 3-D per-head
+            tables (heads, rows, columns), ALiBi's biases: compared as their heads' rows stacked, and
+            diagnosed per head.
         atol, rtol: they agree when ``|a − b| <= atol + rtol · |b|`` everywhere. Without ``atol``
             the tolerance follows the data: row p may differ by the rounding of the lower-precision
             operand plus float32 arithmetic's angle noise at position p (:func:`arithmetic_tolerance`).
@@ -248,6 +251,11 @@ def compare_tables(
         (False, 0.5, (0, 1), 0.2)
     """
     a, b = np.asarray(a), np.asarray(b)
+    if a.ndim == 3 and a.shape == b.shape and a.size:  # per-head tables: their heads' rows stacked
+        return compare_row_chunks(
+            lambda: [(a.reshape(-1, a.shape[2]), b.reshape(-1, b.shape[2]))],
+            atol=atol, rtol=rtol, exact=exact, reference=reference, reference_side=reference_side, heads=len(a),
+        )  # fmt: skip
     if a.ndim != 2 or b.ndim != 2 or a.shape != b.shape:
         raise TableFileError(
             f"shape mismatch: A is {' × '.join(map(str, a.shape))}, B is {' × '.join(map(str, b.shape))}",
@@ -267,12 +275,14 @@ def compare_row_chunks(
     diagnose_rows: int | None = None,
     reference: Reference | None = None,
     reference_side: str = "a",
+    heads: int | None = None,
 ) -> Comparison:
     """:func:`compare_tables` over two tables given as matching row chunks, holding one pair at a time.
 
     ``chunk_pairs()`` yields (rows of A, the same rows of B) in order; it is called twice (the
     tolerance needs each table's precision and scale first). A disagreement is diagnosed on the
-    first ``diagnose_rows`` rows (default: all), the only rows kept in memory.
+    first ``diagnose_rows`` rows (default: all), the only rows kept in memory. ``heads``: the rows are
+    those of ``heads`` per-head tables stacked (a bias, not angles: no angle noise; diagnosed per head).
 
     >>> a = np.arange(12.0).reshape(6, 2)
     >>> result = compare_row_chunks(lambda: ((a[i : i + 4], a[i : i + 4] + 1e-9) for i in (0, 4)), atol=1e-6)
@@ -292,6 +302,8 @@ def compare_row_chunks(
     tables = [_table_precision(known) for known in precisions]
     stats = _DifferenceStats(length, tables, scale, atol, rtol, exact, diagnose_rows or length)
     stats.reference, stats.reference_side = reference, reference_side
+    if heads:
+        stats.heads, stats.angles = heads, False
     for part_a, part_b in chunk_pairs():
         stats.add(np.asarray(part_a, dtype=np.float64), np.asarray(part_b, dtype=np.float64))
     return stats.result()
@@ -371,6 +383,7 @@ class _DifferenceStats:
         self.kept: list[tuple[np.ndarray, np.ndarray]] = []
         self.reference: Reference | None = None
         self.reference_side = "a"
+        self.heads: int | None = None
         self.width = 0
         self.same_nan, self.infinite = 0, False  # NaN in both (equal); NaN in one only (an infinite difference)
         self.nan_one, self.nan_first = 0, (0, 0)  # entries NaN in one table only, and the first of them
@@ -480,6 +493,8 @@ class _DifferenceStats:
             tolerance = max(self.allowed_max, rounding_tolerance(*self.dtypes, scale=self.scale))
             head_a = np.concatenate([a for a, _ in self.kept])
             head_b = np.concatenate([b for _, b in self.kept])
+            if self.heads and len(head_a) == self.length:
+                head_a, head_b = (table.reshape(self.heads, -1, self.width) for table in (head_a, head_b))
             reference = self.reference
             if reference is not None and len(head_a) < self.length:  # the head of a longer table: regenerate its rows
                 reference = replace(reference, length=self.length)
@@ -497,12 +512,19 @@ class _DifferenceStats:
                 ]
         defined = self.length - self.cosine_undefined  # positions with a cosine
         comparable = self.length * self.width - self.nan_one
+        shape: tuple[int, ...] = (self.length, self.width)
+        worst, worst_head, tolerance_position = self.worst, None, self.allowed_position
+        if self.heads:
+            shape = (self.heads, self.length // self.heads, self.width)
+            worst_head, worst = self.worst[0] // shape[1], (self.worst[0] % shape[1], self.worst[1])
+            tolerance_position %= shape[1]
         return Comparison(
-            shape=(self.length, self.width),
+            shape=shape,
             max_abs=self.max_abs if comparable else np.nan,
             mean_abs=self.sum_abs / comparable if comparable else np.nan,
             max_rel=self.max_rel if comparable else np.nan,
-            worst=self.worst,
+            worst=worst,
+            worst_head=worst_head,
             cosine_min=self.cosine_min if defined else np.nan,
             cosine_mean=self.cosine_sum / defined if defined else np.nan,
             cosine_undefined=self.cosine_undefined,
@@ -511,7 +533,7 @@ class _DifferenceStats:
             agree=self.agree,
             diagnosis=diagnosis,
             tolerance_kind=self.kind,
-            tolerance_position=self.allowed_position,
+            tolerance_position=tolerance_position,
             same_nan=self.same_nan,
             nan_one=self.nan_one,
             nan_first=self.nan_first,

@@ -59,7 +59,8 @@ class CompareReport(Shown):
             "max_abs": result.max_abs,
             "mean_abs": result.mean_abs,
             "max_rel": result.max_rel,
-            "worst": {"position": result.worst[0], "dimension": result.worst[1]},
+            "worst": {"position": result.worst[0], "dimension": result.worst[1]}
+            | ({} if result.worst_head is None else {"head": result.worst_head}),
             "cosine": {"min": result.cosine_min, "mean": result.cosine_mean, "undefined": result.cosine_undefined},
             "same_nan": result.same_nan,
             "nan_in_one": {"count": result.nan_one, "first": nan_first if result.nan_one else None},
@@ -71,7 +72,8 @@ class CompareReport(Shown):
         lines = [f"{name}: {side.source} — {' × '.join(map(str, side.shape))} {side.dtype}"
                  for name, side in (("A", self.a), ("B", self.b))]  # fmt: skip
         position, dimension = result.worst
-        lines.append(f"max |A − B|        {result.max_abs:.6g} (position {position}, dimension {dimension})")
+        head = "" if result.worst_head is None else f"head {result.worst_head}, "
+        lines.append(f"max |A − B|        {result.max_abs:.6g} ({head}position {position}, dimension {dimension})")
         lines.append(f"mean |A − B|       {result.mean_abs:.6g}")
         lines.append(f"max relative       {result.max_rel:.6g} (where B ≠ 0)")
         lines.append(result.cosine_text())

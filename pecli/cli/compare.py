@@ -230,9 +230,10 @@ def _load_pair(
                 loaded[side] = _side_by_side(*pairs[side])
                 continue
             table = load_input(out, texts[side], key=keys[side])
-            table.array, note = as_matrix(table.array, table.label)  # (1, L, d) and (L, 1, d) squeezed
-            if note:
-                out.note(note)
+            if not _per_head(table.array):  # (heads, L, L) biases stay 3-D: compared and diagnosed per head
+                table.array, note = as_matrix(table.array, table.label)  # (1, L, d) and (L, 1, d) squeezed
+                if note:
+                    out.note(note)
             loaded[side] = table
     for side in (side for side in (0, 1) if configs[side]):
         _load_config_side(out, texts[side], side, keys[side], loaded, pairs, references, length=length, dtype=dtype)
@@ -240,6 +241,15 @@ def _load_pair(
         if spec is None:
             continue
         other = loaded[1 - side]
+        if other is not None and _per_head(other.array):  # a per-head spec (alibi): heads and length from B
+            heads, rows, cols = other.array.shape
+            spec = _with_heads(spec, heads)
+            other_dtype = other.metadata.get("dtype") or value_precision(other.array)
+            other_dtype = other_dtype if other_dtype in DTYPES else "float32"
+            table = spec.table(length=cols if length is None else length, dim=d, dtype=dtype or other_dtype)
+            loaded[side] = InputTable(table.array(), spec.text, table.metadata(), spec.text)
+            references[side] = Reference(table.scheme, dict(table.params))
+            continue
         if other is not None:
             rows, cols = (other if pairs[1 - side] is None else pairs[1 - side][0]).array.shape
             # the dtype the other table was rounded to: its file's record, else what its values show
@@ -278,6 +288,23 @@ def _load_pair(
                 f"(columns 0–{cols - 1} cos, {cols}–{2 * cols - 1} sin; --key-{'ab'[side]} takes one)"
             )
     return loaded
+
+
+def _per_head(array: Any) -> bool:
+    """Whether ``array`` is a per-head table (heads, L, L') that compare keeps 3-D (ALiBi's biases)."""
+    return array.ndim == 3 and 1 not in array.shape[:2] and 0 not in array.shape
+
+
+def _with_heads(spec: Any, heads: int) -> Any:
+    """``spec`` with its scheme's ``heads`` set to the other side's head count, when it takes heads and has none."""
+    from dataclasses import replace
+
+    from pecli.schemes.catalog import find_scheme
+
+    scheme = find_scheme(spec.scheme)
+    if scheme is None or "heads" not in scheme.defaults or spec.params.get("heads") is not None:
+        return spec
+    return replace(spec, params={**spec.params, "heads": heads})
 
 
 def _other_side(side: int, loaded: list[Any], pairs: list[Any]) -> tuple[int | None, str]:
