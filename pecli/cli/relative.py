@@ -227,7 +227,7 @@ def _bias_matrices(out: Output, source: RelativeInput, request: DistanceRequest)
         from pecli.analysis.toeplitz import toeplitz_matrix
         from pecli.memory import check_fits_in_memory
 
-        check_fits_in_memory(8 * len(names) * length * length, what="bias matrices")
+        check_fits_in_memory(8 * len(names) * length * length, what="bias matrices", hint="use a smaller {length}")
         return toeplitz_matrix(_offset_curves(source))
 
     if request.kind == "data":

@@ -104,3 +104,24 @@ def test_compare_of_a_large_file_with_a_spec_streams_both_sides(tmp_path):
     done, peak = run_measured("compare", "sinusoidal", "swapped.npy", "--atol", "2", cwd=str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert peak < _BASELINE_MB + 1.5 * table_mb, f"peak {peak:.0f} MB"
+
+
+@pytest.mark.parametrize(
+    ("args", "size"),
+    [
+        (("plot", "alibi", "--heads", "8", "--len", "1000000", "--width", "80", "--height", "40"), "29.1 TiB"),
+        (("plot", "alibi", "--heads", "8", "--len", "1000000", "-o", "x.png"), "29.1 TiB"),
+        (("plot", "alibi", "--heads", "8", "--head", "0", "--len", "1000000", "--width", "80", "--height", "40"),
+         "3.6 TiB"),
+        (("distance", "alibi", "--heads", "8", "--len", "1000000", "--json"), "58.2 TiB"),
+    ],
+)  # fmt: skip
+def test_a_relative_table_too_large_is_refused_before_work(tmp_path, args, size):
+    """ALiBi at a million positions: out of memory, exit 3 (checking the parameters computed a whole
+    len × len head in float64); now refused with the size and the fix, exit 2, one line, nothing computed."""
+    done, peak = run_measured(*args, cwd=str(tmp_path))
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"would take {size}" in lines[0] and "(use a smaller --len)" in lines[0], lines
+    assert not os.listdir(tmp_path)
+    assert peak < _BASELINE_MB + 50
