@@ -227,13 +227,23 @@ def _bias_matrices(out: Output, source: RelativeInput, request: DistanceRequest)
         from pecli.analysis.toeplitz import toeplitz_matrix
         from pecli.memory import check_fits_in_memory
 
-        check_fits_in_memory(8 * len(names) * length * length, what="bias matrices")
+        check_fits_in_memory(8 * len(names) * length * length, what="bias matrices", hint="use a smaller {length}")
         return toeplitz_matrix(_offset_curves(source))
 
     if request.kind == "data":
         from pecli.io import Tensor
 
-        write_data(out, request, "bias", Tensor.from_array(whole().astype(np.float32)), {})
+        curves = _offset_curves(source)  # (heads, 2·len − 1): every row of a head is a window of its curve
+        block = max(1, (8 << 20) // (8 * length))
+        keys = np.arange(length)
+
+        def blocks() -> Any:  # head by head, a block of query rows at a time: the file, never the matrices
+            for curve in curves:
+                for first in range(0, length, block):
+                    queries = np.arange(first, min(first + block, length))
+                    yield curve[queries[:, None] - keys[None, :] + length - 1].astype(np.float32)
+
+        write_data(out, request, "bias", Tensor((len(curves), length, length), "float32", blocks), {})
         return
     if request.kind == "image" and len(names) > 1:
         from pecli.render.panels import save_panels

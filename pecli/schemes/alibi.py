@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from pecli.dtypes import round_to
+from pecli.dtypes import numpy_dtype, round_to
 from pecli.errors import ParameterError
 from pecli.schemes.checks import choice, head_index, no_dim, positive_int, row_range
 
@@ -120,7 +120,17 @@ def alibi_table(
         rows = row_range(rows, length)
         return round_to(_biases(positions[rows.start : rows.stop], positions, form) * slopes[head], dtype)
     rows = row_range(rows, len(slopes))
-    return round_to(_biases(positions, positions, form)[None, :, :] * slopes[rows.start : rows.stop, None, None], dtype)
+    out = np.empty((len(rows), length, length), dtype=numpy_dtype(dtype))
+    block = max(1, _BLOCK_VALUES // length)  # float64 temporaries of a block of query rows, never a whole head
+    for first in range(0, length, block):
+        biases = _biases(positions[first : first + block], positions, form)
+        for index, head in enumerate(rows):
+            out[index, first : first + block] = round_to(biases * slopes[head], dtype)
+    return out
+
+
+#: values in one float64 block of biases that :func:`alibi_table` computes at a time
+_BLOCK_VALUES = 1 << 20
 
 
 def _biases(queries: np.ndarray, keys: np.ndarray, form: str) -> np.ndarray:

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 __all__ = ["TableSet", "TableSpec"]
 
 
+#: the length at which :meth:`TableSpec.check` computes the first row of a table of more than two axes
+_CHECK_LENGTH = 16
+
+
 @dataclass(frozen=True)
 class TableSpec:
     """Scheme, full parameters, sizes and dtype of a table; computes it on demand.
@@ -66,8 +70,12 @@ class TableSpec:
     def check(self) -> TableSpec:
         """Compute the first row of every part, which checks every parameter value; returns the spec."""
         for part in self.parts():
-            if part.shape[0]:
-                part.rows(range(0, 1))
+            if not part.shape[0]:
+                continue
+            if len(part.shape) > 2 and part.length is not None and part.length > _CHECK_LENGTH:
+                # a row of a (heads, len, len) table is a len × len matrix: the values are checked at a small len
+                part = replace(part, length=_CHECK_LENGTH)
+            part.rows(range(0, 1))
         return self
 
     @classmethod
@@ -145,7 +153,9 @@ class TableSpec:
         from pecli.memory import check_fits_in_memory
 
         part = self.single()
-        check_fits_in_memory(part.nbytes)
+        # what the table is read for (a view, a comparison) needs it whole: writing it is generate's
+        sizes = "{length}" if part.dim is None else "{length} or {dim}"
+        check_fits_in_memory(part.nbytes, hint=f"use a smaller {sizes}")
         return part.rows(range(part.shape[0]))
 
     def chunks(self, chunk_bytes: int = 32 << 20) -> Iterator:

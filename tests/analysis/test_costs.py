@@ -104,3 +104,39 @@ def test_compare_of_a_large_file_with_a_spec_streams_both_sides(tmp_path):
     done, peak = run_measured("compare", "sinusoidal", "swapped.npy", "--atol", "2", cwd=str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert peak < _BASELINE_MB + 1.5 * table_mb, f"peak {peak:.0f} MB"
+
+
+@pytest.mark.parametrize(
+    ("args", "size"),
+    [
+        (("plot", "alibi", "--heads", "8", "--len", "1000000", "--width", "80", "--height", "40"), "29.1 TiB"),
+        (("plot", "alibi", "--heads", "8", "--len", "1000000", "-o", "x.png"), "29.1 TiB"),
+        (("plot", "alibi", "--heads", "8", "--head", "0", "--len", "1000000", "--width", "80", "--height", "40"),
+         "3.6 TiB"),
+        (("distance", "alibi", "--heads", "8", "--len", "1000000", "--json"), "58.2 TiB"),
+    ],
+)  # fmt: skip
+def test_a_relative_table_too_large_is_refused_before_work(tmp_path, args, size):
+    """ALiBi at a million positions: out of memory, exit 3 (checking the parameters computed a whole
+    len × len head in float64); now refused with the size and the fix, exit 2, one line, nothing computed."""
+    done, peak = run_measured(*args, cwd=str(tmp_path))
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"would take {size}" in lines[0] and "(use a smaller --len)" in lines[0], lines
+    assert not os.listdir(tmp_path)
+    assert peak < _BASELINE_MB + 50
+
+
+def test_distance_of_alibi_to_a_npy_file_streams(tmp_path):
+    """8 × 2000 × 2000 float32 (122 MiB): was ≈ 3× the output (float64 matrices, then a float32 copy);
+    now written head by head, a block of rows at a time, as generate writes the same table."""
+    import pecli
+
+    done, peak = run_measured("distance", "alibi", "--heads", "8", "--len", "2000", "-o", "f.npy", cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    written = np.load(tmp_path / "f.npy", mmap_mode="r")
+    assert written.shape == (8, 2000, 2000) and written.dtype == np.float32
+    table = pecli.encode("alibi", 2000, None, heads=8, rows=range(5, 6))
+    np.testing.assert_array_equal(written[5], table[0])
+    output_mb = written.nbytes / 2**20
+    assert peak < _BASELINE_MB + 0.25 * output_mb, f"peak {peak:.0f} MB for a {output_mb:.0f} MiB output"
