@@ -146,7 +146,8 @@ def _rope_matrix(out: Output, source: RelativeInput, request: DistanceRequest) -
     def listed() -> dict[str, Any]:
         from pecli.memory import check_fits_in_memory
 
-        check_fits_in_memory(8 * length * length, what=f"{length} × {length} score matrix")
+        what = f"{length} × {length} score matrix"
+        check_fits_in_memory(8 * length * length, what=what, hint="use a smaller {length}")
         positions = np.arange(length)
         return {"scheme": "rope", "qk": source.qk, "matrix": scores(positions, positions).tolist()}
 
@@ -227,7 +228,7 @@ def _bias_matrices(out: Output, source: RelativeInput, request: DistanceRequest)
         from pecli.analysis.toeplitz import toeplitz_matrix
         from pecli.memory import check_fits_in_memory
 
-        check_fits_in_memory(8 * len(names) * length * length, what="bias matrices")
+        check_fits_in_memory(8 * len(names) * length * length, what="bias matrices", hint="use a smaller {length}")
         return toeplitz_matrix(_offset_curves(source))
 
     if request.kind == "data":

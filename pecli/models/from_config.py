@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pecli.dtypes import format_bytes
 from pecli.errors import _PARAMETER, ParameterError, PecliError
 from pecli.models.config import model_encoding, read_config
 from pecli.models.encoding import ModelEncoding
@@ -29,7 +30,7 @@ from pecli.models.encoding import ModelEncoding
 if TYPE_CHECKING:
     from pecli.schemes.spec import TableSet, TableSpec
 
-__all__ = ["ABSURD_BYTES", "ROW_VALUES", "ConfigEncoding", "config_encoding", "config_spec", "human_bytes"]
+__all__ = ["ABSURD_BYTES", "ROW_VALUES", "ConfigEncoding", "config_encoding", "config_spec"]
 
 #: a table larger than this is no model's: no disk holds it, so the config is broken or hostile
 ABSURD_BYTES = 1 << 50
@@ -166,20 +167,6 @@ def _blamed_on_config(error: ParameterError, fields: dict[str, str]) -> Paramete
     return ParameterError(blamed, hint="the model's config.json sets this value")
 
 
-def human_bytes(nbytes: int) -> str:
-    """A byte count in binary units, however large.
-
-    >>> human_bytes(3 << 20), human_bytes(2**62), human_bytes(2**100)
-    ('3.0 MiB', '4.0 EiB', '1.3e+30 bytes')
-    """
-    size = float(nbytes)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{float(nbytes):.1e} bytes"
-
-
 def _config_sizes(encoding: ModelEncoding, length: int | None) -> str:
     """The config's sizes, as ``max_position_embeddings 4096, head_dim 128`` (and ``{length=N}`` when given)."""
     from pecli.models.directory import shown
@@ -197,6 +184,6 @@ def _check_size(nbytes: int, encoding: ModelEncoding, length: int | None) -> Non
     if nbytes <= ABSURD_BYTES:
         return
     raise ParameterError(
-        f"config.json asks for a table of {human_bytes(nbytes)} ({_config_sizes(encoding, length)})",
+        f"config.json asks for a table of {format_bytes(nbytes)} ({_config_sizes(encoding, length)})",
         hint="no disk holds it: pass a smaller {length}, or check the model's config.json",
     )
