@@ -50,3 +50,13 @@ def test_a_bias_too_large_for_memory_does_not_advise_the_file_already_given(cli,
     assert_one_line_error(result, 2, ("bias matrices would take", "use a smaller --len"))
     assert "write it" not in result.stderr and "--d" not in result.stderr
     assert not (tmp_path / "x.npy").exists()
+
+
+def test_a_3d_npy_is_not_told_to_pick_a_key_it_cannot_have(tmp_path):
+    """A .npy holds one unnamed array: "choose a 2-D tensor with --key" sent the user to an error."""
+    import numpy as np
+
+    np.save(tmp_path / "cube.npy", np.zeros((2, 3, 4)))
+    result = run_pecli("distance", "cube.npy", cwd=str(tmp_path))
+    assert_one_line_error(result, 2, ("(2, 3, 4)", "save a 2-D slice"))
+    assert "--key" not in result.stderr
