@@ -121,13 +121,18 @@ def _bfloat16_bits_from_float64(values):
 
 
 def format_bytes(nbytes: float) -> str:
-    """A byte count for people, in binary units.
+    """A byte count for people, in binary units, however large (never a number of hundreds of digits).
 
     >>> format_bytes(160), format_bytes(4 << 20), format_bytes(16 * 2**40)
     ('160 B', '4.0 MiB', '16.0 TiB')
+    >>> format_bytes(2**62), format_bytes(2**100), format_bytes(10**400)
+    ('4.0 EiB', '1.3e+30 bytes', 'more than 1e+308 bytes')
     """
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if nbytes < 1024:
-            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
-        nbytes /= 1024
-    return f"{nbytes:.1f} TiB"
+    if nbytes >= 2**1023:  # past float64: only its size can be said
+        return "more than 1e+308 bytes"
+    size = float(nbytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"):
+        if size < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{float(nbytes):.1e} bytes"

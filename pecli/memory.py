@@ -8,7 +8,7 @@ Shared by the encoding core (whole tables), the readers (a tensor from a file) a
 ...     check_fits_in_memory(1 << 62, what="test array", hint="ask for less")
 ... except ValueError as error:
 ...     print(error.message.split(",")[0])
-the test array would take 4194304.0 TiB
+the test array would take 4.0 EiB
 """
 
 from __future__ import annotations
@@ -37,11 +37,15 @@ def available_memory() -> int | None:
 
 
 def check_fits_in_memory(nbytes: int, *, what: str = "table", hint: str | None = None) -> None:
-    """Refuse to allocate ``nbytes`` when that is more than the memory available now."""
+    """Refuse to allocate ``nbytes`` when that is more than the memory available now.
+
+    Without a ``hint`` the fix named is a smaller size, never an output: the caller may already be
+    writing to a file, or have none to write (a view, a comparison).
+    """
     available = available_memory()
     if available is not None and nbytes > available:
         raise ParameterError(
             f"the {what} would take {format_bytes(nbytes)}, more than the {format_bytes(available)} "
             "of memory available",
-            hint=hint or "use a smaller {length} or {dim}, or write it to a .npy/.safetensors file, which streams",
+            hint=hint or "use a smaller {length} or {dim}",
         )

@@ -229,7 +229,9 @@ def as_matrix(array: Any, label: str) -> tuple[Any, str | None]:
     else:
         raise TableFileError(
             f"{label} has shape {shape}; pecli takes a 1-D or 2-D table (or (1, L, d) / (L, 1, d))",
-            hint="choose a 2-D tensor with --key, or save a 2-D slice of it",
+            # a .npy holds one unnamed array: no --key picks another
+            hint="save a 2-D slice of it"
+            + ("" if label.lower().endswith(".npy") else ", or choose a 2-D tensor with --key"),
         )
     if 0 in matrix.shape:
         raise TableFileError(f"{label} is empty (shape {shape})", hint="give a table with at least one value")

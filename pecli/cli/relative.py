@@ -146,7 +146,8 @@ def _rope_matrix(out: Output, source: RelativeInput, request: DistanceRequest) -
     def listed() -> dict[str, Any]:
         from pecli.memory import check_fits_in_memory
 
-        check_fits_in_memory(8 * length * length, what=f"{length} × {length} score matrix")
+        what = f"{length} × {length} score matrix"
+        check_fits_in_memory(8 * length * length, what=what, hint="use a smaller {length}")
         positions = np.arange(length)
         return {"scheme": "rope", "qk": source.qk, "matrix": scores(positions, positions).tolist()}
 

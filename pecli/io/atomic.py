@@ -94,7 +94,8 @@ def check_free_space(path: str, nbytes: int) -> None:
         raise OutputError(
             f"the output would take {format_bytes(nbytes)}, "
             f"more than the {format_bytes(usage.free)} free in {directory}",
-            hint="make it smaller ({length}, {dim}, {rows}), or write elsewhere",
+            # no flag named: the sizes may be --len and --d, --grid, --heads, --rows or a model's config
+            hint="free some space, write elsewhere, or ask for a smaller output",
         )
 
 

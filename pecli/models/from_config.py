@@ -22,14 +22,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pecli.dtypes import format_bytes
 from pecli.errors import _PARAMETER, ParameterError, PecliError
 from pecli.models.config import model_encoding, read_config
+from pecli.models.directory import shown
 from pecli.models.encoding import ModelEncoding
 
 if TYPE_CHECKING:
     from pecli.schemes.spec import TableSet, TableSpec
 
-__all__ = ["ABSURD_BYTES", "ROW_VALUES", "ConfigEncoding", "config_encoding", "config_spec", "human_bytes"]
+__all__ = ["ABSURD_BYTES", "ROW_VALUES", "ConfigEncoding", "config_encoding", "config_spec"]
 
 #: a table larger than this is no model's: no disk holds it, so the config is broken or hostile
 ABSURD_BYTES = 1 << 50
@@ -110,16 +112,22 @@ def config_spec(
     metadata = encoding.metadata(model.config_file)
     if encoding.layers:  # the layer types differ and none was picked: one table per layer type, in one file
         tables = tuple(
-            (layer, _encoding_spec(layer_encoding, length, scheme_params, dtype, name))
+            (layer, _encoding_spec(layer_encoding, length, scheme_params, dtype, name, model.config_file))
             for layer, layer_encoding in encoding.layers
         )
-        _check_size(sum(table.nbytes for _, table in tables), encoding, length)
+        _check_size(sum(table.nbytes for _, table in tables), encoding, length, model.config_file)
         return TableSet(tables, extra_metadata=metadata)
-    return dataclasses.replace(_encoding_spec(encoding, length, scheme_params, dtype, name), extra_metadata=metadata)
+    table = _encoding_spec(encoding, length, scheme_params, dtype, name, model.config_file)
+    return dataclasses.replace(table, extra_metadata=metadata)
 
 
 def _encoding_spec(
-    encoding: ModelEncoding, length: int | None, scheme_params: Mapping[str, Any] | None, dtype: str, name: str
+    encoding: ModelEncoding,
+    length: int | None,
+    scheme_params: Mapping[str, Any] | None,
+    dtype: str,
+    name: str,
+    config_file: str = "config.json",
 ) -> TableSpec:
     """The checked table of one encoding (a layer type's), a bad value blamed on its config field."""
     from pecli.schemes.spec import TableSpec
@@ -130,21 +138,23 @@ def _encoding_spec(
         table = TableSpec.resolve(encoding.scheme, encoding.preset, params,
                                   length=length if length is not None else encoding.length, dim=encoding.dim,
                                   dtype=dtype, name=name)  # fmt: skip
-        _check_size(table.nbytes, encoding, length)
+        _check_size(table.nbytes, encoding, length, config_file)
         if all(len(part.shape) == 2 for part in table.parts()):  # a relative bias's row is a whole matrix
             row = max(part.shape[1] for part in table.parts())
             if row > ROW_VALUES:
                 raise ParameterError(
-                    f"config.json asks for rows of {row:,} values ({_config_sizes(encoding, length)})",
-                    hint="no model's position table is that wide: check the model's config.json",
+                    f"{shown(config_file)} asks for rows of {row:,} values ({_config_sizes(encoding, length)})",
+                    hint="no model's position table is that wide: check the model's config",
                 )
             table.check()  # the scheme checks its values on the first row, here where a field can be named
     except ParameterError as error:
-        raise _blamed_on_config(error, fields) from None
+        raise _blamed_on_config(error, fields, config_file) from None
     return table
 
 
-def _blamed_on_config(error: ParameterError, fields: dict[str, str]) -> ParameterError:
+def _blamed_on_config(
+    error: ParameterError, fields: dict[str, str], config_file: str = "config.json"
+) -> ParameterError:
     """``error`` from the scheme with each parameter the config set named by its config field.
 
     An error about the caller's own options (``length``, ``part``) is returned as it is; in a blamed
@@ -162,28 +172,12 @@ def _blamed_on_config(error: ParameterError, fields: dict[str, str]) -> Paramete
             return match.group(0)
         return parameter if example is None else f"{parameter}={example}"
 
-    blamed = "config.json: " + _PARAMETER.sub(spell, message)
-    return ParameterError(blamed, hint="the model's config.json sets this value")
-
-
-def human_bytes(nbytes: int) -> str:
-    """A byte count in binary units, however large.
-
-    >>> human_bytes(3 << 20), human_bytes(2**62), human_bytes(2**100)
-    ('3.0 MiB', '4.0 EiB', '1.3e+30 bytes')
-    """
-    size = float(nbytes)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{float(nbytes):.1e} bytes"
+    blamed = f"{shown(config_file)}: " + _PARAMETER.sub(spell, message)
+    return ParameterError(blamed, hint="the model's config sets this value")
 
 
 def _config_sizes(encoding: ModelEncoding, length: int | None) -> str:
     """The config's sizes, as ``max_position_embeddings 4096, head_dim 128`` (and ``{length=N}`` when given)."""
-    from pecli.models.directory import shown
-
     sizes = [
         f"{key} {shown(str(value))}"
         for what, (key, value) in encoding.provenance.items()
@@ -192,11 +186,11 @@ def _config_sizes(encoding: ModelEncoding, length: int | None) -> str:
     return ", ".join(sizes + ([f"{{length={length}}}"] if length is not None else []))
 
 
-def _check_size(nbytes: int, encoding: ModelEncoding, length: int | None) -> None:
+def _check_size(nbytes: int, encoding: ModelEncoding, length: int | None, config_file: str = "config.json") -> None:
     """A ParameterError, before any work, when the config's sizes make a table no disk can hold."""
     if nbytes <= ABSURD_BYTES:
         return
     raise ParameterError(
-        f"config.json asks for a table of {human_bytes(nbytes)} ({_config_sizes(encoding, length)})",
-        hint="no disk holds it: pass a smaller {length}, or check the model's config.json",
+        f"{shown(config_file)} asks for a table of {format_bytes(nbytes)} ({_config_sizes(encoding, length)})",
+        hint="no disk holds it: pass a smaller {length}, or check the model's config",
     )

@@ -84,7 +84,7 @@ def sinusoidal_table(
     if max(abs(offset), abs(offset + length - 1)) > _MAX_EXACT_POSITION:
         raise ParameterError(
             f"positions {offset}..{offset + length - 1} go beyond ±2^53, where float64 cannot tell them apart",
-            hint="use a smaller {offset}",
+            hint="use a smaller {length}" if offset == 0 else "use a smaller {offset} or {length}",
         )
     if padding_idx is not None and not 0 <= integer("padding_idx", padding_idx) < length:
         raise ParameterError(

@@ -435,6 +435,10 @@ CASES: list[Case] = [
     case("timestep --range 0:\u0661\u0660 --dim 8", 2, "--range", "not a number"),
     case("timestep - --dim 8", 2, "line 1", "not a number", stdin="\u0661 2".encode()),
     case("compare pe.npy sinusoidal:base=\u0661\u0660", 2, "base=", "not a number", files=("pe.npy",)),
+    # -- messages blame only what was given, sizes in human units (issue 30, class 3; more in test_messages_blame)
+    case("distance sinusoidal --d 4 --len 9223372036854775807 -o d.npy", 2, "2^53", "use a smaller --len)"),
+    case("generate alibi --heads 65536 --len 9223372036854775807 -o b.npy", 3, "2.2e+43 bytes", "write elsewhere"),
+    case("generate --d 9223372036854775807 --len 9223372036854775807 -o x.npy", 3, "3.4e+38 bytes"),
 ]
 
 # ---------------------------------------------------------------------------------------------

@@ -90,8 +90,8 @@ def test_hostile_fields_named_in_a_real_process(tmp_path, name, change, expected
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        ({"rope_theta": 1.0}, "config.json: rope_parameters.rope_theta must be a finite number greater than 1"),
-        ({"factor": 0}, "config.json: rope_parameters.factor must be a finite number greater than 0"),
+        ({"rope_theta": 1.0}, "/c.json: rope_parameters.rope_theta must be a finite number greater than 1"),
+        ({"factor": 0}, "/c.json: rope_parameters.factor must be a finite number greater than 0"),
     ],
 )
 def test_scheme_errors_name_the_config_field_not_a_flag(cli, tmp_path, change, expected):
@@ -100,6 +100,7 @@ def test_scheme_errors_name_the_config_field_not_a_flag(cli, tmp_path, change, e
     (tmp_path / "c.json").write_text(json.dumps(config))
     result = cli("generate", "--from-config", str(tmp_path / "c.json"), "--len", "4", "--json")
     assert result.code == 2 and expected in result.stderr and "--" not in result.stderr.split("(")[0]
+    assert "config.json" not in result.stderr  # the file given is named, not one the user never gave
 
 
 def test_absurd_sizes_are_said_in_human_units(cli, tmp_path):
@@ -108,7 +109,7 @@ def test_absurd_sizes_are_said_in_human_units(cli, tmp_path):
     (tmp_path / "c.json").write_text(json.dumps(config))
     result = cli("generate", "--from-config", str(tmp_path / "c.json"))
     assert result.code == 2
-    assert "config.json asks for a table of 16.0 PiB (max_position_embeddings 2147483647, head_dim 1048576)" in (
+    assert "/c.json asks for a table of 16.0 PiB (max_position_embeddings 2147483647, head_dim 1048576)" in (
         result.stderr
     )
 

@@ -1,0 +1,62 @@
+"""Class 3 of issue 30: a message names only what the user gave, and says sizes in human units.
+
+A hint must not suggest a flag already passed (``-o x.npy`` told to "write it to a .npy file"),
+a flag the user did not give (``--offset`` when none was), or one the scheme does not take; a
+size is never a number of hundreds of digits.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pecli.dtypes import format_bytes
+from tests.cli.test_bad_inputs import assert_one_line_error
+from tests.conftest import run_pecli
+
+
+@pytest.mark.parametrize(
+    ("nbytes", "shown"),
+    [(2**62, "4.0 EiB"), (2**80, "1.0 YiB"), (2**100, "1.3e+30 bytes"), (10**400, "more than 1e+308 bytes")],
+)
+def test_format_bytes_stays_short_however_large(nbytes, shown):
+    assert format_bytes(nbytes) == shown
+
+
+def test_an_absurd_output_size_is_said_in_human_units_without_flags_the_scheme_lacks(tmp_path):
+    """ALiBi has no --d and no --rows: the free-space hint named both, with a 32-digit number of TiB."""
+    result = run_pecli("generate", "alibi", "--heads", "65536", "--len", "9223372036854775807", "-o", "b.npy",
+                       cwd=str(tmp_path))  # fmt: skip
+    assert_one_line_error(result, 3, ("the output would take 2.2e+43 bytes", "free"))
+    assert "--d" not in result.stderr and "--rows" not in result.stderr and not re.search(r"\d{10}", result.stderr)
+    assert not (tmp_path / "b.npy").exists()
+
+
+def test_positions_past_2_53_blame_the_length_when_no_offset_was_given(tmp_path):
+    result = run_pecli("distance", "sinusoidal", "--d", "4", "--len", "9223372036854775807", "-o", "d.npy",
+                       cwd=str(tmp_path))  # fmt: skip
+    assert_one_line_error(result, 2, ("2^53", "use a smaller --len"))
+    assert "--offset" not in result.stderr
+    shifted = run_pecli("generate", "--d", "4", "--len", "4", "--offset", str(2**60), cwd=str(tmp_path))
+    assert_one_line_error(shifted, 2, ("2^53", "--offset"))
+
+
+def test_a_bias_too_large_for_memory_does_not_advise_the_file_already_given(cli, tmp_path, monkeypatch):
+    """``distance t5 --len N -o x.npy`` said "write it to a .npy/.safetensors file", and named --d (T5 has none)."""
+    monkeypatch.setattr("pecli.memory.available_memory", lambda: 1 << 20)
+    monkeypatch.chdir(tmp_path)
+    result = cli("distance", "t5", "--len", "1000", "-o", "x.npy")
+    assert_one_line_error(result, 2, ("bias matrices would take", "use a smaller --len"))
+    assert "write it" not in result.stderr and "--d" not in result.stderr
+    assert not (tmp_path / "x.npy").exists()
+
+
+def test_a_3d_npy_is_not_told_to_pick_a_key_it_cannot_have(tmp_path):
+    """A .npy holds one unnamed array: "choose a 2-D tensor with --key" sent the user to an error."""
+    import numpy as np
+
+    np.save(tmp_path / "cube.npy", np.zeros((2, 3, 4)))
+    result = run_pecli("distance", "cube.npy", cwd=str(tmp_path))
+    assert_one_line_error(result, 2, ("(2, 3, 4)", "save a 2-D slice"))
+    assert "--key" not in result.stderr
