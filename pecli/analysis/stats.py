@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -71,6 +71,8 @@ def tensor_stats(entry: StoredTensor, key: str, nbytes: int) -> dict[str, float 
     if not is_real_dtype(entry.dtype):
         return None
     count = nbytes // itemsize(entry.dtype)
+    if entry.read_values is not None and count > _BLOCK_VALUES:
+        return _blockwise_stats(entry.read_values, count)
     if nbytes + 8 * count > _ALWAYS_FITS:  # asking the system costs more than a small tensor's statistics
         check_fits_in_memory(
             nbytes + 8 * count,
@@ -168,6 +170,71 @@ def all_tensor_stats(tensors: Sequence[tuple[str, StoredTensor, int]]) -> list[d
                 else:
                     found[index] = tensor_stats(tensors[index][1], tensors[index][0], tensors[index][2])
     return found
+
+
+#: values read and reduced at once by :func:`_blockwise_stats` (8 MiB in float64)
+_BLOCK_VALUES = 1 << 20
+
+
+def _blockwise_stats(read_values: Callable[[int, int], Any], count: int) -> dict[str, float | int | None]:
+    """:func:`tensor_stats` of a tensor read a block at a time: memory bounded by one block, not the tensor.
+
+    Two passes over the file: the extremes and the NaN count, then the mean and the deviations'
+    squares of each block (scaled as :func:`tensor_stats` scales them), merged with Chan's pairwise
+    update, so the mean and std agree with the whole-array figures to a few units in the last place.
+
+    >>> import numpy as np
+    >>> values = np.arange(10.0)
+    >>> found = _blockwise_stats(lambda start, n: values[start : start + n], 10)
+    >>> found["min"], found["max"], found["mean"], round(found["std"], 12)
+    (0.0, 9.0, 4.5, 2.872281323269)
+    """
+    import numpy as np
+
+    def blocks() -> Iterator[Any]:
+        for start in range(0, count, _BLOCK_VALUES):
+            block = np.asarray(read_values(start, min(_BLOCK_VALUES, count - start)), dtype=np.float64)
+            yield block[~np.isnan(block)] if math.isnan(np.minimum.reduce(block)) else block
+
+    low, high, present = math.inf, -math.inf, 0
+    for block in blocks():
+        if block.size:
+            low, high = min(low, float(np.minimum.reduce(block))), max(high, float(np.maximum.reduce(block)))
+            present += block.size
+    found: dict[str, float | int | None] = {"min": None, "max": None, "mean": None, "std": None}
+    if present:
+        scale = max(abs(low), abs(high))
+        found = {"min": low, "max": high, **_merged_moments(blocks(), scale)}
+    if present < count:
+        found["nan"] = count - present
+    return found
+
+
+def _merged_moments(blocks: Iterator[Any], scale: float) -> dict[str, float | int | None]:
+    """The mean and std of the values in ``blocks`` (NaN-free, extremes ±``scale``), merged block by block."""
+    import numpy as np
+
+    if scale == math.inf:  # an infinity: the sum is ±inf or NaN, and every deviation from it NaN
+        with np.errstate(invalid="ignore", over="ignore"):
+            total, size = 0.0, 0
+            for block in blocks:
+                total, size = total + float(np.add.reduce(block)), size + block.size
+        return {"mean": total / size, "std": math.nan}
+    divisor = scale if scale > _OVERFLOWS else 1.0  # scaled into [-1, 1], nothing overflows
+    mean, squares, size = 0.0, 0.0, 0
+    for block in blocks:
+        if not block.size:
+            continue
+        values = block / divisor if divisor != 1.0 else block
+        block_mean = float(np.add.reduce(values)) / values.size
+        deviation = values - block_mean
+        block_squares = float(np.add.reduce(deviation * deviation))
+        merged = size + values.size
+        delta = block_mean - mean
+        mean += delta * values.size / merged
+        squares += block_squares + delta * delta * size * values.size / merged
+        size = merged
+    return {"mean": mean * divisor, "std": math.sqrt(squares / size) * divisor}
 
 
 def _mean_and_std(values: Any) -> tuple[float, float]:

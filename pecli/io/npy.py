@@ -97,4 +97,8 @@ def npy_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[st
 
     # a name for numbers (float32), numpy's string for the rest ("<U2", "|V6"), which np.dtype reads back
     dtype_name = dtype.name if dtype.kind in "fiubc" else dtype.str
-    return {"": StoredTensor(tuple(shape), dtype_name, load)}, {}
+
+    def read_values(start: int, length: int) -> np.ndarray:
+        return read_array(handle, data_offset + start * dtype.itemsize, dtype, length, name)
+
+    return {"": StoredTensor(tuple(shape), dtype_name, load, read_values)}, {}

@@ -191,8 +191,12 @@ def _entry(handle: IO[bytes], name: str, key: str, info: Any, data_start: int, d
         )
     if data_size is not None and end > data_size:
         raise _corrupt(name, key, f"ends at byte {end} of the data, but the file holds only {data_size}")
+    offset = data_start + begin
     return StoredTensor(
-        tuple(shape), dtype_name, partial(_load, handle, name, data_start + begin, dtype_name, count, shape)
+        tuple(shape),
+        dtype_name,
+        partial(_load, handle, name, offset, dtype_name, count, shape),
+        partial(_read_values, handle, name, offset, dtype_name),
     )
 
 
@@ -202,7 +206,13 @@ def _corrupt(name: str, key: str, what: str) -> TableFileError:
 
 def _load(handle: IO[bytes], name: str, offset: int, dtype_name: str, count: int, shape: list[int]) -> np.ndarray:
     """A tensor's values, read from ``offset`` of the open file."""
-    array = read_array(handle, offset, _STORAGE[dtype_name], count, name)
+    return _read_values(handle, name, offset, dtype_name, 0, count).reshape(shape)
+
+
+def _read_values(handle: IO[bytes], name: str, offset: int, dtype_name: str, start: int, count: int) -> np.ndarray:
+    """Values ``start … start + count`` of the tensor at byte ``offset`` (bfloat16 widened to float32)."""
+    storage = _STORAGE[dtype_name]
+    array = read_array(handle, offset + start * storage.itemsize, storage, count, name)
     if dtype_name == "bfloat16":
         array = (array.astype(np.uint32) << np.uint32(16)).view(np.float32)
-    return array.reshape(shape)
+    return array

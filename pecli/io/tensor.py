@@ -146,6 +146,9 @@ class StoredTensor:
     shape: tuple[int, ...]
     dtype: str  # numpy dtype name, or "bfloat16"
     load: Callable[[], np.ndarray]
+    #: ``read_values(start, count)``: values ``start … start + count`` in storage order, for readers
+    #: whose data lies in one run of bytes (statistics of a tensor larger than memory, a block at a time)
+    read_values: Callable[[int, int], np.ndarray] | None = None
 
 
 @dataclass

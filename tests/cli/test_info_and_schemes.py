@@ -87,8 +87,8 @@ def test_info_reads_only_the_header_of_a_terabyte_file(cli, tmp_path):
     result = cli("info", str(target), "--json")
     assert result.code == 0, result.stderr
     assert json.loads(result.out)["tensors"] == [{"name": "w", "shape": shape, "dtype": "float32", "nbytes": nbytes}]
-    # 1 TiB of data + 2 TiB of float64 scratch for std
-    assert_clean_error(cli("info", str(target), "--stats"), 2, "3.0 TiB", "memory", "drop --stats")
+    # --stats of it would read a terabyte a block at a time (tests/analysis/test_stats.py bounds
+    # its memory); a format read whole is refused with the size: tests/cli/test_bad_inputs.py
 
 
 @pytest.mark.parametrize(
