@@ -102,9 +102,10 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
     ``layer_type`` unless every layer type has the same settings; the encoding of each layer type is in
     :attr:`~pecli.models.encoding.ModelEncoding.layers` when they differ and none is picked.
     """
+    layer_types = _layer_type_names(config)  # checked first, whatever the layer type asked for
     nested = _nested_settings(config)
     if nested is None:
-        if layer_type is not None and not _layer_type_names(config):
+        if layer_type is not None and not layer_types:
             raise ParameterError(
                 f"config.json has one set of rope parameters for every layer, so no layer type {layer_type!r}",
                 hint="drop {layer_type}",
@@ -122,7 +123,7 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
             )
         chosen = encodings[layer_type]
         return _with_layers(replace(chosen, layer_type=layer_type), config)
-    used = [name for name in names if name in _layer_type_names(config)]
+    used = [name for name in names if name in layer_types]
     if used and len(used) < len(names):
         # Laguna and Mellum keep sliding_attention's settings with every layer full: no layer uses them
         unused = [name for name in names if name not in used]
@@ -149,9 +150,9 @@ def _layer_config(config: Mapping[str, Any], layer_type: str) -> Mapping[str, An
     512
     """
     overrides = config.get("per_layer_config")
-    types = config.get("layer_types")
-    if not overrides or not isinstance(types, list) or layer_type not in types:
+    if not overrides or layer_type not in _layer_type_names(config):
         return config
+    types = config["layer_types"]
     if not isinstance(overrides, dict) or not all(isinstance(value, dict) for value in overrides.values()):
         raise ParameterError(
             "config.json: per_layer_config: expected an object of layer index → overrides, "
@@ -227,8 +228,20 @@ def _nope_layers(config: Mapping[str, Any]) -> list[int]:
 
 
 def _layer_type_names(config: Mapping[str, Any]) -> list[str]:
+    """The distinct names in the config's ``layer_types``, a list of one name per layer.
+
+    >>> _layer_type_names({"layer_types": ["sliding_attention", "full_attention", "sliding_attention"]})
+    ['full_attention', 'sliding_attention']
+    """
     types = config.get("layer_types")
-    return sorted({t for t in types if isinstance(t, str)}) if isinstance(types, list) else []
+    if types is None:
+        return []
+    if not isinstance(types, list) or not all(isinstance(name, str) for name in types):
+        raise ParameterError(
+            f"config.json: layer_types: expected a list of layer-type names, one per layer, got {config_value(types)}",
+            hint='layer_types lists each layer\'s attention type ("full_attention", "sliding_attention")',
+        )
+    return sorted(set(types))
 
 
 def _nested_settings(config: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any], dict[str, str]]] | None:

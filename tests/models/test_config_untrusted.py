@@ -145,3 +145,38 @@ def test_oversized_config_is_refused(tmp_path):
     file.write_text('{"model_type": "bloom", "n_head": 4, "pad": "' + "x" * (17 << 20) + '"}')
     result = run_pecli("generate", "--from-config", str(file), "--len", "4")
     assert result.code == 2 and "larger than 16 MiB" in result.stderr
+
+
+_PER_LAYER = {
+    "model_type": "gemma3_text",
+    "head_dim": 16,
+    "max_position_embeddings": 128,
+    "layer_types": ["sliding_attention", "full_attention"],
+    "rope_parameters": {
+        "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000},
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000},
+    },
+}
+
+
+@pytest.mark.parametrize("layer_types", ["full_attention", ["full_attention", 3], {"0": "full_attention"}])
+@pytest.mark.parametrize("picked", [[], ["--layer-type", "full_attention"]])
+def test_layer_types_of_the_wrong_json_type_are_named(cli, tmp_path, layer_types, picked):
+    """layer_types as a string, with a number in it, or as an object: was ignored (a table written)."""
+    (tmp_path / "c.json").write_text(json.dumps(dict(_PER_LAYER, layer_types=layer_types)))
+    result = cli(
+        "generate",
+        "--from-config",
+        str(tmp_path / "c.json"),
+        "--len",
+        "4",
+        *picked,
+        "-o",
+        str(tmp_path / "t.safetensors"),
+    )
+    assert result.code == 2, result.stderr
+    assert "c.json: layer_types: expected a list of layer-type names" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "t.safetensors").exists()
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(_PER_LAYER))
+    assert cli("generate", "--from-config", str(good), "--len", "4", *picked, "--json").code == 0
