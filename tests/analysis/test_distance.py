@@ -188,7 +188,7 @@ def test_bad_input(cli, args, words):
 def test_a_matrix_too_large_is_refused_before_any_work(cli):
     # --json prints every entry; the terminal and image views draw block means instead (below)
     result = cli("distance", "count", "--d", "1", "--len", "3000000", "--json")
-    assert_clean_error(result, 2, "distance matrix", "TiB", "--rows", "--profile")
+    assert_clean_error(result, 2, "distance matrix", "1.3 PiB", "--rows", "--profile")
 
 
 def test_terminal_heatmap_and_profile_chart(cli):

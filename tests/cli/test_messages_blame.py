@@ -43,13 +43,21 @@ def test_positions_past_2_53_blame_the_length_when_no_offset_was_given(tmp_path)
 
 
 def test_a_bias_too_large_for_memory_does_not_advise_the_file_already_given(cli, tmp_path, monkeypatch):
-    """``distance t5 --len N -o x.npy`` said "write it to a .npy/.safetensors file", and named --d (T5 has none)."""
+    """``distance t5 --len N -o x.npy`` said "write it to a .npy/.safetensors file", and named --d (T5 has none).
+
+    Written to a file, the bias matrices now stream head by head (no refusal at all); shown, they are
+    refused with the size and the one flag T5 has for it.
+    """
+    import numpy as np
+
     monkeypatch.setattr("pecli.memory.available_memory", lambda: 1 << 20)
     monkeypatch.chdir(tmp_path)
-    result = cli("distance", "t5", "--len", "1000", "-o", "x.npy")
-    assert_one_line_error(result, 2, ("bias matrices would take", "use a smaller --len"))
-    assert "write it" not in result.stderr and "--d" not in result.stderr
-    assert not (tmp_path / "x.npy").exists()
+    shown = cli("distance", "t5", "--len", "1000", "--json")
+    assert_one_line_error(shown, 2, ("bias matrices would take", "use a smaller --len"))
+    assert "write it" not in shown.stderr and "--d" not in shown.stderr
+    written = cli("distance", "t5", "--len", "1000", "-o", "x.npy")
+    assert written.code == 0, written.stderr
+    assert np.load(tmp_path / "x.npy", mmap_mode="r").shape == (1, 1000, 1000)
 
 
 def test_a_3d_npy_is_not_told_to_pick_a_key_it_cannot_have(tmp_path):

@@ -299,7 +299,7 @@ def _npy_bytes(array: np.ndarray) -> bytes:
         ("bad.safetensors", b"\x10\x00\x00\x00\x00\x00\x00\x00{not json!!!!!!!", ["corrupt safetensors header"]),
         ("cut.safetensors", None, ["ends at byte"]),
         ("text.npy", b"hello, this is not a table at all", ["unrecognised content"]),
-        ("4d.npy", _npy_bytes(np.zeros((2, 3, 4, 5))), ["shape (2, 3, 4, 5)", "--key"]),  # 3-D draws as panels
+        ("4d.npy", _npy_bytes(np.zeros((2, 3, 4, 5))), ["shape (2, 3, 4, 5)", "2-d slice"]),  # 3-D draws as panels
         ("complex.npy", _npy_bytes(np.zeros((2, 2), dtype=np.complex64)), ["complex64", "not a real number"]),
         ("strings.npy", _npy_bytes(np.array([["a", "b"]])), ["not a real number"]),
         ("void.npy", _npy_bytes(np.zeros((0, 4))), ["empty"]),
