@@ -71,6 +71,8 @@ class Comparison:
     cosine_undefined: int = 0
     #: entries NaN in one table only: a difference, counted here and left out of max_abs, mean_abs and max_rel
     nan_one: int = 0
+    #: every entry that is a number in both tables agrees: the NaN in one table only are the whole difference
+    values_agree: bool = False
     nan_first: tuple[int, int] = (0, 0)  #: (position, dimension) of the first of them
     worst_head: int | None = None  #: the head of ``worst`` in a (heads, rows, columns) comparison
 
@@ -377,6 +379,7 @@ class _DifferenceStats:
         self.diagnose_rows = diagnose_rows
         self.row = 0
         self.agree = True
+        self.values_agree = True  #: every entry NaN in neither table agrees (NaN in one only aside)
         self.max_abs, self.worst, self.sum_abs, self.max_rel = -1.0, (0, 0), 0.0, 0.0
         self.cosine_min, self.cosine_sum, self.cosine_undefined = np.inf, 0.0, 0
         self.allowed_max, self.allowed_position = 0.0, 0
@@ -441,7 +444,9 @@ class _DifferenceStats:
         if allowed.flat[at] > self.allowed_max or self.row == 0:
             self.allowed_max, self.allowed_position = float(allowed.flat[at]), self.row + at // allowed.shape[1]
         relative_allowed = 0.0 if self.exact else self.rtol * magnitude
-        self.agree = self.agree and bool(np.all(difference <= allowed + relative_allowed))
+        within = difference <= allowed + relative_allowed
+        self.agree = self.agree and bool(np.all(within))
+        self.values_agree = self.values_agree and bool(np.all(within | nan_one))
         # the figures below are over the comparable entries: NaN in one table only is counted apart
         difference[nan_one] = -1.0
         flat = int(np.argmax(difference))
@@ -474,7 +479,8 @@ class _DifferenceStats:
             self.allowed_max, self.allowed_position = float(allowed.flat[at]), self.row + at // allowed.shape[1]
         if not self.exact and self.rtol:
             allowed = allowed + self.rtol * magnitude
-        self.agree = self.agree and bool(np.all(difference <= allowed))
+        within = bool(np.all(difference <= allowed))
+        self.agree, self.values_agree = self.agree and within, self.values_agree and within
         flat = int(np.argmax(difference))
         if difference.flat[flat] > self.max_abs:
             self.max_abs = float(difference.flat[flat])
@@ -536,6 +542,7 @@ class _DifferenceStats:
             tolerance_position=tolerance_position,
             same_nan=self.same_nan,
             nan_one=self.nan_one,
+            values_agree=self.values_agree,
             nan_first=self.nan_first,
         )
 

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,6 +94,10 @@ class CompareReport(Shown):
         result = self.result
         if result.tolerance_kind == "exact":
             lines = ["same, bit for bit" if result.agree else "different: not equal bit for bit"]
+        elif result.nan_one and result.values_agree and result.nan_one < math.prod(result.shape):
+            # only the NaN differ: say so, not "beyond" a tolerance the numbers keep
+            text = f"different: NaN in one table only; the other entries agree within {result.tolerance_text()}"
+            return [text]
         else:
             lines = [f"{'same within' if result.agree else 'different beyond'} {result.tolerance_text()}"]
         if result.agree:

@@ -85,6 +85,29 @@ def test_nan_in_one_table_is_counted_and_the_figures_agree(tmp_path):
     assert document["agree"] is False
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_a_difference_made_only_of_nan_is_said_so_not_beyond_a_tolerance(dtype):
+    """A NaN in one table, every number equal: the verdict said "different beyond float32 arithmetic"."""
+    from pecli.analysis.compare_report import CompareReport, Side
+
+    a = pecli.encode("sinusoidal", 16, 8, dtype=dtype)
+    only_nan, shifted, all_nan = a.copy(), a.copy(), np.full_like(a, np.nan)
+    only_nan[3, 2] = shifted[3, 2] = np.nan
+    shifted[9, 1] += 0.25
+
+    def verdict(b: np.ndarray) -> tuple[bool, str]:
+        result = compare_tables(a, b)
+        side = Side("t", a.shape, dtype)
+        lines = CompareReport(side, side, result).text_lines()
+        return result.agree, next(line for line in lines if line.startswith(("same", "different")))
+
+    agree, line = verdict(only_nan)
+    assert not agree and line.startswith("different: NaN in one table only; the other entries agree within")
+    for b in (shifted, all_nan):  # a number differs, or no number to agree: the plain verdict
+        agree, line = verdict(b)
+        assert not agree and line.startswith("different beyond"), line
+
+
 def test_infinity_in_one_table_is_infinite_in_both_figures():
     a = np.ones((3, 2))
     b = a.copy()
