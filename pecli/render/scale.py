@@ -187,7 +187,7 @@ def color_scale(
     high = reach if vmax is None else float(vmax)
     color_limits(ValueRange(0.0, 0.0, 0), low, high)  # checks the limits given with the other
     # limits as float64 scalars: a Python float would be rounded to a float32 sample's dtype first
-    beyond = np.count_nonzero((sample < np.float64(low)) | (sample > np.float64(high))) / sample.size
+    beyond = int(np.count_nonzero((sample < np.float64(low)) | (sample > np.float64(high)))) / sample.size
     return ColorScale(low, high, colormap, diverging, True, round(beyond, 4), full)
 
 
