@@ -73,3 +73,21 @@ def test_terminal_plot_of_a_file_imports_no_matplotlib_or_numpy_ma(tmp_path):
     result = imported_after(["plot", "pe.npy", "--terminal", "--width", "80", "--height", "30"], tmp_path)
     assert result["rc"] == 0 and result["heavy"] == []
     assert result["stdout"].count("▀") > 100
+
+
+def test_scheme_options_look_each_parameters_schemes_up_once(monkeypatch):
+    """Ordering every command's scheme options scanned the registry once per pair of parameters (~20 ms a start)."""
+    from pecli.cli import options
+    from pecli.schemes.catalog import SCHEMES
+
+    calls = []
+    looked_up = options.schemes_taking
+    monkeypatch.setattr(options, "schemes_taking", lambda name: calls.append(name) or looked_up(name))
+    names = tuple(options.PARAMS)
+    order = options._panel_order(names)
+    assert len(calls) == len(names) and sorted(order) == sorted(names)
+    # shared parameters first, then each scheme's, in the registry's order
+    schemes = list(SCHEMES)
+    headings = [options.scheme_panel(name) for name in order]
+    ranks = [0 if heading == options.SCHEME_PANEL else schemes.index(heading.split()[0]) + 1 for heading in headings]
+    assert ranks == sorted(ranks) and ranks[0] == 0 and ranks[-1] > 0
