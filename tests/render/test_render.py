@@ -714,3 +714,17 @@ def test_robust_limits_of_a_float32_table_are_its_float64_percentile():
     assert scale.clipped == round(float(np.mean(np.abs(table.astype(np.float64)) > reach)), 4)
     mirrored = color_scale(-np.abs(table))
     assert mirrored.robust and mirrored.low == -float(np.percentile(np.abs(table.astype(np.float64)), 99))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rows_alternate_as_the_columns_of_the_transposed_table(seed):
+    """row_structure reads rows in the table's own layout (no transposed copy): same verdict as on the transpose."""
+    from pecli.render.downsample import _alternates, row_structure
+
+    rng = np.random.default_rng(seed)
+    table = rng.normal(size=(600, 40)) + np.where(np.arange(600) % 2, 3.0, -3.0)[:, None] * (seed % 2)
+    if seed >= 4:
+        table[rng.integers(0, 600, 50), rng.integers(0, 40, 50)] = np.nan
+    expected = _alternates(np.ascontiguousarray(table.T))
+    assert expected == bool(seed % 2)
+    assert (row_structure(table).period == 2) == expected == _alternates(table, axis=0)
