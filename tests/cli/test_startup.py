@@ -10,7 +10,7 @@ import pytest
 
 from tests.paths import ROOT
 
-HEAVY = ("torch", "matplotlib", "rich", "pydantic", "pandas", "scipy")
+HEAVY = ("torch", "matplotlib", "rich", "pydantic", "pandas", "scipy", "numpy.ma")
 
 
 def imported_after(args: list[str], cwd) -> dict:
@@ -19,7 +19,7 @@ def imported_after(args: list[str], cwd) -> dict:
         "import json, sys\n"
         "from pecli.cli.app import main\n"
         f"rc = main({args!r})\n"
-        f"heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))\n"
+        f"heavy = sorted(({{m.split('.')[0] for m in sys.modules}} | set(sys.modules)) & set({HEAVY!r}))\n"
         "print(json.dumps({'rc': rc, 'heavy': heavy, 'numpy': 'numpy' in sys.modules,"
         " 'commands': sorted(m for m in sys.modules if m.startswith('pecli.cli.') and m.count('.') == 2)}))\n"
     )
@@ -65,3 +65,29 @@ def test_typer_private_modules_are_imported_by_the_adapter_only():
     sources = [*root.joinpath("pecli").rglob("*.py"), *root.joinpath("scripts").rglob("*.py")]
     users = sorted(str(path.relative_to(root)) for path in sources if private.search(path.read_text(encoding="utf-8")))
     assert users == ["pecli/cli/_typer_compat.py"]
+
+
+def test_terminal_plot_of_a_file_imports_no_matplotlib_or_numpy_ma(tmp_path):
+    """np.percentile imports numpy.ma (~20 ms): the colour scale takes its percentile by a partial sort."""
+    assert imported_after(["generate", "--d", "64", "--len", "256", "-o", "pe.npy"], tmp_path)["rc"] == 0
+    result = imported_after(["plot", "pe.npy", "--terminal", "--width", "80", "--height", "30"], tmp_path)
+    assert result["rc"] == 0 and result["heavy"] == []
+    assert result["stdout"].count("▀") > 100
+
+
+def test_scheme_options_look_each_parameters_schemes_up_once(monkeypatch):
+    """Ordering every command's scheme options scanned the registry once per pair of parameters (~20 ms a start)."""
+    from pecli.cli import options
+    from pecli.schemes.catalog import SCHEMES
+
+    calls = []
+    looked_up = options.schemes_taking
+    monkeypatch.setattr(options, "schemes_taking", lambda name: calls.append(name) or looked_up(name))
+    names = tuple(options.PARAMS)
+    order = options._panel_order(names)
+    assert len(calls) == len(names) and sorted(order) == sorted(names)
+    # shared parameters first, then each scheme's, in the registry's order
+    schemes = list(SCHEMES)
+    headings = [options.scheme_panel(name) for name in order]
+    ranks = [0 if heading == options.SCHEME_PANEL else schemes.index(heading.split()[0]) + 1 for heading in headings]
+    assert ranks == sorted(ranks) and ranks[0] == 0 and ranks[-1] > 0

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import pecli
@@ -686,3 +686,45 @@ def test_the_stored_xterm_orders_are_what_ordered_xterm_computes(name):
 
     assert XTERM_ORDER[name] == tuple(ordered_xterm(colormap_lut(name)).tolist())
     assert len(XTERM_ORDER[name]) == 256 and all(16 <= n <= 255 for n in XTERM_ORDER[name])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(-1e6, 1e6, width=32), min_size=1, max_size=300),
+    st.floats(0.0, 100.0),
+    st.sampled_from([np.float16, np.float32, np.float64]),
+)
+def test_the_partial_sort_percentile_equals_numpys(values, q, dtype):
+    from pecli.render.scale import _percentile
+
+    with np.errstate(over="ignore"):
+        array = np.array(values, dtype=np.float64).astype(dtype)
+    array = array[np.isfinite(array)]  # the scale takes finite values only (float16 overflows past 65504)
+    assume(array.size > 0)
+    assert _percentile(array, q) == float(np.percentile(array.astype(np.float64), q))
+
+
+def test_robust_limits_of_a_float32_table_are_its_float64_percentile():
+    from pecli.render.scale import color_scale
+
+    table = _trained_like_table().astype(np.float32)
+    scale = color_scale(table)
+    reach = float(np.percentile(np.abs(table.astype(np.float64)), 99))
+    assert scale.robust and (scale.low, scale.high) == (-reach, reach)
+    assert scale.clipped == round(float(np.mean(np.abs(table.astype(np.float64)) > reach)), 4)
+    mirrored = color_scale(-np.abs(table))
+    assert mirrored.robust and mirrored.low == -float(np.percentile(np.abs(table.astype(np.float64)), 99))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rows_alternate_as_the_columns_of_the_transposed_table(seed):
+    """row_structure reads rows in the table's own layout (no transposed copy): same verdict as on the transpose."""
+    from pecli.render.downsample import _alternates, row_structure
+
+    rng = np.random.default_rng(seed)
+    table = rng.normal(size=(600, 40)) + np.where(np.arange(600) % 2, 3.0, -3.0)[:, None] * (seed % 2)
+    if seed >= 4:
+        table[rng.integers(0, 600, 50), rng.integers(0, 40, 50)] = np.nan
+    expected = _alternates(np.ascontiguousarray(table.T))
+    assert expected == bool(seed % 2)
+    assert (row_structure(table).period == 2) == expected == _alternates(table, axis=0)
