@@ -68,8 +68,9 @@ def identify(
     else:
         table = load_input(out, source, key=key)
         values, note = table.array, None
-        if values.ndim == 2 or (values.ndim == 3 and 1 in values.shape[:2]):
-            values, note = as_matrix(values, table.label)  # (1, L, d) and (L, 1, d) squeezed
+        # 2-D, and (1, L, d) / (L, 1, d) squeezed; no table at all (a scalar, 4-D) refused as every command does
+        if values.ndim in (0, 2) or values.ndim > 3 or (values.ndim == 3 and 1 in values.shape[:2]):
+            values, note = as_matrix(values, table.label)
         if note:
             out.note(note)
         with _progress_line(out) as progress:

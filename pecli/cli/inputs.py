@@ -230,7 +230,7 @@ def as_matrix(array: Any, label: str) -> tuple[Any, str | None]:
         raise TableFileError(
             f"{label} has shape {shape}; pecli takes a 1-D or 2-D table (or (1, L, d) / (L, 1, d))",
             # a .npy holds one unnamed array: no --key picks another
-            hint="save a 2-D slice of it"
+            hint=("save the table, not one number" if array.ndim == 0 else "save a 2-D slice of it")
             + ("" if label.lower().endswith(".npy") else ", or choose a 2-D tensor with --key"),
         )
     if 0 in matrix.shape:

@@ -68,3 +68,14 @@ def test_a_3d_npy_is_not_told_to_pick_a_key_it_cannot_have(tmp_path):
     result = run_pecli("distance", "cube.npy", cwd=str(tmp_path))
     assert_one_line_error(result, 2, ("(2, 3, 4)", "save a 2-D slice"))
     assert "--key" not in result.stderr
+
+
+@pytest.mark.parametrize(("shape", "fix"), [((), "save the table, not one number"), ((2, 3, 4, 5), "2-D slice")])
+def test_identify_of_a_npy_that_holds_no_table_is_not_told_to_pick_a_key(tmp_path, shape, fix):
+    """identify of a scalar or 4-D .npy said "choose a tensor with --key", which a .npy cannot have."""
+    import numpy as np
+
+    np.save(tmp_path / "t.npy", np.zeros(shape))
+    result = run_pecli("identify", "t.npy", cwd=str(tmp_path))
+    assert_one_line_error(result, 2, (f"shape {shape}", fix))
+    assert "--key" not in result.stderr
