@@ -191,6 +191,8 @@ class ModelDirectorySource(SourceKind):
         model = self._formula(source)
         if model is not None and (request.key in _part_names(model) or not _holds_a_table(source)):
             return _config_table(source, model, request, self.name)
+        if model is None and os.path.exists(os.path.join(source, "config.json")) and not _holds_a_table(source):
+            _config_model(source)  # no weights to fall back on: the config's own error, if it has one
         tensor, array = open_model_directory(source).position_table(request.key)
         label = f"{os.path.basename(os.path.normpath(source))} [{shown(tensor.name)}]"
         return SourceTable(array, label, {}, source, tensor.name, "", self.name, request.key)
@@ -309,13 +311,13 @@ def _config_table(source: str, model: Any, request: SourceRequest, kind: str) ->
     parts = _part_names(model)
     if request.key is not None and request.key not in parts:
         choice = f"{{key={'|'.join(parts)}}}" if parts else "no {key}"
-        raise ParameterError(f"{{key}} {request.key!r} is no part of the table {model.config_file!r} implies",
+        raise ParameterError(f"{{key}} {request.key!r} is not a part of the table {model.config_file!r} gives",
                              hint=f"give {choice}")  # fmt: skip
     spec = _config_spec(model, request, request.key)
     names = [part.params.get("part") for part in spec.parts()]
     if len(names) > 1:
         raise ParameterError(
-            f"the table {model.config_file!r} implies has several tensors ({', '.join(map(str, names))})",
+            f"{model.config_file!r} gives a table of several tensors ({', '.join(map(str, names))})",
             hint=f"pick one with {{key={'|'.join(parts)}}}",
         )
     spec = spec.single()

@@ -79,3 +79,22 @@ def test_identify_of_a_npy_that_holds_no_table_is_not_told_to_pick_a_key(tmp_pat
     result = run_pecli("identify", "t.npy", cwd=str(tmp_path))
     assert_one_line_error(result, 2, (f"shape {shape}", fix))
     assert "--key" not in result.stderr
+
+
+def test_a_config_read_as_a_table_asks_for_its_part_in_plain_words(tmp_path):
+    """identify of a model directory: "the table 'm/config.json' implies has several tensors" read wrong;
+    a directory without weights whose config is faulty said "m has no weights", hiding the config's fault."""
+    import json
+
+    (tmp_path / "m").mkdir()
+    config = {"model_type": "llama", "rope_theta": 10000, "hidden_size": 64, "num_attention_heads": 4}
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config))
+    faulty = run_pecli("identify", "m", "--key", "cos", cwd=str(tmp_path))
+    assert_one_line_error(faulty, 2, ("m/config.json has no max_position_embeddings",))
+    assert "no weights" not in faulty.stderr
+    (tmp_path / "m" / "config.json").write_text(json.dumps(dict(config, max_position_embeddings=32)))
+    several = run_pecli("identify", "m", cwd=str(tmp_path))
+    assert_one_line_error(several, 2, ("'m/config.json' gives a table of several tensors (cos, sin)", "--key cos|sin"))
+    wrong = run_pecli("identify", "m", "--key", "foo", cwd=str(tmp_path))
+    assert_one_line_error(wrong, 2, ("--key 'foo' is not a part of the table 'm/config.json' gives", "--key cos"))
+    assert run_pecli("identify", "m", "--key", "cos", cwd=str(tmp_path)).code == 0
