@@ -49,6 +49,7 @@ def test_power_of_two_slopes_named(form: str, flip: bool) -> None:
     np.testing.assert_allclose(slopes[0], press, rtol=1e-6)
     np.testing.assert_allclose(slopes[1], wrong, rtol=1e-6)
     assert f"{'A' if flip else 'B'} has slopes from the power-of-two formula 2^(-8(i+1)/12)" in found.message
+    assert "diagnosed on the first" not in found.message  # every head was diagnosed (was "first 12 rows")
 
 
 def test_sign_reversal_and_head_factors() -> None:
