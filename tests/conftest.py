@@ -135,6 +135,9 @@ def shell_env(tmp_path_factory) -> dict[str, str]:
     launcher = bin_dir / "pecli"
     launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pecli "$@"\n')
     launcher.chmod(0o755)
+    python = bin_dir / "python"  # the docs' python -c lines run with this interpreter (numpy installed)
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BASH_FUNC_", "_PECLI"))}
     env.update(
         PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",

@@ -499,10 +499,11 @@ class _DifferenceStats:
             tolerance = max(self.allowed_max, rounding_tolerance(*self.dtypes, scale=self.scale))
             head_a = np.concatenate([a for a, _ in self.kept])
             head_b = np.concatenate([b for _, b in self.kept])
-            if self.heads and len(head_a) == self.length:
+            kept_rows = len(head_a)  # all of them, or the first diagnose_rows (a (heads, …) table's rows stacked)
+            if self.heads and kept_rows == self.length:
                 head_a, head_b = (table.reshape(self.heads, -1, self.width) for table in (head_a, head_b))
             reference = self.reference
-            if reference is not None and len(head_a) < self.length:  # the head of a longer table: regenerate its rows
+            if reference is not None and kept_rows < self.length:  # the head of a longer table: regenerate its rows
                 reference = replace(reference, length=self.length)
             with np.errstate(invalid="ignore", over="ignore"):  # inf at the same places: inf − inf matches nothing
                 if self.reference_side == "b" and reference is not None:
@@ -511,9 +512,9 @@ class _DifferenceStats:
                     )
                 else:
                     diagnosis = diagnose_difference(head_a, head_b, tolerance=tolerance, reference=reference)
-            if len(head_a) < self.length:
+            if kept_rows < self.length:
                 diagnosis = [
-                    replace(found, message=f"{found.message} (diagnosed on the first {len(head_a)} rows)")
+                    replace(found, message=f"{found.message} (diagnosed on the first {kept_rows} rows)")
                     for found in diagnosis
                 ]
         defined = self.length - self.cosine_undefined  # positions with a cosine

@@ -203,6 +203,7 @@ def _load_pair(
     from pecli.cli.common import require_shape
     from pecli.cli.inputs import InputTable, as_matrix, load_input, rope_pair
     from pecli.dtypes import DTYPES
+    from pecli.schemes.catalog import get_scheme
     from pecli.schemes.specs import looks_like_spec, parse_spec
     from pecli.sources import kind_of_source
 
@@ -223,6 +224,7 @@ def _load_pair(
     references = references if references is not None else [None, None]
     #: a file side that holds a RoPE table as its cos and sin: the two tables, compared side by side
     pairs: list[Any] = [None, None]
+    query_rows = [False, False]
     for side, spec in enumerate(specs):
         if spec is None and not configs[side]:
             pairs[side] = rope_pair(out, texts[side]) if keys[side] is None else None
@@ -230,6 +232,8 @@ def _load_pair(
                 loaded[side] = _side_by_side(*pairs[side])
                 continue
             table = load_input(out, texts[side], key=keys[side])
+            #: (heads, 1, L): one query row per head (HF BLOOM's build_alibi_tensor), squeezed to heads × L
+            query_rows[side] = table.array.ndim == 3 and table.array.shape[1] == 1 and table.array.shape[0] > 1
             if not _per_head(table.array):  # (heads, L, L) biases stay 3-D: compared and diagnosed per head
                 table.array, note = as_matrix(table.array, table.label)  # (1, L, d) and (L, 1, d) squeezed
                 if note:
@@ -248,6 +252,23 @@ def _load_pair(
             other_dtype = other_dtype if other_dtype in DTYPES else "float32"
             table = spec.table(length=cols if length is None else length, dim=d, dtype=dtype or other_dtype)
             loaded[side] = InputTable(table.array(), spec.text, table.metadata(), spec.text)
+            references[side] = Reference(table.scheme, dict(table.params))
+            continue
+        per_head_rows = (
+            spec.query_rows(
+                heads=other.array.shape[0],
+                length=other.array.shape[1] if length is None else length,
+                dtype=dtype or _other_side(side, loaded, pairs)[1],
+            )
+            if other is not None and query_rows[1 - side]
+            else None
+        )
+        if per_head_rows is not None:  # the spec's bias at one query row per head, as the file holds it
+            array, table = per_head_rows
+            implied = [f"{name}={value}" for name, value in table.params.items() if name not in spec.params
+                       and name in get_scheme(table.scheme).query_row]  # fmt: skip
+            label = f"{spec.text} [query 0 of each head{''.join(', ' + text for text in implied)}]"
+            loaded[side] = InputTable(array, label, table.metadata(), spec.text)
             references[side] = Reference(table.scheme, dict(table.params))
             continue
         if other is not None:

@@ -81,6 +81,9 @@ class Scheme:
     bias_heads: str | None = None
     #: "module:function" ``(params) -> pecli.schemes.mistakes.Mistakes``: the known mistakes in its tables
     mistakes: str | None = None
+    #: for a per-head scheme: the parameters its bias at one query row per head, a (heads, 1, len) table,
+    #: takes unless a spec sets them (ALiBi: the key form m·j, HF BLOOM's ``build_alibi_tensor``)
+    query_row: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def function(self) -> Callable[..., Any]:
@@ -370,6 +373,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 bias="pecli.schemes.alibi:alibi_bias",
                 bias_heads="pecli.schemes.alibi:alibi_head_names",
                 mistakes="pecli.schemes.mistakes:alibi_mistakes",
+                query_row={"form": "key"},
             ),
             Scheme(
                 "sincos2d",

@@ -43,11 +43,40 @@ class SchemeSpec:
     preset: str | None
     params: dict[str, Any] = field(default_factory=dict)
 
-    def table(self, *, length: int, dim: int, dtype: str = "float32"):
+    def table(self, *, length: int, dim: int | None, dtype: str = "float32"):
         """The :class:`~pecli.schemes.spec.TableSpec` of this spec at a shape (parameter values checked)."""
         from pecli.schemes.spec import TableSpec
 
         return TableSpec.resolve(self.scheme, self.preset, self.params, length=length, dim=dim, dtype=dtype).check()
+
+    def query_rows(self, *, heads: int, length: int, dtype: str = "float32") -> tuple[Any, Any] | None:
+        """A per-head spec's bias at query position 0 of each of ``heads`` heads over ``length`` keys: the
+        (heads, length) array a (heads, 1, length) table holds, and its :class:`~pecli.schemes.spec.TableSpec`.
+        The scheme's ``query_row`` parameters apply unless the spec sets them; ``heads`` unless it sets its own.
+        None for a scheme without heads, or a spec that picks one head.
+
+        >>> rows, table = parse_spec("alibi").query_rows(heads=2, length=3, dtype="float64")
+        >>> rows.tolist(), table.params["form"], table.shape
+        ([[0.0, 0.0625, 0.125], [0.0, 0.00390625, 0.0078125]], 'key', (2, 3, 3))
+        >>> parse_spec("sinusoidal").query_rows(heads=2, length=3) is None
+        True
+        """
+        from dataclasses import replace
+
+        import numpy as np
+
+        from pecli.schemes.catalog import resolve
+
+        scheme, params = resolve(self.scheme, self.preset, self.params)
+        if "heads" not in scheme.defaults or params.get("head") is not None:
+            return None
+        given = {**{k: v for k, v in scheme.query_row.items() if k not in self.params}, **self.params}
+        if given.get("heads") is None and params.get("heads") is None:
+            given["heads"] = heads
+        table = replace(self, params=given).table(length=length, dim=None, dtype=dtype)
+        count = table.shape[0]
+        rows = [replace(table, params={**table.params, "head": head}).rows(range(0, 1)) for head in range(count)]
+        return np.concatenate(rows), table
 
 
 def looks_like_spec(text: str) -> bool:

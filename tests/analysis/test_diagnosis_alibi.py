@@ -49,6 +49,7 @@ def test_power_of_two_slopes_named(form: str, flip: bool) -> None:
     np.testing.assert_allclose(slopes[0], press, rtol=1e-6)
     np.testing.assert_allclose(slopes[1], wrong, rtol=1e-6)
     assert f"{'A' if flip else 'B'} has slopes from the power-of-two formula 2^(-8(i+1)/12)" in found.message
+    assert "diagnosed on the first" not in found.message  # every head was diagnosed (was "first 12 rows")
 
 
 def test_sign_reversal_and_head_factors() -> None:
@@ -97,3 +98,42 @@ def test_cli_json(tmp_path) -> None:
         text=True,
     )
     assert spec.returncode == 0, spec.stdout + spec.stderr
+
+
+def _compare_json(*args: str) -> tuple[int, dict, str]:
+    run = subprocess.run([sys.executable, "-m", "pecli", "compare", *args, "--json"], capture_output=True, text=True)
+    return run.returncode, (json.loads(run.stdout) if run.stdout else {}), run.stderr
+
+
+@pytest.mark.parametrize("spec", ["alibi", "alibi:form=key"])
+@pytest.mark.parametrize("spec_first", [False, True])
+def test_cli_heads_1_L_file_against_a_spec(tmp_path, spec: str, spec_first: bool) -> None:
+    """A (heads, 1, L) file (BLOOM's build_alibi_tensor) against an ALiBi spec: the spec's query row of each head,
+    heads and length from the file, in the key form unless the spec sets one (was exit 2: "alibi has no --d")."""
+    reference, bug = _bloom_and_bug()
+    np.save(tmp_path / "bloom.npy", reference)
+    np.save(tmp_path / "bug.npy", bug)
+    order = (spec, str(tmp_path / "bloom.npy")) if spec_first else (str(tmp_path / "bloom.npy"), spec)
+    code, report, stderr = _compare_json(*order)
+    assert code == 0, stderr
+    assert report["a"]["shape"] == report["b"]["shape"] == [HEADS, LENGTH]
+    order = (spec, str(tmp_path / "bug.npy")) if spec_first else (str(tmp_path / "bug.npy"), spec)
+    code, report, stderr = _compare_json(*order)
+    assert code == 1, stderr
+    [found] = report["diagnosis"]
+    assert found["code"] == "alibi_slopes_power_of_two" and found["figures"]["heads"] == list(range(HEADS))
+    bug_side = "b" if spec_first else "a"
+    assert f"{bug_side.upper()} has slopes from the power-of-two formula 2^(-8(i+1)/12)" in found["message"]
+    # the figures named for a side are that side's, whichever side the spec (the reference) is on
+    assert found["figures"][f"{bug_side}_formula"] == "power_of_two"
+    wrong = [2 ** (-8 * (i + 1) / HEADS) for i in range(HEADS)]
+    np.testing.assert_allclose(found["figures"][f"{bug_side}_slopes"], wrong, rtol=1e-6)
+
+
+def test_cli_heads_1_L_against_the_distance_form_is_its_negation(tmp_path) -> None:
+    """Query row 0 of the distance form is −m·j: BLOOM's m·j is its negation, and compare says so."""
+    reference, _ = _bloom_and_bug()
+    np.save(tmp_path / "bloom.npy", reference)
+    code, report, stderr = _compare_json(str(tmp_path / "bloom.npy"), "alibi:form=distance")
+    assert code == 1, stderr
+    assert "alibi_sign" in [found["code"] for found in report["diagnosis"]]

@@ -48,7 +48,7 @@ def diagnose_difference(
         reference: the scheme and parameters ``a`` was generated with, when known: the findings
             that need them (scaling, base, factor names) regenerate variants through :func:`pecli.encode`.
         swapped: the reference is the second table of the comparison: the sentences name it B and
-            the other table A (the figures keep the reference's side first).
+            the other table A, and a figure of one side (``a_slopes``, ``b_base``) is named by its letter.
 
     Example:
         >>> import pecli
@@ -81,8 +81,14 @@ def _all_heads_factor(a: np.ndarray, b: np.ndarray, tolerance: float, reference:
 
 
 def _swapped(found: Finding) -> Finding:
-    """A finding on (reference, other) stated of (other, reference): sentence and row/column mappings."""
-    figures = dict(found.figures)
+    """A finding on (reference, other) stated of (other, reference): sentence, row/column mappings, and the
+    figures of one side (``a_slopes``, ``b_base``…) under the other side's letter.
+
+    >>> _swapped(Finding("x", "B has 2", {"a_base": 1.0, "b_base": 2.0, "residual": 0.0})).figures
+    {'b_base': 1.0, 'a_base': 2.0, 'residual': 0.0}
+    """
+    letters = {"a_": "b_", "b_": "a_"}
+    figures = {letters.get(name[:2], name[:2]) + name[2:]: value for name, value in found.figures.items()}
     if "shift" in figures:  # B[i] = A[i + s, perm] <=> A[i] = B[i − s, argsort(perm)]
         figures["shift"] = -figures["shift"]
         if figures.get("permutation") is not None:

@@ -67,8 +67,9 @@ def _slope_sets(heads: int) -> list[tuple[str, str, np.ndarray]]:
 def _figures(slopes_a: np.ndarray, slopes_b: np.ndarray, differ: list[int], off: float, **more: Any) -> dict[str, Any]:
     return {
         "heads": differ,
-        "a_slopes": [float(s) for s in slopes_a],
-        "b_slopes": [float(s) for s in slopes_b],
+        # fitted by least squares: digits past the 10th are summation-order noise (BLAS threads), not figures
+        "a_slopes": [float(f"{s:.10g}") for s in slopes_a],
+        "b_slopes": [float(f"{s:.10g}") for s in slopes_b],
         **more,
         "residual": off,
     }
