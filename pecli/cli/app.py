@@ -117,6 +117,24 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
 
 
+def start_collecting() -> None:
+    """Turn the cycle collector on for the command's work, with what start-up built set aside for good.
+
+    The console script starts with it off (:mod:`pecli.__main__`): the start's modules, classes
+    and Typer's objects are never garbage, and a full collection traversing them cost ~20 ms of
+    ``pecli plot --terminal``'s start. ``gc.freeze`` moves them out of every later collection.
+
+    >>> import gc
+    >>> start_collecting(); gc.isenabled()
+    True
+    """
+    import gc
+
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def _stop_quietly_when_reader_leaves(callback: Callable[..., Any]) -> Callable[..., Any]:
     """Exit 0 without noise when stdout's reader goes away (``| head``), during the command or its last flush.
 
@@ -126,6 +144,7 @@ def _stop_quietly_when_reader_leaves(callback: Callable[..., Any]) -> Callable[.
 
     @functools.wraps(callback)
     def run(*args: Any, **kwargs: Any) -> Any:
+        start_collecting()
         try:
             result = callback(*args, **kwargs)
             from pecli.cli._typer_compat import get_current_context

@@ -110,22 +110,35 @@ def row_structure(matrix: np.ndarray) -> AxisStructure:
     return AxisStructure(period=2) if matrix.ndim == 2 and _alternates(matrix, axis=0) else NO_STRUCTURE
 
 
+#: how many positions j :func:`_alternates` compares with j + 1 and j + 2 at most
+_TRIPLES = 256
+
+
 def _alternates(matrix: np.ndarray, axis: int = 1) -> bool:
     """Whether, for most columns j (rows with ``axis=0``), column j + 2 is much closer to j than column j + 1 is.
 
     The other axis is sampled (256 lines) in the table's own layout: a transposed copy of a
-    2048 × 512 table took 15 ms of a terminal plot's start.
+    2048 × 512 table took 15 ms of a terminal plot's start. Along ``axis``, at most
+    :data:`_TRIPLES` evenly spaced j are compared (each with its j + 1 and j + 2): all 2046 of a
+    2048-row table took 14 ms, for a majority that a few hundred samples decide as well.
+
+    >>> table = np.tile([[0.0], [5.0], [0.1], [5.1]], (4096, 8))  # rows j and j + 2 alike
+    >>> _alternates(table, axis=0), _alternates(np.cumsum(table, axis=0), axis=0)
+    (True, False)
     """
-    if matrix.shape[axis] < 4 or matrix.shape[axis] % 2:
+    size = matrix.shape[axis]
+    if size < 4 or size % 2:
         return False
     step = max(1, matrix.shape[1 - axis] // 256)
-    sample = np.asarray(matrix[:, ::step] if axis == 0 else matrix[::step], dtype=np.float64)
-    sample = sample.T if axis == 1 else sample  # lines along axis 0, in memory order when axis == 0
+    lines = (np.arange(min(_TRIPLES, size - 2), dtype=np.int64) * (size - 2)) // min(_TRIPLES, size - 2)
+    window = np.concatenate([lines, lines + 1, lines + 2])  # j, then j + 1, then j + 2
+    picked = matrix[window, ::step] if axis == 0 else matrix[::step, window].T  # lines along axis 0
+    sample = np.asarray(picked, dtype=np.float64).reshape(3, len(lines), -1)
     mean = np.mean if np.isfinite(sample).all() else np.nanmean  # equal sums when nothing is NaN
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-        next_column = mean(np.abs(sample[1:-1] - sample[:-2]), axis=1)
-        column_after = mean(np.abs(sample[2:] - sample[:-2]), axis=1)
+        next_column = mean(np.abs(sample[1] - sample[0]), axis=1)
+        column_after = mean(np.abs(sample[2] - sample[0]), axis=1)
         return bool(np.mean(column_after < 0.5 * next_column) > 0.5)
 
 
