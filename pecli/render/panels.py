@@ -83,18 +83,21 @@ def _title_candidates(title: str) -> list[str]:
     return list(dict.fromkeys(text.replace("\N{NO-BREAK SPACE}", " ") for text in candidates))
 
 
-def fit_panel_titles(figure: Any, panels: Sequence[Any], titles: Sequence[str]) -> bool:
+def fit_panel_titles(
+    figure: Any, panels: Sequence[Any], titles: Sequence[str], rooms: Sequence[float] | None = None
+) -> bool:
     """Set each panel's title at the largest of :data:`_TITLE_SIZES` at which it fits its panel's width.
 
-    Measured with the figure's renderer after layout: first the title on one line, then wrapped at
-    its commas, at each size in turn; a title too wide even then is wrapped at spaces. False when
-    some title is wider than its panel even so (the narrowest wrap at the smallest size is set).
+    Measured with the figure's renderer: first the title on one line, then wrapped at its commas,
+    at each size in turn; a title too wide even then is wrapped at spaces. ``rooms`` are the widths
+    in pixels to fit (the panels' own widths as they are placed now when None). False when some
+    title is wider than its room even so (the narrowest wrap at the smallest size is set).
     """
     renderer = figure.canvas.get_renderer()
-    figure.draw_without_rendering()
+    if rooms is None:
+        rooms = [axes.get_window_extent(renderer).width for axes in panels]
     fits = True
-    for axes, title in zip(panels, titles, strict=True):
-        room = axes.get_window_extent(renderer).width
+    for axes, title, room in zip(panels, titles, rooms, strict=True):
         candidates = _title_candidates(title)
         tries = [(text, size) for size in _TITLE_SIZES for text in candidates[:2]]
         tries += [(text, _TITLE_SIZES[-1]) for text in candidates[2:]]
@@ -198,11 +201,13 @@ def _panel_figure(
     """The figure laid out with empty panels; its panels, and whether every title fits its panel."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
 
     from pecli.render.titles import fit_title
 
     rows, columns = grid_shape
-    figure = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    layout = ConstrainedLayoutEngine()
+    figure = Figure(figsize=figsize, dpi=dpi, layout=layout)
     FigureCanvasAgg(figure)
     shared = len({matrix.shape for matrix in matrices}) == 1
     # not shared axes: draw_cells inverts each y axis, and inverting a shared one flips them all
@@ -229,4 +234,30 @@ def _panel_figure(
         if shared:
             below = index + columns < len(matrices)  # another panel under this one
             axes.tick_params(labelbottom=not below, labelleft=index % columns == 0)
-    return figure, panels, fit_panel_titles(figure, panels, titles)
+    # one layout pass, with the titles already set: fitted first to the panels' width as the grid
+    # geometry predicts it, then checked against the width layout gave them (laid out again only
+    # when a title changed); then the layout is fixed, so that saving does not lay it out again
+    predicted = ((figsize[0] - _FRAME[0]) / columns - _COLUMN_OVERHEAD) * dpi
+    fits = fit_panel_titles(figure, panels, titles, [predicted] * len(panels))
+    for _ in range(3):
+        layout.execute(figure)
+        laid_out = _title_looks(panels)
+        fits = fit_panel_titles(figure, panels, titles)
+        if _title_looks(panels) == laid_out:
+            break
+    else:  # still settling (titles on the edge of fitting): the layout of the titles as they stand
+        layout.execute(figure)
+    _fix_layout(figure)
+    return figure, panels, fits
+
+
+def _title_looks(panels: Sequence[Any]) -> list[tuple[str, float]]:
+    return [(axes.title.get_text(), axes.title.get_fontsize()) for axes in panels]
+
+
+def _fix_layout(figure: Any) -> None:
+    """No layout engine from here on: the panels keep the places the last layout pass gave them."""
+    import matplotlib
+
+    with matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+        figure.set_layout_engine(None)

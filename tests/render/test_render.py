@@ -608,6 +608,21 @@ def test_panels_of_one_shape_label_their_axes_once(monkeypatch, tmp_path):
     assert left == [True, False, True, False] and bottom == [False, False, True, True]
 
 
+def test_panels_are_laid_out_once(monkeypatch, tmp_path):
+    """Issue 32: constrained layout ran twice (fitting the titles, then again on saving), 1.75× a bare script."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    passes = []
+    real = ConstrainedLayoutEngine.execute
+    monkeypatch.setattr(ConstrainedLayoutEngine, "execute", lambda self, fig: passes.append(fig) or real(self, fig))
+    matrices = list(pecli.encode("alibi", 64, None, heads=16))
+    figure, panels = _drawn_panels(monkeypatch, tmp_path, matrices, [f"head {h}, slope 0.007812" for h in range(16)],
+                                   (8, 6), dpi=100)  # fmt: skip
+    assert len(passes) == 1
+    assert figure.get_layout_engine() is None  # saving keeps the places that one pass gave
+    assert [axes.get_title() for axes in panels][12] == "head 12, slope 0.007812"  # one line, as predicted
+
+
 # -- low-pass filtering of long tables (issue 26 item 11) --------------------------------------
 
 
