@@ -93,6 +93,8 @@ class SourceRequest:
     dim: int | None = None
     dtype: str = "float32"
     stdin: Stdin = None
+    #: a computed 3-D table's first slices (axis 0: ALiBi's or T5's heads) to compute, when not all are used
+    first_slices: int | None = None
 
     def scheme_options(self) -> list[str]:
         """The scheme options given, as placeholders (``{preset}``, ``{dim}``, a parameter's ``{base}``)."""
@@ -379,7 +381,15 @@ class SchemeSource(SourceKind):
         spec = TableSpec.resolve(source, request.preset, dict(request.scheme_params), length=request.length,
                                  dim=request.dim, dtype=request.dtype, name="pe").single().check()  # fmt: skip
         metadata = spec.metadata()
-        return SourceTable(spec.array(), _describe(spec.scheme, metadata), metadata, source, dtype=request.dtype,
+        shape, wanted = spec.shape, request.first_slices
+        if wanted is not None and len(shape) == 3 and shape[0] > wanted:  # only what is used: never the rest
+            from pecli.memory import check_fits_in_memory
+
+            check_fits_in_memory(wanted * (spec.nbytes // shape[0]), hint="use a smaller {length}")
+            array = spec.rows(range(wanted))
+        else:
+            array = spec.array()
+        return SourceTable(array, _describe(spec.scheme, metadata), metadata, source, dtype=request.dtype,
                            kind=self.name, scheme=spec.scheme, params=dict(spec.params))  # fmt: skip
 
 
@@ -422,8 +432,12 @@ def resolve(
     dim: int | None = None,
     dtype: str = "float32",
     stdin: Stdin = None,
+    first_slices: int | None = None,
 ) -> SourceTable:
     """Read or compute the table ``source`` names, with its description.
+
+    ``first_slices``: of a computed 3-D table (heads, len, len), compute only that many leading slices
+    (what a view that draws the first few heads needs); the metadata still describes the whole table.
 
     Scheme options (``preset``, ``dim``, ``length``, scheme parameters) apply to a scheme only, but for
     ``length``, which also sets a model config's rows; ``key`` to a file, stdin, a model directory or
@@ -435,7 +449,7 @@ def resolve(
     >>> table.kind, table.label, np.allclose(table.array, pecli.encode("sinusoidal", length=3, dim=4))
     ('stdin', '<stdin>', True)
     """
-    request = SourceRequest(key, preset, dict(scheme_params or {}), length, dim, dtype, stdin)
+    request = SourceRequest(key, preset, dict(scheme_params or {}), length, dim, dtype, stdin, first_slices)
     kind = kind_of_source(source)
     given = [option for option in request.scheme_options() if option.strip("{}") not in kind.options]
     if kind.reads_a_file and given:

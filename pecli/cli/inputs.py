@@ -71,11 +71,14 @@ def load_input(
     length: int | None = None,
     dim: int | None = None,
     dtype: str = "float32",
+    first_slices: int | None = None,
 ) -> InputTable:
     """The table ``source`` names, through the one resolver (:func:`pecli.sources.resolve`), with ``out``'s
-    stdin read once per run, a note of the tensor a part of its name chose, and a terminal-safe title."""
+    stdin read once per run, a note of the tensor a part of its name chose, and a terminal-safe title.
+
+    ``first_slices``: of a computed 3-D table, only that many leading slices (heads) are computed."""
     table = _sources().resolve(source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=dim,
-                    dtype=dtype, stdin=lambda: stdin_table(out))  # fmt: skip
+                    dtype=dtype, stdin=lambda: stdin_table(out), first_slices=first_slices)  # fmt: skip
     if table.key_note is not None:
         out.note(table.key_note.spelled(flag_for))
     if _sources().reads_a_file(source):

@@ -84,8 +84,22 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
         index %= array.shape[0]
         return [InputTable(array[index], f"{table.label}, {what} {index}", table.metadata, table.source)]
     names = _head_names(table, scheme)
+    if len(names) == _recorded_slices(table) > array.shape[0]:  # the first heads of a computed stack
+        names = names[: array.shape[0]]
     names = names if len(names) == array.shape[0] else [f"{what} {i}" for i in range(array.shape[0])]
     return [InputTable(array[i], name, table.metadata, table.source) for i, name in enumerate(names)]
+
+
+def _recorded_slices(table: InputTable) -> int:
+    """The slices of the whole table its metadata describes (of which only the first may be computed), else 0.
+
+    >>> import numpy as np
+    >>> from pecli.cli.inputs import InputTable
+    >>> _recorded_slices(InputTable(np.zeros((2, 3, 3)), "x", {"shape": "70000,3,3"}))
+    70000
+    """
+    first = table.metadata.get("shape", "").split(",")[0]
+    return int(first) if first.isdigit() else 0
 
 
 def _head_names(table: InputTable, scheme: Any) -> list[str]:
@@ -125,8 +139,9 @@ def draw_panels(
     from pecli.render.scale import color_scale
     from pecli.render.titles import panel_titles, table_axes, table_title
 
-    if len(tables) > MAX_PANELS:
-        out.note(f"drawing the first {MAX_PANELS} of {len(tables)} slices (--slice I picks any one)")
+    total = max(len(tables), _recorded_slices(tables[0]) if tables[0].array.ndim == 2 else 0)
+    if total > MAX_PANELS:
+        out.note(f"drawing the first {MAX_PANELS} of {total} slices (--slice I picks any one)")
         tables = tables[:MAX_PANELS]
     views = [table_view(table, rows=rows, cols=cols) for table in tables]
     matrices = [view.values for view in views]

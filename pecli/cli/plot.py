@@ -200,9 +200,12 @@ def plot(
         out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d, dtype=dtype
     )
     if tables is None:
-        table = load_input(
-            out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d, dtype=dtype
-        )
+        from pecli.cli.panels import MAX_PANELS
+
+        # a computed stack of heads: only the heads drawn are computed (--slice I needs them all to check I)
+        drawn = MAX_PANELS if slice_index is None else None
+        table = load_input(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d,
+                           dtype=dtype, first_slices=drawn)  # fmt: skip
         tables = split_slices(table, slice_index)
     if len(tables) > 1:
         if lines is not None:

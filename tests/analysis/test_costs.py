@@ -140,3 +140,23 @@ def test_distance_of_alibi_to_a_npy_file_streams(tmp_path):
     np.testing.assert_array_equal(written[5], table[0])
     output_mb = written.nbytes / 2**20
     assert peak < _BASELINE_MB + 0.25 * output_mb, f"peak {peak:.0f} MB for a {output_mb:.0f} MiB output"
+
+
+def test_plot_of_a_learned_t5_bias_computes_only_the_heads_drawn(tmp_path):
+    """A 32 × 20,000-head T5 bias table (2.4 MiB) at --len 64: every head was computed (312 MiB
+    float32, twice that in float64) and the first 16 drawn; now only those 16 are."""
+    weight = np.random.default_rng(0).normal(size=(32, 20_000)).astype(np.float32)
+    np.save(tmp_path / "w.npy", weight)
+    args = ("plot", "t5", "--part", "bias", "--bias-from", "w.npy", "--len", "64")
+    done, peak = run_measured(*args, "-o", "heads.png", cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "drawing the first 16 of 20000 slices" in done.stderr
+    whole_mb = 20_000 * 64 * 64 * 4 / 2**20  # the float32 table of every head
+    assert peak < _BASELINE_MB + 0.2 * whole_mb, f"peak {peak:.0f} MB; all heads take {whole_mb:.0f} MiB"
+    # the panels are the first heads' values: the terminal view of the first 16 heads alone is the same
+    np.save(tmp_path / "w16.npy", weight[:, :16])
+    terminal = ("--width", "80", "--height", "60", "--terminal")
+    shown, _ = run_measured(*args, *terminal, cwd=str(tmp_path))
+    alone, _ = run_measured(*args[:5], "w16.npy", *args[6:], *terminal, cwd=str(tmp_path))
+    assert shown.returncode == alone.returncode == 0, shown.stderr + alone.stderr
+    assert shown.stdout.replace("w.npy", "w16.npy") == alone.stdout
