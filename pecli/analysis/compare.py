@@ -284,7 +284,8 @@ def compare_row_chunks(
     ``chunk_pairs()`` yields (rows of A, the same rows of B) in order; it is called twice (the
     tolerance needs each table's precision and scale first). A disagreement is diagnosed on the
     first ``diagnose_rows`` rows (default: all), the only rows kept in memory. ``heads``: the rows are
-    those of ``heads`` per-head tables stacked (a bias, not angles: no angle noise; diagnosed per head).
+    those of ``heads`` per-head tables stacked (a bias, not angles: no angle noise; diagnosed per head,
+    on the first ``diagnose_rows`` rows of each head: ALiBi's slopes show in any of its rows).
 
     >>> a = np.arange(12.0).reshape(6, 2)
     >>> result = compare_row_chunks(lambda: ((a[i : i + 4], a[i : i + 4] + 1e-9) for i in (0, 4)), atol=1e-6)
@@ -418,9 +419,15 @@ class _DifferenceStats:
 
     def add(self, a: np.ndarray, b: np.ndarray) -> None:
         rows, self.width = len(a), a.shape[1]
-        if self.row < self.diagnose_rows:
-            keep = self.diagnose_rows - self.row
-            self.kept.append((a[:keep], b[:keep]))
+        if self.heads:  # the first diagnose_rows rows of each head
+            keep = np.arange(self.row, self.row + rows) % (self.length // self.heads) < self.diagnose_rows
+            if keep.all():
+                self.kept.append((a, b))
+            elif keep.any():
+                self.kept.append((a[keep], b[keep]))
+        elif self.row < self.diagnose_rows:
+            keep_rows = self.diagnose_rows - self.row
+            self.kept.append((a[:keep_rows], b[:keep_rows]))
         # most chunks hold no NaN or inf: a finite sum says so in one pass, and their checks are skipped
         with np.errstate(invalid="ignore", over="ignore"):
             finite = bool(np.isfinite(np.add.reduce(a, axis=None)) and np.isfinite(np.add.reduce(b, axis=None)))
@@ -499,12 +506,12 @@ class _DifferenceStats:
             tolerance = max(self.allowed_max, rounding_tolerance(*self.dtypes, scale=self.scale))
             head_a = np.concatenate([a for a, _ in self.kept])
             head_b = np.concatenate([b for _, b in self.kept])
-            kept_rows = len(head_a)  # all of them, or the first diagnose_rows (a (heads, …) table's rows stacked)
-            if self.heads and kept_rows == self.length:
+            kept_rows = len(head_a)  # all of them, or the first diagnose_rows (of each head of a (heads, …) table)
+            if self.heads:
                 head_a, head_b = (table.reshape(self.heads, -1, self.width) for table in (head_a, head_b))
             reference = self.reference
-            if reference is not None and kept_rows < self.length:  # the head of a longer table: regenerate its rows
-                reference = replace(reference, length=self.length)
+            if reference is not None and kept_rows < self.length and not self.heads:
+                reference = replace(reference, length=self.length)  # the head of a longer table: regenerate its rows
             with np.errstate(invalid="ignore", over="ignore"):  # inf at the same places: inf − inf matches nothing
                 if self.reference_side == "b" and reference is not None:
                     diagnosis = diagnose_difference(
@@ -513,9 +520,9 @@ class _DifferenceStats:
                 else:
                     diagnosis = diagnose_difference(head_a, head_b, tolerance=tolerance, reference=reference)
             if kept_rows < self.length:
+                where = f"{kept_rows // self.heads} rows of each head" if self.heads else f"{kept_rows} rows"
                 diagnosis = [
-                    replace(found, message=f"{found.message} (diagnosed on the first {kept_rows} rows)")
-                    for found in diagnosis
+                    replace(found, message=f"{found.message} (diagnosed on the first {where})") for found in diagnosis
                 ]
         defined = self.length - self.cosine_undefined  # positions with a cosine
         comparable = self.length * self.width - self.nan_one
