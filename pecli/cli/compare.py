@@ -151,6 +151,7 @@ def compare(
         )
     else:
         references: list[Any] = [None, None]
+        query_rows = [False, False]
         first, second = _load_pair(
             out,
             tables,
@@ -160,6 +161,7 @@ def compare(
             length=length,
             dtype=dtype,
             references=references,
+            query_rows=query_rows,
         )
         from pecli.analysis.compare import compare_tables
 
@@ -172,6 +174,7 @@ def compare(
             exact=exact,
             reference=references[side],
             reference_side="ab"[side],
+            axes=("head", "key") if any(query_rows) and first.array.ndim == 2 else None,
         )
     if output is not None:
         _save_difference_figure(output, first, second)
@@ -194,9 +197,11 @@ def _load_pair(
     length: int | None,
     dtype: str | None,
     references: list[Any] | None = None,
+    query_rows: list[bool] | None = None,
 ) -> list[Any]:
     """Both tables: files first, then scheme specs shaped like the file (or by --d/--len); a spec's
-    scheme and parameters go to ``references`` (a list of two), for the diagnosis."""
+    scheme and parameters go to ``references`` (a list of two), for the diagnosis; ``query_rows`` (a list of
+    two) says which side is a (heads, 1, L) file, one query row per head, squeezed to heads × L."""
     import numpy as np
 
     from pecli.analysis.compare import Reference, value_precision
@@ -224,7 +229,7 @@ def _load_pair(
     references = references if references is not None else [None, None]
     #: a file side that holds a RoPE table as its cos and sin: the two tables, compared side by side
     pairs: list[Any] = [None, None]
-    query_rows = [False, False]
+    query_rows = query_rows if query_rows is not None else [False, False]
     for side, spec in enumerate(specs):
         if spec is None and not configs[side]:
             pairs[side] = rope_pair(out, texts[side]) if keys[side] is None else None

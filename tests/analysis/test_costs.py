@@ -160,7 +160,7 @@ def test_compare_of_a_per_head_file_streams_head_by_head(tmp_path):
     for other in ("alibi", "alibi.npy"):
         done, peak = run_measured("compare", other, "reversed.npy", cwd=str(tmp_path))
         assert done.returncode == 1, done.stderr
-        assert "max |A − B|        659.433 (head 3, position 0, dimension 1023)" in done.stdout
+        assert "max |A − B|        659.433 (head 3, query 0, key 1023)" in done.stdout
         assert "diagnosis: the heads are in reverse order: B's head h is A's head 11 − h" in done.stdout
         assert "(diagnosed on the first 85 rows of each head)" in done.stdout
         assert peak < _BASELINE_MB + 1.5 * table_mb, f"peak {peak:.0f} MB for a {table_mb:.0f} MiB table"
