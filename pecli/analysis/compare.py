@@ -11,6 +11,7 @@ a diagnosis when the difference is structural (:mod:`pecli.analysis.diagnose`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -75,14 +76,29 @@ class Comparison:
     values_agree: bool = False
     nan_first: tuple[int, int] = (0, 0)  #: (position, dimension) of the first of them
     worst_head: int | None = None  #: the head of ``worst`` in a (heads, rows, columns) comparison
+    #: the name of each axis of ``shape``: (position, dimension); a per-head bias's (head, query, key), or
+    #: (head, key) for one query row per head
+    axes: tuple[str, ...] = ("position", "dimension")
+    nan_first_head: int | None = None  #: the head of ``nan_first`` in a (heads, rows, columns) comparison
+
+    def where(self, head: int | None, row: int, column: int) -> str:
+        """An entry named by its axes: ``position 3, dimension 1``, ``head 2, query 0, key 5``.
+
+        >>> replace(compare_tables(np.ones((2, 2)), np.ones((2, 2))), axes=("head", "key")).where(None, 1, 0)
+        'head 1, key 0'
+        """
+        indices = (row, column) if head is None else (head, row, column)
+        return ", ".join(f"{name} {index}" for name, index in zip(self.axes[-len(indices) :], indices, strict=True))
 
     def cosine_text(self) -> str:
-        """The per-position cosine as the report states it, naming the positions left out."""
-        left_out = self.cosine_undefined
-        if left_out == self.shape[0]:
-            return "cosine per position: none (every position holds inf or NaN)"
-        text = f"cosine per position min {self.cosine_min:.6g}, mean {self.cosine_mean:.6g}"
-        return text + (f" ({left_out} position{'s' * (left_out != 1)} with inf or NaN left out)" if left_out else "")
+        """The per-row cosine as the report states it (per position, per head, per query row), naming the rows
+        left out."""
+        one, many = _ROW_NOUNS.get(self.axes[-2], (self.axes[-2], self.axes[-2] + "s"))
+        left_out, rows = self.cosine_undefined, math.prod(self.shape[:-1])
+        if left_out == rows:
+            return f"cosine per {one}: none (every {one} holds inf or NaN)"
+        text = f"cosine per {one} min {self.cosine_min:.6g}, mean {self.cosine_mean:.6g}"
+        return text + (f" ({left_out} {one if left_out == 1 else many} with inf or NaN left out)" if left_out else "")
 
     def tolerance_text(self) -> str:
         """The tolerance as the result line states it."""
@@ -92,7 +108,11 @@ class Comparison:
             return f"atol {self.atol:g}, rtol {self.rtol:g}"
         if self.atol == 0:
             return "float32 arithmetic (tolerance 0: both tables hold exact integers)"
-        return f"float32 arithmetic (tolerance {self.atol:.2g} at position {self.tolerance_position})"
+        return f"float32 arithmetic (tolerance {self.atol:.2g} at {self.axes[-2]} {self.tolerance_position})"
+
+
+#: what one row of a table is called, by the name of its row axis (singular, plural)
+_ROW_NOUNS = {"query": ("query row", "query rows")}
 
 
 def rounding_tolerance(*dtypes: str, scale: float = 1.0) -> float:
@@ -231,6 +251,7 @@ def compare_tables(
     exact: bool = False,
     reference: Reference | None = None,
     reference_side: str = "a",
+    axes: tuple[str, str] | None = None,
 ) -> Comparison:
     """Compare tables ``a`` and ``b`` entry by entry; diagnose the difference when they disagree.
 
@@ -245,6 +266,8 @@ def compare_tables(
         reference: the scheme and parameters A was generated with, when known: the diagnosis then
             also tries that scheme's known mistakes (:mod:`pecli.schemes.mistakes`).
         reference_side: ``"b"`` when ``reference`` describes B instead.
+        axes: the names of a 2-D table's rows and columns, when not (position, dimension): ("head",
+            "key") for a per-head bias at one query row. A 3-D table's are (head, query, key).
 
     Example:
         >>> import numpy as np
@@ -263,9 +286,10 @@ def compare_tables(
             f"shape mismatch: A is {' × '.join(map(str, a.shape))}, B is {' × '.join(map(str, b.shape))}",
             hint="compare tables of the same shape (for a scheme spec, {dim} and {length} set its shape)",
         )
-    return compare_row_chunks(
+    result = compare_row_chunks(
         lambda: [(a, b)], atol=atol, rtol=rtol, exact=exact, reference=reference, reference_side=reference_side
     )
+    return result if axes is None else replace(result, axes=tuple(axes))
 
 
 def compare_row_chunks(
@@ -284,7 +308,8 @@ def compare_row_chunks(
     ``chunk_pairs()`` yields (rows of A, the same rows of B) in order; it is called twice (the
     tolerance needs each table's precision and scale first). A disagreement is diagnosed on the
     first ``diagnose_rows`` rows (default: all), the only rows kept in memory. ``heads``: the rows are
-    those of ``heads`` per-head tables stacked (a bias, not angles: no angle noise; diagnosed per head).
+    those of ``heads`` per-head tables stacked (a bias, not angles: no angle noise; diagnosed per head,
+    on the first ``diagnose_rows`` rows of each head: ALiBi's slopes show in any of its rows).
 
     >>> a = np.arange(12.0).reshape(6, 2)
     >>> result = compare_row_chunks(lambda: ((a[i : i + 4], a[i : i + 4] + 1e-9) for i in (0, 4)), atol=1e-6)
@@ -418,9 +443,15 @@ class _DifferenceStats:
 
     def add(self, a: np.ndarray, b: np.ndarray) -> None:
         rows, self.width = len(a), a.shape[1]
-        if self.row < self.diagnose_rows:
-            keep = self.diagnose_rows - self.row
-            self.kept.append((a[:keep], b[:keep]))
+        if self.heads:  # the first diagnose_rows rows of each head
+            keep = np.arange(self.row, self.row + rows) % (self.length // self.heads) < self.diagnose_rows
+            if keep.all():
+                self.kept.append((a, b))
+            elif keep.any():
+                self.kept.append((a[keep], b[keep]))
+        elif self.row < self.diagnose_rows:
+            keep_rows = self.diagnose_rows - self.row
+            self.kept.append((a[:keep_rows], b[:keep_rows]))
         # most chunks hold no NaN or inf: a finite sum says so in one pass, and their checks are skipped
         with np.errstate(invalid="ignore", over="ignore"):
             finite = bool(np.isfinite(np.add.reduce(a, axis=None)) and np.isfinite(np.add.reduce(b, axis=None)))
@@ -499,12 +530,12 @@ class _DifferenceStats:
             tolerance = max(self.allowed_max, rounding_tolerance(*self.dtypes, scale=self.scale))
             head_a = np.concatenate([a for a, _ in self.kept])
             head_b = np.concatenate([b for _, b in self.kept])
-            kept_rows = len(head_a)  # all of them, or the first diagnose_rows (a (heads, …) table's rows stacked)
-            if self.heads and kept_rows == self.length:
+            kept_rows = len(head_a)  # all of them, or the first diagnose_rows (of each head of a (heads, …) table)
+            if self.heads:
                 head_a, head_b = (table.reshape(self.heads, -1, self.width) for table in (head_a, head_b))
             reference = self.reference
-            if reference is not None and kept_rows < self.length:  # the head of a longer table: regenerate its rows
-                reference = replace(reference, length=self.length)
+            if reference is not None and kept_rows < self.length and not self.heads:
+                reference = replace(reference, length=self.length)  # the head of a longer table: regenerate its rows
             with np.errstate(invalid="ignore", over="ignore"):  # inf at the same places: inf − inf matches nothing
                 if self.reference_side == "b" and reference is not None:
                     diagnosis = diagnose_difference(
@@ -513,17 +544,19 @@ class _DifferenceStats:
                 else:
                     diagnosis = diagnose_difference(head_a, head_b, tolerance=tolerance, reference=reference)
             if kept_rows < self.length:
+                where = f"{kept_rows // self.heads} rows of each head" if self.heads else f"{kept_rows} rows"
                 diagnosis = [
-                    replace(found, message=f"{found.message} (diagnosed on the first {kept_rows} rows)")
-                    for found in diagnosis
+                    replace(found, message=f"{found.message} (diagnosed on the first {where})") for found in diagnosis
                 ]
         defined = self.length - self.cosine_undefined  # positions with a cosine
         comparable = self.length * self.width - self.nan_one
         shape: tuple[int, ...] = (self.length, self.width)
         worst, worst_head, tolerance_position = self.worst, None, self.allowed_position
+        nan_first, nan_first_head = self.nan_first, None
         if self.heads:
             shape = (self.heads, self.length // self.heads, self.width)
             worst_head, worst = self.worst[0] // shape[1], (self.worst[0] % shape[1], self.worst[1])
+            nan_first_head, nan_first = self.nan_first[0] // shape[1], (self.nan_first[0] % shape[1], self.nan_first[1])
             tolerance_position %= shape[1]
         return Comparison(
             shape=shape,
@@ -544,7 +577,9 @@ class _DifferenceStats:
             same_nan=self.same_nan,
             nan_one=self.nan_one,
             values_agree=self.values_agree,
-            nan_first=self.nan_first,
+            nan_first=nan_first,
+            nan_first_head=nan_first_head if self.nan_one else None,
+            axes=("head", "query", "key") if self.heads else ("position", "dimension"),
         )
 
 

@@ -49,10 +49,15 @@ class CompareReport(Shown):
 
     def to_json(self) -> dict[str, Any]:
         result = self.result
-        nan_first = {"position": result.nan_first[0], "dimension": result.nan_first[1]}
+        nan_first = {"position": result.nan_first[0], "dimension": result.nan_first[1]} | (
+            {} if result.nan_first_head is None else {"head": result.nan_first_head}
+        )
         return {
             "a": self.a.to_json(),
             "b": self.b.to_json(),
+            # what the worst's "position" and "dimension" (and "head") index: ["head", "query", "key"] for a
+            # (heads, L, L) bias, ["head", "key"] for one query row per head
+            "axes": list(result.axes),
             "agree": result.agree,
             "atol": result.atol,
             "rtol": result.rtol,
@@ -72,17 +77,14 @@ class CompareReport(Shown):
         result = self.result
         lines = [f"{name}: {side.source} — {' × '.join(map(str, side.shape))} {side.dtype}"
                  for name, side in (("A", self.a), ("B", self.b))]  # fmt: skip
-        position, dimension = result.worst
-        head = "" if result.worst_head is None else f"head {result.worst_head}, "
-        lines.append(f"max |A − B|        {result.max_abs:.6g} ({head}position {position}, dimension {dimension})")
+        lines.append(f"max |A − B|        {result.max_abs:.6g} ({result.where(result.worst_head, *result.worst)})")
         lines.append(f"mean |A − B|       {result.mean_abs:.6g}")
         lines.append(f"max relative       {result.max_rel:.6g} (where B ≠ 0)")
         lines.append(result.cosine_text())
         if result.nan_one:
-            position, dimension = result.nan_first
             lines.append(
                 f"NaN in one table only at {result.nan_one} entr{'ies' if result.nan_one != 1 else 'y'} "
-                f"(first at position {position}, dimension {dimension}; left out of the figures above)"
+                f"(first at {result.where(result.nan_first_head, *result.nan_first)}; left out of the figures above)"
             )
         if result.same_nan:
             same = result.same_nan

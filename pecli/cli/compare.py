@@ -151,6 +151,7 @@ def compare(
         )
     else:
         references: list[Any] = [None, None]
+        query_rows = [False, False]
         first, second = _load_pair(
             out,
             tables,
@@ -160,6 +161,7 @@ def compare(
             length=length,
             dtype=dtype,
             references=references,
+            query_rows=query_rows,
         )
         from pecli.analysis.compare import compare_tables
 
@@ -172,6 +174,7 @@ def compare(
             exact=exact,
             reference=references[side],
             reference_side="ab"[side],
+            axes=("head", "key") if any(query_rows) and first.array.ndim == 2 else None,
         )
     if output is not None:
         _save_difference_figure(output, first, second)
@@ -194,9 +197,11 @@ def _load_pair(
     length: int | None,
     dtype: str | None,
     references: list[Any] | None = None,
+    query_rows: list[bool] | None = None,
 ) -> list[Any]:
     """Both tables: files first, then scheme specs shaped like the file (or by --d/--len); a spec's
-    scheme and parameters go to ``references`` (a list of two), for the diagnosis."""
+    scheme and parameters go to ``references`` (a list of two), for the diagnosis; ``query_rows`` (a list of
+    two) says which side is a (heads, 1, L) file, one query row per head, squeezed to heads × L."""
     import numpy as np
 
     from pecli.analysis.compare import Reference, value_precision
@@ -224,7 +229,7 @@ def _load_pair(
     references = references if references is not None else [None, None]
     #: a file side that holds a RoPE table as its cos and sin: the two tables, compared side by side
     pairs: list[Any] = [None, None]
-    query_rows = [False, False]
+    query_rows = query_rows if query_rows is not None else [False, False]
     for side, spec in enumerate(specs):
         if spec is None and not configs[side]:
             pairs[side] = rope_pair(out, texts[side]) if keys[side] is None else None
@@ -392,30 +397,42 @@ def _side_by_side(cos: Any, sin: Any) -> Any:
 _WORKING_COPIES = 4
 #: two files whose tables together pass this in float64 are compared in row chunks, never loaded whole
 STREAM_BYTES = 1 << 30
+#: the same for per-head (heads, L, L') tables, compared head by head: the loading path holds about 12 copies
+STREAM_HEAD_BYTES = 1 << 26
 #: rows of each table held at once while streaming (float64 bytes of one chunk)
 _STREAM_CHUNK_BYTES = 8 << 20
 #: a streamed disagreement is diagnosed on this many leading rows
 _STREAM_DIAGNOSE_ROWS = 4096
+#: a streamed per-head disagreement is diagnosed on the first rows of each head, this many values in all
+_STREAM_DIAGNOSE_HEAD_VALUES = 1 << 20
 
 
 @dataclass
 class _StreamedTable:
-    """A side of a streamed comparison: the file's rows, read chunk by chunk."""
+    """A side of a streamed comparison: the file's rows, read chunk by chunk (a per-head table's heads stacked)."""
 
-    rows: Any  # pecli.io.rows.RowReader, or _SpecRows: shape, dtype and chunks(step)
+    rows: Any  # pecli.io.rows.RowReader, or _SpecRows: shape, tensor_shape, heads, dtype and chunks(step)
     label: str
 
     @property
-    def shape(self) -> tuple[int, int]:
-        return self.rows.shape
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.rows.tensor_shape)
 
     @property
     def dtype(self) -> str:
         return self.rows.dtype
 
 
+def _streams(shape: tuple[int, ...]) -> bool:
+    """Whether two tables of ``shape`` (2-D, or per-head 3-D) are large enough to compare chunk by chunk."""
+    import math
+
+    return 2 * 8 * math.prod(shape) >= (STREAM_HEAD_BYTES if len(shape) == 3 else STREAM_BYTES)
+
+
 def _large_files(texts: list[str], keys: tuple[str | None, str | None]) -> list[_StreamedTable] | None:
-    """Both tables as row readers when both are large .npy/.safetensors files of one shape, else None."""
+    """Both tables as row readers when both are large .npy/.safetensors files of one shape (2-D, or per-head
+    (heads, L, L') read head by head), else None."""
     import os
 
     from pecli.io.rows import open_rows
@@ -423,27 +440,53 @@ def _large_files(texts: list[str], keys: tuple[str | None, str | None]) -> list[
 
     if len(texts) != 2 or not all(kind_of_source(text).name == "file" for text in texts):
         return None
-    opened = [open_rows(text, key) for text, key in zip(texts, keys, strict=True)]
+    opened = [open_rows(text, key, heads=True) for text, key in zip(texts, keys, strict=True)]
     readers = [reader for reader in opened if reader is not None]
-    if len(readers) != 2 or readers[0].shape != readers[1].shape:
+    if len(readers) != 2 or readers[0].tensor_shape != readers[1].tensor_shape:
         return None
-    if 2 * 8 * readers[0].shape[0] * readers[0].shape[1] < STREAM_BYTES:
+    if not _streams(readers[0].tensor_shape):
         return None
     labels = [printable(os.path.basename(text)) for text in texts]  # names from the filesystem: escaped
     return [_StreamedTable(reader, label) for reader, label in zip(readers, labels, strict=True)]
 
 
 class _SpecRows:
-    """A scheme spec's table computed block by block of rows, as :class:`~pecli.io.rows.RowReader` reads a file."""
+    """A scheme spec's table computed block by block of rows, as :class:`~pecli.io.rows.RowReader` reads a file;
+    a per-head (heads, L, L') table as its heads' rows stacked, computed a block of one head's rows at a time."""
 
     def __init__(self, table: Any) -> None:
+        import math
+
         self.table = table
-        self.shape: tuple[int, int] = (int(table.shape[0]), int(table.shape[1]))
+        self.tensor_shape: tuple[int, ...] = tuple(int(n) for n in table.shape)
+        self.heads: int | None = self.tensor_shape[0] if len(self.tensor_shape) == 3 else None
+        self.shape: tuple[int, int] = (math.prod(self.tensor_shape[:-1]), self.tensor_shape[-1])
         self.dtype: str = table.dtype
+        self._head: tuple[int, Any] | None = None  # a scheme without ``head``: the last head computed whole
 
     def chunks(self, step: int) -> Any:
+        import numpy as np
+
         for start in range(0, self.shape[0], step):
-            yield self.table.rows(range(start, min(start + step, self.shape[0])))
+            stop = min(start + step, self.shape[0])
+            if self.heads is None:
+                yield self.table.rows(range(start, stop))
+                continue
+            per_head, pieces = self.tensor_shape[1], []
+            for head in range(start // per_head, (stop - 1) // per_head + 1):
+                first, last = max(start - head * per_head, 0), min(stop - head * per_head, per_head)
+                pieces.append(self._head_rows(head, range(first, last)))
+            yield pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+    def _head_rows(self, head: int, rows: range) -> Any:
+        """Rows ``rows`` of head ``head``: the scheme computes one head's rows when it takes ``head`` (ALiBi)."""
+        from dataclasses import replace
+
+        if "head" in self.table.params:
+            return replace(self.table, params={**self.table.params, "head": head}).rows(rows)
+        if self._head is None or self._head[0] != head:
+            self._head = head, self.table.rows(range(head, head + 1))[0]
+        return self._head[1][rows.start : rows.stop]
 
 
 def _large_file_and_spec(
@@ -455,8 +498,9 @@ def _large_file_and_spec(
     length: int | None,
     dtype: str | None,
 ) -> tuple[list[_StreamedTable], Any, int] | None:
-    """A large .npy/.safetensors file's table and a spec's table of its shape, both read block by block of rows,
-    with the spec's scheme and parameters (for the diagnosis) and its side; None when either cannot stream."""
+    """A large .npy/.safetensors file's table and a spec's table of its shape, both read block by block of rows
+    (a per-head (heads, L, L') file against a per-head spec such as alibi: head by head), with the spec's
+    scheme and parameters (for the diagnosis) and its side; None when either cannot stream."""
     import os
 
     from pecli.analysis.compare import Reference, value_precision_of_chunks
@@ -475,18 +519,23 @@ def _large_file_and_spec(
     path, file_key = texts[1 - side], keys[1 - side]
     if key_given[side] is not None or kind_of_source(path).name != "file":
         return None  # a key for the spec is refused on the loading path, with its message
-    reader = open_rows(path, file_key)
+    reader = open_rows(path, file_key, heads=True)
     if reader is None or (file_key is None and len(read_tensors(path)[0]) != 1):
         return None  # a pair of tensors (RoPE's cos and sin) is compared side by side on the loading path
-    rows, cols = reader.shape
-    shape = (rows if length is None else length, cols if d is None else d)
-    if shape != reader.shape or 2 * 8 * rows * cols < STREAM_BYTES:
+    spec = parse_spec(texts[side])
+    if reader.heads is not None:  # a per-head spec: heads and length from the file, as the loading path takes them
+        shape: tuple[int, ...] = reader.tensor_shape
+        spec, spec_length, spec_dim = _with_heads(spec, reader.heads), shape[2] if length is None else length, d
+    else:
+        rows, cols = reader.shape
+        shape = (rows if length is None else length, cols if d is None else d)
+        spec_length, spec_dim = shape
+    if shape != reader.tensor_shape or not _streams(shape):
         return None
-    step = max(64, _STREAM_CHUNK_BYTES // (8 * cols))
+    step = max(64, _STREAM_CHUNK_BYTES // (8 * reader.shape[1]))
     other_dtype = reader.metadata.get("dtype") or value_precision_of_chunks(reader.chunks(step))
     other_dtype = other_dtype if other_dtype in DTYPES else "float32"
-    spec = parse_spec(texts[side])
-    table = spec.table(length=shape[0], dim=shape[1], dtype=dtype or other_dtype)
+    table = spec.table(length=spec_length, dim=spec_dim, dtype=dtype or other_dtype)
     parts = table.parts()
     if len(parts) != 1 or tuple(parts[0].shape) != shape:
         return None
@@ -499,10 +548,14 @@ def _large_file_and_spec(
 def _compare_streamed(first: _StreamedTable, second: _StreamedTable, **tolerances: Any) -> Any:
     from pecli.analysis.compare import compare_row_chunks
 
-    step = max(1, _STREAM_CHUNK_BYTES // (8 * first.shape[1]))
+    heads, cols = first.rows.heads, first.rows.shape[1]
+    step = max(1, _STREAM_CHUNK_BYTES // (8 * cols))
+    # a per-head table: the first rows of each head, enough to fit each head's slope and name its formula
+    diagnose_rows = _STREAM_DIAGNOSE_ROWS if heads is None else max(1, _STREAM_DIAGNOSE_HEAD_VALUES // (heads * cols))
     return compare_row_chunks(
         lambda: zip(first.rows.chunks(step), second.rows.chunks(step), strict=True),
-        diagnose_rows=_STREAM_DIAGNOSE_ROWS,
+        diagnose_rows=diagnose_rows,
+        heads=heads,
         **tolerances,
     )
 

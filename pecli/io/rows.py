@@ -35,6 +35,15 @@ class RowReader:
     shape: tuple[int, int]
     dtype: str  # numpy dtype name, or "bfloat16" (chunks widen it to float32)
     metadata: dict[str, str] = field(default_factory=dict)
+    #: a (heads, L, L') tensor read as its heads' rows stacked: ``shape`` is (heads · L, L'); None for 2-D
+    heads: int | None = None
+
+    @property
+    def tensor_shape(self) -> tuple[int, ...]:
+        """The tensor's own shape: ``shape``, or (heads, L, L') for a per-head tensor."""
+        if self.heads is None:
+            return self.shape
+        return self.heads, self.shape[0] // self.heads, self.shape[1]
 
     def chunks(self, step: int) -> Iterator[np.ndarray]:
         """The table's rows, ``step`` at a time (bfloat16 widened to float32)."""
@@ -50,11 +59,20 @@ class RowReader:
                 yield chunk
 
 
-def open_rows(path: str, key: str | None = None) -> RowReader | None:
+def open_rows(path: str, key: str | None = None, *, heads: bool = False) -> RowReader | None:
     """A :class:`RowReader` for the 2-D tensor ``key`` of a regular .npy or .safetensors file.
 
     None when the table cannot be read in place: another format (.pt), a pipe, a tensor that is
     not 2-D, or a choice of tensor that :func:`~pecli.io.read_table` must make (and explain).
+    ``heads``: a 3-D (heads, L, L') tensor of more than one head and row is read too, as its heads'
+    rows stacked (C order keeps them so): :attr:`RowReader.heads` says how many.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "bias.npy")
+    >>> np.save(path, np.arange(12.0).reshape(2, 3, 2))
+    >>> rows = open_rows(path, heads=True)
+    >>> rows.shape, rows.tensor_shape, next(rows.chunks(4)).tolist()[3], open_rows(path) is None
+    ((6, 2), (2, 3, 2), [6.0, 7.0], True)
     """
     from pecli.io import read_tensors
 
@@ -64,9 +82,12 @@ def open_rows(path: str, key: str | None = None) -> RowReader | None:
     if key is None:
         own = metadata.get("tensor")
         key = next(iter(tensors)) if len(tensors) == 1 else own if own in tensors else None
-    if key not in tensors or len(tensors[key][0]) != 2:
+    if key not in tensors:
         return None
     shape, dtype = tensors[key]
+    per_head = heads and len(shape) == 3 and shape[0] > 1 and shape[1] > 1
+    if len(shape) != 2 and not per_head:
+        return None
     with open(path, "rb") as handle:
         head = handle.read(9)
         handle.seek(0)
@@ -84,4 +105,7 @@ def open_rows(path: str, key: str | None = None) -> RowReader | None:
             return None
     if math.prod(shape) == 0:
         return None
+    if per_head:
+        stacked = (int(shape[0]) * int(shape[1]), int(shape[2]))
+        return RowReader(path, offset, stacked, dtype, dict(metadata), heads=int(shape[0]))
     return RowReader(path, offset, (int(shape[0]), int(shape[1])), dtype, dict(metadata))

@@ -105,3 +105,91 @@ def test_cli_streams_large_files_with_the_same_report(cli, tmp_path, monkeypatch
     for report in (loaded_report, streamed_report):
         report["a"].pop("source"), report["b"].pop("source")
     assert streamed_report == loaded_report
+
+
+def _mlx_alibi(heads: int, length: int) -> np.ndarray:
+    """MLX's ALiBi before ml-explore/mlx#3071: power-of-two slopes for any head count, the distance form."""
+    slopes = (2.0**8) ** -(np.arange(1, heads + 1) / heads)
+    distance = np.abs(np.arange(length)[:, None] - np.arange(length)[None, :])
+    return (slopes[:, None, None] * -distance).astype(np.float32)
+
+
+def _figures(report: dict) -> dict:
+    """A compare --json report less its sources, its sums (compared apart: they add in another order) and
+    its slopes (fitted by least squares: compared to 9 digits), the figures both paths must share exactly."""
+    report["a"].pop("source"), report["b"].pop("source")
+    report["sums"] = (report.pop("mean_abs"), report["cosine"].pop("mean"))
+    report["slopes"] = [
+        (found["figures"].pop("a_slopes", None), found["figures"].pop("b_slopes", None))
+        for found in report["diagnosis"]
+    ]
+    return report
+
+
+def _same_report(streamed: dict, loaded: dict) -> None:
+    assert streamed["sums"] == pytest.approx(loaded.pop("sums"), rel=1e-12)
+    for (a, b), (whole_a, whole_b) in zip(streamed.pop("slopes"), loaded.pop("slopes"), strict=True):
+        assert a == pytest.approx(whole_a, rel=1e-9) and b == pytest.approx(whole_b, rel=1e-9)
+    streamed.pop("sums")
+    assert streamed == loaded
+
+
+@pytest.mark.parametrize(
+    "pair", [("alibi", "mlx.npy"), ("mlx.npy", "alibi"), ("ref.npy", "mlx.safetensors"), ("mlx.npy", "mlx.npy")]
+)
+def test_cli_streams_per_head_tables_head_by_head_with_the_same_report(cli, tmp_path, monkeypatch, pair):
+    """(heads, L, L) ALiBi tables, file against spec and file against file: the streamed path (each head's rows
+    in chunks that straddle heads) gives the loaded path's figures, worst head and diagnosis."""
+    import json
+
+    from pecli.cli import compare as compare_command
+
+    monkeypatch.chdir(tmp_path)
+    mlx = _mlx_alibi(12, 40)
+    np.save("mlx.npy", mlx)
+    write_tensors("mlx.safetensors", {"bias": Tensor.from_array(mlx)}, fmt="safetensors")
+    assert cli("generate", "alibi", "--heads", "12", "--len", "40", "-o", "ref.npy").code == 0
+    loaded = cli("compare", *pair, "--json")
+    monkeypatch.setattr(compare_command, "STREAM_HEAD_BYTES", 0)
+    monkeypatch.setattr(compare_command, "_STREAM_CHUNK_BYTES", 8 * 40 * 7)  # 7 rows: chunks across heads
+    streamed = cli("compare", *pair, "--json")
+    assert streamed.code == loaded.code == (0 if pair[0] == pair[1] else 1)
+    loaded_report, streamed_report = _figures(json.loads(loaded.out)), _figures(json.loads(streamed.out))
+    _same_report(streamed_report, loaded_report)
+    if pair[0] != pair[1]:
+        assert streamed_report["a"]["shape"] == [12, 40, 40]
+        assert streamed_report["worst"] == {"position": 0, "dimension": 39, "head": 8}
+        codes = [found["code"] for found in streamed_report["diagnosis"]]
+        assert codes == ["alibi_slopes_power_of_two"]
+        assert streamed_report["diagnosis"][0]["figures"]["heads"] == list(range(12))
+
+
+def test_a_streamed_per_head_diagnosis_on_leading_rows_says_so(cli, tmp_path, monkeypatch):
+    """Each head's slope is fitted from its first rows: the same heads, slopes and formula as on whole heads."""
+    import json
+
+    from pecli.cli import compare as compare_command
+
+    monkeypatch.chdir(tmp_path)
+    np.save("mlx.npy", _mlx_alibi(12, 40))
+    whole = json.loads(cli("compare", "alibi", "mlx.npy", "--json").out)["diagnosis"]
+    monkeypatch.setattr(compare_command, "STREAM_HEAD_BYTES", 0)
+    monkeypatch.setattr(compare_command, "_STREAM_DIAGNOSE_HEAD_VALUES", 12 * 40 * 3)  # 3 rows of each head
+    done = cli("compare", "alibi", "mlx.npy")
+    assert done.code == 1
+    assert "(diagnosed on the first 3 rows of each head)" in done.out
+    streamed = json.loads(cli("compare", "alibi", "mlx.npy", "--json").out)["diagnosis"]
+    assert [found["code"] for found in streamed] == [found["code"] for found in whole]
+    for name in ("heads", "a_formula", "b_formula"):
+        assert streamed[0]["figures"][name] == whole[0]["figures"][name], name
+    for name in ("a_slopes", "b_slopes"):  # fitted on fewer float32 values: the same to float32 precision
+        assert streamed[0]["figures"][name] == pytest.approx(whole[0]["figures"][name], rel=1e-6), name
+
+
+def test_row_reader_reads_a_per_head_table_as_its_heads_rows(tmp_path):
+    bias = pecli.encode("alibi", 5, None, heads=3, dtype="float64")
+    np.save(tmp_path / "bias.npy", bias)
+    rows = open_rows(str(tmp_path / "bias.npy"), heads=True)
+    assert (rows.shape, rows.tensor_shape, rows.heads) == ((15, 5), (3, 5, 5), 3)
+    np.testing.assert_array_equal(np.concatenate(list(rows.chunks(4))), bias.reshape(15, 5))
+    assert open_rows(str(tmp_path / "bias.npy")) is None  # 2-D readers only, unless asked

@@ -160,3 +160,27 @@ def test_plot_of_a_learned_t5_bias_computes_only_the_heads_drawn(tmp_path):
     alone, _ = run_measured(*args[:5], "w16.npy", *args[6:], *terminal, cwd=str(tmp_path))
     assert shown.returncode == alone.returncode == 0, shown.stderr + alone.stderr
     assert shown.stdout.replace("w.npy", "w16.npy") == alone.stdout
+
+
+def test_compare_of_a_per_head_file_streams_head_by_head(tmp_path):
+    """12 × 1024 × 1024 float32 ALiBi (48 MiB) against the spec and against a file: was ≈ 12× the table (both
+    loaded, widened to float64, diagnosed whole); now read and computed head by head, a block of rows at a time,
+    with each head's slope fitted from its first rows: the diagnosis still names the heads' order."""
+    import pecli
+
+    table = pecli.encode("alibi", 1024, None, heads=12, dtype="float32")
+    np.save(tmp_path / "alibi.npy", table)
+    np.save(tmp_path / "reversed.npy", table[::-1])
+    table_mb = table.nbytes / 2**20
+    del table
+    done, peak = run_measured("compare", "alibi.npy", "alibi", cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "12 × 1024 × 1024 float32" in done.stdout
+    assert peak < _BASELINE_MB + 1.5 * table_mb, f"peak {peak:.0f} MB for a {table_mb:.0f} MiB table"
+    for other in ("alibi", "alibi.npy"):
+        done, peak = run_measured("compare", other, "reversed.npy", cwd=str(tmp_path))
+        assert done.returncode == 1, done.stderr
+        assert "max |A − B|        659.433 (head 3, query 0, key 1023)" in done.stdout
+        assert "diagnosis: the heads are in reverse order: B's head h is A's head 11 − h" in done.stdout
+        assert "(diagnosed on the first 85 rows of each head)" in done.stdout
+        assert peak < _BASELINE_MB + 1.5 * table_mb, f"peak {peak:.0f} MB for a {table_mb:.0f} MiB table"

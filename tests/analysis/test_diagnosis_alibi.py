@@ -137,3 +137,44 @@ def test_cli_heads_1_L_against_the_distance_form_is_its_negation(tmp_path) -> No
     code, report, stderr = _compare_json(str(tmp_path / "bloom.npy"), "alibi:form=distance")
     assert code == 1, stderr
     assert "alibi_sign" in [found["code"] for found in report["diagnosis"]]
+
+
+def test_per_head_reports_name_head_query_and_key(tmp_path) -> None:
+    """A per-head table's report names its axes: (head, query, key) for (heads, L, L), (head, key) for (heads, 1, L)
+    (was "position … dimension" and "cosine per position" for both); --json adds the names as ``axes``, ``worst``
+    keeps its keys, and the first NaN of a (heads, L, L) comparison names its head (was the stacked row)."""
+    reference, bug = _bloom_and_bug()  # (heads, 1, L): BLOOM's query row of each head
+    np.save(tmp_path / "rows.npy", reference)
+    np.save(tmp_path / "rows_bug.npy", bug)
+    full = np.repeat(reference, LENGTH, axis=1)
+    np.save(tmp_path / "full.npy", full)
+    np.save(tmp_path / "full_bug.npy", np.repeat(bug, LENGTH, axis=1))
+    holed = full.copy()
+    holed[5, 3, 7] = np.nan
+    np.save(tmp_path / "holed.npy", holed)
+
+    def text(*names: str) -> str:
+        run = subprocess.run(
+            [sys.executable, "-m", "pecli", "compare", *(str(tmp_path / name) for name in names)],
+            capture_output=True,
+            text=True,
+        )
+        assert run.returncode == 1, run.stderr
+        return run.stdout
+
+    rows = text("rows.npy", "rows_bug.npy")
+    assert f"(head 8, key {LENGTH - 1})" in rows and "cosine per head min 1, mean 1" in rows
+    assert "at head " in rows and "position" not in rows and "dimension" not in rows
+    cube = text("full.npy", "full_bug.npy")
+    assert f"(head 8, query 0, key {LENGTH - 1})" in cube and "cosine per query row min 1, mean 1" in cube
+    assert "at query 0)" in cube and "position" not in cube and "dimension" not in cube
+    holes = text("full.npy", "holed.npy")
+    assert "(first at head 5, query 3, key 7; left out of the figures above)" in holes
+    assert "cosine per query row min 1, mean 1 (1 query row with inf or NaN left out)" in holes
+    _, report, _ = _compare_json(str(tmp_path / "rows.npy"), str(tmp_path / "rows_bug.npy"))
+    assert report["axes"] == ["head", "key"] and report["worst"] == {"position": 8, "dimension": LENGTH - 1}
+    _, report, _ = _compare_json(str(tmp_path / "full.npy"), str(tmp_path / "full_bug.npy"))
+    assert report["axes"] == ["head", "query", "key"]
+    assert report["worst"] == {"position": 0, "dimension": LENGTH - 1, "head": 8}
+    _, report, _ = _compare_json(str(tmp_path / "full.npy"), str(tmp_path / "holed.npy"))
+    assert report["nan_in_one"]["first"] == {"position": 3, "dimension": 7, "head": 5}
