@@ -160,3 +160,18 @@ def test_plot_of_a_learned_t5_bias_computes_only_the_heads_drawn(tmp_path):
     alone, _ = run_measured(*args[:5], "w16.npy", *args[6:], *terminal, cwd=str(tmp_path))
     assert shown.returncode == alone.returncode == 0, shown.stderr + alone.stderr
     assert shown.stdout.replace("w.npy", "w16.npy") == alone.stdout
+
+
+@pytest.mark.parametrize(
+    "sizes",
+    [("--d", "1000000000000", "--len", "2"), ("--d", "8", "--len", "1000000000000")],
+)
+@pytest.mark.parametrize("specs", [("rope", "rope"), ("rope:part=cos", "rope:part=cos,base=500000")])
+def test_two_rope_specs_too_large_are_refused_before_work(tmp_path, specs, sizes):
+    """Two rope specs compare by their frequencies and score profiles: --d 10**12 was "out of memory", exit 3."""
+    done, peak = run_measured("compare", *specs, *sizes, cwd=str(tmp_path))
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "score profile would take" in lines[0] and "TiB" in lines[0], lines
+    assert "use a smaller --len or --d" in lines[0]
+    assert peak < _BASELINE_MB + 100, f"peak {peak:.0f} MB"
