@@ -85,6 +85,26 @@ def _pair_products(
     return pairs_q * np.conj(pairs_k), squared / dim
 
 
+def check_profile_fits(dim: int, offsets: int) -> None:
+    """Refuse (a ParameterError with the size) a score profile whose working memory cannot fit.
+
+    Its arrays: a few float64 per offset (score, bound, offsets) and per frequency pair, and one block
+    of complex phasors (:func:`_offset_phasors`: ``_BLOCK_BYTES``, or one offset's d/2 when larger).
+
+    >>> check_profile_fits(128, 1000)
+    >>> check_profile_fits(2**50, 2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pecli.errors.ParameterError: the score profile would take 64.0 PiB, more than ...
+    """
+    pairs = max(1, dim // 2)
+    check_fits_in_memory(
+        8 * 4 * offsets + 16 * 4 * pairs + 4 * max(_BLOCK_BYTES, 16 * pairs),
+        what="score profile",
+        hint="use a smaller {length} or {dim}",
+    )
+
+
 def _offset_phasors(offsets: range, inv_freq: np.ndarray) -> Iterator[tuple[np.ndarray, int]]:
     """``exp(i·h·θ_i)`` as (pairs, block) arrays for consecutive blocks of ``offsets``; yields (block, first index).
 
@@ -256,6 +276,7 @@ def rope_profile(
     offsets = range(length) if offsets is None else offsets
     if not isinstance(offsets, range) or not len(offsets):
         raise ParameterError(f"offsets must be a non-empty range, got {offsets!r}", hint="pass e.g. range(0, 1024)")
+    check_profile_fits(dim, len(offsets))
     inv_freq = _frequencies(dim, length, base, scaling, scaling_params)
     products, scale = _pair_products(dim, qk, seed, layout, scaling, scaling_params)
     score = np.empty(len(offsets), dtype=np.float64)

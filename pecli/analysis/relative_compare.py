@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.properties import PropertyCheck
-from pecli.analysis.relative import rope_profile, rope_score_matrix
+from pecli.analysis.relative import check_profile_fits, rope_profile, rope_score_matrix
 from pecli.report import Shown
 from pecli.schemes.catalog import get_scheme
 from pecli.schemes.checks import positive_int
@@ -180,6 +180,7 @@ def compare_rope(dim: int, length: int, params_a: dict[str, Any], params_b: dict
         chosen = {name: value for name, value in params.items() if name in frequency_options}
         return rope_frequencies(dim, length=length, **chosen)
 
+    check_profile_fits(dim, length)  # before the frequencies: --d 10**12 was "out of memory", exit 3
     ratio = frequencies(params_a) / frequencies(params_b)
     profile_a = rope_profile(length, dim, **params_a)
     profile_b = rope_profile(length, dim, **params_b)

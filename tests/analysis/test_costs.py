@@ -184,3 +184,18 @@ def test_compare_of_a_per_head_file_streams_head_by_head(tmp_path):
         assert "diagnosis: the heads are in reverse order: B's head h is A's head 11 − h" in done.stdout
         assert "(diagnosed on the first 85 rows of each head)" in done.stdout
         assert peak < _BASELINE_MB + 1.5 * table_mb, f"peak {peak:.0f} MB for a {table_mb:.0f} MiB table"
+
+
+@pytest.mark.parametrize(
+    "sizes",
+    [("--d", "1000000000000", "--len", "2"), ("--d", "8", "--len", "1000000000000")],
+)
+@pytest.mark.parametrize("specs", [("rope", "rope"), ("rope:part=cos", "rope:part=cos,base=500000")])
+def test_two_rope_specs_too_large_are_refused_before_work(tmp_path, specs, sizes):
+    """Two rope specs compare by their frequencies and score profiles: --d 10**12 was "out of memory", exit 3."""
+    done, peak = run_measured("compare", *specs, *sizes, cwd=str(tmp_path))
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "score profile would take" in lines[0] and "TiB" in lines[0], lines
+    assert "use a smaller --len or --d" in lines[0]
+    assert peak < _BASELINE_MB + 100, f"peak {peak:.0f} MB"
