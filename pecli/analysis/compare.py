@@ -107,7 +107,7 @@ class Comparison:
         if self.tolerance_kind == "given":
             return f"atol {self.atol:g}, rtol {self.rtol:g}"
         if self.atol == 0:
-            return "float32 arithmetic (tolerance 0: both tables hold exact integers)"
+            return "float32 arithmetic (tolerance 0: both tables hold exact values)"
         return f"float32 arithmetic (tolerance {self.atol:.2g} at {self.axes[-2]} {self.tolerance_position})"
 
 
@@ -151,6 +151,8 @@ def value_precision(table: np.ndarray) -> str:
     'bfloat16'
     >>> value_precision(np.array([1.0 + 2.0**-10])), value_precision(np.array([0.1], dtype=np.float32))
     ('float16', 'float32')
+    >>> value_precision(-(2.0 ** -np.arange(1, 9))[:, None] * np.arange(256))  # exact: ALiBi, 8 heads
+    'float32'
     """
     table = np.asarray(table)
     name = table.dtype.name
@@ -161,7 +163,8 @@ def value_precision(table: np.ndarray) -> str:
         precision = _precision_name(_precision_flags(rows))
         if precision == "float32":
             return precision
-    return precision
+    # exact values on a grid (ALiBi's for power-of-two slopes) fit bfloat16 without being rounded to it
+    return "float32" if table.ndim and _on_a_dyadic_grid(table) else precision
 
 
 def value_precision_of_chunks(chunks: Iterable[np.ndarray]) -> str:
@@ -341,7 +344,8 @@ def _with_rows(known: str | tuple[bool, ...] | None, rows: np.ndarray) -> str | 
     is a small integer (held exactly: no rounding); or a non-float dtype's name."""
     if rows.dtype.name not in ("float32", "float64"):
         return rows.dtype.name
-    integral = (not isinstance(known, tuple) or known[3]) and _integral(rows)  # once not, never again
+    # once not, never again
+    integral = (not isinstance(known, tuple) or known[3]) and (_integral(rows) or _on_a_dyadic_grid(rows))
     if isinstance(known, tuple) and not (known[1] or known[2]):  # float32 or wider: only float64 can follow
         return (
             known[0] or (rows.dtype == np.float64 and not np.array_equal(rows.astype(np.float32), rows)),
@@ -369,6 +373,32 @@ def _integral(rows: np.ndarray) -> bool:
         return False
     finite = rows[np.isfinite(rows)]
     return bool(np.all((finite == np.round(finite)) & (np.abs(finite) <= _EXACT_INTEGERS)))
+
+
+def _on_a_dyadic_grid(rows: np.ndarray) -> bool:
+    """Whether each row's finite values are integer multiples of a power of two (its smallest nonzero
+    magnitude), fewer than 2^24 of them: exact values, as ALiBi's -m·|i − j| for power-of-two slopes m.
+
+    Such values also fit a coarse dtype (bfloat16) exactly, which would otherwise be taken for that
+    dtype's rounding, and its slack would swallow real differences. Rounding leaves no such grid: a
+    rounded row's smallest value is almost never a power of two, nor the others its multiples.
+
+    >>> slopes = 2.0 ** -np.arange(1, 9)
+    >>> _on_a_dyadic_grid(-slopes[:, None] * np.arange(256))  # ALiBi's key rows of 8 heads
+    True
+    >>> _on_a_dyadic_grid(np.array([[0.5, 1.0 + 2.0**-7]])), _on_a_dyadic_grid(np.array([[0.25, 0.75, 0.0]]))
+    (False, True)
+    """
+    if rows.ndim > 1 and len(rows) > 1 and not _on_a_dyadic_grid(rows[:1]):  # the first row most often tells
+        return False
+    table = np.abs(rows.reshape(-1, rows.shape[-1]) if rows.ndim > 1 else rows.reshape(1, -1)).astype(np.float64)
+    table[~np.isfinite(table)] = 0.0
+    smallest = np.where(table > 0, table, np.inf).min(axis=1, initial=np.inf)
+    smallest[np.isinf(smallest)] = 1.0  # a row of zeros is on every grid
+    if not np.all(np.frexp(smallest)[0] == 0.5):
+        return False
+    steps = table / smallest[:, None]
+    return bool(np.all((steps == np.round(steps)) & (steps <= _EXACT_INTEGERS)))
 
 
 def _table_precision(known: str | tuple[bool, ...]) -> tuple[str, bool]:

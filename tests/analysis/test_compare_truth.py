@@ -64,7 +64,7 @@ def test_integer_tables_have_no_noise():
     ints = pecli.encode("count", 256, 4, dtype="float64")
     result = compare_tables(ints, ints)
     assert result.agree and result.atol == 0.0
-    assert "exact integers" in result.tolerance_text()
+    assert "hold exact values" in result.tolerance_text()
     assert not compare_tables(ints, ints + 1e-9).agree
 
 
@@ -135,3 +135,24 @@ def test_a_shift_beyond_the_noise_bound_is_a_difference(name, dtype, factor, sig
         lambda: ((table[i : i + step], shifted[i : i + step]) for i in range(0, len(table), step))
     )
     assert not chunks.agree
+
+
+def test_exact_values_on_a_dyadic_grid_are_not_taken_for_bfloat16_rounding():
+    """ALiBi with power-of-two slopes holds values bfloat16 holds exactly: its float32 table was taken for a
+    bfloat16 one and a +1.5 difference passed as "same within float32 arithmetic (tolerance 4)"."""
+    a = pecli.encode("alibi", 256, None, heads=8)
+    b = a.copy()
+    b[3, 200, 10] += 1.5
+    shifted = compare_tables(a, b)
+    assert not shifted.agree and shifted.atol == 0.0
+    assert compare_tables(a, a.copy()).agree
+    assert compare_tables(a, a + np.float32(2.0**-20)).agree is False
+
+
+def test_a_bfloat16_rounded_table_saved_as_float32_still_gets_bfloat16_slack():
+    """The grid rule must not turn real rounding into exactness: 12 heads' slopes are not powers of two."""
+    exact = pecli.encode("alibi", 300, None, heads=12, dtype="float64")
+    rounded = pecli.encode("alibi", 300, None, heads=12, dtype="bfloat16").astype(np.float32)  # widened, as saved
+    result = compare_tables(exact.astype(np.float32), rounded)
+    assert result.agree and result.atol > 1.0  # bfloat16's slack at |bias| ~ 200
+    assert compare_tables(exact.astype(np.float32), rounded + np.float32(16.0)).agree is False
