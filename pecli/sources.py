@@ -386,11 +386,81 @@ class SchemeSource(SourceKind):
             from pecli.memory import check_fits_in_memory
 
             check_fits_in_memory(wanted * (spec.nbytes // shape[0]), hint="use a smaller {length}")
-            array = spec.rows(range(wanted))
+            array = LazySlices(spec, wanted)
+        elif wanted is not None and len(shape) == 3 and shape[0] > 1:
+            array = LazySlices(spec, shape[0])
         else:
             array = spec.array()
         return SourceTable(array, _describe(spec.scheme, metadata), metadata, source, dtype=request.dtype,
                            kind=self.name, scheme=spec.scheme, params=dict(spec.params))  # fmt: skip
+
+
+class LazySlices:
+    """The first ``count`` slices (axis 0) of a computed 3-D table, each computed when it is read.
+
+    ``stack[i]`` is a :class:`LazySlice`; ``np.asarray`` of either computes the values (of a slice:
+    that slice alone, so a view that draws heads one at a time never holds them all).
+
+    >>> import numpy as np
+    >>> from pecli.schemes.spec import TableSpec
+    >>> spec = TableSpec.resolve("alibi", None, {"heads": 4}, length=3, dim=None, dtype="float32", name="pe")
+    >>> stack = LazySlices(spec.single(), 2)
+    >>> stack.shape, stack[1].shape, np.array_equal(np.asarray(stack[1]), spec.array()[1])
+    ((2, 3, 3), (3, 3), True)
+    """
+
+    ndim = 3
+
+    def __init__(self, spec: Any, count: int) -> None:
+        self.spec = spec
+        self.shape = (count, *tuple(spec.shape)[1:])
+        import numpy as np
+
+        self.dtype = np.dtype(spec.dtype)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, index: Any) -> Any:
+        import numpy as np
+
+        if isinstance(index, (int, np.integer)) and -self.shape[0] <= index < self.shape[0]:
+            return LazySlice(self.spec, int(index) % self.shape[0], self.shape[1:], self.dtype)
+        return np.asarray(self)[index]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        import numpy as np
+
+        values = np.asarray(self.spec.rows(range(self.shape[0])))
+        return values if dtype is None else values.astype(dtype, copy=False)
+
+
+class LazySlice:
+    """One slice of a :class:`LazySlices` stack (a 2-D table), and a window of it (``slice[a:b, c:d]``),
+    computed by ``np.asarray``; its ``shape`` and ``dtype`` are known without computing it."""
+
+    ndim = 2
+
+    def __init__(self, spec: Any, index: int, shape: tuple[int, ...], dtype: Any,
+                 window: tuple[slice, slice] = (slice(None), slice(None))) -> None:  # fmt: skip
+        self.spec, self.index, self.dtype, self.window = spec, index, dtype, window
+        self.full = tuple(shape)
+        rows, cols = (range(size)[part] for size, part in zip(self.full, window, strict=True))
+        self.shape = (len(rows), len(cols))
+
+    def __getitem__(self, key: Any) -> Any:
+        import numpy as np
+
+        plain = isinstance(key, tuple) and len(key) == 2 and all(isinstance(k, slice) and k.step is None for k in key)
+        if plain and self.window == (slice(None), slice(None)):
+            return LazySlice(self.spec, self.index, self.full, self.dtype, key)
+        return np.asarray(self)[key]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        import numpy as np
+
+        values = np.asarray(self.spec.rows(range(self.index, self.index + 1)))[0][self.window]
+        return values if dtype is None else values.astype(dtype, copy=False)
 
 
 #: the kinds of source, in the order they are tried: the first that matches reads the source

@@ -70,7 +70,7 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
         if index is not None:
             raise ParameterError(f"--slice picks a slice of a 3-D table, but {table.label} has shape {array.shape}",
                                  hint="drop --slice")  # fmt: skip
-        return [table]
+        return [_computed(table)]
     from pecli.schemes.catalog import find_scheme
 
     scheme = find_scheme(table.metadata.get("scheme"))
@@ -82,12 +82,24 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
                 hint=f"give --slice 0 to {array.shape[0] - 1}",
             )
         index %= array.shape[0]
-        return [InputTable(array[index], f"{table.label}, {what} {index}", table.metadata, table.source)]
+        return [_computed(InputTable(array[index], f"{table.label}, {what} {index}", table.metadata, table.source))]
     names = _head_names(table, scheme)
     if len(names) == _recorded_slices(table) > array.shape[0]:  # the first heads of a computed stack
         names = names[: array.shape[0]]
     names = names if len(names) == array.shape[0] else [f"{what} {i}" for i in range(array.shape[0])]
     return [InputTable(array[i], name, table.metadata, table.source) for i, name in enumerate(names)]
+
+
+def _computed(table: InputTable) -> InputTable:
+    """``table`` with its values computed, where they were left to compute on reading (a stack's slices)."""
+    import dataclasses
+
+    import numpy as np
+
+    from pecli.sources import LazySlice, LazySlices
+
+    lazy = isinstance(table.array, (LazySlices, LazySlice))
+    return dataclasses.replace(table, array=np.asarray(table.array)) if lazy else table
 
 
 def _recorded_slices(table: InputTable) -> int:
@@ -133,20 +145,18 @@ def draw_panels(
     source: str,
 ) -> None:
     """Small multiples: every table in one colour scale, side by side in an image, one under another in the terminal."""
-    import numpy as np
 
     from pecli.cli.inputs import table_view
-    from pecli.render.scale import color_scale
     from pecli.render.titles import panel_titles, table_axes, table_title
 
     total = max(len(tables), _recorded_slices(tables[0]) if tables[0].array.ndim == 2 else 0)
     if total > MAX_PANELS:
         out.note(f"drawing the first {MAX_PANELS} of {total} slices (--slice I picks any one)")
         tables = tables[:MAX_PANELS]
-    views = [table_view(table, rows=rows, cols=cols) for table in tables]
+    views = [table_view(table, rows=rows, cols=cols) for table in tables]  # a computed head: not computed yet
     matrices = [view.values for view in views]
-    everything = np.concatenate([np.asarray(m, dtype=np.float64).ravel() for m in matrices])
-    scale = color_scale(everything, vmin=style.vmin, vmax=style.vmax, robust=style.robust, cmap=style.cmap)
+    per_panel = style.panel_scale == "per-panel"
+    scale, own_scales = panel_scales(matrices, style, per_panel=per_panel)
     if color_note(scale):
         out.note(str(color_note(scale)))
     metadata = tables[0].metadata
@@ -158,11 +168,10 @@ def draw_panels(
     axes = table_axes(metadata)
     x_label, y_label = style.x_label or axes.x_label, style.y_label or axes.y_label
     titles = panel_titles([table.label for table in tables])  # cos, sin; head 0, head 1…; a file's tensors
-    per_panel = style.panel_scale == "per-panel"
     if image is not None:
         from pecli.render.panels import save_panels
 
-        own = [panel_scale(matrix, style) for matrix in matrices] if per_panel else scale
+        own = own_scales if per_panel else scale
         note = save_panels(
             matrices, image.path, titles=titles, title=heading, scale=own, x_label=x_label, y_label=y_label,
             dpi=image.dpi, figsize=image.figsize,
@@ -175,7 +184,7 @@ def draw_panels(
         from pecli.render.terminal import color_mode, heatmap_stack
 
         color = color_mode(out, force_terminal=screen.forced, no_color=not out.color)
-        scales = [panel_scale(matrix, style) for matrix in matrices] if per_panel else [scale]
+        scales = own_scales if per_panel else [scale]
         text, shown = heatmap_stack(
             list(matrices), [f"{title}  ({heading})" for title in titles], width=screen.width,
             height=screen.height - 1, color=color, scales=[(s.low, s.high, s.cmap) for s in scales],
@@ -188,14 +197,39 @@ def draw_panels(
         out.data(text + "\n" + _truncate(which, screen.width))
 
 
-def panel_scale(matrix: Any, style: DrawingStyle) -> Any:
-    """One panel's own colour scale (``--scale per-panel``), from the drawing options."""
+def panel_scales(matrices: list[Any], style: DrawingStyle, *, per_panel: bool) -> tuple[Any, list[Any]]:
+    """One colour scale for all the panels, and (``per_panel``) each panel's own, from the drawing options.
+
+    One panel's values are in memory at a time (a computed head is computed here, and again when
+    drawn): each panel's range and its share of the percentile sample are gathered in turn, and
+    give the limits that the panels joined into one table would.
+
+    >>> import numpy as np
+    >>> from pecli.cli.drawing import drawing_style
+    >>> from pecli.render.scale import color_scale
+    >>> heads = [-np.abs(np.subtract.outer(np.arange(9.0), np.arange(9.0))) * m for m in (1.0, 0.25)]
+    >>> scale, own = panel_scales(heads, drawing_style(), per_panel=True)
+    >>> scale == color_scale(np.concatenate([h.ravel() for h in heads])), [s.low for s in own]
+    (True, [-8.0, -2.0])
+    """
+    import math
+
     import numpy as np
 
-    from pecli.render.scale import color_scale
+    from pecli.render.scale import color_scale, finite_sample, merge_ranges, sample_step, value_range
 
-    values = np.asarray(matrix, dtype=np.float64)
-    return color_scale(values, vmin=style.vmin, vmax=style.vmax, robust=style.robust, cmap=style.cmap)
+    options: dict[str, Any] = {"vmin": style.vmin, "vmax": style.vmax, "robust": style.robust, "cmap": style.cmap}
+    step = sample_step(sum(math.prod(matrix.shape) for matrix in matrices))
+    ranges, samples, own, offset = [], [], [], 0
+    for matrix in matrices:
+        values = np.asarray(matrix)
+        ranges.append(value_range(values))
+        samples.append(finite_sample(values, step, offset))
+        if per_panel:
+            own.append(color_scale(values, data=ranges[-1], **options))
+        offset += values.size
+        del values  # before the next panel is computed
+    return color_scale(None, data=merge_ranges(ranges), sample=np.concatenate(samples), **options), own
 
 
 def _truncate(text: str, width: int) -> str:

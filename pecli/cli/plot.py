@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
@@ -202,8 +203,8 @@ def plot(
     if tables is None:
         from pecli.cli.panels import MAX_PANELS
 
-        # a computed stack of heads: only the heads drawn are computed (--slice I needs them all to check I)
-        drawn = MAX_PANELS if slice_index is None else None
+        # a computed stack of heads: only the heads drawn are computed, each when it is drawn (--slice I: head I)
+        drawn = MAX_PANELS if slice_index is None else sys.maxsize
         table = load_input(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d,
                            dtype=dtype, first_slices=drawn)  # fmt: skip
         tables = split_slices(table, slice_index)

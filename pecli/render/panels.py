@@ -145,7 +145,8 @@ def save_panels(
     """
     image_format(path)
     new_figure(figsize, dpi)  # checks the size
-    matrices = [np.asarray(matrix) for matrix in matrices]
+    # a matrix may be computed when read (np.asarray: a head of a computed stack): one at a time, below
+    matrices = [matrix if hasattr(matrix, "shape") else np.asarray(matrix) for matrix in matrices]
     scales = [scale] * len(matrices) if isinstance(scale, ColorScale) else list(scale)
     if len(scales) != len(matrices):
         raise ValueError(f"save_panels takes one colour scale or one per panel, got {len(scales)} for {len(matrices)}")
@@ -162,6 +163,7 @@ def save_panels(
     for axes, matrix, own in zip(panels, matrices, scales, strict=True):
         colormap = check_cmap(own.cmap).with_extremes(bad=MASKED_COLOR)
         box = axes.get_window_extent()
+        matrix = np.asarray(matrix)
         shrunk = lowpass_average(  # rows low-pass filtered: no arcs from waves near the pixel limit
             matrix,
             max(1, math.ceil(box.height)),

@@ -9,7 +9,16 @@ import numpy as np
 
 from pecli.errors import ParameterError
 
-__all__ = ["ColorScale", "ValueRange", "color_limits", "color_scale", "value_range"]
+__all__ = [
+    "ColorScale",
+    "ValueRange",
+    "color_limits",
+    "color_scale",
+    "finite_sample",
+    "merge_ranges",
+    "sample_step",
+    "value_range",
+]
 
 #: the largest colour limit: matplotlib's colourbar spans high − low, which must stay finite
 _LARGEST_REACH = float(np.finfo(np.float64).max) / 4
@@ -105,14 +114,35 @@ class ColorScale(NamedTuple):
         return text + (f"; limits at the {ROBUST_PERCENTILE:g}th percentile" if self.robust else "")
 
 
-def _finite_sample(matrix: np.ndarray, nonfinite: int) -> np.ndarray:
-    """At most :data:`_SAMPLE` finite values of ``matrix``, in its own float dtype (its order statistics are exact)."""
+def sample_step(size: int) -> int:
+    """The stride of the percentile sample through ``size`` values (every value up to :data:`_SAMPLE`).
+
+    >>> sample_step(1000), sample_step(3 << 20)
+    (1, 3)
+    """
+    return size // _SAMPLE if size > _SAMPLE else 1
+
+
+def finite_sample(matrix: np.ndarray, step: int | None = None, offset: int = 0) -> np.ndarray:
+    """The finite values of ``matrix`` (flattened; in its own float dtype, else float64) at every ``step`` th
+    place of a longer run in which ``matrix`` starts at place ``offset`` (default: ``matrix`` alone,
+    :func:`sample_step`).
+
+    The samples of tables taken in turn (each with the places before it as ``offset``) join into the
+    sample of the tables joined, so colour limits over many panels need only one panel at a time.
+
+    >>> whole = np.arange(10.0)
+    >>> joined = np.concatenate([finite_sample(whole[:4], 3, 0), finite_sample(whole[4:], 3, 4)])
+    >>> joined.tolist() == finite_sample(whole, 3).tolist() == [0.0, 3.0, 6.0, 9.0]
+    True
+    """
     flat = np.asarray(matrix).reshape(-1)
-    if flat.size > _SAMPLE:
-        flat = flat[:: flat.size // _SAMPLE]
-    if flat.dtype.kind != "f":
+    step = sample_step(flat.size) if step is None else step
+    if step > 1:
+        flat = flat[(-offset) % step :: step]
+    if flat.dtype.kind != "f":  # a float table keeps its dtype: its order statistics are exact in it
         flat = flat.astype(np.float64)
-    return flat[np.isfinite(flat)] if nonfinite else flat
+    return flat[np.isfinite(flat)]
 
 
 def _percentile(values: np.ndarray, q: float) -> float:
@@ -135,14 +165,28 @@ def _percentile(values: np.ndarray, q: float) -> float:
     return b - difference * (1 - t) if t >= 0.5 else a + difference * t
 
 
+def merge_ranges(ranges: list[ValueRange]) -> ValueRange:
+    """The :class:`ValueRange` of tables joined, from each one's.
+
+    >>> merge_ranges([ValueRange(-1.0, 2.0, 0), ValueRange(float("nan"), float("nan"), 3), ValueRange(0.0, 5.0, 1)])
+    ValueRange(low=-1.0, high=5.0, nonfinite=4)
+    """
+    finite = [r for r in ranges if np.isfinite(r.low)]
+    nonfinite = sum(r.nonfinite for r in ranges)
+    if not finite:
+        return ValueRange(float("nan"), float("nan"), nonfinite)
+    return ValueRange(min(r.low for r in finite), max(r.high for r in finite), nonfinite)
+
+
 def color_scale(
-    matrix: np.ndarray,
+    matrix: np.ndarray | None,
     *,
     vmin: float | None = None,
     vmax: float | None = None,
     robust: bool | None = None,
     cmap: str | None = None,
     data: ValueRange | None = None,
+    sample: np.ndarray | _Negated | None = None,
 ) -> ColorScale:
     """Colour limits and colormap that show ``matrix``'s structure rather than its outliers.
 
@@ -152,6 +196,9 @@ def color_scale(
     :data:`WASHOUT_RATIO` times further (a few outliers would wash the rest out);
     ``robust=True``/``False`` force either. ``vmin``/``vmax`` win over both.
 
+    ``data`` and ``sample`` (:func:`value_range` and :func:`finite_sample` of the values, gathered
+    a panel at a time with :func:`merge_ranges`) stand for ``matrix``, which may then be None.
+
     >>> outlier = np.concatenate([np.linspace(-0.1, 0.1, 999), [1.9]])
     >>> scale = color_scale(outlier)
     >>> round(scale.high, 3), scale.cmap, scale.robust, scale.clipped
@@ -159,15 +206,20 @@ def color_scale(
     >>> color_scale(outlier, robust=False)[:3], color_scale(np.eye(3))[:3], color_scale(-np.eye(3))[:3]
     ((-1.9, 1.9, 'RdBu'), (0.0, 1.0, 'viridis'), (-1.0, -0.0, 'viridis'))
     """
-    data = value_range(matrix) if data is None else data
+    if data is None:
+        if matrix is None:
+            raise ValueError("color_scale takes a matrix, or its data and sample")
+        data = value_range(matrix)
     if np.isfinite(data.low) and data.low < 0 and data.high <= 0:  # all ≤ 0 (ALiBi's biases): the mirror image
+        assert not isinstance(sample, _Negated)  # a mirror's data is ≥ 0
         mirror = color_scale(
-            np.negative(matrix) if np.asarray(matrix).dtype.kind == "f" else -np.asarray(matrix, dtype=np.float64),
+            None,
             vmin=None if vmax is None else -vmax,
             vmax=None if vmin is None else -vmin,
             robust=robust,
             cmap=cmap,
             data=ValueRange(-data.high, -data.low, data.nonfinite),
+            sample=_Negated(matrix, sample),
         )
         return mirror._replace(low=-mirror.high, high=-mirror.low, full=(-mirror.full[1], -mirror.full[0]))
     # limits given symmetric around 0 centre the map there, whatever the sign of this sample
@@ -177,7 +229,12 @@ def color_scale(
     full = color_limits(data, vmin, vmax) if diverging else _sequential(data, vmin, vmax)
     if (vmin is not None and vmax is not None) or robust is False or not np.isfinite(data.low):
         return ColorScale(*full, colormap, diverging, full=full)
-    sample = _finite_sample(matrix, data.nonfinite)
+    if isinstance(sample, _Negated):
+        sample = sample.values()
+    elif sample is None:
+        if matrix is None:
+            raise ValueError("color_scale takes a matrix, or its data and sample")
+        sample = finite_sample(matrix)
     reach = _percentile(np.abs(sample) if diverging else sample, ROBUST_PERCENTILE)
     top = full[1] if diverging else full[1] - full[0]
     span = reach if diverging else reach - full[0]
@@ -189,6 +246,19 @@ def color_scale(
     # limits as float64 scalars: a Python float would be rounded to a float32 sample's dtype first
     beyond = int(np.count_nonzero((sample < np.float64(low)) | (sample > np.float64(high)))) / sample.size
     return ColorScale(low, high, colormap, diverging, True, round(beyond, 4), full)
+
+
+class _Negated:
+    """The sample of ``-matrix`` (or ``-sample``), taken only if the limits need it (no copy of the matrix)."""
+
+    def __init__(self, matrix: np.ndarray | None, sample: np.ndarray | None) -> None:
+        self.matrix, self.sample = matrix, sample
+
+    def values(self) -> np.ndarray:
+        if self.sample is not None:
+            return -np.asarray(self.sample)
+        assert self.matrix is not None
+        return -finite_sample(self.matrix)
 
 
 def _sequential(data: ValueRange, vmin: float | None, vmax: float | None) -> tuple[float, float]:

@@ -199,3 +199,54 @@ def test_two_rope_specs_too_large_are_refused_before_work(tmp_path, specs, sizes
     assert len(lines) == 1 and "score profile would take" in lines[0] and "TiB" in lines[0], lines
     assert "use a smaller --len or --d" in lines[0]
     assert peak < _BASELINE_MB + 100, f"peak {peak:.0f} MB"
+
+
+@pytest.mark.parametrize("view", [("-o", "heads.png"), ("--terminal", "--width", "80", "--height", "40")])
+def test_plot_of_alibi_heads_holds_one_head_at_a_time(tmp_path, view):
+    """8 × 1500 × 1500 ALiBi (69 MiB float32): every head was computed, copied into one float64 array
+    for the colour limits and negated whole (all ≤ 0), ≈ 390 MB; now each head is computed when its
+    range is taken and again when it is drawn, one head (17 MiB in float64) in memory at a time."""
+    done, peak = run_measured("plot", "alibi", "--heads", "8", "--len", "1500", *view, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    head_mb = 1500 * 1500 * 8 / 2**20
+    assert peak < _BASELINE_MB + 1.2 * head_mb, f"peak {peak:.0f} MB; one head in float64 takes {head_mb:.0f} MiB"
+
+
+def test_heads_drawn_one_at_a_time_look_as_the_whole_table_drawn(tmp_path):
+    """The per-head path (colour limits from each head's range and its share of the strided sample,
+    each head computed when drawn) gives the limits, pixels and text of the whole table in memory."""
+    from PIL import Image
+
+    from pecli.cli.drawing import drawing_style
+    from pecli.cli.panels import panel_scales
+    from pecli.render.panels import save_panels
+    from pecli.render.scale import color_scale
+    from pecli.render.terminal import heatmap_stack
+    from pecli.sources import LazySlice, LazySlices, resolve
+
+    # 4 × 777²: more values than the percentile sample takes, and heads that start between its strides
+    stack = resolve("alibi", scheme_params={"heads": 4}, length=777, first_slices=16).array
+    assert isinstance(stack, LazySlices)
+    whole = np.asarray(stack)
+    lazy = [stack[i] for i in range(4)]
+    assert isinstance(lazy[0], LazySlice) and lazy[0].shape == (777, 777)
+    joined = np.concatenate([head.astype(np.float64).ravel() for head in whole])
+    for robust in (None, True, False):
+        style = drawing_style(robust=robust)
+        scale, own = panel_scales(lazy, style, per_panel=True)
+        assert scale == color_scale(joined, robust=robust)
+        assert own == [color_scale(head.astype(np.float64), robust=robust) for head in whole]
+    scale, _ = panel_scales(lazy, drawing_style(robust=True), per_panel=False)
+    assert scale.robust and scale.low > whole.min()  # the percentile path was taken
+    titles = [f"head {i}" for i in range(4)]
+    pixels = []
+    for name, heads in (("lazy.png", lazy), ("whole.png", list(whole))):
+        save_panels(heads, str(tmp_path / name), titles=titles, title="alibi", scale=scale)
+        pixels.append(np.asarray(Image.open(tmp_path / name)))
+    np.testing.assert_array_equal(pixels[0], pixels[1])
+    texts = [
+        heatmap_stack(heads, titles, width=80, height=40, color="truecolor", scales=[scale[:3]], x_label="key",
+                      y_label="query")[0]
+        for heads in (lazy, list(whole))
+    ]  # fmt: skip
+    assert texts[0] == texts[1] and texts[0].count("▀") > 1000
