@@ -412,8 +412,18 @@ class LazySlices:
     ndim = 3
 
     def __init__(self, spec: Any, count: int) -> None:
+        import math
+
+        from pecli.memory import check_fits_in_memory
+
         self.spec = spec
         self.shape = (count, *tuple(spec.shape)[1:])
+        # a slice is computed whole, in float64, when it is read: refused before any work if it cannot fit
+        check_fits_in_memory(
+            2 * 8 * math.prod(self.shape[1:]),
+            what=f"{' × '.join(map(str, self.shape[1:]))} slice of the table",
+            hint="use a smaller {length}",
+        )
         import numpy as np
 
         self.dtype = np.dtype(spec.dtype)
