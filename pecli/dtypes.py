@@ -11,6 +11,7 @@ array([1.0078125])
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from pecli.errors import ParameterError, did_you_mean
@@ -18,7 +19,7 @@ from pecli.errors import ParameterError, did_you_mean
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["DTYPES", "check_dtype", "itemsize", "numpy_dtype", "round_to"]
+__all__ = ["DTYPES", "check_dtype", "half_bits", "itemsize", "numpy_dtype", "round_to"]
 
 DTYPES: tuple[str, ...] = ("float32", "float64", "float16", "bfloat16")
 _ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2}
@@ -77,34 +78,53 @@ def _refuse_overflow(values, name: str) -> None:
     )
 
 
-def _round_to_bfloat16(values):
-    """bfloat16 of float64 ``values``, rounded once to nearest even.
+def half_bits(values, name: str):
+    """The uint16 bit patterns of float64 ``values`` rounded once to ``name`` (float16 or bfloat16).
 
-    numpy rounds float64 to float32 once (fast); rounding that float32 to bfloat16's 8 bits on its
-    bits gives the float64 value's own rounding except where the float32 lies exactly halfway
-    between two bfloat16 values (its low 16 bits 0x8000): for those few the float64 value, compared
-    with the float32, says which way; non-finite values are rounded from the float64 bits
-    (tests/schemes/test_dtypes_rounding.py checks ties, near-ties, subnormals and specials exactly).
+    The fast exact routes: numpy's float64 -> float16 cast rounds once; bfloat16 is
+    :func:`_round_to_bfloat16`. A contiguous block converts several times faster than strided
+    columns, so callers round whole blocks here and place the 2-byte patterns afterwards.
+
+    >>> import numpy as np
+    >>> half_bits(np.array([1.0, -2.0**-24]), "float16").tolist()
+    [15360, 32769]
     """
     import numpy as np
 
-    single = values.astype(np.float32)
-    bits = single.view(np.uint32)
-    rounded = bits >> np.uint32(16)
-    rounded &= np.uint32(1)
-    rounded += bits
-    rounded += np.uint32(0x7FFF)
-    rounded >>= np.uint32(16)
-    result = rounded.astype(np.uint16)
-    ties = (bits & np.uint32(0xFFFF)) == np.uint32(0x8000)
+    if check_dtype(name) == "bfloat16":
+        return _round_to_bfloat16(values).view(np.uint16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(values, dtype=np.float64).astype(np.float16).view(np.uint16)
+
+
+def _round_to_bfloat16(values):
+    """bfloat16 of float64 ``values``, rounded once to nearest even.
+
+    numpy rounds float64 to float32 once, and ``ml_dtypes`` rounds float32 to bfloat16 once
+    (compiled, about four times faster than the same rounding in numpy integer operations on the
+    bits); the two roundings equal the float64 value's own rounding except where the float32 lies
+    exactly halfway between two bfloat16 values (its low 16 bits 0x8000): for those few the
+    float64 value, compared with the float32, says which way. Infinities, NaN and values beyond
+    float32's range come out as one rounding gives them (beyond float32's range is beyond
+    bfloat16's too). tests/schemes/test_dtypes_rounding.py checks ties, near-ties, subnormals and
+    specials exactly.
+    """
+    import numpy as np
+
+    bfloat16 = numpy_dtype("bfloat16")
+    values = np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        single = values.astype(np.float32)
+        result = single.astype(bfloat16).view(np.uint16)
+    if single.ndim and single.flags.c_contiguous:  # the low halves as a 2-byte view: a third of the work
+        ties = single.view(np.uint16)[..., 0 if sys.byteorder == "little" else 1 :: 2] == np.uint16(0x8000)
+    else:
+        ties = (single.view(np.uint32) & np.uint32(0xFFFF)) == np.uint32(0x8000)
     if ties.any():  # halfway in float32: the float64 value says which way (exactly halfway: to even)
-        lower = (bits[ties] >> np.uint32(16)).astype(np.uint16)
+        lower = (single[ties].view(np.uint32) >> np.uint32(16)).astype(np.uint16)
         wide, near = np.abs(values[ties]), np.abs(single[ties]).astype(np.float64)
         result[ties] = lower + ((wide > near) | ((wide == near) & (lower & np.uint16(1)).astype(bool)))
-    special = ~np.isfinite(single)
-    if special.any():
-        result[special] = _bfloat16_bits_from_float64(values[special])
-    return result.view(numpy_dtype("bfloat16"))
+    return result.view(bfloat16)
 
 
 def _bfloat16_bits_from_float64(values):

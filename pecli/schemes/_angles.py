@@ -256,6 +256,8 @@ class _BlockJob:
                 products = products.reshape(block, count)[position - block_start : block_end - block_start]
                 if self.pairs is not None:
                     target[...] = products  # one rounding: complex128 -> complex64 rounds each part
+                elif target.dtype.itemsize == 2:
+                    _place_half_pairs(target, products, self.layout)
                 else:
                     place_pairs(target, products.real, products.imag, layout=self.layout)
             position = block_end
@@ -304,6 +306,25 @@ def place_pairs(out: np.ndarray, first: np.ndarray, second: np.ndarray, *, layou
         out[:, :count] = first
         out[:, count:used] = second[:, : used - count]
     out[:, used:] = 0
+
+
+def _place_half_pairs(out: np.ndarray, products: np.ndarray, layout: str) -> None:
+    """:func:`place_pairs` of a contiguous complex128 block into a float16/bfloat16 ``out``.
+
+    The block is rounded as it lies (contiguous [first, second] pairs), then its 2-byte patterns
+    are placed: bfloat16's rounding (:func:`pecli.dtypes.half_bits`) works on whole contiguous
+    blocks; float16's cost is numpy's float64 -> float16 cast either way (about 3 ns an element).
+    """
+    from pecli.dtypes import half_bits
+
+    bits = half_bits(products.view(np.float64), out.dtype.name)
+    target = out.view(np.uint16)
+    if layout == "interleaved":
+        used = min(bits.shape[1], out.shape[1])
+        target[:, :used] = bits[:, :used]
+        target[:, used:] = 0
+    else:
+        place_pairs(target, bits[:, 0::2], bits[:, 1::2], layout=layout)
 
 
 def _pair_view(out: np.ndarray, layout: str, count: int) -> np.ndarray | None:

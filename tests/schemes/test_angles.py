@@ -141,6 +141,24 @@ def test_float16_is_the_float64_table_rounded_once(length, count, block_rows, of
     np.testing.assert_array_equal(narrow.view(np.uint16), wide.astype(np.float16).view(np.uint16))
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    length=st.integers(1, 300),
+    count=st.integers(1, 40),
+    extra=st.integers(-1, 2),
+    layout=st.sampled_from(["interleaved", "split"]),
+    dtype=st.sampled_from(["float16", "bfloat16"]),
+    offset=st.integers(-(10**5), 10**5),
+)
+def test_half_tables_are_the_float64_table_rounded_once_in_both_layouts(length, count, extra, layout, dtype, offset):
+    # 2-byte tables round the contiguous block and place its bit patterns: the same values, placed alike
+    freqs = geometric_frequencies(2 * count, 1e4, None)
+    dim = max(1, 2 * count + extra)
+    wide = fill_sin_cos(np.empty((length, dim)), offset, freqs, layout=layout, cos_first=True)
+    narrow = fill_sin_cos(np.empty((length, dim), numpy_dtype(dtype)), offset, freqs, layout=layout, cos_first=True)
+    np.testing.assert_array_equal(narrow.view(np.uint16), round_to(wide, dtype).view(np.uint16))
+
+
 def test_large_table_is_threaded_and_within_1e6_of_float64():
     positions = np.arange(65536 - 64, 65536)
     freqs = geometric_frequencies(64, 1e4, None)

@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from pecli.dtypes import _bfloat16_bits_from_float64, _round_to_bfloat16
+from pecli.dtypes import _bfloat16_bits_from_float64, _round_to_bfloat16, half_bits
 
 
 def _exact_bits(value: float) -> int:
@@ -49,3 +49,29 @@ def test_subnormal_range_is_rounded_once():
     value = float(np.uint32(0x00008000).view(np.float32)) * (1 + 2.0**-40)
     assert int(_round_to_bfloat16(np.array([value])).view(np.uint16)[0]) == 1 == _exact_bits(value)
     assert int(_bfloat16_bits_from_float64(np.array([value]))[0]) != _exact_bits(value)
+
+
+def test_half_bits_round_every_float16_midpoint_and_its_neighbours_once():
+    finite = np.arange(0, 0x7C00, dtype=np.uint16).view(np.float16).astype(np.float64)
+    mids = (finite[:-1] + finite[1:]) / 2
+    specials = [65520.0, 1e6, np.inf, np.nan]
+    values = np.concatenate([finite, mids, np.nextafter(mids, 0), np.nextafter(mids, 1), specials])
+    values = np.concatenate([values, -values])
+    with np.errstate(over="ignore"):  # numpy's float64 -> float16 cast is correctly rounded: the reference
+        reference = values.astype(np.float16).view(np.uint16)
+    assert np.array_equal(half_bits(values, "float16"), reference)
+    assert half_bits(np.array([1.0 + 2.0**-11]), "float16").tolist() == [0x3C00]  # a tie: to even
+    assert half_bits(np.array([1.0 + 2.0**-11 + 2.0**-40]), "float16").tolist() == [0x3C01]
+
+
+def test_bfloat16_every_midpoint_and_its_float64_neighbours_round_once():
+    patterns = np.arange(0, 0x7F80, dtype=np.uint32)
+    finite = (patterns << 16).view(np.float32).astype(np.float64)
+    mids = (finite[:-1] + finite[1:]) / 2
+    values = np.concatenate([finite, mids, np.nextafter(mids, 0), np.nextafter(mids, 1)])
+    values = np.concatenate([values, -values])
+    normal = np.abs(values) >= 2.0**-126  # below, the previous route rounded twice: checked exactly instead
+    assert np.array_equal(half_bits(values[normal], "bfloat16"), _bfloat16_bits_from_float64(values[normal]))
+    rng = np.random.default_rng(11)
+    sample = np.concatenate([values[~normal], rng.choice(values, 2000)])
+    assert [int(b) for b in half_bits(sample, "bfloat16")] == [_exact_bits(v) for v in sample]
