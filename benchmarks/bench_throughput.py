@@ -31,7 +31,7 @@ import pecli
 from pecli.dtypes import numpy_dtype
 
 LENGTH, DIM = 65536, 1024
-DTYPES = ("float32", "float64", "float16")
+DTYPES = ("float32", "float64", "float16", "bfloat16")
 
 
 def tutorial() -> Callable[[], object] | None:
