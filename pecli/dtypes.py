@@ -127,19 +127,6 @@ def _round_to_bfloat16(values):
     return result.view(bfloat16)
 
 
-def _bfloat16_bits_from_float64(values):
-    """bfloat16 bit patterns of float64 ``values``, rounding the float64 bits to 8 significant bits."""
-    import numpy as np
-
-    bits = values.view(np.uint64)
-    lsb = (bits >> np.uint64(45)) & np.uint64(1)
-    rounded = (bits + np.uint64((1 << 44) - 1) + lsb) & ~np.uint64((1 << 45) - 1)
-    rounded = np.where(np.isnan(values), bits, rounded)
-    with np.errstate(over="ignore"):  # beyond float32's range is inf in bfloat16 too: the rounding wanted
-        as_float32 = rounded.view(np.float64).astype(np.float32)
-    return (as_float32.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
-
-
 def format_bytes(nbytes: float) -> str:
     """A byte count for people, in binary units, however large (never a number of hundreds of digits).
 
