@@ -143,6 +143,17 @@ class TableSpec:
     def nbytes(self) -> int:
         return sum(math.prod(part.shape) for part in self.parts()) * itemsize(self.dtype)
 
+    @property
+    def size_placeholders(self) -> str:
+        """The sizes a user can shrink, as the placeholders a hint names them by (the CLI's flags).
+
+        >>> TableSpec.resolve("alibi", None, {"heads": 4}, length=8, dim=None).size_placeholders
+        '{length}'
+        >>> TableSpec.resolve("sinusoidal", None, {}, length=8, dim=4).size_placeholders
+        '{length} or {dim}'
+        """
+        return "{length}" if self.dim is None else "{length} or {dim}"
+
     def rows(self, rows: range):
         """Rows ``rows`` (of axis 0) of the table."""
         part = self.single()
@@ -154,8 +165,7 @@ class TableSpec:
 
         part = self.single()
         # what the table is read for (a view, a comparison) needs it whole: writing it is generate's
-        sizes = "{length}" if part.dim is None else "{length} or {dim}"
-        check_fits_in_memory(part.nbytes, hint=f"use a smaller {sizes}")
+        check_fits_in_memory(part.nbytes, hint=f"use a smaller {part.size_placeholders}")
         return part.rows(range(part.shape[0]))
 
     def chunks(self, chunk_bytes: int = 32 << 20) -> Iterator:

@@ -98,3 +98,26 @@ def test_a_config_read_as_a_table_asks_for_its_part_in_plain_words(tmp_path):
     wrong = run_pecli("identify", "m", "--key", "foo", cwd=str(tmp_path))
     assert_one_line_error(wrong, 2, ("--key 'foo' is not a part of the table 'm/config.json' gives", "--key cos"))
     assert run_pecli("identify", "m", "--key", "cos", cwd=str(tmp_path)).code == 0
+
+
+def test_a_table_too_large_for_memory_and_disk_is_not_sent_to_a_file(cli, tmp_path, monkeypatch):
+    """``generate --len 10**10`` with no -o advised "add -o FILE.npy", which the free-space check then refused.
+
+    A file is suggested only when the disk here has room for it; otherwise the sizes the scheme has.
+    """
+    import shutil
+    from collections import namedtuple
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr("pecli.memory.available_memory", lambda: 1 << 20)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(1 << 40, 0, 1 << 30))
+    fits_on_disk = cli("generate", "--d", "512", "--len", "4096")  # 8 MiB: more than memory, less than disk
+    assert_one_line_error(fits_on_disk, 2, ("the table would take 8.0 MiB", "add -o FILE.npy"))
+    too_large = cli("generate", "--d", "512", "--len", "10000000")  # 19.1 GiB: more than the 1 GiB free
+    assert_one_line_error(too_large, 2, ("19.1 GiB", "use a smaller --len or --d", "1.0 GiB free on disk"))
+    assert "-o" not in too_large.stderr
+    alibi = cli("generate", "alibi", "--heads", "8", "--len", "100000")
+    assert_one_line_error(alibi, 2, ("use a smaller --len:",))
+    assert "--d" not in alibi.stderr and "-o" not in alibi.stderr
+    assert not list(tmp_path.iterdir())
