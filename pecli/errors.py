@@ -37,6 +37,8 @@ __all__ = [
     "TableFileError",
     "did_you_mean",
     "name_parameters",
+    "names_a_parameter",
+    "respelled",
 ]
 
 
@@ -171,6 +173,36 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
 
 #: ``{name}`` or ``{name=example}``: a Python parameter in an error's text
 _PARAMETER = re.compile(r"\{([a-z][a-z0-9_]*)(?:=([^{}]*))?\}")
+
+
+def respelled(error: PecliError, spell: Callable[[str, str | None], str | None]) -> tuple[str, str | None]:
+    """``error``'s message and hint with each parameter written as ``spell(name, example)``.
+
+    A parameter ``spell`` returns None for stays a placeholder, for the CLI to spell later: a
+    config file or a spec string names the values it set in its own words, the caller's sizes
+    remain flags.
+
+    >>> error = ParameterError("{base} must be > 1 at {length}", hint="e.g. {base=10000}")
+    >>> respelled(error, lambda name, example: None if name == "length" else f"{name}={example or '…'}")
+    ('base=… must be > 1 at {length}', 'e.g. base=10000')
+    """
+
+    def fill(match: re.Match[str]) -> str:
+        spelled = spell(match.group(1), match.group(2))
+        return match.group(0) if spelled is None else spelled
+
+    message, hint = error._templates
+    return _PARAMETER.sub(fill, message), None if hint is None else _PARAMETER.sub(fill, hint)
+
+
+def names_a_parameter(text: str, names: Iterable[str]) -> bool:
+    """Whether ``text`` (a message template) has a placeholder for one of ``names``.
+
+    >>> names_a_parameter("{base} must be > 1", ["base"]), names_a_parameter("{length} too large", ["base"])
+    (True, False)
+    """
+    wanted = set(names)
+    return any(match.group(1) in wanted for match in _PARAMETER.finditer(text))
 
 
 def name_parameters(text: str, spell: Callable[[str], str] | None = None) -> str:

@@ -281,16 +281,19 @@ def _load_pair(
             # the dtype the other table was rounded to: its file's record, else what its values show
             other_dtype = other.metadata.get("dtype") or value_precision(other.array)
             other_dtype = other_dtype if other_dtype in DTYPES else "float32"
-            shape = (rows if length is None else length, cols if d is None else d)
+            # a bias over query and key positions (alibi, t5) has no dimension: the other table's columns are keys
+            takes_dim = d is not None or spec.resolved()[0].axes != "query-key"
+            shape = (rows if length is None else length, (cols if d is None else d) if takes_dim else None)
         else:
             other_dtype = "float32"
             shape = require_shape(length, d)
         from pecli.memory import check_fits_in_memory
 
         # before any work: the spec's table is computed in float64 (issue 30: --d 2**63 was a ValueError)
+        width = shape[0] if shape[1] is None else shape[1]  # a bias: at least one len × len matrix
         check_fits_in_memory(
-            _WORKING_COPIES * 8 * shape[0] * shape[1],
-            what=f"comparison with the {shape[0]} × {shape[1]} table of {spec.text}",
+            _WORKING_COPIES * 8 * shape[0] * width,
+            what=f"comparison with the {shape[0]} × {width} table of {spec.text}",
             hint="compare at a smaller --len or --d",
         )
         table = spec.table(length=shape[0], dim=shape[1], dtype=dtype or other_dtype)

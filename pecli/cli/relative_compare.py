@@ -20,19 +20,18 @@ __all__ = ["compare_rope_specs", "relative_checks"]
 DEFAULT_LENGTH = 4096
 
 
-def _relative_spec(text: str, views: tuple[str, ...]) -> tuple[str, dict[str, Any]] | None:
-    """(scheme, full parameters) when ``text`` is a spec of a scheme whose relative view is one of ``views``
-    (:attr:`~pecli.schemes.catalog.Scheme.relative`), else None."""
-    from pecli.schemes.catalog import resolve
+def _relative_spec(text: str, views: tuple[str, ...]) -> tuple[Any, str, dict[str, Any]] | None:
+    """(parsed spec, scheme, full parameters) when ``text`` is a spec of a scheme whose relative view is one
+    of ``views`` (:attr:`~pecli.schemes.catalog.Scheme.relative`), else None."""
     from pecli.schemes.specs import looks_like_spec, parse_spec
 
     if not looks_like_spec(text):
         return None
     spec = parse_spec(text)
-    scheme, params = resolve(spec.scheme, spec.preset, spec.params)
+    scheme, params = spec.resolved()
     if scheme.relative not in views:
         return None
-    return scheme.name, {name: value for name, value in params.items() if value is not None and name != "part"}
+    return spec, scheme.name, {name: value for name, value in params.items() if value is not None and name != "part"}
 
 
 def _default_length(*params: dict[str, Any]) -> int:
@@ -57,7 +56,9 @@ def compare_rope_specs(out: Output, texts: list[str], *, dim: int | None, length
         return None
     if dim is None:
         raise ParameterError("comparing two rope specs needs the head dimension", hint="add --d, e.g. --d 128")
-    (_, params_a), (_, params_b) = specs  # type: ignore[misc]
+    for spec, _, _ in specs:  # type: ignore[misc]
+        spec.table(length=1, dim=dim, dtype="float64")  # each spec's values checked, an error in its own words
+    (_, _, params_a), (_, _, params_b) = specs  # type: ignore[misc]
     length = length or _default_length(params_a, params_b)
     report = RopeSpecsReport(
         texts[0], texts[1], dim, length, params_a, params_b, compare_rope(dim, length, params_a, params_b)
@@ -76,11 +77,12 @@ def relative_checks(text: str, *, length: int, dim: int) -> list[Any] | None:
     found = _relative_spec(text, ("score", "bias"))
     if found is None:
         return None
-    scheme, params = found
+    spec, scheme, params = found
     if SCHEMES[scheme].relative == "bias":  # the parameters its bias cannot do without (alibi's heads)
         needed = inspect.signature(SCHEMES[scheme].bias_function).parameters.values()
         for name in (p.name for p in needed if p.kind is p.KEYWORD_ONLY and p.default is p.empty):
             if name not in params:
                 raise ParameterError(f"{text!r}: {scheme}'s properties need its {name}",
                                      hint=f"e.g. {scheme}:{name}=8")  # fmt: skip
-    return relative_properties(scheme, params, length=length, dim=dim)
+    with spec.blaming():
+        return relative_properties(scheme, params, length=length, dim=dim)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pecli.dtypes import format_bytes
-from pecli.errors import _PARAMETER, ParameterError, PecliError
+from pecli.errors import ParameterError, PecliError, names_a_parameter, respelled
 from pecli.models.config import model_encoding, read_config
 from pecli.models.directory import shown
 from pecli.models.encoding import ModelEncoding
@@ -160,20 +160,18 @@ def _blamed_on_config(
     An error about the caller's own options (``length``, ``part``) is returned as it is; in a blamed
     one they stay placeholders, for the CLI to spell.
     """
-    message = error._templates[0]
-    if not any(match.group(1) in fields for match in _PARAMETER.finditer(message)):
+    if not names_a_parameter(error._templates[0], fields):
         return error
 
-    def spell(match: Any) -> str:
-        parameter, example = match.group(1), match.group(2)
+    def spell(parameter: str, example: str | None) -> str | None:
         if parameter in fields:
             return fields[parameter]
         if parameter in ("length", "part"):
-            return match.group(0)
+            return None
         return parameter if example is None else f"{parameter}={example}"
 
-    blamed = f"{shown(config_file)}: " + _PARAMETER.sub(spell, message)
-    return ParameterError(blamed, hint="the model's config sets this value")
+    message, _ = respelled(error, spell)
+    return ParameterError(f"{shown(config_file)}: {message}", hint="the model's config sets this value")
 
 
 def _config_sizes(encoding: ModelEncoding, length: int | None) -> str:

@@ -58,6 +58,9 @@ SCALINGS: dict[str, dict[str, Any]] = {
 #: parameters that may stay None: HF derives the attention factor when they are absent
 _OPTIONAL = ("mscale", "mscale_all_dim", "attention_factor")
 
+#: an example value of each parameter a scaling cannot do without, for the hint that names it
+_EXAMPLES = {"factor": "4", "original_max_position": "4096", "short_factor": "1,…", "long_factor": "1,…"}
+
 #: every parameter some scaling takes
 SCALING_PARAMETERS = tuple(dict.fromkeys(name for takes in SCALINGS.values() for name in takes))
 
@@ -77,10 +80,11 @@ def scaling_parameters(scaling: str, given: dict[str, Any]) -> dict[str, Any]:
     full: dict[str, Any] = {
         name: given.get(name) if given.get(name) is not None else default for name, default in takes.items()
     }
-    missing = [f"{{{name}}}" for name, value in full.items() if value is None and name not in _OPTIONAL]
+    missing = [name for name, value in full.items() if value is None and name not in _OPTIONAL]
     if missing:
-        example = "{short_factor=1,…} {long_factor=1,…}" if scaling == "longrope" else "{factor=4}"
-        raise ParameterError(f"{{scaling={scaling}}} needs {' and '.join(missing)}", hint=f"e.g. {example}")
+        example = " ".join(f"{{{name}={_EXAMPLES.get(name, '1')}}}" for name in missing)
+        needs = " and ".join(f"{{{name}}}" for name in missing)
+        raise ParameterError(f"{{scaling={scaling}}} needs {needs}", hint=f"e.g. {example}")
     if "factor" in full:
         full["factor"] = finite_above("factor", full["factor"], 0.0, example="4")
     if "original_max_position" in full:

@@ -23,12 +23,16 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from pecli.errors import ParameterError, did_you_mean
+from pecli.errors import _PARAMETER, ParameterError, did_you_mean, names_a_parameter, respelled
 from pecli.text import ascii_float, ascii_int
 
+#: the sizes a spec takes from its caller (--len, --d, the other table), not from its text
+_SIZES = ("length", "dim")
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 #: the commas that separate parameters: those followed by ``name=`` (a value may hold other commas)
 _SEPARATOR = re.compile(r",(?=\s*[A-Za-z_][\w-]*\s*=)")
@@ -47,7 +51,60 @@ class SchemeSpec:
         """The :class:`~pecli.schemes.spec.TableSpec` of this spec at a shape (parameter values checked)."""
         from pecli.schemes.spec import TableSpec
 
-        return TableSpec.resolve(self.scheme, self.preset, self.params, length=length, dim=dim, dtype=dtype).check()
+        with self.blaming():
+            return TableSpec.resolve(self.scheme, self.preset, self.params, length=length, dim=dim, dtype=dtype).check()
+
+    @contextmanager
+    def blaming(self) -> Iterator[None]:
+        """Errors about this spec's values raised inside, said in the spec's words (:meth:`blamed`).
+
+        >>> spec = parse_spec("rope:base=0")
+        >>> try:
+        ...     with spec.blaming():
+        ...         raise ParameterError("{base} must be above 1, got 0", hint="e.g. {base=10000}")
+        ... except ParameterError as error:
+        ...     print(error)
+        in spec 'rope:base=0': base must be above 1, got 0 (e.g. base=10000)
+        """
+        try:
+            yield
+        except ParameterError as error:
+            raise self.blamed(error) from None
+
+    def resolved(self) -> tuple[Any, dict[str, Any]]:
+        """The :class:`~pecli.schemes.catalog.Scheme` and its full parameters (values checked by name and kind).
+
+        >>> scheme, params = parse_spec("fairseq").resolved()
+        >>> scheme.name, params["layout"]
+        ('sinusoidal', 'split')
+        """
+        from pecli.schemes.catalog import resolve
+
+        with self.blaming():
+            return resolve(self.scheme, self.preset, self.params)
+
+    def blamed(self, error: ParameterError) -> ParameterError:
+        """``error`` about a value of this spec, said in the spec's words: ``in spec 'rope:base=-1': base …``.
+
+        The spec sets the scheme's parameters, so they are named as it names them (``base``,
+        ``original_max_position=4096``), never as flags the user did not type; the sizes (``length``,
+        ``dim``) come from the caller and stay placeholders. An error naming no parameter is returned as is.
+
+        >>> spec = parse_spec("rope:base=-1")
+        >>> str(spec.blamed(ParameterError("{base} must be > 1", hint="e.g. {base=10000}")))
+        "in spec 'rope:base=-1': base must be > 1 (e.g. base=10000)"
+        """
+        template = error._templates[0]
+        if not names_a_parameter(template, [name for name in _names_in(template) if name not in _SIZES]):
+            return error
+
+        def spell(name: str, example: str | None) -> str | None:
+            if name in _SIZES:
+                return None
+            return name if example is None else f"{name}={example}"
+
+        message, hint = respelled(error, spell)
+        return ParameterError(f"in spec {self.text!r}: {message}", hint=hint)
 
     def query_rows(self, *, heads: int, length: int, dtype: str = "float32") -> tuple[Any, Any] | None:
         """A per-head spec's bias at query position 0 of each of ``heads`` heads over ``length`` keys: the
@@ -65,9 +122,7 @@ class SchemeSpec:
 
         import numpy as np
 
-        from pecli.schemes.catalog import resolve
-
-        scheme, params = resolve(self.scheme, self.preset, self.params)
+        scheme, params = self.resolved()
         if "heads" not in scheme.defaults or params.get("head") is not None:
             return None
         given = {**{k: v for k, v in scheme.query_row.items() if k not in self.params}, **self.params}
@@ -75,8 +130,13 @@ class SchemeSpec:
             given["heads"] = heads
         table = replace(self, params=given).table(length=length, dim=None, dtype=dtype)
         count = table.shape[0]
-        rows = [replace(table, params={**table.params, "head": head}).rows(range(0, 1)) for head in range(count)]
+        with self.blaming():
+            rows = [replace(table, params={**table.params, "head": head}).rows(range(0, 1)) for head in range(count)]
         return np.concatenate(rows), table
+
+
+def _names_in(template: str) -> list[str]:
+    return [match.group(1) for match in _PARAMETER.finditer(template)]
 
 
 def looks_like_spec(text: str) -> bool:

@@ -121,3 +121,43 @@ def test_a_table_too_large_for_memory_and_disk_is_not_sent_to_a_file(cli, tmp_pa
     assert_one_line_error(alibi, 2, ("use a smaller --len:",))
     assert "--d" not in alibi.stderr and "-o" not in alibi.stderr
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("compare", "a.npy", "rope:base=-1"), ("in spec 'rope:base=-1': base must be", "e.g. base=10000")),
+        (("compare", "a.npy", "sinusoidal:layout=nosuch"), ("in spec 'sinusoidal:layout=nosuch': layout 'nosuch'",)),
+        (("compare", "a.npy", "rope:scaling=yarn,factor=4"), ("needs original_max_position", "max_position=4096")),
+        (("compare", "rope:base=0", "rope", "--d", "8"), ("in spec 'rope:base=0': base must be",)),
+        (("compare", "--properties", "rope:base=0"), ("in spec 'rope:base=0': base must be",)),
+        (("compare", "--properties", "alibi:heads=0"), ("in spec 'alibi:heads=0': heads must be a positive integer",)),
+    ],
+)
+def test_a_bad_value_in_a_spec_is_named_as_the_spec_names_it(cli, tmp_path, monkeypatch, args, words):
+    """A spec's values were reported as flags the user never typed ("--base must be …" for rope:base=-1)."""
+    monkeypatch.chdir(tmp_path)
+    assert cli("generate", "--d", "64", "--len", "16", "-o", "a.npy").code == 0
+    result = cli(*args)
+    assert_one_line_error(result, 2, words)
+    assert not re.search(r"--(?!d\b|len\b|properties\b)[a-z]", result.stderr), result.stderr
+
+
+def test_a_missing_scaling_value_is_the_example_given(cli):
+    """``--scaling yarn --factor 4`` was told "needs --original-max-position (e.g. --factor 4)"."""
+    result = cli("generate", "rope", "--d", "8", "--len", "4", "--scaling", "yarn", "--factor", "4")
+    assert_one_line_error(result, 2, ("needs --original-max-position", "e.g. --original-max-position 4096"))
+    assert "e.g. --factor" not in result.stderr
+
+
+def test_a_file_against_a_bias_spec_takes_no_dimension_from_the_file(cli, tmp_path, monkeypatch):
+    """``compare a.npy alibi:heads=4``: the file's columns were passed as --d ("alibi has no --d (drop --d)")."""
+    monkeypatch.chdir(tmp_path)
+    assert cli("generate", "--d", "64", "--len", "16", "-o", "a.npy").code == 0
+    mismatch = cli("compare", "a.npy", "alibi:heads=4")
+    assert_one_line_error(mismatch, 2, ("shape mismatch", "16 × 64", "4 × 16 × 16"))
+    assert "--d" not in mismatch.stderr.split("(")[0]
+    assert cli("generate", "alibi", "--heads", "4", "--head", "1", "--len", "16", "-o", "h.npy").code == 0
+    assert cli("compare", "h.npy", "alibi:heads=4,head=1").code == 0
+    other_head = cli("compare", "h.npy", "alibi:heads=4,head=2")
+    assert other_head.code == 1 and b"factor 4" in other_head.stdout
