@@ -9,10 +9,10 @@ from typing import Annotated, Any, Optional
 import typer
 
 from pecli.cli.common import chart_size, write_data
+from pecli.cli.distance_request import DistanceRequest
 from pecli.cli.drawing import (
     CmapOpt,
     ColorScaleOpt,
-    DistanceRequest,
     DpiOpt,
     FigsizeOpt,
     HeightOpt,

@@ -3,11 +3,13 @@
 A command lists the aliases (``cmap: CmapOpt = None``…) and hands their values to
 :func:`drawing_style`, which checks them all before any table is read and returns one
 :class:`DrawingStyle`; :func:`color_note` turns robust colour limits into the note the user reads.
+What is drawn where the terminal is not, :mod:`pecli.cli.images` (``-o``) and
+:mod:`pecli.cli.distance_request`, loads only with the commands that draw it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any, Optional
 
 import typer
@@ -118,22 +120,6 @@ class DrawingStyle:
     dpi: float = 100.0
     figsize: tuple[float, float] | None = None
     panel_scale: str = "shared"  #: --scale: "shared" or "per-panel"
-
-
-@dataclass(frozen=True)
-class DistanceRequest:
-    """What to compute and where it goes, checked before any table is read."""
-
-    metric: str
-    positions: range  #: the input's positions the vectors are (after --rows)
-    title: str
-    output: str | None = None  #: -o PATH, or None for the terminal
-    fmt: str | None = None  #: --format
-    kind: str | None = None  #: None (terminal), "image" or "data": see :func:`pecli.cli.distance._output_kind`
-    max_offset: int | None = None  #: --profile's last offset
-    style: DrawingStyle = field(default_factory=DrawingStyle)  #: --cmap, --vmin/--vmax, --title, --dpi, --figsize…
-    size: tuple[int | None, int | None] = (None, None)  #: --width/--height of the terminal chart
-    forced: bool = False  #: --terminal: colour even into a pipe
 
 
 def split_scale(
@@ -283,36 +269,6 @@ def color_note(scale: Any) -> str | None:
         f"colour limits {limits} ({ROBUST_PERCENTILE:g}th percentile of {of}; {share} of values lie beyond, "
         f"up to {full}): --no-robust or --vmin/--vmax for the full range"
     )
-
-
-@dataclass(frozen=True)
-class ImageFile:
-    """A figure to write (-o): where, and its size."""
-
-    path: str
-    dpi: float
-    figsize: tuple[float, float]  #: inches
-
-    @property
-    def pixels(self) -> str:
-        """``"800 × 600 px"``.
-
-        >>> HeatmapImage("pe.png", 100.0, (8.0, 6.0)).pixels
-        '800 × 600 px'
-        """
-        return f"{round(self.figsize[0] * self.dpi)} × {round(self.figsize[1] * self.dpi)} px"
-
-
-@dataclass(frozen=True)
-class HeatmapImage(ImageFile):
-    """The table as a heatmap image."""
-
-
-@dataclass(frozen=True)
-class LinesImage(ImageFile):
-    """Dimensions of the table as curves against position (--lines)."""
-
-    dims: tuple[int, ...]
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,7 @@ def generate(
         _print_presets(out)
         return
     from pecli.cli.common import build_table, prepare_output, write_table
-    from pecli.cli.inputs import stdin_file_params
+    from pecli.cli.stdin import stdin_file_params
     from pecli.schemes.backend import angles_on
 
     scheme_params = stdin_file_params(out, scheme_params or {})  # --bias-from -: stdin, read once for the run

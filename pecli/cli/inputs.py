@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pecli.cli.options import flag_for, parse_int
 from pecli.cli.output import Output, printable
+from pecli.cli.stdin import stdin_file_params, stdin_table  # noqa: F401  (the commands' stdin, read once)
 from pecli.errors import ParameterError, TableFileError
 
 if TYPE_CHECKING:
@@ -84,34 +85,6 @@ def load_input(
     if _sources().reads_a_file(source):
         table.label = printable(table.label)  # titles: text from the file
     return table
-
-
-def stdin_table(out: Output) -> bytes:
-    """The bytes of the table on ``out``'s stdin, read on first use and kept for the rest of the run."""
-    if out.stdin_table is None:
-        if out.stdin_is_terminal:
-            raise ParameterError(
-                "refusing to read a table from the terminal (stdin is not redirected)",
-                hint="pipe one in: pecli generate --d 64 --len 128 -o - | pecli plot -",
-            )
-        from pecli.io.source import read_stdin
-
-        with read_stdin(out.stdin_bytes) as handle:
-            out.stdin_table = handle.read()
-    return out.stdin_table
-
-
-def stdin_file_params(out: Output, scheme_params: dict[str, Any]) -> dict[str, Any]:
-    """``scheme_params`` with a table file given as ``-`` (T5's ``--bias-from -``) as stdin's table.
-
-    Stdin is read once per run (:func:`stdin_table`); the scheme reads its bytes as often as it
-    needs (its sizes, then its values), and records the parameter as ``-``.
-    """
-    if scheme_params.get("bias_from") != "-":
-        return scheme_params
-    from pecli.io.source import ReadTable
-
-    return {**scheme_params, "bias_from": ReadTable("-", stdin_table(out))}
 
 
 def input_parts(

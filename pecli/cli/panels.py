@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.drawing import DRAWING_PANEL, DrawingStyle, ImageFile, TerminalHeatmap, color_note
+from pecli.cli.drawing import DRAWING_PANEL, DrawingStyle, TerminalHeatmap, color_note
 from pecli.cli.output import Output, printable
 from pecli.errors import ParameterError
 
 if TYPE_CHECKING:  # the inputs (and the resolver) load when a table is read, not for --help
+    from pecli.cli.images import ImageFile
     from pecli.cli.inputs import InputTable
 
 SliceOpt = Annotated[

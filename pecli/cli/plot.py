@@ -16,10 +16,7 @@ from pecli.cli.drawing import (
     DpiOpt,
     DrawingStyle,
     FigsizeOpt,
-    HeatmapImage,
     HeightOpt,
-    ImageFile,
-    LinesImage,
     RobustOpt,
     ScaleOpt,
     TerminalHeatmap,
@@ -49,6 +46,7 @@ from pecli.errors import ParameterError
 if TYPE_CHECKING:
     import numpy as np
 
+    from pecli.cli.images import ImageFile
     from pecli.cli.inputs import InputTable, TableView
     from pecli.render.downsample import AxisStructure
     from pecli.render.scale import ColorScale
@@ -223,7 +221,7 @@ def plot(
     if data.nonfinite:
         plural = "s" if data.nonfinite != 1 else ""
         out.warn(f"{data.nonfinite} NaN/inf value{plural} drawn as masked cells")
-    if not isinstance(image, LinesImage) and color_note(scale):
+    if lines is None and color_note(scale):  # curves (--lines) have no colour limits
         out.note(str(color_note(scale)))
     heading = title if title is not None else _title(table)
     axes = table_axes(table.metadata, symmetric=_is_symmetric(shown.values) if rows is cols is None else False)
@@ -291,6 +289,7 @@ def _image_settings(
         return None
     if output == "-":
         raise ParameterError("pecli plot writes images to files, not stdout", hint="give -o heatmap.png")
+    from pecli.cli.images import HeatmapImage, LinesImage
     from pecli.io import check_output_path
     from pecli.render.image import image_format
 
@@ -350,6 +349,7 @@ def _save_image(
     y_label: str,
     row_values: tuple[float, float],
 ) -> None:
+    from pecli.cli.images import HeatmapImage, LinesImage
     from pecli.render.image import save_heatmap
     from pecli.render.lines import auto_dims, save_lines
 

@@ -19,7 +19,7 @@ from pecli.errors import ParameterError
 from pecli.report import Deferred
 
 if TYPE_CHECKING:
-    from pecli.cli.drawing import DistanceRequest
+    from pecli.cli.distance_request import DistanceRequest
     from pecli.render.scale import ColorScale
 
 __all__ = ["refuse_unused", "relative_distance"]

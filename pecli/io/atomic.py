@@ -20,7 +20,6 @@ import contextlib
 import os
 import shutil
 import stat
-import tempfile
 from collections.abc import Iterator
 from typing import IO
 
@@ -142,6 +141,8 @@ def atomic_file(path: str) -> Iterator[IO[bytes]]:
     directory, basename = os.path.split(real_path)
     _remove_stale_temporaries(directory, basename)
     try:
+        import tempfile  # only when writing: reading a table does not need it (random, hashlib)
+
         descriptor, temp_path = tempfile.mkstemp(dir=directory, prefix=f".{basename}{TEMP_MARKER}{os.getpid()}-")
     except OSError as error:
         raise OutputError(

@@ -115,3 +115,39 @@ def test_the_console_script_builds_without_the_collector_and_runs_the_command_wi
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
     assert done.stdout.split("\n")[-2] == "0 [('before', False), ('after', True, True)]"
+
+
+def _classes_and_modules_after(args: list[str], cwd) -> dict:
+    """Run ``main(args)`` in a fresh interpreter; the dataclasses it created and the modules it loaded."""
+    code = (
+        "import dataclasses, json, sys\n"
+        "made = []\n"
+        "process = dataclasses._process_class\n"
+        "def counted(cls, *args, **kwargs):\n"
+        "    made.append(cls.__qualname__)\n"
+        "    return process(cls, *args, **kwargs)\n"
+        "dataclasses._process_class = counted\n"
+        "from pecli.cli.app import main\n"
+        f"rc = main({args!r})\n"
+        "print(json.dumps({'rc': rc, 'made': made, 'modules': sorted(sys.modules)}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_terminal_plot_of_a_file_builds_no_image_classes_and_loads_no_writer(tmp_path):
+    """The -o image classes and distance's request (~5 ms of dataclasses), and tempfile (a writer's), are not
+    needed to draw a file in the terminal."""
+    assert imported_after(["generate", "--d", "64", "--len", "256", "-o", "pe.npy"], tmp_path)["rc"] == 0
+    result = _classes_and_modules_after(["plot", "pe.npy", "--terminal", "--width", "80", "--height", "30"], tmp_path)
+    assert result["rc"] == 0
+    assert {"DrawingStyle", "TerminalHeatmap"} <= set(result["made"])
+    assert not {"ImageFile", "HeatmapImage", "LinesImage", "DistanceRequest"} & set(result["made"])
+    assert "tempfile" not in result["modules"]
+
+
+def test_generate_does_not_load_the_input_helpers(tmp_path):
+    """generate reads stdin only for --bias-from -: pecli.cli.stdin, not pecli.cli.inputs (its TableView…)."""
+    result = _classes_and_modules_after(["generate", "--d", "8", "--len", "4", "-o", "x.npy"], tmp_path)
+    assert result["rc"] == 0 and (tmp_path / "x.npy").exists()
+    assert "pecli.cli.inputs" not in result["modules"] and "TableView" not in result["made"]
