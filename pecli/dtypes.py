@@ -27,7 +27,7 @@ _ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2}
 
 def check_dtype(name: str) -> str:
     """``name`` if it is a dtype pecli writes, else a :class:`ParameterError` listing them."""
-    if name not in _ITEMSIZE:
+    if not isinstance(name, str) or name not in _ITEMSIZE:  # np.float32 too: the name is asked for
         raise ParameterError(f"unknown dtype {name!r}", hint=did_you_mean(name, DTYPES))
     return name
 

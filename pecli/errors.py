@@ -158,11 +158,14 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
 
     >>> did_you_mean("sinusiodal", ["sinusoidal", "learned", "count"])
     "did you mean 'sinusoidal'? valid: sinusoidal, learned, count"
+    >>> did_you_mean(5, ["float32", "float64"])
+    'valid: float32, float64'
     >>> did_you_mean("x", [f"t{i}" for i in range(1000)])[-30:]
     '16, t17, t18, t19 and 980 more'
     """
     choices = list(choices)
-    close = difflib.get_close_matches(word, choices, n=3, cutoff=0.6)
+    # a name given as a number, a type or a list (``dtype=np.float32``) is near none of them
+    close = difflib.get_close_matches(word, choices, n=3, cutoff=0.6) if isinstance(word, str) else []
     valid = "valid: " + ", ".join(choices[:_LISTED])
     if len(choices) > _LISTED:  # a file can hold a million tensor names: the line stays short
         valid += f" and {len(choices) - _LISTED} more"

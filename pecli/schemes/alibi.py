@@ -117,9 +117,9 @@ def alibi_table(
     positions = np.arange(length, dtype=np.float64)
     if head is not None:
         head = head_index(head, len(slopes))
-        rows = row_range(rows, length)
+        rows = row_range(rows, length, per_row=length, hint="use a smaller {length}")
         return round_to(_biases(positions[rows.start : rows.stop], positions, form) * slopes[head], dtype)
-    rows = row_range(rows, len(slopes))
+    rows = row_range(rows, len(slopes), per_row=length * length, hint="use a smaller {length}, or one {head}")
     out = np.empty((len(rows), length, length), dtype=numpy_dtype(dtype))
     block = max(1, _BLOCK_VALUES // length)  # float64 temporaries of a block of query rows, never a whole head
     for first in range(0, length, block):

@@ -531,10 +531,10 @@ def get_scheme(name: str) -> Scheme:
     >>> get_scheme("binary").defaults
     {'bit_order': 'lsb'}
     """
-    try:
-        return SCHEMES[name]
-    except KeyError:
-        raise ParameterError(f"unknown scheme {name!r}", hint=did_you_mean(name, SCHEMES)) from None
+    scheme = SCHEMES.get(name) if isinstance(name, str) else None  # a list or a number names none
+    if scheme is None:
+        raise ParameterError(f"unknown scheme {name!r}", hint=did_you_mean(name, SCHEMES))
+    return scheme
 
 
 def resolve(scheme: str | None, preset: str | None, params: Mapping[str, Any]) -> tuple[Scheme, dict[str, Any]]:

@@ -51,16 +51,39 @@ def finite(name: str, value: object, *, example: str) -> float:
     return float(value)
 
 
-def row_range(rows: range | None, length: int) -> range:
-    """The rows to compute: all of ``range(length)`` by default, else a contiguous sub-range of it."""
+def row_range(rows: range | None, length: int, *, per_row: int = 0, hint: str | None = None) -> range:
+    """The rows to compute: all of ``range(length)`` by default, else a contiguous sub-range of it.
+
+    With ``per_row`` (the values computed for each row), refuse before any allocation a table
+    whose float64 working copy would not fit in memory (:func:`check_table_size`).
+
+    >>> row_range([0, 1], 4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    pecli.errors.ParameterError: rows must be a contiguous range inside 0..4, got [0, 1] (pass ...)
+    """
     if rows is None:
-        return range(length)
-    if rows.step != 1 or rows.start < 0 or rows.stop > length or rows.start > rows.stop:
+        rows = range(length)
+    elif not isinstance(rows, range) or rows.step != 1 or not 0 <= rows.start <= rows.stop <= length:
         raise ParameterError(
             f"rows must be a contiguous range inside 0..{length}, got {rows!r}",
             hint="pass rows=range(start, stop) with 0 <= start <= stop <= length",
         )
+    if per_row:
+        check_table_size(len(rows), per_row, hint=hint)
     return rows
+
+
+def check_table_size(count: int, per_row: int, *, hint: str | None = None) -> None:
+    """Refuse ``count`` rows of ``per_row`` values when their float64 working copy exceeds the memory
+    available, before anything is allocated (the scheme functions compute in float64, then round).
+
+    >>> check_table_size(10**12, 4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    pecli.errors.ParameterError: the table, computed in float64, would take 29.1 TiB, more than ...
+    """
+    from pecli.memory import check_fits_in_memory
+
+    check_fits_in_memory(count * per_row * 8, what="table, computed in float64,", hint=hint)
 
 
 def grid_shape(grid: object) -> tuple[int, int]:

@@ -91,7 +91,7 @@ def fourier_table(
     length = positive_int("length", length)
     width = fourier_width(dim, num_freqs, include_input)
     bands = (width - int(bool(include_input))) // 2
-    rows = row_range(rows, length)
+    rows = row_range(rows, length, per_row=width)
     x = scaled_positions(length, rows, positions)
     if bands and not fourier_angles_fit(length, bands, pi=pi, positions=positions):
         most = next(n for n in range(bands, 0, -1) if fourier_angles_fit(length, n, pi=pi, positions=positions))
@@ -145,7 +145,7 @@ def gaussian_table(
     dim = even_dim("gaussian", positive_int("dim", dim), "[sin | cos] of d/2 frequencies")
     sigma = finite_above("sigma", sigma, 0.0, example="10")
     seed = non_negative_int("seed", seed)
-    rows = row_range(rows, length)
+    rows = row_range(rows, length, per_row=dim)
     frequencies = np.random.default_rng(seed).standard_normal(dim // 2) * sigma
     table = np.empty((len(rows), dim), dtype=np.float64)
     x = scaled_positions(length, rows, positions)

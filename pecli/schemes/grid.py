@@ -14,7 +14,9 @@ __all__ = ["coordconv_table", "sincos2d_table"]
 _SINCOS2D_LAYOUTS = ("by-axis", "by-function", "by-axis-h-first", "interleaved")
 
 
-def _grid_tokens(length: int | None, grid: object, leading: int, rows: range | None) -> tuple[int, int, range]:
+def _grid_tokens(
+    length: int | None, grid: object, leading: int, rows: range | None, dim: int
+) -> tuple[int, int, range]:
     """(H, W, the token rows to compute) for a grid, checking ``length`` against H·W + leading zero rows."""
     height, width = grid_shape(grid)
     tokens = height * width + leading
@@ -22,7 +24,7 @@ def _grid_tokens(length: int | None, grid: object, leading: int, rows: range | N
         raise ParameterError(
             f"{{length={length}}} does not match {{grid={height},{width}}} ({tokens} tokens)", hint="drop {length}"
         )
-    return height, width, row_range(rows, tokens)
+    return height, width, row_range(rows, tokens, per_row=dim, hint="use a smaller {grid} or {dim}")
 
 
 def _grid_coordinates(rows: range, width: int, leading: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -94,7 +96,7 @@ def sincos2d_table(
     base = finite_above("base", base, 1.0, example="10000")
     scale = finite_above("interpolation_scale", interpolation_scale, 0.0, example="1")
     leading = leading_rows(cls_token, extra_tokens)
-    height, width, rows = _grid_tokens(length, grid, leading, rows)
+    height, width, rows = _grid_tokens(length, grid, leading, rows, dim)
     side = None if pos_embed_max_size is None else _max_size(pos_embed_max_size, height, width)
     if reverse_coord:  # timm: feat_shape[::-1], "stack W, H instead of H, W"
         height, width = width, height
@@ -173,7 +175,7 @@ def coordconv_table(
             f"coordconv has 2 channels (row, column) or 3 (with the radius), got {{dim={dim}}}",
             hint="use {dim=2} or {dim=3}",
         )
-    height, width, rows = _grid_tokens(length, grid, 0, rows)
+    height, width, rows = _grid_tokens(length, grid, 0, rows, dim)
     i, j, _ = _grid_coordinates(rows, width, 0)
     table = np.empty((len(rows), dim), dtype=np.float64)
     if layout == "uber":

@@ -14,7 +14,7 @@ def _grid(length: int, dim: int, rows: range | None) -> tuple[np.ndarray, np.nda
     """Validated (positions as a column, column indices as a row, length, dim) in float64."""
     length = positive_int("length", length)
     dim = positive_int("dim", dim)
-    rows = row_range(rows, length)
+    rows = row_range(rows, length, per_row=dim)
     positions = np.arange(rows.start, rows.stop, dtype=np.float64)[:, None]
     columns = np.arange(dim, dtype=np.float64)[None, :]
     return positions, columns, length, dim

@@ -68,6 +68,6 @@ def kerple_table(
     """
     no_dim("kerple", dim)
     length = positive_int("length", length)
-    rows = row_range(rows, length)
+    rows = row_range(rows, length, per_row=length, hint="use a smaller {length}")
     queries = np.arange(rows.start, rows.stop)
     return round_to(kerple_bias(np.arange(length)[None, :] - queries[:, None], r1=r1, r2=r2)[0], dtype)

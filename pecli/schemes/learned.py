@@ -34,7 +34,7 @@ def learned_table(
     dim = positive_int("dim", dim)
     std = finite_above("std", std, 0.0, example="0.02")
     seed = non_negative_int("seed", seed)
-    rows = row_range(rows, length)
+    rows = row_range(rows, length, per_row=dim)
     generator = np.random.default_rng(seed)
     if rows.start:
         # Standard normals consume the stream one draw at a time, so skipping the earlier rows

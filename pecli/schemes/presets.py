@@ -217,7 +217,7 @@ def get_preset(name: str, scheme: str | None = None) -> Preset:
     """
     if scheme is not None and (scheme, name) in PRESETS:
         return PRESETS[scheme, name]
-    owners = preset_schemes(name)
+    owners = preset_schemes(name) if isinstance(name, str) else []
     if not owners:
         raise ParameterError(f"unknown preset {name!r}", hint=did_you_mean(name, preset_names()))
     if len(owners) > 1 and scheme is not None:

@@ -172,7 +172,7 @@ def rope_table(
     )
     if proportional:  # HF: int(p·d // 2) frequencies of the whole head, then zero frequencies
         inv_freq[int(_fraction(partial_rotary_factor) * dim // 2) :] = 0.0
-    rows = row_range(rows, length)
+    rows = row_range(rows, length, per_row=dim)
     placement = "split" if layout == "half" else "interleaved"
     table = np.empty((len(rows), dim), dtype=np.float64)
     start, stop = offset + rows.start, offset + rows.stop

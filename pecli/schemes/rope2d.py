@@ -82,7 +82,7 @@ def rope2d_table(
     offset = integer("offset", offset)
     dim = positive_int("dim", dim)
     tokens = int(np.prod(sides))
-    rows = row_range(rows, tokens)
+    rows = row_range(rows, tokens, per_row=dim, hint="use a smaller {grid} or {dim}")
     # the row-major coordinates of each token: (h, w), or (t, h, w)
     coordinates = np.stack(np.unravel_index(np.arange(rows.start, rows.stop), sides), axis=1).astype(np.float64)
     coordinates += offset

@@ -80,7 +80,7 @@ def sinusoidal_table(
     layout = choice("layout", layout, ("interleaved", "split"))
     if freq_shift is not None:
         freq_shift = finite("freq_shift", freq_shift, example="1")
-    rows = row_range(rows, length)
+    rows = row_range(rows, length, per_row=dim)
     if max(abs(offset), abs(offset + length - 1)) > _MAX_EXACT_POSITION:
         raise ParameterError(
             f"positions {offset}..{offset + length - 1} go beyond ±2^53, where float64 cannot tell them apart",
@@ -101,7 +101,9 @@ def sinusoidal_table(
         if freq_shift is None:  # the tutorial's exp(arange(0, d, 2) · (−log(base) / d))
             freqs32 = exponential_frequencies32(len(freqs), math.log(base), width, order="fairseq", step=2)
         else:
-            freqs32 = exponential_frequencies32(len(freqs), math.log(base), width // 2 - freq_shift, order="fairseq")
+            # d = 1 has no frequency (only the padding column): its denominator, 0, is never used
+            denominator = width // 2 - freq_shift if len(freqs) else 1.0
+            freqs32 = exponential_frequencies32(len(freqs), math.log(base), denominator, order="fairseq")
         positions = np.arange(start, offset + rows.stop, dtype=np.float64)
         _, cos, sin = angle_sin_cos(positions, freqs32, arithmetic, scale=amplitude)
         wide = np.empty(table.shape)

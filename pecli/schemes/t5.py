@@ -124,7 +124,7 @@ def t5_bucket_table(
         [[0, 0, 0], [1, 0, 0], [2, 1, 0]]
     """
     length = positive_int("length", length)
-    rows = row_range(rows, length)
+    rows = row_range(rows, length, per_row=length, hint="use a smaller {length}")
     offsets = np.arange(-(length - 1), length, dtype=np.int64)
     buckets = t5_relative_position_bucket(
         offsets, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance

@@ -35,7 +35,7 @@ from pecli.dtypes import numpy_dtype, round_to
 from pecli.errors import ParameterError
 from pecli.schemes._angles import fill_sin_cos, geometric_frequencies, place_pairs, position_phasors, sin_cos_table
 from pecli.schemes.arithmetic import angle_sin_cos, check_arithmetic, exponential_frequencies32
-from pecli.schemes.checks import finite, finite_above, positive_int, row_range
+from pecli.schemes.checks import check_table_size, finite, finite_above, positive_int, row_range
 from pecli.schemes.spec import TableSpec
 
 __all__ = [
@@ -109,7 +109,13 @@ def timestep_embedding(
         [[998.39, 998.39, 998.39]]
     """
     dim = positive_int("dim", dim)
-    times = np.asarray(list(timesteps) if not isinstance(timesteps, np.ndarray) else timesteps, dtype=np.float64)
+    try:
+        times = np.asarray(list(timesteps) if not isinstance(timesteps, np.ndarray) else timesteps, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"timesteps must be a 1-d sequence of real numbers, got {_shown(timesteps)}",
+            hint="pass e.g. timesteps=[0, 250, 999]",
+        ) from None
     if times.ndim != 1:
         raise ParameterError(f"timesteps must be a 1-d sequence, got shape {times.shape}", hint="flatten them")
     bad = np.flatnonzero(~np.isfinite(times))
@@ -118,6 +124,7 @@ def timestep_embedding(
             f"timestep {times[bad[0]]} (index {bad[0]}) is not finite",
             hint="every t must be a finite number",
         )
+    check_table_size(len(times), dim, hint="use a smaller {dim} or fewer timesteps")
     if repeat_only:  # latent-diffusion: repeat(timesteps, "b -> b d", d=dim); no frequencies at all
         return round_to(np.repeat(times[:, None], dim, axis=1), dtype)
     arithmetic = check_arithmetic(arithmetic)
@@ -125,6 +132,12 @@ def timestep_embedding(
         return _in_arithmetic(times, dim, max_period, freq_shift, scale, flip_sin_to_cos, arithmetic, dtype)
     freqs = _frequencies(dim, max_period, freq_shift, scale)
     return _embed(position_phasors(times, freqs), dim, dtype, flip_sin_to_cos)
+
+
+def _shown(value: object) -> str:
+    """``value`` for a message, cut to one short line."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _in_arithmetic(
@@ -170,7 +183,7 @@ def timestep_table(
     """
     length = positive_int("length", length)
     dim = positive_int("dim", dim)
-    rows = row_range(rows, length)
+    rows = row_range(rows, length, per_row=dim)
     if repeat_only:
         return timestep_embedding(np.arange(rows.start, rows.stop), dim, repeat_only=True, dtype=dtype)
     freqs = _frequencies(dim, max_period, freq_shift, scale)
