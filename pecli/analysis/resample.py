@@ -177,11 +177,22 @@ def _check_table(table: np.ndarray) -> None:
             f"an integer or boolean tensor ({table.dtype.name}) is not a position table",
             hint="give the float position embedding; {key} chooses it",
         )
+    finite = np.isfinite(table)
+    if not finite.all():
+        where = tuple(int(index) for index in np.argwhere(~finite)[0])
+        count = int(finite.size - finite.sum())
+        raise ParameterError(
+            f"the table holds {count:,} value{'s' if count > 1 else ''} that {'are' if count > 1 else 'is'} not "
+            f"finite (first {float(table[where])} at index {list(where)}): resampling would spread them",
+            hint="give a table of finite values; {key} chooses the tensor",
+        )
 
 
 def _split_tokens(table: np.ndarray, prefix_tokens: int, rows_name: str) -> tuple[np.ndarray, np.ndarray]:
     rows = table.reshape(table.shape[-2], table.shape[-1])
-    if not 0 <= prefix_tokens < len(rows):
+    if prefix_tokens < 0:
+        raise ParameterError(f"{{{rows_name}}} must be >= 0, got {prefix_tokens}", hint=f"e.g. {{{rows_name}}} 1")
+    if not prefix_tokens < len(rows):
         raise ParameterError(
             f"{{{rows_name}}} {prefix_tokens} leaves no positions of the table's {len(rows)} rows",
             hint=f"give {{{rows_name}}} between 0 and {len(rows) - 1}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from typing import Annotated, Any, Optional
@@ -129,6 +130,7 @@ def resample(
         _check_checkpoint_output(source, output, fmt)
         target: Any = None
     else:
+        _check_not_input(source, output, "-o")
         target, fmt = _prepare_output(out, output, fmt)
     written_format = fmt or "safetensors"
 
@@ -247,16 +249,11 @@ def _check_checkpoint_output(source: str, output: str, fmt: str | None) -> None:
         )
     if fmt not in (None, "safetensors"):
         raise ParameterError(f"--in-checkpoint writes safetensors, not --format {fmt}", hint="drop --format")
-    if (
-        output == "-"
-        or os.path.abspath(output) == os.path.abspath(source)
-        or (os.path.exists(output) and os.path.samefile(output, source))
-    ):
+    if output == "-":
         raise ParameterError(
-            f"--in-checkpoint -o {output!r} would overwrite the input" if output != "-" else
-            "--in-checkpoint writes a file, not stdout",
-            hint="give a new path: the input is never modified",
-        )  # fmt: skip
+            "--in-checkpoint writes a file, not stdout", hint="give a new path, e.g. -o new.safetensors"
+        )
+    _check_not_input(source, output, "--in-checkpoint -o")
     if os.path.isdir(source):
         if os.path.exists(output) and not (os.path.isdir(output) and not os.listdir(output)):
             raise ParameterError(f"-o {output!r} exists", hint="a model directory is copied to a new directory")
@@ -264,6 +261,28 @@ def _check_checkpoint_output(source: str, output: str, fmt: str | None) -> None:
     if not output.endswith(".safetensors"):
         raise ParameterError(f"-o {output!r} is not a .safetensors file", hint="e.g. -o resampled.safetensors")
     check_output_path(output)
+
+
+def _check_not_input(source: str, output: str, flag: str) -> None:
+    """Refuse an output that is INPUT (any spelling or link of it) or inside the INPUT model directory (a new
+    model.safetensors beside a sharded index would change what the directory loads as)."""
+    if output == "-" or source == "-":
+        return
+    real_output, real_source = os.path.realpath(output), os.path.realpath(source)
+    inside = os.path.isdir(real_source) and real_output.startswith(real_source.rstrip(os.sep) + os.sep)
+    same = real_output == real_source
+    if not same and os.path.exists(output) and os.path.exists(source):
+        with contextlib.suppress(OSError):
+            same = os.path.samefile(output, source)  # a hard link
+    if same:
+        raise ParameterError(
+            f"{flag} {output!r} would overwrite the input", hint="give a new path: the input is never modified"
+        )
+    if inside:
+        raise ParameterError(
+            f"{flag} {output!r} would write into the input model directory {source!r}",
+            hint="give a path outside it: the input is never modified",
+        )
 
 
 def _prepare_output(out: Output, output: str, fmt: str | None) -> tuple[Any, str]:

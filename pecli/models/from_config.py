@@ -132,6 +132,11 @@ def _encoding_spec(
     """The checked table of one encoding (a layer type's), a bad value blamed on its config field."""
     from pecli.schemes.spec import TableSpec
 
+    if length is None and encoding.length is None:
+        raise ParameterError(
+            f"{shown(config_file)} has no max_position_embeddings (the model's context)",
+            hint="give the table's length as {length}, or add max_position_embeddings to the config",
+        )
     params = {**encoding.params, **(scheme_params or {})}
     fields = {k: v for k, v in encoding.fields.items() if not (k == "length" and length is not None)}
     try:

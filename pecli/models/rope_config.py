@@ -303,7 +303,25 @@ def _one_encoding(
     notes: list[str] = []
     rope_type = _rope_type(found, where)
     length_key = next((key for key in _LENGTH_KEYS if config.get(key) is not None), "max_position_embeddings")
-    length = config_int(config, length_key)
+    # with no context in the config (transformers takes its config class's default, LlamaConfig's 2048), a
+    # rope type whose frequencies do not depend on it is still a table: its length is the caller's to give
+    reads_context = (
+        rope_type == "dynamic"
+        or (
+            rope_type in ("llama3", "yarn", "longrope")
+            and config.get("original_max_position_embeddings") is None
+            and found.get("original_max_position_embeddings") is None
+        )
+        or (rope_type in ("yarn", "longrope") and found.get("factor") is None)
+    )
+    length: int | None = None
+    if config.get(length_key) is not None or reads_context:
+        if config.get(length_key) is None:
+            raise ParameterError(
+                f"config.json has no max_position_embeddings, which its rope_type {rope_type!r} reads",
+                hint="add max_position_embeddings (the model's context) to the config",
+            )
+        length = config_int(config, length_key)
     if rope_type in ("llama3", "yarn", "longrope"):
         # transformers' standardize_rope_params: a top-level original_max_position_embeddings (Phi-3) wins
         if config.get("original_max_position_embeddings") is not None:
@@ -417,7 +435,7 @@ def _remote_code_notes(where: Mapping[str, str]) -> list[str]:
 
 
 def _scaling_parameters(
-    rope_type: str, found: Mapping[str, Any], where: Mapping[str, str], length: int, dim: int
+    rope_type: str, found: Mapping[str, Any], where: Mapping[str, str], length: int | None, dim: int
 ) -> tuple[dict[str, Any], list[str]]:
     """pecli's scaling parameters for ``rope_type`` (as its ``_compute_*_parameters`` reads them), and the keys used."""
     params: dict[str, Any] = {} if rope_type == "default" else {"scaling": ROPE_TYPE_SCALING[rope_type]}
@@ -441,7 +459,7 @@ def _scaling_parameters(
         take("high_freq_factor")
     if rope_type in ("yarn", "longrope"):
         # DeepSeek-V3 and Phi-3 leave factor out: max_position_embeddings / original_max_position_embeddings
-        take("factor", default=length / params["original_max_position"])
+        take("factor", default=None if length is None else length / params["original_max_position"])
         params["apply_attention_factor"] = True
         if found.get("attention_factor") is not None:
             take("attention_factor")

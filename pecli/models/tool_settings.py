@@ -56,6 +56,8 @@ def tool_settings(info: ConfigInfo, tool: str) -> dict[str, Any]:
         "max_position_embeddings": info.length,
         "head_dim": head_width(first),
     }
+    if info.length is None:  # the config gives no context: none is invented (a null would not load)
+        del sizes["max_position_embeddings"]
     if info.nope_layers:
         sizes["no_rope_layers"] = [int(index not in info.nope_layers) for index in range(max(info.nope_layers) + 1)]
     if info.layer_types:
@@ -138,6 +140,8 @@ def _gguf(info: ConfigInfo, rope: list[LayerInfo]) -> dict[str, Any]:
         f"{arch}.rope.dimension_count": encoding.dim,
         f"{arch}.rope.freq_base": params["base"],
     }
+    if info.length is None:
+        del metadata[f"{arch}.context_length"]
     tensors: dict[str, list[float]] = {}
     unsupported = [name for name in ("truncate",) if name in params] + (
         [scaling] if scaling in ("dynamic", "proportional") else []
