@@ -102,24 +102,26 @@ def half_bits(values, name: str):
     return _float16_bits(values)
 
 
-#: elements per pass of :func:`_float16_bits`: its scratch (30 bytes an element) stays in a core's cache
-_HALF_CHUNK = 1 << 15
-_SPLIT = 2.0**42 + 1  #: Veltkamp's constant for 53 - 42 = 11 significant bits, float16's precision
+#: elements per pass of :func:`_float16_bits` at most (pecli's blocks are about this size): fewer
+#: passes cost more in numpy's per-call overhead than cache misses, more would leave the cache
+_HALF_CHUNK = 1 << 17
 _scratch = threading.local()  # per-thread buffers: fresh pages for each block would cost more than the work
 
 
 def _float16_bits(values):
     """The float16 bit patterns (uint16) of float64 ``values``, rounded once to nearest even.
 
-    numpy's own float64 -> float16 cast is a scalar loop (about 4 ns an element); this route is a
-    few vectorised passes over cache-sized chunks. Veltkamp's split ``hi = c - (c - x)`` with
-    ``c = x·(2**42 + 1)`` rounds ``x`` to 11 significant bits, to nearest (Boldo, "Pitfalls of a
-    full floating-point proof", IJCAR 2006); on exact halfway cases it rounds to even (checked
-    for every float16 midpoint mantissa: the split is scale-invariant, so one binade's midpoints
-    stand for all). ``hi`` is then exact in float32, whose bits repack to float16's by integer
-    shifts. Elements outside float16's normal range (subnormal, beyond 65504, inf, NaN) take
-    numpy's cast, which rounds them once too. tests/schemes/test_half_rounding.py compares the
-    bits with numpy's cast on midpoints, their neighbours, and random values of every exponent.
+    numpy's own float64 -> float16 cast is a scalar loop (about 3 ns an element); this route is
+    vectorised passes over cache-sized chunks. numpy rounds float64 to float32 once (compiled,
+    SIMD); rounding that float32 to float16 again equals rounding the float64 value once except
+    where the float32 lies exactly halfway between two float16 values (its 13 low bits 0x1000).
+    Veltkamp's split ``hi = c - (c - f)`` with ``c = f·(2**13 + 1)`` rounds the float32 ``f`` to
+    11 significant bits, to nearest (Boldo, "Pitfalls of a full floating-point proof", IJCAR
+    2006), and ``hi``'s bits repack to float16's by integer shifts. The few elements halfway in
+    float32, or outside float16's normal range (subnormal, beyond 65504, inf, NaN), take numpy's
+    cast from float64, which rounds them once. tests/schemes/test_half_rounding.py compares the
+    bits with numpy's cast on every midpoint, its float64 neighbours, and random values of every
+    exponent.
 
     >>> import numpy as np
     >>> _float16_bits(np.array([1.0 + 2.0**-11, 1.0 + 3 * 2.0**-11, -65520.0, 2.0**-25])).tolist()
@@ -130,40 +132,44 @@ def _float16_bits(values):
     values = np.asarray(values, dtype=np.float64)
     flat = values.reshape(-1)  # a copy only where ``values`` is not contiguous
     bits = np.empty(flat.shape, dtype=np.uint16)
+    size = min(flat.size, _HALF_CHUNK)
     buffers = getattr(_scratch, "buffers", None)
-    if buffers is None:
-        n = _HALF_CHUNK
+    if buffers is None or len(buffers[0]) < size:
         buffers = _scratch.buffers = (
-            np.empty(n), np.empty(n), np.empty(n, np.float32), np.empty(n, np.uint32),
-            np.empty(n, np.uint16), np.empty(n, bool),
+            np.empty(size, np.float32), np.empty(size, np.float32), np.empty(size, np.float32),
+            np.empty(size, np.uint32), np.empty(size, np.uint16), np.empty(size, bool), np.empty(size, bool),
         )  # fmt: skip
-    for start in range(0, flat.size, _HALF_CHUNK):
-        x = flat[start : start + _HALF_CHUNK]
-        _float16_chunk(x, bits[start : start + _HALF_CHUNK], *(b[: x.size] for b in buffers))
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start in range(0, flat.size, _HALF_CHUNK):
+            x = flat[start : start + _HALF_CHUNK]
+            _float16_chunk(x, bits[start : start + _HALF_CHUNK], *(b[: x.size] for b in buffers))
     return bits.reshape(values.shape)
 
 
-def _float16_chunk(x, out, c, d, single, work, sign, rare) -> None:
+def _float16_chunk(x, out, single, c, hi, work, sign, rare, halfway) -> None:
     """:func:`_float16_bits` of one chunk ``x`` into ``out``, through the scratch arrays given."""
     import numpy as np
 
-    with np.errstate(over="ignore", invalid="ignore"):
-        np.multiply(x, _SPLIT, out=c)
-        np.subtract(c, x, out=d)
-        np.subtract(c, d, out=single, casting="same_kind")  # x rounded to 11 bits: exact in float32
+    np.copyto(single, x, casting="same_kind")  # rounded once to float32
     word = single.view(np.uint32)
+    np.bitwise_and(word, np.uint32(0x1FFF), out=work)
+    np.equal(work, np.uint32(0x1000), out=halfway)  # a second rounding could differ from one
+    np.multiply(single, np.float32(2**13 + 1), out=c)
+    np.subtract(c, single, out=hi)
+    np.subtract(c, hi, out=hi)  # ``single`` rounded to 11 significant bits
+    word = hi.view(np.uint32)
     np.bitwise_and(word, np.uint32(0x7FFFFFFF), out=work)
     np.subtract(work, np.uint32(113 << 23), out=work)  # 0 at 2**-14, float16's smallest normal
     np.greater(work, np.uint32(0x477FE000 - (113 << 23)), out=rare)  # below 2**-14 or above 65504
+    np.bitwise_or(rare, halfway, out=rare)
     np.right_shift(work, np.uint32(13), out=out, casting="unsafe")  # exponent and 10 bits, from 0
     np.right_shift(word, np.uint32(16), out=sign, casting="unsafe")
     np.bitwise_and(sign, np.uint16(0x8000), out=sign)
     np.bitwise_or(sign, np.uint16(0x0400), out=sign)  # the sign, and the exponent's offset from 0
     np.add(out, sign, out=out)
     where = np.flatnonzero(rare)
-    if where.size:  # subnormal, overflowing, infinite or NaN: numpy's cast rounds those once
-        with np.errstate(over="ignore", invalid="ignore"):
-            out[where] = x[where].astype(np.float16).view(np.uint16)
+    if where.size:  # halfway in float32, subnormal, overflowing, infinite or NaN: numpy's cast
+        out[where] = x[where].astype(np.float16).view(np.uint16)
 
 
 def _round_to_bfloat16(values):
