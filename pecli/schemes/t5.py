@@ -75,14 +75,14 @@ def t5_relative_position_bucket(
     max_exact = half // 2
     if max_exact < 1:
         raise ParameterError(
-            f"num_buckets = {num_buckets} leaves no exact bucket{' per direction' if bidirectional else ''}",
-            hint=f"use num_buckets >= {4 if bidirectional else 2}",
+            f"{{num_buckets}} {num_buckets} leaves no exact bucket{' per direction' if bidirectional else ''}",
+            hint=f"use {{num_buckets={4 if bidirectional else 2}}} or more",
         )
     if max_distance <= max_exact:
         raise ParameterError(
-            f"max_distance = {max_distance} must exceed the exact buckets' reach {max_exact} (num_buckets // "
-            f"{4 if bidirectional else 2})",
-            hint=f"use max_distance > {max_exact}, e.g. 128",
+            f"{{max_distance}} {max_distance} must exceed the exact buckets' reach {max_exact} ({{num_buckets}} "
+            f"{num_buckets} // {4 if bidirectional else 2})",
+            hint=f"use a smaller {{num_buckets}} or a larger {{max_distance={max(128, 2 * max_exact)}}}",
         )
     if bidirectional:
         buckets = np.where(relative_position > 0, half, 0).astype(np.int64)

@@ -161,3 +161,16 @@ def test_a_file_against_a_bias_spec_takes_no_dimension_from_the_file(cli, tmp_pa
     assert cli("compare", "h.npy", "alibi:heads=4,head=1").code == 0
     other_head = cli("compare", "h.npy", "alibi:heads=4,head=2")
     assert other_head.code == 1 and b"factor 4" in other_head.stdout
+
+
+def test_t5_bucket_limits_name_both_flags_and_an_example_that_works(cli):
+    """``--num-buckets 100000000`` was told "max_distance = 128 must exceed … (use max_distance > 25000000, e.g. 128)":
+    Python names, a cause the user did not touch, and an example that fails the rule it states."""
+    result = cli("distance", "t5", "--len", "16", "--num-buckets", "100000000", "--json")
+    assert_one_line_error(result, 2, ("--max-distance 128 must exceed", "--num-buckets 100000000 // 4",
+                                      "a smaller --num-buckets", "--max-distance 50000000"))  # fmt: skip
+    assert "max_distance" not in result.stderr and "e.g. 128" not in result.stderr
+    assert cli("distance", "t5", "--len", "16", "--num-buckets", "100000000", "--max-distance", "50000000",
+               "--json").code == 0  # fmt: skip
+    few = cli("distance", "t5", "--len", "16", "--num-buckets", "2", "--json")
+    assert_one_line_error(few, 2, ("--num-buckets 2 leaves no exact bucket", "use --num-buckets 4 or more"))
