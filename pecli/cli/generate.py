@@ -99,7 +99,8 @@ def generate(
     name: Annotated[str, typer.Option("--name", help="Tensor name in .safetensors/.pt files.", metavar="KEY")] = "pe",
     preset: PresetOpt = None,
     list_presets: Annotated[
-        bool, typer.Option("--list-presets", help="List the presets with their sources and exit.")
+        bool,
+        typer.Option("--list-presets", help="List the presets (SCHEME's only, if given) and their sources, and exit."),
     ] = False,
     device: DeviceOpt = "cpu",
     from_config: FromConfigOpt = None,
@@ -110,7 +111,7 @@ def generate(
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
     if list_presets:
-        _print_presets(out)
+        _print_presets(out, scheme)
         return
     from pecli.cli.common import build_table, prepare_output, write_table
     from pecli.cli.stdin import stdin_file_params
@@ -215,15 +216,21 @@ def _note_unused_device(out: Output, placement: Any, scheme: str) -> None:
         out.warn(f"--device {placement.backend.device}: scheme {scheme!r} computes no sin/cos, so it ran on the CPU")
 
 
-def _print_presets(out: Output) -> None:
+def _print_presets(out: Output, scheme: str | None) -> None:
+    """Every preset, or those of ``scheme`` (``pecli generate rope --list-presets``: an unknown name is refused)."""
     from pecli.report import Listing
+    from pecli.schemes import get_scheme
     from pecli.schemes.presets import PRESETS
 
+    owner = None if scheme is None else get_scheme(scheme).name
+    presets = [p for p in PRESETS.values() if owner is None or p.scheme == owner]
     document = [
         {"name": p.name, "scheme": p.scheme, "params": dict(p.params), "convention": p.convention, "source": p.source}
-        for p in PRESETS.values()
+        for p in presets
     ]
-    lines = [f"{p.name:<18} {p.scheme}: {p.convention}\n{'':<18} source: {p.source}" for p in PRESETS.values()]
+    lines = [f"{p.name:<18} {p.scheme}: {p.convention}\n{'':<18} source: {p.source}" for p in presets]
+    if not presets:
+        out.note(f"{owner} has no presets")
     out.show(Listing(document, lines))
 
 

@@ -62,6 +62,21 @@ def test_list_presets_names_sources(cli):
     assert "guided_diffusion/nn.py" in result.out
 
 
+def test_list_presets_of_one_scheme(cli):
+    """``generate SCHEME --list-presets`` ignored SCHEME (an unknown one too, exit 0): now it lists that scheme's."""
+    import json
+
+    from pecli.schemes.presets import presets_of
+
+    listed = json.loads(cli("generate", "timestep", "--list-presets", "--json").out)
+    assert [entry["name"] for entry in listed] == presets_of("timestep") and listed
+    assert {entry["scheme"] for entry in listed} == {"timestep"}
+    none = cli("generate", "kerple", "--list-presets")
+    assert none.code == 0 and none.out == "" and "kerple has no presets" in none.stderr
+    unknown = cli("generate", "nosuch", "--list-presets")
+    assert unknown.code == 2 and "unknown scheme 'nosuch'" in unknown.stderr
+
+
 @pytest.mark.parametrize("fmt", ["npy", "safetensors", "pt", "csv", "tsv"])
 def test_every_format_by_extension(cli, tmp_path, fmt):
     target = tmp_path / f"t.{fmt}"
