@@ -255,13 +255,17 @@ def make_probe(
     >>> probe.scores.shape, probe.positions[[0, -1]].tolist()
     ((2, 11, 11), [0, 65])
     """
-    if heads < 1:
-        raise ParameterError(f"{{heads}} must be a positive integer, got {heads}", hint="e.g. {heads=2}")
+    from pecli.memory import check_fits_in_memory
+    from pecli.schemes.checks import non_negative_int, positive_int
+
+    heads, seed = positive_int("heads", heads), non_negative_int("seed", seed)
     chosen = np.asarray(probe_positions(spec) if positions is None else positions, dtype=np.int64)
     if chosen.ndim != 1 or not len(chosen) or (chosen < 0).any():
         raise ParameterError("{positions} must be a non-empty list of positions ≥ 0", hint="e.g. {positions=0,1,4096}")
     rng = np.random.default_rng(seed)
     shape = (heads, len(chosen), int(head_dim or spec.dim or 0))
+    # q, k, their rotations (float64) and the scores, before any of them is drawn
+    check_fits_in_memory(8 * heads * len(chosen) * (6 * shape[2] + len(chosen)), what="probe", hint="use fewer {heads}")
     q, k = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
     q_rotated, k_rotated = (rotate(spec, x, chosen) for x in (q, k))
     scores = np.einsum("hpd,hsd->hps", q_rotated, k_rotated) / math.sqrt(shape[2])

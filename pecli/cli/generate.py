@@ -182,7 +182,8 @@ def _write_probe(out: Output, reference: str, preset: str | None, scheme_params:
     if from_config is not None and d is not None:
         raise ParameterError("--d comes from the config with --from-config", hint="drop --d")
     params = dict(scheme_params)
-    seed, heads = int(params.pop("seed", None) or 0), int(params.pop("heads", None) or 2)
+    seed, heads = params.pop("seed", None), params.pop("heads", None)
+    seed, heads = 0 if seed is None else seed, 2 if heads is None else heads  # the probe checks both
     check_output_path(output)
     spec = rotary_spec(reference, dim=d, length=length, preset=preset, scheme_params=params, layer_type=layer_type)
     probe = make_probe(spec, heads=heads, seed=seed, head_dim=head_dim_of(reference, spec))

@@ -108,11 +108,15 @@ def _recorded_slices(table: InputTable) -> int:
 
     >>> import numpy as np
     >>> from pecli.cli.inputs import InputTable
-    >>> _recorded_slices(InputTable(np.zeros((2, 3, 3)), "x", {"shape": "70000,3,3"}))
+    >>> _recorded_slices(InputTable(np.zeros((3, 3)), "x", {"shape": "70000,3,3"}))
     70000
+    >>> _recorded_slices(InputTable(np.zeros((64, 64)), "cos", {"shape": "64,64"}))  # a part, not a slice
+    0
     """
-    first = table.metadata.get("shape", "").split(",")[0]
-    return int(first) if first.isdigit() else 0
+    shape = table.metadata.get("shape", "").split(",")
+    if len(shape) != table.array.ndim + 1:  # the table is the whole tensor (RoPE's cos), not one slice of it
+        return 0
+    return int(shape[0]) if shape[0].isdigit() else 0
 
 
 def _head_names(table: InputTable, scheme: Any) -> list[str]:
@@ -150,7 +154,7 @@ def draw_panels(
     from pecli.cli.inputs import table_view
     from pecli.render.titles import panel_titles, table_axes, table_title
 
-    total = max(len(tables), _recorded_slices(tables[0]) if tables[0].array.ndim == 2 else 0)
+    total = max(len(tables), _recorded_slices(tables[0]))
     if total > MAX_PANELS:
         out.note(f"drawing the first {MAX_PANELS} of {total} slices (--slice I picks any one)")
         tables = tables[:MAX_PANELS]

@@ -535,3 +535,15 @@ def test_rope_file_panels_are_titled_by_what_differs_first(cli, tmp_path, monkey
     assert cli("plot", str(path), "-o", str(tmp_path / "rope.png")).code == 0
     assert seen["titles"] == ["cos", "sin"]
     assert seen["title"].startswith("rope, 256 × 16: base=500000.0") and seen["title"].endswith("— llama31.safetensors")
+
+
+@pytest.mark.parametrize("source", [("rope", "--d", "64", "--len", "64"), ("rope", "--d", "8", "--len", "40")])
+def test_rope_parts_are_not_counted_as_slices(cli, source):
+    """RoPE's cos and sin (two 2-D parts) were noted as "drawing the first 16 of 64 slices": the part's rows
+    were taken for the heads of a 3-D table."""
+    result = cli("plot", *source, "--terminal", "--width", "60", "--height", "12")
+    assert result.code == 0, result.stderr
+    assert "slices" not in result.stderr
+    assert "2 panels in one colour scale" in result.out
+    heads = cli("plot", "alibi", "--heads", "20", "--len", "16", "--terminal", "--width", "60", "--height", "12")
+    assert "drawing the first 16 of 20 slices" in heads.stderr

@@ -205,3 +205,21 @@ def _read(path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
 
     with safe_open(str(path), "np") as opened:
         return {name: opened.get_tensor(name) for name in opened.keys()}, opened.metadata()  # noqa: SIM118
+
+
+@pytest.mark.parametrize(
+    ("option", "words"),
+    [
+        (("--seed", "-1"), ("--seed must be a non-negative integer, got -1",)),  # was an internal error, exit 3
+        (("--heads", "0"), ("--heads must be a positive integer, got 0",)),  # was taken for the default, 2 heads
+        (("--heads", "1000000000"), ("the probe would take", "TiB", "use fewer --heads")),
+    ],
+)
+def test_probe_counts_are_checked(cli, tmp_path, monkeypatch, option, words):
+    monkeypatch.chdir(tmp_path)
+    result = cli("generate", "rope", "--d", "8", "--len", "64", "--probe", *option, "-o", "p.safetensors")
+    assert result.code == 2, result.stderr
+    assert all(word in result.stderr for word in words) and result.stderr.count("\n") == 1, result.stderr
+    assert not (tmp_path / "p.safetensors").exists()
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        make_probe(rotary_spec("rope", dim=8, length=64), seed=-3)
