@@ -200,6 +200,11 @@ def _value_statistics(values: np.ndarray) -> tuple[float, float]:
 
 def _checked(table: np.ndarray) -> np.ndarray:
     values = np.asarray(table)
+    if values.dtype.kind not in "biuf":  # complex, strings, objects: refused by name, not cast with a warning
+        raise TableFileError(
+            f"the table has dtype {values.dtype}, which is not a real number type",
+            hint="identify reads float or integer tables",
+        )
     if values.dtype.kind != "f" or values.dtype.itemsize < 4:  # ints, float16, bfloat16: widen (exactly)
         values = values.astype(np.float64)
     if values.ndim == 3 and values.shape[1] == 1:  # one query row per head (BLOOM, MPT): read as (H, L)
