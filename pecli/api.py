@@ -53,7 +53,7 @@ def _table(value: Any, *, key: str | None = None, length: int | None = None, dim
     if key is not None:
         raise ParameterError("key applies to a file or a config, not to an array", hint="drop key")
     array = np.asarray(value.detach().cpu() if hasattr(value, "detach") else value)
-    if array.dtype.kind not in "biuf":  # complex, strings, objects: refused by name, not cast with a warning
+    if array.dtype.kind in "cOSU":  # complex, strings, objects (bfloat16, kind V, is a number): refused by name
         raise ParameterError(
             f"{label} has dtype {array.dtype}, which is not a real number type",
             hint="pass a float or integer array (np.real(a) if the imaginary parts are 0)",
@@ -73,7 +73,7 @@ def identify(table: Any, *, key: str | None = None) -> IdentifyReport:
     from pecli.analysis.identify.report import IdentifyReport
 
     resolved = _table(table, key=key)
-    return IdentifyReport(identify_table(np.asarray(resolved.array)), resolved.label)
+    return IdentifyReport(identify_table(np.asarray(resolved.array), dtype=resolved.dtype_name), resolved.label)
 
 
 def compare(

@@ -198,9 +198,16 @@ def _value_statistics(values: np.ndarray) -> tuple[float, float]:
     return scale * float(scaled.mean()), scale * float(scaled.std())
 
 
+def _coarser(precision: str, dtype: str) -> str:
+    """The coarser of the values' precision and the stored float dtype (an integer dtype says nothing)."""
+    if dtype not in ("bfloat16", "float16", "float32", "float64"):
+        return precision
+    return max((precision, dtype), key=lambda name: rounding_tolerance(name))
+
+
 def _checked(table: np.ndarray) -> np.ndarray:
     values = np.asarray(table)
-    if values.dtype.kind not in "biuf":  # complex, strings, objects: refused by name, not cast with a warning
+    if values.dtype.kind in "cOSU":  # complex, strings, objects (bfloat16, kind V, is a number): refused by name
         raise TableFileError(
             f"the table has dtype {values.dtype}, which is not a real number type",
             hint="identify reads float or integer tables",
@@ -270,11 +277,15 @@ def _identify_alibi_rows(
     return None
 
 
-def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progress | None = None) -> Identification:
+def identify_table(
+    table: np.ndarray, *, dtype: str | None = None, verify: int = _VERIFY, progress: Progress | None = None
+) -> Identification:
     """Search the registry for the convention that produced ``table``.
 
     Args:
         table: a 2-D table (any real dtype; its dtype sets the tolerance of an exact match).
+        dtype: the dtype the table was stored in, when ``table`` is a widened copy (a bfloat16 file
+            read as float32): its values are no finer than that, whatever they look like.
         verify: how many of the best-screened candidates are checked on the sample rows.
         progress: called with a short description of each stage (the CLI shows it on a terminal).
 
@@ -288,12 +299,13 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
         'none'
     """
     report = progress or (lambda text: None)
-    dtype = np.asarray(table).dtype.name
     values = _checked(table)
+    dtype = dtype or np.asarray(table).dtype.name
     scale = max(float(values.max()), -float(values.min())) or 1.0
     stored_tolerance = max(rounding_tolerance(dtype, scale=scale), 1e-9 * scale)
-    # a bfloat16 or float16 table stored as float32 still carries its coarser rounding
-    precision = value_precision(table)
+    # a bfloat16 or float16 table stored as float32 still carries its coarser rounding; values that
+    # happen to be exact in float32 (0 and 1) in a bfloat16 file are still bfloat16's precision
+    precision = _coarser(value_precision(table), dtype)
     tolerance = max(rounding_tolerance(precision, scale=scale), stored_tolerance)
     if values.ndim != 2:
         return _identify_alibi(values, dtype, precision, tolerance, stored_tolerance, scale)
