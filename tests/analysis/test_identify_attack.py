@@ -34,3 +34,35 @@ def test_identify_table_takes_the_stored_dtype_of_a_widened_copy():
     assert found.tolerance == pytest.approx(4 * 2.0**-7)  # bfloat16's rounding at scale 1
     # an integer file's dtype says nothing of float rounding
     assert identify_table(np.arange(12.0).reshape(3, 4), dtype="int64").precision != "int64"
+
+
+def test_one_row_cannot_tell_the_frequencies_apart(tmp_path, cli):
+    """A 1 × d sinusoidal row fits every base: it was called 'match vaswani' (and base 500000 too)."""
+    path = tmp_path / "one.npy"
+    np.save(path, pecli.encode("sinusoidal", 1, 16, base=500000.0))
+    result = cli("identify", str(path))
+    assert result.code == 1, result.out
+    assert "1 row: too few positions to tell the frequencies apart (need at least 2)" in result.out
+    assert "match:" not in result.out
+    assert json.loads(cli("identify", str(path), "--json").out)["reason"].startswith("1 row")
+
+
+@pytest.mark.parametrize("dim", [16, 128, 1024])
+@pytest.mark.parametrize("scheme, base", [("sinusoidal", 500000.0), ("sinusoidal", 10000.0), ("rope", 500000.0)])
+def test_two_rows_are_enough_to_pin_down_the_base(dim, scheme, base):
+    """The measurement behind MIN_ROWS: from 2 rows the base found is the base written."""
+    params = {"part": "cos"} if scheme == "rope" else {}
+    found = identify_table(pecli.encode(scheme, 2, dim, base=base, **params))
+    assert found.level == "exact" and found.reason is None
+    assert (found.best.scheme, found.best.params["base"]) == (scheme, pytest.approx(base, rel=1e-6))
+
+
+def test_a_transposed_table_gets_a_hint(tmp_path, cli):
+    path = tmp_path / "t.npy"
+    np.save(path, pecli.encode(None, 64, 16).T.copy())
+    result = cli("identify", str(path))
+    assert result.code == 1
+    assert "(the table looks transposed: d × len; read as 64 × 16 it is sinusoidal" in result.out
+    # a random table gets no such hint
+    np.save(path, np.random.default_rng(0).normal(0, 0.02, (64, 16)).astype(np.float32))
+    assert "transposed" not in cli("identify", str(path)).out

@@ -198,6 +198,12 @@ def _value_statistics(values: np.ndarray) -> tuple[float, float]:
     return scale * float(scaled.mean()), scale * float(scaled.std())
 
 
+#: the fewest rows that pin down a convention: one row (position 0, or any single one) fits every base
+#: and scheme alike; from two rows a sinusoidal base 10000 no longer matches 500000 (measured at d = 16,
+#: 128 and 1024, for sinusoidal and RoPE tables; tests/analysis/test_identify_attack.py)
+MIN_ROWS = 2
+
+
 def _coarser(precision: str, dtype: str) -> str:
     """The coarser of the values' precision and the stored float dtype (an integer dtype says nothing)."""
     if dtype not in ("bfloat16", "float16", "float32", "float64"):
@@ -278,7 +284,12 @@ def _identify_alibi_rows(
 
 
 def identify_table(
-    table: np.ndarray, *, dtype: str | None = None, verify: int = _VERIFY, progress: Progress | None = None
+    table: np.ndarray,
+    *,
+    dtype: str | None = None,
+    verify: int = _VERIFY,
+    progress: Progress | None = None,
+    _transposed: bool = True,
 ) -> Identification:
     """Search the registry for the convention that produced ``table``.
 
@@ -378,7 +389,17 @@ def identify_table(
         level = "exact"
     else:
         level = "approximate"
+    reason = None
+    if length < MIN_ROWS:  # row 0 is sin 0 = 0, cos 0 = 1 in every column: no frequency shows
+        level = "none"
+        reason = f"{length} row: too few positions to tell the frequencies apart (need at least {MIN_ROWS})"
     mean, std = _value_statistics(values) if level == "none" else (0.0, 0.0)
+    gaussian = level == "none" and reason is None and _looks_gaussian(values, mean, std)
+    transposed = None
+    if level == "none" and reason is None and not gaussian and _transposed and length != dim:
+        report("reading the table the other way round")
+        other = identify_table(values.T, dtype=dtype, verify=verify, _transposed=False)
+        transposed = other.best if other.matched else None
     runners_up = [c for _, c in sampled if (c.scheme, dict(c.params)) != (best.scheme, dict(best.params))]
     return Identification(
         shape=(length, dim),
@@ -393,5 +414,7 @@ def identify_table(
         # the value statistics describe a table that matched nothing (a learned one)
         value_mean=mean,
         value_std=std,
-        gaussian=level == "none" and _looks_gaussian(values, mean, std),
+        gaussian=gaussian,
+        reason=reason,
+        transposed=transposed,
     )
