@@ -53,6 +53,11 @@ def _table(value: Any, *, key: str | None = None, length: int | None = None, dim
     if key is not None:
         raise ParameterError("key applies to a file or a config, not to an array", hint="drop key")
     array = np.asarray(value.detach().cpu() if hasattr(value, "detach") else value)
+    if array.dtype.kind in "cOSU":  # complex, strings, objects (bfloat16, kind V, is a number): refused by name
+        raise ParameterError(
+            f"{label} has dtype {array.dtype}, which is not a real number type",
+            hint="pass a float or integer array (np.real(a) if the imaginary parts are 0)",
+        )
     return SourceTable(array, label, kind="array")
 
 
@@ -68,7 +73,7 @@ def identify(table: Any, *, key: str | None = None) -> IdentifyReport:
     from pecli.analysis.identify.report import IdentifyReport
 
     resolved = _table(table, key=key)
-    return IdentifyReport(identify_table(np.asarray(resolved.array)), resolved.label)
+    return IdentifyReport(identify_table(np.asarray(resolved.array), dtype=resolved.dtype_name), resolved.label)
 
 
 def compare(
@@ -161,9 +166,19 @@ def figure(table: Any, *, key: str | None = None, title: str | None = None, **st
     """
     from pecli.render.image import heatmap_figure
 
+    unknown = sorted(set(style) - set(_FIGURE_STYLE))
+    if unknown:
+        raise ParameterError(
+            f"figure() got an unexpected keyword argument {unknown[0]!r}",
+            hint=f"valid: key, title, {', '.join(_FIGURE_STYLE)}",
+        )
     resolved = _table(table, key=key)
     values = np.asarray(resolved.array, dtype=np.float64)
     if values.ndim != 2:
         raise ParameterError(f"figure draws a 2-D table, got shape {values.shape}", hint="pick a 2-D slice")
     drawn, _ = heatmap_figure(values, title=title if title is not None else resolved.label, **style)
     return drawn
+
+
+#: the style options :func:`figure` passes on to the heatmap (the rest of its options are internal)
+_FIGURE_STYLE = ("cmap", "vmin", "vmax", "robust", "figsize", "dpi", "x_label", "y_label")

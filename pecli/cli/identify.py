@@ -64,7 +64,7 @@ def identify(
         cos, sin = pair
         table = InputTable(cos.array, pair_label(cos, sin), cos.metadata, source, dtype=cos.dtype)
         with _progress_line(out) as progress:
-            found = identify_rope_pair(cos.array, sin.array, progress=progress)
+            found = identify_rope_pair(cos.array, sin.array, dtype=cos.dtype_name, progress=progress)
     else:
         table = load_input(out, source, key=key)
         values, note = table.array, None
@@ -74,7 +74,7 @@ def identify(
         if note:
             out.note(note)
         with _progress_line(out) as progress:
-            found = identify_table(values, progress=progress)
+            found = identify_table(values, dtype=table.dtype_name, progress=progress)
     # the file's dtype: a bfloat16 table is held as float32, the precision of its values tells the rest
     found = dataclasses.replace(found, dtype=table.dtype_name)
     out.show(IdentifyReport(found, table.label, command_line))

@@ -140,6 +140,9 @@ def iter_row_chunks(
         >>> [len(c) for c in chunks], bool(np.array_equal(np.concatenate(chunks), encode(None, 10, 4)))
         ([4, 4, 2], True)
     """
+    from pecli.schemes.checks import positive_int
     from pecli.schemes.spec import TableSpec
 
-    yield from TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype).chunks(chunk_bytes)
+    # checked now, not at the first next(): a generator function would raise only when iterated
+    chunk_bytes = positive_int("chunk_bytes", chunk_bytes)
+    return TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype).chunks(chunk_bytes)

@@ -282,6 +282,7 @@ def apply_rotary(x: Any, cos: Any, sin: Any, layout: str = "half") -> Any:
         [-1.9841106486, 1.9599006675, 2.4623779024, 4.0197996683]
     """
     layout = choice("layout", layout, ("half", "interleaved"))
+    _check_rotary_shapes(tuple(x.shape), tuple(cos.shape), tuple(sin.shape), layout)
     rotated = x * 0
     if layout == "half":
         half = x.shape[-1] // 2
@@ -291,3 +292,31 @@ def apply_rotary(x: Any, cos: Any, sin: Any, layout: str = "half") -> Any:
         rotated[..., 0::2] = -x[..., 1::2]
         rotated[..., 1::2] = x[..., 0::2]
     return x * cos + rotated * sin
+
+
+def _check_rotary_shapes(x: tuple[int, ...], cos: tuple[int, ...], sin: tuple[int, ...], layout: str) -> None:
+    """A ParameterError saying which shapes :func:`apply_rotary` expects, before numpy's broadcast error."""
+    if cos != sin:
+        raise ParameterError(f"cos has shape {cos} but sin {sin}", hint="pass the two parts of one RoPE table")
+    if len(x) < 1 or len(cos) < 1:
+        raise ParameterError(f"x (shape {x}) and cos/sin (shape {cos}) need a last axis d", hint="x is (…, len, d)")
+    if x[-1] != cos[-1]:
+        raise ParameterError(
+            f"x's last axis is {x[-1]} but the table's d is {cos[-1]} (x {x}, cos/sin {cos})",
+            hint="x is (…, len, d) and cos/sin (len, d) with the same d",
+        )
+    if layout == "interleaved" and x[-1] % 2:
+        raise ParameterError(f"an interleaved rotation needs an even d, got {x[-1]}", hint="use layout='half'")
+    if len(cos) >= 2 and (len(x) < 2 or x[-2] != cos[-2]) and cos[-2] != 1:
+        got = f"x's sequence axis is {x[-2]}" if len(x) >= 2 else f"x has no sequence axis (shape {x})"
+        raise ParameterError(
+            f"{got} but the table holds {cos[-2]} positions (x {x}, cos/sin {cos})",
+            hint="x is (…, len, d): slice the table to x's positions, cos[:len]",
+        )
+    try:
+        np.broadcast_shapes(x, cos)
+    except ValueError:
+        raise ParameterError(
+            f"x of shape {x} and cos/sin of shape {cos} do not broadcast",
+            hint="x is (…, len, d) and cos/sin (len, d) or (…, len, d)",
+        ) from None

@@ -110,12 +110,18 @@ def timestep_embedding(
     """
     dim = positive_int("dim", dim)
     try:
-        times = np.asarray(list(timesteps) if not isinstance(timesteps, np.ndarray) else timesteps, dtype=np.float64)
+        given = np.asarray(list(timesteps) if not isinstance(timesteps, np.ndarray) else timesteps)
+        times = given.astype(np.float64) if given.dtype.kind != "c" else given
     except (TypeError, ValueError):
         raise ParameterError(
             f"timesteps must be a 1-d sequence of real numbers, got {_shown(timesteps)}",
             hint="pass e.g. timesteps=[0, 250, 999]",
         ) from None
+    if times.dtype.kind == "c":  # refused by name, not cast with numpy's ComplexWarning
+        raise ParameterError(
+            f"timesteps must be a 1-d sequence of real numbers, got dtype {times.dtype}",
+            hint="pass e.g. timesteps=[0, 250, 999] (np.real(t) if the imaginary parts are 0)",
+        )
     if times.ndim != 1:
         raise ParameterError(f"timesteps must be a 1-d sequence, got shape {times.shape}", hint="flatten them")
     bad = np.flatnonzero(~np.isfinite(times))

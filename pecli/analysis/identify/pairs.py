@@ -23,7 +23,9 @@ from pecli.schemes.catalog import SCHEMES
 __all__ = ["identify_rope_pair"]
 
 
-def identify_rope_pair(cos: np.ndarray, sin: np.ndarray, *, progress: Progress | None = None) -> Identification:
+def identify_rope_pair(
+    cos: np.ndarray, sin: np.ndarray, *, dtype: str | None = None, progress: Progress | None = None
+) -> Identification:
     """Identify ``cos`` and ``sin`` as the two parts of one RoPE table.
 
     The cos part is searched as any table is; a RoPE match is then regenerated as its sin part and
@@ -34,11 +36,12 @@ def identify_rope_pair(cos: np.ndarray, sin: np.ndarray, *, progress: Progress |
     Args:
         cos: the cos part, a 2-D (positions × dimensions) table.
         sin: the sin part, of the same shape.
+        dtype: the dtype the parts were stored in, when they are widened copies (see identify_table).
         progress: called with a short description of each stage.
     """
     if np.shape(cos) != np.shape(sin):
         raise ValueError(f"the cos and sin parts differ in shape: {np.shape(cos)} and {np.shape(sin)}")
-    found = identify_table(cos, progress=progress)
+    found = identify_table(cos, dtype=dtype, progress=progress)
     best = found.best
     described = SCHEMES[best.scheme]  # a 1-D rotary table (an axial one's pair is not searched)
     if described.kind != "rotary" or described.axes != "positions" or best.params.get("part") != "cos":

@@ -61,6 +61,9 @@ class IdentifyReport(Shown):
                 f"  max error {best.max_error:.3g}, above {found.precision} rounding ({found.tolerance:.3g}) but "
                 "within float32 arithmetic (2^-23·|p| at position p): the table was computed in float32"
             )
+        elif found.reason:
+            lines.append(f"cannot tell: {found.reason}")
+            return lines
         else:
             if found.gaussian:
                 lines.append(
@@ -70,6 +73,11 @@ class IdentifyReport(Shown):
                 lines.append("no known convention matches")
                 lines.append(f"  values: mean {found.value_mean:.4g}, standard deviation {found.value_std:.4g}")
             lines.append(f"  closest: {best.describe()}, max error {best.max_error:.3g}")
+            if found.transposed is not None:
+                lines.append(
+                    f"  (the table looks transposed: d × len; read as {_swap(found.shape)} "
+                    f"it is {found.transposed.describe()})"
+                )
             return lines
         lines.append(f"  reproduce: {self.command(found.recipe())}")
         lines += self._extras()
@@ -100,3 +108,8 @@ class IdentifyReport(Shown):
             )
             lines.append(f"next best: {candidate.describe()}, max error {candidate.max_error:.3g}{within}")
         return lines
+
+
+def _swap(shape: tuple[int, ...]) -> str:
+    """``shape``'s last two axes swapped, as the report writes a shape."""
+    return " × ".join(map(str, (*shape[:-2], shape[-1], shape[-2])))

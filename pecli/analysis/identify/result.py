@@ -106,6 +106,10 @@ class Identification:
     query_row: int | None = None
     #: the tensors identified together as one table (a RoPE file's ``cos`` and ``sin``); empty for one tensor
     parts: tuple[str, ...] = ()
+    #: why no answer can be given whatever the values (too few rows to tell the frequencies apart)
+    reason: str | None = None
+    #: no match, but the table read the other way round (d × len) matches: this candidate
+    transposed: Candidate | None = None
 
     @property
     def matched(self) -> bool:
@@ -162,6 +166,8 @@ class Identification:
             "value_std": self.value_std,
             **({"query_row": self.query_row} if self.query_row is not None else {}),
             **({"parts": list(self.parts)} if self.parts else {}),
+            **({"reason": self.reason} if self.reason else {}),
+            **({"transposed": self.transposed.to_json()} if self.transposed is not None else {}),
             # the same table described another way (shift 1 at b = shift 0 at b^(h/(h−1))), with its command
             **({"equivalent": equivalent_json} if equivalent is not None else {}),
         }

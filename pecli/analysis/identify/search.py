@@ -198,8 +198,26 @@ def _value_statistics(values: np.ndarray) -> tuple[float, float]:
     return scale * float(scaled.mean()), scale * float(scaled.std())
 
 
+#: the fewest rows that pin down a convention: one row (position 0, or any single one) fits every base
+#: and scheme alike; from two rows a sinusoidal base 10000 no longer matches 500000 (measured at d = 16,
+#: 128 and 1024, for sinusoidal and RoPE tables; tests/analysis/test_identify_attack.py)
+MIN_ROWS = 2
+
+
+def _coarser(precision: str, dtype: str) -> str:
+    """The coarser of the values' precision and the stored float dtype (an integer dtype says nothing)."""
+    if dtype not in ("bfloat16", "float16", "float32", "float64"):
+        return precision
+    return max((precision, dtype), key=lambda name: rounding_tolerance(name))
+
+
 def _checked(table: np.ndarray) -> np.ndarray:
     values = np.asarray(table)
+    if values.dtype.kind in "cOSU":  # complex, strings, objects (bfloat16, kind V, is a number): refused by name
+        raise TableFileError(
+            f"the table has dtype {values.dtype}, which is not a real number type",
+            hint="identify reads float or integer tables",
+        )
     if values.dtype.kind != "f" or values.dtype.itemsize < 4:  # ints, float16, bfloat16: widen (exactly)
         values = values.astype(np.float64)
     if values.ndim == 3 and values.shape[1] == 1:  # one query row per head (BLOOM, MPT): read as (H, L)
@@ -265,11 +283,20 @@ def _identify_alibi_rows(
     return None
 
 
-def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progress | None = None) -> Identification:
+def identify_table(
+    table: np.ndarray,
+    *,
+    dtype: str | None = None,
+    verify: int = _VERIFY,
+    progress: Progress | None = None,
+    _transposed: bool = True,
+) -> Identification:
     """Search the registry for the convention that produced ``table``.
 
     Args:
         table: a 2-D table (any real dtype; its dtype sets the tolerance of an exact match).
+        dtype: the dtype the table was stored in, when ``table`` is a widened copy (a bfloat16 file
+            read as float32): its values are no finer than that, whatever they look like.
         verify: how many of the best-screened candidates are checked on the sample rows.
         progress: called with a short description of each stage (the CLI shows it on a terminal).
 
@@ -283,12 +310,13 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
         'none'
     """
     report = progress or (lambda text: None)
-    dtype = np.asarray(table).dtype.name
     values = _checked(table)
+    dtype = dtype or np.asarray(table).dtype.name
     scale = max(float(values.max()), -float(values.min())) or 1.0
     stored_tolerance = max(rounding_tolerance(dtype, scale=scale), 1e-9 * scale)
-    # a bfloat16 or float16 table stored as float32 still carries its coarser rounding
-    precision = value_precision(table)
+    # a bfloat16 or float16 table stored as float32 still carries its coarser rounding; values that
+    # happen to be exact in float32 (0 and 1) in a bfloat16 file are still bfloat16's precision
+    precision = _coarser(value_precision(table), dtype)
     tolerance = max(rounding_tolerance(precision, scale=scale), stored_tolerance)
     if values.ndim != 2:
         return _identify_alibi(values, dtype, precision, tolerance, stored_tolerance, scale)
@@ -361,7 +389,17 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
         level = "exact"
     else:
         level = "approximate"
+    reason = None
+    if length < MIN_ROWS:  # row 0 is sin 0 = 0, cos 0 = 1 in every column: no frequency shows
+        level = "none"
+        reason = f"{length} row: too few positions to tell the frequencies apart (need at least {MIN_ROWS})"
     mean, std = _value_statistics(values) if level == "none" else (0.0, 0.0)
+    gaussian = level == "none" and reason is None and _looks_gaussian(values, mean, std)
+    transposed = None
+    if level == "none" and reason is None and not gaussian and _transposed and length != dim:
+        report("reading the table the other way round")
+        other = identify_table(values.T, dtype=dtype, verify=verify, _transposed=False)
+        transposed = other.best if other.matched else None
     runners_up = [c for _, c in sampled if (c.scheme, dict(c.params)) != (best.scheme, dict(best.params))]
     return Identification(
         shape=(length, dim),
@@ -376,5 +414,7 @@ def identify_table(table: np.ndarray, *, verify: int = _VERIFY, progress: Progre
         # the value statistics describe a table that matched nothing (a learned one)
         value_mean=mean,
         value_std=std,
-        gaussian=level == "none" and _looks_gaussian(values, mean, std),
+        gaussian=gaussian,
+        reason=reason,
+        transposed=transposed,
     )
