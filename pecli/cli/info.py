@@ -137,4 +137,3 @@ def _show_model(out: Output, file: str, *, key: str | None, stats: bool, setting
 
     settings = tool_settings(info, settings_as)
     out.show(Listing(settings, json.dumps(settings, indent=2).splitlines()))
-

@@ -15,21 +15,53 @@ SMALL = {"hidden_size": 64, "num_attention_heads": 4}
 
 #: name -> a config whose rope pecli's GGUF keys hold fully
 GGUF_CONFIGS = {
-    "llama3": {"model_type": "llama", "max_position_embeddings": 8192, "rope_theta": 500000.0,
-               "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-                                "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}},
-    "yarn-mscale": {"model_type": "deepseek_v3", "qk_rope_head_dim": 16, "max_position_embeddings": 163840,
-                    "rope_theta": 10000, "rope_scaling": {"type": "yarn", "factor": 40, "beta_fast": 32,
-                                                          "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0,
-                                                          "original_max_position_embeddings": 4096}},
-    "yarn": {"model_type": "qwen2", "max_position_embeddings": 32768, "rope_theta": 1e6,
-             "rope_scaling": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 8192}},
-    "linear": {"model_type": "llama", "max_position_embeddings": 4096, "rope_theta": 10000,
-               "rope_scaling": {"rope_type": "linear", "factor": 2}},
-    "longrope-partial": {"model_type": "phi3", "max_position_embeddings": 1024,
-                         "original_max_position_embeddings": 256, "rope_theta": 10000, "partial_rotary_factor": 0.5,
-                         "rope_scaling": {"type": "longrope", "short_factor": [1, 1, 1, 1],
-                                          "long_factor": [1, 2, 3, 4]}},
+    "llama3": {
+        "model_type": "llama",
+        "max_position_embeddings": 8192,
+        "rope_theta": 500000.0,
+        "rope_scaling": {
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192,
+        },
+    },
+    "yarn-mscale": {
+        "model_type": "deepseek_v3",
+        "qk_rope_head_dim": 16,
+        "max_position_embeddings": 163840,
+        "rope_theta": 10000,
+        "rope_scaling": {
+            "type": "yarn",
+            "factor": 40,
+            "beta_fast": 32,
+            "beta_slow": 1,
+            "mscale": 1.0,
+            "mscale_all_dim": 1.0,
+            "original_max_position_embeddings": 4096,
+        },
+    },
+    "yarn": {
+        "model_type": "qwen2",
+        "max_position_embeddings": 32768,
+        "rope_theta": 1e6,
+        "rope_scaling": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 8192},
+    },
+    "linear": {
+        "model_type": "llama",
+        "max_position_embeddings": 4096,
+        "rope_theta": 10000,
+        "rope_scaling": {"rope_type": "linear", "factor": 2},
+    },
+    "longrope-partial": {
+        "model_type": "phi3",
+        "max_position_embeddings": 1024,
+        "original_max_position_embeddings": 256,
+        "rope_theta": 10000,
+        "partial_rotary_factor": 0.5,
+        "rope_scaling": {"type": "longrope", "short_factor": [1, 1, 1, 1], "long_factor": [1, 2, 3, 4]},
+    },
     "no-context": {"model_type": "llama", "rope_theta": 10000},
 }
 
