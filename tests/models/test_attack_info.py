@@ -131,3 +131,16 @@ def test_absent_context_is_said_not_printed_as_none(cli, tmp_path):
     assert "None" not in directory.out and "--len gives the table's length" in directory.out
     described = json.loads(cli("info", str(tmp_path / "model"), "--json").stdout)["positional_encoding"]
     assert "max_position_embeddings is not given: --len gives the table's length" in described["notes"]
+
+
+def test_rope_scaling_wins_over_rope_parameters_as_in_transformers(cli, tmp_path):
+    # transformers 5.23: LlamaConfig(**this).rope_parameters == {rope_type linear, factor 4, rope_theta 10000}
+    both = {
+        "model_type": "llama",
+        "max_position_embeddings": 1024,
+        "rope_theta": 10000,
+        "rope_scaling": {"rope_type": "linear", "factor": 4},
+        "rope_parameters": {"rope_type": "default", "rope_theta": 500000},
+    }
+    layer = json.loads(cli("info", _write(tmp_path / "c.json", SMALL | both), "--json").out)["layers"][0]
+    assert (layer["base"], layer["scaling"], layer["scaling_parameters"]) == (10000.0, "linear", {"factor": 4})
