@@ -126,7 +126,9 @@ def _show_model(out: Output, file: str, *, key: str | None, stats: bool, setting
         raise TableFileError(f"no such file: {file!r}", hint="give a config.json, a model directory or a .gguf file")
     info = describe_config(file)
     if settings_as is None:
-        out.show(info)
+        from pecli.cli.model_inputs import spelled_notes
+
+        out.show(spelled_notes(out, info))
         return
     import json
 

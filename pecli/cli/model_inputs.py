@@ -11,6 +11,7 @@ from pecli.cli.output import Output
 from pecli.errors import ParameterError
 
 if TYPE_CHECKING:
+    from pecli.models.info import ConfigInfo
     from pecli.schemes.spec import TableSet, TableSpec
 
 
@@ -67,6 +68,22 @@ def show_model_directory(out: Output, path: str, *, key: str | None = None, stat
             f"--key and --stats describe one file, but {path!r} is a model directory",
             hint="pecli info DIR lists its position tensors; give one of its .safetensors files for --key/--stats",
         )
+    from dataclasses import replace
+
     from pecli.models.info import describe_model_directory
 
-    out.show(describe_model_directory(path))
+    model = describe_model_directory(path)
+    if model.description is not None:
+        model = replace(model, description=spelled_notes(out, model.description))
+    out.show(model)
+
+
+def spelled_notes(out: Output, info: ConfigInfo) -> ConfigInfo:
+    """``info`` with each note that names a parameter (:class:`~pecli.errors.Message`) spelled as its flag: the
+    text is spelled line by line when shown, a JSON document is not."""
+    from dataclasses import replace
+
+    from pecli.errors import Message
+
+    notes = [note.spelled(out.spell) if isinstance(note, Message) else note for note in info.notes]
+    return replace(info, notes=notes) if out.json_output else info

@@ -80,6 +80,10 @@ def read_config(path: str) -> dict[str, Any]:
     config = read_small_json(file, what="config.json")
     if not isinstance(config, dict):
         raise TableFileError(f"{config_value(file)} holds no JSON object", hint="give a model's config.json")
+    from pecli.models.gguf import gguf_view_config, is_gguf_view
+
+    if is_gguf_view(config):  # `pecli info CONFIG --as gguf` read back: as the .gguf it describes
+        return gguf_view_config(file, config)
     return config
 
 

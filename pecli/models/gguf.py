@@ -33,7 +33,7 @@ import numpy as np
 
 from pecli.errors import ParameterError, TableFileError
 
-__all__ = ["gguf_config", "is_gguf_path"]
+__all__ = ["gguf_config", "gguf_view_config", "is_gguf_path", "is_gguf_view"]
 
 #: the most a GGUF integer setting may be: what config.json's integers may be (encoding.CONFIG_INT_MAX)
 _INT_MAX = 2**31 - 1
@@ -77,7 +77,48 @@ def gguf_config(path: str) -> dict[str, Any]:
     return _config(path, fields, tensors)
 
 
-def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any]) -> dict[str, Any]:
+def is_gguf_view(document: Any) -> bool:
+    """Whether a JSON document is pecli's GGUF-keys view of a config (``pecli info CONFIG --as gguf``).
+
+    >>> is_gguf_view({"metadata": {"general.architecture": "llama"}, "tensors": {}, "notes": []})
+    True
+    >>> is_gguf_view({"model_type": "llama"})
+    False
+    """
+    return (
+        isinstance(document, dict)
+        and "model_type" not in document
+        and isinstance(document.get("metadata"), dict)
+        and "general.architecture" in document["metadata"]
+    )
+
+
+def gguf_view_config(path: str, document: dict[str, Any]) -> dict[str, Any]:
+    """The config of pecli's GGUF-keys view (:func:`is_gguf_view`): read as the .gguf file it describes would be.
+
+    Its ``metadata`` are GGUF keys, its ``tensors`` the factor tensors as lists of numbers; a context
+    length may be absent (the config gave none), as in the config it came from.
+
+    >>> view = {"metadata": {"general.architecture": "llama", "llama.embedding_length": 64,
+    ...     "llama.attention.head_count": 1, "llama.rope.freq_base": 500.0}, "tensors": {}, "notes": []}
+    >>> config = gguf_view_config("g.json", view)
+    >>> config["rope_parameters"], "max_position_embeddings" in config
+    ({'rope_type': 'default', 'rope_theta': 500.0}, False)
+    """
+    tensors = document.get("tensors", {})
+    if not isinstance(tensors, dict):
+        raise ParameterError(f"{path}: tensors: expected an object of factor lists, got {_shown(tensors)}")
+    lists: dict[str, Any] = {}
+    for name, values in tensors.items():
+        if not isinstance(values, list) or not all(
+            isinstance(value, (int, float)) and not isinstance(value, bool) for value in values
+        ):
+            raise ParameterError(f"{path}: tensors.{name}: expected a list of numbers, got {_shown(values)}")
+        lists[name] = values
+    return _config(path, document["metadata"], lists, view=True)
+
+
+def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view: bool = False) -> dict[str, Any]:
     arch = fields.get("general.architecture")
     if not isinstance(arch, str) or not arch:
         raise TableFileError(f"{path} has no general.architecture", hint="give a GGUF file of a model")
@@ -116,7 +157,7 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any]) -> dict[
             f"{path}: {key('rope.dimension_count')} = {rotated} exceeds the head width {head_dim}",
             hint="the file's attention settings contradict each other",
         )
-    context = integer("context_length")
+    context = integer("context_length", required=not view)  # the view leaves out a context the config lacked
     config: dict[str, Any] = {
         "model_type": arch,
         "hidden_size": hidden,
@@ -125,6 +166,8 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any]) -> dict[
         "head_dim": rotated,
         "max_position_embeddings": context,
     }
+    if context is None:
+        del config["max_position_embeddings"]
     rope: dict[str, Any] = {"rope_type": "default", "rope_theta": number("rope.freq_base") or 10000.0}
     scaling = fields.get(key("rope.scaling.type"), "none")
     if scaling not in _SCALING_TYPES:
@@ -175,7 +218,7 @@ def _factor_tensors(
                 f"{path}: a rope_freqs tensor with {key('rope.scaling.type')} {rope['rope_type']} is not supported yet",
                 hint="pecli reads rope_freqs (Llama 3.1's factors) without another scaling",
             )
-        factors = _factors(path, freqs, rotated)
+        factors = _factors(path, "rope_freqs.weight", freqs, rotated)
         # inv_freq / factors and no attention factor: LongRoPE with equal factors, factor 1
         rope.update(
             rope_type="longrope",
@@ -184,26 +227,32 @@ def _factor_tensors(
             factor=1.0,
             original_max_position_embeddings=context,
         )
+        if context is None:  # the view of a config without a context: equal factors need none
+            del rope["original_max_position_embeddings"]
     elif long is not None or short is not None:
         if long is None or short is None:
             raise TableFileError(
                 f"{path} has only one of rope_factors_long and rope_factors_short", hint="the file is incomplete"
             )
         rope.update(
-            rope_type="longrope", long_factor=_factors(path, long, rotated), short_factor=_factors(path, short, rotated)
+            rope_type="longrope",
+            long_factor=_factors(path, "rope_factors_long.weight", long, rotated),
+            short_factor=_factors(path, "rope_factors_short.weight", short, rotated),
         )
         rope.setdefault("original_max_position_embeddings", context)
 
 
-def _factors(path: str, tensor: Any, rotated: int) -> list[float]:
-    name = tensor.name
-    kind = int(tensor.tensor_type)
-    if kind not in _FLOAT_TYPES:
-        raise TableFileError(
-            f"{path}: tensor {name!r} has ggml type {tensor.tensor_type.name}, not a float type",
-            hint="frequency factors are stored as F32",
-        )
-    values = np.asarray(tensor.data, dtype=np.float64).reshape(-1)
+def _factors(path: str, name: str, tensor: Any, rotated: int) -> list[float]:
+    if isinstance(tensor, list):  # the view's factors: numbers already
+        values = np.asarray(tensor, dtype=np.float64).reshape(-1)
+    else:
+        kind = int(tensor.tensor_type)
+        if kind not in _FLOAT_TYPES:
+            raise TableFileError(
+                f"{path}: tensor {name!r} has ggml type {tensor.tensor_type.name}, not a float type",
+                hint="frequency factors are stored as F32",
+            )
+        values = np.asarray(tensor.data, dtype=np.float64).reshape(-1)
     if values.size != rotated // 2:
         raise TableFileError(
             f"{path}: tensor {name!r} holds {values.size} factors, but {rotated} rotated columns need {rotated // 2}",

@@ -25,7 +25,7 @@ from typing import Any, TypeGuard
 
 from pecli.analysis.stats import itemsize
 from pecli.dtypes import format_bytes
-from pecli.errors import ParameterError
+from pecli.errors import Message, ParameterError
 from pecli.models.directory import ModelTensor, open_model_directory
 from pecli.report import Shown
 from pecli.text import printable
@@ -90,7 +90,8 @@ class ModelInfo(Shown):
         params = " ".join(f"{k}={printable(str(v))}" for k, v in settings["params"].items() if k != "layout")
         lines.append(f"position settings: {settings['scheme']}{preset}" + (f": {params}" if params else ""))
         lines += [
-            f"  config.json {printable(key)} = {printable(str(value))}" for key, value in settings["config"].items()
+            f"  config.json {printable(key)} = {printable(str(value)) if value is not None else 'not given'}"
+            for key, value in settings["config"].items()
         ]
         keys = next((index for index, line in enumerate(described) if line == "config keys read:"), len(described))
         return lines + described[:keys]  # the keys read are listed above
@@ -302,11 +303,19 @@ class ConfigInfo:
             shown = ", ".join(map(str, self.nope_layers))
             count = len(self.nope_layers)
             lines.append(f"no positional encoding (NoPE): layer{'s' * (count > 1)} {shown} of the model")
-        lines += [f"note: {printable(note)}" for note in self.notes if "(NoPE)" not in note]
+        # a note naming a parameter stays a Message, for the CLI to spell as its flag
+        lines += [
+            Message("note: " + note.template) if isinstance(note, Message) else f"note: {printable(note)}"
+            for note in self.notes
+            if "(NoPE)" not in note
+        ]
         lines += [f"warning: {printable(warning)}" for warning in self.warnings]
         if self.config:
             lines.append("config keys read:")
-            lines += [f"  {printable(key)} = {printable(_short(value))}" for key, value in self.config.items()]
+            lines += [
+                f"  {printable(key)} = {printable(_short(value)) if value is not None else 'not given'}"
+                for key, value in self.config.items()
+            ]
         return lines
 
 
@@ -378,6 +387,10 @@ def _describe(source: str, config_file: str, config: dict[str, Any]) -> ConfigIn
     read: dict[str, Any] = {}
     for layer in layers:
         read.update({key: value for key, value in layer.encoding.provenance.values()})
+    notes: list[str] = list(encoding.notes)
+    length_key, length = layers[0].encoding.provenance.get("length", ("", 0))
+    if isinstance(length_key, str) and length_key and length is None:  # absent: said so, never "None"
+        notes.append(Message(f"{length_key} is not given: {{length}} gives the table's length"))
     return ConfigInfo(
         source,
         config_file,
@@ -385,7 +398,7 @@ def _describe(source: str, config_file: str, config: dict[str, Any]) -> ConfigIn
         encoding.length,
         layers,
         list(encoding.nope_layers),
-        list(encoding.notes),
+        notes,
         warnings,
         None,
         read,

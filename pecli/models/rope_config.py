@@ -482,10 +482,12 @@ def _scaling_parameters(
 
 
 def _rope_settings(config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """The rope parameters (``rope_parameters``, else ``rope_scaling``, plus top-level keys) and each one's key."""
+    """The rope parameters (a non-empty ``rope_scaling``, else ``rope_parameters``, plus top-level keys) and each
+    one's key: transformers 5 reads ``rope_scaling`` first when a config gives both (``convert_rope_params_to_dict``:
+    ``rope_scaling or rope_parameters``)."""
     found: dict[str, Any] = {}
     where: dict[str, str] = {}
-    for container in ("rope_parameters", "rope_scaling"):
+    for container in ("rope_scaling", "rope_parameters"):
         settings = config.get(container)
         if settings is None:
             continue
