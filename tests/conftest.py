@@ -14,6 +14,28 @@ from typing import Any
 import pytest
 
 
+def _load_numpy_with_one_blas_thread() -> None:
+    """Load numpy's OpenBLAS with one thread in this (test or xdist worker) process only.
+
+    OpenBLAS starts one thread per core and spins them while waiting for work: with an xdist worker
+    per core that oversubscribes the cores, and the spinning alone doubled the CPU time of the
+    SVD-heavy test files (tests/analysis/test_pca.py: 10.0 s → 4.0 s of CPU). OpenBLAS reads the
+    variable once, when it loads, so it is restored at once: the children the tests start (pecli as
+    a real process, tests/schemes/test_determinism.py's runs under other thread counts) inherit the
+    environment as it was. A value the caller set is kept.
+    """
+    if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
+        return
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        import numpy  # noqa: F401
+    finally:
+        del os.environ["OPENBLAS_NUM_THREADS"]
+
+
+_load_numpy_with_one_blas_thread()
+
+
 @dataclass
 class Result:
     code: int
