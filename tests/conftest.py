@@ -221,3 +221,28 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.nodeid.startswith(SLOW_TESTS):
             item.add_marker(pytest.mark.slow)
+
+
+class _LoadGroupIds:
+    """Give a test marked ``xdist_group`` the ``@group`` suffix that ``--dist loadgroup`` schedules by.
+
+    pytest-xdist 3.8 sets ``item._nodeid``, which pytest 9 no longer reads (a node's id is ``item._id``):
+    every ``xdist_group`` mark was a no-op, and a module fixture that builds something (the gallery,
+    the sdist and wheel) or imports transformers ran once in each worker.
+    """
+
+    @pytest.hookimpl(trylast=True)  # after xdist's own hook, which means to add the suffix
+    def pytest_collection_modifyitems(self, config, items):
+        from _pytest.nodeid import NodeId
+
+        for item in items:
+            names = {mark.args[0] if mark.args else mark.kwargs.get("name", "default")
+                     for mark in item.iter_markers("xdist_group")}  # fmt: skip
+            suffix = "@" + "_".join(sorted(map(str, names)))
+            if names and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+                item._id = NodeId.parse(item.nodeid + suffix)
+
+
+def pytest_configure(config):
+    if getattr(config.option, "loadgroup", False):  # set in an xdist worker under --dist loadgroup
+        config.pluginmanager.register(_LoadGroupIds(), "pecli-loadgroup-ids")
