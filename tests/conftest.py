@@ -14,6 +14,28 @@ from typing import Any
 import pytest
 
 
+def _load_numpy_with_one_blas_thread() -> None:
+    """Load numpy's OpenBLAS with one thread in this (test or xdist worker) process only.
+
+    OpenBLAS starts one thread per core and spins them while waiting for work: with an xdist worker
+    per core that oversubscribes the cores, and the spinning alone doubled the CPU time of the
+    SVD-heavy test files (tests/analysis/test_pca.py: 10.0 s → 4.0 s of CPU). OpenBLAS reads the
+    variable once, when it loads, so it is restored at once: the children the tests start (pecli as
+    a real process, tests/schemes/test_determinism.py's runs under other thread counts) inherit the
+    environment as it was. A value the caller set is kept.
+    """
+    if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
+        return
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        import numpy  # noqa: F401
+    finally:
+        del os.environ["OPENBLAS_NUM_THREADS"]
+
+
+_load_numpy_with_one_blas_thread()
+
+
 @dataclass
 class Result:
     code: int
@@ -199,3 +221,28 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.nodeid.startswith(SLOW_TESTS):
             item.add_marker(pytest.mark.slow)
+
+
+class _LoadGroupIds:
+    """Give a test marked ``xdist_group`` the ``@group`` suffix that ``--dist loadgroup`` schedules by.
+
+    pytest-xdist 3.8 sets ``item._nodeid``, which pytest 9 no longer reads (a node's id is ``item._id``):
+    every ``xdist_group`` mark was a no-op, and a module fixture that builds something (the gallery,
+    the sdist and wheel) or imports transformers ran once in each worker.
+    """
+
+    @pytest.hookimpl(trylast=True)  # after xdist's own hook, which means to add the suffix
+    def pytest_collection_modifyitems(self, config, items):
+        from _pytest.nodeid import NodeId
+
+        for item in items:
+            names = {mark.args[0] if mark.args else mark.kwargs.get("name", "default")
+                     for mark in item.iter_markers("xdist_group")}  # fmt: skip
+            suffix = "@" + "_".join(sorted(map(str, names)))
+            if names and not item.nodeid.endswith(suffix) and hasattr(item, "_id"):
+                item._id = NodeId.parse(item.nodeid + suffix)
+
+
+def pytest_configure(config):
+    if getattr(config.option, "loadgroup", False):  # set in an xdist worker under --dist loadgroup
+        config.pluginmanager.register(_LoadGroupIds(), "pecli-loadgroup-ids")

@@ -13,7 +13,7 @@ import typer
 
 from pecli.cli.app import COMMANDS, app
 from pecli.errors import ExitCode
-from tests.conftest import require_tool, run_pecli
+from tests.conftest import require_tool, run_in_process, run_pecli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -224,8 +224,8 @@ def test_readme_says_which_files_record_how_they_were_made(tmp_path):
     formats = ["safetensors", "npy"] + (["pt"] if importlib.util.find_spec("torch") else [])
     for fmt in formats:
         path = tmp_path / f"pe.{fmt}"
-        assert run_pecli("generate", "--preset", "fairseq", "--d", "8", "--len", "4", "-o", str(path)).code == 0
-        info = run_pecli("info", str(path)).stdout.decode()
+        assert run_in_process("generate", "--preset", "fairseq", "--d", "8", "--len", "4", "-o", str(path)).code == 0
+        info = run_in_process("info", str(path)).out
         recorded = "written by pecli" in info and "preset fairseq" in info and "offset=2" in info
         assert recorded == (fmt == "safetensors"), (fmt, info)
 

@@ -20,6 +20,7 @@ from packaging.version import Version
 import pecli
 
 ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.xdist_group("packaging")  # one worker builds the sdist and wheel (the module fixture) once
 NOT_SHIPPED = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache")
 SHARED_FILES = [
     "share/man/man1/pecli.1",

@@ -13,6 +13,7 @@ from tests.conftest import require_module
 
 torch = require_module("torch")
 transformers = require_module("transformers")
+pytestmark = pytest.mark.xdist_group("transformers")  # one worker imports transformers and saves the models once
 DIM = 64
 LLAMA3 = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
           "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}  # fmt: skip

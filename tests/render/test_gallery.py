@@ -15,6 +15,8 @@ from tests.paths import ROOT
 ROOT = ROOT
 GALLERY = ROOT / "docs" / "gallery"
 
+pytestmark = pytest.mark.xdist_group("gallery")  # one worker redraws the gallery (the module fixture) once
+
 
 def _make_gallery_module():
     spec = importlib.util.spec_from_file_location("make_gallery", ROOT / "scripts" / "make_gallery.py")
