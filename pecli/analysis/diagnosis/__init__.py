@@ -29,7 +29,9 @@ from pecli.analysis.diagnosis._layout import layout_findings
 from pecli.analysis.diagnosis._precision import precision_findings
 from pecli.analysis.diagnosis._scale import factor_findings
 from pecli.analysis.diagnosis._variants import variant_findings
-from pecli.analysis.diagnosis.finding import Finding, Reference
+from pecli.analysis.diagnosis.finding import Finding, Reference, residual
+from pecli.dtypes import round_to
+from pecli.errors import PecliError
 
 __all__ = ["Finding", "Reference", "diagnose_difference"]
 
@@ -61,6 +63,8 @@ def diagnose_difference(
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim not in (2, 3) or not (np.isfinite(a).all() and np.isfinite(b).all()):
         return []
+    if residual(a, b) <= tolerance:  # within the loosest noise bound everywhere: no cause stands out from noise
+        return _rounding_only(a, b)
     found: dict[str, Finding] = {}
     explanations: tuple[Callable[[np.ndarray, np.ndarray, float, Reference | None], list[Finding]], ...]
     explanations = _EXPLANATIONS
@@ -73,6 +77,46 @@ def diagnose_difference(
     if swapped:
         ordered = [_swapped(found) for found in ordered]
     return ordered
+
+
+#: the unit roundoff of each precision a table's values may carry
+_UNIT_ROUNDOFF = {"bfloat16": 2.0**-8, "float16": 2.0**-11, "float32": 2.0**-24, "float64": 2.0**-53}
+
+
+def _rounding_only(a: np.ndarray, b: np.ndarray) -> list[Finding]:
+    """"They differ only by rounding" when the difference is within a few roundings of the coarser table's
+    values (a float16 table against float32 ones); otherwise nothing: a difference that is merely inside
+    the tolerance of the table's last rows (angle noise) is not rounding at its first rows.
+
+    >>> a = np.linspace(-1, 1, 64).reshape(8, 8)
+    >>> [found.code for found in _rounding_only(a, a.astype(np.float16).astype(np.float64))]
+    ['rounding_only']
+    >>> _rounding_only(a, a + 1e-5)
+    []
+    """
+    coarser = max((_precision(a), _precision(b)), key=_UNIT_ROUNDOFF.__getitem__)
+    off = residual(a, b)
+    scale = float(max(np.abs(a).max(initial=0.0), np.abs(b).max(initial=0.0)))
+    if off > 4.0 * _UNIT_ROUNDOFF[coarser] * scale:
+        return []
+    return [Finding("rounding_only", f"they differ only by rounding (max {off:.3g})", {"residual": off})]
+
+
+def _precision(table: np.ndarray) -> str:
+    """The coarsest of bfloat16, float16, float32 that holds every value of ``table`` exactly (else float64).
+
+    >>> _precision(np.array([0.5, 1.0 + 2.0**-10])), _precision(np.array([0.1]))
+    ('float16', 'float64')
+    """
+    for name in ("bfloat16", "float16", "float32"):
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                rounded = round_to(table, name) if name == "bfloat16" else table.astype(name)
+        except PecliError:  # beyond the dtype's range: not held by it
+            continue
+        if np.array_equal(np.asarray(rounded, np.float64), table):
+            return name
+    return "float64"
 
 
 def _all_heads_factor(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference | None) -> list[Finding]:
