@@ -203,6 +203,10 @@ def _value_statistics(values: np.ndarray) -> tuple[float, float]:
 #: 128 and 1024, for sinusoidal and RoPE tables; tests/analysis/test_identify_attack.py)
 MIN_ROWS = 2
 
+#: a table that matches nothing is read the other way round (d × len) only up to this many values: the
+#: second search doubles the time, and a 65536 × 1024 table read as 1024 × 65536 took 22 s more
+TRANSPOSED_VALUES = 1 << 22
+
 
 def _coarser(precision: str, dtype: str) -> str:
     """The coarser of the values' precision and the stored float dtype (an integer dtype says nothing)."""
@@ -396,7 +400,14 @@ def identify_table(
     mean, std = _value_statistics(values) if level == "none" else (0.0, 0.0)
     gaussian = level == "none" and reason is None and _looks_gaussian(values, mean, std)
     transposed = None
-    if level == "none" and reason is None and not gaussian and _transposed and length != dim:
+    if (
+        level == "none"
+        and reason is None
+        and not gaussian
+        and _transposed
+        and length != dim
+        and values.size <= TRANSPOSED_VALUES
+    ):
         report("reading the table the other way round")
         other = identify_table(values.T, dtype=dtype, verify=verify, _transposed=False)
         transposed = other.best if other.matched else None
