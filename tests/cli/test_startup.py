@@ -167,8 +167,7 @@ def test_terminal_plot_of_a_safetensors_file_loads_only_its_reader(tmp_path):
 def test_the_write_helpers_still_import_from_pecli_io():
     """The names pecli.io gives lazily from pecli.io.atomic are the same objects; an unknown name is still an error."""
     import pecli.io
-    from pecli.io import TEMP_MARKER, check_free_space, check_output_path
-    from pecli.io import atomic
+    from pecli.io import TEMP_MARKER, atomic, check_free_space, check_output_path
 
     assert (TEMP_MARKER, check_free_space, check_output_path) == (
         atomic.TEMP_MARKER,
