@@ -25,18 +25,30 @@ import contextlib
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
 from pecli.errors import OutputError, ParameterError, TableFileError, did_you_mean
-from pecli.io.atomic import TEMP_MARKER, atomic_file, check_free_space, check_output_path, reported_os_errors
-from pecli.io.npy import npy_entries, npy_pieces
-from pecli.io.pt import pt_bytes, pt_entries, require_torch
-from pecli.io.safetensors import dtype_code, safetensors_entries, safetensors_pieces
-from pecli.io.source import kind_of, open_source
 from pecli.io.tensor import LoadedTable, StoredTensor, TableFile, Tensor, is_real_dtype
-from pecli.io.text import text_entries, text_pieces
+
+# Each format's module is imported where that format is read or written, so that reading a
+# .safetensors file loads neither the .npy, .pt and text writers nor the atomic-write helpers.
+if TYPE_CHECKING:
+    from pecli.io.atomic import TEMP_MARKER, check_free_space, check_output_path
+
+#: names this module gives from :mod:`pecli.io.atomic`, imported when first asked for (module ``__getattr__``)
+_FROM_ATOMIC = frozenset({"TEMP_MARKER", "check_free_space", "check_output_path"})
+
+
+def __getattr__(name: str) -> Any:
+    """``from pecli.io import check_output_path`` (and the other write helpers) without loading them on reads."""
+    if name in _FROM_ATOMIC:
+        from pecli.io import atomic
+
+        return getattr(atomic, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BINARY_FORMATS",
@@ -105,6 +117,8 @@ def check_format_holds(
     if fmt not in FORMATS:
         raise ParameterError(f"unknown format {fmt!r}", hint=did_you_mean(fmt, FORMATS))
     if fmt == "pt":
+        from pecli.io.pt import require_torch
+
         require_torch("writing a .pt file")
     if fmt in _NAMED_TENSOR_FORMATS:
         for name in dtypes:
@@ -117,6 +131,8 @@ def check_format_holds(
                     "'__metadata__' is reserved by the safetensors header, not a tensor name", hint="{name=pe}"
                 )
     if fmt == "safetensors":
+        from pecli.io.safetensors import dtype_code
+
         for dtype in dtypes.values():
             dtype_code(dtype)
     if fmt in _SINGLE_TENSOR_FORMATS:
@@ -137,12 +153,20 @@ def _pieces(tensors: Mapping[str, Tensor], fmt: str, metadata: Mapping[str, str]
     if fmt in ("npy", "csv", "tsv"):  # one tensor: check_format_holds refused more
         (tensor,) = tensors.values()
         if fmt == "npy":
+            from pecli.io.npy import npy_pieces
+
             yield from npy_pieces(tensor)
         else:
+            from pecli.io.text import text_pieces
+
             yield from text_pieces(tensor, "," if fmt == "csv" else "\t")
     elif fmt == "safetensors":
+        from pecli.io.safetensors import safetensors_pieces
+
         yield from safetensors_pieces(tensors, metadata)
     else:
+        from pecli.io.pt import pt_bytes
+
         yield pt_bytes(tensors)
 
 
@@ -204,6 +228,8 @@ def write_tensors(
         >>> out.getvalue().decode()
         '0,1\\n2,3\\n'
     """
+    from pecli.io.atomic import atomic_file, check_free_space, reported_os_errors
+
     metadata = metadata or {}
     pieces = _pieces(tensors, fmt, metadata)
     first = next(pieces, b"")  # validates format and dtype before any file is touched
@@ -219,20 +245,20 @@ def write_tensors(
         target.flush()
 
 
-_READERS = {
-    "npy": npy_entries,
-    "safetensors": safetensors_entries,
-    "pt": pt_entries,
-    "text": text_entries,
-    "gguf": lambda *args, **kwargs: _gguf_entries(*args, **kwargs),  # read only: pecli writes no GGUF
-}
-
-
-def _gguf_entries(*args: Any, **kwargs: Any) -> Any:
-    """GGUF's reader, imported when a GGUF file is read (not on every start)."""
-    from pecli.io.gguf import gguf_entries
-
-    return gguf_entries(*args, **kwargs)
+def _read_entries(kind: str, handle: IO[bytes], name: str, size: int) -> tuple[dict[str, StoredTensor], dict[str, str]]:
+    """The entries and metadata of a file of ``kind``, by that format's reader alone (imported here, not at start)."""
+    reader: Callable[[IO[bytes], str, int], tuple[dict[str, StoredTensor], dict[str, str]]]
+    if kind == "safetensors":
+        from pecli.io.safetensors import safetensors_entries as reader
+    elif kind == "npy":
+        from pecli.io.npy import npy_entries as reader
+    elif kind == "pt":
+        from pecli.io.pt import pt_entries as reader
+    elif kind == "text":
+        from pecli.io.text import text_entries as reader
+    else:  # "gguf": read only, pecli writes no GGUF
+        from pecli.io.gguf import gguf_entries as reader
+    return reader(handle, name, size)
 
 
 @contextlib.contextmanager
@@ -249,6 +275,8 @@ def open_tensors(source: str | IO[bytes]) -> Iterator[TableFile]:
     ...     [(key, entry.load().tolist()) for key, entry in opened.entries.items()], opened.size
     ([('a', [1.0, 1.0]), ('b', [0.0])], 144)
     """
+    from pecli.io.source import kind_of, open_source
+
     handle, name, size = open_source(source)
     with handle:
         if size == 0:
@@ -261,7 +289,7 @@ def open_tensors(source: str | IO[bytes]) -> Iterator[TableFile]:
                 f"{name} is not a .npy, .safetensors, .pt or .gguf file, nor a CSV or TSV table (unrecognised content)",
                 hint="pecli reads tables written by numpy, safetensors, torch, or itself as text",
             )
-        entries, metadata = _READERS[kind](handle, name, size)
+        entries, metadata = _read_entries(kind, handle, name, size)
         yield TableFile(entries, metadata, name, size)
 
 

@@ -151,3 +151,28 @@ def test_generate_does_not_load_the_input_helpers(tmp_path):
     result = _classes_and_modules_after(["generate", "--d", "8", "--len", "4", "-o", "x.npy"], tmp_path)
     assert result["rc"] == 0 and (tmp_path / "x.npy").exists()
     assert "pecli.cli.inputs" not in result["modules"] and "TableView" not in result["made"]
+
+
+def test_terminal_plot_of_a_safetensors_file_loads_only_its_reader(tmp_path):
+    """pecli.io imports each format's module where that format is used: a .safetensors read loads neither
+    the .npy, .pt and GGUF readers nor the atomic-write helpers (pecli.io.atomic, with shutil's archives)."""
+    assert imported_after(["generate", "--d", "64", "--len", "256", "-o", "pe.safetensors"], tmp_path)["rc"] == 0
+    args = ["plot", "pe.safetensors", "--terminal", "--width", "80", "--height", "30"]
+    result = _classes_and_modules_after(args, tmp_path)
+    assert result["rc"] == 0
+    assert "pecli.io.safetensors" in result["modules"]
+    assert not {"pecli.io.npy", "pecli.io.pt", "pecli.io.gguf", "pecli.io.atomic"} & set(result["modules"])
+
+
+def test_the_write_helpers_still_import_from_pecli_io():
+    """The names pecli.io gives lazily from pecli.io.atomic are the same objects; an unknown name is still an error."""
+    import pecli.io
+    from pecli.io import TEMP_MARKER, atomic, check_free_space, check_output_path
+
+    assert (TEMP_MARKER, check_free_space, check_output_path) == (
+        atomic.TEMP_MARKER,
+        atomic.check_free_space,
+        atomic.check_output_path,
+    )
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        pecli.io.not_a_name  # noqa: B018
