@@ -121,6 +121,17 @@ def config_spec(
     return dataclasses.replace(table, extra_metadata=metadata)
 
 
+def _needs_length(encoding: ModelEncoding, params: Mapping[str, Any], dtype: str) -> bool:
+    """Whether the table asked for has a length axis (ALiBi's slopes, one per head, have none)."""
+    from pecli.schemes.spec import TableSpec
+
+    try:
+        TableSpec.resolve(encoding.scheme, encoding.preset, params, length=None, dim=encoding.dim, dtype=dtype)
+    except ParameterError as error:
+        return names_a_parameter(error._templates[0], ["length"])
+    return False
+
+
 def _encoding_spec(
     encoding: ModelEncoding,
     length: int | None,
@@ -132,12 +143,12 @@ def _encoding_spec(
     """The checked table of one encoding (a layer type's), a bad value blamed on its config field."""
     from pecli.schemes.spec import TableSpec
 
-    if length is None and encoding.length is None:
+    params = {**encoding.params, **(scheme_params or {})}
+    if length is None and encoding.length is None and _needs_length(encoding, params, dtype):
         raise ParameterError(
             f"{shown(config_file)} has no max_position_embeddings (the model's context)",
             hint="give the table's length as {length}, or add max_position_embeddings to the config",
         )
-    params = {**encoding.params, **(scheme_params or {})}
     fields = {k: v for k, v in encoding.fields.items() if not (k == "length" and length is not None)}
     try:
         table = TableSpec.resolve(encoding.scheme, encoding.preset, params,
