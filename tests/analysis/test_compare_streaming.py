@@ -51,6 +51,28 @@ def test_a_diagnosis_on_leading_rows_says_so():
     assert result.diagnosis[0].message.endswith("(diagnosed on the first 120 rows)")
 
 
+@pytest.mark.parametrize("diagnose_rows", [None, 3, 120])
+def test_float32_chunks_widened_into_reused_buffers_keep_the_diagnosed_rows(diagnose_rows):
+    # float32 chunks are widened into float64 buffers kept from chunk to chunk: the rows kept for the
+    # diagnosis must still be their own rows, not a later chunk's written over them
+    a = pecli.encode("sinusoidal", 400, 8)
+    cases = [
+        (a, pecli.encode("sinusoidal", 400, 8, layout="split")),  # a permutation
+        (pecli.encode("sinusoidal", 400, 8, offset=3), a),  # a shift
+        (a, a),  # the same: no diagnosis
+    ]
+    for first, second in cases:
+        whole = compare_tables(first[: diagnose_rows or 400], second[: diagnose_rows or 400])
+        parts = chunked(first, second, 50, diagnose_rows=diagnose_rows)
+        full = compare_tables(first, second)
+        for name in ("shape", "max_abs", "worst", "max_rel", "cosine_min", "atol", "agree"):
+            assert getattr(parts, name) == getattr(full, name), name
+        assert [found.code for found in parts.diagnosis] == [found.code for found in whole.diagnosis]
+        for found, expected in zip(parts.diagnosis, whole.diagnosis, strict=True):
+            for figure in ("shift", "permutation"):
+                assert found.figures.get(figure) == expected.figures.get(figure)
+
+
 def test_precision_of_mixed_chunks_is_the_one_that_holds_both():
     bfloat16_like = np.full((4, 2), 1.0 + 2.0**-7, np.float32)
     float16_like = np.full((4, 2), 1.0 + 2.0**-10, np.float32)
