@@ -79,11 +79,11 @@ def show_model_directory(out: Output, path: str, *, key: str | None = None, stat
 
 
 def spelled_notes(out: Output, info: ConfigInfo) -> ConfigInfo:
-    """``info`` with each note that names a parameter (:class:`~pecli.errors.Message`) spelled as its flag: the
-    text is spelled line by line when shown, a JSON document is not."""
+    """``info`` with each note that names a parameter (:class:`~pecli.errors.Message`) spelled as its flag, in
+    the text and in the JSON document alike (the output spells only the lines it shows)."""
     from dataclasses import replace
 
     from pecli.errors import Message
 
     notes = [note.spelled(out.spell) if isinstance(note, Message) else note for note in info.notes]
-    return replace(info, notes=notes) if out.json_output else info
+    return replace(info, notes=notes)
