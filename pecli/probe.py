@@ -96,7 +96,7 @@ def rotary_spec(
 
     if get_scheme(spec.scheme).kind != "rotary" or "layout" not in spec.params or len(spec.shape) != 2:
         raise ParameterError(
-            f"{reference!r} is no 1-D rotary encoding ({spec.scheme}): a probe rotates queries and keys by RoPE",
+            f"{reference!r} is no 1-D rotary encoding ({spec.scheme}): rotary tables and probes are RoPE's",
             hint="give a RoPE model's config.json or a 'rope' spec",
         )
     return dataclasses.replace(spec, params={**spec.params, "part": None})

@@ -71,7 +71,10 @@ def rotation_tolerance(probe: Probe, which: str = "q") -> np.ndarray:
 
 
 def _as_probe_shape(values: Any, expected: np.ndarray, name: str) -> np.ndarray:
-    array = np.asarray(values.detach().cpu().float() if hasattr(values, "detach") else values, dtype=np.float64)
+    raw = np.asarray(values.detach().cpu().float() if hasattr(values, "detach") else values)
+    if raw.dtype.kind not in "fiubV":  # complex, text, objects: no rotation of real vectors
+        raise ParameterError(f"{name} must hold real numbers, got {raw.dtype}", hint="return the rotated q and k")
+    array = raw.astype(np.float64)
     if array.ndim == expected.ndim + 1 and array.shape[0] == 1:
         array = array[0]  # a batch of one
     if array.shape != expected.shape and array.shape == (expected.shape[1], expected.shape[0], expected.shape[2]):
@@ -95,15 +98,24 @@ class RotatedCheck:
     worst: dict[str, int]  #: head, position (the probe's), dim
     tolerance: float  #: at the worst element
     diagnosis: list[Finding] = field(default_factory=list)
+    nans: int = 0  #: entries the engine left NaN (the worst is then the first of them; max_abs_diff is the others')
+    entries: int = 0  #: entries compared
 
     def to_json(self) -> dict[str, Any]:
         return {"agree": self.agree, "max_abs_diff": self.max_abs_diff, "worst": dict(self.worst),
-                "tolerance": self.tolerance, "diagnosis": [found.to_json() for found in self.diagnosis]}  # fmt: skip
+                "tolerance": self.tolerance, "nan": self.nans,
+                "diagnosis": [found.to_json() for found in self.diagnosis]}  # fmt: skip
 
     def text_lines(self) -> list[str]:
         where = f"head {self.worst['head']}, position {self.worst['position']}, dim {self.worst['dim']}"
         verdict = "agrees" if self.agree else "differs"
-        lines = [f"{self.name}: {verdict}: max |Δ| {self.max_abs_diff:.3g} at {where} (tolerance {self.tolerance:.3g})"]
+        if self.nans:
+            rest = "" if self.nans == self.entries else f"; elsewhere max |Δ| {self.max_abs_diff:.3g}"
+            found = f"NaN at {self.nans} of {self.entries} entries (the first at {where}){rest}"
+            return [f"{self.name}: {verdict}: {found}",
+                    "  cause: the engine's rotation produced NaN (no mistake of the convention does)"]  # fmt: skip
+        found = f"max |Δ| {self.max_abs_diff:.3g} at {where} (tolerance {self.tolerance:.3g})"
+        lines = [f"{self.name}: {verdict}: {found}"]
         if not self.agree:
             lines += [f"  cause: {found.message}" for found in self.diagnosis] or [
                 "  cause: no known mistake explains it (pairing, partial-rotary partner, scaling, attention "
@@ -150,13 +162,16 @@ def compare_rotated(probe: Probe, rotated: Mapping[str, Any], *, atol: float | N
         noise = rotation_tolerance(probe, which)
         allowed = np.broadcast_to(noise if atol is None else np.full_like(noise, atol), expected.shape)
         difference = np.abs(actual - expected)
-        difference = np.where(np.isnan(difference), np.inf, difference)
-        head, row, dim = np.unravel_index(int(np.argmax(difference)), expected.shape)
-        agree = bool((difference <= allowed).all())
-        findings = [] if agree else diagnose_rotated(probe, actual, which=which, tolerance=float(noise.max()))
+        missing = np.isnan(difference)  # NaN where the engine gave none: counted, not a number to compare
+        nans = int(missing.sum())
+        difference[missing] = 0.0
+        worst_at = np.argmax(missing) if nans else np.argmax(difference)
+        head, row, dim = np.unravel_index(int(worst_at), expected.shape)
+        agree = not nans and bool((difference <= allowed).all())
+        findings = [] if agree or nans else diagnose_rotated(probe, actual, which=which, tolerance=float(noise.max()))
         worst = {"head": int(head), "position": int(probe.positions[row]), "dim": int(dim)}
         checks.append(RotatedCheck(name, agree, float(difference.max(initial=0.0)), worst,
-                                   float(allowed[head, row, dim]), findings))  # fmt: skip
+                                   float(allowed[head, row, dim]), findings, nans, difference.size))  # fmt: skip
     if not checks:
         raise ParameterError("no rotated q or k to compare", hint="name the tensors q_rotated and k_rotated")
     return RotatedComparison(engine, probe_label, _convention(probe), checks)

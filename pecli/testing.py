@@ -64,12 +64,22 @@ def _parts(actual: Any) -> tuple[str, np.ndarray, np.ndarray]:
         if len(actual) != 2:
             raise ParameterError(f"a table pair is (cos, sin), got {len(actual)} tensors", hint="pass (cos, sin)")
         cos, sin = (_squeezed(_to_numpy(part)) for part in actual)
+        if np.iscomplexobj(cos) or np.iscomplexobj(sin) or not all(_is_real(part) for part in (cos, sin)):
+            raise ParameterError(
+                f"a (cos, sin) pair holds real numbers, got {cos.dtype} and {sin.dtype}",
+                hint="pass the complex freqs_cis alone, or its .real and .imag as (cos, sin)",
+            )
         return "(cos, sin)", cos, sin
     array = _squeezed(_to_numpy(actual))
     if np.iscomplexobj(array):  # freqs_cis: e^{i p θ}, positions × rotary_dim/2
         return "complex (freqs_cis)", array.real, array.imag
     half = array.shape[1] // 2  # vLLM's cos_sin_cache: [cos | sin] of the rotary_dim/2 frequencies
     return "cos_sin_cache", array[:, :half], array[:, half:]
+
+
+def _is_real(array: np.ndarray) -> bool:
+    """Numbers a table can hold: floats (bfloat16 and float8 arrays are numpy kind V), integers, booleans."""
+    return array.dtype.kind in "fiubV"
 
 
 def _full_width(values: np.ndarray, layout: str) -> np.ndarray:
@@ -151,6 +161,11 @@ def assert_rotary_matches(apply_fn: Callable[[Any, Any, Any], Any], reference: s
     from pecli.probe import head_dim_of, make_probe, rotary_spec
     from pecli.probe_check import compare_rotated
 
+    if not callable(apply_fn):
+        raise ParameterError(
+            f"apply_fn must be a function (q, k, positions) -> (q, k), got {type(apply_fn).__name__}",
+            hint="pass the engine's rotary function, wrapped to that signature",
+        )
     spec = rotary_spec(reference, dim=dim, length=length)
     probe = make_probe(spec, heads=heads, seed=seed, head_dim=head_dim_of(reference, spec))
     inputs: tuple[Any, ...] = (probe.q, probe.k, probe.positions)
