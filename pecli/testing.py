@@ -116,6 +116,9 @@ def assert_table_matches(actual: Any, reference: str, *, part: str | None = None
     positions, width = cos.shape
     if cos.shape != sin.shape:
         raise ParameterError(f"cos is {cos.shape} but sin is {sin.shape}", hint="pass tables of one shape")
+    if not positions or not width:  # the reference's length and width come from the table: none to compare
+        raise ParameterError(f"the engine's table is empty ({layout_name} of shape {cos.shape})",
+                             hint="pass the table the engine built")  # fmt: skip
     spec = rotary_spec(reference, dim=width if layout_name == "(cos, sin)" else 2 * width, length=positions)
     spec = dataclasses.replace(spec, dtype="float64")
     half = width * 2 == int(spec.dim or 0)

@@ -72,3 +72,10 @@ def test_a_table_against_a_scheme_that_does_not_rotate_is_not_told_about_probes(
     with pytest.raises(ParameterError, match="rotary tables and probes are RoPE's") as refused:
         assert_table_matches((cos, sin), "sinusoidal")
     assert "a probe rotates" not in str(refused.value)
+
+
+def test_an_empty_table_is_named_not_a_length_the_caller_never_gave():
+    """An empty (cos, sin) was "length must be a positive integer, got 0 (pass e.g. length=64)"."""
+    cos, sin = (rope_table(64, 16, part=part, dtype="float32") for part in ("cos", "sin"))
+    with pytest.raises(ParameterError, match=r"the engine's table is empty \(\(cos, sin\) of shape \(0, 16\)\)"):
+        assert_table_matches((cos[:0], sin[:0]), "rope")
