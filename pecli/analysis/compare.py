@@ -584,13 +584,29 @@ class _DifferenceStats:
         self.cosine_sum += float(cosines.sum())
         self.row += len(a)
 
+    def _row_tolerance(self, kept_rows: int) -> np.ndarray:
+        """The diagnosis's noise bound of each kept row: what :meth:`_allowed` lets that row differ by at
+        the tables' scale (the given atol, or rounding + float32 angle noise at its position), never
+        under the rounding of the coarser table, nor (computed sinusoids) under float32's rounding: an
+        explanation is regenerated in float64 and the table it explains was computed in float32."""
+        rounding = rounding_tolerance(*self.dtypes, scale=self.scale)
+        if self.kind != "float32 arithmetic":
+            return np.full(kept_rows, max(rounding, self.atol if self.kind == "given" and self.atol else 0.0))
+        if not self.angles:  # exact values (integers): their rounding only
+            return np.full(kept_rows, max(rounding, self.epsilon * self.scale + self.floor))
+        rows: np.ndarray = np.arange(kept_rows, dtype=np.float64)
+        if self.heads:  # the first diagnose_rows rows of each head, at their place in the stacked rows
+            rows = np.flatnonzero(np.arange(self.length) % (self.length // self.heads) < self.diagnose_rows)
+        floor = max(rounding, rounding_tolerance("float32", scale=self.scale), self.epsilon * self.scale + self.floor)
+        return floor + FLOAT32_ANGLE_NOISE * rows
+
     def result(self) -> Comparison:
         diagnosis: list[Finding] = []
         if not self.agree and not self.infinite and not self.nan_one:  # NaN or inf in one: no layout to diagnose
-            tolerance = max(self.allowed_max, rounding_tolerance(*self.dtypes, scale=self.scale))
             head_a = np.concatenate([a for a, _ in self.kept])
             head_b = np.concatenate([b for _, b in self.kept])
             kept_rows = len(head_a)  # all of them, or the first diagnose_rows (of each head of a (heads, …) table)
+            tolerance = self._row_tolerance(kept_rows)  # each row judged by its own bound, not the loosest
             if self.heads:
                 head_a, head_b = (table.reshape(self.heads, -1, self.width) for table in (head_a, head_b))
             reference = self.reference

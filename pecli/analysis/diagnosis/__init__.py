@@ -29,7 +29,7 @@ from pecli.analysis.diagnosis._layout import layout_findings
 from pecli.analysis.diagnosis._precision import precision_findings
 from pecli.analysis.diagnosis._scale import factor_findings
 from pecli.analysis.diagnosis._variants import variant_findings
-from pecli.analysis.diagnosis.finding import Finding, Reference, residual
+from pecli.analysis.diagnosis.finding import Finding, Reference, per_row, residual, within
 from pecli.dtypes import round_to
 from pecli.errors import PecliError
 
@@ -39,14 +39,21 @@ _EXPLANATIONS = (layout_findings, factor_findings, precision_findings, variant_f
 
 
 def diagnose_difference(
-    a: np.ndarray, b: np.ndarray, *, tolerance: float, reference: Reference | None = None, swapped: bool = False
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    tolerance: float | np.ndarray,
+    reference: Reference | None = None,
+    swapped: bool = False,
 ) -> list[Finding]:
-    """The findings that reproduce ``b`` from ``a`` within ``tolerance`` (max abs), best first.
+    """The findings that reproduce ``b`` from ``a`` within ``tolerance`` (abs, row by row), best first.
 
     Args:
         a: the reference table (2-D, or 3-D (heads, L, L): a per-head bias, diagnosed per head).
         b: the table to explain, of ``a``'s shape.
-        tolerance: the noise: an explanation is kept when it leaves no entry further off than this.
+        tolerance: the noise: an explanation is kept when it leaves no entry further off than its row's
+            bound. One number for every row, or one per row (``b.shape[:-1]`` values: compare's tolerance
+            grows with the position, and a row is judged by its own bound, never by the loosest).
         reference: the scheme and parameters ``a`` was generated with, when known: the findings
             that need them (scaling, base, factor names) regenerate variants through :func:`pecli.encode`.
         swapped: the reference is the second table of the comparison: the sentences name it B and
@@ -63,15 +70,16 @@ def diagnose_difference(
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim not in (2, 3) or not (np.isfinite(a).all() and np.isfinite(b).all()):
         return []
-    if residual(a, b) <= tolerance:  # within the loosest noise bound everywhere: no cause stands out from noise
+    bound = per_row(tolerance, b.shape)
+    if within(a, b, bound):  # within every row's noise bound: no cause stands out from noise
         return _rounding_only(a, b)
     found: dict[str, Finding] = {}
-    explanations: tuple[Callable[[np.ndarray, np.ndarray, float, Reference | None], list[Finding]], ...]
+    explanations: tuple[Callable[[np.ndarray, np.ndarray, np.ndarray, Reference | None], list[Finding]], ...]
     explanations = _EXPLANATIONS
     if a.ndim == 3:  # per-head tables: their heads, and a constant factor over all of them
         explanations = (head_findings, _all_heads_factor)
     for explain in explanations:
-        for finding in explain(a, b, tolerance, reference):
+        for finding in explain(a, b, bound, reference):
             found.setdefault(finding.code, finding)
     ordered = sorted(found.values(), key=lambda finding: finding.figures.get("residual", 0.0))
     if swapped:
@@ -119,9 +127,12 @@ def _precision(table: np.ndarray) -> str:
     return "float64"
 
 
-def _all_heads_factor(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference | None) -> list[Finding]:
-    """:func:`factor_findings` of (heads, L, L) tables, their heads stacked."""
-    return factor_findings(a.reshape(-1, a.shape[-1]), b.reshape(-1, b.shape[-1]), tolerance, reference)
+def _all_heads_factor(
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference | None
+) -> list[Finding]:
+    """:func:`factor_findings` of (heads, L, L) tables, their heads stacked (``tolerance``: per row)."""
+    stacked = tolerance.reshape(-1, 1)
+    return factor_findings(a.reshape(-1, a.shape[-1]), b.reshape(-1, b.shape[-1]), stacked, reference)
 
 
 def _swapped(found: Finding) -> Finding:

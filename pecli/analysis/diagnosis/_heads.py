@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.diagnosis.finding import Finding, Reference
+from pecli.analysis.diagnosis.finding import Finding, Reference, per_row
 from pecli.schemes.catalog import SCHEMES
 
 __all__ = ["head_findings", "head_ranges"]
@@ -32,16 +32,18 @@ def head_ranges(heads: list[int]) -> str:
     return f"head{'s' * (len(heads) != 1)} {text}"
 
 
-def _pattern(flat: np.ndarray, tolerance: float) -> np.ndarray | None:
+def _pattern(flat: np.ndarray, tolerance: np.ndarray) -> np.ndarray | None:
     """The integer offsets every head of ``flat`` (heads × entries) is a multiple of, scaled by its
-    largest head's smallest nonzero value (ALiBi's slope: the bias at offset 1); None when there is none."""
-    largest = flat[int(np.argmax(np.abs(flat).max(axis=1)))]
-    nonzero = np.abs(largest) > max(tolerance, 0.0) * 2
+    largest head's smallest nonzero value (ALiBi's slope: the bias at offset 1); None when there is none.
+    ``tolerance``: each entry's bound (heads × entries)."""
+    head = int(np.argmax(np.abs(flat).max(axis=1)))
+    largest, bound = flat[head], tolerance[head]
+    nonzero = np.abs(largest) > np.maximum(bound, 0.0) * 2
     if not nonzero.any():
         return None
     unit = float(np.abs(largest[nonzero]).min())
     offsets = np.round(largest / unit)
-    if np.abs(offsets * unit - largest).max() > tolerance or np.abs(offsets).max() > 1 << 24:
+    if np.any(np.abs(offsets * unit - largest) > bound) or np.abs(offsets).max() > 1 << 24:
         return None
     return offsets
 
@@ -52,6 +54,16 @@ def _slopes(flat: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 def _off(slopes: np.ndarray, offsets: np.ndarray, flat: np.ndarray) -> float:
     return float(np.abs(np.multiply.outer(slopes, offsets) - flat).max(initial=0.0))
+
+
+def _fits(slopes: np.ndarray, offsets: np.ndarray, flat: np.ndarray, tolerance: np.ndarray) -> bool:
+    """Whether each head of ``flat`` is its slope times ``offsets`` within each entry's bound."""
+    return bool(np.all(np.abs(np.multiply.outer(slopes, offsets) - flat) <= tolerance))
+
+
+def _visible(change: np.ndarray, offsets: np.ndarray, tolerance: np.ndarray) -> np.ndarray:
+    """Per head: whether a change of its slope by ``change`` moves some entry beyond that entry's bound."""
+    return np.any(np.multiply.outer(np.abs(change), np.abs(offsets)) > tolerance, axis=1)
 
 
 def _slope_sets(heads: int) -> list[tuple[str, str, np.ndarray]]:
@@ -75,8 +87,11 @@ def _figures(slopes_a: np.ndarray, slopes_b: np.ndarray, differ: list[int], off:
     }
 
 
-def head_findings(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference | None) -> list[Finding]:
-    """Per-head slopes of ``a`` and ``b`` ((heads, …) tables), named when a slope formula explains them.
+def head_findings(
+    a: np.ndarray, b: np.ndarray, tolerance: float | np.ndarray, reference: Reference | None
+) -> list[Finding]:
+    """Per-head slopes of ``a`` and ``b`` ((heads, …) tables), named when a slope formula explains them
+    within each row's ``tolerance`` (a number, or one per row: ``b.shape[:-1]`` values).
 
     >>> from pecli.schemes.alibi import alibi_table
     >>> a = alibi_table(16, heads=12, dtype="float64")
@@ -90,22 +105,23 @@ def head_findings(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Ref
     if heads < 2 and a.ndim == 2:
         return []
     flat_a, flat_b = a.reshape(heads, -1), b.reshape(heads, -1)
-    offsets = _pattern(flat_a, tolerance)
+    bound = np.broadcast_to(per_row(tolerance, b.shape), b.shape).reshape(heads, -1)  # each entry's row's bound
+    offsets = _pattern(flat_a, bound)
     if offsets is None:
         return []
     slopes_a, slopes_b = _slopes(flat_a, offsets), _slopes(flat_b, offsets)
-    off_a, off_b = _off(slopes_a, offsets, flat_a), _off(slopes_b, offsets, flat_b)
-    if off_a > tolerance or off_b > tolerance:
+    if not (_fits(slopes_a, offsets, flat_a, bound) and _fits(slopes_b, offsets, flat_b, bound)):
         return []  # not every head of both a multiple of one pattern
+    off_b = _off(slopes_b, offsets, flat_b)
     reach = float(np.abs(offsets).max())
-    differ = [int(h) for h in np.flatnonzero(np.abs(slopes_a - slopes_b) * reach > tolerance)]
+    differ = [int(h) for h in np.flatnonzero(_visible(slopes_a - slopes_b, offsets, bound))]
     if not differ:
         return []
     sets = _slope_sets(heads)
 
     def named(slopes: np.ndarray) -> tuple[str, str] | None:
         for code, words, known in sets:
-            if np.abs(known - slopes).max() * reach <= tolerance:
+            if not _visible(known - slopes, offsets, bound).any():
                 return code, words
         return None
 
@@ -123,13 +139,13 @@ def head_findings(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Ref
     known = name_a or name_b
     if known is None:
         return found  # neither side holds slopes a scheme names: no per-head story to tell
-    if np.abs(slopes_a + slopes_b).max() * reach <= tolerance:
+    if not _visible(slopes_a + slopes_b, offsets, bound).any():
         found.append(Finding(
             "alibi_sign",
             f"the bias has the opposite sign: B = −A, slopes of opposite sign in every head ({known[1]})",
             _figures(slopes_a, slopes_b, differ, off_b, formula=known[0]),
         ))  # fmt: skip
-    elif np.abs(slopes_a[::-1] - slopes_b).max() * reach <= tolerance:
+    elif not _visible(slopes_a[::-1] - slopes_b, offsets, bound).any():
         found.append(Finding(
             "alibi_heads_reversed",
             f"the heads are in reverse order: B's head h is A's head {heads - 1} − h ({known[1]})",
@@ -137,7 +153,7 @@ def head_findings(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Ref
         ))  # fmt: skip
     elif (
         not found
-        and np.ptp(np.divide(slopes_b, slopes_a, out=np.zeros(heads), where=slopes_a != 0)) * reach > tolerance
+        and np.ptp(np.divide(slopes_b, slopes_a, out=np.zeros(heads), where=slopes_a != 0)) * reach > bound.max()
     ):
         ratios = [float(r) for r in np.divide(slopes_b, slopes_a, out=np.full(heads, np.nan), where=slopes_a != 0)]
         found.append(Finding(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pecli.analysis.diagnose import diagnose
-from pecli.analysis.diagnosis.finding import Finding, Reference, residual
+from pecli.analysis.diagnosis.finding import Finding, Reference, per_row, residual, within
 
 __all__ = ["layout_findings", "pairing_permutation", "rotary_columns"]
 
@@ -34,7 +34,7 @@ def pairing_permutation(width: int, rotary: int) -> list[int]:
     return perm + list(range(rotary, width))
 
 
-def _pairing(a: np.ndarray, b: np.ndarray, tolerance: float) -> Finding | None:
+def _pairing(a: np.ndarray, b: np.ndarray, tolerance: np.ndarray) -> Finding | None:
     width = a.shape[1]
     rotary = rotary_columns(a)
     if rotary < 4 or rotary > width:
@@ -42,16 +42,16 @@ def _pairing(a: np.ndarray, b: np.ndarray, tolerance: float) -> Finding | None:
     half = rotary // 2
     to_adjacent = pairing_permutation(width, rotary)
     to_halves = [int(i) for i in np.argsort(to_adjacent)]
-    repeated_halves = np.abs(a[:, :half] - a[:, half:rotary]).max() <= tolerance
-    repeated_pairs = np.abs(a[:, 0:rotary:2] - a[:, 1:rotary:2]).max() <= tolerance
+    repeated_halves = within(a[:, :half], a[:, half:rotary], tolerance)
+    repeated_pairs = within(a[:, 0:rotary:2], a[:, 1:rotary:2], tolerance)
     for perm, repeated, pairings in (
         (to_adjacent, repeated_halves, ("halves (NeoX, rotate_half)", "adjacent pairs (GPT-J, rotate every two)")),
         (to_halves, repeated_pairs, ("adjacent pairs (GPT-J, rotate every two)", "halves (NeoX, rotate_half)")),
     ):
         if not repeated:
             continue
-        off = residual(a[:, perm], b)
-        if off <= tolerance:
+        if within(a[:, perm], b, tolerance):
+            off = residual(a[:, perm], b)
             partial = f" over the first {rotary} of {width} columns (partial rotary)" if rotary < width else ""
             return Finding(
                 "pairing",
@@ -62,12 +62,19 @@ def _pairing(a: np.ndarray, b: np.ndarray, tolerance: float) -> Finding | None:
     return None
 
 
-def _shift_or_permutation(a: np.ndarray, b: np.ndarray, tolerance: float) -> Finding | None:
-    found = diagnose(a, b, tolerance=tolerance)
+def _shift_or_permutation(a: np.ndarray, b: np.ndarray, tolerance: np.ndarray) -> Finding | None:
+    found = diagnose(a, b, tolerance=float(tolerance.max(initial=0.0)))  # searched within the loosest bound…
     if found is None:
         return None
     if found.shift == 0 and found.permutation is None:
         return None  # no layout change: rounding, when it is that, is told by diagnose_difference
+    shared = len(a) - abs(found.shift)  # …and kept only when every row B shares is within its own bound
+    part_a = a[found.shift :] if found.shift >= 0 else a[:shared]
+    rows = slice(0, shared) if found.shift >= 0 else slice(-found.shift, None)
+    if found.permutation is not None:
+        part_a = part_a[:, found.permutation]
+    if not within(part_a, b[rows], tolerance[rows]):
+        return None
     figures = {"shift": found.shift, "permutation": found.permutation, "residual": found.residual}
     if found.permutation is None:
         steps = abs(found.shift)
@@ -88,9 +95,16 @@ def _shift_or_permutation(a: np.ndarray, b: np.ndarray, tolerance: float) -> Fin
 
 
 def layout_findings(
-    a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference | None = None
+    a: np.ndarray, b: np.ndarray, tolerance: float | np.ndarray, reference: Reference | None = None
 ) -> list[Finding]:
-    """The layout explanations that reproduce ``b`` from ``a`` within ``tolerance``."""
+    """The layout explanations that reproduce ``b`` from ``a`` within ``tolerance`` (a number, or one per row).
+
+    >>> import pecli
+    >>> a = pecli.encode("sinusoidal", 32, 8, dtype="float64")
+    >>> [found.code for found in layout_findings(a[1:], a[:-1], 1e-9)]
+    ['positions_shifted']
+    """
+    tolerance = per_row(tolerance, b.shape)
     found = []
     pairing = _pairing(a, b, tolerance)
     if pairing is not None:
@@ -99,8 +113,7 @@ def layout_findings(
         shifted = _shift_or_permutation(a, b, tolerance)
         if shifted is not None:
             found.append(shifted)
-    if a.shape[0] == a.shape[1]:
+    if a.shape[0] == a.shape[1] and within(a.T, b, tolerance):
         off = residual(a.T, b)
-        if off <= tolerance:
-            found.append(Finding("transposed", "B is A transposed (rows and columns swapped)", {"residual": off}))
+        found.append(Finding("transposed", "B is A transposed (rows and columns swapped)", {"residual": off}))
     return found

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pecli.analysis.diagnosis.finding import Finding, Reference
+from pecli.analysis.diagnosis.finding import Finding, Reference, per_row
 from pecli.dtypes import round_to
 
 __all__ = ["aliased_positions", "precision_findings"]
@@ -23,18 +23,25 @@ def aliased_positions(length: int, dtype: str, start: int = 0) -> np.ndarray:
     return np.asarray(round_to(positions, dtype), dtype=np.float64)
 
 
-def precision_findings(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference | None) -> list[Finding]:
-    """B's row p is A's row at p rounded to bfloat16 or float16: the dtype and the first aliasing position.
+def precision_findings(
+    a: np.ndarray, b: np.ndarray, tolerance: float | np.ndarray, reference: Reference | None
+) -> list[Finding]:
+    """B's row p is A's row at p rounded to bfloat16 or float16 (or A's is B's: either table may carry
+    the mistake): the dtype, the table that has it, and the first aliasing position.
 
-    Rows whose rounded position falls beyond A are not checked; every other row must match.
+    Rows whose rounded position falls beyond the table are not checked; every other row must match
+    within its own row's ``tolerance`` (a number, or one per row).
 
     >>> import pecli
     >>> a = pecli.encode("sinusoidal", 300, 8, dtype="float64")
     >>> b = a[aliased_positions(300, "bfloat16").astype(int).clip(max=299)]
     >>> found = precision_findings(a, b, 1e-9, None)[0]
-    >>> found.figures["dtype"], found.figures["first_aliased_position"]
-    ('bfloat16', 257)
+    >>> found.figures["dtype"], found.figures["first_aliased_position"], found.message[:13]
+    ('bfloat16', 257, "B's positions")
+    >>> precision_findings(b, a, 1e-9, None)[0].message[:13]
+    "A's positions"
     """
+    bound = per_row(tolerance, b.shape)
     length = len(a)
     offset = int(reference.params.get("offset") or 0) if reference is not None else 0
     for dtype, bits in _DTYPES:
@@ -43,13 +50,18 @@ def precision_findings(a: np.ndarray, b: np.ndarray, tolerance: float, reference
         if not len(moved):
             continue
         inside = rounded < length
-        off = float(np.abs(a[rounded[inside]] - b[inside]).max())
-        if off <= tolerance and inside[moved].any():
+        if not inside[moved].any():
+            continue
+        for side, right, aliased in (("B", a, b), ("A", b, a)):
+            # the aliased table's row p is the right table's row at p's rounded position
+            if not np.all(np.abs(right[rounded[inside]] - aliased[inside]) <= bound[inside]):
+                continue
+            off = float(np.abs(right[rounded[inside]] - aliased[inside]).max())
             first = int(moved[0]) + offset
             return [
                 Finding(
                     "positions_rounded",
-                    f"positions computed in {dtype} ({bits} significant bits): from position {first} on, "
+                    f"{side}'s positions computed in {dtype} ({bits} significant bits): from position {first} on, "
                     f"positions alias (position {first} rounds to {int(rounded[moved[0]]) + offset})",
                     {
                         "dtype": dtype,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pecli.analysis.diagnosis.finding import Finding, Reference, residual
+from pecli.analysis.diagnosis.finding import Finding, Reference, per_row, residual, within
 from pecli.schemes import get_scheme
 
 __all__ = ["factor_findings", "named_factors"]
@@ -27,8 +27,10 @@ def named_factors(reference: Reference | None) -> dict[str, float]:
     return factors
 
 
-def factor_findings(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference | None) -> list[Finding]:
-    """``B = c·A`` within the tolerance (scaled by |c|), c ≠ 1: the factor, and what it matches.
+def factor_findings(
+    a: np.ndarray, b: np.ndarray, tolerance: float | np.ndarray, reference: Reference | None
+) -> list[Finding]:
+    """``B = c·A`` within the tolerance (each row's, scaled by |c|), c ≠ 1: the factor, and what it matches.
 
     >>> a = np.array([[1.0, 0.5], [0.25, -1.0]])
     >>> factor_findings(a, 2 * a, 1e-9, None)[0].figures["factor"]
@@ -37,14 +39,17 @@ def factor_findings(a: np.ndarray, b: np.ndarray, tolerance: float, reference: R
     norm = float(np.einsum("ij,ij->", a, a))
     if norm == 0.0:
         return []
+    bound = per_row(tolerance, b.shape)
     factor = float(np.einsum("ij,ij->", a, b)) / norm
+    slack = bound * max(1.0, abs(factor))
+    row_size = np.abs(a).max(axis=1, keepdims=True)  # a factor's error shows most at a row's largest value
+    if not within(factor * a, b, slack) or np.all(abs(factor - 1.0) * row_size <= bound):
+        return []  # not a factor, or one that no row can tell from 1
     off = residual(factor * a, b)
-    if off > tolerance * max(1.0, abs(factor)) or abs(factor - 1.0) * float(np.abs(a).max()) <= tolerance:
-        return []
     matches = [
         (abs(factor - value), name)
         for name, value in named_factors(reference).items()
-        if abs(factor - value) * float(np.abs(a).max()) <= tolerance * max(1.0, abs(factor))
+        if np.all(abs(factor - value) * row_size <= slack)
     ]
     figures: dict[str, object] = {"factor": factor, "residual": off}
     message = f"B = {factor:.6g}·A: a constant factor"

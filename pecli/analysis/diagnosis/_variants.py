@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.diagnosis._layout import rotary_columns
-from pecli.analysis.diagnosis.finding import Finding, Reference, residual
+from pecli.analysis.diagnosis.finding import Finding, Reference, per_row, residual, within
 from pecli.errors import PecliError
 from pecli.schemes import encode, get_scheme
 
@@ -25,8 +25,9 @@ BASES: tuple[float, ...] = (
 _SCREEN_ROWS = 8
 
 
-def frequency_index(table: np.ndarray, column: int, tolerance: float) -> int:
-    """The frequency a column of a RoPE-like table carries: halves repeat (j mod r/2), pairs repeat (j // 2).
+def frequency_index(table: np.ndarray, column: int, tolerance: float | np.ndarray) -> int:
+    """The frequency a column of a RoPE-like table carries: halves repeat (j mod r/2), pairs repeat (j // 2)
+    (``tolerance``: a number, or one per row).
 
     >>> import pecli
     >>> frequency_index(pecli.encode("rope", 8, 8, part="cos", layout="interleaved"), 5, 1e-6)
@@ -34,9 +35,10 @@ def frequency_index(table: np.ndarray, column: int, tolerance: float) -> int:
     """
     rotary = rotary_columns(table)
     half = rotary // 2
-    if half and column < rotary and np.abs(table[:, :half] - table[:, half:rotary]).max() <= tolerance:
+    bound = per_row(tolerance, table.shape)
+    if half and column < rotary and within(table[:, :half], table[:, half:rotary], bound):
         return column % half
-    if half and column < rotary and np.abs(table[:, 0:rotary:2] - table[:, 1:rotary:2]).max() <= tolerance:
+    if half and column < rotary and within(table[:, 0:rotary:2], table[:, 1:rotary:2], bound):
         return column // 2
     return column
 
@@ -56,28 +58,33 @@ def _table(
 
 
 def _reproduces(
-    reference: Reference, b: np.ndarray, tolerance: float, changes: Mapping[str, Any]
+    reference: Reference, b: np.ndarray, tolerance: np.ndarray, changes: Mapping[str, Any]
 ) -> tuple[np.ndarray | None, float]:
-    """The reference with ``changes`` and its residual against ``b``; screened on the last rows first."""
+    """The reference with ``changes`` and its residual against ``b`` when it reproduces ``b`` within every
+    row's ``tolerance`` (else None, inf); screened on the last rows first."""
     length, dim = b.shape
     rows = range(max(0, length - _SCREEN_ROWS), length)
     tail = _table(reference, length, dim, changes, rows=rows)
-    if tail is None or residual(tail, b[rows.start :]) > tolerance:
+    if tail is None or not within(tail, b[rows.start :], tolerance[rows.start :]):
         return None, float("inf")
     table = _table(reference, length, dim, changes)
-    return table, residual(table, b) if table is not None else float("inf")
+    if table is None or not within(table, b, tolerance):
+        return None, float("inf")
+    return table, residual(table, b)
 
 
-def _first_parting_column(a: np.ndarray, other: np.ndarray, tolerance: float) -> int:
-    parted = np.flatnonzero(np.abs(a - other).max(axis=0) > tolerance)
+def _first_parting_column(a: np.ndarray, other: np.ndarray, tolerance: np.ndarray) -> int:
+    parted = np.flatnonzero(np.any(np.abs(a - other) > tolerance, axis=0))
     return int(parted[0]) if len(parted) else 0
 
 
-def _unscaled(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, mistakes: Any) -> Iterator[Finding]:
+def _unscaled(
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
+) -> Iterator[Finding]:
     if mistakes.unscaled is None:
         return
     table, off = _reproduces(reference, b, tolerance, mistakes.unscaled)
-    if table is not None and off <= tolerance:
+    if table is not None:
         column = _first_parting_column(a, table, tolerance)
         index = frequency_index(a, column, tolerance)
         scaling = ", ".join(
@@ -93,15 +100,17 @@ def _unscaled(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Referen
         )
 
 
-def _base(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, mistakes: Any) -> Iterator[Finding]:
+def _base(
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
+) -> Iterator[Finding]:
     if mistakes.base is None:
         return
     ours = float(reference.params.get(mistakes.base) or 0.0)
     for base in BASES:
         if base == ours:
             continue
-        _, off = _reproduces(reference, b, tolerance, {mistakes.base: base})
-        if off <= tolerance:
+        table, off = _reproduces(reference, b, tolerance, {mistakes.base: base})
+        if table is not None:
             yield Finding(
                 "base_differs",
                 f"the base differs: A uses {mistakes.base} {ours:g}, B is the same table with {mistakes.base} {base:g}",
@@ -110,11 +119,13 @@ def _base(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, 
             return
 
 
-def _toggles(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, mistakes: Any) -> Iterator[Finding]:
+def _toggles(
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
+) -> Iterator[Finding]:
     for name in mistakes.toggles:
         value = bool(reference.params.get(name))
-        _, off = _reproduces(reference, b, tolerance, {name: not value})
-        if off <= tolerance:
+        table, off = _reproduces(reference, b, tolerance, {name: not value})
+        if table is not None:
             yield Finding(
                 name,
                 f"{name} differs: A has {name}={value}, B is the same table with {name}={not value}",
@@ -122,30 +133,32 @@ def _toggles(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Referenc
             )
 
 
-def _swaps(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, mistakes: Any) -> Iterator[Finding]:
+def _swaps(
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
+) -> Iterator[Finding]:
     for code, meaning, changes in mistakes.swaps:
-        _, off = _reproduces(reference, b, tolerance, changes)
-        if off <= tolerance:
+        table, off = _reproduces(reference, b, tolerance, changes)
+        if table is not None:
             yield Finding(code, f"B uses {meaning}", {"changed": sorted(changes), "residual": off})
 
 
 def _cos_sin_cache(
-    a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference, mistakes: Any
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
 ) -> Iterator[Finding]:
     parts = get_scheme(reference.scheme).parts
     if mistakes.pairing is None or not {"cos", "sin"} <= set(parts):
         return
     length, width = a.shape
     half = width // 2
-    if residual(a[:, :half], b[:, :half]) > tolerance and residual(a[:, :half], b[:, half:]) > tolerance:
+    if not within(a[:, :half], b[:, :half], tolerance) and not within(a[:, :half], b[:, half:], tolerance):
         return  # the cache holds A's own cos half on one side
     cos, sin = (_table(reference, length, width, {"part": part}) for part in ("cos", "sin"))
     if cos is None or sin is None:
         return
     for first, second, order in ((cos, sin, "[cos | sin]"), (sin, cos, "[sin | cos]")):
         cache = np.hstack([first[:, :half], second[:, :half]])
-        off = residual(cache, b)
-        if off <= tolerance:
+        if within(cache, b, tolerance):
+            off = residual(cache, b)
             yield Finding(
                 "cos_sin_cache",
                 f"B holds cos and sin in one cache, {order} of {half} frequencies each (vLLM's cos_sin_cache), "
@@ -155,13 +168,17 @@ def _cos_sin_cache(
             return
 
 
-def variant_findings(a: np.ndarray, b: np.ndarray, tolerance: float, reference: Reference | None) -> list[Finding]:
-    """The reference regenerated with each known mistake of its scheme, kept where it reproduces ``b``."""
+def variant_findings(
+    a: np.ndarray, b: np.ndarray, tolerance: float | np.ndarray, reference: Reference | None
+) -> list[Finding]:
+    """The reference regenerated with each known mistake of its scheme, kept where it reproduces ``b`` within
+    every row's ``tolerance`` (a number, or one per row)."""
     if reference is None:
         return []
     mistakes = get_scheme(reference.scheme).known_mistakes(reference.params)
     if mistakes is None:
         return []
+    tolerance = per_row(tolerance, b.shape)
     found: list[Finding] = []
     for explain in (_unscaled, _base, _toggles, _swaps, _cos_sin_cache):
         found.extend(explain(a, b, tolerance, reference, mistakes))

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Finding", "Reference", "residual"]
+__all__ = ["Finding", "Reference", "per_row", "residual", "within"]
 
 
 @dataclass(frozen=True)
@@ -47,3 +47,34 @@ def residual(expected: np.ndarray, b: np.ndarray) -> float:
     if expected.shape != b.shape:
         return float("inf")
     return float(np.abs(expected - b).max(initial=0.0))
+
+
+def per_row(tolerance: float | np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``tolerance`` as one bound per row of a table of ``shape``: a ``shape[:-1] + (1,)`` array.
+
+    A number is every row's bound; an array holds one bound per row (``shape[:-1]`` values, in any shape
+    of that size: compare's tolerance grows with the position).
+
+    >>> per_row(0.5, (2, 3)).tolist(), per_row(np.array([1.0, 2.0]), (2, 3)).tolist()
+    ([[0.5], [0.5]], [[1.0], [2.0]])
+    """
+    bound = np.asarray(tolerance, dtype=np.float64)
+    rows = (*shape[:-1], 1)
+    if bound.ndim == 0:
+        return np.full(rows, float(bound))
+    if bound.size != int(np.prod(rows)):
+        raise ValueError(f"a tolerance per row needs {int(np.prod(rows))} values, got {bound.size}")
+    return bound.reshape(rows)
+
+
+def within(expected: np.ndarray, b: np.ndarray, tolerance: float | np.ndarray) -> bool:
+    """Whether every entry of ``expected`` is within its row's ``tolerance`` of ``b`` (False when the shapes differ).
+
+    >>> within(np.zeros((2, 2)), np.array([[0.1, 0.0], [0.3, 0.0]]), np.array([[0.2], [0.2]]))
+    False
+    >>> within(np.zeros((2, 2)), np.array([[0.1, 0.0], [0.3, 0.0]]), np.array([[0.2], [0.4]]))
+    True
+    """
+    if expected.shape != b.shape:
+        return False
+    return bool(np.all(np.abs(expected - b) <= tolerance))
