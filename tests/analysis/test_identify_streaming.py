@@ -58,3 +58,30 @@ def test_a_table_holding_nan_or_infinity_is_still_refused(bad):
     table[40, 3] = bad
     with pytest.raises(Exception, match="NaN or infinite"):
         search.identify_table(table)
+
+
+def test_a_table_matching_nothing_is_described_without_a_float64_copy():
+    """Every 7th column ×1.3: no match, and its mean and standard deviation are read in float64 chunks
+    (a float64 copy of the whole table and numpy's std temporary peaked at 3× the table; a copy divided by
+    the amplitude read off its first row added another table's size)."""
+    table = sinusoidal_table(8192, 1024)
+    table[:, ::7] *= np.float32(1.3)
+    tracemalloc.start()
+    try:
+        result = search.identify_table(table)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.level == "none"
+    wide = table.astype(np.float64)
+    assert result.value_mean == pytest.approx(wide.mean(), rel=1e-12)
+    assert result.value_std == pytest.approx(wide.std(), rel=1e-12)
+    assert peak < 0.75 * table.nbytes
+
+
+@pytest.mark.parametrize("shape", [(3,), (5, 7), (2, 3, 4), (3000, 700)])
+def test_the_streamed_value_statistics_are_numpys(shape):
+    values = np.random.default_rng(1).normal(0.5, 2.0, shape)
+    mean, std = search._value_statistics(values)
+    assert mean == pytest.approx(values.mean(), rel=1e-13)
+    assert std == pytest.approx(values.std(), rel=1e-13)

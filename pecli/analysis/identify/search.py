@@ -43,6 +43,9 @@ _DIRECT_ROWS = 1024
 #: a table whose largest value float32 holds with fewer digits than a float32 epsilon asks (2^-126 · 2^24)
 _FLOAT32_NORMAL = 2.0**-102
 
+#: the value statistics read this many values at a time, in float64
+_STATISTICS_VALUES = 1 << 20
+
 #: the kurtosis of a large table is estimated on about this many values
 _KURTOSIS_VALUES = 1 << 20
 
@@ -208,11 +211,24 @@ def _value_statistics(values: np.ndarray) -> tuple[float, float]:
     >>> _value_statistics(np.array([[1.0, 3.0], [5.0, 7.0]]))
     (4.0, 2.23606797749979)
     """
+    values = np.asarray(values)
+    if not values.size:
+        return math.nan, math.nan
     # scaled into [-1, 1] first: the sum and the squares of 1e308s overflow
-    scale = float(np.max(np.abs(values))) if values.size else 0.0
+    scale = max(float(values.max()), -float(values.min()))
     scale = scale if 0 < scale < math.inf else 1.0
-    scaled = np.asarray(values, dtype=np.float64) / scale
-    return scale * float(scaled.mean()), scale * float(scaled.std())
+    # two passes over float64 chunks of rows (a float64 copy of a 256 MiB float32 table was 512 MiB and 2.4 s)
+    rows = values.reshape(len(values), -1) if values.ndim else values.reshape(1, 1)
+    step = max(1, _STATISTICS_VALUES // rows.shape[1])
+    chunks = [slice(start, start + step) for start in range(0, len(rows), step)]
+    total = math.fsum(float(np.divide(rows[chunk], scale, dtype=np.float64).sum()) for chunk in chunks)
+    mean = total / values.size
+    squares = 0.0
+    for chunk in chunks:
+        scaled = np.divide(rows[chunk], scale, dtype=np.float64)
+        scaled -= mean
+        squares += float(np.dot(scaled.reshape(-1), scaled.reshape(-1)))
+    return scale * mean, scale * math.sqrt(squares / values.size)
 
 
 #: the fewest rows that pin down a convention: one row (position 0, or any single one) fits every base
