@@ -62,15 +62,15 @@ def _sinusoidal_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
     padding_idx = padding_row(table, SCREEN_ROWS)
     fitted = table if padding_idx is None else table[padding_idx + 1 :]
     amplitude, amplitudes = read_amplitudes(fitted)
-    unit = fitted if amplitude == 1.0 else fitted / amplitude
+    # only the rows and columns read are divided by the amplitude (a divided copy was the table's size)
     skipped = 0 if padding_idx is None else padding_idx + 1
     structures = []
     # an odd d may carry the frequencies of d + 1 (positional-encodings' PositionalEncoding1D)
     for pad_dim in (False, True) if table.shape[1] % 2 else (False,):
-        for layout, kind in sin_cos_structures(unit):
+        for layout, kind in sin_cos_structures(fitted, amplitude):
             for cos_first in (False, True):
                 for freq_shift in (None,) if kind == "vaswani" else (0.0, 1.0):
-                    bases, offsets = read_base_and_offset(unit, layout, cos_first, freq_shift, pad_dim)
+                    bases, offsets = read_base_and_offset(fitted, layout, cos_first, freq_shift, pad_dim, amplitude)
                     offsets = list(dict.fromkeys([*OFFSETS, *(first - skipped for first in offsets)]))
                     fitted_bases = [base for base in bases if base not in BASES]
                     structures.append((layout, cos_first, freq_shift, pad_dim, fitted_bases, offsets))

@@ -43,6 +43,9 @@ _DIRECT_ROWS = 1024
 #: a table whose largest value float32 holds with fewer digits than a float32 epsilon asks (2^-126 · 2^24)
 _FLOAT32_NORMAL = 2.0**-102
 
+#: the value statistics read this many values at a time, in float64
+_STATISTICS_VALUES = 1 << 20
+
 #: the kurtosis of a large table is estimated on about this many values
 _KURTOSIS_VALUES = 1 << 20
 
@@ -55,14 +58,20 @@ def _rows(
     shape: tuple[int, int],
     rows: list[range],
     timesteps: np.ndarray | None = None,
+    *,
+    direct: bool = True,
 ) -> np.ndarray:
-    """The candidate's float64 rows ``rows`` (runs of rows, concatenated)."""
+    """The candidate's float64 rows ``rows`` (runs of rows, concatenated).
+
+    A few sinusoidal rows are computed directly (``direct``); a chunk of a full regeneration is the
+    scheme's own (its block engine: sin and cos of every value directly cost twice the whole check).
+    """
     if timesteps is not None:
         times = np.concatenate([timesteps[r.start : r.stop] for r in rows])
         return timestep_embedding(times, shape[1], dtype="float64", **params)
     described = get_scheme(scheme)
     float64 = params.get("arithmetic") in (None, "float64")  # the direct rows are float64's
-    if described.search == "sinusoids" and float64 and sum(len(r) for r in rows) <= _DIRECT_ROWS:
+    if direct and described.search == "sinusoids" and float64 and sum(len(r) for r in rows) <= _DIRECT_ROWS:
         positions = np.concatenate([np.arange(r.start, r.stop) for r in rows]) + params["offset"]
         computed = sinusoidal_rows(params, shape[1], positions.astype(np.float64))
         if computed is not None:
@@ -73,7 +82,8 @@ def _rows(
     # a query × key bias (ALiBi's (L, L) head) has no embedding dimension
     dim = None if described.axes == "query-key" else shape[1]
     given = _set(params)
-    return np.concatenate([described.function(shape[0], dim, dtype="float64", rows=r, **given) for r in rows])
+    runs = [described.function(shape[0], dim, dtype="float64", rows=r, **given) for r in rows]
+    return runs[0] if len(runs) == 1 else np.concatenate(runs)
 
 
 def _set(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -114,16 +124,26 @@ def _noise(
 
 
 def _errors(
-    table: np.ndarray, candidate: Candidate, rows: list[range], precision: str, scale: float
+    table: np.ndarray,
+    candidate: Candidate,
+    rows: list[range],
+    precision: str,
+    scale: float,
+    *,
+    direct: bool = True,
+    buffer: np.ndarray | None = None,
 ) -> tuple[float, float]:
-    """The largest |error| on ``rows``, and the largest error in units of the candidate's noise."""
+    """The largest |error| on ``rows``, and the largest error in units of the candidate's noise
+    (the difference computed into ``buffer`` when given: a streamed pass reuses one, page faults and all)."""
     timesteps = None if candidate.timesteps is None else np.array(candidate.timesteps)
-    expected = _rows(candidate.scheme, candidate.params, table.shape, rows, timesteps)
+    expected = _rows(candidate.scheme, candidate.params, table.shape, rows, timesteps, direct=direct)
     positions = np.concatenate([np.arange(r.start, r.stop, dtype=np.float64) for r in rows])
     given = table[rows[0].start : rows[0].stop] if len(rows) == 1 else table[positions.astype(np.intp)]
     if timesteps is not None:  # the angle noise grows with t, not with the row
         positions = timesteps[positions.astype(np.intp)]
-    difference = np.subtract(given, expected, dtype=np.float64)
+    fits = buffer is not None and buffer.size >= expected.size
+    out = buffer[: expected.size].reshape(expected.shape) if buffer is not None and fits else None
+    difference = np.subtract(given, expected, dtype=np.float64, out=out)
     np.abs(difference, out=difference)
     error = float(difference.max())
     noise = _noise(candidate.scheme, candidate.params, positions, expected, precision, scale)
@@ -140,7 +160,7 @@ def _max_error(table: np.ndarray, candidate: Candidate, rows: list[range], bound
         for start in range(run.start, run.stop, chunk_rows):
             chunk = range(start, min(start + chunk_rows, run.stop))
             try:
-                expected = _rows(candidate.scheme, candidate.params, table.shape, [chunk])
+                expected = _rows(candidate.scheme, candidate.params, table.shape, [chunk], direct=False)
             except PecliError:
                 return math.inf
             error = max(error, float(np.abs(np.subtract(table[chunk.start : chunk.stop], expected)).max()))
@@ -162,12 +182,12 @@ def _full_excess(
 ) -> tuple[float, float]:
     """Error and excess over every row, chunk by chunk; stops at the first chunk beyond the noise."""
     chunk_rows = max(1, _CHUNK_BYTES // (8 * table.shape[1]))
+    buffer = np.empty(min(chunk_rows, len(table)) * table.shape[1])
     error, excess = 0.0, 0.0
     for start in range(0, len(table), chunk_rows):
         report(f"regenerating {candidate.scheme}, row {start} of {len(table)}")
-        chunk_error, chunk_excess = _errors(
-            table, candidate, [range(start, min(start + chunk_rows, len(table)))], precision, scale
-        )
+        chunk = [range(start, min(start + chunk_rows, len(table)))]
+        chunk_error, chunk_excess = _errors(table, candidate, chunk, precision, scale, direct=False, buffer=buffer)
         error, excess = max(error, chunk_error), max(excess, chunk_excess)
         if excess > 1.0:
             break
@@ -191,11 +211,24 @@ def _value_statistics(values: np.ndarray) -> tuple[float, float]:
     >>> _value_statistics(np.array([[1.0, 3.0], [5.0, 7.0]]))
     (4.0, 2.23606797749979)
     """
+    values = np.asarray(values)
+    if not values.size:
+        return math.nan, math.nan
     # scaled into [-1, 1] first: the sum and the squares of 1e308s overflow
-    scale = float(np.max(np.abs(values))) if values.size else 0.0
+    scale = max(float(values.max()), -float(values.min()))
     scale = scale if 0 < scale < math.inf else 1.0
-    scaled = np.asarray(values, dtype=np.float64) / scale
-    return scale * float(scaled.mean()), scale * float(scaled.std())
+    # two passes over float64 chunks of rows (a float64 copy of a 256 MiB float32 table was 512 MiB and 2.4 s)
+    rows = values.reshape(len(values), -1) if values.ndim else values.reshape(1, 1)
+    step = max(1, _STATISTICS_VALUES // rows.shape[1])
+    chunks = [slice(start, start + step) for start in range(0, len(rows), step)]
+    total = math.fsum(float(np.divide(rows[chunk], scale, dtype=np.float64).sum()) for chunk in chunks)
+    mean = total / values.size
+    squares = 0.0
+    for chunk in chunks:
+        scaled = np.divide(rows[chunk], scale, dtype=np.float64)
+        scaled -= mean
+        squares += float(np.dot(scaled.reshape(-1), scaled.reshape(-1)))
+    return scale * mean, scale * math.sqrt(squares / values.size)
 
 
 #: the fewest rows that pin down a convention: one row (position 0, or any single one) fits every base
@@ -232,7 +265,8 @@ def _checked(table: np.ndarray) -> np.ndarray:
             f"got shape {values.shape}",
             hint="give a position table, or choose a tensor with {key}",
         )
-    if not np.isfinite(values).all():
+    # the largest and smallest value are finite only if every value is (NaN propagates): no table-sized mask
+    if not (np.isfinite(values.max()) and np.isfinite(values.min())):
         raise TableFileError("the table holds NaN or infinite values", hint="no encoding convention produces them")
     return values
 

@@ -105,13 +105,14 @@ def _frequency_count(dim: int, kind: str) -> int:
     return (dim + 1) // 2 if kind == "vaswani" else dim // 2
 
 
-def sin_cos_structures(table: np.ndarray) -> list[tuple[str, str]]:
-    """The (layout, ``vaswani`` or ``shifted`` frequency count) whose column pairs lie on the unit circle.
+def sin_cos_structures(table: np.ndarray, amplitude: float = 1.0) -> list[tuple[str, str]]:
+    """The (layout, ``vaswani`` or ``shifted`` frequency count) whose column pairs lie on the unit circle
+    (of the table divided by ``amplitude``: only the sampled rows are divided, not a copy of the table).
 
     Swapping sin and cos keeps a pair on the circle, so the order is left to the search.
     """
     length, dim = table.shape
-    sample = table[np.unique(np.linspace(0, length - 1, min(length, _SAMPLE_ROWS)).astype(int))].astype(np.float64)
+    sample = _unit(table[np.unique(np.linspace(0, length - 1, min(length, _SAMPLE_ROWS)).astype(int))], amplitude)
     structures = []
     for layout in ("interleaved", "split"):
         for kind in ("vaswani", "shifted"):
@@ -123,6 +124,15 @@ def sin_cos_structures(table: np.ndarray) -> list[tuple[str, str]]:
             if np.abs(radius - 1.0).max() <= _UNIT_CIRCLE:
                 structures.append((layout, kind))
     return structures
+
+
+def _unit(values: np.ndarray, amplitude: float) -> np.ndarray:
+    """``values / amplitude`` in their own dtype (as a divided table holds them), then as float64.
+
+    >>> _unit(np.array([0.5, 1.0], dtype=np.float32), 0.5).tolist()
+    [1.0, 2.0]
+    """
+    return (values if amplitude == 1.0 else values / amplitude).astype(np.float64)
 
 
 def _significant(value: float, digits: int) -> float:
@@ -172,10 +182,16 @@ def read_amplitudes(table: np.ndarray) -> tuple[float, list[float]]:
 
 
 def read_base_and_offset(
-    table: np.ndarray, layout: str, cos_first: bool, freq_shift: float | None, pad_dim: bool = False
+    table: np.ndarray,
+    layout: str,
+    cos_first: bool,
+    freq_shift: float | None,
+    pad_dim: bool = False,
+    amplitude: float = 1.0,
 ) -> tuple[list[float], list[int]]:
     """Bases (rounded to 2…7 significant digits, then as fitted) and the first position that the
-    phase of the lowest-frequency sin/cos pair suggests (``pad_dim``: the frequencies of d + 1)."""
+    phase of the lowest-frequency sin/cos pair suggests (``pad_dim``: the frequencies of d + 1), of
+    the table divided by ``amplitude`` (its two columns only)."""
     length, dim = table.shape
     width = dim + dim % 2 if pad_dim else dim
     count = _frequency_count(width, "vaswani" if freq_shift is None else "shifted")
@@ -186,7 +202,7 @@ def read_base_and_offset(
     k = int(complete[-1]) if len(complete) else 0
     if k == 0:
         return [], []
-    sin_column, cos_column = (table[:, column].astype(np.float64) for column in (sin_columns[k], cos_columns[k]))
+    sin_column, cos_column = (_unit(table[:, column], amplitude) for column in (sin_columns[k], cos_columns[k]))
     phase = np.unwrap(np.arctan2(sin_column, cos_column))
     slope, intercept = np.polyfit(np.arange(length, dtype=np.float64), phase, 1)
     if not 0 < slope < 1:

@@ -1,0 +1,87 @@
+"""identify's verification over every row streams through the scheme's own engine (issue 32).
+
+A 65536 × 1024 float32 table took 3.7 s and 198k page faults: its full pass computed each
+1024-row chunk as direct sin/cos rows (1024 rows at d = 1024 is exactly the direct-row limit),
+each chunk in fresh arrays, and a table-sized NaN mask was made before the search.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from pecli.analysis.identify import search
+from pecli.schemes.sinusoidal import sinusoidal_table
+
+
+@pytest.fixture
+def direct_rows(monkeypatch):
+    """The row counts of every direct sinusoidal computation identify makes."""
+    counts: list[int] = []
+    original = search.sinusoidal_rows
+
+    def counted(params, dim, positions):
+        counts.append(len(positions))
+        return original(params, dim, positions)
+
+    monkeypatch.setattr(search, "sinusoidal_rows", counted)
+    return counts
+
+
+def test_the_full_pass_of_a_1024_wide_table_is_not_computed_as_direct_rows(direct_rows):
+    """Only the screening rows and the 512-row sample are direct; the chunks of the full pass are not."""
+    table = sinusoidal_table(2048, 1024)
+    result = search.identify_table(table)
+    assert (result.level, result.best.scheme, result.best.params["base"]) == ("exact", "sinusoidal", 10000.0)
+    assert result.best.max_error < 6e-8
+    assert direct_rows and max(direct_rows) == search._SAMPLE_RUNS * search._RUN_ROWS  # 512, not 1024
+
+
+def test_identify_makes_no_table_sized_temporary():
+    """Traced allocations stay under 3/4 of a 32 MiB float32 table (a bool NaN mask and fresh chunks: 0.83)."""
+    table = sinusoidal_table(8192, 1024)
+    tracemalloc.start()
+    try:
+        result = search.identify_table(table)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.level == "exact"
+    assert peak < 0.75 * table.nbytes
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_table_holding_nan_or_infinity_is_still_refused(bad):
+    table = sinusoidal_table(64, 16)
+    table[40, 3] = bad
+    with pytest.raises(Exception, match="NaN or infinite"):
+        search.identify_table(table)
+
+
+def test_a_table_matching_nothing_is_described_without_a_float64_copy():
+    """Every 7th column ×1.3: no match, and its mean and standard deviation are read in float64 chunks
+    (a float64 copy of the whole table and numpy's std temporary peaked at 3× the table; a copy divided by
+    the amplitude read off its first row added another table's size)."""
+    table = sinusoidal_table(8192, 1024)
+    table[:, ::7] *= np.float32(1.3)
+    tracemalloc.start()
+    try:
+        result = search.identify_table(table)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.level == "none"
+    wide = table.astype(np.float64)
+    assert result.value_mean == pytest.approx(wide.mean(), rel=1e-12)
+    assert result.value_std == pytest.approx(wide.std(), rel=1e-12)
+    assert peak < 0.75 * table.nbytes
+
+
+@pytest.mark.parametrize("shape", [(3,), (5, 7), (2, 3, 4), (3000, 700)])
+def test_the_streamed_value_statistics_are_numpys(shape):
+    values = np.random.default_rng(1).normal(0.5, 2.0, shape)
+    mean, std = search._value_statistics(values)
+    assert mean == pytest.approx(values.mean(), rel=1e-13)
+    assert std == pytest.approx(values.std(), rel=1e-13)
