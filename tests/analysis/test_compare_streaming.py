@@ -215,3 +215,43 @@ def test_row_reader_reads_a_per_head_table_as_its_heads_rows(tmp_path):
     assert (rows.shape, rows.tensor_shape, rows.heads) == ((15, 5), (3, 5, 5), 3)
     np.testing.assert_array_equal(np.concatenate(list(rows.chunks(4))), bias.reshape(15, 5))
     assert open_rows(str(tmp_path / "bias.npy")) is None  # 2-D readers only, unless asked
+
+
+def counted(a: np.ndarray, b: np.ndarray, step: int, calls: list[int]):
+    def pairs():
+        calls.append(1)
+        return ((a[i : i + step], b[i : i + step]) for i in range(0, len(a), step))
+
+    return pairs
+
+
+def test_one_pass_when_the_first_chunks_show_the_precision():
+    # issue 32: the rows (a spec's, computed) were read twice, once for the precision and scale, once to compare
+    a = pecli.encode("sinusoidal", 300, 16)
+    b = a.astype(np.float64) + np.linspace(0, 1e-3, 300)[:, None]
+    calls: list[int] = []
+    result = compare_row_chunks(counted(a, b, 64, calls))
+    whole = compare_tables(a, b)
+    assert len(calls) == 1
+    for name in ("agree", "atol", "max_abs", "worst"):
+        assert getattr(result, name) == getattr(whole, name), name
+    assert result.tolerance_position == whole.tolerance_position == 299
+
+
+@pytest.mark.parametrize("later", ["float32", "float64", "not integral"])
+def test_a_precision_shown_only_by_later_rows_sets_the_tolerance(later):
+    # the first chunk looks coarser (bfloat16 values, or small integers) than the whole table: compared again
+    a = np.tile(np.array([0.5, 1.0 + 2.0**-7, -2.0, 3.0], np.float32), (200, 4))
+    if later == "not integral":
+        a = np.tile(np.array([1.0, 2.0, -3.0, 0.0], np.float32), (200, 4))
+    a[150:] += {"float32": np.float32(2.0**-20), "float64": np.float32(0.1), "not integral": np.float32(0.1)}[later]
+    first = a.astype(np.float64)
+    if later == "float64":
+        first[150:] += 1e-12
+    second = a + np.float32(3e-7)
+    calls: list[int] = []
+    result = compare_row_chunks(counted(first, second, 50, calls))
+    whole = compare_tables(first, second)
+    assert len(calls) == 2
+    for name in ("agree", "atol", "max_abs", "worst", "max_rel", "cosine_min", "tolerance_position"):
+        assert getattr(result, name) == getattr(whole, name), name
