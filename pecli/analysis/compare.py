@@ -533,23 +533,12 @@ class _DifferenceStats:
             buffer = self.buffers[name] = np.empty(size, dtype)
         return buffer[:size].reshape(shape)
 
-    def _allowed(
-        self, a: np.ndarray, b: np.ndarray, *, finite: bool = False, size_b: np.ndarray | None = None
-    ) -> np.ndarray:
-        """The difference row p, dimension i may show: the given atol, or the data's noise there
-        (``finite``: no NaN or inf in ``a`` and ``b``; ``size_b``: |b| when known)."""
+    def _allowed(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The difference row p, dimension i may show: the given atol, or the data's noise there."""
         if self.kind == "exact":
             return np.zeros((len(a), 1))
         if self.kind == "given":
             return np.full((len(a), 1), self.atol)
-        if finite:
-            magnitude = np.abs(a, out=self._scratch("allowed", a.shape))
-            np.maximum(magnitude, np.abs(b) if size_b is None else size_b, out=magnitude)
-            magnitude *= self.epsilon
-            magnitude += self.floor
-            if self.angles:
-                magnitude += FLOAT32_ANGLE_NOISE * np.arange(self.row, self.row + len(a), dtype=np.float64)[:, None]
-            return magnitude
         with np.errstate(invalid="ignore"):
             magnitude = np.fmax(np.abs(a), np.abs(b))
         magnitude[~np.isfinite(magnitude)] = 0.0
@@ -557,6 +546,15 @@ class _DifferenceStats:
         if self.angles:
             allowed += FLOAT32_ANGLE_NOISE * np.arange(self.row, self.row + len(a), dtype=np.float64)[:, None]
         return allowed
+
+    def _noise(self, magnitude: np.ndarray) -> np.ndarray:
+        """The data's noise where the larger |value| is ``magnitude`` (a finite chunk's), in place."""
+        magnitude *= self.epsilon
+        magnitude += self.floor
+        if self.angles:
+            rows = np.arange(self.row, self.row + len(magnitude), dtype=np.float64)
+            magnitude += FLOAT32_ANGLE_NOISE * rows[:, None]
+        return magnitude
 
     def add(self, a: np.ndarray, b: np.ndarray) -> float:
         """Take the next rows of both tables in; their largest finite |value| (the scale of the tables)."""
@@ -571,13 +569,12 @@ class _DifferenceStats:
         elif self.row < self.diagnose_rows:
             keep_rows = self.diagnose_rows - self.row
             self.kept.append((a[:keep_rows].copy(), b[:keep_rows].copy()))
-        scale = max(_largest_magnitude(a), _largest_magnitude(b))
         # most chunks hold no NaN or inf: a finite sum says so in one pass, and their checks are skipped
         with np.errstate(invalid="ignore", over="ignore"):
             finite = bool(np.isfinite(np.add.reduce(a, axis=None)) and np.isfinite(np.add.reduce(b, axis=None)))
         if finite:
-            self._add_finite(a, b)
-            return scale
+            return self._add_finite(a, b)
+        scale = max(_largest_magnitude(a), _largest_magnitude(b))
         difference, same_nan = _abs_difference(a, b)
         self.same_nan += int(np.count_nonzero(same_nan))
         nan_one = np.isnan(a) != np.isnan(b)
@@ -620,12 +617,19 @@ class _DifferenceStats:
         self.row += rows
         return scale
 
-    def _add_finite(self, a: np.ndarray, b: np.ndarray) -> None:
+    def _add_finite(self, a: np.ndarray, b: np.ndarray) -> float:
         """:meth:`add` for chunks without NaN or inf: the same figures in fewer passes."""
         difference = np.subtract(a, b, out=self._scratch("difference", a.shape))
         np.abs(difference, out=difference)
         magnitude = np.abs(b, out=self._scratch("magnitude", a.shape))
-        allowed = self._allowed(a, b, finite=True, size_b=magnitude)
+        if self.kind == "float32 arithmetic":  # max(|a|, |b|) gives the scale and, scaled, the tolerance
+            larger = np.abs(a, out=self._scratch("allowed", a.shape))
+            np.maximum(larger, magnitude, out=larger)
+            scale = float(larger.max())
+            allowed = self._noise(larger)
+        else:
+            scale = max(float(magnitude.max()), _largest_magnitude(a))
+            allowed = self._allowed(a, b)
         at = int(np.argmax(allowed))
         if allowed.flat[at] > self.allowed_max or self.row == 0:
             self.allowed_max, self.allowed_position = float(allowed.flat[at]), self.row + at // allowed.shape[1]
@@ -644,6 +648,7 @@ class _DifferenceStats:
         self.cosine_min = min(self.cosine_min, float(cosines.min()))
         self.cosine_sum += float(cosines.sum())
         self.row += len(a)
+        return scale
 
     def result(self) -> Comparison:
         diagnosis: list[Finding] = []
