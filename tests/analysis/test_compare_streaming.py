@@ -255,3 +255,39 @@ def test_a_precision_shown_only_by_later_rows_sets_the_tolerance(later):
     assert len(calls) == 2
     for name in ("agree", "atol", "max_abs", "worst", "max_rel", "cosine_min", "tolerance_position"):
         assert getattr(result, name) == getattr(whole, name), name
+
+
+@pytest.mark.parametrize(
+    ("name", "dtype"),
+    [(name, dtype) for name in ("pe.npy", "pe.safetensors") for dtype in ("float64", "float32")]
+    + [("pe.safetensors", "bfloat16")],  # .npy holds no bfloat16
+)
+def test_rows_read_into_one_reused_buffer(tmp_path, name, dtype):
+    # issue 32: a fresh array per chunk cost a page fault per 4 KiB; the rows themselves stay the same
+    table = pecli.encode("sinusoidal", 100, 8, dtype=dtype)
+    path = str(tmp_path / name)
+    write_tensors(path, {"pe": Tensor.from_array(table)}, fmt=name.split(".")[1])
+    rows = open_rows(path)
+    assert rows.dtype == dtype
+    fresh = [chunk.copy() for chunk in rows.chunks(30)]
+    reused = list(rows.chunks(30, reuse=True))
+    assert [len(chunk) for chunk in fresh] == [30, 30, 30, 10]
+    if dtype != "bfloat16":  # bfloat16 is widened into a new float32 array
+        assert np.shares_memory(reused[0], reused[1])
+    again = [chunk.copy() for chunk in rows.chunks(30, reuse=True)]
+    for expected, got in zip(fresh, again, strict=True):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_float64_rows_kept_for_the_diagnosis_outlive_a_reused_read_buffer(tmp_path):
+    # float64 chunks are compared as read (not widened): the rows kept for the diagnosis must be copies
+    a = pecli.encode("sinusoidal", 400, 8, dtype="float64")
+    b = pecli.encode("sinusoidal", 400, 8, layout="split", dtype="float64")
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    first, second = open_rows(str(tmp_path / "a.npy")), open_rows(str(tmp_path / "b.npy"))
+    result = compare_row_chunks(
+        lambda: zip(first.chunks(50, reuse=True), second.chunks(50, reuse=True), strict=True), diagnose_rows=120
+    )
+    assert result.diagnosis[0].figures["permutation"] == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert result.max_abs == compare_tables(a, b).max_abs
