@@ -311,7 +311,8 @@ def compare_row_chunks(
     ``chunk_pairs()`` yields (rows of A, the same rows of B) in order; the tolerance follows each
     table's precision, taken from the first chunks: ``chunk_pairs()`` is called again only when the
     later rows show another (or, for ``heads``, to count the rows first). A disagreement is diagnosed on the
-    first ``diagnose_rows`` rows (default: all), the only rows kept in memory. ``heads``: the rows are
+    first ``diagnose_rows`` rows (default: all), read again once the tables are found to disagree (a per-head
+    table's are kept as they pass: the only rows held in memory). ``heads``: the rows are
     those of ``heads`` per-head tables stacked (a bias, not angles: no angle noise; diagnosed per head,
     on the first ``diagnose_rows`` rows of each head: ALiBi's slopes show in any of its rows).
 
@@ -326,9 +327,9 @@ def compare_row_chunks(
     else:  # one pass, its tolerance from the precision the first chunks show (most tables show theirs there)
         precisions, length = None, None
     settings = _Settings(atol, rtol, exact, diagnose_rows, reference, reference_side, heads)
-    result = _compare_pass(chunk_pairs(), precisions, length, settings)
+    result = _compare_pass(chunk_pairs, precisions, length, settings)
     if isinstance(result, list):  # the later rows set another tolerance: again, with the whole tables' precision
-        result = _compare_pass(chunk_pairs(), result, None, settings)
+        result = _compare_pass(chunk_pairs, result, None, settings)
     if not isinstance(result, Comparison):
         raise TableFileError("the tables are empty", hint="give tables with at least one row and column")
     return result
@@ -347,10 +348,6 @@ class _Settings:
     heads: int | None
 
 
-#: diagnose_rows when the length is not known yet: every row
-_ALL_ROWS = 1 << 62
-
-
 def _first_pass(pairs: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[list[Any], int]:
     """What the whole tables say of their precision (:func:`_with_rows`), and their number of rows."""
     precisions: list[Any] = [None, None]
@@ -362,12 +359,12 @@ def _first_pass(pairs: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[list[An
 
 
 def _compare_pass(
-    pairs: Iterable[tuple[np.ndarray, np.ndarray]],
+    chunk_pairs: Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]],
     precisions: list[Any] | None,
     length: int | None,
     settings: _Settings,
 ) -> Comparison | list[Any] | None:
-    """The comparison of ``pairs`` with the tolerance of tables of ``precisions`` (None: what the first chunk
+    """The comparison of ``chunk_pairs()`` with the tolerance of tables of ``precisions`` (None: what the first chunk
     pair shows); or, when the whole tables' precisions set another tolerance than the first chunks', those
     precisions (the figures are to be computed again with them); None for empty tables. ``length``: the
     number of rows, when known (a per-head table's, needed before its rows are kept for the diagnosis)."""
@@ -377,7 +374,7 @@ def _compare_pass(
     # float64 rows of each side, widened into buffers kept from chunk to chunk: a fresh buffer per chunk
     # costs a page fault per 4 KiB (the rows kept for the diagnosis are copies)
     widened: list[np.ndarray | None] = [None, None]
-    for part_a, part_b in pairs:
+    for part_a, part_b in chunk_pairs():
         if precisions is None:
             seen = [_with_rows(seen[0], part_a), _with_rows(seen[1], part_b)]
         rows, width = rows + len(part_a), part_a.shape[1]
@@ -385,7 +382,8 @@ def _compare_pass(
             continue
         if stats is None:
             tables = [_table_precision(known) for known in (seen if precisions is None else precisions)]
-            diagnose_rows = settings.diagnose_rows or length or _ALL_ROWS
+            # a per-head table's rows to diagnose are kept as they pass; a table's are read again if it disagrees
+            diagnose_rows = settings.diagnose_rows or length or 0
             stats = _DifferenceStats(
                 length or 0, tables, 0.0, settings.atol, settings.rtol, settings.exact, diagnose_rows
             )
@@ -399,7 +397,30 @@ def _compare_pass(
     if precisions is None and [_table_precision(known) for known in seen] != stats.tables:
         return seen
     stats.length, stats.scale = rows, scale
+    if not stats.agree and not settings.heads:
+        stats.kept = _leading_rows(chunk_pairs(), settings.diagnose_rows or rows)
     return stats.result()
+
+
+def _leading_rows(pairs: Iterable[tuple[np.ndarray, np.ndarray]], count: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The first ``count`` rows of both tables, as float64 chunk pairs: copies of each chunk but the last read
+    (reading the next may overwrite it: a reused buffer)."""
+    kept: list[tuple[np.ndarray, np.ndarray]] = []
+    total = 0
+    for part_a, part_b in pairs:
+        rows = min(count - total, len(part_a))
+        total += rows
+        kept.append(
+            (_float64_rows(part_a[:rows], copy=total < count), _float64_rows(part_b[:rows], copy=total < count))
+        )
+        if total >= count:
+            break
+    return kept
+
+
+def _float64_rows(rows: np.ndarray, *, copy: bool) -> np.ndarray:
+    """``rows`` as float64: a new array when ``copy``, else themselves when they are float64."""
+    return np.array(rows, np.float64) if copy else np.asarray(rows, np.float64)
 
 
 def _widen(rows: np.ndarray, buffers: list[np.ndarray | None], side: int) -> np.ndarray:
@@ -559,16 +580,12 @@ class _DifferenceStats:
     def add(self, a: np.ndarray, b: np.ndarray) -> float:
         """Take the next rows of both tables in; their largest finite |value| (the scale of the tables)."""
         rows, self.width = len(a), a.shape[1]
-        # the rows kept for the diagnosis are copies: ``a`` and ``b`` may be buffers the next rows overwrite
         if self.heads:  # the first diagnose_rows rows of each head
             keep = np.arange(self.row, self.row + rows) % (self.length // self.heads) < self.diagnose_rows
-            if keep.all():
-                self.kept.append((a.copy(), b.copy()))
+            if keep.all():  # copies but of the last rows: ``a`` and ``b`` may be buffers the next rows overwrite
+                self.kept.append((a, b) if self.row + rows >= self.length else (a.copy(), b.copy()))
             elif keep.any():
                 self.kept.append((a[keep], b[keep]))
-        elif self.row < self.diagnose_rows:
-            keep_rows = self.diagnose_rows - self.row
-            self.kept.append((a[:keep_rows].copy(), b[:keep_rows].copy()))
         # most chunks hold no NaN or inf: a finite sum says so in one pass, and their checks are skipped
         with np.errstate(invalid="ignore", over="ignore"):
             finite = bool(np.isfinite(np.add.reduce(a, axis=None)) and np.isfinite(np.add.reduce(b, axis=None)))

@@ -218,9 +218,13 @@ def test_row_reader_reads_a_per_head_table_as_its_heads_rows(tmp_path):
 
 
 def counted(a: np.ndarray, b: np.ndarray, step: int, calls: list[int]):
+    """Chunk pairs of ``a`` and ``b``; ``calls`` gets a 0 for each call, counting up the rows that call yields."""
+
     def pairs():
-        calls.append(1)
-        return ((a[i : i + step], b[i : i + step]) for i in range(0, len(a), step))
+        calls.append(0)
+        for i in range(0, len(a), step):
+            calls[-1] += len(a[i : i + step])
+            yield a[i : i + step], b[i : i + step]
 
     return pairs
 
@@ -230,9 +234,9 @@ def test_one_pass_when_the_first_chunks_show_the_precision():
     a = pecli.encode("sinusoidal", 300, 16)
     b = a.astype(np.float64) + np.linspace(0, 1e-3, 300)[:, None]
     calls: list[int] = []
-    result = compare_row_chunks(counted(a, b, 64, calls))
+    result = compare_row_chunks(counted(a, b, 64, calls), diagnose_rows=100)
     whole = compare_tables(a, b)
-    assert len(calls) == 1
+    assert calls == [300, 128]  # one pass; the rows to diagnose read again (they disagree)
     for name in ("agree", "atol", "max_abs", "worst"):
         assert getattr(result, name) == getattr(whole, name), name
     assert result.tolerance_position == whole.tolerance_position == 299
@@ -250,9 +254,9 @@ def test_a_precision_shown_only_by_later_rows_sets_the_tolerance(later):
         first[150:] += 1e-12
     second = a + np.float32(3e-7)
     calls: list[int] = []
-    result = compare_row_chunks(counted(first, second, 50, calls))
+    result = compare_row_chunks(counted(first, second, 50, calls), diagnose_rows=50)
     whole = compare_tables(first, second)
-    assert len(calls) == 2
+    assert calls[:2] == [200, 200] and calls[2:] in ([], [50])  # the first chunk's precision; the whole tables'
     for name in ("agree", "atol", "max_abs", "worst", "max_rel", "cosine_min", "tolerance_position"):
         assert getattr(result, name) == getattr(whole, name), name
 
@@ -291,3 +295,23 @@ def test_float64_rows_kept_for_the_diagnosis_outlive_a_reused_read_buffer(tmp_pa
     )
     assert result.diagnosis[0].figures["permutation"] == [0, 2, 4, 6, 1, 3, 5, 7]
     assert result.max_abs == compare_tables(a, b).max_abs
+
+
+def test_tables_that_agree_hold_no_rows_for_a_diagnosis():
+    # issue 32: the first diagnose_rows rows were copied and held through the pass (64 MiB of the streamed
+    # compare's 156); they are read again only when the tables disagree
+    import tracemalloc
+
+    a = pecli.encode("sinusoidal", 4096, 64)  # 1 MiB of float32: 2 MiB a side in float64
+    b = a.astype(np.float64)
+    step = 256
+    tracemalloc.start()
+    try:
+        result = compare_row_chunks(
+            lambda: ((a[i : i + step], b[i : i + step]) for i in range(0, len(a), step)), diagnose_rows=4096
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.agree and result.shape == (4096, 64)
+    assert peak < 1.5 * 2**20  # a few 128 KiB chunk buffers
