@@ -398,6 +398,7 @@ def _compare_pass(
         return seen
     stats.length, stats.scale = rows, scale
     if not stats.agree and not settings.heads:
+        widened, stats.buffers = [None, None], {}  # the pass's buffers, given back before the rows and diagnosis
         stats.kept = _leading_rows(chunk_pairs(), settings.diagnose_rows or rows)
     return stats.result()
 
