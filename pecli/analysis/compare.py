@@ -308,9 +308,11 @@ def compare_row_chunks(
 ) -> Comparison:
     """:func:`compare_tables` over two tables given as matching row chunks, holding one pair at a time.
 
-    ``chunk_pairs()`` yields (rows of A, the same rows of B) in order; it is called twice (the
-    tolerance needs each table's precision and scale first). A disagreement is diagnosed on the
-    first ``diagnose_rows`` rows (default: all), the only rows kept in memory. ``heads``: the rows are
+    ``chunk_pairs()`` yields (rows of A, the same rows of B) in order; the tolerance follows each
+    table's precision, taken from the first chunks: ``chunk_pairs()`` is called again only when the
+    later rows show another (or, for ``heads``, to count the rows first). A disagreement is diagnosed on the
+    first ``diagnose_rows`` rows (default: all), read again once the tables are found to disagree (a per-head
+    table's are kept as they pass: the only rows held in memory). ``heads``: the rows are
     those of ``heads`` per-head tables stacked (a bias, not angles: no angle noise; diagnosed per head,
     on the first ``diagnose_rows`` rows of each head: ALiBi's slopes show in any of its rows).
 
@@ -320,30 +322,106 @@ def compare_row_chunks(
     ((6, 2), True, '1e-09')
     """
     check_tolerances(0.0 if atol is None else atol, rtol)
-    precisions: list[Any] = [None, None]
-    length, width, scale = 0, 0, 0.0
-    for part_a, part_b in chunk_pairs():
-        precisions = [_with_rows(precisions[0], part_a), _with_rows(precisions[1], part_b)]
-        if part_a.size:
-            scale = max(scale, _largest_magnitude(part_a), _largest_magnitude(part_b))
-        length, width = length + len(part_a), part_a.shape[1]
-    if length == 0 or width == 0:
+    if heads:  # which rows of each head to keep needs the length first: a pass to count them
+        precisions, length = _first_pass(chunk_pairs())
+    else:  # one pass, its tolerance from the precision the first chunks show (most tables show theirs there)
+        precisions, length = None, None
+    settings = _Settings(atol, rtol, exact, diagnose_rows, reference, reference_side, heads)
+    result = _compare_pass(chunk_pairs, precisions, length, settings)
+    if isinstance(result, list):  # the later rows set another tolerance: again, with the whole tables' precision
+        result = _compare_pass(chunk_pairs, result, None, settings)
+    if not isinstance(result, Comparison):
         raise TableFileError("the tables are empty", hint="give tables with at least one row and column")
-    tables = [_table_precision(known) for known in precisions]
-    stats = _DifferenceStats(length, tables, scale, atol, rtol, exact, diagnose_rows or length)
-    stats.reference, stats.reference_side = reference, reference_side
-    if heads:
-        stats.heads, stats.angles = heads, False
+    return result
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """The options of :func:`compare_row_chunks` that each pass takes."""
+
+    atol: float | None
+    rtol: float
+    exact: bool
+    diagnose_rows: int | None
+    reference: Reference | None
+    reference_side: str
+    heads: int | None
+
+
+def _first_pass(pairs: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[list[Any], int]:
+    """What the whole tables say of their precision (:func:`_with_rows`), and their number of rows."""
+    precisions: list[Any] = [None, None]
+    length = 0
+    for part_a, part_b in pairs:
+        precisions = [_with_rows(precisions[0], part_a), _with_rows(precisions[1], part_b)]
+        length += len(part_a)
+    return precisions, length
+
+
+def _compare_pass(
+    chunk_pairs: Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]],
+    precisions: list[Any] | None,
+    length: int | None,
+    settings: _Settings,
+) -> Comparison | list[Any] | None:
+    """The comparison of ``chunk_pairs()`` with the tolerance of tables of ``precisions`` (None: what the first chunk
+    pair shows); or, when the whole tables' precisions set another tolerance than the first chunks', those
+    precisions (the figures are to be computed again with them); None for empty tables. ``length``: the
+    number of rows, when known (a per-head table's, needed before its rows are kept for the diagnosis)."""
+    stats: _DifferenceStats | None = None
+    seen: list[Any] = [None, None]
+    rows, width, scale = 0, 0, 0.0
     # float64 rows of each side, widened into buffers kept from chunk to chunk: a fresh buffer per chunk
-    # costs a page fault per 4 KiB, a third of the time of a streamed comparison
+    # costs a page fault per 4 KiB (the rows kept for the diagnosis are copies)
     widened: list[np.ndarray | None] = [None, None]
     for part_a, part_b in chunk_pairs():
+        if precisions is None:
+            seen = [_with_rows(seen[0], part_a), _with_rows(seen[1], part_b)]
+        rows, width = rows + len(part_a), part_a.shape[1]
+        if not part_a.size:
+            continue
+        if stats is None:
+            tables = [_table_precision(known) for known in (seen if precisions is None else precisions)]
+            # a per-head table's rows to diagnose are kept as they pass; a table's are read again if it disagrees
+            diagnose_rows = settings.diagnose_rows or length or 0
+            stats = _DifferenceStats(
+                length or 0, tables, 0.0, settings.atol, settings.rtol, settings.exact, diagnose_rows
+            )
+            stats.reference, stats.reference_side = settings.reference, settings.reference_side
+            if settings.heads:
+                stats.heads, stats.angles = settings.heads, False
         a, b = (_widen(part, widened, side) for side, part in enumerate((part_a, part_b)))
-        kept = len(stats.kept)
-        stats.add(a, b)
-        if len(stats.kept) != kept:  # rows kept for the diagnosis may be views of the buffers: fresh ones next
-            widened = [None, None]
+        scale = max(scale, stats.add(a, b))
+    if stats is None or rows == 0 or width == 0:
+        return None
+    if precisions is None and [_table_precision(known) for known in seen] != stats.tables:
+        return seen
+    stats.length, stats.scale = rows, scale
+    if not stats.agree and not settings.heads:
+        widened, stats.buffers = [None, None], {}  # the pass's buffers, given back before the rows and diagnosis
+        stats.kept = _leading_rows(chunk_pairs(), settings.diagnose_rows or rows)
     return stats.result()
+
+
+def _leading_rows(pairs: Iterable[tuple[np.ndarray, np.ndarray]], count: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The first ``count`` rows of both tables, as float64 chunk pairs: copies of each chunk but the last read
+    (reading the next may overwrite it: a reused buffer)."""
+    kept: list[tuple[np.ndarray, np.ndarray]] = []
+    total = 0
+    for part_a, part_b in pairs:
+        rows = min(count - total, len(part_a))
+        total += rows
+        kept.append(
+            (_float64_rows(part_a[:rows], copy=total < count), _float64_rows(part_b[:rows], copy=total < count))
+        )
+        if total >= count:
+            break
+    return kept
+
+
+def _float64_rows(rows: np.ndarray, *, copy: bool) -> np.ndarray:
+    """``rows`` as float64: a new array when ``copy``, else themselves when they are float64."""
+    return np.array(rows, np.float64) if copy else np.asarray(rows, np.float64)
 
 
 def _widen(rows: np.ndarray, buffers: list[np.ndarray | None], side: int) -> np.ndarray:
@@ -442,6 +520,7 @@ class _DifferenceStats:
         diagnose_rows: int,
     ) -> None:
         self.length, self.scale, self.rtol, self.exact = length, scale, rtol, exact
+        self.tables = tables
         # the rounding that can part the tables: the coarsest of those not holding exact values
         rounded = [name for name, exact_values in tables if not exact_values]
         self.dtypes = tuple(rounded) or ("float64",)
@@ -476,23 +555,12 @@ class _DifferenceStats:
             buffer = self.buffers[name] = np.empty(size, dtype)
         return buffer[:size].reshape(shape)
 
-    def _allowed(
-        self, a: np.ndarray, b: np.ndarray, *, finite: bool = False, size_b: np.ndarray | None = None
-    ) -> np.ndarray:
-        """The difference row p, dimension i may show: the given atol, or the data's noise there
-        (``finite``: no NaN or inf in ``a`` and ``b``; ``size_b``: |b| when known)."""
+    def _allowed(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The difference row p, dimension i may show: the given atol, or the data's noise there."""
         if self.kind == "exact":
             return np.zeros((len(a), 1))
         if self.kind == "given":
             return np.full((len(a), 1), self.atol)
-        if finite:
-            magnitude = np.abs(a, out=self._scratch("allowed", a.shape))
-            np.maximum(magnitude, np.abs(b) if size_b is None else size_b, out=magnitude)
-            magnitude *= self.epsilon
-            magnitude += self.floor
-            if self.angles:
-                magnitude += FLOAT32_ANGLE_NOISE * np.arange(self.row, self.row + len(a), dtype=np.float64)[:, None]
-            return magnitude
         with np.errstate(invalid="ignore"):
             magnitude = np.fmax(np.abs(a), np.abs(b))
         magnitude[~np.isfinite(magnitude)] = 0.0
@@ -501,23 +569,30 @@ class _DifferenceStats:
             allowed += FLOAT32_ANGLE_NOISE * np.arange(self.row, self.row + len(a), dtype=np.float64)[:, None]
         return allowed
 
-    def add(self, a: np.ndarray, b: np.ndarray) -> None:
+    def _noise(self, magnitude: np.ndarray) -> np.ndarray:
+        """The data's noise where the larger |value| is ``magnitude`` (a finite chunk's), in place."""
+        magnitude *= self.epsilon
+        magnitude += self.floor
+        if self.angles:
+            rows = np.arange(self.row, self.row + len(magnitude), dtype=np.float64)
+            magnitude += FLOAT32_ANGLE_NOISE * rows[:, None]
+        return magnitude
+
+    def add(self, a: np.ndarray, b: np.ndarray) -> float:
+        """Take the next rows of both tables in; their largest finite |value| (the scale of the tables)."""
         rows, self.width = len(a), a.shape[1]
         if self.heads:  # the first diagnose_rows rows of each head
             keep = np.arange(self.row, self.row + rows) % (self.length // self.heads) < self.diagnose_rows
-            if keep.all():
-                self.kept.append((a, b))
+            if keep.all():  # copies but of the last rows: ``a`` and ``b`` may be buffers the next rows overwrite
+                self.kept.append((a, b) if self.row + rows >= self.length else (a.copy(), b.copy()))
             elif keep.any():
                 self.kept.append((a[keep], b[keep]))
-        elif self.row < self.diagnose_rows:
-            keep_rows = self.diagnose_rows - self.row
-            self.kept.append((a[:keep_rows], b[:keep_rows]))
         # most chunks hold no NaN or inf: a finite sum says so in one pass, and their checks are skipped
         with np.errstate(invalid="ignore", over="ignore"):
             finite = bool(np.isfinite(np.add.reduce(a, axis=None)) and np.isfinite(np.add.reduce(b, axis=None)))
         if finite:
-            self._add_finite(a, b)
-            return
+            return self._add_finite(a, b)
+        scale = max(_largest_magnitude(a), _largest_magnitude(b))
         difference, same_nan = _abs_difference(a, b)
         self.same_nan += int(np.count_nonzero(same_nan))
         nan_one = np.isnan(a) != np.isnan(b)
@@ -558,13 +633,21 @@ class _DifferenceStats:
         self.cosine_min = min(self.cosine_min, float(cosines.min(initial=np.inf, where=defined)))
         self.cosine_sum += float(cosines.sum(where=defined))
         self.row += rows
+        return scale
 
-    def _add_finite(self, a: np.ndarray, b: np.ndarray) -> None:
+    def _add_finite(self, a: np.ndarray, b: np.ndarray) -> float:
         """:meth:`add` for chunks without NaN or inf: the same figures in fewer passes."""
         difference = np.subtract(a, b, out=self._scratch("difference", a.shape))
         np.abs(difference, out=difference)
         magnitude = np.abs(b, out=self._scratch("magnitude", a.shape))
-        allowed = self._allowed(a, b, finite=True, size_b=magnitude)
+        if self.kind == "float32 arithmetic":  # max(|a|, |b|) gives the scale and, scaled, the tolerance
+            larger = np.abs(a, out=self._scratch("allowed", a.shape))
+            np.maximum(larger, magnitude, out=larger)
+            scale = float(larger.max())
+            allowed = self._noise(larger)
+        else:
+            scale = max(float(magnitude.max()), _largest_magnitude(a))
+            allowed = self._allowed(a, b)
         at = int(np.argmax(allowed))
         if allowed.flat[at] > self.allowed_max or self.row == 0:
             self.allowed_max, self.allowed_position = float(allowed.flat[at]), self.row + at // allowed.shape[1]
@@ -583,6 +666,7 @@ class _DifferenceStats:
         self.cosine_min = min(self.cosine_min, float(cosines.min()))
         self.cosine_sum += float(cosines.sum())
         self.row += len(a)
+        return scale
 
     def _row_tolerance(self, kept_rows: int) -> np.ndarray:
         """The diagnosis's noise bound of each kept row: what :meth:`_allowed` lets that row differ by at

@@ -467,7 +467,8 @@ class _SpecRows:
         self.dtype: str = table.dtype
         self._head: tuple[int, Any] | None = None  # a scheme without ``head``: the last head computed whole
 
-    def chunks(self, step: int) -> Any:
+    def chunks(self, step: int, *, reuse: bool = False) -> Any:
+        """The rows, ``step`` at a time, each computed afresh (``reuse``: as a file's, which the caller allows)."""
         import numpy as np
 
         for start in range(0, self.shape[0], step):
@@ -536,7 +537,7 @@ def _large_file_and_spec(
     if shape != reader.tensor_shape or not _streams(shape):
         return None
     step = max(64, _STREAM_CHUNK_BYTES // (8 * reader.shape[1]))
-    other_dtype = reader.metadata.get("dtype") or value_precision_of_chunks(reader.chunks(step))
+    other_dtype = reader.metadata.get("dtype") or value_precision_of_chunks(reader.chunks(step, reuse=True))
     other_dtype = other_dtype if other_dtype in DTYPES else "float32"
     table = spec.table(length=spec_length, dim=spec_dim, dtype=dtype or other_dtype)
     parts = table.parts()
@@ -556,7 +557,7 @@ def _compare_streamed(first: _StreamedTable, second: _StreamedTable, **tolerance
     # a per-head table: the first rows of each head, enough to fit each head's slope and name its formula
     diagnose_rows = _STREAM_DIAGNOSE_ROWS if heads is None else max(1, _STREAM_DIAGNOSE_HEAD_VALUES // (heads * cols))
     return compare_row_chunks(
-        lambda: zip(first.rows.chunks(step), second.rows.chunks(step), strict=True),
+        lambda: zip(first.rows.chunks(step, reuse=True), second.rows.chunks(step, reuse=True), strict=True),
         diagnose_rows=diagnose_rows,
         heads=heads,
         **tolerances,

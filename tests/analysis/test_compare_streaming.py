@@ -215,3 +215,103 @@ def test_row_reader_reads_a_per_head_table_as_its_heads_rows(tmp_path):
     assert (rows.shape, rows.tensor_shape, rows.heads) == ((15, 5), (3, 5, 5), 3)
     np.testing.assert_array_equal(np.concatenate(list(rows.chunks(4))), bias.reshape(15, 5))
     assert open_rows(str(tmp_path / "bias.npy")) is None  # 2-D readers only, unless asked
+
+
+def counted(a: np.ndarray, b: np.ndarray, step: int, calls: list[int]):
+    """Chunk pairs of ``a`` and ``b``; ``calls`` gets a 0 for each call, counting up the rows that call yields."""
+
+    def pairs():
+        calls.append(0)
+        for i in range(0, len(a), step):
+            calls[-1] += len(a[i : i + step])
+            yield a[i : i + step], b[i : i + step]
+
+    return pairs
+
+
+def test_one_pass_when_the_first_chunks_show_the_precision():
+    # issue 32: the rows (a spec's, computed) were read twice, once for the precision and scale, once to compare
+    a = pecli.encode("sinusoidal", 300, 16)
+    b = a.astype(np.float64) + np.linspace(0, 1e-3, 300)[:, None]
+    calls: list[int] = []
+    result = compare_row_chunks(counted(a, b, 64, calls), diagnose_rows=100)
+    whole = compare_tables(a, b)
+    assert calls == [300, 128]  # one pass; the rows to diagnose read again (they disagree)
+    for name in ("agree", "atol", "max_abs", "worst"):
+        assert getattr(result, name) == getattr(whole, name), name
+    assert result.tolerance_position == whole.tolerance_position == 299
+
+
+@pytest.mark.parametrize("later", ["float32", "float64", "not integral"])
+def test_a_precision_shown_only_by_later_rows_sets_the_tolerance(later):
+    # the first chunk looks coarser (bfloat16 values, or small integers) than the whole table: compared again
+    a = np.tile(np.array([0.5, 1.0 + 2.0**-7, -2.0, 3.0], np.float32), (200, 4))
+    if later == "not integral":
+        a = np.tile(np.array([1.0, 2.0, -3.0, 0.0], np.float32), (200, 4))
+    a[150:] += {"float32": np.float32(2.0**-20), "float64": np.float32(0.1), "not integral": np.float32(0.1)}[later]
+    first = a.astype(np.float64)
+    if later == "float64":
+        first[150:] += 1e-12
+    second = a + np.float32(3e-7)
+    calls: list[int] = []
+    result = compare_row_chunks(counted(first, second, 50, calls), diagnose_rows=50)
+    whole = compare_tables(first, second)
+    assert calls[:2] == [200, 200] and calls[2:] in ([], [50])  # the first chunk's precision; the whole tables'
+    for name in ("agree", "atol", "max_abs", "worst", "max_rel", "cosine_min", "tolerance_position"):
+        assert getattr(result, name) == getattr(whole, name), name
+
+
+@pytest.mark.parametrize(
+    ("name", "dtype"),
+    [(name, dtype) for name in ("pe.npy", "pe.safetensors") for dtype in ("float64", "float32")]
+    + [("pe.safetensors", "bfloat16")],  # .npy holds no bfloat16
+)
+def test_rows_read_into_one_reused_buffer(tmp_path, name, dtype):
+    # issue 32: a fresh array per chunk cost a page fault per 4 KiB; the rows themselves stay the same
+    table = pecli.encode("sinusoidal", 100, 8, dtype=dtype)
+    path = str(tmp_path / name)
+    write_tensors(path, {"pe": Tensor.from_array(table)}, fmt=name.split(".")[1])
+    rows = open_rows(path)
+    assert rows.dtype == dtype
+    fresh = [chunk.copy() for chunk in rows.chunks(30)]
+    reused = list(rows.chunks(30, reuse=True))
+    assert [len(chunk) for chunk in fresh] == [30, 30, 30, 10]
+    if dtype != "bfloat16":  # bfloat16 is widened into a new float32 array
+        assert np.shares_memory(reused[0], reused[1])
+    again = [chunk.copy() for chunk in rows.chunks(30, reuse=True)]
+    for expected, got in zip(fresh, again, strict=True):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_float64_rows_kept_for_the_diagnosis_outlive_a_reused_read_buffer(tmp_path):
+    # float64 chunks are compared as read (not widened): the rows kept for the diagnosis must be copies
+    a = pecli.encode("sinusoidal", 400, 8, dtype="float64")
+    b = pecli.encode("sinusoidal", 400, 8, layout="split", dtype="float64")
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    first, second = open_rows(str(tmp_path / "a.npy")), open_rows(str(tmp_path / "b.npy"))
+    result = compare_row_chunks(
+        lambda: zip(first.chunks(50, reuse=True), second.chunks(50, reuse=True), strict=True), diagnose_rows=120
+    )
+    assert result.diagnosis[0].figures["permutation"] == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert result.max_abs == compare_tables(a, b).max_abs
+
+
+def test_tables_that_agree_hold_no_rows_for_a_diagnosis():
+    # issue 32: the first diagnose_rows rows were copied and held through the pass (64 MiB of the streamed
+    # compare's 156); they are read again only when the tables disagree
+    import tracemalloc
+
+    a = pecli.encode("sinusoidal", 4096, 64)  # 1 MiB of float32: 2 MiB a side in float64
+    b = a.astype(np.float64)
+    step = 256
+    tracemalloc.start()
+    try:
+        result = compare_row_chunks(
+            lambda: ((a[i : i + step], b[i : i + step]) for i in range(0, len(a), step)), diagnose_rows=4096
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.agree and result.shape == (4096, 64)
+    assert peak < 1.5 * 2**20  # a few 128 KiB chunk buffers
