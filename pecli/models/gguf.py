@@ -39,6 +39,8 @@ __all__ = ["gguf_config", "gguf_view_config", "is_gguf_path", "is_gguf_view"]
 _INT_MAX = 2**31 - 1
 #: llama.cpp's rope.scaling.type values -> transformers' rope_type
 _SCALING_TYPES = {"none": "default", "linear": "linear", "yarn": "yarn", "longrope": "longrope"}
+#: Phi-3's LongRoPE factor tensors (gguf.MODEL_TENSOR.ROPE_FACTORS_LONG, ROPE_FACTORS_SHORT)
+_LONGROPE_TENSORS = ("rope_factors_long.weight", "rope_factors_short.weight")
 #: ggml tensor types a factor tensor may have (gguf.GGMLQuantizationType): F32, F16, F64
 _FLOAT_TYPES = {0: np.float32, 1: np.float16, 28: np.float64}
 
@@ -176,11 +178,14 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
             hint=f"pecli reads {', '.join(_SCALING_TYPES)}",
         )
     rope["rope_type"] = _SCALING_TYPES[scaling]
+    # Phi-3's converter writes no rope.scaling.type: its LongRoPE shows in the factor tensors, beside
+    # rope.scaling.original_context_length and rope.scaling.attn_factor (convert_hf_to_gguf.py, Phi3MiniModel)
+    long_rope = scaling in ("yarn", "longrope") or any(name in tensors for name in _LONGROPE_TENSORS)
     factor = number("rope.scaling.factor")
     if factor is not None and scaling != "none":
         rope["factor"] = factor
     original = integer("rope.scaling.original_context_length", required=False)
-    if original is not None and scaling in ("yarn", "longrope"):
+    if original is not None and long_rope:
         rope["original_max_position_embeddings"] = original
     attention = number("rope.scaling.attn_factor")
     if scaling == "yarn":
@@ -199,7 +204,7 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
                     f"{path}: {key('rope.scaling.' + unsupported)} = {_shown(value)} is not supported yet",
                     hint="pecli computes transformers' YaRN (extrapolation and attention factors of 1)",
                 )
-    if attention is not None and scaling in ("yarn", "longrope"):
+    if attention is not None and long_rope:
         rope["attention_factor"] = attention
     _factor_tensors(path, tensors, rope, rotated, context, key)
     config["rope_parameters"] = rope

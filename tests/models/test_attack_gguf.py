@@ -1,0 +1,99 @@
+"""Attack round on GGUF files and per-layer rope settings (issue 30): each test failed on the code before its fix.
+
+GGUF files are written with gguf's own ``GGUFWriter`` holding llama.cpp's keys as
+``convert_hf_to_gguf.py`` writes them (Phi3MiniModel: no ``rope.scaling.type``, the LongRoPE factors
+in ``rope_factors_long``/``rope_factors_short`` beside ``rope.scaling.original_context_length`` and
+``rope.scaling.attn_factor``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from tests.conftest import require_module
+
+pytestmark = pytest.mark.xdist_group("transformers")
+
+
+def write_gguf(path, arch="llama", metadata=None, tensors=None, *, without=()):
+    """A small GGUF file of a ``arch`` model: hidden 256, 4 heads of 64, context 4096, base 500000."""
+    gguf = require_module("gguf")
+    keys = {
+        f"{arch}.context_length": 4096,
+        f"{arch}.embedding_length": 256,
+        f"{arch}.attention.head_count": 4,
+        f"{arch}.rope.freq_base": 500000.0,
+        f"{arch}.rope.dimension_count": 64,
+        **(metadata or {}),
+    }
+    writer = gguf.GGUFWriter(str(path), arch)
+    for key, value in keys.items():
+        if key in without:
+            continue
+        if isinstance(value, str):
+            writer.add_string(key, value)
+        elif isinstance(value, bool):
+            writer.add_bool(key, value)
+        elif isinstance(value, int):
+            writer.add_uint32(key, value)
+        else:
+            writer.add_float32(key, value)
+    for name, values in {"token_embd.weight": np.zeros((8, 256), np.float32), **(tensors or {})}.items():
+        writer.add_tensor(name, np.asarray(values, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+LONG = np.linspace(1.0, 20.0, 32)
+SHORT = np.linspace(1.0, 1.5, 32)
+
+
+def _phi3_gguf(path):
+    """Phi-3 as the converter writes it: 131072 context over an original 4096, attn_factor, no scaling type."""
+    attention = math.sqrt(1 + math.log(131072 / 4096) / math.log(4096))
+    metadata = {
+        "phi3.context_length": 131072,
+        "phi3.rope.scaling.original_context_length": 4096,
+        "phi3.rope.scaling.attn_factor": attention,
+    }
+    tensors = {"rope_factors_long.weight": LONG, "rope_factors_short.weight": SHORT}
+    return write_gguf(path, "phi3", metadata, tensors), attention
+
+
+def test_phi3_gguf_reads_the_original_context_and_attention_factor(cli, tmp_path):
+    # before: original_max_position = the context (131072), attention factor 1: the short factors and
+    # no scaling of cos/sin, where the model (llama.cpp and transformers alike) uses the long ones × 1.19
+    path, attention = _phi3_gguf(tmp_path / "phi3.gguf")
+    result = cli("info", str(path), "--json")
+    assert result.code == 0, result.stderr
+    layer = json.loads(result.stdout)["positional_encoding"]["layers"][0]
+    assert layer["scaling_parameters"]["original_max_position"] == 4096
+    assert layer["attention_factor"] == pytest.approx(attention, rel=1e-6)
+    text = cli("info", str(path))
+    assert "original_max_position=4096" in text.out and "attention factor 1.19" in text.out
+
+
+def test_phi3_gguf_table_is_the_table_of_its_config(cli, tmp_path):
+    path, _ = _phi3_gguf(tmp_path / "phi3.gguf")
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({
+        "model_type": "phi3", "hidden_size": 256, "num_attention_heads": 4, "max_position_embeddings": 131072,
+        "original_max_position_embeddings": 4096, "rope_theta": 500000.0,
+        "rope_scaling": {"type": "longrope", "long_factor": LONG.astype(np.float32).tolist(),
+                         "short_factor": SHORT.astype(np.float32).tolist()},
+    }))  # fmt: skip
+    tables = []
+    for source in (path, config):
+        out = tmp_path / f"{source.stem}.npy"
+        result = cli("generate", "--from-config", str(source), "--len", "8", "--part", "cos", "-o", str(out))
+        assert result.code == 0, result.stderr
+        tables.append(np.load(out))
+    # the attention factor is stored as float32 in the GGUF file: equal to its precision
+    np.testing.assert_allclose(tables[0], tables[1], rtol=1e-6, atol=1e-6)
