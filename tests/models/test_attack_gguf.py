@@ -97,3 +97,47 @@ def test_phi3_gguf_table_is_the_table_of_its_config(cli, tmp_path):
         tables.append(np.load(out))
     # the attention factor is stored as float32 in the GGUF file: equal to its precision
     np.testing.assert_allclose(tables[0], tables[1], rtol=1e-6, atol=1e-6)
+
+
+GEMMA3_WITH_SCALING = {
+    "model_type": "gemma3_text", "hidden_size": 256, "num_attention_heads": 4, "head_dim": 64,
+    "max_position_embeddings": 8192, "num_hidden_layers": 3, "sliding_window": 512,
+    "layer_types": ["sliding_attention", "sliding_attention", "full_attention"],
+    "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                        "full_attention": {"rope_type": "default", "rope_theta": 1000000.0}},
+    "rope_scaling": {"rope_type": "linear", "factor": 8.0},
+}  # fmt: skip
+
+
+def _transformers_rope(directory):
+    transformers = require_module("transformers")
+    return transformers.AutoConfig.from_pretrained(str(directory)).rope_parameters
+
+
+def _layers(cli, config):
+    result = cli("info", str(config), "--json")
+    assert result.code == 0, result.stderr
+    return {layer["layer_type"]: layer for layer in json.loads(result.stdout)["layers"]}
+
+
+def test_rope_scaling_beside_per_layer_rope_parameters_goes_where_gemma3_puts_it(cli, tmp_path):
+    # before: the top-level rope_scaling was ignored: full_attention unscaled, exit 0
+    (tmp_path / "config.json").write_text(json.dumps(GEMMA3_WITH_SCALING))
+    expected = _transformers_rope(tmp_path)  # Gemma3TextConfig: full_attention.update(rope_scaling)
+    assert expected["full_attention"]["rope_type"] == "linear"
+    layers = _layers(cli, tmp_path)
+    assert layers["full_attention"]["scaling"] == "linear"
+    assert layers["full_attention"]["scaling_parameters"]["factor"] == expected["full_attention"]["factor"] == 8.0
+    assert layers["full_attention"]["base"] == 1000000.0
+    assert layers["sliding_attention"]["scaling"] == "none" and layers["sliding_attention"]["base"] == 10000.0
+
+
+def test_rope_scaling_beside_per_layer_rope_parameters_replaces_them_for_other_models(cli, tmp_path):
+    # PreTrainedConfig.convert_rope_params_to_dict: `rope_scaling or rope_parameters`, one set for every layer
+    (tmp_path / "config.json").write_text(json.dumps({**GEMMA3_WITH_SCALING, "model_type": "llama"}))
+    expected = _transformers_rope(tmp_path)
+    assert expected == {"rope_type": "linear", "factor": 8.0, "rope_theta": 10000.0}
+    layers = _layers(cli, tmp_path)
+    assert list(layers) == [None]
+    assert layers[None]["scaling"] == "linear" and layers[None]["scaling_parameters"]["factor"] == 8.0
+    assert layers[None]["base"] == 10000.0
