@@ -33,7 +33,7 @@ import numpy as np
 
 from pecli.errors import ParameterError, TableFileError
 
-__all__ = ["gguf_config", "gguf_view_config", "is_gguf_path", "is_gguf_view"]
+__all__ = ["GGUFWithoutSettings", "gguf_config", "gguf_view_config", "is_gguf_path", "is_gguf_view"]
 
 #: the most a GGUF integer setting may be: what config.json's integers may be (encoding.CONFIG_INT_MAX)
 _INT_MAX = 2**31 - 1
@@ -43,6 +43,11 @@ _SCALING_TYPES = {"none": "default", "linear": "linear", "yarn": "yarn", "longro
 _LONGROPE_TENSORS = ("rope_factors_long.weight", "rope_factors_short.weight")
 #: ggml tensor types a factor tensor may have (gguf.GGMLQuantizationType): F32, F16, F64
 _FLOAT_TYPES = {0: np.float32, 1: np.float16, 28: np.float64}
+
+
+class GGUFWithoutSettings(TableFileError):
+    """A GGUF file that lacks a setting pecli needs (an architecture, a width): a file of something
+    else than a model's position settings, unlike a setting that is there with a wrong value."""
 
 
 def is_gguf_path(path: str) -> bool:
@@ -123,7 +128,7 @@ def gguf_view_config(path: str, document: dict[str, Any]) -> dict[str, Any]:
 def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view: bool = False) -> dict[str, Any]:
     arch = fields.get("general.architecture")
     if not isinstance(arch, str) or not arch:
-        raise TableFileError(f"{path} has no general.architecture", hint="give a GGUF file of a model")
+        raise GGUFWithoutSettings(f"{path} has no general.architecture", hint="give a GGUF file of a model")
 
     def key(name: str) -> str:
         return f"{arch}.{name}"
@@ -135,7 +140,7 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
         if value is None and not required:
             return None
         if value is None:
-            raise TableFileError(f"{path} has no {key(name)}", hint="pecli needs it to size the table")
+            raise GGUFWithoutSettings(f"{path} has no {key(name)}", hint="pecli needs it to size the table")
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _INT_MAX:
             raise ParameterError(f"{path}: {key(name)}: expected an integer from 1 to {_INT_MAX}, got {_shown(value)}")
         return value
@@ -154,6 +159,18 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
     assert hidden is not None and heads is not None  # required
     head_dim = integer("attention.key_length", required=False) or hidden // heads
     rotated = integer("rope.dimension_count", required=False) or head_dim
+    if rotated < 2 or rotated % 2:  # named by the key that gave it, not as the config pecli builds from it
+        given = (
+            key("rope.dimension_count")
+            if fields.get(key("rope.dimension_count")) is not None
+            else key("attention.key_length")
+            if fields.get(key("attention.key_length")) is not None
+            else f"{key('embedding_length')} / {key('attention.head_count')}"
+        )
+        raise ParameterError(
+            f"{path}: {given} gives {rotated} rotated columns; rotary needs an even number, at least 2",
+            hint="the file's attention settings are corrupt",
+        )
     if rotated > head_dim:
         raise ParameterError(
             f"{path}: {key('rope.dimension_count')} = {rotated} exceeds the head width {head_dim}",
@@ -257,7 +274,12 @@ def _factors(path: str, name: str, tensor: Any, rotated: int) -> list[float]:
                 f"{path}: tensor {name!r} has ggml type {tensor.tensor_type.name}, not a float type",
                 hint="frequency factors are stored as F32",
             )
-        values = np.asarray(tensor.data, dtype=np.float64).reshape(-1)
+        values = np.asarray(tensor.data, dtype=np.float64)
+        if values.ndim != 1:
+            raise TableFileError(
+                f"{path}: tensor {name!r} has shape {list(values.shape)}; frequency factors are one list",
+                hint=f"one factor per rotated pair: [{rotated // 2}]",
+            )
     if values.size != rotated // 2:
         raise TableFileError(
             f"{path}: tensor {name!r} holds {values.size} factors, but {rotated} rotated columns need {rotated // 2}",

@@ -341,13 +341,17 @@ class FileWithEncoding:
 
 def describe_file_encoding(path: str, file_report: Any) -> Any:
     """``file_report`` with the positional encoding of GGUF file ``path`` appended, or as it is when the
-    file's metadata sets none pecli reads (a file of learned position embeddings: its tensors say it all)."""
+    file's metadata sets none pecli reads (a file of learned position embeddings: its tensors say it all).
+    Settings that are there but wrong (a NaN base, a factor tensor of the wrong length) are its problem."""
     from pecli.errors import PecliError
+    from pecli.models.gguf import GGUFWithoutSettings
 
     try:
         return FileWithEncoding(file_report, describe_config(path))
-    except PecliError:
+    except GGUFWithoutSettings:
         return file_report
+    except PecliError as error:
+        return FileWithEncoding(file_report, ConfigInfo(path, path, None, None, [], [], [], [], str(error), {}))
 
 
 def describe_config(source: str) -> ConfigInfo:

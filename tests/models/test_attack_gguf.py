@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from tests.conftest import require_module
+from tests.conftest import assert_clean_error, require_module
 
 pytestmark = pytest.mark.xdist_group("transformers")
 
@@ -141,3 +141,43 @@ def test_rope_scaling_beside_per_layer_rope_parameters_replaces_them_for_other_m
     assert list(layers) == [None]
     assert layers[None]["scaling"] == "linear" and layers[None]["scaling_parameters"]["factor"] == 8.0
     assert layers[None]["base"] == 10000.0
+
+
+#: GGUF settings that are there but wrong -> the words of the one-line problem (info) and error (generate)
+WRONG_SETTINGS = {
+    "nan-base": ({"llama.rope.freq_base": float("nan")}, {}, "llama.rope.freq_base: expected a positive finite"),
+    "bool-heads": ({"llama.attention.head_count": True}, {}, "llama.attention.head_count: expected an integer"),
+    "short-rope-freqs": ({}, {"rope_freqs.weight": np.ones(7)}, "holds 7 factors, but 64 rotated columns need 32"),
+    "2-d-rope-freqs": ({}, {"rope_freqs.weight": np.ones((2, 16))}, "'rope_freqs.weight' has shape [2, 16]"),
+    "escaped-scaling": ({"llama.rope.scaling.type": "ya\x1b]0;x\x07rn"}, {}, "'ya\\x1b]0;x\\x07rn' is not one"),
+    "odd-rotary": ({"llama.rope.dimension_count": 63}, {}, "llama.rope.dimension_count gives 63 rotated columns"),
+    "one-rotary": ({"llama.rope.dimension_count": 1}, {}, "llama.rope.dimension_count gives 1 rotated columns"),
+    "odd-head": ({"llama.embedding_length": 252}, {}, "llama.embedding_length / llama.attention.head_count gives 63"),
+}
+
+
+@pytest.mark.parametrize("name", list(WRONG_SETTINGS))
+def test_gguf_settings_of_a_wrong_value_are_said_by_info_and_refused_by_generate(cli, tmp_path, name):
+    # before: `info FILE.gguf` dropped the positional encoding without a word (text and JSON); 2-D
+    # rope_freqs were flattened and read; an odd rotary width was blamed on head_dim, not a GGUF key
+    metadata, tensors, words = WRONG_SETTINGS[name]
+    without = ("llama.rope.dimension_count",) if name == "odd-head" else ()
+    path = write_gguf(tmp_path / f"{name}.gguf", metadata=metadata, tensors=tensors, without=without)
+    text = cli("info", str(path))
+    assert text.code == 0, text.stderr
+    problem = [line for line in text.out.splitlines() if line.startswith("positional encoding: ")]
+    assert len(problem) == 1 and words in problem[0], text.out
+    assert "\x1b" not in text.out and "\x07" not in text.out
+    document = json.loads(cli("info", str(path), "--json").stdout)
+    assert words in document["positional_encoding"]["problem"]
+    assert problem[0] == "positional encoding: " + document["positional_encoding"]["problem"]
+    out = tmp_path / "out.npy"
+    assert_clean_error(cli("generate", "--from-config", str(path), "--len", "8", "--part", "cos", "-o", str(out)), 2)
+    assert not out.exists()
+
+
+def test_gguf_without_rope_settings_shows_its_tensors_only(cli, tmp_path):
+    # a file lacking a setting pecli needs (here the head count) is no model config: no problem line
+    path = write_gguf(tmp_path / "embeddings.gguf", without=("llama.attention.head_count",))
+    document = json.loads(cli("info", str(path), "--json").stdout)
+    assert "positional_encoding" not in document and document["tensors"][0]["name"] == "token_embd.weight"
