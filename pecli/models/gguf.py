@@ -37,6 +37,10 @@ __all__ = ["GGUFWithoutSettings", "gguf_config", "gguf_view_config", "is_gguf_pa
 
 #: the most a GGUF integer setting may be: what config.json's integers may be (encoding.CONFIG_INT_MAX)
 _INT_MAX = 2**31 - 1
+#: llama.cpp's architecture names that differ from the transformers model type of the same rotary
+#: (gguf.constants.MODEL_ARCH_NAMES): Command R rotates adjacent pairs (transformers' CohereRotaryEmbedding,
+#: llama.cpp's LLAMA_ROPE_TYPE_NORM without a converter permutation). Not deepseek2: V2 and V3 share it.
+_MODEL_TYPES = {"command-r": "cohere"}
 #: llama.cpp's rope.scaling.type values -> transformers' rope_type
 _SCALING_TYPES = {"none": "default", "linear": "linear", "yarn": "yarn", "longrope": "longrope"}
 #: Phi-3's LongRoPE factor tensors (gguf.MODEL_TENSOR.ROPE_FACTORS_LONG, ROPE_FACTORS_SHORT)
@@ -178,7 +182,7 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
         )
     context = integer("context_length", required=not view)  # the view leaves out a context the config lacked
     config: dict[str, Any] = {
-        "model_type": arch,
+        "model_type": _MODEL_TYPES.get(arch, arch),
         "hidden_size": hidden,
         "num_attention_heads": heads,
         # the rotated columns are the table's width; head_dim as the rotary module sees it

@@ -181,3 +181,11 @@ def test_gguf_without_rope_settings_shows_its_tensors_only(cli, tmp_path):
     path = write_gguf(tmp_path / "embeddings.gguf", without=("llama.attention.head_count",))
     document = json.loads(cli("info", str(path), "--json").stdout)
     assert "positional_encoding" not in document and document["tensors"][0]["name"] == "token_embd.weight"
+
+
+def test_command_r_gguf_rotates_adjacent_pairs(cli, tmp_path):
+    # before: architecture "command-r" was taken as a model type pecli does not know: halves (rotate_half),
+    # where Cohere's rotary (transformers and llama.cpp alike) pairs adjacent columns
+    path = write_gguf(tmp_path / "command-r.gguf", "command-r")
+    layer = json.loads(cli("info", str(path), "--json").stdout)["positional_encoding"]["layers"][0]
+    assert layer["pairing"] == "adjacent pairs (interleaved)"
