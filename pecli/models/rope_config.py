@@ -208,13 +208,26 @@ _ROPE_CONFIG_KEYS = frozenset(
 
 
 def _with_layers(encoding: ModelEncoding, config: Mapping[str, Any]) -> ModelEncoding:
-    """``encoding`` with the layers that have no positional encoding (Llama 4's ``no_rope_layers``) recorded."""
+    """``encoding`` with the layers that have no positional encoding (Llama 4's ``no_rope_layers``) recorded,
+    and a note on the layers whose type has no attention to rotate (Qwen3-Next's ``linear_attention``)."""
+    types = config.get("layer_types")
+    without = [i for i, name in enumerate(types) if name in _TYPES_WITHOUT_ROPE] if isinstance(types, list) else []
+    if without:
+        names = ", ".join(sorted({types[index] for index in without}))
+        shown = ", ".join(map(str, without[:12])) + (f" and {len(without) - 12} more" if len(without) > 12 else "")
+        note = f"layer_types: layers {shown} are {names}, without positional encoding: this table is for the others"
+        encoding = replace(encoding, notes=(*encoding.notes, note))
     nope = _nope_layers(config)
     if not nope:
         return encoding
     shown = ", ".join(map(str, nope[:12])) + (f" and {len(nope) - 12} more" if len(nope) > 12 else "")
     note = f"layers {shown} use no positional encoding (NoPE): this table is for the other layers"
     return replace(encoding, nope_layers=tuple(nope), notes=(*encoding.notes, note))
+
+
+#: layer types without rotary attention: Qwen3-Next's and MiniMax's linear attention (Gated DeltaNet, lightning
+#: attention), LFM2's short convolutions
+_TYPES_WITHOUT_ROPE = frozenset({"linear_attention", "conv"})
 
 
 def _nope_layers(config: Mapping[str, Any]) -> list[int]:

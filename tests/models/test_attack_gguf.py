@@ -189,3 +189,22 @@ def test_command_r_gguf_rotates_adjacent_pairs(cli, tmp_path):
     path = write_gguf(tmp_path / "command-r.gguf", "command-r")
     layer = json.loads(cli("info", str(path), "--json").stdout)["positional_encoding"]["layers"][0]
     assert layer["pairing"] == "adjacent pairs (interleaved)"
+
+
+def test_layers_of_a_type_without_rope_are_said(cli, tmp_path):
+    # before: "every layer: rope" and nothing else for Qwen3-Next, whose linear_attention layers (Gated
+    # DeltaNet) rotate nothing; transformers' Qwen3NextConfig accepts these layer_types as they are
+    config = {
+        "model_type": "qwen3_next", "hidden_size": 256, "num_attention_heads": 4, "head_dim": 64,
+        "max_position_embeddings": 8192, "partial_rotary_factor": 0.25, "rope_theta": 10000000.0,
+        "num_hidden_layers": 4, "layer_types": ["linear_attention"] * 3 + ["full_attention"],
+    }  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    note = "layer_types: layers 0, 1, 2 are linear_attention, without positional encoding"
+    document = json.loads(cli("info", str(tmp_path), "--json").stdout)
+    assert any(text.startswith(note) for text in document["notes"])
+    assert "note: " + note in cli("info", str(tmp_path)).out
+    result = cli(
+        "generate", "--from-config", str(tmp_path), "--len", "4", "--part", "cos", "-o", str(tmp_path / "t.npy")
+    )
+    assert result.code == 0 and note in result.stderr
