@@ -211,7 +211,8 @@ def _with_layers(encoding: ModelEncoding, config: Mapping[str, Any]) -> ModelEnc
     """``encoding`` with the layers that have no positional encoding (Llama 4's ``no_rope_layers``) recorded,
     and a note on the layers whose type has no attention to rotate (Qwen3-Next's ``linear_attention``)."""
     types = config.get("layer_types")
-    without = [i for i, name in enumerate(types) if name in _TYPES_WITHOUT_ROPE] if isinstance(types, list) else []
+    types = types if isinstance(types, list) else []
+    without = [index for index, name in enumerate(types) if name in _TYPES_WITHOUT_ROPE]
     if without:
         names = ", ".join(sorted({types[index] for index in without}))
         shown = ", ".join(map(str, without[:12])) + (f" and {len(without) - 12} more" if len(without) > 12 else "")
