@@ -33,7 +33,7 @@ import numpy as np
 
 from pecli.errors import ParameterError, TableFileError
 
-__all__ = ["GGUFWithoutSettings", "gguf_config", "gguf_view_config", "is_gguf_path", "is_gguf_view"]
+__all__ = ["GGUF_KEYS", "GGUFWithoutSettings", "gguf_config", "gguf_view_config", "is_gguf_path", "is_gguf_view"]
 
 #: the most a GGUF integer setting may be: what config.json's integers may be (encoding.CONFIG_INT_MAX)
 _INT_MAX = 2**31 - 1
@@ -229,7 +229,46 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
         rope["attention_factor"] = attention
     _factor_tensors(path, tensors, rope, rotated, context, key)
     config["rope_parameters"] = rope
+    config[GGUF_KEYS] = _key_names(fields, tensors, rope, key)
     return config
+
+
+#: the config entry that maps the config keys pecli builds to the GGUF keys and tensors they came from
+GGUF_KEYS = "_gguf_keys"
+
+
+def _key_names(fields: dict[str, Any], tensors: dict[str, Any], rope: dict[str, Any], key: Any) -> dict[str, str]:
+    """Each config key pecli built (``rope_parameters.rope_theta``) -> the GGUF key or tensor it came from."""
+    names = {
+        "max_position_embeddings": key("context_length"),
+        "head_dim": key("rope.dimension_count")
+        if fields.get(key("rope.dimension_count")) is not None
+        else key("attention.key_length")
+        if fields.get(key("attention.key_length")) is not None
+        else f"{key('embedding_length')}/{key('attention.head_count')}",
+        "rope_parameters.rope_theta": key("rope.freq_base"),
+        "rope_parameters.factor": key("rope.scaling.factor"),
+        "rope_parameters.original_max_position_embeddings": key("rope.scaling.original_context_length"),
+        "rope_parameters.attention_factor": key("rope.scaling.attn_factor"),
+        "rope_parameters.beta_fast": key("rope.scaling.yarn_beta_fast"),
+        "rope_parameters.beta_slow": key("rope.scaling.yarn_beta_slow"),
+        "rope_parameters.mscale": key("rope.scaling.yarn_log_multiplier"),
+        "rope_parameters.mscale_all_dim": key("rope.scaling.yarn_log_multiplier"),
+        "rope_parameters.long_factor": "rope_factors_long.weight",
+        "rope_parameters.short_factor": "rope_factors_short.weight",
+    }
+    if "rope_freqs.weight" in tensors:  # Llama 3.1's factors, read as LongRoPE with equal factors
+        names.update({
+            "rope_parameters.long_factor": "rope_freqs.weight",
+            "rope_parameters.short_factor": "rope_freqs.weight",
+            "rope_parameters.factor": "rope_freqs.weight (read as longrope: factor)",
+            "rope_parameters.original_max_position_embeddings": key("context_length"),
+        })  # fmt: skip
+    elif key("rope.scaling.original_context_length") not in fields:  # taken from the context
+        names["rope_parameters.original_max_position_embeddings"] = key("context_length")
+    if key("rope.freq_base") not in fields:
+        names["rope_parameters.rope_theta"] = f"{key('rope.freq_base')} (absent: llama.cpp's default)"
+    return names
 
 
 def _factor_tensors(

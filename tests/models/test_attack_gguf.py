@@ -208,3 +208,16 @@ def test_layers_of_a_type_without_rope_are_said(cli, tmp_path):
         "generate", "--from-config", str(tmp_path), "--len", "4", "--part", "cos", "-o", str(tmp_path / "t.npy")
     )
     assert result.code == 0 and note in result.stderr
+
+
+def test_gguf_config_keys_read_are_its_gguf_keys(cli, tmp_path):
+    # before: "config keys read" listed max_position_embeddings, rope_parameters.rope_theta…: keys of a
+    # config.json the user never gave, not the .gguf's own keys
+    path, _ = _phi3_gguf(tmp_path / "phi3.gguf")
+    read = json.loads(cli("info", str(path), "--json").stdout)["positional_encoding"]["config"]
+    assert read["phi3.context_length"] == 131072 and read["phi3.rope.freq_base"] == 500000.0
+    assert read["phi3.rope.scaling.original_context_length"] == 4096 and read["phi3.rope.dimension_count"] == 64
+    assert len(read["rope_factors_long.weight"]) == 32
+    assert not [name for name in read if "rope_parameters" in name or "max_position" in name]
+    text = cli("info", str(path)).out
+    assert "  phi3.rope.freq_base = 500000.0" in text and "rope_parameters" not in text
