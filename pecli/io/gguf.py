@@ -7,7 +7,7 @@ and read back as numpy's ``(length, d)``. Only F32, F16, BF16 and F64 tensors ar
 ones are refused by name. Every count and length is checked against the bytes the file holds
 before anything is read, so a lying header never allocates more than the file.
 
-This reader needs no ``gguf`` package (only ``--from-config model.gguf`` does).
+This reader needs no ``gguf`` package, nor does ``--from-config model.gguf`` (:func:`gguf_settings`).
 
 >>> import io, struct
 >>> def text(s): return struct.pack("<Q", len(s)) + s.encode()
@@ -24,21 +24,26 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable
 from functools import partial
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
 from pecli.errors import TableFileError
 from pecli.io.tensor import StoredTensor, check_tensor_count, read_array
 
-__all__ = ["GGUF_MAGIC", "gguf_entries"]
+__all__ = ["GGUF_MAGIC", "gguf_entries", "gguf_settings"]
 
 GGUF_MAGIC = b"GGUF"
 
 #: gguf's GGUFValueType -> the bytes of one value (8: string, 9: array are sized as they are read)
 _VALUE_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
 _STRING, _ARRAY, _UINT32 = 8, 9, 4
+#: struct formats of gguf's scalar GGUFValueTypes
+_FORMATS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+#: the most items of an array setting decoded (a per-layer list); longer ones (a vocabulary) are skipped
+_MOST_DECODED = 65536
 #: ggml types pecli reads (gguf's GGMLQuantizationType): F32, F16, BF16, F64
 _TABLE_TYPES = {0: "float32", 1: "float16", 30: "bfloat16", 28: "float64"}
 _STORAGE: dict[str, np.dtype] = {
@@ -129,6 +134,30 @@ class _Cursor:
         except UnicodeDecodeError:
             raise TableFileError(f"{self.name}: a {what} is not UTF-8", hint="the file is corrupt") from None
 
+    def decode(self, kind: int, what: str) -> Any:
+        """One value of GGUF type ``kind`` as Python: a number, bool, str, or a list of them (an array of
+        more than ``_MOST_DECODED`` items is its count as text: no setting pecli reads is that long)."""
+        if kind == _STRING:
+            return self.string(what)
+        if kind == _ARRAY:
+            (item_kind,) = self.unpack("I", what)
+            if item_kind not in _FORMATS and item_kind != _STRING:
+                raise TableFileError(f"{self.name}: {what} has unknown type {item_kind}", hint="the file is corrupt")
+            least = 8 if item_kind == _STRING else _VALUE_SIZES[item_kind]
+            items = self.count(f"items in {what}", least)
+            if items > _MOST_DECODED:
+                for _ in range(items) if item_kind == _STRING else ():
+                    self.value(_STRING, what)
+                if item_kind != _STRING:
+                    self.skip(items * least, what)
+                return f"[{items} values]"
+            if item_kind == _STRING:
+                return [self.string(what) for _ in range(items)]
+            return list(struct.unpack(f"<{items}{_FORMATS[item_kind]}", self.read(items * least, what)))
+        if kind not in _FORMATS:
+            raise TableFileError(f"{self.name}: {what} has unknown type {kind}", hint="the file is corrupt")
+        return self.unpack(_FORMATS[kind], what)[0]
+
     def value(self, kind: int, what: str) -> int | None:
         """Skip one value of GGUF type ``kind``; an unsigned integer's value is returned (general.alignment)."""
         if kind == _STRING:
@@ -156,6 +185,23 @@ class _Cursor:
 
 def gguf_entries(handle: IO[bytes], name: str, size: int) -> tuple[dict[str, StoredTensor], dict[str, str]]:
     """The tensors a GGUF file describes (shapes in numpy's order), each checked against the file's ``size``."""
+    entries, _ = gguf_settings(handle, name, size, lambda key: False)
+    return entries, {}
+
+
+def gguf_settings(
+    handle: IO[bytes], name: str, size: int, wanted: Callable[[str], bool]
+) -> tuple[dict[str, StoredTensor], dict[str, Any]]:
+    """The tensors, and the values of the metadata keys ``wanted`` picks (the others are skipped, not decoded:
+    a vocabulary of 200,000 strings costs a seek).
+
+    >>> import io, struct
+    >>> def text(s): return struct.pack("<Q", len(s)) + s.encode()
+    >>> data = b"GGUF" + struct.pack("<IQQ", 3, 0, 2) + text("llama.context_length") + struct.pack("<II", 4, 4096)
+    >>> data += text("tokenizer.ggml.tokens") + struct.pack("<IIQ", 9, 8, 1) + text("a")
+    >>> gguf_settings(io.BytesIO(data), "<stream>", len(data), lambda key: key.startswith("llama."))
+    ({}, {'llama.context_length': 4096})
+    """
     cursor = _Cursor(handle, name, size)
     handle.seek(0)
     if cursor.read(4, "magic") != GGUF_MAGIC:
@@ -169,10 +215,14 @@ def gguf_entries(handle: IO[bytes], name: str, size: int) -> tuple[dict[str, Sto
     tensor_count = cursor.count("tensors", 8 + 4 + 4 + 8)  # name length, n_dims, type, offset
     check_tensor_count(name, tensor_count)
     alignment = _DEFAULT_ALIGNMENT
+    settings: dict[str, Any] = {}
     for _ in range(cursor.count("metadata keys", 8 + 4)):
         key = cursor.string("metadata key")
         (kind,) = cursor.unpack("I", f"type of {key!r}")
-        value = cursor.value(kind, f"metadata {key!r}")
+        if wanted(key):
+            settings[key] = value = cursor.decode(kind, f"metadata {key!r}")
+        else:
+            value = cursor.value(kind, f"metadata {key!r}")
         if key == "general.alignment":
             if kind != _UINT32 or value is None or value <= 0 or value & (value - 1):
                 raise TableFileError(f"{name}: general.alignment must be a power of two", hint="the file is corrupt")
@@ -184,7 +234,7 @@ def gguf_entries(handle: IO[bytes], name: str, size: int) -> tuple[dict[str, Sto
         if key in entries:
             raise TableFileError(f"{name} lists tensor {key!r} twice", hint="the file is corrupt")
         entries[key] = _entry(handle, name, size, key, shape, kind, data_start + offset)
-    return entries, {}
+    return entries, settings
 
 
 def _describe(cursor: _Cursor) -> tuple[str, tuple[int, ...], int, int]:

@@ -12,10 +12,10 @@ live in tensors, as llama.cpp's ``convert_hf_to_gguf.py`` writes them:
   attention factor — the table transformers' llama3 module gives;
 - ``rope_factors_long.weight`` / ``rope_factors_short.weight``: Phi-3's LongRoPE factors.
 
-The ``gguf`` package (pure Python, numpy only) is imported here only, when a .gguf is read: it is
-the optional extra ``pecli[gguf]``. Its reader memory-maps the file and checks nothing against the
-file's size: every failure it raises on a truncated or lying file becomes one
-:class:`~pecli.errors.TableFileError`.
+The file is read by pecli's own bounded parser (:func:`pecli.io.gguf.gguf_settings`): every length is
+checked against the file's size, and only the architecture's keys are decoded — a tokenizer of
+200,000 strings is skipped, where the ``gguf`` package's reader spent 35 s and 1 GB parsing it.
+No package is needed.
 
 >>> gguf_config("no/such.gguf")
 Traceback (most recent call last):
@@ -33,14 +33,25 @@ import numpy as np
 
 from pecli.errors import ParameterError, TableFileError
 
-__all__ = ["gguf_config", "gguf_view_config", "is_gguf_path", "is_gguf_view"]
+__all__ = ["GGUF_KEYS", "GGUFWithoutSettings", "gguf_config", "gguf_view_config", "is_gguf_path", "is_gguf_view"]
 
 #: the most a GGUF integer setting may be: what config.json's integers may be (encoding.CONFIG_INT_MAX)
 _INT_MAX = 2**31 - 1
+#: llama.cpp's architecture names that differ from the transformers model type of the same rotary
+#: (gguf.constants.MODEL_ARCH_NAMES): Command R rotates adjacent pairs (transformers' CohereRotaryEmbedding,
+#: llama.cpp's LLAMA_ROPE_TYPE_NORM without a converter permutation). Not deepseek2: V2 and V3 share it.
+_MODEL_TYPES = {"command-r": "cohere"}
 #: llama.cpp's rope.scaling.type values -> transformers' rope_type
 _SCALING_TYPES = {"none": "default", "linear": "linear", "yarn": "yarn", "longrope": "longrope"}
-#: ggml tensor types a factor tensor may have (gguf.GGMLQuantizationType): F32, F16, F64
-_FLOAT_TYPES = {0: np.float32, 1: np.float16, 28: np.float64}
+#: Phi-3's LongRoPE factor tensors (gguf.MODEL_TENSOR.ROPE_FACTORS_LONG, ROPE_FACTORS_SHORT)
+_LONGROPE_TENSORS = ("rope_factors_long.weight", "rope_factors_short.weight")
+#: the tensor types a factor tensor may have (pecli.io.gguf's names of ggml's F32, F16, F64, BF16)
+_FLOAT_TYPES = ("float32", "float16", "float64", "bfloat16")
+
+
+class GGUFWithoutSettings(TableFileError):
+    """A GGUF file that lacks a setting pecli needs (an architecture, a width): a file of something
+    else than a model's position settings, unlike a setting that is there with a wrong value."""
 
 
 def is_gguf_path(path: str) -> bool:
@@ -61,20 +72,16 @@ def gguf_config(path: str) -> dict[str, Any]:
     """
     if not os.path.isfile(path):
         raise TableFileError(f"no such GGUF file: {path!r}", hint="check the path")
-    try:
-        import gguf
-    except ImportError:
-        raise ParameterError("reading a .gguf file needs the gguf package", hint="pip install 'pecli[gguf]'") from None
-    try:
-        reader = gguf.GGUFReader(path)
-        fields = {name: field.contents() for name, field in reader.fields.items()}
-        tensors = {tensor.name: tensor for tensor in reader.tensors}
-    except (ValueError, KeyError, IndexError, TypeError, OverflowError, MemoryError, OSError) as error:
-        why = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
-        raise TableFileError(
-            f"{path} is not a readable GGUF file ({why})", hint="the file is corrupt or was cut short"
-        ) from None
-    return _config(path, fields, tensors)
+    from pecli.io.gguf import gguf_settings
+
+    with open(path, "rb") as handle:  # pecli's own parser: every length checked, a vocabulary skipped unread
+        tensors, fields = gguf_settings(handle, path, os.fstat(handle.fileno()).st_size, _is_setting)
+        return _config(path, fields, tensors)  # inside: the factor tensors are read from the open file
+
+
+def _is_setting(key: str) -> bool:
+    """The metadata keys decoded: the architecture and its own keys, not the tokenizer's or general.*."""
+    return key == "general.architecture" or not key.startswith(("general.", "tokenizer."))
 
 
 def is_gguf_view(document: Any) -> bool:
@@ -121,7 +128,7 @@ def gguf_view_config(path: str, document: dict[str, Any]) -> dict[str, Any]:
 def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view: bool = False) -> dict[str, Any]:
     arch = fields.get("general.architecture")
     if not isinstance(arch, str) or not arch:
-        raise TableFileError(f"{path} has no general.architecture", hint="give a GGUF file of a model")
+        raise GGUFWithoutSettings(f"{path} has no general.architecture", hint="give a GGUF file of a model")
 
     def key(name: str) -> str:
         return f"{arch}.{name}"
@@ -133,7 +140,7 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
         if value is None and not required:
             return None
         if value is None:
-            raise TableFileError(f"{path} has no {key(name)}", hint="pecli needs it to size the table")
+            raise GGUFWithoutSettings(f"{path} has no {key(name)}", hint="pecli needs it to size the table")
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _INT_MAX:
             raise ParameterError(f"{path}: {key(name)}: expected an integer from 1 to {_INT_MAX}, got {_shown(value)}")
         return value
@@ -152,6 +159,18 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
     assert hidden is not None and heads is not None  # required
     head_dim = integer("attention.key_length", required=False) or hidden // heads
     rotated = integer("rope.dimension_count", required=False) or head_dim
+    if rotated < 2 or rotated % 2:  # named by the key that gave it, not as the config pecli builds from it
+        given = (
+            key("rope.dimension_count")
+            if fields.get(key("rope.dimension_count")) is not None
+            else key("attention.key_length")
+            if fields.get(key("attention.key_length")) is not None
+            else f"{key('embedding_length')} / {key('attention.head_count')}"
+        )
+        raise ParameterError(
+            f"{path}: {given} gives {rotated} rotated columns; rotary needs an even number, at least 2",
+            hint="the file's attention settings are corrupt",
+        )
     if rotated > head_dim:
         raise ParameterError(
             f"{path}: {key('rope.dimension_count')} = {rotated} exceeds the head width {head_dim}",
@@ -159,7 +178,7 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
         )
     context = integer("context_length", required=not view)  # the view leaves out a context the config lacked
     config: dict[str, Any] = {
-        "model_type": arch,
+        "model_type": _MODEL_TYPES.get(arch, arch),
         "hidden_size": hidden,
         "num_attention_heads": heads,
         # the rotated columns are the table's width; head_dim as the rotary module sees it
@@ -176,11 +195,14 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
             hint=f"pecli reads {', '.join(_SCALING_TYPES)}",
         )
     rope["rope_type"] = _SCALING_TYPES[scaling]
+    # Phi-3's converter writes no rope.scaling.type: its LongRoPE shows in the factor tensors, beside
+    # rope.scaling.original_context_length and rope.scaling.attn_factor (convert_hf_to_gguf.py, Phi3MiniModel)
+    long_rope = scaling in ("yarn", "longrope") or any(name in tensors for name in _LONGROPE_TENSORS)
     factor = number("rope.scaling.factor")
     if factor is not None and scaling != "none":
         rope["factor"] = factor
     original = integer("rope.scaling.original_context_length", required=False)
-    if original is not None and scaling in ("yarn", "longrope"):
+    if original is not None and long_rope:
         rope["original_max_position_embeddings"] = original
     attention = number("rope.scaling.attn_factor")
     if scaling == "yarn":
@@ -199,11 +221,50 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
                     f"{path}: {key('rope.scaling.' + unsupported)} = {_shown(value)} is not supported yet",
                     hint="pecli computes transformers' YaRN (extrapolation and attention factors of 1)",
                 )
-    if attention is not None and scaling in ("yarn", "longrope"):
+    if attention is not None and long_rope:
         rope["attention_factor"] = attention
     _factor_tensors(path, tensors, rope, rotated, context, key)
     config["rope_parameters"] = rope
+    config[GGUF_KEYS] = _key_names(fields, tensors, rope, key)
     return config
+
+
+#: the config entry that maps the config keys pecli builds to the GGUF keys and tensors they came from
+GGUF_KEYS = "_gguf_keys"
+
+
+def _key_names(fields: dict[str, Any], tensors: dict[str, Any], rope: dict[str, Any], key: Any) -> dict[str, str]:
+    """Each config key pecli built (``rope_parameters.rope_theta``) -> the GGUF key or tensor it came from."""
+    names = {
+        "max_position_embeddings": key("context_length"),
+        "head_dim": key("rope.dimension_count")
+        if fields.get(key("rope.dimension_count")) is not None
+        else key("attention.key_length")
+        if fields.get(key("attention.key_length")) is not None
+        else f"{key('embedding_length')}/{key('attention.head_count')}",
+        "rope_parameters.rope_theta": key("rope.freq_base"),
+        "rope_parameters.factor": key("rope.scaling.factor"),
+        "rope_parameters.original_max_position_embeddings": key("rope.scaling.original_context_length"),
+        "rope_parameters.attention_factor": key("rope.scaling.attn_factor"),
+        "rope_parameters.beta_fast": key("rope.scaling.yarn_beta_fast"),
+        "rope_parameters.beta_slow": key("rope.scaling.yarn_beta_slow"),
+        "rope_parameters.mscale": key("rope.scaling.yarn_log_multiplier"),
+        "rope_parameters.mscale_all_dim": key("rope.scaling.yarn_log_multiplier"),
+        "rope_parameters.long_factor": "rope_factors_long.weight",
+        "rope_parameters.short_factor": "rope_factors_short.weight",
+    }
+    if "rope_freqs.weight" in tensors:  # Llama 3.1's factors, read as LongRoPE with equal factors
+        names.update({
+            "rope_parameters.long_factor": "rope_freqs.weight",
+            "rope_parameters.short_factor": "rope_freqs.weight",
+            "rope_parameters.factor": "rope_freqs.weight (read as longrope: factor)",
+            "rope_parameters.original_max_position_embeddings": key("context_length"),
+        })  # fmt: skip
+    elif key("rope.scaling.original_context_length") not in fields:  # taken from the context
+        names["rope_parameters.original_max_position_embeddings"] = key("context_length")
+    if key("rope.freq_base") not in fields:
+        names["rope_parameters.rope_theta"] = f"{key('rope.freq_base')} (absent: llama.cpp's default)"
+    return names
 
 
 def _factor_tensors(
@@ -246,13 +307,17 @@ def _factors(path: str, name: str, tensor: Any, rotated: int) -> list[float]:
     if isinstance(tensor, list):  # the view's factors: numbers already
         values = np.asarray(tensor, dtype=np.float64).reshape(-1)
     else:
-        kind = int(tensor.tensor_type)
-        if kind not in _FLOAT_TYPES:
+        if tensor.dtype not in _FLOAT_TYPES:
             raise TableFileError(
-                f"{path}: tensor {name!r} has ggml type {tensor.tensor_type.name}, not a float type",
+                f"{path}: tensor {name!r} has ggml type {tensor.dtype}, not a float type",
                 hint="frequency factors are stored as F32",
             )
-        values = np.asarray(tensor.data, dtype=np.float64).reshape(-1)
+        values = np.asarray(tensor.load(), dtype=np.float64)
+        if values.ndim != 1:
+            raise TableFileError(
+                f"{path}: tensor {name!r} has shape {list(values.shape)}; frequency factors are one list",
+                hint=f"one factor per rotated pair: [{rotated // 2}]",
+            )
     if values.size != rotated // 2:
         raise TableFileError(
             f"{path}: tensor {name!r} holds {values.size} factors, but {rotated} rotated columns need {rotated // 2}",

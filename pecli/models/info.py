@@ -341,13 +341,17 @@ class FileWithEncoding:
 
 def describe_file_encoding(path: str, file_report: Any) -> Any:
     """``file_report`` with the positional encoding of GGUF file ``path`` appended, or as it is when the
-    file's metadata sets none pecli reads (a file of learned position embeddings: its tensors say it all)."""
+    file's metadata sets none pecli reads (a file of learned position embeddings: its tensors say it all).
+    Settings that are there but wrong (a NaN base, a factor tensor of the wrong length) are its problem."""
     from pecli.errors import PecliError
+    from pecli.models.gguf import GGUFWithoutSettings
 
     try:
         return FileWithEncoding(file_report, describe_config(path))
-    except PecliError:
+    except GGUFWithoutSettings:
         return file_report
+    except PecliError as error:
+        return FileWithEncoding(file_report, ConfigInfo(path, path, None, None, [], [], [], [], str(error), {}))
 
 
 def describe_config(source: str) -> ConfigInfo:
@@ -384,9 +388,12 @@ def _describe(source: str, config_file: str, config: dict[str, Any]) -> ConfigIn
     part = rope_part(config)[1]
     types = part.get("layer_types")
     layer_types = [name for name in types if isinstance(name, str)] if isinstance(types, list) else []
+    from pecli.models.gguf import GGUF_KEYS
+
+    gguf_names = config.get(GGUF_KEYS, {})  # a .gguf's settings: named by their GGUF keys
     read: dict[str, Any] = {}
     for layer in layers:
-        read.update({key: value for key, value in layer.encoding.provenance.values()})
+        read.update({gguf_names.get(key, key): value for key, value in layer.encoding.provenance.values()})
     notes: list[str] = list(encoding.notes)
     length_key, length = layers[0].encoding.provenance.get("length", ("", 0))
     if isinstance(length_key, str) and length_key and length is None:  # absent: said so, never "None"

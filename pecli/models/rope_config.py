@@ -208,13 +208,27 @@ _ROPE_CONFIG_KEYS = frozenset(
 
 
 def _with_layers(encoding: ModelEncoding, config: Mapping[str, Any]) -> ModelEncoding:
-    """``encoding`` with the layers that have no positional encoding (Llama 4's ``no_rope_layers``) recorded."""
+    """``encoding`` with the layers that have no positional encoding (Llama 4's ``no_rope_layers``) recorded,
+    and a note on the layers whose type has no attention to rotate (Qwen3-Next's ``linear_attention``)."""
+    types = config.get("layer_types")
+    types = types if isinstance(types, list) else []
+    without = [index for index, name in enumerate(types) if name in _TYPES_WITHOUT_ROPE]
+    if without:
+        names = ", ".join(sorted({types[index] for index in without}))
+        shown = ", ".join(map(str, without[:12])) + (f" and {len(without) - 12} more" if len(without) > 12 else "")
+        note = f"layer_types: layers {shown} are {names}, without positional encoding: this table is for the others"
+        encoding = replace(encoding, notes=(*encoding.notes, note))
     nope = _nope_layers(config)
     if not nope:
         return encoding
     shown = ", ".join(map(str, nope[:12])) + (f" and {len(nope) - 12} more" if len(nope) > 12 else "")
     note = f"layers {shown} use no positional encoding (NoPE): this table is for the other layers"
     return replace(encoding, nope_layers=tuple(nope), notes=(*encoding.notes, note))
+
+
+#: layer types without rotary attention: Qwen3-Next's and MiniMax's linear attention (Gated DeltaNet, lightning
+#: attention), LFM2's short convolutions
+_TYPES_WITHOUT_ROPE = frozenset({"linear_attention", "conv"})
 
 
 def _nope_layers(config: Mapping[str, Any]) -> list[int]:
@@ -252,6 +266,9 @@ def _nested_settings(config: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any
     """
     settings = config.get("rope_parameters")
     if isinstance(settings, dict) and any(isinstance(value, dict) for value in settings.values()):
+        scaling_into = _scaling_layer_types(config)
+        if scaling_into is None:  # transformers' `rope_scaling or rope_parameters`: one flat set for every layer
+            return None
         nested = {}
         for name, value in settings.items():
             if value is None:
@@ -263,6 +280,9 @@ def _nested_settings(config: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any
                     hint="per-layer rope_parameters hold one object per layer type",
                 )
             found, where = dict(value), {key: f"rope_parameters.{name}.{key}" for key in value}
+            if name in scaling_into:  # Gemma3Config.convert_rope_params_to_dict: `[name].update(rope_scaling)`
+                found.update(config["rope_scaling"])
+                where.update({key: f"rope_scaling.{key}" for key in config["rope_scaling"]})
             _add_top_level(config, found, where)
             nested[name] = (found, where)
         return nested
@@ -274,6 +294,35 @@ def _nested_settings(config: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any
         local_where["rope_type"] = "rope_local_base_freq"
         return {"full_attention": (found, where), "sliding_attention": (local, local_where)}
     return None
+
+
+#: model types whose config class merges a top-level ``rope_scaling`` into some per-layer-type rope parameters
+#: (their ``convert_rope_params_to_dict``, transformers 5): Gemma 3, Gemma 3n, OLMo 3 and T5Gemma 2 into
+#: ``full_attention``; ModernBERT into both layer types
+_SCALING_INTO_LAYER_TYPES = {
+    **dict.fromkeys(("gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "olmo3", "t5gemma2"), ("full_attention",)),
+    **dict.fromkeys(("modernbert", "modernbert-decoder"), ("full_attention", "sliding_attention")),
+}
+
+
+def _scaling_layer_types(config: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The layer types a non-empty top-level ``rope_scaling`` is merged into beside per-layer-type
+    ``rope_parameters``: none when there is no ``rope_scaling``; ``None`` when it replaces them all
+    (``PreTrainedConfig.convert_rope_params_to_dict``: ``rope_scaling or rope_parameters``).
+
+    >>> nested = {"full_attention": {"rope_type": "default"}}
+    >>> _scaling_layer_types({"model_type": "gemma3_text", "rope_parameters": nested, "rope_scaling": {"factor": 8}})
+    ('full_attention',)
+    >>> _scaling_layer_types({"model_type": "llama", "rope_parameters": nested, "rope_scaling": {"factor": 8}})
+    >>> _scaling_layer_types({"model_type": "llama", "rope_parameters": nested})
+    ()
+    """
+    scaling = config.get("rope_scaling")
+    if scaling is None or scaling == {}:
+        return ()
+    if not isinstance(scaling, dict):
+        raise ParameterError(f"config.json: rope_scaling must be an object, got {config_value(scaling)}")
+    return _SCALING_INTO_LAYER_TYPES.get(str(config.get("model_type")))
 
 
 #: the keys of a scaling, which a layer type with the default rope_type does not take from the global one

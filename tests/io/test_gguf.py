@@ -274,8 +274,10 @@ def test_bad_gguf_configs_are_one_line_exit_2_and_write_nothing(cli, tmp_path):
         assert not output.exists()
 
 
-def test_a_missing_gguf_package_is_one_line(cli, tmp_path, monkeypatch):
+def test_no_gguf_package_is_needed(cli, tmp_path, monkeypatch):
+    # issue 30: pecli's own bounded parser reads the settings (the package's reader took 35 s and 1 GB
+    # over a 200,000-string vocabulary)
     model = _write(tmp_path / "model.gguf")
     monkeypatch.setitem(sys.modules, "gguf", None)  # import gguf now raises ImportError
-    result = cli("generate", "--from-config", str(model), "-o", str(tmp_path / "out.npy"))
-    assert_clean_error(result, 2, "reading a .gguf file needs the gguf package (pip install 'pecli[gguf]')")
+    result = cli("generate", "--from-config", str(model), "--len", "4", "-o", str(tmp_path / "out.safetensors"))
+    assert result.code == 0, result.stderr
