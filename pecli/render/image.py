@@ -325,10 +325,24 @@ def extend_arrows(scale: ColorScale) -> str:
 
 
 def index_locator() -> Any:
-    """Ticks at whole indices, 1, 2 or 5 × 10^k apart (matplotlib's own steps; not 0, 60, 120, …)."""
+    """Ticks at whole indices, 1, 2 or 5 × 10^k apart (matplotlib's own steps; not 0, 60, 120, …).
+
+    A view holding one whole index (a one-row table) is ticked at it alone: matplotlib's integer
+    locator wants two and fell back to −0.4, −0.2, … on a 1-D tensor's single row.
+
+    >>> index_locator().tick_values(-0.5, 0.5).tolist()
+    [0.0]
+    """
     from matplotlib.ticker import MaxNLocator
 
-    return MaxNLocator(nbins="auto", steps=[1, 2, 5, 10], integer=True, min_n_ticks=2)
+    class WholeIndices(MaxNLocator):
+        def tick_values(self, vmin: float, vmax: float) -> Any:
+            low, high = sorted((vmin, vmax))
+            if math.floor(high) - math.ceil(low) < 1:  # at most one whole index in view: tick it alone
+                return np.arange(math.ceil(low), math.floor(high) + 1, dtype=float)
+            return super().tick_values(vmin, vmax)
+
+    return WholeIndices(nbins="auto", steps=[1, 2, 5, 10], integer=True, min_n_ticks=2)
 
 
 def draw_cells(

@@ -743,3 +743,23 @@ def test_rows_alternate_as_the_columns_of_the_transposed_table(seed):
     expected = _alternates(np.ascontiguousarray(table.T))
     assert expected == bool(seed % 2)
     assert (row_structure(table).period == 2) == expected == _alternates(table, axis=0)
+
+
+@pytest.mark.parametrize("shape", [(1, 48), (48, 1), (1, 1)])
+def test_a_single_row_or_column_is_ticked_at_its_index(shape):
+    """A 1-D tensor (one row) had its position axis ticked −0.4, −0.2, 0, 0.2, 0.4: matplotlib's integer
+    locator wants two whole numbers in view and fell back to fractions."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pecli
+
+    fig = pecli.figure(np.linspace(1.0, 4.0, shape[0] * shape[1]).reshape(shape))
+    axes = fig.get_axes()[0]
+    fig.canvas.draw()
+    for axis, count in ((axes.yaxis, shape[0]), (axes.xaxis, shape[1])):
+        low, high = sorted(axis.get_view_interval())
+        shown = [tick for tick in axis.get_majorticklocs() if low <= tick <= high]
+        assert all(float(tick).is_integer() for tick in shown), shown
+        if count == 1:
+            assert shown == [0.0]
