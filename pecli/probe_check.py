@@ -76,7 +76,8 @@ _HALF_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8}
 
 def _stored_dtype(values: Any) -> str:
     """The dtype ``values`` came in, by name (``float16``, ``bfloat16``; a torch tensor's without ``torch.``)."""
-    return str(values.dtype).removeprefix("torch.")
+    dtype = values.dtype if hasattr(values, "detach") else np.asarray(values).dtype
+    return str(dtype).removeprefix("torch.")
 
 
 def _as_probe_shape(values: Any, expected: np.ndarray, name: str) -> np.ndarray:
@@ -85,7 +86,7 @@ def _as_probe_shape(values: Any, expected: np.ndarray, name: str) -> np.ndarray:
     floating = values.dtype.is_floating_point if is_torch else np.asarray(values).dtype.kind in "fV"
     if not floating:  # a rotation of real vectors is floating point: ints, bools, complex, text are a wrong dump
         raise ParameterError(
-            f"{name} has dtype {stored}, not a floating-point rotation of the probe's values",
+            f"{name} must hold real numbers (a floating-point rotation of the probe's values), got {stored}",
             hint="save the engine's rotated q and k as they come out (float32, float16, bfloat16)",
         )
     array = np.asarray(values.detach().cpu().float() if is_torch else values).astype(np.float64)

@@ -6,8 +6,10 @@ Spec errors said in the spec's words, identify's new checks, the probe, and comp
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import pecli
+from pecli.errors import ParameterError
 from tests.conftest import assert_clean_error, run_pecli
 
 
@@ -93,7 +95,7 @@ def test_probe_refuses_integer_and_bool_engine_outputs(tmp_path):
         engine = str(tmp_path / f"engine_{np.dtype(dtype).name}.safetensors")
         save_file({name: tensors[name].astype(dtype) for name in ("q_rotated", "k_rotated")}, engine)
         result = run_pecli("compare", engine, probe)
-        assert_clean_error(result, 2, "q_rotated", f"dtype {np.dtype(dtype).name}", "floating-point")
+        assert_clean_error(result, 2, "q_rotated must hold real numbers", f"got {np.dtype(dtype).name}", "floating")
 
 
 def test_probe_allows_a_float16_engine_its_own_rounding(tmp_path):
@@ -117,3 +119,7 @@ def test_probe_allows_a_float16_engine_its_own_rounding(tmp_path):
     report = compare_rotated(probe, {"q_rotated": wrong})
     assert not report.agree
     assert report.checks[0].diagnosis and report.checks[0].diagnosis[0].code == "pairing"
+    # a list (pecli.testing's apply_fn may return one) is read as its values, a list of ints refused by name
+    assert compare_rotated(probe, {"q_rotated": probe.q_rotated.tolist()}).agree
+    with pytest.raises(ParameterError, match=r"q_rotated must hold real numbers .* got int64"):
+        compare_rotated(probe, {"q_rotated": np.zeros(probe.q.shape, np.int64).tolist()})
