@@ -70,11 +70,26 @@ def rotation_tolerance(probe: Probe, which: str = "q") -> np.ndarray:
     return (1e-5 * max(1.0, scale) + 16 * positions * 2.0**-24 * scale)[None, :, None]
 
 
+#: the unit roundoff of an engine's half-precision output: its rotation may differ by a few of these × |q|
+_HALF_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8}
+
+
+def _stored_dtype(values: Any) -> str:
+    """The dtype ``values`` came in, by name (``float16``, ``bfloat16``; a torch tensor's without ``torch.``)."""
+    dtype = values.dtype if hasattr(values, "detach") else np.asarray(values).dtype
+    return str(dtype).removeprefix("torch.")
+
+
 def _as_probe_shape(values: Any, expected: np.ndarray, name: str) -> np.ndarray:
-    raw = np.asarray(values.detach().cpu().float() if hasattr(values, "detach") else values)
-    if raw.dtype.kind not in "fiubV":  # complex, text, objects: no rotation of real vectors
-        raise ParameterError(f"{name} must hold real numbers, got {raw.dtype}", hint="return the rotated q and k")
-    array = raw.astype(np.float64)
+    stored = _stored_dtype(values)
+    is_torch = hasattr(values, "detach")
+    floating = values.dtype.is_floating_point if is_torch else np.asarray(values).dtype.kind in "fV"
+    if not floating:  # a rotation of real vectors is floating point: ints, bools, complex, text are a wrong dump
+        raise ParameterError(
+            f"{name} must hold real numbers (a floating-point rotation of the probe's values), got {stored}",
+            hint="save the engine's rotated q and k as they come out (float32, float16, bfloat16)",
+        )
+    array = np.asarray(values.detach().cpu().float() if is_torch else values).astype(np.float64)
     if array.ndim == expected.ndim + 1 and array.shape[0] == 1:
         array = array[0]  # a batch of one
     if array.shape != expected.shape and array.shape == (expected.shape[1], expected.shape[0], expected.shape[2]):
@@ -100,20 +115,24 @@ class RotatedCheck:
     diagnosis: list[Finding] = field(default_factory=list)
     nans: int = 0  #: entries the engine left NaN (the worst is then the first of them; max_abs_diff is the others')
     entries: int = 0  #: entries compared
+    infs: int = 0  #: entries the engine left ±inf (counted as the NaNs are, never a difference of inf)
 
     def to_json(self) -> dict[str, Any]:
         return {"agree": self.agree, "max_abs_diff": self.max_abs_diff, "worst": dict(self.worst),
-                "tolerance": self.tolerance, "nan": self.nans,
+                "tolerance": self.tolerance, "nan": self.nans, "inf": self.infs,
                 "diagnosis": [found.to_json() for found in self.diagnosis]}  # fmt: skip
 
     def text_lines(self) -> list[str]:
         where = f"head {self.worst['head']}, position {self.worst['position']}, dim {self.worst['dim']}"
         verdict = "agrees" if self.agree else "differs"
-        if self.nans:
-            rest = "" if self.nans == self.entries else f"; elsewhere max |Δ| {self.max_abs_diff:.3g}"
-            found = f"NaN at {self.nans} of {self.entries} entries (the first at {where}){rest}"
-            return [f"{self.name}: {verdict}: {found}",
-                    "  cause: the engine's rotation produced NaN (no mistake of the convention does)"]  # fmt: skip
+        if self.nans or self.infs:
+            bad = self.nans + self.infs
+            what = "NaN or infinite" if self.nans and self.infs else "NaN" if self.nans else "infinite"
+            rest = "" if bad == self.entries else f"; elsewhere max |Δ| {self.max_abs_diff:.3g}"
+            found = f"{what} at {bad} of {self.entries} entries (the first at {where}){rest}"
+            produced = what if self.nans and not self.infs else f"{what} values"
+            cause = f"  cause: the engine's rotation produced {produced} (no mistake of the convention does)"
+            return [f"{self.name}: {verdict}: {found}", cause]
         found = f"max |Δ| {self.max_abs_diff:.3g} at {where} (tolerance {self.tolerance:.3g})"
         lines = [f"{self.name}: {verdict}: {found}"]
         if not self.agree:
@@ -160,18 +179,23 @@ def compare_rotated(probe: Probe, rotated: Mapping[str, Any], *, atol: float | N
         expected = np.asarray(getattr(probe, name), dtype=np.float64)
         actual = _as_probe_shape(rotated[name], expected, name)
         noise = rotation_tolerance(probe, which)
+        roundoff = _HALF_ROUNDOFF.get(_stored_dtype(rotated[name]))
+        if roundoff is not None:  # an engine in float16/bfloat16: its output's own rounding, a few units of |q|
+            noise = noise + 4 * roundoff * float(np.abs(np.asarray(getattr(probe, which), np.float64)).max(initial=0))
         allowed = np.broadcast_to(noise if atol is None else np.full_like(noise, atol), expected.shape)
         difference = np.abs(actual - expected)
-        missing = np.isnan(difference)  # NaN where the engine gave none: counted, not a number to compare
-        nans = int(missing.sum())
+        missing = ~np.isfinite(actual)  # NaN or ±inf where the engine gave them: counted, not a difference
+        nans = int(np.isnan(actual).sum())
+        bad = int(missing.sum())
         difference[missing] = 0.0
-        worst_at = np.argmax(missing) if nans else np.argmax(difference)
+        worst_at = np.argmax(missing) if bad else np.argmax(difference)
         head, row, dim = np.unravel_index(int(worst_at), expected.shape)
-        agree = not nans and bool((difference <= allowed).all())
-        findings = [] if agree or nans else diagnose_rotated(probe, actual, which=which, tolerance=float(noise.max()))
+        agree = not bad and bool((difference <= allowed).all())
+        findings = [] if agree or bad else diagnose_rotated(probe, actual, which=which, tolerance=float(noise.max()))
         worst = {"head": int(head), "position": int(probe.positions[row]), "dim": int(dim)}
-        checks.append(RotatedCheck(name, agree, float(difference.max(initial=0.0)), worst,
-                                   float(allowed[head, row, dim]), findings, nans, difference.size))  # fmt: skip
+        tolerance = float(allowed[head, row, dim])
+        checks.append(RotatedCheck(name, agree, float(difference.max(initial=0.0)), worst, tolerance,
+                                   findings, nans, difference.size, bad - nans))  # fmt: skip
     if not checks:
         raise ParameterError("no rotated q or k to compare", hint="name the tensors q_rotated and k_rotated")
     return RotatedComparison(engine, probe_label, _convention(probe), checks)

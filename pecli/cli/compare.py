@@ -283,17 +283,28 @@ def _load_pair(
             other_dtype = other_dtype if other_dtype in DTYPES else "float32"
             # a bias over query and key positions (alibi, t5) has no dimension: the other table's columns are keys
             takes_dim = d is not None or spec.resolved()[0].axes != "query-key"
-            shape = (rows if length is None else length, (cols if d is None else d) if takes_dim else None)
+            # a spec whose grid sets its token count takes no length from the other table: a mismatch is
+            # then the tables' shapes, not a --len the user never typed (issue 30, class 3)
+            takes_length = length is not None or not _grid_sets_rows(spec)
+            shape = (
+                (rows if length is None else length) if takes_length else None,
+                (cols if d is None else d) if takes_dim else None,
+            )
         else:
             other_dtype = "float32"
-            shape = require_shape(length, d)
+            # a spec whose grid sets its rows needs no --len (issue 30: 'missing --len', told to run generate)
+            grid_rows = length is None and _grid_sets_rows(spec)
+            shape = (None, require_shape(1, d)[1]) if grid_rows else require_shape(length, d)
         from pecli.memory import check_fits_in_memory
 
+        # the spec's grid sets its rows (values checked, nothing computed)
+        rows = spec.table(length=None, dim=shape[1], dtype="float64").shape[-2] if shape[0] is None else shape[0]
+        shape = (rows, shape[1])
         # before any work: the spec's table is computed in float64 (issue 30: --d 2**63 was a ValueError)
-        width = shape[0] if shape[1] is None else shape[1]  # a bias: at least one len × len matrix
+        width = rows if shape[1] is None else shape[1]  # a bias: at least one len × len matrix
         check_fits_in_memory(
-            _WORKING_COPIES * 8 * shape[0] * width,
-            what=f"comparison with the {shape[0]} × {width} table of {spec.text}",
+            _WORKING_COPIES * 8 * rows * width,
+            what=f"comparison with the {rows} × {width} table of {spec.text}",
             hint="compare at a smaller --len or --d",
         )
         table = spec.table(length=shape[0], dim=shape[1], dtype=dtype or other_dtype)
@@ -307,7 +318,9 @@ def _load_pair(
             part = table.params.get("part")
             by_part = dict(zip(("cos", "sin"), pairs[1 - side], strict=True))
             loaded[1 - side] = by_part.get(part, loaded[1 - side])
-        loaded[side] = InputTable(table.array(), spec.text, table.metadata(), spec.text)
+        with spec.blaming():  # a scheme of several tensors (rope) compared as one: the spec's part=, not --part
+            array = table.array()
+        loaded[side] = InputTable(array, spec.text, table.metadata(), spec.text)
         references[side] = Reference(table.scheme, dict(table.params))
     for side, pair in enumerate(pairs):
         if pair is not None and all(loaded[side] is not part for part in pair):
@@ -317,6 +330,11 @@ def _load_pair(
                 f"(columns 0–{cols - 1} cos, {cols}–{2 * cols - 1} sin; --key-{'ab'[side]} takes one)"
             )
     return loaded
+
+
+def _grid_sets_rows(spec: Any) -> bool:
+    """Whether ``spec`` sets its own row count by a grid (``sincos2d:grid=3x3``): no length comes from elsewhere."""
+    return spec.resolved()[1].get("grid") is not None
 
 
 def _per_head(array: Any) -> bool:

@@ -47,7 +47,7 @@ class SchemeSpec:
     preset: str | None
     params: dict[str, Any] = field(default_factory=dict)
 
-    def table(self, *, length: int, dim: int | None, dtype: str = "float32"):
+    def table(self, *, length: int | None, dim: int | None, dtype: str = "float32"):
         """The :class:`~pecli.schemes.spec.TableSpec` of this spec at a shape (parameter values checked)."""
         from pecli.schemes.spec import TableSpec
 
@@ -94,7 +94,7 @@ class SchemeSpec:
         >>> str(spec.blamed(ParameterError("{base} must be > 1", hint="e.g. {base=10000}")))
         "in spec 'rope:base=-1': base must be > 1 (e.g. base=10000)"
         """
-        template = error._templates[0]
+        template = " ".join(text for text in error._templates if text is not None)  # the hint may name it alone
         if not names_a_parameter(template, [name for name in _names_in(template) if name not in _SIZES]):
             return error
 
