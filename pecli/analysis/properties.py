@@ -70,6 +70,23 @@ def _powers_of_two_below(limit: int) -> list[int]:
     return offsets
 
 
+def _grows(spec) -> bool:
+    """Whether the table can be made longer: a grid's length is its tokens, set by the grid.
+
+    >>> from pecli.schemes.spec import TableSpec
+    >>> _grows(TableSpec.resolve("sinusoidal", None, {}, length=8, dim=4))
+    True
+    >>> _grows(TableSpec.resolve("sincos2d", None, {"grid": "3x3"}, length=None, dim=8))
+    False
+    """
+    from pecli.errors import ParameterError
+
+    try:
+        return bool(replace(spec, length=2 * spec.length).shape)
+    except ParameterError:
+        return False
+
+
 def check_properties(spec) -> list[PropertyCheck]:
     """Measure the six properties of :data:`PROPERTIES` for a scheme at ``spec``'s shape.
 
@@ -106,27 +123,28 @@ def check_properties(spec) -> list[PropertyCheck]:
         nearest, detail = float("inf"), "a single position"
     checks.append(PropertyCheck("unique", nearest > _NUMERICAL_ZERO * scale, nearest, detail))
 
-    longer = _max_abs(replace(spec, length=16 * length))
-    growth = longer / scale
-    checks.append(
-        PropertyCheck(
-            "bounded",
-            growth <= _BOUNDED_GROWTH,
-            longer,
-            f"max |PE| {scale:.4g} at len {length}, {longer:.4g} at len {16 * length} (×{growth:.3g})",
+    if _grows(spec):  # a grid's tokens are set by its grid: no longer table to measure (n/a in the report)
+        longer = _max_abs(replace(spec, length=16 * length))
+        growth = longer / scale
+        checks.append(
+            PropertyCheck(
+                "bounded",
+                growth <= _BOUNDED_GROWTH,
+                longer,
+                f"max |PE| {scale:.4g} at len {length}, {longer:.4g} at len {16 * length} (×{growth:.3g})",
+            )
         )
-    )
 
-    doubled = replace(spec, length=2 * length).rows(range(length))
-    change = float(np.abs(doubled - table).max())
-    checks.append(
-        PropertyCheck(
-            "length-independent",
-            change <= _NUMERICAL_ZERO * scale,
-            change,
-            f"rows 0..{length - 1} change by {change:.3g} when len doubles",
+        doubled = replace(spec, length=2 * length).rows(range(length))
+        change = float(np.abs(doubled - table).max())
+        checks.append(
+            PropertyCheck(
+                "length-independent",
+                change <= _NUMERICAL_ZERO * scale,
+                change,
+                f"rows 0..{length - 1} change by {change:.3g} when len doubles",
+            )
         )
-    )
 
     offsets = _powers_of_two_below(max(2, length // 2 + 1))[:10] if length > 1 else []
     spreads = [float(profile.spread[h] / max(profile.mean[h], 1e-300)) for h in offsets]

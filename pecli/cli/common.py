@@ -12,7 +12,8 @@ from pecli.dtypes import itemsize
 from pecli.errors import OutputError, ParameterError
 
 
-def _check_given_sizes_positive(length: int | None, dim: int | None) -> None:
+def check_sizes_positive(length: int | None, dim: int | None) -> None:
+    """Each of --len and --d that was given is a positive integer."""
     for flag, value in (("--d", dim), ("--len", length)):
         if value is not None and value <= 0:
             raise ParameterError(f"{flag} must be a positive integer, got {value}", hint=f"e.g. {flag} 512")
@@ -23,7 +24,7 @@ def require_shape(length: int | None, dim: int | None) -> tuple[int, int]:
     missing = [flag for flag, value in (("--d", dim), ("--len", length)) if value is None]
     if missing:
         raise ParameterError(f"missing {' and '.join(missing)}", hint="e.g. pecli generate --d 512 --len 2048")
-    _check_given_sizes_positive(length, dim)
+    check_sizes_positive(length, dim)
     return int(length), int(dim)  # type: ignore[arg-type]
 
 
@@ -44,7 +45,7 @@ def build_table(
     """
     from pecli.schemes.spec import TableSpec
 
-    _check_given_sizes_positive(length, dim)
+    check_sizes_positive(length, dim)
     return TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype, name=name)
 
 

@@ -106,8 +106,8 @@ def compare(
         _property_report(
             out,
             tables,
-            dim=PROPERTY_DIM if d is None else d,
-            length=PROPERTY_LEN if length is None else length,
+            dim=d,
+            length=length,
         )
         return
     if len(tables) != 2:
@@ -588,12 +588,13 @@ def _shape_and_dtype(table: Any) -> tuple[tuple[int, ...], str]:
     return table.array.shape, table.dtype_name  # as stored: a bfloat16 file is bfloat16, not its float32 values
 
 
-def _property_report(out: Output, texts: list[str], *, dim: int, length: int) -> None:
+def _property_report(out: Output, texts: list[str], *, dim: int | None, length: int | None) -> None:
     from pecli.analysis.properties import check_properties
-    from pecli.cli.common import require_shape
+    from pecli.cli.common import check_sizes_positive
     from pecli.schemes.specs import looks_like_spec, parse_spec
 
-    length, dim = require_shape(length, dim)
+    check_sizes_positive(length, dim)
+    given_length, given_dim = length is not None, dim is not None
     if not texts:
         raise ParameterError("--properties needs at least one scheme", hint="e.g. --properties sinusoidal count")
     specs = []
@@ -604,15 +605,52 @@ def _property_report(out: Output, texts: list[str], *, dim: int, length: int) ->
             )
         specs.append(parse_spec(text))
     from pecli.cli.relative_compare import relative_checks
+    from pecli.schemes import get_scheme
 
-    reports = [
-        (spec, relative_checks(spec.text, length=length, dim=dim)
-         or check_properties(spec.table(length=length, dim=dim, dtype="float64")))
-        for spec in specs
-    ]  # fmt: skip
+    dim = PROPERTY_DIM if dim is None else dim
+    length = PROPERTY_LEN if length is None else length
+    reports = []
+    for spec in specs:
+        table = _property_table(spec, length if given_length else None, dim if given_dim else None)
+        checks = relative_checks(spec.text, length=table.length, dim=table.dim)
+        if checks is None and get_scheme(table.scheme).axes == "query-key":
+            raise ParameterError(
+                f"--properties measures position vectors and the scores of rope and alibi; {spec.text!r} is a "
+                "table over query and key positions",
+                hint=f"drop {spec.text} from --properties",
+            )
+        other_size = table.length != length or table.dim not in (None, dim)  # a grid's tokens: say so
+        shown = f"{spec.text} ({table.length} × {table.dim})" if other_size else spec.text
+        reports.append((shown, checks or check_properties(table)))
     from pecli.analysis.properties import PropertyReport
 
-    out.show(PropertyReport(dim, length, [(spec.text, checks) for spec, checks in reports]))
+    out.show(PropertyReport(dim, length, reports))
+
+
+def _property_table(spec: Any, length: int | None, dim: int | None) -> Any:
+    """``spec``'s table at the sizes --properties measures: --len and --d where given; else what the spec
+    sets itself (a grid's tokens; a bias has no dimension), else :data:`PROPERTY_LEN` and :data:`PROPERTY_DIM`.
+    A size the user did not give is never blamed: its default is tried only after the spec's own."""
+    from pecli.errors import names_a_parameter
+
+    # a bias over query and key positions (alibi) has no dimension: a given --d is for the others listed
+    takes_dim = spec.resolved()[0].axes != "query-key"
+    dims = [dim] if dim is not None and takes_dim else [None, PROPERTY_DIM] if takes_dim else [None]
+    tries = [(l_, d_) for l_ in ([length] if length is not None else [None, PROPERTY_LEN]) for d_ in dims]
+    for number, (try_length, try_dim) in enumerate(tries, start=1):
+        try:
+            return spec.table(length=try_length, dim=try_dim, dtype="float64")
+        except ParameterError as error:
+            sizes = (("length", length), ("dim", dim if takes_dim else 0))
+            defaulted = [name for name, given in sizes if given is None]
+            if not names_a_parameter(error._templates[0], defaulted):
+                raise
+            if number == len(tries):  # the defaults do not suit it either: say they were defaults
+                sizes = " and ".join(f"{{{name}}} {PROPERTY_LEN if name == 'length' else PROPERTY_DIM}"
+                                     for name in defaulted)  # fmt: skip
+                message, hint = error._templates
+                raise ParameterError(f"at the default {sizes} of --properties: {message}", hint=hint) from None
+    raise AssertionError("unreachable")  # the last try returns or raises
 
 
 def _check_figure_path(path: str) -> None:

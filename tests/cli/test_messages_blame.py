@@ -174,3 +174,22 @@ def test_t5_bucket_limits_name_both_flags_and_an_example_that_works(cli):
                "--json").code == 0  # fmt: skip
     few = cli("distance", "t5", "--len", "16", "--num-buckets", "2", "--json")
     assert_one_line_error(few, 2, ("--num-buckets 2 leaves no exact bucket", "use --num-buckets 4 or more"))
+
+
+def test_properties_take_a_spec_at_its_own_size_and_never_blame_a_default(cli):
+    """--properties took its defaults (--d 64, --len 512) as given: a grid spec was told "--len 512 does not
+    match grid=3,3 (drop --len)" (and with --len 9, "--len 144 …" from the growth checks), t5 "has no --d
+    (drop --d)", and fourier "--d 64 is not 2·L + 1" as if typed."""
+    grid = cli("compare", "--properties", "sincos2d:grid=3x3")
+    assert grid.code == 0, grid.stderr
+    assert "sincos2d:grid=3x3 (9 × 64)" in grid.out
+    assert re.search(r"bounded\s+n/a", grid.out) and re.search(r"length-independent\s+n/a", grid.out)
+    assert re.search(r"unique\s+✓", grid.out)
+    assert cli("compare", "--properties", "sincos2d:grid=3x3", "--len", "9").code == 0
+    t5 = cli("compare", "--properties", "t5")
+    assert_one_line_error(t5, 2, ("'t5' is a table over query and key positions", "drop t5 from --properties"))
+    fourier = cli("compare", "--properties", "fourier")
+    assert_one_line_error(fourier, 2, ("at the default --len 512 and --d 64 of --properties", "use --d 63"))
+    assert cli("compare", "--properties", "fourier", "--d", "63").code == 0
+    mixed = cli("compare", "--properties", "sinusoidal", "alibi:heads=4")
+    assert mixed.code == 0 and "(512 ×" not in mixed.out and "properties at d = 64, len = 512" in mixed.out
