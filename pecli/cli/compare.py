@@ -641,8 +641,8 @@ def _property_table(spec: Any, length: int | None, dim: int | None) -> Any:
         try:
             return spec.table(length=try_length, dim=try_dim, dtype="float64")
         except ParameterError as error:
-            sizes = (("length", length), ("dim", dim if takes_dim else 0))
-            defaulted = [name for name, given in sizes if given is None]
+            asked = (("length", length), ("dim", dim if takes_dim else 0))
+            defaulted = [name for name, given in asked if given is None]
             if not names_a_parameter(error._templates[0], defaulted):
                 raise
             if number == len(tries):  # the defaults do not suit it either: say they were defaults
