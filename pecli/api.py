@@ -45,8 +45,9 @@ def _table(value: Any, *, key: str | None = None, length: int | None = None, dim
             from pecli.schemes.spec import TableSpec
 
             spec = parse_spec(value)
-            table = TableSpec.resolve(spec.scheme, spec.preset, spec.params, length=length, dim=dim, dtype=dtype)
-            table = table.single().check()
+            with spec.blaming():  # a bad value is named as the spec writes it: "in spec 'rope:base=0': base …"
+                table = TableSpec.resolve(spec.scheme, spec.preset, spec.params, length=length, dim=dim, dtype=dtype)
+                table = table.single().check()
             return SourceTable(table.array(), value, table.metadata(), value, dtype=dtype, kind="scheme",
                                scheme=table.scheme, params=dict(table.params))  # fmt: skip
         return resolve(value, key=key, length=length, dtype=dtype)

@@ -190,7 +190,8 @@ def _write_probe(out: Output, reference: str, preset: str | None, scheme_params:
     tensors = {name: Tensor.from_array(array) for name, array in probe.tensors().items()}
     write_tensors(output_target(out, output, "safetensors"), tensors, fmt="safetensors", metadata=probe.metadata())
     heads_, positions, dim = probe.q.shape
-    notes = [f"wrote {output}: probe of {heads_} heads × {positions} positions × {dim}"] if output != "-" else []
+    heads_text = f"{heads_} head{'' if heads_ == 1 else 's'}"
+    notes = [f"wrote {output}: probe of {heads_text} × {positions} positions × {dim}"] if output != "-" else []
     document = {"output": output, "heads": heads_, "positions": probe.positions.tolist(), "head_dim": dim,
                 "metadata": probe.metadata()}  # fmt: skip
     out.show(Listing(document, [], notes=notes))

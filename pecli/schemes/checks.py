@@ -223,9 +223,10 @@ def leading_rows(cls_token: object, extra_tokens: object) -> int:
     >>> leading_rows(True, None), leading_rows(True, 2), leading_rows(True, 0), leading_rows(False, 3)
     (1, 2, 0, 0)
     """
+    count = None if extra_tokens is None else non_negative_int("extra_tokens", extra_tokens)  # −1 is never valid
     if not cls_token:
         return 0  # diffusers ignores extra_tokens without cls_token
-    return 1 if extra_tokens is None else non_negative_int("extra_tokens", extra_tokens)
+    return 1 if count is None else count
 
 
 def mrope_sections(sections: object, dim: int) -> tuple[int, int, int]:

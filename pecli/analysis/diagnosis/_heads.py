@@ -76,6 +76,11 @@ def _slope_sets(heads: int) -> list[tuple[str, str, np.ndarray]]:
     return sets
 
 
+def _differ(heads: list[int]) -> str:
+    """The verb after :func:`head_ranges`: "head 2 differs", "heads 0–11 differ"."""
+    return "differs" if len(heads) == 1 else "differ"
+
+
 def _figures(slopes_a: np.ndarray, slopes_b: np.ndarray, differ: list[int], off: float, **more: Any) -> dict[str, Any]:
     return {
         "heads": differ,
@@ -132,7 +137,7 @@ def head_findings(
         wrong_side = "B" if mistaken is name_b else "A"
         found.append(Finding(
             f"alibi_slopes_{mistaken[0]}",
-            f"{head_ranges(differ)} differ: {wrong_side} has {mistaken[1]}; "
+            f"{head_ranges(differ)} {_differ(differ)}: {wrong_side} has {mistaken[1]}; "
             f"{'A' if wrong_side == 'B' else 'B'} has {right[1]}",
             _figures(slopes_a, slopes_b, differ, off_b, a_formula=name_a[0], b_formula=name_b[0]),
         ))  # fmt: skip
@@ -158,7 +163,7 @@ def head_findings(
         ratios = [float(r) for r in np.divide(slopes_b, slopes_a, out=np.full(heads, np.nan), where=slopes_a != 0)]
         found.append(Finding(
             "alibi_head_factors",
-            f"{head_ranges(differ)} differ: B's heads are A's scaled head by head "
+            f"{head_ranges(differ)} {_differ(differ)}: B's heads are A's scaled head by head "
             f"(factors {', '.join(f'{ratios[h]:.4g}' for h in differ[:6])}{', …' if len(differ) > 6 else ''})",
             _figures(slopes_a, slopes_b, differ, off_b, factors=ratios),
         ))  # fmt: skip
