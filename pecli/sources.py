@@ -38,6 +38,9 @@ __all__ = [
     "SourceKind",
     "SourceRequest",
     "SourceTable",
+    "check_layer_type",
+    "config_table_spec",
+    "is_config_source",
     "kind_of_source",
     "reads_a_file",
     "resolve",
@@ -95,6 +98,8 @@ class SourceRequest:
     stdin: Stdin = None
     #: a computed 3-D table's first slices (axis 0: ALiBi's or T5's heads) to compute, when not all are used
     first_slices: int | None = None
+    #: the layer type of a model's config whose rope parameters differ by layer type (Gemma 3's)
+    layer_type: str | None = None
 
     def scheme_options(self) -> list[str]:
         """The scheme options given, as placeholders (``{preset}``, ``{dim}``, a parameter's ``{base}``)."""
@@ -190,30 +195,30 @@ class ModelDirectorySource(SourceKind):
     def load(self, source: str, request: SourceRequest) -> SourceTable:
         from pecli.models.directory import open_model_directory, shown
 
-        model = self._formula(source)
+        model = self._formula(source, request.layer_type)
         if model is not None and (request.key in _part_names(model) or not _holds_a_table(source)):
             return _config_table(source, model, request, self.name)
         if model is None and os.path.exists(os.path.join(source, "config.json")) and not _holds_a_table(source):
-            _config_model(source)  # no weights to fall back on: the config's own error, if it has one
+            _config_model(source, request.layer_type)  # no weights to fall back on: the config's own error, if any
         tensor, array = open_model_directory(source).position_table(request.key)
         label = f"{os.path.basename(os.path.normpath(source))} [{shown(tensor.name)}]"
         return SourceTable(array, label, {}, source, tensor.name, "", self.name, request.key)
 
     @staticmethod
-    def _formula(source: str) -> Any:
+    def _formula(source: str, layer_type: str | None = None) -> Any:
         """The directory's config when it sets a formula, else None (no config, a learned table, a bad config)."""
         from pecli.errors import PecliError
 
         if not os.path.exists(os.path.join(source, "config.json")):
             return None
         try:
-            model = _config_model(source)
+            model = _config_model(source, layer_type)
         except PecliError:
             return None
         return model if model.is_formula else None
 
     def parts(self, source: str, request: SourceRequest) -> list[SourceTable] | None:
-        model = self._formula(source)
+        model = self._formula(source, request.layer_type)
         if model is None or _holds_a_table(source):
             return None
         return _config_parts(source, model, request, self.name)
@@ -229,13 +234,13 @@ class ConfigSource(SourceKind):
         return source.lower().endswith(CONFIG_SUFFIXES) and not os.path.isdir(source)
 
     def load(self, source: str, request: SourceRequest) -> SourceTable:
-        model = _config_model(source)
+        model = _config_model(source, request.layer_type)
         if not model.is_formula:
             return ModelDirectorySource().load(model.directory, request)  # the learned table, in the weights
         return _config_table(source, model, request, self.name)
 
     def parts(self, source: str, request: SourceRequest) -> list[SourceTable] | None:
-        model = _config_model(source)
+        model = _config_model(source, request.layer_type)
         return _config_parts(source, model, request, self.name) if model.is_formula else None
 
 
@@ -272,10 +277,10 @@ class CachedModelSource(SourceKind):
         return ModelDirectorySource().parts(resolve_model_id(source), request)
 
 
-def _config_model(source: str) -> Any:  # pecli.models.from_config.ConfigEncoding
+def _config_model(source: str, layer_type: str | None = None) -> Any:  # pecli.models.from_config.ConfigEncoding
     from pecli.models.from_config import config_encoding
 
-    return config_encoding(source)
+    return config_encoding(source, layer_type=layer_type)
 
 
 def _config_spec(model: Any, request: SourceRequest, part: str | None = None) -> Any:
@@ -513,6 +518,7 @@ def resolve(
     dtype: str = "float32",
     stdin: Stdin = None,
     first_slices: int | None = None,
+    layer_type: str | None = None,
 ) -> SourceTable:
     """Read or compute the table ``source`` names, with its description.
 
@@ -521,7 +527,8 @@ def resolve(
 
     Scheme options (``preset``, ``dim``, ``length``, scheme parameters) apply to a scheme only, but for
     ``length``, which also sets a model config's rows; ``key`` to a file, stdin, a model directory or
-    config only (a config's part: ``cos``, ``sin``).
+    config only (a config's part: ``cos``, ``sin``); ``layer_type`` to a model's config (or directory, or id)
+    only: the layer type whose rope parameters to use where they differ by layer type.
 
     >>> import io, numpy as np, pecli
     >>> piped = io.BytesIO(); np.save(piped, pecli.encode("sinusoidal", length=3, dim=4))
@@ -529,8 +536,10 @@ def resolve(
     >>> table.kind, table.label, np.allclose(table.array, pecli.encode("sinusoidal", length=3, dim=4))
     ('stdin', '<stdin>', True)
     """
-    request = SourceRequest(key, preset, dict(scheme_params or {}), length, dim, dtype, stdin, first_slices)
+    request = SourceRequest(key, preset, dict(scheme_params or {}), length, dim, dtype, stdin, first_slices,
+                            layer_type)  # fmt: skip
     kind = kind_of_source(source)
+    check_layer_type(source, layer_type, kind)
     given = [option for option in request.scheme_options() if option.strip("{}") not in kind.options]
     if kind.reads_a_file and given:
         raise ParameterError(
@@ -549,6 +558,7 @@ def resolve_parts(
     dim: int | None = None,
     dtype: str = "float32",
     stdin: Stdin = None,
+    layer_type: str | None = None,
 ) -> list[SourceTable] | None:
     """The tables of a multi-part scheme (RoPE's cos and sin) or of a file whose tensors share one 2-D shape, else None.
 
@@ -556,8 +566,9 @@ def resolve_parts(
     ['cos', 'sin']
     """
     kind = kind_of_source(source)
+    check_layer_type(source, layer_type, kind)
     if kind.options:  # a model config (or directory): its table's parts, as generate --from-config writes them
-        return kind.parts(source, SourceRequest(length=length, dtype=dtype))
+        return kind.parts(source, SourceRequest(length=length, dtype=dtype, layer_type=layer_type))
     if kind.reads_a_file:
         entries = kind.tensors(source, SourceRequest(stdin=stdin))
         if entries is None:
@@ -582,6 +593,59 @@ def resolve_parts(
                     params=dict(spec.params))
         for part in parts
     ]  # fmt: skip
+
+
+def is_config_source(source: str) -> bool:
+    """Whether ``source`` names a model's config, a model directory or a model id: what ``layer_type`` applies to.
+
+    >>> is_config_source("config.json"), is_config_source("pe.npy"), is_config_source("rope")
+    (True, False, False)
+    """
+    return bool(kind_of_source(source).options)
+
+
+def config_table_spec(source: str, *, length: int | None = None, layer_type: str | None = None) -> Any:
+    """The spec (:class:`~pecli.schemes.spec.TableSpec`, its first part) of the table a model's config, directory
+    or id implies, computing nothing; None when ``source`` is none of them or its model learns its positions.
+
+    >>> import json, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "config.json")
+    >>> _ = open(path, "w").write(json.dumps({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+    ...                                       "max_position_embeddings": 32, "rope_theta": 500000.0}))
+    >>> spec = config_table_spec(path, length=8)
+    >>> spec.scheme, spec.params["base"], spec.length
+    ('rope', 500000.0, 8)
+    """
+    kind = kind_of_source(source)
+    if not kind.options:
+        return None
+    if kind.name == "model-id":
+        from pecli.models.hub_cache import resolve_model_id
+
+        source = resolve_model_id(source)
+    if os.path.isdir(source) and _holds_a_table(source):
+        return None  # the table among its weights
+    model = _config_model(source, layer_type)
+    if not model.is_formula:
+        return None
+    return _config_spec(model, SourceRequest(length=length, layer_type=layer_type)).parts()[0]
+
+
+def check_layer_type(source: str, layer_type: str | None, kind: SourceKind | None = None) -> None:
+    """Refuse ``layer_type`` for a source that is no model's config (a table file, stdin, a scheme).
+
+    >>> try:
+    ...     check_layer_type("pe.npy", "full_attention")
+    ... except ParameterError as error:
+    ...     print(error.message)
+    layer_type picks a layer type of a model's config; 'pe.npy' is a file
+    """
+    kind = kind or kind_of_source(source)
+    if layer_type is None or kind.options:
+        return
+    what = {"stdin": "standard input", "scheme": "a scheme"}.get(kind.name, "a file")
+    raise ParameterError(f"{{layer_type}} picks a layer type of a model's config; {source!r} is {what}",
+                         hint="drop {layer_type}")  # fmt: skip
 
 
 def _check_sizes(dim: int | None, length: int | None) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.options import DimOpt, KeyOpt, LenOpt, output_options
+from pecli.cli.options import DimOpt, KeyOpt, LayerTypeOpt, LenOpt, output_options
 from pecli.cli.output import Output, printable
 from pecli.errors import ExitCode, ParameterError
 
@@ -89,6 +89,7 @@ def compare(
             "-o", "--output", help="Figure of A, B and A − B side by side (.png, .svg, .pdf).", metavar="PATH"
         ),
     ] = None,
+    layer_type: LayerTypeOpt = None,
     *,
     out: Output,
 ) -> None:
@@ -100,9 +101,11 @@ def compare(
     if atol is None and rtol:
         atol = 0.0  # --rtol alone replaces the data-driven tolerance too, as --atol does
     if properties:
-        extra = [flag for flag, value in (("-o", output), ("--key", key or key_a or key_b)) if value]
+        given = (("-o", output), ("--key", key or key_a or key_b), ("--layer-type", layer_type))
+        extra = [flag for flag, value in given if value]
         if extra:
-            raise ParameterError(f"{', '.join(extra)} do not apply to --properties", hint="drop them")
+            verb = "does" if len(extra) == 1 else "do"
+            raise ParameterError(f"{', '.join(extra)} {verb} not apply to --properties", hint="drop them")
         _property_report(
             out,
             tables,
@@ -116,6 +119,11 @@ def compare(
         )
     if key is not None and (key_a is not None or key_b is not None):
         raise ParameterError("--key sets both keys; it cannot go with --key-a or --key-b", hint="use one or the other")
+    if layer_type is not None:  # a model's config's option: it applies to each side that is one, and needs one
+        from pecli.sources import check_layer_type, is_config_source
+
+        if not any(is_config_source(text) for text in tables):
+            check_layer_type(tables[0], layer_type)
     from pecli.cli.relative_compare import compare_rope_specs
 
     same_rope = compare_rope_specs(out, tables, dim=d, length=length)
@@ -162,6 +170,7 @@ def compare(
             dtype=dtype,
             references=references,
             query_rows=query_rows,
+            layer_type=layer_type,
         )
         from pecli.analysis.compare import compare_tables
 
@@ -198,6 +207,7 @@ def _load_pair(
     dtype: str | None,
     references: list[Any] | None = None,
     query_rows: list[bool] | None = None,
+    layer_type: str | None = None,
 ) -> list[Any]:
     """Both tables: files first, then scheme specs shaped like the file (or by --d/--len); a spec's
     scheme and parameters go to ``references`` (a list of two), for the diagnosis; ``query_rows`` (a list of
@@ -245,7 +255,8 @@ def _load_pair(
                     out.note(note)
             loaded[side] = table
     for side in (side for side in (0, 1) if configs[side]):
-        _load_config_side(out, texts[side], side, keys[side], loaded, pairs, references, length=length, dtype=dtype)
+        _load_config_side(out, texts[side], side, keys[side], loaded, pairs, references, length=length, dtype=dtype,
+                          layer_type=layer_type)  # fmt: skip
     for side, spec in enumerate(specs):
         if spec is None:
             continue
@@ -378,9 +389,11 @@ def _load_config_side(
     *,
     length: int | None,
     dtype: str | None,
+    layer_type: str | None = None,
 ) -> None:
     """A model's config (or directory) as the table generate --from-config writes for it: the other side's
-    length (or --len), its dtype (or --dtype); --key picks a part, else the parts side by side."""
+    length (or --len), its dtype (or --dtype); --key picks a part, else the parts side by side; ``layer_type``
+    (--layer-type) picks the layer type whose rope parameters to use where they differ by type."""
     from pecli.analysis.compare import Reference
     from pecli.cli.inputs import as_matrix, input_parts, load_input
 
@@ -388,14 +401,14 @@ def _load_config_side(
     rows = length if length is not None else rows
     table_dtype = dtype or other_dtype
     if key is None:
-        parts = input_parts(out, text, length=rows, dtype=table_dtype)
+        parts = input_parts(out, text, length=rows, dtype=table_dtype, layer_type=layer_type)
         if parts is not None and len(parts) == 2:
             pairs[side] = parts
             loaded[side] = _side_by_side(*parts)
             return
     elif pairs[1 - side] is not None:  # the other side's tensor of the part the key names
         loaded[1 - side] = dict(zip(("cos", "sin"), pairs[1 - side], strict=True)).get(key, loaded[1 - side])
-    table = load_input(out, text, key=key, length=rows, dtype=table_dtype)
+    table = load_input(out, text, key=key, length=rows, dtype=table_dtype, layer_type=layer_type)
     table.array, note = as_matrix(table.array, table.label)
     if note:
         out.note(note)

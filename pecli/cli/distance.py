@@ -26,7 +26,16 @@ from pecli.cli.drawing import (
     XLabelOpt,
     YLabelOpt,
 )
-from pecli.cli.options import DimOpt, FormatOpt, KeyOpt, LenOpt, PresetOpt, output_options, scheme_options
+from pecli.cli.options import (
+    DimOpt,
+    FormatOpt,
+    KeyOpt,
+    LayerTypeOpt,
+    LenOpt,
+    PresetOpt,
+    output_options,
+    scheme_options,
+)
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
 
@@ -113,6 +122,7 @@ def distance(
     d: DimOpt = None,
     length: LenOpt = None,
     preset: PresetOpt = None,
+    layer_type: LayerTypeOpt = None,
     *,
     out: Output,
     scheme_params: dict[str, Any] | None = None,
@@ -129,6 +139,7 @@ def distance(
     from pecli.cli.inputs import key_for_scheme, load_input, stdin_file_params, table_view
     from pecli.cli.relative import relative_distance
     from pecli.cli.relative_input import relative_input
+    from pecli.sources import check_layer_type
 
     check_metric(metric)
     if max_offset is not None and not profile:
@@ -139,14 +150,17 @@ def distance(
         raise ParameterError("--json prints the result; it cannot go with -o", hint="use one of them")
     kind = _output_kind(output, fmt)
     key, scheme_params = key_for_scheme(source, key, stdin_file_params(out, scheme_params or {}))
-    relative = relative_input(source, preset=preset, scheme_params=scheme_params or {}, length=length, dim=d, qk=qk)
+    check_layer_type(source, layer_type)  # a model's config's option: refused for a file or scheme at once
+    relative = relative_input(source, preset=preset, scheme_params=scheme_params or {}, length=length, dim=d, qk=qk,
+                              layer_type=layer_type)  # fmt: skip
     if relative is not None:
         request = DistanceRequest(metric, range(relative.length), relative.label, output, fmt, kind, max_offset,
                                   style=style, size=(width, height), forced=terminal)  # fmt: skip
         unused = {"--rows": rows, "--key": key, "--metric": None if metric == "dot" else metric}
         relative_distance(out, relative, request, profile=profile, unused=unused)
         return
-    table = load_input(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d)
+    table = load_input(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d,
+                       layer_type=layer_type)  # fmt: skip
     view = table_view(table, rows=rows)  # 2-D (squeezed with a note), positions A..B−1 of --rows
     for note in view.notes:
         out.note(note)

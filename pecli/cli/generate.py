@@ -10,6 +10,7 @@ from pecli.cli.options import (
     DimOpt,
     DtypeOpt,
     FormatOpt,
+    LayerTypeOpt,
     LenOpt,
     OutputOpt,
     PresetOpt,
@@ -59,18 +60,6 @@ FromConfigOpt = Annotated[
         metavar="PATH",
     ),
 ]
-
-LayerTypeOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--layer-type",
-        help="With --from-config whose rope_parameters differ by layer type (Gemma 3's sliding_attention and "
-        "full_attention): the layer type whose tables to write. Without it, a .safetensors file holds each "
-        "layer type's tables, named TYPE.cos, TYPE.sin.",
-        metavar="NAME",
-    ),
-]
-
 
 ProbeOpt = Annotated[
     bool,

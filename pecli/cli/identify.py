@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from pecli.cli.options import KeyOpt, output_options
+from pecli.cli.options import KeyOpt, LayerTypeOpt, output_options
 from pecli.cli.output import Output
 from pecli.errors import ExitCode, ParameterError
 
@@ -45,10 +45,11 @@ def register(app: typer.Typer) -> None:
 def identify(
     source: Annotated[str, typer.Argument(metavar="INPUT", help="A table file, or - for stdin.")],
     key: KeyOpt = None,
+    layer_type: LayerTypeOpt = None,
     *,
     out: Output,
 ) -> None:
-    from pecli.cli.inputs import InputTable, as_matrix, is_file_input, load_input, pair_label, rope_pair
+    from pecli.cli.inputs import InputTable, as_matrix, input_parts, is_file_input, load_input, pair_label, rope_pair
 
     if not is_file_input(source):
         raise ParameterError(
@@ -58,15 +59,21 @@ def identify(
     from pecli.analysis.identify import identify_rope_pair, identify_table
     from pecli.analysis.identify.report import IdentifyReport
     from pecli.cli.reproduce import command_line
+    from pecli.sources import check_layer_type, is_config_source
 
+    check_layer_type(source, layer_type)
     pair = rope_pair(out, source) if key is None else None
+    if pair is None and key is None and is_config_source(source):  # a model's config: its cos and sin, as one table
+        parts = input_parts(out, source, layer_type=layer_type)
+        if parts is not None and [part.key for part in parts] == ["cos", "sin"]:
+            pair = parts[0], parts[1]
     if pair is not None:  # a RoPE table written as its cos and sin: one table
         cos, sin = pair
         table = InputTable(cos.array, pair_label(cos, sin), cos.metadata, source, dtype=cos.dtype)
         with _progress_line(out) as progress:
             found = identify_rope_pair(cos.array, sin.array, dtype=cos.dtype_name, progress=progress)
     else:
-        table = load_input(out, source, key=key)
+        table = load_input(out, source, key=key, layer_type=layer_type)
         values, note = table.array, None
         # 2-D, and (1, L, d) / (L, 1, d) squeezed; no table at all (a scalar, 4-D) refused as every command does
         if values.ndim in (0, 2) or values.ndim > 3 or (values.ndim == 3 and 1 in values.shape[:2]):

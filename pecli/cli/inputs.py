@@ -73,13 +73,16 @@ def load_input(
     dim: int | None = None,
     dtype: str = "float32",
     first_slices: int | None = None,
+    layer_type: str | None = None,
 ) -> InputTable:
     """The table ``source`` names, through the one resolver (:func:`pecli.sources.resolve`), with ``out``'s
     stdin read once per run, a note of the tensor a part of its name chose, and a terminal-safe title.
 
-    ``first_slices``: of a computed 3-D table, only that many leading slices (heads) are computed."""
+    ``first_slices``: of a computed 3-D table, only that many leading slices (heads) are computed;
+    ``layer_type`` (``--layer-type``): a model's config's layer type, where its rope parameters differ by type."""
     table = _sources().resolve(source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=dim,
-                    dtype=dtype, stdin=lambda: stdin_table(out), first_slices=first_slices)  # fmt: skip
+                               dtype=dtype, stdin=lambda: stdin_table(out), first_slices=first_slices,
+                               layer_type=layer_type)  # fmt: skip
     if table.key_note is not None:
         out.note(table.key_note.spelled(flag_for))
     if _sources().reads_a_file(source):
@@ -96,6 +99,7 @@ def input_parts(
     length: int | None = None,
     dim: int | None = None,
     dtype: str = "float32",
+    layer_type: str | None = None,
 ) -> list[InputTable] | None:
     """The tables of a multi-part scheme or of a file (or stdin) whose tensors share one 2-D shape; else None.
 
@@ -103,7 +107,7 @@ def input_parts(
     (:func:`pecli.sources.resolve_parts`), with file titles made terminal-safe.
     """
     tables = _sources().resolve_parts(source, preset=preset, scheme_params=scheme_params, length=length, dim=dim,
-                                      dtype=dtype, stdin=lambda: stdin_table(out))  # fmt: skip
+                                      dtype=dtype, stdin=lambda: stdin_table(out), layer_type=layer_type)  # fmt: skip
     if tables is not None and _sources().reads_a_file(source):
         for table in tables:
             table.label = printable(table.label)

@@ -159,6 +159,16 @@ KeyOpt = Annotated[
         "--key", help="Tensor to read from a multi-tensor file: its name, or a part only it contains.", metavar="NAME"
     ),
 ]
+LayerTypeOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--layer-type",
+        help="With a model's config whose rope_parameters differ by layer type (Gemma 3's sliding_attention and "
+        "full_attention): the layer type whose tables to use. Without it, generate --from-config writes each "
+        "layer type's tables to a .safetensors file, named TYPE.cos, TYPE.sin; the other commands ask for one.",
+        metavar="NAME",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as one JSON document on stdout.")]
 QuietOpt = Annotated[
     bool,

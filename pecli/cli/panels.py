@@ -43,6 +43,7 @@ def load_parts(
     length: int | None,
     dim: int | None,
     dtype: str,
+    layer_type: str | None = None,
 ) -> list[InputTable] | None:
     """The tables of a multi-part scheme or of a file whose tensors share one 2-D shape; None otherwise."""
     if key is not None:
@@ -50,7 +51,8 @@ def load_parts(
     from pecli.cli.inputs import input_parts
 
     # through the one resolver: a path or stdin alike (a model directory names its table)
-    return input_parts(out, source, preset=preset, scheme_params=scheme_params, length=length, dim=dim, dtype=dtype)
+    return input_parts(out, source, preset=preset, scheme_params=scheme_params, length=length, dim=dim, dtype=dtype,
+                       layer_type=layer_type)  # fmt: skip
 
 
 def split_slices(table: InputTable, index: int | None) -> list[InputTable]:

@@ -32,6 +32,7 @@ from pecli.cli.options import (
     DimOpt,
     DtypeOpt,
     KeyOpt,
+    LayerTypeOpt,
     LenOpt,
     PresetOpt,
     ascii_int,
@@ -127,6 +128,7 @@ def plot(
     length: LenOpt = None,
     dtype: DtypeOpt = "float32",
     preset: PresetOpt = None,
+    layer_type: LayerTypeOpt = None,
     *,
     out: Output,
     scheme_params: dict[str, Any] | None = None,
@@ -137,7 +139,7 @@ def plot(
     panels, scheme_params = split_scale(scale_name, color_scale_name, scheme_params)
     heatmap_only = {"--key": key, "--rows": rows, "--cols": cols, "--vmin": vmin, "--vmax": vmax, "--cmap": cmap,
                     "--robust/--no-robust": robust, "--xlabel": xlabel, "--ylabel": ylabel, "--lines": lines,
-                    "--slice": slice_index,
+                    "--slice": slice_index, "--layer-type": layer_type,
                     "--scale": None if panels == "shared" else panels}  # fmt: skip
     grid = None
     if view == "pca":
@@ -195,16 +197,15 @@ def plot(
     from pecli.cli.inputs import load_input, table_view
     from pecli.cli.panels import load_parts, split_slices
 
-    tables = load_parts(
-        out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d, dtype=dtype
-    )
+    tables = load_parts(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d,
+                        dtype=dtype, layer_type=layer_type)  # fmt: skip
     if tables is None:
         from pecli.cli.panels import MAX_PANELS
 
         # a computed stack of heads: only the heads drawn are computed, each when it is drawn (--slice I: head I)
         drawn = MAX_PANELS if slice_index is None else sys.maxsize
         table = load_input(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d,
-                           dtype=dtype, first_slices=drawn)  # fmt: skip
+                           dtype=dtype, first_slices=drawn, layer_type=layer_type)  # fmt: skip
         tables = split_slices(table, slice_index)
     if len(tables) > 1:
         if lines is not None:

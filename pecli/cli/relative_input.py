@@ -99,15 +99,23 @@ def relative_input(
     length: int | None,
     dim: int | None,
     qk: str | None,
+    layer_type: str | None = None,
 ) -> RelativeInput | None:
     """The relative scheme ``source`` names (a scheme, or a file pecli wrote), or None for any other input.
 
-    Only a file's header is read. ``--seed`` is RoPE's random query and key here, not a scheme parameter.
+    Only a file's header is read; a model's config (or directory, or id) gives the scheme its table has
+    (``layer_type``: of that layer type), ``length`` rows (default: the model's context).
+    ``--seed`` is RoPE's random query and key here, not a scheme parameter.
     """
     from pecli.cli.inputs import is_file_input
 
     params = dict(scheme_params)
     seed = params.pop("seed", None)
+    from pecli.sources import is_config_source
+
+    if is_file_input(source) and is_config_source(source):
+        return _config_input(source, preset=preset, params=params, length=length, dim=dim, qk=qk, seed=seed,
+                             layer_type=layer_type)  # fmt: skip
     if is_file_input(source):
         scheme, found = _file_scheme(source)
         check_qk(scheme, qk, seed)
@@ -134,6 +142,31 @@ def relative_input(
     checked = spec.parts()[0].check()
     return RelativeInput(scheme, dict(spec.params), checked.length, spec.dim, _label(scheme, spec.params), qk or "ones",
                          seed or 0)  # fmt: skip
+
+
+def _config_input(source: str, *, preset: str | None, params: dict[str, Any], length: int | None, dim: int | None,
+                  qk: str | None, seed: int | None, layer_type: str | None) -> RelativeInput | None:  # fmt: skip
+    """A model's config whose table is a relative scheme's (RoPE): that scheme, ``length`` rows; else None."""
+    from pecli.sources import config_table_spec
+
+    given = [flag for flag, value in (("--preset", preset), ("--d", dim)) if value is not None]
+    if given or params:
+        from pecli.schemes.params import PARAMS
+
+        flags = given + [PARAMS[name].flag for name in params]
+        raise ParameterError(
+            f"{', '.join(flags)} {'applies' if len(flags) == 1 else 'apply'} to a scheme, but {source!r} is a "
+            "model's config",
+            hint="drop them: the config gives its parameters (--len its rows)",
+        )
+    spec = config_table_spec(source, length=length, layer_type=layer_type)
+    scheme = None if spec is None else spec.scheme
+    check_qk(scheme, qk, seed)
+    if spec is None or scheme not in RELATIVE_SCHEMES:
+        return None
+    where = os.path.basename(os.path.normpath(source))
+    return RelativeInput(scheme, dict(spec.params), spec.length, spec.dim, _label(scheme, spec.params, where),
+                         qk or "ones", seed or 0)  # fmt: skip
 
 
 def _file_scheme(source: str) -> tuple[str | None, Any]:
