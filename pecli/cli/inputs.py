@@ -153,8 +153,14 @@ def pair_label(cos: InputTable, sin: InputTable) -> str:
     >>> from pecli.cli.inputs import InputTable
     >>> pair_label(InputTable(None, "rope — r.safetensors [cos]", key="cos"), InputTable(None, "", key="sin"))
     'rope — r.safetensors [cos, sin]'
+    >>> pair_label(InputTable(None, "rope: part=cos, base=2 — m [cos]", key="cos"), InputTable(None, "", key="sin"))
+    'rope: base=2 — m [cos, sin]'
+    >>> pair_label(InputTable(None, "rope: part=cos — m [cos]", key="cos"), InputTable(None, "", key="sin"))
+    'rope — m [cos, sin]'
     """
-    return cos.label.replace(f"[{cos.key}]", f"[{cos.key}, {sin.key}]")
+    label = cos.label.replace(f"[{cos.key}]", f"[{cos.key}, {sin.key}]")
+    label = re.sub(rf"\bpart={re.escape(str(cos.key))}(, )?", "", label)  # both parts are read, not the cos part
+    return re.sub(r":\s+—", " —", label)
 
 
 _RANGE = re.compile(r"^\s*(-?\d+)?\s*:\s*(-?\d+)?\s*$")

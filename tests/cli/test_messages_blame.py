@@ -93,8 +93,11 @@ def test_a_config_read_as_a_table_asks_for_its_part_in_plain_words(tmp_path):
     assert_one_line_error(faulty, 2, ("m/config.json has no max_position_embeddings",))
     assert "no weights" not in faulty.stderr
     (tmp_path / "m" / "config.json").write_text(json.dumps(dict(config, max_position_embeddings=32)))
-    several = run_pecli("identify", "m", cwd=str(tmp_path))
-    assert_one_line_error(several, 2, ("'m/config.json' gives a table of several tensors (cos, sin)", "--key cos|sin"))
+    both = run_pecli("identify", "m", cwd=str(tmp_path))  # its cos and sin read as one table (--key takes one)
+    assert both.code == 0, both.stderr
+    out = both.stdout.decode()
+    assert "rope — m [cos, sin]" in out and "part=cos" not in out
+    assert "read as one table: its tensors 'cos' and 'sin' (pass --key to take one)" in out
     wrong = run_pecli("identify", "m", "--key", "foo", cwd=str(tmp_path))
     assert_one_line_error(wrong, 2, ("--key 'foo' is not a part of the table 'm/config.json' gives", "--key cos"))
     assert run_pecli("identify", "m", "--key", "cos", cwd=str(tmp_path)).code == 0
