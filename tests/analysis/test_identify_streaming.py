@@ -39,15 +39,19 @@ def test_the_full_pass_of_a_1024_wide_table_is_not_computed_as_direct_rows(direc
     assert direct_rows and max(direct_rows) == search._SAMPLE_RUNS * search._RUN_ROWS  # 512, not 1024
 
 
+def _identified_with_peak(table: np.ndarray):
+    """identify's result for ``table`` and the peak of the memory it allocated (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        return search.identify_table(table), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_identify_makes_no_table_sized_temporary():
     """Traced allocations stay under 3/4 of a 32 MiB float32 table (a bool NaN mask and fresh chunks: 0.83)."""
     table = sinusoidal_table(8192, 1024)
-    tracemalloc.start()
-    try:
-        result = search.identify_table(table)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    result, peak = _identified_with_peak(table)
     assert result.level == "exact"
     assert peak < 0.75 * table.nbytes
 
@@ -66,12 +70,7 @@ def test_a_table_matching_nothing_is_described_without_a_float64_copy():
     the amplitude read off its first row added another table's size)."""
     table = sinusoidal_table(8192, 1024)
     table[:, ::7] *= np.float32(1.3)
-    tracemalloc.start()
-    try:
-        result = search.identify_table(table)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    result, peak = _identified_with_peak(table)
     assert result.level == "none"
     wide = table.astype(np.float64)
     assert result.value_mean == pytest.approx(wide.mean(), rel=1e-12)
