@@ -141,6 +141,8 @@ class _Cursor:
             return self.string(what)
         if kind == _ARRAY:
             (item_kind,) = self.unpack("I", what)
+            if item_kind == _ARRAY:  # as value() says it: llama.cpp reads no array of arrays either
+                raise TableFileError(f"{self.name}: {what} is an array of arrays", hint="the file is corrupt")
             if item_kind not in _FORMATS and item_kind != _STRING:
                 raise TableFileError(f"{self.name}: {what} has unknown type {item_kind}", hint="the file is corrupt")
             least = 8 if item_kind == _STRING else _VALUE_SIZES[item_kind]
@@ -216,8 +218,12 @@ def gguf_settings(
     check_tensor_count(name, tensor_count)
     alignment = _DEFAULT_ALIGNMENT
     settings: dict[str, Any] = {}
+    seen: set[str] = set()
     for _ in range(cursor.count("metadata keys", 8 + 4)):
         key = cursor.string("metadata key")
+        if key in seen:  # which value holds? llama.cpp and the gguf package refuse the file: so does pecli
+            raise TableFileError(f"{name} lists metadata key {key!r} twice", hint="the file is corrupt")
+        seen.add(key)
         (kind,) = cursor.unpack("I", f"type of {key!r}")
         if wanted(key):
             settings[key] = value = cursor.decode(kind, f"metadata {key!r}")

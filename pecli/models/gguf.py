@@ -71,12 +71,34 @@ def gguf_config(path: str) -> dict[str, Any]:
     :class:`~pecli.errors.ParameterError` naming the GGUF key.
     """
     if not os.path.isfile(path):
-        raise TableFileError(f"no such GGUF file: {path!r}", hint="check the path")
+        _refuse_other(path)
     from pecli.io.gguf import gguf_settings
 
     with open(path, "rb") as handle:  # pecli's own parser: every length checked, a vocabulary skipped unread
         tensors, fields = gguf_settings(handle, path, os.fstat(handle.fileno()).st_size, _is_setting)
         return _config(path, fields, tensors)  # inside: the factor tensors are read from the open file
+
+
+def _refuse_other(path: str) -> None:
+    """The refusal of a path that is not a regular file: missing, or a directory, FIFO or device by name."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        raise TableFileError(f"no such GGUF file: {path!r}", hint="check the path") from None
+    kind = (
+        "a directory"
+        if stat.S_ISDIR(mode)
+        else "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a character device"
+        if stat.S_ISCHR(mode)
+        else "a block device"
+        if stat.S_ISBLK(mode)
+        else "not a regular file"
+    )
+    raise TableFileError(f"{path!r} is {kind}, not a GGUF file", hint="give a .gguf file of a model")
 
 
 def _is_setting(key: str) -> bool:
@@ -189,7 +211,7 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
         del config["max_position_embeddings"]
     rope: dict[str, Any] = {"rope_type": "default", "rope_theta": number("rope.freq_base") or 10000.0}
     scaling = fields.get(key("rope.scaling.type"), "none")
-    if scaling not in _SCALING_TYPES:
+    if not isinstance(scaling, str) or scaling not in _SCALING_TYPES:  # a list or a number is no type name
         raise ParameterError(
             f"{path}: {key('rope.scaling.type')} {_shown(scaling)} is not one pecli reads",
             hint=f"pecli reads {', '.join(_SCALING_TYPES)}",
