@@ -105,7 +105,8 @@ def compare(
         extra = [flag for flag, value in given if value]
         if extra:
             verb = "does" if len(extra) == 1 else "do"
-            raise ParameterError(f"{', '.join(extra)} {verb} not apply to --properties", hint="drop them")
+            raise ParameterError(f"{', '.join(extra)} {verb} not apply to --properties",
+                                 hint="drop it" if len(extra) == 1 else "drop them")  # fmt: skip
         _property_report(
             out,
             tables,
@@ -634,7 +635,10 @@ def _property_report(out: Output, texts: list[str], *, dim: int | None, length: 
             )
         other_size = table.length != length or table.dim not in (None, dim)  # a grid's tokens: say so
         shown = f"{spec.text} ({table.length} × {table.dim})" if other_size else spec.text
-        reports.append((shown, checks or check_properties(table)))
+        if checks is None:
+            with spec.blaming():  # rope2d's parts: "pick one with part=cos|sin|angle", as the spec writes it
+                checks = check_properties(table)
+        reports.append((shown, checks))
     from pecli.analysis.properties import PropertyReport
 
     out.show(PropertyReport(dim, length, reports))

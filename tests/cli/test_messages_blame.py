@@ -196,3 +196,13 @@ def test_properties_take_a_spec_at_its_own_size_and_never_blame_a_default(cli):
     assert cli("compare", "--properties", "fourier", "--d", "63").code == 0
     mixed = cli("compare", "--properties", "sinusoidal", "alibi:heads=4")
     assert mixed.code == 0 and "(512 ×" not in mixed.out and "properties at d = 64, len = 512" in mixed.out
+
+
+def test_properties_of_a_two_part_spec_ask_for_its_part_in_the_spec(cli):
+    """``compare --properties rope2d:grid=4,4`` said "pick one with --part", an option compare does not have."""
+    result = cli("compare", "--properties", "rope2d:grid=4,4")
+    assert_one_line_error(result, 2, ("in spec 'rope2d:grid=4,4'", "pick one with part=cos|sin|angle"))
+    assert "--part" not in result.stderr
+    assert cli("compare", "--properties", "rope2d:grid=4,4,part=cos").code == 0
+    single = cli("compare", "--properties", "rope", "--layer-type", "x")
+    assert_one_line_error(single, 2, ("--layer-type does not apply to --properties", "drop it"))
