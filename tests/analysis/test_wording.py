@@ -1,0 +1,80 @@
+"""Words and figures that tell the truth (issue 30, classes 1 and 3): each verdict, runner-up and
+diagnosis names what was actually used or found."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import pecli
+
+
+def _save(tmp_path, name: str, table: np.ndarray) -> str:
+    path = tmp_path / name
+    np.save(path, table)
+    return str(path)
+
+
+def _verdict(out: str) -> str:
+    return next(line for line in out.splitlines() if line.startswith(("same", "different")))
+
+
+@pytest.fixture
+def half(tmp_path):
+    table = np.random.default_rng(0).standard_normal((64, 8)).astype(np.float16)
+    shifted = (table.astype(np.float32) + 0.5).astype(np.float16)
+    return _save(tmp_path, "a.npy", table), _save(tmp_path, "b.npy", shifted)
+
+
+def test_float16_verdict_names_float16_rounding(cli, half):
+    """Two float16 tables were 'different beyond float32 arithmetic (tolerance 0.015 …)': the 0.015 is
+    float16's rounding, and the verdict says so, in the text and the JSON."""
+    a, b = half
+    different = cli("compare", a, b)
+    assert different.code == 1
+    assert _verdict(different.out) == (
+        "different beyond float16 rounding and float32 arithmetic (tolerance 0.015 at position 59)"
+    )
+    same = cli("compare", a, a)
+    assert same.code == 0
+    assert _verdict(same.out) == "same within float16 rounding and float32 arithmetic (tolerance 0.015 at position 59)"
+    report = json.loads(cli("compare", a, b, "--json").out)
+    assert report["tolerance"] == "float16 rounding and float32 arithmetic (tolerance 0.015 at position 59)"
+
+
+def test_bfloat16_values_in_float32_name_bfloat16(cli, tmp_path):
+    """bfloat16 values widened to float32 (as safetensors and torch do) carry bfloat16's rounding."""
+    table = pecli.encode("sinusoidal", 32, 8, dtype="float32")
+    rounded = (table.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)  # bfloat16 bits, truncated
+    result = cli("compare", _save(tmp_path, "r.npy", rounded), _save(tmp_path, "r2.npy", rounded))
+    assert result.code == 0
+    assert _verdict(result.out).startswith("same within bfloat16 rounding and float32 arithmetic (tolerance ")
+
+
+def test_integer_verdict_names_exact_values(cli, tmp_path):
+    """Integer tables were 'different beyond float32 arithmetic (tolerance 0: …)': no float32 arithmetic
+    is involved, and their tolerance is 0."""
+    ints = np.arange(64 * 8, dtype=np.int32).reshape(64, 8)
+    a, b = _save(tmp_path, "i.npy", ints), _save(tmp_path, "j.npy", ints + 1)
+    different = cli("compare", a, b)
+    assert different.code == 1
+    assert _verdict(different.out) == "different beyond tolerance 0 (both tables hold exact values)"
+    assert _verdict(cli("compare", a, a).out) == "same within tolerance 0 (both tables hold exact values)"
+    assert json.loads(cli("compare", a, b, "--json").out)["tolerance"] == "tolerance 0 (both tables hold exact values)"
+
+
+def test_integers_against_float16_name_float16_rounding_only(cli, tmp_path):
+    """One table of exact integers: the tolerance is the other's rounding, with no angle noise."""
+    ints = np.arange(64 * 8, dtype=np.int32).reshape(64, 8)
+    result = cli("compare", _save(tmp_path, "i.npy", ints), _save(tmp_path, "h.npy", ints.astype(np.float16) + 0.5))
+    assert result.code == 1
+    assert _verdict(result.out) == "different beyond float16 rounding (tolerance 2 at position 63)"
+
+
+def test_float32_verdict_unchanged(cli, tmp_path):
+    table = pecli.encode("sinusoidal", 128, 8)
+    result = cli("compare", _save(tmp_path, "s.npy", table), "sinusoidal")
+    assert result.code == 0
+    assert _verdict(result.out).startswith("same within float32 arithmetic (tolerance ")
