@@ -78,3 +78,38 @@ def test_float32_verdict_unchanged(cli, tmp_path):
     result = cli("compare", _save(tmp_path, "s.npy", table), "sinusoidal")
     assert result.code == 0
     assert _verdict(result.out).startswith("same within float32 arithmetic (tolerance ")
+
+
+def test_identify_lists_no_runner_up_that_is_the_best_written_differently(cli, tmp_path):
+    """Vaswani's table (d 16) named 'next best: sinusoidal: freq_shift=0.0', which at an even d is the
+    best's own table (ω = base^(−2k/d) = base^(−k/(d/2))): a runner-up must be another table."""
+    path = _save(tmp_path, "s.npy", pecli.encode("sinusoidal", 64, 16))
+    text = cli("identify", path).out
+    assert "next best: sinusoidal: freq_shift=0.0," not in text
+    runners = json.loads(cli("identify", path, "--json").out)["runners_up"]
+    tables = [
+        pecli.encode(runner["scheme"], 64, 16, dtype="float64", **{k: v for k, v in runner["params"].items()})
+        for runner in runners
+    ]
+    best = pecli.encode("sinusoidal", 64, 16, dtype="float64")
+    assert runners and not any(np.array_equal(table, best) for table in tables)
+    # nor twice the same table among the runners-up (base b with freq_shift None and 0.0)
+    assert not any(np.array_equal(tables[i], tables[j]) for i in range(len(tables)) for j in range(i))
+
+
+def test_runners_up_equal_after_filling_defaults_are_dropped():
+    """A runner-up whose parameters equal the best's once the scheme's defaults fill them in."""
+    from pecli.analysis.identify.result import Candidate
+    from pecli.analysis.identify.search import _distinct_runners_up
+    from pecli.schemes.catalog import SCHEMES
+
+    table = pecli.encode("sinusoidal", 8, 6, dtype="float64")
+    best = Candidate("sinusoidal", dict(SCHEMES["sinusoidal"].defaults), max_error=0.0)
+    partial = Candidate("sinusoidal", {"base": 10000.0}, max_error=0.0)
+    other = Candidate("sinusoidal", {**SCHEMES["sinusoidal"].defaults, "base": 500.0}, max_error=0.5)
+    odd_shift = Candidate("sinusoidal", {**SCHEMES["sinusoidal"].defaults, "freq_shift": 0.0}, max_error=0.0)
+    found = _distinct_runners_up(table, best, [partial, odd_shift, other], [range(0, 8)], 3)
+    # d = 6: freq_shift 0 gives base^(−i/3), i < 3, the same as Vaswani's base^(−2k/6): dropped too
+    assert found == [other]
+    odd = pecli.encode("sinusoidal", 8, 7, dtype="float64")  # at d = 7 the two differ: a real runner-up
+    assert _distinct_runners_up(odd, best, [odd_shift], [range(0, 8)], 3) == [odd_shift]
