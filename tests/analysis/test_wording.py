@@ -113,3 +113,28 @@ def test_runners_up_equal_after_filling_defaults_are_dropped():
     assert found == [other]
     odd = pecli.encode("sinusoidal", 8, 7, dtype="float64")  # at d = 7 the two differ: a real runner-up
     assert _distinct_runners_up(odd, best, [odd_shift], [range(0, 8)], 3) == [odd_shift]
+
+
+def test_probe_nan_cause_is_in_the_json_as_in_the_text():
+    """An engine's NaN: the text said "cause: the engine's rotation produced NaN" while the JSON's
+    diagnosis was []: both now carry the one finding."""
+    from pecli.probe import make_probe, rotary_spec
+    from pecli.probe_check import compare_rotated
+
+    probe = make_probe(rotary_spec("rope", dim=16, length=64), heads=1)
+    broken = probe.q_rotated.copy()
+    broken[0, 3, 5] = np.nan
+    report = compare_rotated(probe, {"q_rotated": broken, "k_rotated": probe.k_rotated})
+    check = report.checks[0]
+    message = "the engine's rotation produced NaN (no mistake of the convention does)"
+    assert f"  cause: {message}" in report.text_lines()
+    first = {"head": 0, "position": int(probe.positions[3]), "dim": 5}
+    assert check.to_json()["diagnosis"] == [
+        {"code": "non_finite", "message": message, "figures": {"nan": 1, "inf": 0, "first": first}}
+    ]
+    assert report.to_json()["tensors"]["k_rotated"]["diagnosis"] == []
+    infinite = probe.q_rotated.copy()
+    infinite[0, 0, 0], infinite[0, 1, 1] = np.inf, np.nan
+    both = compare_rotated(probe, {"q_rotated": infinite}).checks[0].to_json()["diagnosis"][0]
+    assert both["message"].startswith("the engine's rotation produced NaN or infinite values")
+    assert (both["figures"]["nan"], both["figures"]["inf"]) == (1, 1)
