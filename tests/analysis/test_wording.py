@@ -138,3 +138,16 @@ def test_probe_nan_cause_is_in_the_json_as_in_the_text():
     both = compare_rotated(probe, {"q_rotated": infinite}).checks[0].to_json()["diagnosis"][0]
     assert both["message"].startswith("the engine's rotation produced NaN or infinite values")
     assert (both["figures"]["nan"], both["figures"]["inf"]) == (1, 1)
+
+
+def test_encode_given_a_spec_spells_out_the_call_it_means():
+    """pecli.encode("rope:base=0", 16, 8) said "unknown scheme 'rope:base=0'" of a scheme that exists."""
+    with pytest.raises(pecli.errors.ParameterError) as refused:
+        pecli.encode("rope:base=0", 16, 8)
+    assert refused.value.args[0] == (
+        "encode takes a scheme name and keyword parameters, not a spec: encode('rope', 16, 8, base=0)"
+    )
+    with pytest.raises(pecli.errors.ParameterError, match=r"encode\('rope', 4, 8, part='cos', base=5e5\)"):
+        pecli.encode("rope:part=cos,base=5e5", 4, 8)
+    with pytest.raises(pecli.errors.ParameterError, match="unknown scheme 'nosuch:x=1'"):
+        pecli.encode("nosuch:x=1", 4, 8)  # not a scheme's spec: an unknown name
