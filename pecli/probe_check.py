@@ -130,9 +130,7 @@ class RotatedCheck:
             what = "NaN or infinite" if self.nans and self.infs else "NaN" if self.nans else "infinite"
             rest = "" if bad == self.entries else f"; elsewhere max |Δ| {self.max_abs_diff:.3g}"
             found = f"{what} at {bad} of {self.entries} entries (the first at {where}){rest}"
-            produced = what if self.nans and not self.infs else f"{what} values"
-            cause = f"  cause: the engine's rotation produced {produced} (no mistake of the convention does)"
-            return [f"{self.name}: {verdict}: {found}", cause]
+            return [f"{self.name}: {verdict}: {found}", *(f"  cause: {cause.message}" for cause in self.diagnosis)]
         found = f"max |Δ| {self.max_abs_diff:.3g} at {where} (tolerance {self.tolerance:.3g})"
         lines = [f"{self.name}: {verdict}: {found}"]
         if not self.agree:
@@ -191,14 +189,28 @@ def compare_rotated(probe: Probe, rotated: Mapping[str, Any], *, atol: float | N
         worst_at = np.argmax(missing) if bad else np.argmax(difference)
         head, row, dim = np.unravel_index(int(worst_at), expected.shape)
         agree = not bad and bool((difference <= allowed).all())
-        findings = [] if agree or bad else diagnose_rotated(probe, actual, which=which, tolerance=float(noise.max()))
         worst = {"head": int(head), "position": int(probe.positions[row]), "dim": int(dim)}
+        if bad:
+            findings = [_non_finite(nans, bad - nans, worst)]
+        else:
+            findings = [] if agree else diagnose_rotated(probe, actual, which=which, tolerance=float(noise.max()))
         tolerance = float(allowed[head, row, dim])
         checks.append(RotatedCheck(name, agree, float(difference.max(initial=0.0)), worst, tolerance,
                                    findings, nans, difference.size, bad - nans))  # fmt: skip
     if not checks:
         raise ParameterError("no rotated q or k to compare", hint="name the tensors q_rotated and k_rotated")
     return RotatedComparison(engine, probe_label, _convention(probe), checks)
+
+
+def _non_finite(nans: int, infs: int, first: dict[str, int]) -> Finding:
+    """The cause when the engine gave NaN or ±inf: its own arithmetic, as no mistake of the convention does.
+
+    >>> _non_finite(3, 0, {"head": 0, "position": 5, "dim": 1}).message
+    "the engine's rotation produced NaN (no mistake of the convention does)"
+    """
+    what = "NaN or infinite values" if nans and infs else "NaN" if nans else "infinite values"
+    message = f"the engine's rotation produced {what} (no mistake of the convention does)"
+    return Finding("non_finite", message, {"nan": nans, "inf": infs, "first": dict(first)})
 
 
 def _convention(probe: Probe) -> str:

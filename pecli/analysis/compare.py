@@ -67,6 +67,10 @@ class Comparison:
     #: how the tolerance was set: "float32 arithmetic" (from the data), "given" (atol/rtol) or "exact"
     tolerance_kind: str = "given"
     tolerance_position: int = 0  #: the row where the data-driven tolerance is largest
+    #: the data-driven tolerance's rounding: the coarsest dtype of the tables not holding exact values ("" when
+    #: both hold exact values, integers); and whether float32's angle noise is in it (computed sinusoids)
+    tolerance_rounding: str = "float32"
+    tolerance_angles: bool = True
     same_nan: int = 0  #: entries NaN in both tables, which count as equal (NaN in one only is a difference)
     #: positions left out of the cosine: a row holding inf, or NaN in one table only, has no direction
     cosine_undefined: int = 0
@@ -106,9 +110,14 @@ class Comparison:
             return "bit for bit"
         if self.tolerance_kind == "given":
             return f"atol {self.atol:g}, rtol {self.rtol:g}"
-        if self.atol == 0:
-            return "float32 arithmetic (tolerance 0: both tables hold exact values)"
-        return f"float32 arithmetic (tolerance {self.atol:.2g} at {self.axes[-2]} {self.tolerance_position})"
+        if not self.tolerance_rounding or self.atol == 0:
+            return "tolerance 0 (both tables hold exact values)"
+        where = f"tolerance {self.atol:.2g} at {self.axes[-2]} {self.tolerance_position}"
+        if _EPSILON.get(self.tolerance_rounding, 0.0) <= _EPSILON["float32"]:  # float32, float64: the arithmetic's
+            return f"float32 arithmetic ({where})"
+        # a coarser table's rounding (float16, bfloat16), plus float32's angle noise for computed sinusoids
+        arithmetic = " and float32 arithmetic" if self.tolerance_angles else ""
+        return f"{self.tolerance_rounding} rounding{arithmetic} ({where})"
 
 
 #: what one row of a table is called, by the name of its row axis (singular, plural)
@@ -524,6 +533,8 @@ class _DifferenceStats:
         # the rounding that can part the tables: the coarsest of those not holding exact values
         rounded = [name for name, exact_values in tables if not exact_values]
         self.dtypes = tuple(rounded) or ("float64",)
+        #: the coarsest of them, which the tolerance names ("" when every table holds exact values)
+        self.rounding = max(rounded, key=lambda name: _EPSILON.get(name, _EPSILON["float64"]), default="")
         self.epsilon = 4.0 * max((_EPSILON.get(name, _EPSILON["float64"]) for name in rounded), default=0.0)
         self.floor = 4.0 * max((_SMALLEST.get(name, _SMALLEST["float64"]) for name in rounded), default=0.0)
         #: float32's angle noise belongs to computed sinusoids; a table of exact integers has none
@@ -734,6 +745,8 @@ class _DifferenceStats:
             diagnosis=diagnosis,
             tolerance_kind=self.kind,
             tolerance_position=tolerance_position,
+            tolerance_rounding=self.rounding,
+            tolerance_angles=self.angles,
             same_nan=self.same_nan,
             nan_one=self.nan_one,
             values_agree=self.values_agree,

@@ -72,6 +72,8 @@ def encode(
     """
     from pecli.schemes.spec import TableSpec
 
+    if isinstance(scheme, str) and scheme not in SCHEMES and ":" in scheme:
+        _refuse_spec(scheme, length, dim)
     spec = TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype)
     if out is not None:
         return _fill(spec.single(), rows, out)
@@ -81,6 +83,35 @@ def encode(
         check_fits_in_memory(count * (part.nbytes // max(1, part.shape[0])))
         tables[part.name] = part.rows(rows if rows is not None else range(part.shape[0]))
     return tables if len(tables) > 1 else next(iter(tables.values()))
+
+
+def _refuse_spec(text: str, length: int | None, dim: int | None) -> None:
+    """A spec (``"rope:base=0"``) given to :func:`encode`, which takes a name and keyword parameters:
+    the call it means, spelled out (a spec is for :func:`pecli.compare` and the command line).
+
+    >>> try:
+    ...     _refuse_spec("rope:part=cos,base=0", 16, 8)
+    ... except ParameterError as error:
+    ...     print(error.args[0])
+    encode takes a scheme name and keyword parameters, not a spec: encode('rope', 16, 8, part='cos', base=0)
+    """
+    name, _, rest = text.partition(":")
+    if name.strip() not in SCHEMES:
+        return  # not a spec of a scheme: the unknown name is reported as such
+    keywords = []
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, _, value = item.partition("=")
+        try:
+            float(value)
+            shown = value.strip()
+        except ValueError:
+            shown = repr(value.strip())
+        keywords.append(f"{key.strip()}={shown}")
+    call = ", ".join([repr(name.strip()), repr(length), repr(dim), *keywords])
+    raise ParameterError(
+        f"encode takes a scheme name and keyword parameters, not a spec: encode({call})",
+        hint=f"a spec such as {text!r} is for pecli.compare, pecli.identify and the command line",
+    )
 
 
 #: rows are computed into temporaries of about this size for schemes that cannot fill ``out`` themselves

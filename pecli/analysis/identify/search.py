@@ -152,6 +152,51 @@ def _errors(
     return error, float(np.divide(difference, noise, out=difference).max())
 
 
+def _filled(candidate: Candidate) -> tuple[str, dict[str, Any]]:
+    """The candidate's scheme and parameters with the scheme's defaults filled in, sequences as tuples."""
+    params = {**SCHEMES[candidate.scheme].defaults, **candidate.params}
+    return candidate.scheme, {name: tuple(v) if isinstance(v, list) else v for name, v in params.items()}
+
+
+def _distinct_runners_up(
+    table: np.ndarray, best: Candidate, ranked: list[Candidate], rows: list[range], count: int
+) -> list[Candidate]:
+    """The first ``count`` of ``ranked`` that are neither ``best`` nor an earlier runner-up written out
+    differently: the same full parameters, or (as freq_shift 0 and Vaswani's default at an even d) the
+    same float64 values on ``rows`` of the table. Such a runner-up tells the reader nothing: "this table
+    cannot tell them apart" would hold of any table."""
+
+    def values_equal(kept: Candidate, candidate: Candidate) -> bool:
+        """The same float64 values on ``rows``, run by run (two runs in memory, not two samples)."""
+        try:
+            for run in rows:
+                mine, theirs = (
+                    _rows(found.scheme, found.params, table.shape, [run], None if t is None else np.array(t))
+                    for found, t in ((candidate, candidate.timesteps), (kept, kept.timesteps))
+                )
+                if not np.array_equal(mine, theirs):
+                    return False
+        except PecliError:
+            return False
+        return True
+
+    def same(kept: Candidate, candidate: Candidate) -> bool:
+        if _filled(candidate) == _filled(kept) and candidate.timesteps == kept.timesteps:
+            return True
+        # the same values show the same error on these rows (the best's may be over every row: no less)
+        if candidate.max_error > kept.max_error or (kept is not best and candidate.max_error != kept.max_error):
+            return False
+        return values_equal(kept, candidate)
+
+    distinct: list[Candidate] = []
+    for candidate in ranked:
+        if len(distinct) == count:
+            break
+        if not any(same(kept, candidate) for kept in (best, *distinct)):
+            distinct.append(candidate)
+    return distinct
+
+
 def _max_error(table: np.ndarray, candidate: Candidate, rows: list[range], bound: float) -> float:
     """The largest |error| of ``candidate`` on ``rows``, chunk by chunk; stops at the first chunk beyond ``bound``."""
     chunk_rows = max(1, _CHUNK_BYTES // (8 * table.shape[1]))
@@ -445,7 +490,7 @@ def identify_table(
         report("reading the table the other way round")
         other = identify_table(values.T, dtype=dtype, verify=verify, _transposed=False)
         transposed = other.best if other.matched else None
-    runners_up = [c for _, c in sampled if (c.scheme, dict(c.params)) != (best.scheme, dict(best.params))]
+    runners_up = _distinct_runners_up(values, best, [c for _, c in sampled], sample, 3)
     return Identification(
         shape=(length, dim),
         dtype=dtype,
@@ -455,7 +500,7 @@ def identify_table(
         level=level,
         tolerance=tolerance,
         precision=precision,
-        runners_up=runners_up[:3],
+        runners_up=runners_up,
         # the value statistics describe a table that matched nothing (a learned one)
         value_mean=mean,
         value_std=std,
