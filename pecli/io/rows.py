@@ -56,8 +56,8 @@ class RowReader:
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "pe.npy")
         >>> np.save(path, np.arange(10.0).reshape(5, 2))
-        >>> [chunk.sum() for chunk in open_rows(path).chunks(2, reuse=True)]
-        [np.float64(6.0), np.float64(22.0), np.float64(17.0)]
+        >>> [float(chunk.sum()) for chunk in open_rows(path).chunks(2, reuse=True)]
+        [6.0, 22.0, 17.0]
         """
         storage = np.dtype(np.uint16) if self.dtype == "bfloat16" else np.dtype(self.dtype).newbyteorder("<")
         rows, cols = self.shape
