@@ -89,6 +89,12 @@ def scaling_parameters(scaling: str, given: dict[str, Any]) -> dict[str, Any]:
         full["factor"] = finite_above("factor", full["factor"], 0.0, example="4")
     if "original_max_position" in full:
         full["original_max_position"] = positive_int("original_max_position", full["original_max_position"])
+        if scaling == "longrope" and full["original_max_position"] < 2:  # its attention factor divides by ln of it
+            raise ParameterError(
+                f"{{original_max_position}} must be at least 2 for longrope, got {full['original_max_position']} "
+                "(its attention factor is √(1 + ln factor / ln original_max_position))",
+                hint="e.g. {original_max_position=4096}",
+            )
     for name in ("beta_fast", "beta_slow", "low_freq_factor", "high_freq_factor", *_OPTIONAL):
         if full.get(name) is not None:
             full[name] = finite_above(name, full[name], 0.0, example="1")
@@ -177,7 +183,15 @@ def rope_frequencies(
         original = params["original_max_position"]
         seq_len = max(length or original, original)
         factor = params["factor"]
-        base = base * ((factor * seq_len / original) - (factor - 1)) ** (dim / (dim - 2)) if dim > 2 else base
+        try:
+            base = base * ((factor * seq_len / original) - (factor - 1)) ** (dim / (dim - 2)) if dim > 2 else base
+        except OverflowError:
+            base = math.inf
+        if not (math.isfinite(base) and base > 1.0):  # a factor so large that the recomputed base rounds away
+            raise ParameterError(
+                f"{{factor}} {factor:g} gives dynamic NTK scaling a base of {base:g} at length {seq_len}",
+                hint="e.g. {factor=4}",
+            )
     inv_freq = geometric_frequencies(dim, base, None)
     if scaling in ("linear", "proportional"):
         return inv_freq / params["factor"]

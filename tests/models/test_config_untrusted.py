@@ -180,3 +180,26 @@ def test_layer_types_of_the_wrong_json_type_are_named(cli, tmp_path, layer_types
     good = tmp_path / "good.json"
     good.write_text(json.dumps(_PER_LAYER))
     assert cli("generate", "--from-config", str(good), "--len", "4", *picked, "--json").code == 0
+
+
+def test_a_longrope_context_of_one_is_named_not_a_division_by_zero(cli, tmp_path):
+    """Found by the property test above: LongRoPE's attention factor √(1 + ln f / ln original context)
+    divided by ln 1 = 0 for original_max_position_embeddings 1 (internal error, exit 3)."""
+    config = json.loads((MODELS / "phi3-longrope" / "config.json").read_text())
+    config["original_max_position_embeddings"] = 1
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    result = cli("generate", "--from-config", str(tmp_path / "config.json"), "--len", "3", "--json")
+    assert result.code == 2, result.stderr
+    assert "original_max_position_embeddings must be at least 2 for longrope, got 1" in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_a_dynamic_factor_too_large_for_its_base_is_named(cli, tmp_path):
+    """A sweep of every field with boundary values: factor 10**300 made dynamic NTK's recomputed base
+    round to 0 (factor·L/L0 − (factor − 1)), then 'math domain error', exit 3."""
+    config = json.loads((MODELS / "llama-dynamic" / "config.json").read_text())
+    config["rope_parameters"]["factor"] = 10**300
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    result = cli("generate", "--from-config", str(tmp_path / "config.json"), "--len", "3", "--json")
+    assert result.code == 2, result.stderr
+    assert "rope_parameters.factor 1e+300 gives dynamic NTK scaling a base of 0" in result.stderr
