@@ -127,7 +127,7 @@ class RotatedCheck:
         verdict = "agrees" if self.agree else "differs"
         if self.nans or self.infs:
             bad = self.nans + self.infs
-            what = "NaN or infinite" if self.nans and self.infs else "NaN" if self.nans else "infinite"
+            what = _non_finite_kind(self.nans, self.infs)
             rest = "" if bad == self.entries else f"; elsewhere max |Δ| {self.max_abs_diff:.3g}"
             found = f"{what} at {bad} of {self.entries} entries (the first at {where}){rest}"
             return [f"{self.name}: {verdict}: {found}", *(f"  cause: {cause.message}" for cause in self.diagnosis)]
@@ -202,13 +202,19 @@ def compare_rotated(probe: Probe, rotated: Mapping[str, Any], *, atol: float | N
     return RotatedComparison(engine, probe_label, _convention(probe), checks)
 
 
+def _non_finite_kind(nans: int, infs: int) -> str:
+    """What the engine left that is no number: ``NaN``, ``infinite`` or ``NaN or infinite``."""
+    return "NaN or infinite" if nans and infs else "NaN" if nans else "infinite"
+
+
 def _non_finite(nans: int, infs: int, first: dict[str, int]) -> Finding:
     """The cause when the engine gave NaN or ±inf: its own arithmetic, as no mistake of the convention does.
 
     >>> _non_finite(3, 0, {"head": 0, "position": 5, "dim": 1}).message
     "the engine's rotation produced NaN (no mistake of the convention does)"
     """
-    what = "NaN or infinite values" if nans and infs else "NaN" if nans else "infinite values"
+    kind = _non_finite_kind(nans, infs)
+    what = kind if kind == "NaN" else f"{kind} values"
     message = f"the engine's rotation produced {what} (no mistake of the convention does)"
     return Finding("non_finite", message, {"nan": nans, "inf": infs, "first": dict(first)})
 
