@@ -294,7 +294,7 @@ def _load_pair(
             other_dtype = other.metadata.get("dtype") or value_precision(other.array)
             other_dtype = other_dtype if other_dtype in DTYPES else "float32"
             # a bias over query and key positions (alibi, t5) has no dimension: the other table's columns are keys
-            takes_dim = d is not None or spec.resolved()[0].axes != "query-key"
+            takes_dim = d is not None or spec.resolved()[0].takes_dim
             # a spec whose grid sets its token count takes no length from the other table: a mismatch is
             # then the tables' shapes, not a --len the user never typed (issue 30, class 3)
             takes_length = length is not None or not _grid_sets_rows(spec)
@@ -608,7 +608,6 @@ def _property_report(out: Output, texts: list[str], *, dim: int | None, length: 
     from pecli.schemes.specs import looks_like_spec, parse_spec
 
     check_sizes_positive(length, dim)
-    given_length, given_dim = length is not None, dim is not None
     if not texts:
         raise ParameterError("--properties needs at least one scheme", hint="e.g. --properties sinusoidal count")
     specs = []
@@ -621,19 +620,19 @@ def _property_report(out: Output, texts: list[str], *, dim: int | None, length: 
     from pecli.cli.relative_compare import relative_checks
     from pecli.schemes import get_scheme
 
-    dim = PROPERTY_DIM if dim is None else dim
-    length = PROPERTY_LEN if length is None else length
+    shown_dim = PROPERTY_DIM if dim is None else dim  # the report's heading: what was given, else the defaults
+    shown_length = PROPERTY_LEN if length is None else length
     reports = []
     for spec in specs:
-        table = _property_table(spec, length if given_length else None, dim if given_dim else None)
+        table = _property_table(spec, length, dim)
         checks = relative_checks(spec.text, length=table.length, dim=table.dim)
-        if checks is None and get_scheme(table.scheme).axes == "query-key":
+        if checks is None and not get_scheme(table.scheme).takes_dim:
             raise ParameterError(
                 f"--properties measures position vectors and the scores of rope and alibi; {spec.text!r} is a "
                 "table over query and key positions",
                 hint=f"drop {spec.text} from --properties",
             )
-        other_size = table.length != length or table.dim not in (None, dim)  # a grid's tokens: say so
+        other_size = table.length != shown_length or table.dim not in (None, shown_dim)  # a grid's tokens: say so
         shown = f"{spec.text} ({table.length} × {table.dim})" if other_size else spec.text
         if checks is None:
             with spec.blaming():  # rope2d's parts: "pick one with part=cos|sin|angle", as the spec writes it
@@ -641,7 +640,7 @@ def _property_report(out: Output, texts: list[str], *, dim: int | None, length: 
         reports.append((shown, checks))
     from pecli.analysis.properties import PropertyReport
 
-    out.show(PropertyReport(dim, length, reports))
+    out.show(PropertyReport(shown_dim, shown_length, reports))
 
 
 def _property_table(spec: Any, length: int | None, dim: int | None) -> Any:
@@ -651,15 +650,15 @@ def _property_table(spec: Any, length: int | None, dim: int | None) -> Any:
     from pecli.errors import names_a_parameter
 
     # a bias over query and key positions (alibi) has no dimension: a given --d is for the others listed
-    takes_dim = spec.resolved()[0].axes != "query-key"
-    dims = [dim] if dim is not None and takes_dim else [None, PROPERTY_DIM] if takes_dim else [None]
-    tries = [(l_, d_) for l_ in ([length] if length is not None else [None, PROPERTY_LEN]) for d_ in dims]
+    takes_dim = spec.resolved()[0].takes_dim
+    lengths = [length] if length is not None else [None, PROPERTY_LEN]
+    dims = [None] if not takes_dim else [dim] if dim is not None else [None, PROPERTY_DIM]
+    defaulted = [name for name, sizes in (("length", lengths), ("dim", dims)) if len(sizes) > 1]
+    tries = [(l_, d_) for l_ in lengths for d_ in dims]
     for number, (try_length, try_dim) in enumerate(tries, start=1):
         try:
             return spec.table(length=try_length, dim=try_dim, dtype="float64")
         except ParameterError as error:
-            asked = (("length", length), ("dim", dim if takes_dim else 0))
-            defaulted = [name for name, given in asked if given is None]
             if not names_a_parameter(error._templates[0], defaulted):
                 raise
             if number == len(tries):  # the defaults do not suit it either: say they were defaults

@@ -86,6 +86,15 @@ class Scheme:
     query_row: Mapping[str, Any] = field(default_factory=dict)
 
     @property
+    def takes_dim(self) -> bool:
+        """Whether the table has an embedding dimension: a bias over query and key positions has none.
+
+        >>> SCHEMES["sinusoidal"].takes_dim, SCHEMES["alibi"].takes_dim
+        (True, False)
+        """
+        return self.axes != "query-key"
+
+    @property
     def function(self) -> Callable[..., Any]:
         return _load(self.impl)
 

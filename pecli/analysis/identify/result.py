@@ -124,7 +124,7 @@ class Identification:
         if candidate.timesteps is not None:
             return timestep_recipe(candidate, dim=self.shape[-1], dtype=dtype)
         # a query × key bias: (H, L, L), (H, 1, L) or (L, L) biases, or (H,) slopes: no embedding dimension
-        if SCHEMES[candidate.scheme].axes == "query-key":
+        if not SCHEMES[candidate.scheme].takes_dim:
             length = None if candidate.params.get("part") == "slopes" else self.shape[-1]
             return generate_recipe(candidate, length=length, dim=None, dtype=dtype)
         length = None if "grid" in SCHEMES[candidate.scheme].defaults else self.shape[-2]  # the grid sets it

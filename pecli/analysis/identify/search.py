@@ -80,7 +80,7 @@ def _rows(
                 computed[positions - params["offset"] == params["padding_idx"]] = 0.0
             return computed
     # a query × key bias (ALiBi's (L, L) head) has no embedding dimension
-    dim = None if described.axes == "query-key" else shape[1]
+    dim = shape[1] if described.takes_dim else None
     given = _set(params)
     runs = [described.function(shape[0], dim, dtype="float64", rows=r, **given) for r in rows]
     return runs[0] if len(runs) == 1 else np.concatenate(runs)
