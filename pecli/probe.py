@@ -116,9 +116,9 @@ def head_dim_of(reference: str, spec: TableSpec) -> int:
     if not kind_of_source(reference).options:
         return int(spec.dim or 0)
     from pecli.models.config import read_config
-    from pecli.models.rope_config import _head_dim
+    from pecli.models.rope_config import config_head_dim
 
-    return max(int(spec.dim or 0), _head_dim(read_config(reference))[0])
+    return max(int(spec.dim or 0), config_head_dim(read_config(reference))[0])
 
 
 def probe_positions(spec: TableSpec) -> list[int]:

@@ -18,8 +18,10 @@ from typing import Any
 
 from pecli.errors import ParameterError, did_you_mean
 from pecli.models.encoding import ModelEncoding, config_int, config_number, config_value, known_rope_type
+from pecli.models.rope_layers import layer_config, layer_type_names, nested_settings, with_layers
+from pecli.models.rope_settings import IMPLICIT_ROPE, ROTARY_EMBEDDING_TYPES, rope_settings
 
-__all__ = ["ROPE_TYPE_SCALING", "has_rope", "rope_encoding"]
+__all__ = ["ROPE_TYPE_SCALING", "config_head_dim", "has_rope", "rope_encoding"]
 
 #: transformers' rope_type -> pecli's scaling (tool_settings writes it back the other way)
 ROPE_TYPE_SCALING = {
@@ -58,16 +60,6 @@ _INTERLEAVED = frozenset(
     }
 )
 
-#: model types transformers reads without any rope key: (theta default, partial default, rotary width key)
-_IMPLICIT_ROPE = {
-    "gpt_neox": (10000.0, 0.25, None),
-    "gptj": (10000.0, None, "rotary_dim"),
-    "codegen": (10000.0, None, "rotary_dim"),
-}
-
-#: ``position_embedding_type`` values of remote-code (nomic-bert-style) configs that mean rotary
-_ROTARY_EMBEDDING_TYPES = frozenset({"rope", "rotary"})
-
 #: the context, by the keys configs spell it, first found wins
 #: (RecurrentGemma's rotary module reads no length at all; its local attention's ``attention_window_size``
 #: is the span the table is used over, so it is the default length)
@@ -90,8 +82,8 @@ def has_rope(config: Mapping[str, Any], model_type: str) -> bool:
     keys = ("rope_parameters", "rope_theta", "rope_scaling", "rotary_emb_base", "rotary_pct", "rotary_emb_fraction")
     return (
         any(config.get(key) is not None for key in keys)
-        or model_type in _IMPLICIT_ROPE
-        or config.get("position_embedding_type") in _ROTARY_EMBEDDING_TYPES
+        or model_type in IMPLICIT_ROPE
+        or config.get("position_embedding_type") in ROTARY_EMBEDDING_TYPES
     )
 
 
@@ -102,17 +94,17 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
     ``layer_type`` unless every layer type has the same settings; the encoding of each layer type is in
     :attr:`~pecli.models.encoding.ModelEncoding.layers` when they differ and none is picked.
     """
-    layer_types = _layer_type_names(config)  # checked first, whatever the layer type asked for
-    nested = _nested_settings(config)
+    layer_types = layer_type_names(config)  # checked first, whatever the layer type asked for
+    nested = nested_settings(config)
     if nested is None:
         if layer_type is not None and not layer_types:
             raise ParameterError(
                 f"config.json has one set of rope parameters for every layer, so no layer type {layer_type!r}",
                 hint="drop {layer_type}",
             )
-        return _with_layers(_one_encoding(config, model_type, *_rope_settings(config)), config)
+        return with_layers(_one_encoding(config, model_type, *rope_settings(config)), config)
     encodings = {
-        name: _one_encoding(_layer_config(config, name), model_type, *settings) for name, settings in nested.items()
+        name: _one_encoding(layer_config(config, name), model_type, *settings) for name, settings in nested.items()
     }
     names = list(encodings)
     if layer_type is not None:
@@ -122,7 +114,7 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
                 f"config.json has no layer type {shown} in rope_parameters", hint=did_you_mean(shown, names)
             )
         chosen = encodings[layer_type]
-        return _with_layers(replace(chosen, layer_type=layer_type), config)
+        return with_layers(replace(chosen, layer_type=layer_type), config)
     used = [name for name in names if name in layer_types]
     if used and len(used) < len(names):
         # Laguna and Mellum keep sliding_attention's settings with every layer full: no layer uses them
@@ -133,216 +125,8 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
     first = encodings[names[0]]
     if all(e.params == first.params and e.dim == first.dim for e in encodings.values()):
         note = f"every layer type ({', '.join(names)}) has the same rope parameters"
-        return _with_layers(replace(first, notes=(*first.notes, note)), config)
-    return _with_layers(replace(first, layers=tuple(encodings.items())), config)
-
-
-def _layer_config(config: Mapping[str, Any], layer_type: str) -> Mapping[str, Any]:
-    """``config`` as the layers of ``layer_type`` see it: with their ``per_layer_config`` overrides.
-
-    transformers' heterogeneous configs (Gemma 4's ``global_head_dim`` is saved as ``head_dim`` 512 for
-    each full-attention layer) keep a sparse map from layer index to the keys that differ; the rotary
-    init reads ``config.per_layer_config[layer_type]``, the overrides of the layers of that type, which
-    must agree. A rope key that is not a layer type (DeepSeek V4's ``main``/``compress``) has none.
-
-    >>> _layer_config({"head_dim": 256, "layer_types": ["sliding", "full"],
-    ...     "per_layer_config": {"01": {"head_dim": 512}}}, "full")["head_dim"]
-    512
-    """
-    overrides = config.get("per_layer_config")
-    if not overrides or layer_type not in _layer_type_names(config):
-        return config
-    types = config["layer_types"]
-    if not isinstance(overrides, dict) or not all(isinstance(value, dict) for value in overrides.values()):
-        raise ParameterError(
-            "config.json: per_layer_config: expected an object of layer index → overrides, "
-            f"got {config_value(overrides)}"
-        )
-    by_index: dict[int, dict[str, Any]] = {}
-    for key, value in overrides.items():
-        try:
-            by_index[int(key)] = value
-        except (TypeError, ValueError):
-            raise ParameterError(
-                f"config.json: per_layer_config: {config_value(key)} is not a layer index",
-                hint='per_layer_config is keyed by layer index ("05")',
-            ) from None
-    indices = [index for index, name in enumerate(types) if name == layer_type]
-
-    def rope_overrides(index: int) -> dict[str, Any]:  # a sliding_window that differs is no matter to the table
-        return {key: value for key, value in by_index.get(index, {}).items() if key in _ROPE_CONFIG_KEYS}
-
-    first = rope_overrides(indices[0])
-    differing = next((index for index in indices if rope_overrides(index) != first), None)
-    if differing is not None:
-        keys = sorted(
-            set(first) ^ set(rope_overrides(differing))
-            | {k for k in first if first[k] != rope_overrides(differing).get(k)}
-        )
-        raise ParameterError(
-            f"config.json: per_layer_config gives layers {indices[0]} and {differing}, both {layer_type!r}, "
-            f"different {', '.join(keys)}: one rope table per layer type cannot hold them",
-            hint="give the layers of one type the same rope settings",
-        )
-    return {**config, **first}
-
-
-#: the config keys a rope table depends on (per_layer_config overrides of other keys are ignored)
-_ROPE_CONFIG_KEYS = frozenset(
-    {
-        "head_dim",
-        "qk_rope_head_dim",
-        "attention_head_dim",
-        "kv_channels",
-        "hidden_size",
-        "num_attention_heads",
-        "rotary_dim",
-        "partial_rotary_factor",
-        "rope_parameters",
-        "rope_scaling",
-        "rope_theta",
-        "max_position_embeddings",
-        "original_max_position_embeddings",
-    }
-)
-
-
-def _with_layers(encoding: ModelEncoding, config: Mapping[str, Any]) -> ModelEncoding:
-    """``encoding`` with the layers that have no positional encoding (Llama 4's ``no_rope_layers``) recorded,
-    and a note on the layers whose type has no attention to rotate (Qwen3-Next's ``linear_attention``)."""
-    types = config.get("layer_types")
-    types = types if isinstance(types, list) else []
-    without = [index for index, name in enumerate(types) if name in _TYPES_WITHOUT_ROPE]
-    if without:
-        names = ", ".join(sorted({types[index] for index in without}))
-        shown = ", ".join(map(str, without[:12])) + (f" and {len(without) - 12} more" if len(without) > 12 else "")
-        note = f"layer_types: layers {shown} are {names}, without positional encoding: this table is for the others"
-        encoding = replace(encoding, notes=(*encoding.notes, note))
-    nope = _nope_layers(config)
-    if not nope:
-        return encoding
-    shown = ", ".join(map(str, nope[:12])) + (f" and {len(nope) - 12} more" if len(nope) > 12 else "")
-    note = f"layers {shown} use no positional encoding (NoPE): this table is for the other layers"
-    return replace(encoding, nope_layers=tuple(nope), notes=(*encoding.notes, note))
-
-
-#: layer types without rotary attention: Qwen3-Next's and MiniMax's linear attention (Gated DeltaNet, lightning
-#: attention), LFM2's short convolutions
-_TYPES_WITHOUT_ROPE = frozenset({"linear_attention", "conv"})
-
-
-def _nope_layers(config: Mapping[str, Any]) -> list[int]:
-    """Indices of the layers without RoPE: Llama 4's ``no_rope_layers`` (0 = no rope), or a 0 in ``use_rope_layers``."""
-    flags = config.get("no_rope_layers")
-    if flags is None:
-        return []
-    if not isinstance(flags, list) or not all(value in (0, 1) and not isinstance(value, float) for value in flags):
-        raise ParameterError(f"config.json: no_rope_layers: expected a list of 0 and 1, got {config_value(flags)}")
-    return [index for index, value in enumerate(flags) if not value]
-
-
-def _layer_type_names(config: Mapping[str, Any]) -> list[str]:
-    """The distinct names in the config's ``layer_types``, a list of one name per layer.
-
-    >>> _layer_type_names({"layer_types": ["sliding_attention", "full_attention", "sliding_attention"]})
-    ['full_attention', 'sliding_attention']
-    """
-    types = config.get("layer_types")
-    if types is None:
-        return []
-    if not isinstance(types, list) or not all(isinstance(name, str) for name in types):
-        raise ParameterError(
-            f"config.json: layer_types: expected a list of layer-type names, one per layer, got {config_value(types)}",
-            hint='layer_types lists each layer\'s attention type ("full_attention", "sliding_attention")',
-        )
-    return sorted(set(types))
-
-
-def _nested_settings(config: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any], dict[str, str]]] | None:
-    """Per layer type: its rope settings and each one's key, when ``rope_parameters`` is keyed by layer type.
-
-    transformers' ``nested_rope_parameter_keys``: the keys whose value is an object. The older
-    ``rope_local_base_freq`` (Gemma 3 before transformers 5) gives the sliding layers their own base.
-    """
-    settings = config.get("rope_parameters")
-    if isinstance(settings, dict) and any(isinstance(value, dict) for value in settings.values()):
-        scaling_into = _scaling_layer_types(config)
-        if scaling_into is None:  # transformers' `rope_scaling or rope_parameters`: one flat set for every layer
-            return None
-        nested = {}
-        for name, value in settings.items():
-            if value is None:
-                continue
-            if not isinstance(value, dict):
-                raise ParameterError(
-                    f"config.json: rope_parameters.{name}: expected an object (the rope parameters of layer type "
-                    f"{name!r}), got {config_value(value)}",
-                    hint="per-layer rope_parameters hold one object per layer type",
-                )
-            found, where = dict(value), {key: f"rope_parameters.{name}.{key}" for key in value}
-            if name in scaling_into:  # Gemma3Config.convert_rope_params_to_dict: `[name].update(rope_scaling)`
-                found.update(config["rope_scaling"])
-                where.update({key: f"rope_scaling.{key}" for key in config["rope_scaling"]})
-            _add_top_level(config, found, where)
-            nested[name] = (found, where)
-        return nested
-    if config.get("rope_local_base_freq") is not None:
-        found, where = _rope_settings(config)
-        local = dict(found, rope_type="default", rope_theta=config["rope_local_base_freq"])
-        local = {k: v for k, v in local.items() if k not in _SCALING_KEYS}
-        local_where = {k: where.get(k, k) for k in local} | {"rope_theta": "rope_local_base_freq"}
-        local_where["rope_type"] = "rope_local_base_freq"
-        return {"full_attention": (found, where), "sliding_attention": (local, local_where)}
-    return None
-
-
-#: model types whose config class merges a top-level ``rope_scaling`` into some per-layer-type rope parameters
-#: (their ``convert_rope_params_to_dict``, transformers 5): Gemma 3, Gemma 3n, OLMo 3 and T5Gemma 2 into
-#: ``full_attention``; ModernBERT into both layer types
-_SCALING_INTO_LAYER_TYPES = {
-    **dict.fromkeys(("gemma3", "gemma3_text", "gemma3n", "gemma3n_text", "olmo3", "t5gemma2"), ("full_attention",)),
-    **dict.fromkeys(("modernbert", "modernbert-decoder"), ("full_attention", "sliding_attention")),
-}
-
-
-def _scaling_layer_types(config: Mapping[str, Any]) -> tuple[str, ...] | None:
-    """The layer types a non-empty top-level ``rope_scaling`` is merged into beside per-layer-type
-    ``rope_parameters``: none when there is no ``rope_scaling``; ``None`` when it replaces them all
-    (``PreTrainedConfig.convert_rope_params_to_dict``: ``rope_scaling or rope_parameters``).
-
-    >>> nested = {"full_attention": {"rope_type": "default"}}
-    >>> _scaling_layer_types({"model_type": "gemma3_text", "rope_parameters": nested, "rope_scaling": {"factor": 8}})
-    ('full_attention',)
-    >>> _scaling_layer_types({"model_type": "llama", "rope_parameters": nested, "rope_scaling": {"factor": 8}})
-    >>> _scaling_layer_types({"model_type": "llama", "rope_parameters": nested})
-    ()
-    """
-    scaling = config.get("rope_scaling")
-    if scaling is None or scaling == {}:
-        return ()
-    if not isinstance(scaling, dict):
-        raise ParameterError(f"config.json: rope_scaling must be an object, got {config_value(scaling)}")
-    return _SCALING_INTO_LAYER_TYPES.get(str(config.get("model_type")))
-
-
-#: the keys of a scaling, which a layer type with the default rope_type does not take from the global one
-_SCALING_KEYS = frozenset(
-    {
-        "type",
-        "factor",
-        "original_max_position_embeddings",
-        "low_freq_factor",
-        "high_freq_factor",
-        "beta_fast",
-        "beta_slow",
-        "mscale",
-        "mscale_all_dim",
-        "attention_factor",
-        "short_factor",
-        "long_factor",
-        "truncate",
-    }
-)
+        return with_layers(replace(first, notes=(*first.notes, note)), config)
+    return with_layers(replace(first, layers=tuple(encodings.items())), config)
 
 
 def _one_encoding(
@@ -379,7 +163,7 @@ def _one_encoding(
         elif "original_max_position_embeddings" not in found:
             found["original_max_position_embeddings"] = length
             where["original_max_position_embeddings"] = length_key
-    head_dim, head_dim_key = _head_dim(config)
+    head_dim, head_dim_key = config_head_dim(config)
     partial = _number(found, where, "partial_rotary_factor", 1.0)
     if not 0 < partial <= 1:
         raise ParameterError(
@@ -530,58 +314,6 @@ def _scaling_parameters(
     return params, used
 
 
-def _rope_settings(config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """The rope parameters (a non-empty ``rope_scaling``, else ``rope_parameters``, plus top-level keys) and each
-    one's key: transformers 5 reads ``rope_scaling`` first when a config gives both (``convert_rope_params_to_dict``:
-    ``rope_scaling or rope_parameters``)."""
-    found: dict[str, Any] = {}
-    where: dict[str, str] = {}
-    for container in ("rope_scaling", "rope_parameters"):
-        settings = config.get(container)
-        if settings is None:
-            continue
-        if not isinstance(settings, dict):
-            raise ParameterError(f"config.json: {container} must be an object, got {config_value(settings)}")
-        if settings:
-            found, where = dict(settings), {key: f"{container}.{key}" for key in settings}
-            break
-    if config.get("rotary_scaling_factor") is not None and "type" not in found and "rope_type" not in found:
-        # nomic-bert: NomicBertDynamicNTKRotaryEmbedding over max_trained_positions
-        found.update(rope_type="dynamic", factor=config["rotary_scaling_factor"])
-        where.update(rope_type="rotary_scaling_factor", factor="rotary_scaling_factor")
-    _add_top_level(config, found, where)
-    if config.get("position_embedding_type") in _ROTARY_EMBEDDING_TYPES and "rope_theta" not in found:
-        where.setdefault("position_embedding_type", "position_embedding_type")
-    return found, where
-
-
-#: top-level keys transformers moves into rope_parameters when they are not there, with their other spellings
-_TOP_LEVEL = {
-    "rope_theta": ("rope_theta", "rotary_emb_base"),
-    "partial_rotary_factor": ("partial_rotary_factor", "rotary_pct", "rotary_emb_fraction"),
-}
-
-
-def _add_top_level(config: Mapping[str, Any], found: dict[str, Any], where: dict[str, str]) -> None:
-    for key, spellings in _TOP_LEVEL.items():
-        given = [name for name in spellings if config.get(name) is not None]
-        if key not in found and given:
-            values = {name: config[name] for name in given}
-            if len(set(map(repr, values.values()))) > 1:
-                raise ParameterError(
-                    f"config.json: {' and '.join(f'{n} = {config_value(v)}' for n, v in values.items())} disagree",
-                    hint=f"keep one of {', '.join(given)}",
-                )
-            found[key], where[key] = config[given[0]], given[0]
-    model_type = config.get("model_type")
-    if isinstance(model_type, str) and model_type in _IMPLICIT_ROPE:
-        theta, partial, _ = _IMPLICIT_ROPE[model_type]
-        found.setdefault("rope_theta", theta)
-        if partial is not None and "partial_rotary_factor" not in found:
-            # GPTNeoXConfig: rotary_pct defaults to 0.25
-            found["partial_rotary_factor"], where["partial_rotary_factor"] = partial, "rotary_pct (default 0.25)"
-
-
 #: the head width, by the keys configs spell it, first found wins: transformers' rotary init reads
 #: ``head_dim`` (Mistral 4 and dots3 halve or quarter it by partial_rotary_factor, and their
 #: ``qk_rope_head_dim`` is that result); DeepSeek's configs as they ship have only ``qk_rope_head_dim``
@@ -589,7 +321,12 @@ def _add_top_level(config: Mapping[str, Any], found: dict[str, Any], where: dict
 _HEAD_DIM_KEYS = ("head_dim", "qk_rope_head_dim", "attention_head_dim", "kv_channels")
 
 
-def _head_dim(config: Mapping[str, Any]) -> tuple[int, tuple[str, Any]]:
+def config_head_dim(config: Mapping[str, Any]) -> tuple[int, tuple[str, Any]]:
+    """The width of one attention head, and the config key (or keys) it was read from.
+
+    >>> config_head_dim({"hidden_size": 4096, "num_attention_heads": 32})
+    (128, ('hidden_size/num_attention_heads', '4096/32'))
+    """
     for key in _HEAD_DIM_KEYS:
         if config.get(key) is not None:
             head_dim = config_int(config, key)
