@@ -137,6 +137,11 @@ class ParameterError(PecliError, ValueError):
     exit_code = ExitCode.USAGE
 
 
+class NoLayerTypes(ParameterError):
+    """A layer type asked of a model's config that has one set of rope parameters for every layer (exit 2);
+    compare, given two configs, reads the layer type from the other and this one as it is."""
+
+
 class TableFileError(PecliError, ValueError):
     """An input table that is missing, unreadable, corrupt or of the wrong shape (exit 2)."""
 

@@ -46,6 +46,7 @@ __all__ = [
     "resolve",
     "resolve_parts",
     "source_tensors",
+    "takes_layer_type",
 ]
 
 #: standard input as a caller hands it over: its bytes, a stream, or a function that reads them once
@@ -629,6 +630,30 @@ def config_table_spec(source: str, *, length: int | None = None, layer_type: str
     if not model.is_formula:
         return None
     return _config_spec(model, SourceRequest(length=length, layer_type=layer_type)).parts()[0]
+
+
+def takes_layer_type(source: str, layer_type: str) -> bool:
+    """Whether the model's config ``source`` (a config, directory or id) has layer types for ``layer_type`` to
+    pick among: False when it has one set of rope parameters for every layer; its other errors propagate.
+
+    >>> import json, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "config.json")
+    >>> _ = open(path, "w").write(json.dumps({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+    ...                                       "max_position_embeddings": 32, "rope_theta": 500000.0}))
+    >>> takes_layer_type(path, "full_attention")
+    False
+    """
+    from pecli.errors import NoLayerTypes
+
+    if kind_of_source(source).name == "model-id":
+        from pecli.models.hub_cache import resolve_model_id
+
+        source = resolve_model_id(source)
+    try:
+        _config_model(source, layer_type)
+    except NoLayerTypes:
+        return False
+    return True
 
 
 def check_layer_type(source: str, layer_type: str | None, kind: SourceKind | None = None) -> None:

@@ -255,9 +255,17 @@ def _load_pair(
                 if note:
                     out.note(note)
             loaded[side] = table
+    layer_types = [layer_type, layer_type]
+    if layer_type is not None and all(configs):  # a config with one rope set for every layer: the other's layer type
+        from pecli.sources import takes_layer_type
+
+        takes = [takes_layer_type(text, layer_type) for text in texts]
+        for side in (side for side in (0, 1) if any(takes) and not takes[side]):
+            layer_types[side] = None
+            out.note(f"{texts[side]} has one set of rope parameters for every layer: --layer-type picks the other's")
     for side in (side for side in (0, 1) if configs[side]):
         _load_config_side(out, texts[side], side, keys[side], loaded, pairs, references, length=length, dtype=dtype,
-                          layer_type=layer_type)  # fmt: skip
+                          layer_type=layer_types[side])  # fmt: skip
     for side, spec in enumerate(specs):
         if spec is None:
             continue

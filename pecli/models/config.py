@@ -110,7 +110,7 @@ def model_encoding(
     except ParameterError as error:
         message, hint = error._templates
         if source != "config.json" and message.startswith("config.json"):
-            raise ParameterError(source + message.removeprefix("config.json"), hint=hint) from None
+            raise type(error)(source + message.removeprefix("config.json"), hint=hint) from None
         raise
 
 

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from pecli.errors import ParameterError, did_you_mean
+from pecli.errors import NoLayerTypes, ParameterError, did_you_mean
 from pecli.models.encoding import ModelEncoding, config_int, config_number, config_value, known_rope_type
-from pecli.models.rope_layers import layer_config, layer_type_names, nested_settings, with_layers
+from pecli.models.rope_layers import TYPES_WITHOUT_ROPE, layer_config, layer_type_names, nested_settings, with_layers
 from pecli.models.rope_settings import IMPLICIT_ROPE, ROTARY_EMBEDDING_TYPES, rope_settings
 
 __all__ = ["ROPE_TYPE_SCALING", "config_head_dim", "has_rope", "rope_encoding"]
@@ -98,9 +98,19 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
     nested = nested_settings(config)
     if nested is None:
         if layer_type is not None and not layer_types:
-            raise ParameterError(
+            raise NoLayerTypes(
                 f"config.json has one set of rope parameters for every layer, so no layer type {layer_type!r}",
                 hint="drop {layer_type}",
+            )
+        if layer_type is not None and layer_type not in layer_types:
+            shown = config_value(layer_type)
+            raise ParameterError(
+                f"config.json has no layer type {shown} in layer_types", hint=did_you_mean(shown, layer_types)
+            )
+        if layer_type is not None and layer_type in TYPES_WITHOUT_ROPE:
+            raise ParameterError(
+                f"config.json: layers of type {layer_type!r} have no positional encoding, so no rope table",
+                hint=did_you_mean("", [name for name in layer_types if name not in TYPES_WITHOUT_ROPE]),
             )
         return with_layers(_one_encoding(config, model_type, *rope_settings(config)), config)
     encodings = {

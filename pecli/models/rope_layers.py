@@ -19,7 +19,7 @@ from pecli.errors import ParameterError
 from pecli.models.encoding import ModelEncoding, config_value
 from pecli.models.rope_settings import add_top_level, rope_settings
 
-__all__ = ["layer_config", "layer_type_names", "nested_settings", "with_layers"]
+__all__ = ["TYPES_WITHOUT_ROPE", "layer_config", "layer_type_names", "nested_settings", "with_layers"]
 
 
 def layer_config(config: Mapping[str, Any], layer_type: str) -> Mapping[str, Any]:
@@ -97,7 +97,7 @@ def with_layers(encoding: ModelEncoding, config: Mapping[str, Any]) -> ModelEnco
     and a note on the layers whose type has no attention to rotate (Qwen3-Next's ``linear_attention``)."""
     types = config.get("layer_types")
     types = types if isinstance(types, list) else []
-    without = [index for index, name in enumerate(types) if name in _TYPES_WITHOUT_ROPE]
+    without = [index for index, name in enumerate(types) if name in TYPES_WITHOUT_ROPE]
     if without:
         names = ", ".join(sorted({types[index] for index in without}))
         shown = ", ".join(map(str, without[:12])) + (f" and {len(without) - 12} more" if len(without) > 12 else "")
@@ -113,7 +113,7 @@ def with_layers(encoding: ModelEncoding, config: Mapping[str, Any]) -> ModelEnco
 
 #: layer types without rotary attention: Qwen3-Next's and MiniMax's linear attention (Gated DeltaNet, lightning
 #: attention), LFM2's short convolutions
-_TYPES_WITHOUT_ROPE = frozenset({"linear_attention", "conv"})
+TYPES_WITHOUT_ROPE = frozenset({"linear_attention", "conv"})
 
 
 def _nope_layers(config: Mapping[str, Any]) -> list[int]:

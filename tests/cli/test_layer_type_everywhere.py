@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.conftest import run_pecli
+from tests.conftest import run_in_process, run_pecli
 
 GEMMA = {
     "model_type": "gemma3_text",
@@ -135,3 +135,46 @@ def test_an_unknown_layer_type_names_the_valid_ones(model, args):
         "pecli: error: gem.json has no layer type 'global' in rope_parameters "
         "(valid: sliding_attention, full_attention)\n"
     )
+
+
+LLAMA = {"model_type": "llama", "head_dim": 16, "hidden_size": 64, "num_attention_heads": 4,
+         "max_position_embeddings": 64, "rope_theta": 10000.0}  # fmt: skip
+
+
+def test_compare_two_configs_picks_the_layer_type_of_the_one_that_has_them(model):
+    # the hint "drop --layer-type" made gem.json fail: one rope set for every layer is every layer type's
+    (model / "ll.json").write_text(json.dumps(LLAMA))
+    for pair in (("gem.json", "ll.json"), ("ll.json", "gem.json")):
+        same = run_in_process("compare", *pair, "--layer-type", "sliding_attention", cwd=str(model))
+        assert same.code == 0, (pair, same.stderr)  # gem's sliding layers: default rope, base 10000, as llama
+        assert "ll.json has one set of rope parameters for every layer: --layer-type picks the other's" in same.stderr
+        differ = run_in_process("compare", *pair, "--layer-type", "full_attention", cwd=str(model))
+        assert differ.code == 1, (pair, differ.stderr)
+
+
+def test_compare_two_configs_neither_with_layer_types_is_refused(model):
+    (model / "ll.json").write_text(json.dumps(LLAMA))
+    refused = run_in_process("compare", "ll.json", "ll.json", "--layer-type", "full_attention", cwd=str(model))
+    assert refused.code == 2
+    assert refused.stderr == (
+        "pecli: error: ll.json has one set of rope parameters for every layer, so no layer type 'full_attention' "
+        "(drop --layer-type)\n"
+    )
+
+
+def test_a_layer_type_not_in_layer_types_is_refused_with_one_rope_set(model):
+    # layer_types with one flat rope set: any name was accepted (exit 0) and the table written
+    config = {**LLAMA, "layer_types": ["linear_attention", "full_attention"]}
+    (model / "q.json").write_text(json.dumps(config))
+    typo = run_in_process("generate", "--from-config", "q.json", "--layer-type", "ful_attention", "-o", "q.safetensors",
+                          cwd=str(model))  # fmt: skip
+    assert typo.code == 2
+    assert typo.stderr.startswith("pecli: error: q.json has no layer type 'ful_attention' in layer_types (did you mean")
+    linear = run_in_process("generate", "--from-config", "q.json", "--layer-type", "linear_attention",
+                            "-o", "q.safetensors", cwd=str(model))  # fmt: skip
+    assert linear.code == 2
+    assert "layers of type 'linear_attention' have no positional encoding" in linear.stderr
+    assert not (model / "q.safetensors").exists()
+    named = run_in_process("generate", "--from-config", "q.json", "--layer-type", "full_attention",
+                           "-o", "q.safetensors", cwd=str(model))  # fmt: skip
+    assert named.code == 0, named.stderr
