@@ -19,6 +19,40 @@ def check_sizes_positive(length: int | None, dim: int | None) -> None:
             raise ParameterError(f"{flag} must be a positive integer, got {value}", hint=f"e.g. {flag} 512")
 
 
+def free_disk_short_of(nbytes: int) -> str | None:
+    """The free space of the working directory's disk, in words, when a file of ``nbytes`` would not fit in it.
+
+    >>> free_disk_short_of(1) is None
+    True
+    """
+    import shutil
+
+    from pecli.dtypes import format_bytes
+
+    try:
+        free = shutil.disk_usage(".").free
+    except OSError:
+        return None
+    if nbytes <= free:
+        return None
+    return f"{format_bytes(free)} free on disk here"
+
+
+def check_fits_without_output(table: Any) -> None:
+    """Refuse a table too large for memory when no output was given, naming the fix: a file streams to
+    disk, unless the disk here has no room for it either (then only a smaller table helps)."""
+    from pecli.memory import check_fits_in_memory
+
+    full = free_disk_short_of(table.nbytes)
+    hint = "add -o FILE.npy or -o FILE.safetensors, which stream to disk"
+    check_fits_in_memory(
+        table.nbytes,
+        hint=f"use a smaller {table.parts()[0].size_placeholders}: a file would not fit either, with {full}"
+        if full
+        else hint,
+    )
+
+
 def require_shape(length: int | None, dim: int | None) -> tuple[int, int]:
     """``--len`` and ``--d`` must both be given, as positive integers."""
     missing = [flag for flag, value in (("--d", dim), ("--len", length)) if value is None]

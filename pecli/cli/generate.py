@@ -135,9 +135,9 @@ def generate(
     if output is None:
         if fmt is not None:
             raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
-        from pecli.memory import check_fits_in_memory
+        from pecli.cli.common import check_fits_without_output
 
-        check_fits_in_memory(table.nbytes, hint=_hint_without_output(table))
+        check_fits_without_output(table)
         with angles_on(backend) as placement:
             _print_summary(out, table.check())
         _note_unused_device(out, placement, table.scheme)
@@ -223,24 +223,6 @@ def _print_presets(out: Output, scheme: str | None) -> None:
     if not presets:
         out.note(f"{owner} has no presets")
     out.show(Listing(document, lines))
-
-
-def _hint_without_output(table: Any) -> str:
-    """What to do about a table too large for memory when no output was given: a file streams to
-    disk, unless the disk here has no room for it either (then only a smaller table helps)."""
-    import shutil
-
-    from pecli.dtypes import format_bytes
-
-    stream = "add -o FILE.npy or -o FILE.safetensors, which stream to disk"
-    try:
-        free = shutil.disk_usage(".").free
-    except OSError:
-        return stream
-    if table.nbytes <= free:
-        return stream
-    sizes = table.parts()[0].size_placeholders
-    return f"use a smaller {sizes}: a file would not fit either, with {format_bytes(free)} free on disk here"
 
 
 def _print_summary(out: Output, table: Any) -> None:

@@ -190,6 +190,18 @@ def _text_pieces(stream: Any) -> Iterator[str]:
     yield decoder.decode(b"", final=True)
 
 
+def _save_hint(table: Any) -> str:
+    """How to save the table: a file, unless the disk here cannot hold it (10^15 timesteps print at once)."""
+    from pecli.cli.common import free_disk_short_of
+    from pecli.dtypes import format_bytes
+
+    full = free_disk_short_of(table.nbytes)
+    if full:
+        size = format_bytes(table.nbytes)
+        return f"hint: a file of it would take {size}, with {full}: save fewer timesteps or a smaller --dim"
+    return "hint: save it with -o t_emb.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)"
+
+
 def _print_table(out: Output, table: Any) -> None:
     """The summary, then the first and last rows (a few leading and trailing columns) under their t."""
     import numpy as np
@@ -212,7 +224,7 @@ def _print_table(out: Output, table: Any) -> None:
         details=[Message(f"  timesteps: {_describe_timesteps(table.timesteps)}")],
         previews=[("", preview)],
         extra={"first_rows": first_rows},
-        hint="hint: save it with -o t_emb.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)",
+        hint=_save_hint(table),
     )
     out.show(report)
 

@@ -18,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pecli.dtypes import format_bytes
-from pecli.errors import Message
 from pecli.report import Shown
 
 __all__ = ["TableSummary", "summary_lines"]
@@ -85,7 +84,7 @@ def summary_lines(summary: Mapping[str, Any]) -> list[str]:
         lines.append(f"  parameters: {params}")
     if "min" not in summary:
         limit = format_bytes(VALUES_LIMIT)
-        return [*lines, Message(f"  values: not computed for a table over {limit} (write it with {{output}})")]
+        return [*lines, f"  values: not computed for a table over {limit}"]  # the hint says where it can go
     nan = f"{summary['nan']} NaN" if summary.get("nan") else ""
     if summary["min"] is None:
         return [*lines, f"  values: {nan or 'none'}"]

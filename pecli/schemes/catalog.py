@@ -36,7 +36,7 @@ from pecli.schemes._sizes import (
     t5_sizes,
 )
 from pecli.schemes.checks import choice
-from pecli.schemes.presets import get_preset
+from pecli.schemes.presets import get_preset, presets_of
 
 __all__ = ["SCHEMES", "Scheme", "find_scheme", "get_scheme", "resolve", "schemes_where"]
 
@@ -560,7 +560,9 @@ def resolve(scheme: str | None, preset: str | None, params: Mapping[str, Any]) -
     if chosen_preset is not None and scheme is not None and scheme != chosen_preset.scheme:
         raise ParameterError(
             f"preset {chosen_preset.name!r} is a {chosen_preset.scheme!r} preset, not {scheme!r}",
-            hint=f"drop the scheme or use {chosen_preset.scheme!r}",
+            hint=f"{scheme}'s presets: {', '.join(own)}"
+            if (own := presets_of(scheme))
+            else f"drop the scheme or use {chosen_preset.scheme!r}",
         )
     default = chosen_preset.scheme if chosen_preset else "sinusoidal"
     resolved = get_scheme(scheme if scheme is not None else default)

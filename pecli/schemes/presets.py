@@ -214,11 +214,19 @@ def get_preset(name: str, scheme: str | None = None) -> Preset:
     ... except ParameterError as error:
     ...     print(error.message)
     preset 'diffusers' belongs to sinusoidal, timestep and sincos2d: name the scheme
+    >>> try:
+    ...     get_preset("lmd", "timestep")
+    ... except ParameterError as error:
+    ...     print(error)
+    unknown preset 'lmd' for timestep (did you mean 'ldm'? valid: ldm, guided-diffusion, diffusers, ddpm)
     """
     if scheme is not None and (scheme, name) in PRESETS:
         return PRESETS[scheme, name]
     owners = preset_schemes(name) if isinstance(name, str) else []
     if not owners:
+        own = presets_of(scheme) if scheme is not None else []
+        if own:  # the scheme's own presets, not every scheme's (timestep --preset lmd)
+            raise ParameterError(f"unknown preset {name!r} for {scheme}", hint=did_you_mean(name, own))
         raise ParameterError(f"unknown preset {name!r}", hint=did_you_mean(name, preset_names()))
     if len(owners) > 1 and scheme is not None:
         raise ParameterError(f"scheme {scheme!r} has no preset {name!r}", hint=f"{and_list(owners)} have one")

@@ -378,6 +378,15 @@ class TimestepSpec(TableSpec):
 
     timesteps: TimestepList | TimestepRange | None = None
 
+    @property
+    def size_placeholders(self) -> str:
+        """The sizes a user can shrink: the width, and the number of timesteps (no length option).
+
+        >>> TimestepSpec.build(parse_timesteps("0 1"), 4).size_placeholders
+        '{dim} or fewer timesteps'
+        """
+        return "{dim} or fewer timesteps"
+
     @classmethod
     def build(
         cls,

@@ -92,7 +92,7 @@ _UNIT_ROUNDOFF = {"bfloat16": 2.0**-8, "float16": 2.0**-11, "float32": 2.0**-24,
 
 
 def _rounding_only(a: np.ndarray, b: np.ndarray) -> list[Finding]:
-    """"They differ only by rounding" when the difference is within a few roundings of the coarser table's
+    """ "They differ only by rounding" when the difference is within a few roundings of the coarser table's
     values (a float16 table against float32 ones); otherwise nothing: a difference that is merely inside
     the tolerance of the table's last rows (angle noise) is not rounding at its first rows.
 
