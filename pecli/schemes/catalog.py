@@ -197,6 +197,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 angles=True,
                 search="sinusoids",
                 length_independent=True,
+                mistakes="pecli.schemes.mistakes:sinusoidal_mistakes",
             ),
             Scheme(
                 "learned",

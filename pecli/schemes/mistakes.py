@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Mistakes", "alibi_mistakes", "rope_mistakes", "timestep_mistakes"]
+__all__ = ["Mistakes", "alibi_mistakes", "rope_mistakes", "sinusoidal_mistakes", "timestep_mistakes"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,25 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
         ]  # fmt: skip
     unscaled = None if scaling == "none" else {"scaling": "none", **dict.fromkeys(SCALING_PARAMETERS)}
     return Mistakes(base="base", unscaled=unscaled, pairing="layout", factors=factors, swaps=tuple(swaps))
+
+
+def sinusoidal_mistakes(params: Mapping[str, Any]) -> Mistakes:
+    """The sinusoids': the base, and the other frequency denominator (tensor2tensor's and fairseq's ``h − 1``
+    against Vaswani's ``h``, h = d/2: ``freq_shift``). Their column layouts and sin/cos order are column
+    permutations, which the diagnosis finds in any table.
+
+    >>> sinusoidal_mistakes({}).swaps[0][2]
+    {'freq_shift': 1.0}
+    >>> sinusoidal_mistakes({"freq_shift": 1.0}).swaps[0][1]
+    "Vaswani's frequencies base^(-2i/d) where base^(-i/(d/2 - 1)) apply"
+    """
+    if params.get("freq_shift") == 1.0:
+        swap = ("vaswani_frequencies", "Vaswani's frequencies base^(-2i/d) where base^(-i/(d/2 - 1)) apply",
+                {"freq_shift": None})  # fmt: skip
+    else:  # None and 0 are one denominator, d/2
+        swap = ("freq_shift_1", "tensor2tensor's and fairseq's frequencies base^(-i/(d/2 - 1)) where "
+                "Vaswani's base^(-2i/d) apply", {"freq_shift": 1.0})  # fmt: skip
+    return Mistakes(base="base", swaps=(swap,))
 
 
 def timestep_mistakes(params: Mapping[str, Any]) -> Mistakes:

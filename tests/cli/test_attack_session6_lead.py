@@ -3,6 +3,10 @@ command's, and a timestep table too large for the disk described with advice (-o
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from tests.conftest import run_in_process
 
 
@@ -43,3 +47,33 @@ def test_timestep_too_large_for_the_disk_is_not_told_to_write_a_file(tmp_path):
     assert shown.stderr.endswith(" free on disk here: save fewer timesteps or a smaller --dim\n")
     small = run_in_process("timestep", "--dim", "8", "1", cwd=str(tmp_path))
     assert small.stderr == "hint: save it with -o t_emb.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)\n"
+
+
+@pytest.mark.parametrize(
+    ("made", "code", "words"),
+    [
+        (("--base", "500000"), "base_differs", "the base differs"),
+        (("--freq-shift", "1"), "freq_shift_1", "tensor2tensor's and fairseq's frequencies base^(-i/(d/2 - 1))"),
+    ],
+)
+def test_a_sinusoidal_table_against_its_spec_names_the_mistake(tmp_path, made, code, words):
+    # sinusoidal declared no mistakes: "no known cause explains the difference" for a wrong base or denominator
+    written = run_in_process("generate", "--d", "64", "--len", "512", *made, "-o", "a.npy", cwd=str(tmp_path))
+    assert written.code == 0, written.stderr
+    for pair in (("a.npy", "sinusoidal"), ("sinusoidal", "a.npy")):
+        found = run_in_process("compare", *pair, "--json", cwd=str(tmp_path))
+        assert found.code == 1, found.stderr
+        diagnosis = json.loads(found.out)["diagnosis"]
+        assert [finding["code"] for finding in diagnosis] == [code]
+        assert words in diagnosis[0]["message"]
+        assert diagnosis[0]["figures"]["residual"] < 1e-6
+
+
+def test_a_fairseq_denominator_against_vaswanis_spec_is_named_the_other_way():
+    spec = "sinusoidal:freq_shift=1"
+    found = run_in_process("compare", "sinusoidal", spec, "--d", "64", "--len", "512", "--json")
+    assert found.code == 1, found.stderr
+    assert [finding["code"] for finding in json.loads(found.out)["diagnosis"]] in (
+        ["freq_shift_1"],
+        ["vaswani_frequencies"],
+    )
