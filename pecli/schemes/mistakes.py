@@ -89,6 +89,7 @@ def sinusoidal_mistakes(params: Mapping[str, Any]) -> Mistakes:
     >>> sinusoidal_mistakes({"freq_shift": 1.0}).swaps[0][1]
     "Vaswani's frequencies base^(-2i/d) where base^(-i/(d/2 - 1)) apply"
     """
+    swap: tuple[str, str, Mapping[str, Any]]
     if params.get("freq_shift") == 1.0:
         swap = ("vaswani_frequencies", "Vaswani's frequencies base^(-2i/d) where base^(-i/(d/2 - 1)) apply",
                 {"freq_shift": None})  # fmt: skip
