@@ -194,10 +194,11 @@ def main(argv: list[str] | None = None, *, output: Any = None) -> int:
             from pecli.cli.completion import install
 
             install()
-        from pecli.cli.output import Output, write_whole_stdout
+        from pecli.cli.output import Output, tolerate_narrow_stdout, write_whole_stdout
 
         if argv is None:  # the process's own command line: its stdout is ours until the exit
             write_whole_stdout()
+            tolerate_narrow_stdout()
         output = output if output is not None else Output(spell=_flag_for)
         with _restored_afterwards(signals=argv is not None):
             stop_on_signals()

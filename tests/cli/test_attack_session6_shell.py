@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 
 import pytest
+
+from tests.conftest import run_pecli
 
 FULL = "/dev/full"
 needs_dev_full = pytest.mark.skipif(not os.path.exists(FULL), reason="no /dev/full on this system")
@@ -43,3 +46,56 @@ def test_a_full_disk_on_stdout_is_one_line_and_exit_3(args):
     assert len(lines) == 1, stderr
     assert lines[0].startswith("pecli: error: cannot write ") and "No space left on device" in lines[0]
     assert "disk is full" in lines[0]
+
+
+# -- a stdout that cannot hold pecli's text, and file names that are not UTF-8 -------------------
+
+
+@pytest.fixture
+def table(tmp_path):
+    import numpy as np
+
+    np.save(tmp_path / "été.npy", np.arange(32, dtype=np.float32).reshape(8, 4))
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["info", "été.npy"],
+        ["identify", "été.npy"],
+        ["compare", "été.npy", "été.npy"],
+        ["schemes"],
+        ["plot", "été.npy", "--terminal", "--width", "40", "--height", "10"],
+    ],
+)
+def test_an_ascii_stdout_gets_escapes_not_an_internal_error(table, args):
+    result = run_pecli(*args, cwd=str(table), env={"PYTHONIOENCODING": "ascii", "LC_ALL": "C"})
+    assert result.code in (0, 1), result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    result.stdout.decode("ascii")  # every byte ASCII
+    if "été.npy" in args:
+        assert b"\\xe9t\\xe9.npy" in result.stdout
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1", "utf-8"])
+def test_json_is_valid_utf8_json_whatever_stdout_encoding(table, encoding):
+    result = run_pecli("info", "été.npy", "--json", cwd=str(table), env={"PYTHONIOENCODING": encoding})
+    assert result.code == 0, result.stderr
+    document = json.loads(result.stdout.decode("utf-8"))  # strict UTF-8, as RFC 8259 asks
+    assert document["file"] == "été.npy"
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS file systems refuse names that are not UTF-8")
+def test_a_file_name_that_is_not_utf8_is_escaped_in_text_and_json(tmp_path):
+    import numpy as np
+
+    name = os.fsencode(str(tmp_path)) + b"/\xff.npy"
+    with open(name, "wb") as handle:
+        np.save(handle, np.zeros((2, 2), dtype=np.float32))
+    text = run_pecli("info", "\udcff.npy", cwd=str(tmp_path), env={"LC_ALL": "C.UTF-8"})
+    assert text.code == 0, text.stderr
+    assert text.stdout.decode("utf-8").startswith("\\xff.npy: 1 tensor")  # no raw 0xff byte
+    as_json = run_pecli("info", "\udcff.npy", "--json", cwd=str(tmp_path), env={"LC_ALL": "C.UTF-8"})
+    assert as_json.code == 0, as_json.stderr
+    assert json.loads(as_json.stdout.decode("utf-8"))["file"] == "\udcff.npy"  # Python's name for the byte
