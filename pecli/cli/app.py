@@ -228,6 +228,17 @@ def main(argv: list[str] | None = None, *, output: Any = None) -> int:
         raise exit_ from None
 
 
+def _current_directory_gone() -> bool:
+    """Whether the working directory was removed under pecli (then no relative path can be resolved)."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def _stdout_error(error: OSError) -> str:
     """The line for a result that stdout would not take, with what to do about it.
 
@@ -432,6 +443,9 @@ def _run(argv: list[str] | None, output: Any) -> int:
         # a stream of its own, so its failure shows as an unnamed ENOSPC (pecli's files are named)
         if _stdout_failed(output) or (error.filename is None and error.errno == errno.ENOSPC):
             output.error(_stdout_error(error))
+            return int(ExitCode.FAILURE)
+        if error.filename is None and _current_directory_gone():  # os.path.abspath needs it (cd d; rmdir ../d)
+            output.error("the current directory no longer exists (cd to one that does, or give absolute paths)")
             return int(ExitCode.FAILURE)
         where = f": {error.filename!r}" if error.filename else ""
         output.error(f"{error.strerror or error}{where} (set PECLI_DEBUG=1 for the traceback)")

@@ -99,3 +99,31 @@ def test_a_file_name_that_is_not_utf8_is_escaped_in_text_and_json(tmp_path):
     as_json = run_pecli("info", "\udcff.npy", "--json", cwd=str(tmp_path), env={"LC_ALL": "C.UTF-8"})
     assert as_json.code == 0, as_json.stderr
     assert json.loads(as_json.stdout.decode("utf-8"))["file"] == "\udcff.npy"  # Python's name for the byte
+
+
+# -- the current directory removed under pecli ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["generate", "--d", "4", "--len", "4", "-o", "x.npy"],
+        ["generate", "--d", "4", "--len", "4", "-o", "x.safetensors"],
+        ["plot", "sinusoidal", "--d", "4", "--len", "4", "-o", "x.png"],
+    ],
+)
+def test_a_removed_current_directory_is_named(tmp_path, args):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PECLI_DEBUG"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), env.get("PYTHONPATH")]))
+    script = "import os, runpy, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); sys.argv[1:2] = []; "
+    script += "runpy.run_module('pecli', run_name='__main__')"
+    completed = subprocess.run([sys.executable, "-c", script, str(gone), *args], capture_output=True, env=env,
+                               timeout=120)  # fmt: skip
+    stderr = completed.stderr.decode()
+    assert completed.returncode == 3, stderr
+    assert (
+        stderr == "pecli: error: the current directory no longer exists (cd to one that does, or give absolute paths)\n"
+    )
+    assert sorted(os.listdir(tmp_path)) == []
