@@ -16,7 +16,7 @@ __all__ = ["ascii_float", "ascii_int", "printable"]
 
 #: characters that move the cursor, retitle the window, clear the screen or break a line: C0 and C1
 #: controls, DEL, and Unicode's line separators and bidirectional overrides
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def printable(text: str) -> str:
@@ -29,8 +29,21 @@ def printable(text: str) -> str:
     't\\x1b]0;pwned\\x07\\nnext'
     >>> printable("sinusoidal — base=10000")
     'sinusoidal — base=10000'
+
+    A byte of a file name that is not UTF-8 (``\xff``, which Python holds as the lone surrogate
+    ``\udcff``) is written as that byte's escape: raw, it is no valid text on a UTF-8 stream.
+
+    >>> printable("\udcff.npy")
+    '\\xff.npy'
     """
-    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+    return _CONTROL.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    if "\udc80" <= char <= "\udcff":  # os.fsdecode's stand-in for an undecodable byte
+        return f"\\x{ord(char) - 0xDC00:02x}"
+    return char.encode("unicode_escape", "backslashreplace").decode("ascii")
 
 
 def ascii_int(value: Any) -> int:

@@ -194,15 +194,16 @@ def main(argv: list[str] | None = None, *, output: Any = None) -> int:
             from pecli.cli.completion import install
 
             install()
-        from pecli.cli.output import Output, write_whole_stdout
+        from pecli.cli.output import Output, tolerate_narrow_stdout, write_whole_stdout
 
         if argv is None:  # the process's own command line: its stdout is ours until the exit
             write_whole_stdout()
+            tolerate_narrow_stdout()
         output = output if output is not None else Output(spell=_flag_for)
         with _restored_afterwards(signals=argv is not None):
             stop_on_signals()
             code = _run(argv, output)
-            output.stdout.flush()  # a reader that left shows up here, not as noise at interpreter exit
+            code = _flush_stdout(output, code)  # a reader that left shows up here, not as noise at interpreter exit
         if argv is None:  # a command line: its work is done, and a late Ctrl-C must not turn it into a failure
             for signum in (signal.SIGINT, *_STOPPING_SIGNALS):
                 signal.signal(signum, signal.SIG_IGN)
@@ -225,6 +226,61 @@ def main(argv: list[str] | None = None, *, output: Any = None) -> int:
             _silence_stdout()
             return int(ExitCode.OK)
         raise exit_ from None
+
+
+def _current_directory_gone() -> bool:
+    """Whether the working directory was removed under pecli (then no relative path can be resolved)."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _stdout_error(error: OSError) -> str:
+    """The line for a result that stdout would not take, with what to do about it.
+
+    >>> _stdout_error(OSError(28, "No space left on device"))
+    'cannot write to stdout: No space left on device (the disk is full: free space or redirect stdout elsewhere)'
+    """
+    hint = (
+        "the disk is full: free space or redirect stdout elsewhere"
+        if error.errno == errno.ENOSPC
+        else ("redirect stdout to a file or a pipe that takes it")
+    )
+    return f"cannot write to stdout: {error.strerror or error} ({hint})"
+
+
+def _stdout_failed(output: Any) -> bool:
+    """Whether stdout refuses what is waiting in its buffer (then it is emptied for good: /dev/null).
+
+    A write that failed leaves its bytes in the buffer, so flushing again fails the same way; a
+    failure elsewhere (reading a file) leaves stdout writable.
+    """
+    try:
+        output.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError):
+        _silence_stdout()
+        return True
+    return False
+
+
+def _flush_stdout(output: Any, code: int) -> int:
+    """``code``, or 3 with one line when the last of the result cannot be written (a full disk)."""
+    try:
+        output.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        _silence_stdout()
+        if code in (ExitCode.OK, ExitCode.NO_MATCH):  # the failure was not reported yet: the answer did not arrive
+            output.error(_stdout_error(error))
+            return int(ExitCode.FAILURE)
+    return code
 
 
 #: signals that stop pecli as Ctrl-C does (temporary removed, one line), each with its exit code
@@ -383,6 +439,14 @@ def _run(argv: list[str] | None, output: Any) -> int:
     except OSError as error:  # an I/O failure no check foresaw (a vanished file, a device error)
         if os.environ.get("PECLI_DEBUG"):
             raise
+        # the result could not be written (stdout on a full disk, /dev/full); click writes help through
+        # a stream of its own, so its failure shows as an unnamed ENOSPC (pecli's files are named)
+        if _stdout_failed(output) or (error.filename is None and error.errno == errno.ENOSPC):
+            output.error(_stdout_error(error))
+            return int(ExitCode.FAILURE)
+        if error.filename is None and _current_directory_gone():  # os.path.abspath needs it (cd d; rmdir ../d)
+            output.error("the current directory no longer exists (cd to one that does, or give absolute paths)")
+            return int(ExitCode.FAILURE)
         where = f": {error.filename!r}" if error.filename else ""
         output.error(f"{error.strerror or error}{where} (set PECLI_DEBUG=1 for the traceback)")
         return int(ExitCode.FAILURE)

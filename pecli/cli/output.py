@@ -36,7 +36,7 @@ from pecli.text import printable
 if TYPE_CHECKING:
     from pecli.report import Report
 
-__all__ = ["Output", "is_terminal", "note_chosen_key", "printable", "write_whole_stdout"]
+__all__ = ["Output", "is_terminal", "note_chosen_key", "printable", "tolerate_narrow_stdout", "write_whole_stdout"]
 
 
 def _dashed(name: str) -> str:
@@ -81,6 +81,35 @@ def _finite_or_null(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_finite_or_null(item) for item in value]
     return value
+
+
+def _encodes(text: str, encoding: str) -> bool:
+    """Whether ``text`` written in ``encoding`` is valid JSON bytes: UTF-8, with no lone surrogate.
+
+    >>> _encodes("été", "utf-8"), _encodes("\\udcff", "utf-8"), _encodes("été", "latin-1"), _encodes("e", "ascii")
+    (True, False, False, True)
+    """
+    import codecs
+
+    try:
+        text.encode("utf-8")
+        utf8 = codecs.lookup(encoding).name == "utf-8"
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return utf8 or text.isascii()
+
+
+def tolerate_narrow_stdout() -> None:
+    """Let a stdout whose encoding cannot hold pecli's text (``PYTHONIOENCODING=ascii``) escape it.
+
+    Names, units and the terminal view use non-ASCII characters (é, ×, —, █); a strict ASCII
+    stream would fail on the first of them. Escaped (``\xe9``), they still arrive, as stderr does by
+    default.
+    """
+    stdout = sys.stdout
+    if isinstance(stdout, io.TextIOWrapper) and stdout.errors == "strict":
+        with contextlib.suppress(ValueError, OSError):
+            stdout.reconfigure(errors="backslashreplace")
 
 
 class _ClosedStdout:
@@ -201,7 +230,12 @@ class Output:
         try:
             text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
         except ValueError:  # "Out of range float values": rare, so only then walk the document
-            text = json.dumps(_finite_or_null(document), indent=2, ensure_ascii=False, allow_nan=False)
+            document = _finite_or_null(document)
+            text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+        if not _encodes(text, getattr(self.stdout, "encoding", None) or "utf-8"):
+            # a file name that is no UTF-8 (held as \udcff), or an ASCII stdout (PYTHONIOENCODING=ascii):
+            # \u escapes keep the document valid JSON in any encoding
+            text = json.dumps(document, indent=2, ensure_ascii=True, allow_nan=False)
         self.stdout.write(text + "\n")
 
     def show(self, report: Report) -> None:
