@@ -154,15 +154,35 @@ def fit_title(title: str, width_inches: float, *, fontsize: float = 10.0, max_li
     >>> print(fit_title("rope: " + ", ".join(f"p{i}=value" for i in range(30)), 4.0))
     rope: p0=value, p1=value, p2=value, p3=value,
     p4=value, p5=value, p6=value, p7=value, p8=value,…
+    >>> print(fit_title("score — rope: " + ", ".join(f"p{i}=value" for i in range(30)) + " — llama3", 4.0))
+    score — rope: p0=value, p1=value, p2=value,
+    p3=value, p4=value, p5=value, p6=value,… — llama3
     """
     columns = max(10, int(width_inches * 72 / (fontsize * _GLYPH_WIDTH)))
     lines = textwrap.wrap(title, columns, break_on_hyphens=False) or [""]
-    if len(lines) > max_lines:
-        last = " ".join(lines[max_lines - 1 :])
-        lines = [*lines[: max_lines - 1], textwrap.shorten(last, columns, placeholder="…")]
-        if len(lines[-1]) > columns or lines[-1] == "…":  # a word longer than the line: cut the word
-            lines[-1] = last[: columns - 1] + "…"
-    return "\n".join(lines)
+    if len(lines) <= max_lines:
+        return "\n".join(lines)
+    head, between, name = title.rpartition(" — ")
+    if between and len(between + name) <= columns // 2:
+        # the input's name (a file, a model directory) closes the title: shorten the parameters before it
+        lines = _shortened(head, columns, max_lines, reserve=len(between + name))
+        if len(lines[-1] + between + name) > columns:  # fewer lines than allowed: the name takes the next
+            return "\n".join([*lines, between.strip() + " " + name])
+        return "\n".join([*lines[:-1], lines[-1] + between + name])
+    return "\n".join(_shortened(title, columns, max_lines))
+
+
+def _shortened(text: str, columns: int, max_lines: int, *, reserve: int = 0) -> list[str]:
+    """``text`` wrapped to ``columns``, its last line ending in "…" and leaving ``reserve`` columns free."""
+    lines = textwrap.wrap(text, columns, break_on_hyphens=False) or [""]
+    if len(lines) < max_lines or (len(lines) == max_lines and len(lines[-1]) + reserve <= columns):
+        return lines
+    last = " ".join(lines[max_lines - 1 :])
+    room = columns - reserve
+    shortened = textwrap.shorten(last, room, placeholder="…") if room >= 2 else "…"
+    if len(shortened) > room or shortened == "…":  # a word longer than the line: cut the word
+        shortened = last[: max(room - 1, 0)] + "…"
+    return [*lines[: max_lines - 1], shortened]
 
 
 class TableAxes(NamedTuple):

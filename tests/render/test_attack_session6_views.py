@@ -1,0 +1,58 @@
+"""Attack round of session 6 on the pictures (issue 30): what each figure shows, read from the figure itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from matplotlib.figure import Figure
+
+from tests.conftest import run_in_process
+
+MODELS = Path(__file__).resolve().parents[1] / "data" / "models"
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures the command saves, in order (they are still written)."""
+    figures: list[Figure] = []
+    real = Figure.savefig
+
+    def save(self, *args, **kwargs):
+        figures.append(self)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", save)
+    return figures
+
+
+def _titles(figure: Figure) -> str:
+    texts = [axes.get_title() for axes in figure.axes]
+    if figure._suptitle is not None:
+        texts.append(figure._suptitle.get_text())
+    return "\n".join(texts)
+
+
+def test_a_model_directory_s_distance_figure_names_the_model(tmp_path, drawn):
+    # the title ran "rotary score … — rope: base=500000.0, scaling=llama3, factor=8.0, …" and the
+    # shortening cut the model's name, which came last
+    result = run_in_process("distance", str(MODELS / "llama3"), "-o", str(tmp_path / "d.png"))
+    assert result.code == 0, result.stderr
+    [figure] = drawn
+    title = _titles(figure)
+    assert title.replace("\n", " ").rstrip().endswith("— llama3"), title
+    assert "scaling=llama3" in title
+
+
+def test_fit_title_keeps_the_closing_name_and_its_line_budget():
+    from pecli.render.titles import fit_title
+
+    title = "dot — rope: " + ", ".join(f"parameter{i}=1.0" for i in range(40)) + " — my-model"
+    fitted = fit_title(title, 4.0)
+    lines = fitted.split("\n")
+    assert len(lines) == 2 and lines[-1].endswith("… — my-model"), fitted
+    longest = max(len(line) for line in fit_title("x" * 10, 4.0, max_lines=1).split("\n"))
+    assert longest <= 10
+    # a short title is untouched, and a long closing part is shortened as any text
+    assert fit_title("dot — a.npy", 8.0) == "dot — a.npy"
+    assert fit_title("a " * 200 + "— " + "b" * 300, 4.0).count("\n") == 1
