@@ -56,3 +56,20 @@ def test_fit_title_keeps_the_closing_name_and_its_line_budget():
     # a short title is untouched, and a long closing part is shortened as any text
     assert fit_title("dot — a.npy", 8.0) == "dot — a.npy"
     assert fit_title("a " * 200 + "— " + "b" * 300, 4.0).count("\n") == 1
+
+
+@pytest.mark.parametrize("value", [3.0, -2.0, 0.0])
+def test_a_constant_table_s_colour_bar_says_its_one_value(tmp_path, drawn, value):
+    # the colour bar read "value (3 … 4)" for a table of 3s: the unit span given to the map, not the data
+    import numpy as np
+
+    path = tmp_path / "flat.npy"
+    np.save(path, np.full((50, 16), value))
+    result = run_in_process("plot", str(path), "-o", str(tmp_path / "flat.png"))
+    assert result.code == 0, result.stderr
+    [figure] = drawn
+    labels = [axes.get_ylabel() for axes in figure.axes]
+    assert f"value: every one {value + 0.0:g}" in labels, labels
+    [heatmap] = [axes for axes in figure.axes if axes.get_xlabel() == "Embedding Dimension"]
+    [image] = [*heatmap.images, *heatmap.collections]
+    assert np.all(np.asarray(image.get_array()) == value)
