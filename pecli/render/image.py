@@ -21,7 +21,7 @@ import numpy as np
 
 from pecli.errors import ParameterError
 from pecli.render.downsample import AxisStructure, Downsampled, column_structure, lowpass_average, row_structure
-from pecli.render.scale import ColorScale, color_scale
+from pecli.render.scale import ColorScale, color_scale, value_range
 
 __all__ = [
     "IMAGE_FORMATS",
@@ -260,8 +260,11 @@ def heatmap_figure(
     )
     set_title(axes, title, figsize[0])
     note = shrink_note(rows, cols, shrunk, filtered=given_cells is None)
-    if note:
-        note_in_figure(figure, note)
+    masked = value_range(values).nonfinite  # two passes over finite data; the grey must be named in the figure
+    grey = f"grey: {masked:,} NaN or ±inf {'cell' if given_cells is not None else 'value'}{'s' * (masked > 1)}"
+    shown = ", ".join(text for text in (note, grey if masked else None) if text)
+    if shown:
+        note_in_figure(figure, shown)
     return figure, note
 
 

@@ -73,3 +73,25 @@ def test_a_constant_table_s_colour_bar_says_its_one_value(tmp_path, drawn, value
     [heatmap] = [axes for axes in figure.axes if axes.get_xlabel() == "Embedding Dimension"]
     [image] = [*heatmap.images, *heatmap.collections]
     assert np.all(np.asarray(image.get_array()) == value)
+
+
+def test_grey_cells_are_named_in_the_figure(tmp_path, drawn):
+    # rows of NaN were drawn grey with nothing in the image saying what grey means (only a warning on stderr)
+    import numpy as np
+
+    table = np.random.default_rng(0).normal(size=(40, 16))
+    table[10:13] = np.nan
+    np.save(tmp_path / "nan.npy", table)
+    result = run_in_process("plot", str(tmp_path / "nan.npy"), "-o", str(tmp_path / "nan.png"))
+    assert result.code == 0, result.stderr
+    [figure] = drawn
+    assert [text.get_text() for text in figure.texts] == ["grey: 48 NaN or ±inf values"]
+
+
+def test_a_finite_table_s_figure_has_no_grey_note(tmp_path, drawn):
+    import numpy as np
+
+    np.save(tmp_path / "ok.npy", np.random.default_rng(0).normal(size=(40, 16)))
+    assert run_in_process("plot", str(tmp_path / "ok.npy"), "-o", str(tmp_path / "ok.png")).code == 0
+    [figure] = drawn
+    assert figure.texts == []
