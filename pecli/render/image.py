@@ -113,6 +113,28 @@ def new_figure(figsize: tuple[float, float], dpi: float) -> tuple[Any, Any]:
     return figure, figure.add_subplot()
 
 
+def heatmap_pixels(figsize: tuple[float, float], dpi: float) -> tuple[int, int]:
+    """The pixel rows and columns of the axes :func:`save_heatmap` draws in a ``figsize`` × ``dpi`` figure.
+
+    A matrix given as block cells (:class:`~pecli.render.downsample.Downsampled`) should have at most
+    these: more cells than pixels alias into moiré, and the figure's note would name a false resolution.
+
+    >>> heatmap_pixels((7, 6), 100)
+    (462, 435)
+    """
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    figure, axes = new_figure(figsize, dpi)
+    figure.colorbar(ScalarMappable(Normalize(0.0, 1.0), "viridis"), ax=axes)
+    return _axes_pixels(axes, figsize, dpi)
+
+
+def _axes_pixels(axes: Any, figsize: tuple[float, float], dpi: float) -> tuple[int, int]:
+    box = axes.get_position()
+    return math.ceil(box.height * figsize[1] * dpi), math.ceil(box.width * figsize[0] * dpi)
+
+
 def save_figure(figure: Any, path: str, dpi: float) -> None:
     """Render ``figure`` in the format ``path``'s extension names, then write it atomically."""
     from pecli.io.atomic import atomic_file
@@ -230,12 +252,11 @@ def heatmap_figure(
     # the colorbar first: it takes its space from the axes, whose final size then caps the cells
     colorbar = figure.colorbar(ScalarMappable(Normalize(low, high), colormap), ax=axes, extend=extend_arrows(scale))
     colorbar.set_label(scale.caption, fontsize="small")
-    box = axes.get_position()
     # an axis that fits the image's pixels is drawn as is; a longer one is averaged in blocks of
     # one size, to at most one cell per pixel of the axes
     # at most one cell per pixel of the axes: thinner cells alias into moiré (interleaved sin/cos
     # columns would beat against the pixel grid)
-    limits = [math.ceil(share * inches * dpi) for inches, share in ((figsize[1], box.height), (figsize[0], box.width))]
+    limits = list(_axes_pixels(axes, figsize, dpi))
     # vector output is for publication: every cell, as an image embedded at the table's own resolution
     full = vector and given_cells is None and rows * cols <= FULL_RESOLUTION_CELLS
     if full:

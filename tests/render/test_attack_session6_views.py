@@ -95,3 +95,47 @@ def test_a_finite_table_s_figure_has_no_grey_note(tmp_path, drawn):
     assert run_in_process("plot", str(tmp_path / "ok.npy"), "-o", str(tmp_path / "ok.png")).code == 0
     [figure] = drawn
     assert figure.texts == []
+
+
+def _axes_pixels(figure: Figure, x_label: str) -> tuple[float, float]:
+    """The pixel height and width of the axes whose x label starts with ``x_label``."""
+    figure.canvas.draw()
+    [axes] = [axes for axes in figure.axes if axes.get_xlabel().startswith(x_label)]
+    box = axes.get_window_extent()
+    return box.height + 1, box.width + 1  # a partial pixel at either edge
+
+
+def _heatmap_cells(figure: Figure):
+    import numpy as np
+
+    [axes] = [axes for axes in figure.axes if axes.get_xlabel() == "Position"]
+    [mesh] = [*axes.images, *axes.collections]
+    return np.asarray(mesh.get_array())
+
+
+@pytest.mark.parametrize("size", [[], ["--dpi", "200", "--figsize", "4,4"]])
+def test_a_long_distance_matrix_gets_one_cell_per_pixel_and_says_so(tmp_path, drawn, size):
+    # block means were 600 × 700 cells whatever the figure: drawn into 462 × 435 pixels (aliasing the
+    # diagonal away), and the figure's note said "averaged to 599 pixels"
+    import numpy as np
+
+    np.save(tmp_path / "long.npy", np.random.default_rng(0).normal(size=(3000, 4)))
+    result = run_in_process("distance", str(tmp_path / "long.npy"), "-o", str(tmp_path / "d.png"), *size)
+    assert result.code == 0, result.stderr
+    [figure] = drawn
+    rows, cols = _heatmap_cells(figure).shape
+    high, wide = _axes_pixels(figure, "Position")
+    assert high / 2 < rows <= high and wide / 2 < cols <= wide, (rows, cols, high, wide)
+    [note] = [text.get_text() for text in figure.texts]
+    assert f"rows averaged to {rows} pixels" in note and f"columns averaged to {cols} (3000)" in note
+
+
+def test_a_long_score_matrix_figure_gets_one_cell_per_pixel(tmp_path, drawn):
+    result = run_in_process("distance", "rope", "--d", "8", "--len", "2000", "-o", str(tmp_path / "r.png"))
+    assert result.code == 0, result.stderr
+    [figure] = drawn
+    [axes] = [axes for axes in figure.axes if axes.get_xlabel().startswith("Key position")]
+    [mesh] = [*axes.images, *axes.collections]
+    rows, cols = mesh.get_array().shape
+    high, wide = _axes_pixels(figure, "Key position")
+    assert high / 2 < rows <= high and wide / 2 < cols <= wide, (rows, cols, high, wide)
