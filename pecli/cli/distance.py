@@ -259,6 +259,10 @@ def _profile(out: Output, vectors: Any, request: DistanceRequest) -> None:
         max_offset = DEFAULT_MAX_OFFSET
         out.note(f"profile of offsets 0..{max_offset} of {len(vectors) - 1} (--max-offset sets the last one)")
     result = offset_profile(vectors, request.metric, max_offset=max_offset)
+    last = len(vectors) - 1
+    if len(result.offsets) and int(result.offsets[-1]) < last and request.style.title is None:
+        # the chart's x axis ends where the profile stops: the figure says it is not the whole table
+        request = dataclasses.replace(request, title=f"{request.title}, offsets 0..{int(result.offsets[-1])} of {last}")
     if request.kind == "data":
         import numpy as np
 

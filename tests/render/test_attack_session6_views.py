@@ -139,3 +139,28 @@ def test_a_long_score_matrix_figure_gets_one_cell_per_pixel(tmp_path, drawn):
     rows, cols = mesh.get_array().shape
     high, wide = _axes_pixels(figure, "Key position")
     assert high / 2 < rows <= high and wide / 2 < cols <= wide, (rows, cols, high, wide)
+
+
+@pytest.mark.parametrize(
+    ("args", "stop"),
+    [
+        (["--len", "20000"], "offsets 0..1024 of 19999"),
+        (["--len", "400", "--max-offset", "50"], "offsets 0..50 of 399"),
+    ],
+)
+def test_a_profile_that_stops_early_says_so_in_the_figure(tmp_path, drawn, args, stop):
+    # the x axis ended at offset 1024 of 19999 and only stderr said the profile stopped there
+    result = run_in_process("distance", "sinusoidal", "--d", "16", *args, "--profile", "-o", str(tmp_path / "p.png"))
+    assert result.code == 0, result.stderr
+    [figure] = drawn
+    assert stop in _titles(figure).replace("\n", " ")
+    [axes] = [axes for axes in figure.axes if axes.lines]
+    assert max(line.get_xdata()[-1] for line in axes.lines) == int(stop.split("..")[1].split()[0])
+
+
+def test_a_whole_profile_claims_no_stop(tmp_path, drawn):
+    result = run_in_process(
+        "distance", "sinusoidal", "--d", "16", "--len", "400", "--profile", "-o", str(tmp_path / "p.png")
+    )
+    assert result.code == 0, result.stderr
+    assert "offsets 0.." not in _titles(drawn[0])
