@@ -421,6 +421,14 @@ def draw_cells(
     axes.xaxis.set_major_locator(index_locator())
     if float(row_values[0]).is_integer() and float(row_values[1]).is_integer():
         axes.yaxis.set_major_locator(index_locator())
+    if row_values != (0.0, 1.0):
+        # rows that stand for timesteps: ticks from the first row's value to the last's (a row's band
+        # reaches half a step beyond, where a tick would name a timestep no row has, e.g. −100)
+        from matplotlib.ticker import FixedLocator
+
+        first, last = sorted(row_values[0] + row_values[1] * (y_from + np.array([0, shrunk.row_edges[-1] - 1])))
+        ticks = axes.yaxis.get_major_locator().tick_values(first, last)
+        axes.yaxis.set_major_locator(FixedLocator([tick for tick in ticks if first - 1e-9 <= tick <= last + 1e-9]))
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     return mesh

@@ -212,8 +212,10 @@ def table_axes(metadata: Mapping[str, str], *, symmetric: bool = False) -> Table
     described = find_scheme(metadata.get("scheme"))
     axes = described.axes if described else None
     if axes == "timesteps":
-        start, step = _range_start_step(metadata.get("timesteps", ""))
-        return TableAxes(y_label="Timestep t", row_start=start, row_step=step)
+        spacing = _timestep_spacing(metadata.get("timesteps", ""))
+        if spacing is None:  # rows are not a timestep axis: say what a row is, not "Timestep t" over row numbers
+            return TableAxes(y_label="Row i (timestep t_i, unevenly spaced)")
+        return TableAxes(y_label="Timestep t", row_start=spacing[0], row_step=spacing[1])
     if axes == "query-key":  # biases and buckets of query i against key j
         return TableAxes("Key position j", "Query position i")
     if "metric" in metadata or (symmetric and "scheme" not in metadata):
@@ -223,6 +225,35 @@ def table_axes(metadata: Mapping[str, str], *, symmetric: bool = False) -> Table
     if axes == "pixels":
         return TableAxes(y_label="Pixel (grid rows, row-major)")
     return TableAxes()
+
+
+def _timestep_spacing(text: str) -> tuple[float, float] | None:
+    """START and STEP of the timesteps a table records (a range, or an evenly spaced list); None when uneven.
+
+    >>> _timestep_spacing("0:1000:10"), _timestep_spacing("[0, 250, 500]"), _timestep_spacing("[7]")
+    ((0.0, 10.0), (0.0, 250.0), (7.0, 1.0))
+    >>> _timestep_spacing("[0, 250, 999]") is None
+    True
+    """
+    if not text.startswith("["):
+        return _range_start_step(text)
+    import json
+
+    try:
+        values = [float(value) for value in json.loads(text)]
+    except (ValueError, TypeError):
+        return None
+    if not values:
+        return 0.0, 1.0
+    if len(values) == 1:
+        return values[0], 1.0
+    from itertools import pairwise
+
+    steps = [b - a for a, b in pairwise(values)]
+    step = (values[-1] - values[0]) / (len(values) - 1)
+    if step != 0 and all(abs(each - step) <= 1e-9 * max(abs(step), 1.0) for each in steps):
+        return values[0], step
+    return None
 
 
 def _range_start_step(text: str) -> tuple[float, float]:

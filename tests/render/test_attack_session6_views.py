@@ -164,3 +164,31 @@ def test_a_whole_profile_claims_no_stop(tmp_path, drawn):
     )
     assert result.code == 0, result.stderr
     assert "offsets 0.." not in _titles(drawn[0])
+
+
+def _y_axis(figure: Figure) -> tuple[str, list[float]]:
+    [axes] = [axes for axes in figure.axes if axes.get_xlabel() == "Embedding Dimension"]
+    low, high = sorted(axes.get_ylim())
+    return axes.get_ylabel(), [float(tick) for tick in axes.get_yticks() if low <= tick <= high]  # the ticks drawn
+
+
+def test_timesteps_listed_evenly_are_the_y_axis_and_uneven_ones_are_not_called_timesteps(tmp_path, drawn):
+    # "pecli timestep 0 250 999" drew rows 0, 1, 2 under the label "Timestep t", and an even list
+    # 0 250 500 the same row numbers; a range's ticks reached −100, a timestep no row has
+    for name, steps in (("even", ["0", "250", "500"]), ("uneven", ["0", "250", "999"])):
+        path = str(tmp_path / f"{name}.safetensors")
+        assert run_in_process("timestep", *steps, "--dim", "16", "-o", path).code == 0
+        assert run_in_process("plot", path, "-o", str(tmp_path / f"{name}.png")).code == 0
+    even, uneven = (_y_axis(figure) for figure in drawn)
+    assert even[0] == "Timestep t"
+    assert min(even[1]) == 0 and max(even[1]) == 500 and len(even[1]) * 100 > 250
+    assert uneven[0] != "Timestep t" and "unevenly" in uneven[0]
+    assert uneven[1] == [0.0, 1.0, 2.0]
+
+
+def test_a_timestep_range_s_ticks_stay_on_its_timesteps(tmp_path, drawn):
+    path = str(tmp_path / "range.safetensors")
+    assert run_in_process("timestep", "--range", "100:1000:300", "--dim", "16", "-o", path).code == 0
+    assert run_in_process("plot", path, "-o", str(tmp_path / "range.png")).code == 0
+    label, ticks = _y_axis(drawn[0])
+    assert label == "Timestep t" and ticks and min(ticks) >= 100 and max(ticks) <= 950
