@@ -192,3 +192,21 @@ def test_a_timestep_range_s_ticks_stay_on_its_timesteps(tmp_path, drawn):
     assert run_in_process("plot", path, "-o", str(tmp_path / "range.png")).code == 0
     label, ticks = _y_axis(drawn[0])
     assert label == "Timestep t" and ticks and min(ticks) >= 100 and max(ticks) <= 950
+
+
+def test_a_terminal_distance_heatmap_of_block_means_does_not_call_them_values():
+    # "values 5.688 … 13.79" under a 64 × 64 dot matrix whose values reach 16 (the diagonal): the
+    # range of the block means, named as the matrix's
+    args = ("distance", "sinusoidal", "--d", "32", "--len", "64", "--height", "15", "--no-color")
+    drawn = run_in_process(*args, "--width", "100").out.splitlines()
+    assert "64 × 64 → 8 × 64 block means" in drawn[-2]
+    assert drawn[-1].split()[:2] == ["block", "means"]
+    high = float(drawn[-1].split()[-1])
+    exact = run_in_process(*args, "--json").out
+    import json
+
+    top = max(max(row) for row in json.loads(exact)["matrix"])
+    assert top == pytest.approx(16.0, abs=1e-3) and top > high
+    small = run_in_process("distance", "sinusoidal", "--d", "32", "--len", "8", "--width", "100", "--height", "30",
+                           "--no-color").out.splitlines()  # fmt: skip
+    assert small[-1].split()[0] == "values" and small[-1].split()[-1] == "16"
