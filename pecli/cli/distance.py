@@ -213,8 +213,11 @@ def _matrix(out: Output, vectors: Any, request: DistanceRequest) -> None:
         write_data(out, request, "distance", matrix_blocks, meta)
         return
     if request.kind == "image":
-        if count > _FIGURE_CELLS[0]:
-            cells, figure = _block_means(vectors, metric, *_FIGURE_CELLS), _block_mean_request(request)
+        from pecli.render.image import heatmap_pixels
+
+        pixels = heatmap_pixels(request.style.figsize or _FIGSIZE, request.style.dpi)
+        if count > min(pixels):
+            cells, figure = _block_means(vectors, metric, *pixels), _block_mean_request(request)
         else:
             _check_matrix_fits(count)
             cells, figure = distance_matrix(vectors, metric, dtype="float32"), request
@@ -256,6 +259,10 @@ def _profile(out: Output, vectors: Any, request: DistanceRequest) -> None:
         max_offset = DEFAULT_MAX_OFFSET
         out.note(f"profile of offsets 0..{max_offset} of {len(vectors) - 1} (--max-offset sets the last one)")
     result = offset_profile(vectors, request.metric, max_offset=max_offset)
+    last = len(vectors) - 1
+    if len(result.offsets) and int(result.offsets[-1]) < last and request.style.title is None:
+        # the chart's x axis ends where the profile stops: the figure says it is not the whole table
+        request = dataclasses.replace(request, title=f"{request.title}, offsets 0..{int(result.offsets[-1])} of {last}")
     if request.kind == "data":
         import numpy as np
 
@@ -285,8 +292,8 @@ def _profile(out: Output, vectors: Any, request: DistanceRequest) -> None:
 _LIMITS = {"cosine": (-1.0, 1.0)}
 
 
-#: cell rows and columns of the figure when the matrix is drawn from block means (its axes' pixels)
-_FIGURE_CELLS = (600, 700)
+#: the matrix figure's size in inches (its block cells: one per pixel of its axes, pecli.render.image.heatmap_pixels)
+_FIGSIZE = (7.0, 6.0)
 
 
 def _colors(request: DistanceRequest, matrix: Any) -> Any:
@@ -374,7 +381,7 @@ def _save_matrix_figure(path: str, matrix: Any, request: DistanceRequest) -> str
         y_label=style.y_label or "Position",
         scale=_colors(request, matrix),
         dpi=style.dpi,
-        figsize=style.figsize or (7, 6),
+        figsize=style.figsize or _FIGSIZE,
         x_ticks_from=positions.start,
         y_ticks_from=positions.start,
     )

@@ -24,8 +24,17 @@ if TYPE_CHECKING:
 
 __all__ = ["refuse_unused", "relative_distance"]
 
-#: cell rows and columns of a figure of a score or bias matrix (its axes' pixels)
+#: cell rows and columns of a figure of a bias matrix's heads (each panel averages them to its pixels)
 _FIGURE_CELLS = (600, 700)
+#: the size in inches of a figure of one score or bias matrix
+_MATRIX_FIGSIZE = (7.0, 6.0)
+
+
+def _matrix_pixels(request: DistanceRequest) -> tuple[int, int]:
+    """One cell per pixel of the matrix figure's axes: more would alias, and its note would say a false size."""
+    from pecli.render.image import heatmap_pixels
+
+    return heatmap_pixels(request.style.figsize or _MATRIX_FIGSIZE, request.style.dpi)
 
 
 def refuse_unused(options: dict[str, Any], what: str) -> None:
@@ -139,7 +148,7 @@ def _rope_matrix(out: Output, source: RelativeInput, request: DistanceRequest) -
         write_data(out, request, "score", Tensor((length, length), "float32", blocks), {"qk": source.qk})
         return
     if request.kind == "image":
-        (cells,) = _cells(source, _FIGURE_CELLS)
+        (cells,) = _cells(source, _matrix_pixels(request))
         _save_matrix(out, request, cells, title, symmetric=True)
         return
 
@@ -267,7 +276,7 @@ def _bias_matrices(out: Output, source: RelativeInput, request: DistanceRequest)
         out.note(f"wrote {request.output}")
         return
     if request.kind == "image":
-        (cells,) = _cells(source, _FIGURE_CELLS)
+        (cells,) = _cells(source, _matrix_pixels(request))
         _save_matrix(out, request, cells, title, symmetric=False)
         return
 
@@ -328,7 +337,7 @@ def _save_matrix(out: Output, request: DistanceRequest, cells: Any, title: str, 
     style = request.style
     save_heatmap(cells, str(request.output), x_label=style.x_label or "Key position n",
                  y_label=style.y_label or "Query position m", vmin=scale.low, vmax=scale.high, cmap=scale.cmap,
-                 **_figure(request, title, (7.0, 6.0)))  # fmt: skip
+                 **_figure(request, title, _MATRIX_FIGSIZE))  # fmt: skip
     out.note(f"wrote {request.output}")
 
 

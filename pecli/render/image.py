@@ -21,7 +21,7 @@ import numpy as np
 
 from pecli.errors import ParameterError
 from pecli.render.downsample import AxisStructure, Downsampled, column_structure, lowpass_average, row_structure
-from pecli.render.scale import ColorScale, color_scale
+from pecli.render.scale import ColorScale, color_scale, value_range
 
 __all__ = [
     "IMAGE_FORMATS",
@@ -111,6 +111,28 @@ def new_figure(figsize: tuple[float, float], dpi: float) -> tuple[Any, Any]:
         left=max(0.125, 0.75 / width), bottom=max(0.11, 0.6 / height), top=min(0.88, 1 - 0.6 / height)
     )
     return figure, figure.add_subplot()
+
+
+def heatmap_pixels(figsize: tuple[float, float], dpi: float) -> tuple[int, int]:
+    """The pixel rows and columns of the axes :func:`save_heatmap` draws in a ``figsize`` × ``dpi`` figure.
+
+    A matrix given as block cells (:class:`~pecli.render.downsample.Downsampled`) should have at most
+    these: more cells than pixels alias into moiré, and the figure's note would name a false resolution.
+
+    >>> heatmap_pixels((7, 6), 100)
+    (462, 435)
+    """
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    figure, axes = new_figure(figsize, dpi)
+    figure.colorbar(ScalarMappable(Normalize(0.0, 1.0), "viridis"), ax=axes)
+    return _axes_pixels(axes, figsize, dpi)
+
+
+def _axes_pixels(axes: Any, figsize: tuple[float, float], dpi: float) -> tuple[int, int]:
+    box = axes.get_position()
+    return math.ceil(box.height * figsize[1] * dpi), math.ceil(box.width * figsize[0] * dpi)
 
 
 def save_figure(figure: Any, path: str, dpi: float) -> None:
@@ -230,12 +252,11 @@ def heatmap_figure(
     # the colorbar first: it takes its space from the axes, whose final size then caps the cells
     colorbar = figure.colorbar(ScalarMappable(Normalize(low, high), colormap), ax=axes, extend=extend_arrows(scale))
     colorbar.set_label(scale.caption, fontsize="small")
-    box = axes.get_position()
     # an axis that fits the image's pixels is drawn as is; a longer one is averaged in blocks of
     # one size, to at most one cell per pixel of the axes
     # at most one cell per pixel of the axes: thinner cells alias into moiré (interleaved sin/cos
     # columns would beat against the pixel grid)
-    limits = [math.ceil(share * inches * dpi) for inches, share in ((figsize[1], box.height), (figsize[0], box.width))]
+    limits = list(_axes_pixels(axes, figsize, dpi))
     # vector output is for publication: every cell, as an image embedded at the table's own resolution
     full = vector and given_cells is None and rows * cols <= FULL_RESOLUTION_CELLS
     if full:
@@ -260,8 +281,11 @@ def heatmap_figure(
     )
     set_title(axes, title, figsize[0])
     note = shrink_note(rows, cols, shrunk, filtered=given_cells is None)
-    if note:
-        note_in_figure(figure, note)
+    masked = value_range(values).nonfinite  # two passes over finite data; the grey must be named in the figure
+    grey = f"grey: {masked:,} NaN or ±inf {'cell' if given_cells is not None else 'value'}{'s' * (masked > 1)}"
+    shown = ", ".join(text for text in (note, grey if masked else None) if text)
+    if shown:
+        note_in_figure(figure, shown)
     return figure, note
 
 
@@ -397,6 +421,14 @@ def draw_cells(
     axes.xaxis.set_major_locator(index_locator())
     if float(row_values[0]).is_integer() and float(row_values[1]).is_integer():
         axes.yaxis.set_major_locator(index_locator())
+    if row_values != (0.0, 1.0):
+        # rows that stand for timesteps: ticks from the first row's value to the last's (a row's band
+        # reaches half a step beyond, where a tick would name a timestep no row has, e.g. −100)
+        from matplotlib.ticker import FixedLocator
+
+        first, last = sorted(row_values[0] + row_values[1] * (y_from + np.array([0, shrunk.row_edges[-1] - 1])))
+        ticks = axes.yaxis.get_major_locator().tick_values(first, last)
+        axes.yaxis.set_major_locator(FixedLocator([tick for tick in ticks if first - 1e-9 <= tick <= last + 1e-9]))
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     return mesh

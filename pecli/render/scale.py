@@ -97,6 +97,7 @@ class ColorScale(NamedTuple):
     robust: bool = False
     clipped: float = 0.0
     full: tuple[float, float] = (0.0, 0.0)
+    flat: float | None = None
 
     @property
     def caption(self) -> str:
@@ -106,8 +107,12 @@ class ColorScale(NamedTuple):
         ('value (0 … 3)', 'value (-8 … 0)')
         >>> color_scale(np.eye(2) - 0.5).caption
         'value, 0 at the centre colour'
+        >>> color_scale(np.full((2, 2), 3.0)).caption  # not "3 … 4": the unit span only gives the map a width
+        'value: every one 3'
         """
-        if self.diverging:
+        if self.flat is not None:
+            text = f"value: every one {self.flat + 0.0:.4g}"
+        elif self.diverging:
             text = "value, 0 at the centre colour"
         else:
             text = f"value ({self.low + 0.0:.4g} … {self.high + 0.0:.4g})"  # + 0.0: no "-0"
@@ -221,12 +226,15 @@ def color_scale(
             data=ValueRange(-data.high, -data.low, data.nonfinite),
             sample=_Negated(matrix, sample),
         )
-        return mirror._replace(low=-mirror.high, high=-mirror.low, full=(-mirror.full[1], -mirror.full[0]))
+        flat = None if mirror.flat is None else -mirror.flat
+        return mirror._replace(low=-mirror.high, high=-mirror.low, full=(-mirror.full[1], -mirror.full[0]), flat=flat)
     # limits given symmetric around 0 centre the map there, whatever the sign of this sample
     centred = vmin is not None and vmax is not None and vmin < 0 < vmax and math.isclose(-vmin, vmax)
     diverging = centred or not (np.isfinite(data.low) and data.low >= 0)
     colormap = cmap or ("RdBu" if diverging else "viridis")
     full = color_limits(data, vmin, vmax) if diverging else _sequential(data, vmin, vmax)
+    if data.low == data.high and vmin is None and vmax is None:  # one value: its colour, whatever the limits
+        return ColorScale(*full, colormap, diverging, full=full, flat=data.low)
     if (vmin is not None and vmax is not None) or robust is False or not np.isfinite(data.low):
         return ColorScale(*full, colormap, diverging, full=full)
     if isinstance(sample, _Negated):

@@ -330,7 +330,11 @@ def heatmap(
     if not values:
         return "\n".join(lines)
     value_text = (
-        f"values {_format_value(data.low)} … {_format_value(data.high)}" if data.nonfinite < source.size else ""
+        # cells averaged before they came here (a long distance matrix) range less far than its values
+        f"{'block means' if given is not None and given.shrunk else 'values'} {_format_value(data.low)} … "
+        f"{_format_value(data.high)}"
+        if data.nonfinite < source.size
+        else ""
     )
     masked = f"{data.nonfinite} NaN/inf masked" if data.nonfinite else ""
     left_out = [

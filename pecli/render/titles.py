@@ -154,15 +154,35 @@ def fit_title(title: str, width_inches: float, *, fontsize: float = 10.0, max_li
     >>> print(fit_title("rope: " + ", ".join(f"p{i}=value" for i in range(30)), 4.0))
     rope: p0=value, p1=value, p2=value, p3=value,
     p4=value, p5=value, p6=value, p7=value, p8=value,…
+    >>> print(fit_title("score — rope: " + ", ".join(f"p{i}=value" for i in range(30)) + " — llama3", 4.0))
+    score — rope: p0=value, p1=value, p2=value,
+    p3=value, p4=value, p5=value, p6=value,… — llama3
     """
     columns = max(10, int(width_inches * 72 / (fontsize * _GLYPH_WIDTH)))
     lines = textwrap.wrap(title, columns, break_on_hyphens=False) or [""]
-    if len(lines) > max_lines:
-        last = " ".join(lines[max_lines - 1 :])
-        lines = [*lines[: max_lines - 1], textwrap.shorten(last, columns, placeholder="…")]
-        if len(lines[-1]) > columns or lines[-1] == "…":  # a word longer than the line: cut the word
-            lines[-1] = last[: columns - 1] + "…"
-    return "\n".join(lines)
+    if len(lines) <= max_lines:
+        return "\n".join(lines)
+    head, between, name = title.rpartition(" — ")
+    if between and len(between + name) <= columns // 2:
+        # the input's name (a file, a model directory) closes the title: shorten the parameters before it
+        lines = _shortened(head, columns, max_lines, reserve=len(between + name))
+        if len(lines[-1] + between + name) > columns:  # fewer lines than allowed: the name takes the next
+            return "\n".join([*lines, between.strip() + " " + name])
+        return "\n".join([*lines[:-1], lines[-1] + between + name])
+    return "\n".join(_shortened(title, columns, max_lines))
+
+
+def _shortened(text: str, columns: int, max_lines: int, *, reserve: int = 0) -> list[str]:
+    """``text`` wrapped to ``columns``, its last line ending in "…" and leaving ``reserve`` columns free."""
+    lines = textwrap.wrap(text, columns, break_on_hyphens=False) or [""]
+    if len(lines) < max_lines or (len(lines) == max_lines and len(lines[-1]) + reserve <= columns):
+        return lines
+    last = " ".join(lines[max_lines - 1 :])
+    room = columns - reserve
+    shortened = textwrap.shorten(last, room, placeholder="…") if room >= 2 else "…"
+    if len(shortened) > room or shortened == "…":  # a word longer than the line: cut the word
+        shortened = last[: max(room - 1, 0)] + "…"
+    return [*lines[: max_lines - 1], shortened]
 
 
 class TableAxes(NamedTuple):
@@ -192,8 +212,10 @@ def table_axes(metadata: Mapping[str, str], *, symmetric: bool = False) -> Table
     described = find_scheme(metadata.get("scheme"))
     axes = described.axes if described else None
     if axes == "timesteps":
-        start, step = _range_start_step(metadata.get("timesteps", ""))
-        return TableAxes(y_label="Timestep t", row_start=start, row_step=step)
+        spacing = _timestep_spacing(metadata.get("timesteps", ""))
+        if spacing is None:  # rows are not a timestep axis: say what a row is, not "Timestep t" over row numbers
+            return TableAxes(y_label="Row i (timestep t_i, unevenly spaced)")
+        return TableAxes(y_label="Timestep t", row_start=spacing[0], row_step=spacing[1])
     if axes == "query-key":  # biases and buckets of query i against key j
         return TableAxes("Key position j", "Query position i")
     if "metric" in metadata or (symmetric and "scheme" not in metadata):
@@ -203,6 +225,35 @@ def table_axes(metadata: Mapping[str, str], *, symmetric: bool = False) -> Table
     if axes == "pixels":
         return TableAxes(y_label="Pixel (grid rows, row-major)")
     return TableAxes()
+
+
+def _timestep_spacing(text: str) -> tuple[float, float] | None:
+    """START and STEP of the timesteps a table records (a range, or an evenly spaced list); None when uneven.
+
+    >>> _timestep_spacing("0:1000:10"), _timestep_spacing("[0, 250, 500]"), _timestep_spacing("[7]")
+    ((0.0, 10.0), (0.0, 250.0), (7.0, 1.0))
+    >>> _timestep_spacing("[0, 250, 999]") is None
+    True
+    """
+    if not text.startswith("["):
+        return _range_start_step(text)
+    import json
+
+    try:
+        values = [float(value) for value in json.loads(text)]
+    except (ValueError, TypeError):
+        return None
+    if not values:
+        return 0.0, 1.0
+    if len(values) == 1:
+        return values[0], 1.0
+    from itertools import pairwise
+
+    steps = [b - a for a, b in pairwise(values)]
+    step = (values[-1] - values[0]) / (len(values) - 1)
+    if step != 0 and all(abs(each - step) <= 1e-9 * max(abs(step), 1.0) for each in steps):
+        return values[0], step
+    return None
 
 
 def _range_start_step(text: str) -> tuple[float, float]:
