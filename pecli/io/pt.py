@@ -180,7 +180,9 @@ def _torch_load_reason(error: Exception) -> str:
     """The informative line of a torch.load error (which starts with a paragraph about torch 2.6)."""
     if "alloc" in str(error) and isinstance(error, RuntimeError):  # torch's "[enforce fail at alloc_cpu.cpp…]"
         return "it declares a storage larger than the memory available"
-    if "wrong byte size" in str(error):  # torch's "storage has wrong byte size: expected %ld got %ld…"
+    if "wrong byte size" in str(error) or "storage that is not resizable" in str(
+        error
+    ):  # read / mapped  # torch's "storage has wrong byte size: expected %ld got %ld…"
         return "it declares a storage larger than the file holds"
     refused = re.search(r"GLOBAL (\S+) was not an allowed global", str(error))
     if refused:  # torch goes on to suggest allowing it: pecli never runs a pickled class or function

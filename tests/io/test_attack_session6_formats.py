@@ -208,3 +208,19 @@ def test_safetensors_names_with_control_characters_are_listed_escaped(tmp_path):
     done = _pecli("identify", "two.safetensors", cwd=str(tmp_path))
     assert done.returncode == 2 and "\x1b" not in done.stderr and done.stderr.count("\n") == 1
     assert r"'pe\x1b[31m'" in done.stderr and r"'b\nnl'" in done.stderr
+
+
+def test_a_mapped_pt_whose_record_is_shorter_than_its_storage_says_so(tmp_path):
+    """Mapped (a file over the size read whole), torch says "Trying to resize storage that is not resizable"."""
+    import zipfile
+
+    buffer = io.BytesIO()
+    torch.save({"pad": torch.ones(5_000_000), "pe": torch.zeros(300, 300)}, buffer)
+    source = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))
+    with zipfile.ZipFile(tmp_path / "short.pt", "w", zipfile.ZIP_STORED) as target:
+        for member in source.namelist():
+            data = source.read(member)
+            target.writestr(member, data[:1000] if member.endswith("data/1") else data)
+    assert os.path.getsize(tmp_path / "short.pt") > 16 << 20
+    with pytest.raises(TableFileError, match="declares a storage larger than the file holds"):
+        read_table(str(tmp_path / "short.pt"), key="pe")
