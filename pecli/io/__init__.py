@@ -290,7 +290,27 @@ def open_tensors(source: str | IO[bytes]) -> Iterator[TableFile]:
                 hint="pecli reads tables written by numpy, safetensors, torch, or itself as text",
             )
         entries, metadata = _read_entries(kind, handle, name, size)
+        _check_names(name, [*entries, *metadata.keys(), *metadata.values()])
         yield TableFile(entries, metadata, name, size)
+
+
+def _check_names(name: str, texts: Iterable[str]) -> None:
+    """Refuse a tensor name or metadata string that is no valid Unicode: a JSON ``"\\ud800"`` or a
+    pickled string may hold an unpaired surrogate, which no output (terminal, JSON, a file) can encode.
+
+    >>> _check_names("x.safetensors", ["pe", "\\ud800"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    pecli.errors.TableFileError: x.safetensors: the name or metadata '\\ud800' is not valid Unicode ...
+    """
+    for text in texts:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = text.encode("unicode_escape", "backslashreplace").decode("ascii")[:80]
+            raise TableFileError(
+                f"{name}: the name or metadata '{shown}' is not valid Unicode (it holds an unpaired surrogate)",
+                hint="the file is corrupt or was not written by a standard writer",
+            ) from None
 
 
 def read_tensors(source: str | IO[bytes]) -> tuple[dict[str, tuple[tuple[int, ...], str]], dict[str, str]]:

@@ -23,6 +23,7 @@ from typing import IO
 
 import numpy as np
 
+from pecli.dtypes import format_bytes
 from pecli.errors import TableFileError
 from pecli.io.tensor import StoredTensor, Tensor, raw_chunks, read_array, storage_dtype
 
@@ -63,7 +64,9 @@ def npy_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[st
         version = np.lib.format.read_magic(handle)
         if version == (1, 0):
             shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
-        elif version == (2, 0):
+        elif version in ((2, 0), (3, 0)):
+            # 3.0 is 2.0 with a UTF-8 header (np.save writes it for non-Latin-1 field names); read as
+            # Latin-1 only such names differ, and a dtype with named fields is no table anyway
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
         else:
             raise invalid(f"unsupported format version {version[0]}.{version[1]}")
@@ -87,9 +90,17 @@ def npy_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[st
     nbytes = count * dtype.itemsize
     if size is not None and size - data_offset < nbytes:
         raise TableFileError(
-            f"{name} is truncated: its header declares shape {tuple(shape)} ({nbytes} bytes) but only "
-            f"{size - data_offset} bytes follow",
+            f"{name} is truncated: its header declares shape {tuple(shape)} ({format_bytes(nbytes)}) but only "
+            f"{format_bytes(size - data_offset)} follow",
             hint="regenerate or re-download the file",
+        )
+    if size is not None and size - data_offset > nbytes:
+        # np.save writes the data and nothing after it: the header does not describe all the file holds
+        # (a pipe is read only as far as its first array's header declares: see pecli.io.source)
+        raise TableFileError(
+            f"{name}: its header declares shape {tuple(shape)} ({format_bytes(nbytes)}) but "
+            f"{format_bytes(size - data_offset)} of data follow",
+            hint="the file is corrupt, has bytes appended, or holds several arrays: save one table per file",
         )
 
     def load() -> np.ndarray:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import io
+import re
 import warnings
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
@@ -95,6 +96,26 @@ def _flatten_state(state: Any, name: str) -> dict[str, Any]:
     return flat
 
 
+def _mappable_path(handle: IO[bytes]) -> str | None:
+    """A path to the very file ``handle`` has open (``/proc/self/fd/N``), so torch can map it; None for a
+    stream or where there is no such path.
+
+    torch.load reads every storage whole, so a tensor that is a small view of a large storage (a
+    slice saved without ``.clone()``) would cost the whole storage; mapped, only the view's pages are read.
+    """
+    import os
+    import stat
+
+    try:
+        fd = handle.fileno()
+        path = f"/proc/self/fd/{fd}"
+        if not stat.S_ISREG(os.fstat(fd).st_mode) or not os.path.exists(path):
+            return None
+    except (AttributeError, OSError, ValueError):  # BytesIO and other streams have no descriptor
+        return None
+    return path
+
+
 def _check_archive(handle: IO[bytes], name: str, size: int | None) -> None:
     """A zip-format .pt may only hold stored (uncompressed) entries, as torch.save writes them.
 
@@ -110,6 +131,13 @@ def _check_archive(handle: IO[bytes], name: str, size: int | None) -> None:
         raise TableFileError(f"{name} is not a valid .pt archive: {error}", hint="regenerate the file") from None
     finally:
         handle.seek(0)
+    names = [member.filename for member in members]
+    if not any(n == "data.pkl" or n.endswith("/data.pkl") for n in names) and any(n.endswith(".npy") for n in names):
+        arrays = ", ".join(repr(n.removesuffix(".npy")) for n in names[:8] if n.endswith(".npy"))
+        raise TableFileError(
+            f"{name} is a .npz archive of numpy arrays ({arrays}), not a .npy or .pt table",
+            hint="save one array with np.save('table.npy', np.load(path)[key]) and give that",
+        )
     for member in members:
         if member.compress_type != zipfile.ZIP_STORED or (size is not None and member.file_size > size):
             raise TableFileError(
@@ -124,13 +152,18 @@ def pt_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str
         import torch
     except ImportError:
         raise TableFileError(f"reading {name} (a .pt file) needs torch", hint=TORCH_HINT) from None
-    if handle.read(4) == b"PK\x03\x04":
+    mapped = None
+    if handle.read(4) == b"PK\x03\x04":  # the zip format (torch ≥ 1.6), which torch can map
         _check_archive(handle, name, size)
+        mapped = _mappable_path(handle)
     handle.seek(0)
     try:
         with warnings.catch_warnings():  # torch warns (many lines) about odd pickles: the error says enough
             warnings.simplefilter("ignore")
-            state = torch.load(handle, map_location="cpu", weights_only=True)
+            if mapped is not None:  # storages mapped, not read: a small view of a large storage costs its own size
+                state = torch.load(mapped, map_location="cpu", weights_only=True, mmap=True)
+            else:
+                state = torch.load(handle, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises many types; every one means "not a loadable weights file"
         raise TableFileError(
             f"{name} cannot be loaded safely as weights: {_torch_load_reason(error)}",
@@ -147,14 +180,25 @@ def _torch_load_reason(error: Exception) -> str:
     """The informative line of a torch.load error (which starts with a paragraph about torch 2.6)."""
     if "alloc" in str(error) and isinstance(error, RuntimeError):  # torch's "[enforce fail at alloc_cpu.cpp…]"
         return "it declares a storage larger than the memory available"
-    if "wrong byte size" in str(error):  # torch's "storage has wrong byte size: expected %ld got %ld…"
+    if "wrong byte size" in str(error) or "storage that is not resizable" in str(
+        error
+    ):  # read / mapped  # torch's "storage has wrong byte size: expected %ld got %ld…"
         return "it declares a storage larger than the file holds"
+    refused = re.search(r"GLOBAL (\S+) was not an allowed global", str(error))
+    if refused:  # torch goes on to suggest allowing it: pecli never runs a pickled class or function
+        return f"it holds a pickled Python object ({_escaped(refused.group(1))[:100]}), which pecli never unpickles"
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     specific = [line for line in lines if "GLOBAL" in line or "nsupported" in line]
     reason = (specific or lines or [type(error).__name__])[0]
+    if "internal miniz error" in reason:  # "…failed locating file data/0: file not found. This is an internal…"
+        reason = reason.split(". ")[0] + " (a record of the archive is missing)"
     if reason.startswith("Weights only load failed"):
         reason = "torch's weights_only loader refused it"
     return reason[:200]
+
+
+def _escaped(text: str) -> str:
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
 
 
 def _array(tensor: Any, name: str, key: str) -> np.ndarray:

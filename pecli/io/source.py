@@ -11,7 +11,7 @@ endless ``/dev/zero`` or ``/dev/urandom`` stops after a few bytes as unrecognise
 >>> endless.seekable = lambda: False
 >>> handle, name, size = open_source(endless)
 >>> name, size - len(buffer.getvalue()), kind_of(handle.read(16))
-('<stream>', 1, 'npy')
+('<stream>', 0, 'npy')
 """
 
 from __future__ import annotations
@@ -183,7 +183,9 @@ def _read_declared(stream: IO[bytes], name: str) -> tuple[IO[bytes], str, int]:
                     break  # not text after all (`yes 1 | cat /dev/zero`): the reader names the line
         else:
             _check_memory(declared, name)
-            _read_into(buffer, stream, declared + 1)  # one byte more tells the reader of a tail
+            # one byte more tells the reader of a tail; but a stream may hold several .npy arrays one
+            # after another (np.save called repeatedly, as np.load reads them): its first is the table
+            _read_into(buffer, stream, declared + (kind != "npy"))
     return io.BytesIO(bytes(buffer)), name, len(buffer)
 
 
