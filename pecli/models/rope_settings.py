@@ -61,6 +61,13 @@ _TOP_LEVEL = {
     "partial_rotary_factor": ("partial_rotary_factor", "rotary_pct", "rotary_emb_fraction"),
 }
 
+#: model types whose config class reads only its own spelling of a top-level key (GPTNeoXConfig:
+#: ``rotary_emb_base`` and ``rotary_pct``; a top-level ``rope_theta`` or ``partial_rotary_factor`` is ignored)
+_OWN_SPELLINGS = {
+    model_type: {"rope_theta": ("rotary_emb_base",), "partial_rotary_factor": ("rotary_pct",)}
+    for model_type in ("gpt_neox", "gpt_neox_japanese")
+}
+
 
 def add_top_level(config: Mapping[str, Any], found: dict[str, Any], where: dict[str, str]) -> None:
     """Move the top-level keys transformers moves (``rope_theta``, ``partial_rotary_factor``, their other spellings,
@@ -71,7 +78,10 @@ def add_top_level(config: Mapping[str, Any], found: dict[str, Any], where: dict[
     >>> found, where
     ({'partial_rotary_factor': 0.5}, {'partial_rotary_factor': 'rotary_pct'})
     """
+    model_type = config.get("model_type")
+    own = _OWN_SPELLINGS.get(model_type, {}) if isinstance(model_type, str) else {}
     for key, spellings in _TOP_LEVEL.items():
+        spellings = own.get(key, spellings)
         given = [name for name in spellings if config.get(name) is not None]
         if key not in found and given:
             values = {name: config[name] for name in given}
@@ -81,7 +91,6 @@ def add_top_level(config: Mapping[str, Any], found: dict[str, Any], where: dict[
                     hint=f"keep one of {', '.join(given)}",
                 )
             found[key], where[key] = config[given[0]], given[0]
-    model_type = config.get("model_type")
     if isinstance(model_type, str) and model_type in IMPLICIT_ROPE:
         theta, partial, _ = IMPLICIT_ROPE[model_type]
         found.setdefault("rope_theta", theta)
