@@ -38,6 +38,11 @@ ROPE_TYPE_SCALING = {
 _PARAMETER_OF = {"rope_theta": "base", "original_max_position_embeddings": "original_max_position"}
 
 
+#: model types whose config class has an ``original_max_position_embeddings`` default (Phi3Config's 4096), which
+#: transformers' standardize_rope_params writes over the rope parameters' own for llama3, yarn and longrope
+_CLASS_ORIGINAL_CONTEXT = {"phi3": 4096, "phi4_multimodal": 4096}
+
+
 #: model types whose attention rotates adjacent pairs of columns (transformers: ``repeat_interleave``,
 #: ``rotate_every_two``, a ``rotate_half`` over ``x[..., 0::2]``/``x[..., 1::2]`` as ERNIE 4.5 VL's and
 #: GLM-OCR's text models and DeepSeek V4's, or the complex view of (…, d/2, 2) as Llama 4's and DeepSeek V2's
@@ -104,7 +109,8 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
             )
         return with_layers(_one_encoding(config, model_type, *rope_settings(config)), config)
     encodings = {
-        name: _one_encoding(layer_config(config, name), model_type, *settings) for name, settings in nested.items()
+        name: _one_encoding(layer_config(config, name), model_type, *settings, nested=True)
+        for name, settings in nested.items()
     }
     names = list(encodings)
     if layer_type is not None:
@@ -130,10 +136,15 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
 
 
 def _one_encoding(
-    config: Mapping[str, Any], model_type: str, found: dict[str, Any], where: dict[str, str]
+    config: Mapping[str, Any], model_type: str, found: dict[str, Any], where: dict[str, str], *, nested: bool = False
 ) -> ModelEncoding:
-    """The encoding of one set of rope parameters ``found`` (each one's key in ``where``)."""
+    """The encoding of one set of rope parameters ``found`` (each one's key in ``where``); ``nested``: one layer
+    type's, from ``rope_parameters`` keyed by layer type."""
     notes: list[str] = []
+    if nested and "truncate" in found:
+        # transformers' yarn reads config.rope_parameters.get("truncate", True): the outer dict, keyed by layer type
+        notes.append(f"{where.get('truncate', 'truncate')} is not read for a layer type: yarn truncates")
+        found = {key: value for key, value in found.items() if key != "truncate"}
     rope_type = _rope_type(found, where)
     length_key = next((key for key in _LENGTH_KEYS if config.get(key) is not None), "max_position_embeddings")
     # with no context in the config (transformers takes its config class's default, LlamaConfig's 2048), a
@@ -156,10 +167,15 @@ def _one_encoding(
             )
         length = config_int(config, length_key)
     if rope_type in ("llama3", "yarn", "longrope"):
-        # transformers' standardize_rope_params: a top-level original_max_position_embeddings (Phi-3) wins
-        if config.get("original_max_position_embeddings") is not None:
-            found["original_max_position_embeddings"] = config["original_max_position_embeddings"]
-            where["original_max_position_embeddings"] = "original_max_position_embeddings"
+        # transformers' standardize_rope_params: for one set of parameters (not per layer type) the config
+        # object's original_max_position_embeddings wins, the config's own or its class's default (Phi-3's 4096)
+        top, top_key = config.get("original_max_position_embeddings"), "original_max_position_embeddings"
+        if top is None and model_type in _CLASS_ORIGINAL_CONTEXT:
+            top = _CLASS_ORIGINAL_CONTEXT[model_type]
+            top_key = f"original_max_position_embeddings (the {model_type} config's default {top})"
+        if top is not None and not nested:
+            found["original_max_position_embeddings"] = top
+            where["original_max_position_embeddings"] = top_key
         elif "original_max_position_embeddings" not in found:
             found["original_max_position_embeddings"] = length
             where["original_max_position_embeddings"] = length_key

@@ -43,3 +43,64 @@ def test_gpt_neox_top_level_rope_theta_equals_the_rotary_module(tmp_path):
     for part, expected in (("cos", cos), ("sin", sin)):
         table = np.asarray(config_spec(model, length=64, scheme_params={"part": part}).array())
         np.testing.assert_allclose(table, expected[0].numpy(), rtol=0, atol=2e-5, err_msg=part)
+
+
+def _live_tables(config_dir, family, cls, length, layer_type=None):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    import importlib
+
+    module_class = getattr(importlib.import_module(f"transformers.models.{family}.modeling_{family}"), cls)
+    module = module_class(transformers.AutoConfig.from_pretrained(str(config_dir)))
+    args = (torch.zeros(1, length, 4), torch.arange(length)[None], *([layer_type] if layer_type else []))
+    with torch.no_grad():
+        cos, sin = module(*args)
+    return cos[0].numpy(), sin[0].numpy()
+
+
+def _assert_module_tables(config_dir, family, cls, length, layer_type=None):
+    cos, sin = _live_tables(config_dir, family, cls, length, layer_type)
+    model = config_encoding(str(config_dir), layer_type=layer_type)
+    for part, expected in (("cos", cos), ("sin", sin)):
+        table = np.asarray(config_spec(model, length=length, scheme_params={"part": part}).array())
+        assert table.shape == expected.shape, part
+        np.testing.assert_allclose(table, expected, rtol=0, atol=5e-5, err_msg=part)
+
+
+PHI3 = {"model_type": "phi3", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 100}
+
+
+def test_phi3_longrope_without_a_top_level_original_context_takes_phi3configs_4096(tmp_path):
+    """Phi3Config's class default original_max_position_embeddings = 4096 overwrites the rope parameters' own."""
+    rope = {"rope_type": "longrope", "rope_theta": 10000.0, "original_max_position_embeddings": 512,
+            "short_factor": [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5], "long_factor": [2.0] * 8}  # fmt: skip
+    config = {**PHI3, "max_position_embeddings": 1024, "rope_parameters": rope}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    encoding = config_encoding(str(tmp_path)).encoding
+    assert encoding.params["original_max_position"] == 4096
+    _assert_module_tables(tmp_path, "phi3", "Phi3RotaryEmbedding", 1024)
+
+
+MODERNBERT = {"model_type": "modernbert", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,
+              "vocab_size": 100, "max_position_embeddings": 1024,
+              "layer_types": ["sliding_attention", "full_attention"]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"truncate": False},  # transformers reads truncate from the outer (per-layer-type) dict: yarn truncates
+        {},
+    ],
+)
+def test_per_layer_yarn_ignores_a_layer_truncate_and_a_top_level_original_context(tmp_path, extra):
+    yarn = {"rope_type": "yarn", "rope_theta": 160000.0, "factor": 4.0, "original_max_position_embeddings": 256,
+            "beta_fast": 27.0, **extra}  # fmt: skip
+    sliding = {"rope_type": "default", "rope_theta": 1e4}
+    config = {**MODERNBERT, "original_max_position_embeddings": 128,
+              "rope_parameters": {"full_attention": yarn, "sliding_attention": sliding}}  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    params = config_encoding(str(tmp_path), layer_type="full_attention").encoding.params
+    assert params["original_max_position"] == 256
+    assert "truncate" not in params
+    _assert_module_tables(tmp_path, "modernbert", "ModernBertRotaryEmbedding", 1024, "full_attention")
