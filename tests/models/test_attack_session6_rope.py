@@ -64,7 +64,8 @@ def _assert_module_tables(config_dir, family, cls, length, layer_type=None):
     for part, expected in (("cos", cos), ("sin", sin)):
         table = np.asarray(config_spec(model, length=length, scheme_params={"part": part}).array())
         assert table.shape == expected.shape, part
-        np.testing.assert_allclose(table, expected, rtol=0, atol=5e-5, err_msg=part)
+        # float32 noise: transformers rounds inv_freq and p·inv_freq to float32, pecli rounds once at the end
+        np.testing.assert_allclose(table, expected, rtol=0, atol=2.0**-22 + 16 * 2.0**-24 * length, err_msg=part)
 
 
 PHI3 = {"model_type": "phi3", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 100}
@@ -104,3 +105,20 @@ def test_per_layer_yarn_ignores_a_layer_truncate_and_a_top_level_original_contex
     assert params["original_max_position"] == 256
     assert "truncate" not in params
     _assert_module_tables(tmp_path, "modernbert", "ModernBertRotaryEmbedding", 1024, "full_attention")
+
+
+def test_phi3_reads_its_old_yarn_as_longrope_and_refuses_other_types(tmp_path):
+    """Phi3Config turns ``type: yarn`` (and ``su``) into longrope and refuses linear, dynamic, llama3."""
+    from pecli.errors import ParameterError
+
+    factors = {"short_factor": [1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0], "long_factor": [3.0] * 8}
+    config = {**PHI3, "max_position_embeddings": 8192, "rope_theta": 1e4, "rope_scaling": {"type": "yarn", **factors}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    params = config_encoding(str(tmp_path)).encoding.params
+    assert params["scaling"] == "longrope"
+    assert params["original_max_position"] == 4096
+    _assert_module_tables(tmp_path, "phi3", "Phi3RotaryEmbedding", 4500)
+    config["rope_scaling"] = {"type": "linear", "factor": 2.0}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ParameterError, match="longrope or default rope only"):
+        config_encoding(str(tmp_path))
