@@ -122,3 +122,39 @@ def test_phi3_reads_its_old_yarn_as_longrope_and_refuses_other_types(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(config))
     with pytest.raises(ParameterError, match="longrope or default rope only"):
         config_encoding(str(tmp_path))
+
+
+def _random_rope(rng, rope_type: str, pairs: int, original: int) -> dict:
+    rope = {"rope_type": rope_type, "rope_theta": float(10 ** rng.uniform(3, 7))}
+    if rope_type in ("linear", "dynamic", "yarn", "llama3"):
+        rope["factor"] = float(rng.uniform(1, 64))
+    if rope_type in ("yarn", "longrope", "llama3"):
+        rope["original_max_position_embeddings"] = original
+    if rope_type == "yarn":
+        rope.update(beta_fast=float(rng.uniform(8, 64)), beta_slow=float(rng.uniform(0.5, 4)))
+        rope.update(mscale=float(rng.uniform(0.5, 1.5)), mscale_all_dim=float(rng.uniform(0.5, 1.5)))
+    if rope_type == "longrope":
+        rope["short_factor"] = [float(value) for value in rng.uniform(1, 4, pairs)]
+        rope["long_factor"] = [float(value) for value in rng.uniform(1, 40, pairs)]
+    if rope_type == "llama3":
+        low = float(rng.uniform(0.5, 2))
+        rope.update(low_freq_factor=low, high_freq_factor=low + float(rng.uniform(0.5, 4)))
+    if rope_type == "proportional":
+        rope["partial_rotary_factor"] = 0.5
+    return rope
+
+
+@pytest.mark.parametrize("rope_type", ["default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional"])
+def test_random_llama_configs_equal_the_rotary_module(tmp_path, rope_type):
+    """Random (seeded) Llama configs of each rope_type, past the original context, against LlamaRotaryEmbedding."""
+    rng = np.random.default_rng(sum(map(ord, rope_type)))
+    for index in range(3):
+        head_dim = 2 * int(rng.integers(8, 65))
+        original = int(rng.choice([128, 512, 2048]))
+        config = {"model_type": "llama", "hidden_size": 4 * head_dim, "num_attention_heads": 4, "head_dim": head_dim,
+                  "num_hidden_layers": 1, "vocab_size": 100, "max_position_embeddings": 2 * original,
+                  "rope_parameters": _random_rope(rng, rope_type, head_dim // 2, original)}  # fmt: skip
+        folder = tmp_path / str(index)
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps(config))
+        _assert_module_tables(folder, "llama", "LlamaRotaryEmbedding", 3 * original)
