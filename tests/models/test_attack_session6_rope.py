@@ -158,3 +158,12 @@ def test_random_llama_configs_equal_the_rotary_module(tmp_path, rope_type):
         folder.mkdir()
         (folder / "config.json").write_text(json.dumps(config))
         _assert_module_tables(folder, "llama", "LlamaRotaryEmbedding", 3 * original)
+
+
+def test_qwen3_next_without_partial_rotary_factor_rotates_its_class_default_quarter(tmp_path):
+    """Qwen3NextConfig sets partial_rotary_factor 0.25 when the config has none (as GLM's 0.5, StableLM's 0.25)."""
+    config = {"model_type": "qwen3_next", "hidden_size": 256, "num_attention_heads": 4, "head_dim": 64,
+              "num_hidden_layers": 4, "vocab_size": 100, "max_position_embeddings": 512, "rope_theta": 1e6}  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert config_encoding(str(tmp_path)).encoding.dim == 16
+    _assert_module_tables(tmp_path, "qwen3_next", "Qwen3NextRotaryEmbedding", 512)
