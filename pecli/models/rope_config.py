@@ -18,6 +18,7 @@ from typing import Any
 
 from pecli.errors import NoLayerTypes, ParameterError, did_you_mean
 from pecli.models.encoding import ModelEncoding, config_int, config_number, config_value, known_rope_type
+from pecli.models.gguf import GGUF_KEYS
 from pecli.models.rope_layers import TYPES_WITHOUT_ROPE, layer_config, layer_type_names, nested_settings, with_layers
 from pecli.models.rope_settings import IMPLICIT_ROPE, ROTARY_EMBEDDING_TYPES, rope_settings
 
@@ -36,6 +37,15 @@ ROPE_TYPE_SCALING = {
 
 #: config keys whose pecli parameter has another name
 _PARAMETER_OF = {"rope_theta": "base", "original_max_position_embeddings": "original_max_position"}
+
+
+#: model types whose config class has an ``original_max_position_embeddings`` default (Phi3Config's 4096), which
+#: transformers' standardize_rope_params writes over the rope parameters' own for llama3, yarn and longrope
+_CLASS_ORIGINAL_CONTEXT = {"phi3": 4096, "phi4_multimodal": 4096}
+
+
+#: model types whose config class takes only default or longrope rope (``su`` and ``yarn`` are its old names)
+_LONGROPE_ONLY = frozenset({"phi3", "phi4_multimodal"})
 
 
 #: model types whose attention rotates adjacent pairs of columns (transformers: ``repeat_interleave``,
@@ -114,7 +124,8 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
             )
         return with_layers(_one_encoding(config, model_type, *rope_settings(config)), config)
     encodings = {
-        name: _one_encoding(layer_config(config, name), model_type, *settings) for name, settings in nested.items()
+        name: _one_encoding(layer_config(config, name), model_type, *settings, nested=True)
+        for name, settings in nested.items()
     }
     names = list(encodings)
     if layer_type is not None:
@@ -140,11 +151,18 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
 
 
 def _one_encoding(
-    config: Mapping[str, Any], model_type: str, found: dict[str, Any], where: dict[str, str]
+    config: Mapping[str, Any], model_type: str, found: dict[str, Any], where: dict[str, str], *, nested: bool = False
 ) -> ModelEncoding:
-    """The encoding of one set of rope parameters ``found`` (each one's key in ``where``)."""
+    """The encoding of one set of rope parameters ``found`` (each one's key in ``where``); ``nested``: one layer
+    type's, from ``rope_parameters`` keyed by layer type."""
     notes: list[str] = []
-    rope_type = _rope_type(found, where)
+    if nested and "truncate" in found:
+        # transformers' yarn reads config.rope_parameters.get("truncate", True): the outer dict, keyed by layer type
+        notes.append(f"{where.get('truncate', 'truncate')} is not read for a layer type: yarn truncates")
+        found = {key: value for key, value in found.items() if key != "truncate"}
+    # a GGUF file's settings are llama.cpp's, read as they are: no transformers config class rewrites them
+    config_class = "" if GGUF_KEYS in config else model_type
+    rope_type = _rope_type(found, where, config_class)
     length_key = next((key for key in _LENGTH_KEYS if config.get(key) is not None), "max_position_embeddings")
     # with no context in the config (transformers takes its config class's default, LlamaConfig's 2048), a
     # rope type whose frequencies do not depend on it is still a table: its length is the caller's to give
@@ -166,10 +184,15 @@ def _one_encoding(
             )
         length = config_int(config, length_key)
     if rope_type in ("llama3", "yarn", "longrope"):
-        # transformers' standardize_rope_params: a top-level original_max_position_embeddings (Phi-3) wins
-        if config.get("original_max_position_embeddings") is not None:
-            found["original_max_position_embeddings"] = config["original_max_position_embeddings"]
-            where["original_max_position_embeddings"] = "original_max_position_embeddings"
+        # transformers' standardize_rope_params: for one set of parameters (not per layer type) the config
+        # object's original_max_position_embeddings wins, the config's own or its class's default (Phi-3's 4096)
+        top, top_key = config.get("original_max_position_embeddings"), "original_max_position_embeddings"
+        if top is None and config_class in _CLASS_ORIGINAL_CONTEXT:
+            top = _CLASS_ORIGINAL_CONTEXT[model_type]
+            top_key = f"original_max_position_embeddings (the {model_type} config's default {top})"
+        if top is not None and not nested:
+            found["original_max_position_embeddings"] = top
+            where["original_max_position_embeddings"] = top_key
         elif "original_max_position_embeddings" not in found:
             found["original_max_position_embeddings"] = length
             where["original_max_position_embeddings"] = length_key
@@ -237,8 +260,9 @@ def _one_encoding(
     )
 
 
-def _rope_type(found: Mapping[str, Any], where: Mapping[str, str]) -> str:
-    """``rope_type``, or the legacy ``type``; both given and different is a contradiction."""
+def _rope_type(found: Mapping[str, Any], where: Mapping[str, str], model_type: str = "") -> str:
+    """``rope_type``, or the legacy ``type``; both given and different is a contradiction. Phi-3's config class
+    reads its older ``su`` and ``yarn`` as ``longrope`` and refuses any type but ``default`` and ``longrope``."""
     new, old = found.get("rope_type"), found.get("type")
     if new is not None and old is not None and new != old:
         raise ParameterError(
@@ -246,7 +270,17 @@ def _rope_type(found: Mapping[str, Any], where: Mapping[str, str]) -> str:
             f"{config_value(old)}",
             hint="keep rope_type (type is its older name)",
         )
-    return known_rope_type(new if new is not None else old if old is not None else "default")
+    given = new if new is not None else old if old is not None else "default"
+    if model_type in _LONGROPE_ONLY:
+        if given in ("su", "yarn"):
+            return "longrope"
+        if given not in ("default", "longrope"):
+            key = where.get("rope_type" if new is not None else "type", "rope_type")
+            raise ParameterError(
+                f"config.json: {key} = {config_value(given)}: {model_type} runs longrope or default rope only",
+                hint="use rope_type longrope with short_factor and long_factor, as Phi-3's config does",
+            )
+    return known_rope_type(given)
 
 
 def _layout(config: Mapping[str, Any], model_type: str) -> tuple[str, str]:

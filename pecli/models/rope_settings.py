@@ -16,6 +16,7 @@ from typing import Any
 
 from pecli.errors import ParameterError
 from pecli.models.encoding import config_value
+from pecli.models.gguf import GGUF_KEYS
 
 __all__ = ["IMPLICIT_ROPE", "ROTARY_EMBEDDING_TYPES", "add_top_level", "rope_settings"]
 
@@ -61,6 +62,22 @@ _TOP_LEVEL = {
     "partial_rotary_factor": ("partial_rotary_factor", "rotary_pct", "rotary_emb_fraction"),
 }
 
+#: model types whose config class reads only its own spelling of a top-level key (GPTNeoXConfig:
+#: ``rotary_emb_base`` and ``rotary_pct``; a top-level ``rope_theta`` or ``partial_rotary_factor`` is ignored)
+_OWN_SPELLINGS = {
+    model_type: {"rope_theta": ("rotary_emb_base",), "partial_rotary_factor": ("rotary_pct",)}
+    for model_type in ("gpt_neox", "gpt_neox_japanese")
+}
+
+
+#: model types whose config class sets a partial_rotary_factor default (``kwargs.setdefault`` in its
+#: ``__post_init__``): a config without one rotates that fraction of head_dim in transformers
+_CLASS_PARTIAL = {
+    **dict.fromkeys(("glm", "glm4", "glm4_moe", "glm4v_moe_text", "dots3_note", "nemotron", "persimmon", "phi"), 0.5),
+    **dict.fromkeys(("recurrent_gemma",), 0.5),
+    **dict.fromkeys(("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "stablelm"), 0.25),
+}
+
 
 def add_top_level(config: Mapping[str, Any], found: dict[str, Any], where: dict[str, str]) -> None:
     """Move the top-level keys transformers moves (``rope_theta``, ``partial_rotary_factor``, their other spellings,
@@ -71,7 +88,10 @@ def add_top_level(config: Mapping[str, Any], found: dict[str, Any], where: dict[
     >>> found, where
     ({'partial_rotary_factor': 0.5}, {'partial_rotary_factor': 'rotary_pct'})
     """
+    model_type = config.get("model_type")
+    own = _OWN_SPELLINGS.get(model_type, {}) if isinstance(model_type, str) else {}
     for key, spellings in _TOP_LEVEL.items():
+        spellings = own.get(key, spellings)
         given = [name for name in spellings if config.get(name) is not None]
         if key not in found and given:
             values = {name: config[name] for name in given}
@@ -81,7 +101,16 @@ def add_top_level(config: Mapping[str, Any], found: dict[str, Any], where: dict[
                     hint=f"keep one of {', '.join(given)}",
                 )
             found[key], where[key] = config[given[0]], given[0]
-    model_type = config.get("model_type")
+    from_gguf = GGUF_KEYS in config  # llama.cpp's settings: head_dim is already the rotated width
+    if (
+        isinstance(model_type, str)
+        and model_type in _CLASS_PARTIAL
+        and "partial_rotary_factor" not in found
+        and not from_gguf
+    ):
+        default = _CLASS_PARTIAL[model_type]
+        found["partial_rotary_factor"] = default
+        where["partial_rotary_factor"] = f"partial_rotary_factor (the {model_type} config's default {default})"
     if isinstance(model_type, str) and model_type in IMPLICIT_ROPE:
         theta, partial, _ = IMPLICIT_ROPE[model_type]
         found.setdefault("rope_theta", theta)
