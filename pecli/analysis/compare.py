@@ -113,10 +113,12 @@ class Comparison:
         if not self.tolerance_rounding or self.atol == 0:
             return "tolerance 0 (both tables hold exact values)"
         where = f"tolerance {self.atol:.2g} at {self.axes[-2]} {self.tolerance_position}"
-        if _EPSILON.get(self.tolerance_rounding, 0.0) <= _EPSILON["float32"]:  # float32, float64: the arithmetic's
+        arithmetic = " and float32 arithmetic" if self.tolerance_angles else ""
+        if self.tolerance_rounding not in _EPSILON:  # longdouble: its differences exact, float64's slack
+            return f"float64 rounding{arithmetic} ({where}; {self.tolerance_rounding} values, their differences exact)"
+        if _EPSILON[self.tolerance_rounding] <= _EPSILON["float32"]:  # float32, float64: the arithmetic's
             return f"float32 arithmetic ({where})"
         # a coarser table's rounding (float16, bfloat16), plus float32's angle noise for computed sinusoids
-        arithmetic = " and float32 arithmetic" if self.tolerance_angles else ""
         return f"{self.tolerance_rounding} rounding{arithmetic} ({where})"
 
 
@@ -400,7 +402,13 @@ def _compare_pass(
             if settings.heads:
                 stats.heads, stats.angles = settings.heads, False
         a, b = (_widen(part, widened, side) for side, part in enumerate((part_a, part_b)))
-        scale = max(scale, stats.add(a, b))
+        # what float64 loses of 64-bit integers beyond 2^53 and of longdouble: the differences are made exact
+        error_a, error_b = _widening_error(part_a), _widening_error(part_b)
+        correction: np.ndarray | None = None
+        if error_a is not None or error_b is not None:
+            correction = np.asarray((0.0 if error_a is None else error_a) - (0.0 if error_b is None else error_b))
+            stats.widened_inexactly = True
+        scale = max(scale, stats.add(a, b, correction))
     if stats is None or rows == 0 or width == 0:
         return None
     if precisions is None and [_table_precision(known) for known in seen] != stats.tables:
@@ -426,6 +434,35 @@ def _leading_rows(pairs: Iterable[tuple[np.ndarray, np.ndarray]], count: int) ->
         if total >= count:
             break
     return kept
+
+
+#: integers beyond this magnitude are not all held by float64
+_FLOAT64_INTEGERS = 2**53
+
+
+def _widening_error(rows: np.ndarray) -> np.ndarray | None:
+    """``rows − float64(rows)``, exactly, as float64: what widening to float64 loses of 64-bit integers beyond
+    2^53 and of longdouble values; None when float64 holds every value (every other dtype).
+
+    >>> _widening_error(np.array([[2**53 + 1, 3]], np.int64)).tolist(), _widening_error(np.array([[2**53]]))
+    ([[1.0, 0.0]], None)
+    """
+    if rows.dtype.kind in "iu" and rows.dtype.itemsize >= 8 and rows.size:
+        if max(int(rows.max()), -int(rows.min())) <= _FLOAT64_INTEGERS:
+            return None
+        # x = high + low, high a multiple of 2^11 (at most 53 significant bits) and low < 2^11: both exact in
+        # float64; high − float64(x) is exact (two close floats), and so is adding low: x − float64(x) is small
+        high = np.left_shift(np.right_shift(rows, 11), 11)
+        error = high.astype(np.float64) - rows.astype(np.float64)
+        error += np.bitwise_and(rows, 2047).astype(np.float64)
+    elif rows.dtype.kind == "f" and rows.dtype.itemsize > 8:
+        with np.errstate(over="ignore", invalid="ignore"):
+            # x − float64(x) has at most the 11 bits float64 lacks: exact in float64 (NaN and inf: no error)
+            error = np.nan_to_num(rows - rows.astype(np.float64).astype(rows.dtype), nan=0.0, posinf=0.0, neginf=0.0)
+            error = error.astype(np.float64)
+    else:
+        return None
+    return error if error.any() else None
 
 
 def _float64_rows(rows: np.ndarray, *, copy: bool) -> np.ndarray:
@@ -555,6 +592,9 @@ class _DifferenceStats:
         self.width = 0
         self.same_nan, self.infinite = 0, False  # NaN in both (equal); NaN in one only (an infinite difference)
         self.nan_one, self.nan_first = 0, (0, 0)  # entries NaN in one table only, and the first of them
+        #: a table holds values float64 does not (64-bit integers beyond 2^53, longdouble): the differences are
+        #: exact, but the float64 rows a diagnosis would see are not the tables
+        self.widened_inexactly = False
         self.buffers: dict[str, np.ndarray] = {}  #: scratch of :meth:`_add_finite`, reused chunk after chunk
 
     def _scratch(self, name: str, shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:
@@ -589,8 +629,11 @@ class _DifferenceStats:
             magnitude += FLOAT32_ANGLE_NOISE * rows[:, None]
         return magnitude
 
-    def add(self, a: np.ndarray, b: np.ndarray) -> float:
-        """Take the next rows of both tables in; their largest finite |value| (the scale of the tables)."""
+    def add(self, a: np.ndarray, b: np.ndarray, correction: np.ndarray | None = None) -> float:
+        """Take the next rows of both tables in; their largest finite |value| (the scale of the tables).
+
+        ``correction``: what widening to float64 lost of A minus what it lost of B (:func:`_widening_error`):
+        added to ``a − b`` it gives the tables' exact difference."""
         rows, self.width = len(a), a.shape[1]
         if self.heads:  # the first diagnose_rows rows of each head
             keep = np.arange(self.row, self.row + rows) % (self.length // self.heads) < self.diagnose_rows
@@ -602,9 +645,9 @@ class _DifferenceStats:
         with np.errstate(invalid="ignore", over="ignore"):
             finite = bool(np.isfinite(np.add.reduce(a, axis=None)) and np.isfinite(np.add.reduce(b, axis=None)))
         if finite:
-            return self._add_finite(a, b)
+            return self._add_finite(a, b, correction)
         scale = max(_largest_magnitude(a), _largest_magnitude(b))
-        difference, same_nan = _abs_difference(a, b)
+        difference, same_nan = _abs_difference(a, b, correction)
         self.same_nan += int(np.count_nonzero(same_nan))
         nan_one = np.isnan(a) != np.isnan(b)
         if nan_one.any():
@@ -646,9 +689,11 @@ class _DifferenceStats:
         self.row += rows
         return scale
 
-    def _add_finite(self, a: np.ndarray, b: np.ndarray) -> float:
+    def _add_finite(self, a: np.ndarray, b: np.ndarray, correction: np.ndarray | None = None) -> float:
         """:meth:`add` for chunks without NaN or inf: the same figures in fewer passes."""
         difference = np.subtract(a, b, out=self._scratch("difference", a.shape))
+        if correction is not None:
+            difference += correction
         np.abs(difference, out=difference)
         magnitude = np.abs(b, out=self._scratch("magnitude", a.shape))
         if self.kind == "float32 arithmetic":  # max(|a|, |b|) gives the scale and, scaled, the tolerance
@@ -697,7 +742,8 @@ class _DifferenceStats:
 
     def result(self) -> Comparison:
         diagnosis: list[Finding] = []
-        if not self.agree and not self.infinite and not self.nan_one:  # NaN or inf in one: no layout to diagnose
+        # NaN or inf in one: no layout to diagnose; nor in values float64 does not hold (its rounding is no cause)
+        if not self.agree and not self.infinite and not self.nan_one and not self.widened_inexactly:
             head_a = np.concatenate([a for a, _ in self.kept])
             head_b = np.concatenate([b for _, b in self.kept])
             kept_rows = len(head_a)  # all of them, or the first diagnose_rows (of each head of a (heads, …) table)
@@ -756,7 +802,9 @@ class _DifferenceStats:
         )
 
 
-def _abs_difference(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _abs_difference(
+    a: np.ndarray, b: np.ndarray, correction: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """|a − b|, with 0 where both hold NaN or the same infinity and inf where one only holds NaN; and
     where both hold NaN.
 
@@ -767,6 +815,8 @@ def _abs_difference(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarra
     """
     with np.errstate(invalid="ignore", over="ignore"):  # inf − inf; 1e308 − −1e308 is beyond float64: inf
         difference = a - b
+        if correction is not None:
+            difference += correction
     np.abs(difference, out=difference)
     both_nan = np.isnan(a) & np.isnan(b)
     difference[both_nan | (a == b)] = 0.0  # a == b: the same infinity, whose difference is NaN

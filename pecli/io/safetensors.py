@@ -122,7 +122,11 @@ def safetensors_entries(
     raw = handle.read(header_length)
     check_tensor_count(name, raw.count(b'"data_offsets"'))  # every entry has one: counted before parsing
     try:
-        header = json.loads(raw)
+        header = json.loads(raw, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as error:
+        raise TableFileError(
+            f"{name}: the safetensors header names {error.key!r} twice", hint="the file is corrupt"
+        ) from None
     except (ValueError, RecursionError) as error:  # bad JSON or UTF-8, an absurd number, absurd nesting
         why = "nested too deeply" if isinstance(error, RecursionError) else str(error)[:200]
         raise TableFileError(f"{name} has a corrupt safetensors header ({why})", hint="regenerate the file") from None
@@ -139,6 +143,30 @@ def safetensors_entries(
     entries = {key: _entry(handle, name, key, info, data_start, data_size) for key, info in header.items()}
     _check_layout(name, header, data_size)
     return entries, {str(k): str(v) for k, v in metadata.items()}
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object that names a key twice (json keeps the last silently)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict; :class:`_DuplicateKey` when a key comes twice.
+
+    >>> _unique_keys([("a", 1), ("b", 2)])
+    {'a': 1, 'b': 2}
+    """
+    header = dict(pairs)
+    if len(header) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return header
 
 
 def _check_layout(name: str, header: Mapping[str, Any], data_size: int | None) -> None:
