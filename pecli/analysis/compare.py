@@ -572,7 +572,10 @@ class _DifferenceStats:
         self.dtypes = tuple(rounded) or ("float64",)
         #: the coarsest of them, which the tolerance names ("" when every table holds exact values)
         self.rounding = max(rounded, key=lambda name: _EPSILON.get(name, _EPSILON["float64"]), default="")
-        self.epsilon = 4.0 * max((_EPSILON.get(name, _EPSILON["float64"]) for name in rounded), default=0.0)
+        # a few roundings of computed values; against exact values (integers) the other table can only be their
+        # rounding, within one unit in its last place: 256.5 (a float16) is no rounding of 256
+        self.roundings = 1.0 if len(rounded) < len(tables) else 4.0
+        self.epsilon = self.roundings * max((_EPSILON.get(name, _EPSILON["float64"]) for name in rounded), default=0.0)
         self.floor = 4.0 * max((_SMALLEST.get(name, _SMALLEST["float64"]) for name in rounded), default=0.0)
         #: float32's angle noise belongs to computed sinusoids; a table of exact integers has none
         self.angles = not any(exact_values for _, exact_values in tables)
@@ -729,7 +732,7 @@ class _DifferenceStats:
         the tables' scale (the given atol, or rounding + float32 angle noise at its position), never
         under the rounding of the coarser table, nor (computed sinusoids) under float32's rounding: an
         explanation is regenerated in float64 and the table it explains was computed in float32."""
-        rounding = rounding_tolerance(*self.dtypes, scale=self.scale)
+        rounding = rounding_tolerance(*self.dtypes, scale=self.scale) * self.roundings / 4.0
         if self.kind != "float32 arithmetic":
             return np.full(kept_rows, max(rounding, self.atol if self.kind == "given" and self.atol else 0.0))
         if not self.angles:  # exact values (integers): their rounding only

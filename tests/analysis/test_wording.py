@@ -66,11 +66,12 @@ def test_integer_verdict_names_exact_values(cli, tmp_path):
 
 
 def test_integers_against_float16_name_float16_rounding_only(cli, tmp_path):
-    """One table of exact integers: the tolerance is the other's rounding, with no angle noise."""
+    """One table of exact integers: the tolerance is one rounding of the other (one unit in its last place),
+    with no angle noise."""
     ints = np.arange(64 * 8, dtype=np.int32).reshape(64, 8)
     result = cli("compare", _save(tmp_path, "i.npy", ints), _save(tmp_path, "h.npy", ints.astype(np.float16) + 0.5))
     assert result.code == 1
-    assert _verdict(result.out) == "different beyond float16 rounding (tolerance 2 at position 63)"
+    assert _verdict(result.out) == "different beyond float16 rounding (tolerance 0.5 at position 63)"
 
 
 def test_float32_verdict_unchanged(cli, tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from tests.conftest import run_in_process
@@ -77,3 +78,32 @@ def test_a_fairseq_denominator_against_vaswanis_spec_is_named_the_other_way():
         ["freq_shift_1"],
         ["vaswani_frequencies"],
     )
+
+
+def test_exact_integers_against_a_half_step_shift_that_fits_float16_differ(tmp_path):
+    # 256 … 287 and the same + 0.5 (every value a float16): "same within float16 rounding (tolerance 1.1)",
+    # exit 0 — four float16 roundings covered the shift; against exact values the other table can only be
+    # their rounding, within one unit in its last place (0.25 here)
+    exact = np.arange(256, 288, dtype=np.float64).reshape(4, 8)
+    np.save(tmp_path / "i.npy", exact)
+    np.save(tmp_path / "shifted.npy", exact + 0.5)
+    np.save(tmp_path / "half.npy", exact.astype(np.float16).astype(np.float32))
+    found = run_in_process("compare", "i.npy", "shifted.npy", "--json", cwd=str(tmp_path))
+    assert found.code == 1, found.stderr
+    result = json.loads(found.out)
+    assert result["max_abs"] == 0.5
+    assert result["diagnosis"][0]["code"] == "constant_offset"
+    assert result["diagnosis"][0]["figures"]["offset"] == pytest.approx(0.5, abs=1e-12)
+    assert "rounding_only" not in {finding["code"] for finding in result["diagnosis"]}
+    same = run_in_process("compare", "i.npy", "half.npy", cwd=str(tmp_path))
+    assert same.code == 0, same.out
+
+
+def test_a_count_table_with_a_bias_added_is_named_an_offset(tmp_path):
+    made = run_in_process("generate", "count", "--d", "4", "--len", "256", "-o", "c.npy", cwd=str(tmp_path))
+    assert made.code == 0, made.stderr
+    np.save(tmp_path / "biased.npy", np.load(tmp_path / "c.npy") + np.float32(0.4))
+    found = run_in_process("compare", "c.npy", "biased.npy", "--json", cwd=str(tmp_path))
+    assert found.code == 1
+    finding = json.loads(found.out)["diagnosis"][0]
+    assert (finding["code"], round(finding["figures"]["offset"], 5)) == ("constant_offset", 0.4)

@@ -27,7 +27,7 @@ import numpy as np
 from pecli.analysis.diagnosis._heads import head_findings
 from pecli.analysis.diagnosis._layout import layout_findings
 from pecli.analysis.diagnosis._precision import precision_findings
-from pecli.analysis.diagnosis._scale import factor_findings
+from pecli.analysis.diagnosis._scale import factor_findings, offset_findings
 from pecli.analysis.diagnosis._variants import variant_findings
 from pecli.analysis.diagnosis.finding import Finding, Reference, per_row, residual, within
 from pecli.dtypes import round_to
@@ -35,7 +35,7 @@ from pecli.errors import PecliError
 
 __all__ = ["Finding", "Reference", "diagnose_difference"]
 
-_EXPLANATIONS = (layout_findings, factor_findings, precision_findings, variant_findings, head_findings)
+_EXPLANATIONS = (layout_findings, factor_findings, offset_findings, precision_findings, variant_findings, head_findings)
 
 
 def diagnose_difference(

@@ -1,4 +1,4 @@
-"""The constant-factor finding: B = c·A, with c named from the reference's parameters when it matches."""
+"""The constant findings: B = c·A, with c named from the reference's parameters when it matches; B = A + c."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 from pecli.analysis.diagnosis.finding import Finding, Reference, per_row, residual, within
 from pecli.schemes import get_scheme
 
-__all__ = ["factor_findings", "named_factors"]
+__all__ = ["factor_findings", "named_factors", "offset_findings"]
 
 
 def named_factors(reference: Reference | None) -> dict[str, float]:
@@ -58,3 +58,28 @@ def factor_findings(
         figures["matches"] = name
         message += f", {name}"
     return [Finding("constant_factor", message, figures)]
+
+
+def offset_findings(
+    a: np.ndarray, b: np.ndarray, tolerance: float | np.ndarray, reference: Reference | None
+) -> list[Finding]:
+    """``B = A + c`` within each row's tolerance, c beyond it: every value shifted by one constant (a bias
+    added, positions counted from another origin in a table of positions).
+
+    >>> a = np.arange(8.0).reshape(2, 4)
+    >>> [(f.code, f.figures["offset"]) for f in offset_findings(a, a + 0.5, 1e-9, None)]
+    [('constant_offset', 0.5)]
+    >>> offset_findings(a, 2 * a, 1e-9, None)
+    []
+    """
+    bound = per_row(tolerance, b.shape)
+    offset = float(np.mean(b - a))
+    if not np.isfinite(offset) or np.all(abs(offset) <= bound) or not within(a + offset, b, bound):
+        return []
+    return [
+        Finding(
+            "constant_offset",
+            f"B = A + {offset:.6g}: every value shifted by one constant",
+            {"offset": offset, "residual": residual(a + offset, b)},
+        )
+    ]
