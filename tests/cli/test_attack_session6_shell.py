@@ -163,3 +163,24 @@ def test_help_with_stdout_open_still_exits_0():
     assert completed.code == 0, completed.stderr
     assert completed.out.startswith("Usage: pecli generate")
     assert completed.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["generate", "--d", "0", "--len", "4", "--json"], 2),
+        (["generate", "--d", "abc", "--len", "4", "--json"], 2),  # click's own usage error
+        (["compare", "missing.npy", "sinusoidal", "--json"], 2),
+        (["identify", "missing.npy", "--json"], 2),
+        (["info", "missing.npy", "--json"], 2),
+        (["schemes", "nosuch", "--json"], 2),
+        (["distance", "sinusoidal", "--d", "4", "--len", "4", "--metric", "foo", "--json"], 2),
+        (["generate", "--d", "4", "--len", "4", "-o", "no/such/dir/x.npy", "--json"], 3),
+    ],
+)
+def test_with_json_an_error_is_one_line_on_stderr_and_nothing_on_stdout(tmp_path, args, code):
+    """What docs/scripting.md promises: parse stdout only after exit 0 or 1."""
+    completed = run_pecli(*args, cwd=str(tmp_path), timeout=120)
+    assert completed.code == code, completed.stderr
+    assert completed.stdout == b""
+    assert completed.stderr.startswith("pecli: error: ") and completed.stderr.count("\n") == 1, completed.stderr
