@@ -391,6 +391,24 @@ def _out_of_memory(args: list[str]) -> str:
     return "out of memory (use a smaller --len or --d, or write to a .npy or .safetensors file)"
 
 
+@contextlib.contextmanager
+def _help_to(output: Any) -> Iterator[None]:
+    """While the command line is parsed and run, help goes where the run's results go when stdout is closed.
+
+    Click and Rich print help to ``sys.stdout``, which is None when the process started with stdout
+    closed (``>&-``); they then print nothing and exit 0. The run's stdout stands in for it, so help,
+    like any result, ends with one line on stderr and exit 3.
+    """
+    if sys.stdout is not None:
+        yield
+        return
+    sys.stdout = output.stdout
+    try:
+        yield
+    finally:
+        sys.stdout = None  # as the process started: no stdout
+
+
 def _run(argv: list[str] | None, output: Any) -> int:
     """The command's exit code, with every known error turned into one line on ``output``'s stderr.
 
@@ -404,9 +422,10 @@ def _run(argv: list[str] | None, output: Any) -> int:
     wanted = (args[0],) if args and args[0] in COMMANDS and not os.environ.get(COMPLETE_VAR) else COMMANDS
     command = typer.main.get_command(build_app(wanted))
     try:
-        result = command.main(
-            args=args, prog_name="pecli", complete_var=COMPLETE_VAR, standalone_mode=False, obj=output
-        )
+        with _help_to(output):
+            result = command.main(
+                args=args, prog_name="pecli", complete_var=COMPLETE_VAR, standalone_mode=False, obj=output
+            )
         code = int(result) if isinstance(result, int) else 0
     except typer.Exit as exit_:
         code = exit_.exit_code
@@ -418,7 +437,11 @@ def _run(argv: list[str] | None, output: Any) -> int:
         output.error(error.spelled(flag_for))  # the core names parameters (dim), the CLI their flags (--d)
         return int(error.exit_code)
     except NoArgsIsHelpError as error:
-        output.data(error.ctx.get_help())
+        try:
+            output.data(error.ctx.get_help())
+        except PecliError as failure:  # stdout closed (>&-): the help has nowhere to go
+            output.error(failure.spelled(_flag_for))
+            return int(failure.exit_code)
         return int(ExitCode.USAGE)
     except ClickException as error:
         message = error.format_message().replace("\n", " ")

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.options import DimOpt, KeyOpt, LayerTypeOpt, LenOpt, output_options
+from pecli.cli.options import DimOpt, KeyOpt, LayerTypeOpt, LenOpt, complete_choices, dtype_names, output_options
 from pecli.cli.output import Output, printable
 from pecli.errors import ExitCode, ParameterError
 
@@ -77,7 +77,10 @@ def compare(
     dtype: Annotated[
         Optional[str],
         typer.Option(
-            "--dtype", help="dtype of a scheme spec's table (default: the other table's precision).", metavar="DTYPE"
+            "--dtype",
+            help="dtype of a scheme spec's table (default: the other table's precision).",
+            metavar="DTYPE",
+            autocompletion=complete_choices(dtype_names),
         ),
     ] = None,
     properties: Annotated[

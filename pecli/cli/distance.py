@@ -33,6 +33,7 @@ from pecli.cli.options import (
     LayerTypeOpt,
     LenOpt,
     PresetOpt,
+    complete_choices,
     output_options,
     scheme_options,
 )
@@ -67,6 +68,18 @@ LONG_TABLE = 16384
 DEFAULT_MAX_OFFSET = 1024
 
 
+def _metrics() -> tuple[str, ...]:
+    from pecli.analysis.distance import METRICS
+
+    return METRICS
+
+
+def _qk_modes() -> tuple[str, ...]:
+    from pecli.analysis.relative import QK_MODES
+
+    return QK_MODES
+
+
 def register(app: typer.Typer) -> None:
     app.command("distance", help=HELP)(distance)
 
@@ -75,7 +88,12 @@ def register(app: typer.Typer) -> None:
 @output_options
 def distance(
     source: Annotated[str, typer.Argument(metavar="INPUT", help="A table file, - (stdin), or a scheme name.")],
-    metric: Annotated[str, typer.Option("--metric", help="dot, cosine or euclidean.", metavar="METRIC")] = "dot",
+    metric: Annotated[
+        str,
+        typer.Option(
+            "--metric", help="dot, cosine or euclidean.", metavar="METRIC", autocompletion=complete_choices(_metrics)
+        ),
+    ] = "dot",
     rows: Annotated[
         Optional[str],
         typer.Option(
@@ -100,7 +118,10 @@ def distance(
     qk: Annotated[
         Optional[str],
         typer.Option(
-            "--qk", help="rope: the query and key scored: ones (RoFormer's decay) or random (--seed S).", metavar="QK"
+            "--qk",
+            help="rope: the query and key scored: ones (RoFormer's decay) or random (--seed S).",
+            metavar="QK",
+            autocompletion=complete_choices(_qk_modes),
         ),
     ] = None,
     fmt: FormatOpt = None,

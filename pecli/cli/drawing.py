@@ -14,6 +14,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from pecli.cli.options import complete_choices
 from pecli.errors import ParameterError
 
 IMAGE_PANEL = "Image options (-o)"
@@ -52,6 +53,7 @@ ScaleOpt = Annotated[
         "a number is timestep's angle scale.",
         metavar="shared|per-panel|X",
         show_default=False,
+        autocompletion=complete_choices(PANEL_SCALES),
         rich_help_panel=DRAWING_PANEL,
     ),
 ]
@@ -62,6 +64,7 @@ ColorScaleOpt = Annotated[
         help="shared or per-panel, as --scale (with --scale X, timestep's angle scale).",
         metavar="shared|per-panel",
         show_default=False,
+        autocompletion=complete_choices(PANEL_SCALES),
         rich_help_panel=DRAWING_PANEL,
     ),
 ]

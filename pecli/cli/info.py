@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from pecli.cli.options import KeyOpt, output_options
+from pecli.cli.options import KeyOpt, complete_choices, output_options
 from pecli.cli.output import Output
 from pecli.errors import ParameterError, TableFileError
 
@@ -38,6 +38,12 @@ Examples:
 """
 
 
+def _tools() -> tuple[str, ...]:
+    from pecli.models.tool_settings import TOOLS
+
+    return TOOLS
+
+
 def register(app: typer.Typer) -> None:
     app.command("info", help=HELP, short_help="Describe a table file: tensors, shapes, dtypes, metadata.")(info)
 
@@ -62,6 +68,7 @@ def info(
             "--as",
             metavar="hf-v4|hf-v5|gguf",
             help="Write a model's position settings as another tool takes them (JSON): hf-v4, hf-v5 or gguf.",
+            autocompletion=complete_choices(_tools),
         ),
     ] = None,
     *,

@@ -114,6 +114,44 @@ def _scheme_on_command_line(ctx: typer.Context) -> str | None:
     return scheme if scheme in SCHEMES else next((arg for arg in ctx.args if arg in SCHEMES), None)
 
 
+def complete_choices(values: Iterable[str] | Callable[[], Iterable[str]]) -> Callable[[str], list[str]]:
+    """Shell completion of an option whose values are a fixed set: those starting with the word typed.
+
+    ``values`` may be a function, called only when the shell asks, so a module the choices live in
+    is imported only for completion. The option still takes a ``str``: a bad value keeps its own message.
+
+    >>> complete_choices(dtype_names)("b"), complete_choices(("shared", "per-panel"))("")
+    (['bfloat16'], ['shared', 'per-panel'])
+    """
+
+    def complete(incomplete: str) -> list[str]:
+        return [value for value in (values() if callable(values) else values) if value.startswith(incomplete)]
+
+    return complete
+
+
+def dtype_names() -> tuple[str, ...]:
+    """The dtypes a table is written in (for completion).
+
+    >>> dtype_names()
+    ('float32', 'float64', 'float16', 'bfloat16')
+    """
+    from pecli.dtypes import DTYPES
+
+    return DTYPES
+
+
+def format_names() -> tuple[str, ...]:
+    """The table file formats (for completion).
+
+    >>> format_names()
+    ('npy', 'safetensors', 'pt', 'csv', 'tsv')
+    """
+    from pecli.io import FORMATS
+
+    return FORMATS
+
+
 def _choices_completion(name: str) -> Any:
     """Completion of a parameter whose values some scheme restricts (``--layout``), or None.
 
@@ -138,7 +176,10 @@ LenOpt = Annotated[Optional[int], typer.Option("--len", "--length", help="Number
 DtypeOpt = Annotated[
     str,
     typer.Option(
-        "--dtype", help="float32, float64, float16 or bfloat16 (computed in float64, rounded once).", metavar="DTYPE"
+        "--dtype",
+        help="float32, float64, float16 or bfloat16 (computed in float64, rounded once).",
+        metavar="DTYPE",
+        autocompletion=complete_choices(dtype_names),
     ),
 ]
 OutputOpt = Annotated[
@@ -150,7 +191,10 @@ OutputOpt = Annotated[
 FormatOpt = Annotated[
     Optional[str],
     typer.Option(
-        "--format", help="npy, safetensors, pt, csv or tsv (default: from the extension; npy for -).", metavar="FORMAT"
+        "--format",
+        help="npy, safetensors, pt, csv or tsv (default: from the extension; npy for -).",
+        metavar="FORMAT",
+        autocompletion=complete_choices(format_names),
     ),
 ]
 KeyOpt = Annotated[

@@ -36,6 +36,7 @@ from pecli.cli.options import (
     LenOpt,
     PresetOpt,
     ascii_int,
+    complete_choices,
     flag_for,
     output_options,
     scheme_options,
@@ -70,6 +71,12 @@ Examples:
   pecli plot pe.npy -o lines.png --lines 0,1,4,8
   pecli generate --d 64 --len 256 -o - | pecli plot -
 """
+
+
+def _views() -> tuple[str, ...]:
+    from pecli.cli.wavelength import VIEWS
+
+    return VIEWS
 
 
 def register(app: typer.Typer) -> None:
@@ -116,6 +123,7 @@ def plot(
             "timestep table computed in --arithmetic (default bfloat16) against float64, by position and column, "
             "where positions alias, and float32/bfloat16/float16 side by side (--json: the numbers).",
             metavar="VIEW",
+            autocompletion=complete_choices(_views),
         ),
     ] = None,
     terminal: TerminalOpt = False,

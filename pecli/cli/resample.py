@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.options import FormatOpt, KeyOpt, LenOpt, output_options, parse_int
+from pecli.cli.options import FormatOpt, KeyOpt, LenOpt, complete_choices, output_options, parse_int
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
 
@@ -43,6 +43,18 @@ rewritten, the other files copied, the index's total_size updated.
 """
 
 
+def _methods() -> list[str]:
+    from pecli.analysis.resample import GRID_METHODS, LENGTH_METHODS
+
+    return list(dict.fromkeys((*GRID_METHODS, *LENGTH_METHODS)))
+
+
+def _conventions() -> list[str]:
+    from pecli.analysis.resample import CONVENTIONS
+
+    return list(CONVENTIONS)
+
+
 def register(app: typer.Typer) -> None:
     app.command("resample", help=HELP)(resample)
 
@@ -68,7 +80,10 @@ def resample(
     method: Annotated[
         Optional[str],
         typer.Option(
-            "--method", help="Grid: bicubic, bilinear, nearest, area. Length: linear, tile, nearest.", metavar="METHOD"
+            "--method",
+            help="Grid: bicubic, bilinear, nearest, area. Length: linear, tile, nearest.",
+            metavar="METHOD",
+            autocompletion=complete_choices(_methods),
         ),
     ] = None,
     antialias: Annotated[
@@ -80,7 +95,13 @@ def resample(
         ),
     ] = None,
     convention: Annotated[
-        Optional[str], typer.Option("--convention", help="timm, hf or dinov2-original.", metavar="NAME")
+        Optional[str],
+        typer.Option(
+            "--convention",
+            help="timm, hf or dinov2-original.",
+            metavar="NAME",
+            autocompletion=complete_choices(_conventions),
+        ),
     ] = None,
     length: LenOpt = None,
     keep_rows: Annotated[

@@ -127,3 +127,60 @@ def test_a_removed_current_directory_is_named(tmp_path, args):
         stderr == "pecli: error: the current directory no longer exists (cd to one that does, or give absolute paths)\n"
     )
     assert sorted(os.listdir(tmp_path)) == []
+
+
+def _stdout_closed(*args: str) -> subprocess.CompletedProcess:
+    """Run ``python -m pecli ARGS >&-``: the process starts without a stdout."""
+    env = {k: v for k, v in os.environ.items() if k != "PECLI_DEBUG"}
+    return subprocess.run([sys.executable, "-m", "pecli", *args], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1),
+                          env=env, timeout=120, text=True)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["-h"],
+        ["generate", "--help"],
+        ["plot", "-h"],
+        ["compare", "--help", "--json"],
+        ["generate", "-q", "--help"],
+        ["--version"],
+        [],  # no command: the help, which has nowhere to go either
+    ],
+)
+def test_help_and_version_with_stdout_closed_are_one_line_and_exit_3(args):
+    completed = _stdout_closed(*args)
+    assert completed.returncode == 3, completed.stderr
+    assert completed.stderr == (
+        "pecli: error: stdout is closed, so the result has nowhere to go (redirect it to a file or a pipe)\n"
+    )
+
+
+def test_help_with_stdout_open_still_exits_0():
+    completed = run_pecli("generate", "--help", timeout=120)
+    assert completed.code == 0, completed.stderr
+    assert completed.out.startswith("Usage: pecli generate")
+    assert completed.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["generate", "--d", "0", "--len", "4", "--json"], 2),
+        (["generate", "--d", "abc", "--len", "4", "--json"], 2),  # click's own usage error
+        (["compare", "missing.npy", "sinusoidal", "--json"], 2),
+        (["identify", "missing.npy", "--json"], 2),
+        (["info", "missing.npy", "--json"], 2),
+        (["schemes", "nosuch", "--json"], 2),
+        (["distance", "sinusoidal", "--d", "4", "--len", "4", "--metric", "foo", "--json"], 2),
+        (["generate", "--d", "4", "--len", "4", "-o", "no/such/dir/x.npy", "--json"], 3),
+    ],
+)
+def test_with_json_an_error_is_one_line_on_stderr_and_nothing_on_stdout(tmp_path, args, code):
+    """What docs/scripting.md promises: parse stdout only after exit 0 or 1."""
+    completed = run_pecli(*args, cwd=str(tmp_path), timeout=120)
+    assert completed.code == code, completed.stderr
+    assert completed.stdout == b""
+    assert completed.stderr.startswith("pecli: error: ") and completed.stderr.count("\n") == 1, completed.stderr

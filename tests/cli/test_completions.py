@@ -51,6 +51,33 @@ def test_bash_completes_commands_schemes_presets_and_choices(shell_env):
     assert "--list-presets" in _bash_complete(shell_env, "pecli", "generate", "--li")
 
 
+#: (command line up to the option, word typed, completions): every option whose values are a fixed set
+FIXED_CHOICES = [
+    (("generate", "--dtype"), "b", ["bfloat16"]),
+    (("generate", "--dtype"), "", ["float32", "float64", "float16", "bfloat16"]),
+    (("generate", "--format"), "", ["npy", "safetensors", "pt", "csv", "tsv"]),
+    (("generate", "--format"), "s", ["safetensors"]),
+    (("timestep", "--dtype"), "float1", ["float16"]),
+    (("compare", "--dtype"), "bf", ["bfloat16"]),
+    (("plot", "--view"), "", ["wavelength", "pca", "precision"]),
+    (("plot", "--view"), "pr", ["precision"]),
+    (("plot", "--scale"), "", ["shared", "per-panel"]),
+    (("plot", "--color-scale"), "per", ["per-panel"]),
+    (("distance", "--metric"), "", ["dot", "cosine", "euclidean"]),
+    (("distance", "--qk"), "", ["ones", "random"]),
+    (("distance", "--format"), "c", ["csv"]),
+    (("info", "--as"), "hf", ["hf-v4", "hf-v5"]),
+    (("resample", "--method"), "b", ["bicubic", "bilinear"]),
+    (("resample", "--convention"), "", ["timm", "hf", "dinov2-original"]),
+    (("resample", "--format"), "t", ["tsv"]),
+]
+
+
+@pytest.mark.parametrize(("words", "typed", "expected"), FIXED_CHOICES)
+def test_bash_completes_options_with_a_fixed_set_of_values(shell_env, words, typed, expected):
+    assert _bash_complete(shell_env, "pecli", *words, typed) == expected
+
+
 def _tmux_tab(env: dict[str, str], shell: list[str], setup: list[str], typed: str, expect: str) -> str:
     """Type ``typed`` and TAB in an interactive ``shell`` inside tmux; wait for ``expect`` on screen."""
     require_tool("tmux")
@@ -97,6 +124,9 @@ def test_real_tab_in_interactive_bash(shell_env):
         ("pecli gen", "pecli generate"),
         ("pecli generate --preset fair", "pecli generate --preset fairseq"),
         ("pecli generate memn", "pecli generate memn2n"),
+        ("pecli generate --dtype b", "pecli generate --dtype bfloat16"),
+        ("pecli generate --format saf", "pecli generate --format safetensors"),
+        ("pecli plot --view pc", "pecli plot --view pca"),
     ],
 )
 def test_real_tab_in_zsh_autoloaded_from_fpath(shell_env, typed, expect):
@@ -129,3 +159,8 @@ def test_fish_completes_commands_schemes_and_presets(shell_env):
     script = f"source '{COMPLETIONS / 'pecli.fish'}'; complete -C 'pecli generate --preset fair'"
     described = subprocess.run(["fish", "--no-config", "-c", script], capture_output=True, text=True, env=shell_env)
     assert described.stdout == f"fairseq\tsinusoidal: {get_preset('fairseq').convention}\n"  # literal, one line
+
+
+@pytest.mark.parametrize(("words", "typed", "expected"), FIXED_CHOICES)
+def test_fish_completes_options_with_a_fixed_set_of_values(shell_env, words, typed, expected):
+    assert _fish_complete(shell_env, " ".join(("pecli", *words, typed))) == sorted(expected)  # fish sorts
