@@ -205,10 +205,13 @@ def _one_encoding(
         raise ParameterError(
             f"config.json: {where.get('partial_rotary_factor')}: expected a number in (0, 1], got {partial!r}"
         )
-    if partial != 1.0 and rope_type == "default" and config_class in IGNORES_PARTIAL:
-        # the family's compute_default_rope_parameters reads head_dim only: the whole head is rotated
+    partial_key = where.get("partial_rotary_factor", "partial_rotary_factor")
+    remote_code = config.get("auto_map") is not None or partial_key in ("rotary_emb_fraction", "rotary_pct")
+    if partial != 1.0 and rope_type == "default" and config_class in IGNORES_PARTIAL and not remote_code:
+        # the family's compute_default_rope_parameters reads head_dim only: the whole head is rotated (a
+        # remote-code config, auto_map or nomic-bert's rotary_emb_fraction, runs its own code: read as given)
         notes.append(
-            f"{where.get('partial_rotary_factor', 'partial_rotary_factor')} = {partial!r} is not read by "
+            f"{partial_key} = {partial!r} is not read by "
             f"{model_type}'s default rope (transformers {TRANSFORMERS_VERSION}): the full head_dim is rotated"
         )
         partial = 1.0

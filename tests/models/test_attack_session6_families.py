@@ -115,3 +115,10 @@ def test_the_family_sets_match_the_installed_transformers_source():
     assert not IGNORES_PARTIAL & USES_PARTIAL
     assert {"llama", "mistral", "qwen2", "gemma3_text"} <= IGNORES_PARTIAL
     assert {"glm", "glm4", "phi", "stablelm", "persimmon", "nemotron", "qwen3_next"} <= USES_PARTIAL
+
+
+def test_remote_code_spellings_and_auto_map_keep_partial_rotary_factor():
+    """nomic-bert's rotary_emb_fraction and a config with auto_map run their own code: read as given."""
+    assert model_encoding({**BASE, "model_type": "llama", "auto_map": {"AutoModel": "m.M"}}).dim == 16
+    config = {key: value for key, value in BASE.items() if key != "partial_rotary_factor"}
+    assert model_encoding({**config, "model_type": "nomic_bert", "rotary_emb_fraction": 0.5}).dim == 16
