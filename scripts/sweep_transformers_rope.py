@@ -3,14 +3,18 @@
 For each ``*RotaryEmbedding`` class in ``transformers.models.*.modeling_*``: build its config class's
 default config, save it with ``save_pretrained``, read it back as pecli reads a config.json, compute
 pecli's tables in-process (``pecli.models.model_encoding`` → ``TableSpec``) and compare them with the
-module's own cos/sin over the first ``POSITIONS`` positions (float32 tolerance). Prints one line per
+module's own cos/sin over the first ``POSITIONS`` positions (float32 tolerance): for a module whose
+``apply_rotary_pos_emb`` re-interleaves them (GLM, GLM-4, ERNIE 4.5, Helium, Moonshine:
+``cos[..., : cos.shape[-1] // 2].repeat_interleave(2, dim=-1)``), the cos/sin its attention applies. Prints one line per
 architecture — pass / fail (max error) / refused (pecli's message) / cannot check (why) — and the totals.
 
 ``--write-corpus`` also writes tests/data/sweep/: each checkable architecture's config.json and the
 module's cos/sin (float32, ``POSITIONS`` rows), the transformers version and the architectures that
 passed, which tests/models/test_sweep.py checks without transformers.
 
-Run: PYTHONPATH=. python scripts/sweep_transformers_rope.py [--write-corpus] [--only NAME]
+``--write-corpus --packages A,B`` rewrites those architectures' entries only, keeping the rest of the corpus.
+
+Run: PYTHONPATH=. python scripts/sweep_transformers_rope.py [--write-corpus] [--only NAME] [--packages A,B]
 """
 
 from __future__ import annotations
@@ -85,6 +89,11 @@ def module_tables(rotary: Any, config: Any, dim_hint: int, layer_type: str | Non
         if cos.shape[-2] != POSITIONS:
             raise ValueError("the module returns frequencies, not cos and sin per position")
     cos, sin = (t.float().reshape(-1, POSITIONS, t.shape[-1])[0].numpy() for t in (cos, sin))
+    from rope_families import reinterleaves
+
+    if reinterleaves(sys.modules[type(rotary).__module__]):
+        # what the attention applies: the first half of each, every column twice (adjacent pairs)
+        cos, sin = (np.repeat(t[:, : t.shape[1] // 2], 2, axis=1) for t in (cos, sin))
     return cos, sin
 
 
@@ -172,9 +181,22 @@ def sweep_one(key: str, rotary_cls: type, corpus: dict[str, Any] | None) -> tupl
     return ("pass", f"max error {error:.2e}") if error <= ATOL else ("fail", f"max error {error:.3g}")
 
 
-def write_corpus(corpus: dict[str, Any], results: dict[str, tuple[str, str]], version: str) -> None:
+def write_corpus(
+    corpus: dict[str, Any], results: dict[str, tuple[str, str]], version: str, *, merge: bool = False
+) -> None:
+    """Write tests/data/sweep/; ``merge``: replace only the entries of ``results``' architectures."""
     os.makedirs(CORPUS, exist_ok=True)
     arrays = {}
+    if merge:
+        with np.load(os.path.join(CORPUS, "tables.npz")) as old:
+            arrays.update({key: old[key] for key in old.files if key.split("/")[0] not in results})
+        with open(os.path.join(CORPUS, "configs.json")) as file:
+            configs = {key: {"config": value, "tables": {}} for key, value in json.load(file).items()}
+        with open(os.path.join(CORPUS, "record.json")) as file:
+            old_record = json.load(file)
+        corpus = {**{k: v for k, v in configs.items() if k not in results}, **corpus}
+        passed_before = {p for p in old_record["passed"] if p not in results}
+        results = {**{k: tuple(v) for k, v in old_record["results"].items() if k not in results}, **results}
     for package, entry in corpus.items():
         for layer_type, (cos, sin) in entry["tables"].items():
             arrays[f"{package}/{layer_type or ''}/cos"] = cos.astype(np.float32)
@@ -187,7 +209,8 @@ def write_corpus(corpus: dict[str, Any], results: dict[str, tuple[str, str]], ve
         "positions": POSITIONS,
         "atol": ATOL,
         "written_by": "scripts/sweep_transformers_rope.py --write-corpus",
-        "passed": sorted(p for p in corpus if results[p][0] == "pass"),
+        "passed": sorted(p for p in corpus if results[p][0] == "pass" or (merge and p in passed_before)),
+        "reinterleaved": sorted(p for p in corpus if p in reinterleaved_packages()),
         "results": {package: list(result) for package, result in sorted(results.items())},
     }
     with open(os.path.join(CORPUS, "record.json"), "w") as file:
@@ -195,10 +218,18 @@ def write_corpus(corpus: dict[str, Any], results: dict[str, tuple[str, str]], ve
         file.write("\n")
 
 
+def reinterleaved_packages() -> set[str]:
+    """The packages whose apply_rotary_pos_emb re-interleaves cos/sin (the sweep compares what it applies)."""
+    from rope_families import reinterleaves
+
+    return {package for package, _name, cls in rotary_classes() if reinterleaves(sys.modules[cls.__module__])}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write-corpus", action="store_true", help="write tests/data/sweep/")
     parser.add_argument("--only", help="sweep the packages whose name contains this")
+    parser.add_argument("--packages", help="sweep these packages only (comma-separated, exact names)")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     import transformers
@@ -208,6 +239,8 @@ def main() -> None:
     results: dict[str, tuple[str, str]] = {}
     for package, name, cls in rotary_classes():
         if args.only and args.only not in package:
+            continue
+        if args.packages and package not in args.packages.split(","):
             continue
         key = package if package not in results else f"{package}:{name}"
         results[key] = sweep_one(key, cls, corpus)
@@ -221,7 +254,7 @@ def main() -> None:
         f"(transformers {transformers.__version__})"
     )
     if corpus is not None:
-        write_corpus(corpus, results, transformers.__version__)
+        write_corpus(corpus, results, transformers.__version__, merge=bool(args.packages))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from pecli.models.encoding import ModelEncoding, config_int, config_number, conf
 from pecli.models.gguf import GGUF_KEYS
 from pecli.models.rope_layers import TYPES_WITHOUT_ROPE, layer_config, layer_type_names, nested_settings, with_layers
 from pecli.models.rope_settings import IMPLICIT_ROPE, ROTARY_EMBEDDING_TYPES, rope_settings
+from pecli.models.transformers_families import IGNORES_PARTIAL, REINTERLEAVED, TRANSFORMERS_VERSION
 
 __all__ = ["ROPE_TYPE_SCALING", "config_head_dim", "has_rope", "rope_encoding"]
 
@@ -51,8 +52,10 @@ _LONGROPE_ONLY = frozenset({"phi3", "phi4_multimodal"})
 #: model types whose attention rotates adjacent pairs of columns (transformers: ``repeat_interleave``,
 #: ``rotate_every_two``, a ``rotate_half`` over ``x[..., 0::2]``/``x[..., 1::2]`` as ERNIE 4.5 VL's and
 #: GLM-OCR's text models and DeepSeek V4's, or the complex view of (…, d/2, 2) as Llama 4's and DeepSeek V2's
-#: ``apply_rotary_emb``): pecli's ``interleaved`` layout
-_INTERLEAVED = frozenset(
+#: ``apply_rotary_emb``): pecli's ``interleaved`` layout. The families whose ``apply_rotary_pos_emb`` re-interleaves
+#: the first half of the module's cos/sin (GLM, GLM-4, ERNIE 4.5, Helium, Moonshine) come from
+#: transformers_families.REINTERLEAVED, which scripts/rope_families.py reads from transformers' source
+_INTERLEAVED = REINTERLEAVED | frozenset(
     {
         "cohere",
         "cohere2",
@@ -202,6 +205,16 @@ def _one_encoding(
         raise ParameterError(
             f"config.json: {where.get('partial_rotary_factor')}: expected a number in (0, 1], got {partial!r}"
         )
+    partial_key = where.get("partial_rotary_factor", "partial_rotary_factor")
+    remote_code = config.get("auto_map") is not None or partial_key in ("rotary_emb_fraction", "rotary_pct")
+    if partial != 1.0 and rope_type == "default" and config_class in IGNORES_PARTIAL and not remote_code:
+        # the family's compute_default_rope_parameters reads head_dim only: the whole head is rotated (a
+        # remote-code config, auto_map or nomic-bert's rotary_emb_fraction, runs its own code: read as given)
+        notes.append(
+            f"{partial_key} = {partial!r} is not read by "
+            f"{model_type}'s default rope (transformers {TRANSFORMERS_VERSION}): the full head_dim is rotated"
+        )
+        partial = 1.0
     # the rotary module's cos and sin cover the rotated columns only: int(head_dim · partial_rotary_factor)
     dim = head_dim if rope_type == "proportional" else int(head_dim * partial)
     dim_field = head_dim_key[0] + (f" × {where['partial_rotary_factor']}" if partial != 1.0 else "")

@@ -133,7 +133,7 @@ def test_the_rotary_width_is_the_dimension_count(cli, tmp_path):
     (tmp_path / "config.json").write_text(
         json.dumps(
             {
-                "model_type": "llama",
+                "model_type": "stablelm",  # its default rope reads partial_rotary_factor; Llama's does not
                 "hidden_size": 64,
                 "num_attention_heads": 4,
                 "max_position_embeddings": 128,

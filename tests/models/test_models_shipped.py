@@ -282,7 +282,8 @@ BASE = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "max
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [
-        ({"rotary_dim": 8, "partial_rotary_factor": 0.25}, "rotary_dim = 8 contradicts"),
+        # StableLM's default rope reads partial_rotary_factor (Llama's ignores it: issue 30)
+        ({"model_type": "stablelm", "rotary_dim": 8, "partial_rotary_factor": 0.25}, "rotary_dim = 8 contradicts"),
         ({"rope_scaling": {"rope_type": "linear", "type": "dynamic", "factor": 2.0}}, "contradicts rope_scaling.type"),
         ({"rope_theta": 1e4, "rotary_emb_base": 5e5}, "rope_theta = 10000.0 and rotary_emb_base = 500000.0 disagree"),
         (
@@ -454,7 +455,9 @@ def test_glm4_moe_odd_rotary_width_and_qwen3_omni_refused_as_transformers_cannot
 
 def test_an_odd_partial_width_the_head_holds_is_written_as_transformers_computes_it(cli, tmp_path):
     # head_dim 28 × 0.75 = 21: 11 frequencies over 21, turning 22 of the 28 columns (not refused any more)
-    path = _write(tmp_path, {**BASE, "rope_theta": 1e4, "head_dim": 28, "partial_rotary_factor": 0.75})
+    # StableLM's default rope reads partial_rotary_factor (Llama's rotates the full head: issue 30)
+    config = {**BASE, "model_type": "stablelm", "rope_theta": 1e4, "head_dim": 28, "partial_rotary_factor": 0.75}
+    path = _write(tmp_path, config)
     result = cli("generate", "--from-config", path, "-o", str(tmp_path / "x.npy"), "--part", "angle")
     assert result.code == 0, result.stderr
     angle = np.load(tmp_path / "x.npy").astype(np.float64)

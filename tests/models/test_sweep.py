@@ -68,3 +68,14 @@ def test_corpus_pass_fraction(capsys):
     assert passed >= len(RECORD["passed"])
     assert len(RECORD["passed"]) / checkable >= 0.95  # 169 of 174 when written
     assert (CORPUS / "tables.npz").stat().st_size + (CORPUS / "configs.json").stat().st_size < 2 << 20
+
+
+@pytest.mark.parametrize("architecture", RECORD["reinterleaved"])
+def test_reinterleaving_families_are_compared_with_what_their_attention_applies(architecture):
+    """GLM, GLM-4, ERNIE 4.5, Helium, Moonshine: the corpus holds the re-interleaved cos/sin (each frequency in two
+    adjacent columns), and pecli reads the family's pairing as ``interleaved``."""
+    for cos, sin in EXPECTED[architecture].values():
+        for table in (cos, sin):
+            assert np.array_equal(table[:, ::2], table[:, 1::2])
+            assert not np.allclose(table[:, : table.shape[1] // 2], table[:, table.shape[1] // 2 :])
+    assert model_encoding(CONFIGS[architecture]).params["layout"] == "interleaved"

@@ -1,0 +1,148 @@
+"""Two per-family facts of transformers' rotary code, read from its source: which model types' attention
+re-interleaves the rotary module's cos/sin (adjacent pairs: pecli's ``interleaved`` layout), and which
+model types' default rope init ignores ``partial_rotary_factor`` (the full head_dim is rotated).
+
+For each ``*RotaryEmbedding`` class in ``transformers.models.*.modeling_*`` (its model type: the config
+class its ``__init__`` is annotated with):
+
+* re-interleave: the module's ``apply_rotary_pos_emb`` takes ``cos[..., : cos.shape[-1] // 2]`` and
+  ``repeat_interleave(2, dim=-1)`` (GLM, GLM-4, ERNIE 4.5, Helium, Moonshine): its attention rotates
+  (x_2i, x_2i+1) with the module's first-half frequencies.
+* partial_rotary_factor: the class's ``compute_default_rope_parameters`` (else its ``__init__``) does or
+  does not spell ``partial_rotary_factor``; a model type counts as ignoring it only when every rotary class
+  built on its config ignores it. The scaled rope types (``ROPE_INIT_FUNCTIONS``: linear, dynamic, yarn,
+  longrope, llama3) read it for every family; the classes whose ``__init__`` does not go through
+  ``ROPE_INIT_FUNCTIONS`` for them are listed.
+
+Writes pecli/models/transformers_families.py (the two sets and the transformers version); ``--check``
+only compares and exits 1 when the committed file differs.
+
+Run: PYTHONPATH=. python scripts/rope_families.py [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import re
+import sys
+import warnings
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+from sweep_transformers_rope import config_class, rotary_classes
+
+TARGET = os.path.join(os.path.dirname(__file__), "..", "pecli", "models", "transformers_families.py")
+
+#: ``cos[..., : cos.shape[-1] // 2].repeat_interleave(2, dim=-1)``, whatever the spacing
+_REINTERLEAVE = re.compile(r"cos\[\s*\.\.\.\s*,\s*:\s*cos\.shape\[-1\]\s*//\s*2\s*\]\s*\.repeat_interleave\(\s*2")
+
+
+def reinterleaves(module: object) -> bool:
+    """Whether the module's ``apply_rotary_pos_emb`` re-interleaves the first half of cos/sin."""
+    function = vars(module).get("apply_rotary_pos_emb")
+    if function is None:
+        return False
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        return False
+    return bool(_REINTERLEAVE.search(source))
+
+
+def reads_partial(rotary: type) -> bool:
+    """Whether the class's default rope init reads ``partial_rotary_factor``."""
+    function = getattr(rotary, "compute_default_rope_parameters", None) or rotary.__init__
+    return "partial_rotary_factor" in inspect.getsource(function)
+
+
+def scan() -> dict[str, object]:
+    import transformers
+
+    pairs: dict[str, set[bool]] = {}
+    partial: dict[str, set[bool]] = {}
+    own_scaled: set[str] = set()
+    for _package, name, rotary in rotary_classes():
+        config_cls = config_class(rotary)
+        model_type = getattr(config_cls, "model_type", "") if config_cls is not None else ""
+        if not model_type:
+            continue
+        module = sys.modules[rotary.__module__]
+        pairs.setdefault(model_type, set()).add(reinterleaves(module))
+        partial.setdefault(model_type, set()).add(reads_partial(rotary))
+        if "ROPE_INIT_FUNCTIONS" not in inspect.getsource(rotary.__init__):
+            own_scaled.add(f"{model_type} ({name})")
+    return {
+        "version": transformers.__version__,
+        "reinterleave": sorted(t for t, seen in pairs.items() if seen == {True}),
+        "mixed_pairs": sorted(t for t, seen in pairs.items() if len(seen) > 1),
+        "ignores_partial": sorted(t for t, seen in partial.items() if seen == {False}),
+        "reads_partial": sorted(t for t, seen in partial.items() if True in seen),
+        "own_scaled_init": sorted(own_scaled),
+    }
+
+
+def _frozenset(name: str, doc: str, values: list[str]) -> str:
+    lines = [f"#: {doc}", f"{name} = frozenset(", "    {"]
+    lines += [f'        "{value}",' for value in values]
+    lines += ["    }", ")", ""]
+    return "\n".join(lines)
+
+
+def render(found: dict[str, object]) -> str:
+    version = found["version"]
+    return "\n".join(
+        [
+            f'"""Per-family facts of transformers {version}\'s rotary code, written by scripts/rope_families.py',
+            "(do not edit: run it again on a new transformers). Read from the modeling modules' source.",
+            '"""',
+            "",
+            "from __future__ import annotations",
+            "",
+            '__all__ = ["IGNORES_PARTIAL", "REINTERLEAVED", "TRANSFORMERS_VERSION", "USES_PARTIAL"]',
+            "",
+            f'TRANSFORMERS_VERSION = "{version}"',
+            "",
+            _frozenset(
+                "REINTERLEAVED",
+                "model types whose apply_rotary_pos_emb re-interleaves the first half of cos/sin: adjacent pairs",
+                found["reinterleave"],  # type: ignore[arg-type]
+            ),
+            _frozenset(
+                "IGNORES_PARTIAL",
+                "model types whose default rope init rotates the full head_dim whatever partial_rotary_factor says",
+                found["ignores_partial"],  # type: ignore[arg-type]
+            ),
+            _frozenset(
+                "USES_PARTIAL",
+                "model types whose default rope init rotates int(head_dim * partial_rotary_factor) columns",
+                found["reads_partial"],  # type: ignore[arg-type]
+            ),
+        ]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare with the committed file, write nothing")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    found = scan()
+    for key in ("reinterleave", "mixed_pairs", "ignores_partial", "reads_partial", "own_scaled_init"):
+        values = found[key]
+        print(f"{key} ({len(values)}): {', '.join(values)}")  # type: ignore[arg-type]
+    text = render(found)
+    if args.check:
+        with open(TARGET) as file:
+            sys.exit(0 if file.read() == text else 1)
+    with open(TARGET, "w") as file:
+        file.write(text)
+    print(f"wrote {os.path.relpath(TARGET)} (transformers {found['version']})")
+
+
+if __name__ == "__main__":
+    main()
