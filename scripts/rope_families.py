@@ -51,6 +51,16 @@ def reinterleaves(module: object) -> bool:
     return bool(_REINTERLEAVE.search(source))
 
 
+def switches_pairing(module: object) -> bool:
+    """Whether the module's attention rotates adjacent pairs when ``config.rope_interleave`` is true
+    (DeepSeek V3's ``apply_rotary_pos_emb_interleave``, for weights laid out in interleaved pairs)."""
+    try:
+        source = inspect.getsource(module)  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return False
+    return "config.rope_interleave" in source and "apply_rotary_pos_emb_interleave" in source
+
+
 def reads_partial(rotary: type) -> bool:
     """Whether the class's default rope init reads ``partial_rotary_factor``."""
     function = getattr(rotary, "compute_default_rope_parameters", None) or rotary.__init__
@@ -63,6 +73,7 @@ def scan() -> dict[str, object]:
     pairs: dict[str, set[bool]] = {}
     partial: dict[str, set[bool]] = {}
     own_scaled: set[str] = set()
+    switch: dict[str, bool] = {}
     for _package, name, rotary in rotary_classes():
         config_cls = config_class(rotary)
         model_type = getattr(config_cls, "model_type", "") if config_cls is not None else ""
@@ -70,6 +81,8 @@ def scan() -> dict[str, object]:
             continue
         module = sys.modules[rotary.__module__]
         pairs.setdefault(model_type, set()).add(reinterleaves(module))
+        if switches_pairing(module):
+            switch[model_type] = bool(getattr(config_cls, "rope_interleave", False))
         partial.setdefault(model_type, set()).add(reads_partial(rotary))
         if "ROPE_INIT_FUNCTIONS" not in inspect.getsource(rotary.__init__):
             own_scaled.add(f"{model_type} ({name})")
@@ -80,6 +93,7 @@ def scan() -> dict[str, object]:
         "ignores_partial": sorted(t for t, seen in partial.items() if seen == {False}),
         "reads_partial": sorted(t for t, seen in partial.items() if True in seen),
         "own_scaled_init": sorted(own_scaled),
+        "interleave_switch": dict(sorted(switch.items())),
     }
 
 
@@ -100,7 +114,8 @@ def render(found: dict[str, object]) -> str:
             "",
             "from __future__ import annotations",
             "",
-            '__all__ = ["IGNORES_PARTIAL", "REINTERLEAVED", "TRANSFORMERS_VERSION", "USES_PARTIAL"]',
+            '__all__ = ["IGNORES_PARTIAL", "INTERLEAVE_SWITCH", "REINTERLEAVED", "TRANSFORMERS_VERSION", '
+            '"USES_PARTIAL"]',
             "",
             f'TRANSFORMERS_VERSION = "{version}"',
             "",
@@ -109,6 +124,12 @@ def render(found: dict[str, object]) -> str:
                 "model types whose apply_rotary_pos_emb re-interleaves the first half of cos/sin: adjacent pairs",
                 found["reinterleave"],  # type: ignore[arg-type]
             ),
+            "#: model types whose attention rotates adjacent pairs when the config's rope_interleave is true (their",
+            "#: apply_rotary_pos_emb_interleave), each with its config class's default for a config without the key",
+            "INTERLEAVE_SWITCH = {",
+            *[f'    "{name}": {value},' for name, value in found["interleave_switch"].items()],  # type: ignore[attr-defined]
+            "}",
+            "",
             _frozenset(
                 "IGNORES_PARTIAL",
                 "model types whose default rope init rotates the full head_dim whatever partial_rotary_factor says",

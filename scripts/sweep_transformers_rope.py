@@ -89,9 +89,14 @@ def module_tables(rotary: Any, config: Any, dim_hint: int, layer_type: str | Non
         if cos.shape[-2] != POSITIONS:
             raise ValueError("the module returns frequencies, not cos and sin per position")
     cos, sin = (t.float().reshape(-1, POSITIONS, t.shape[-1])[0].numpy() for t in (cos, sin))
-    from rope_families import reinterleaves
+    from rope_families import reinterleaves, switches_pairing
 
-    if reinterleaves(sys.modules[type(rotary).__module__]):
+    module = sys.modules[type(rotary).__module__]
+    # DeepSeek V3's rope_interleave: apply_rotary_pos_emb_interleave rotates adjacent pairs by the first half
+    interleaved_weights = switches_pairing(module) and bool(
+        getattr(getattr(rotary, "config", None), "rope_interleave", False)
+    )
+    if reinterleaves(module) or interleaved_weights:
         # what the attention applies: the first half of each, every column twice (adjacent pairs)
         cos, sin = (np.repeat(t[:, : t.shape[1] // 2], 2, axis=1) for t in (cos, sin))
     return cos, sin
@@ -210,7 +215,9 @@ def write_corpus(
         "atol": ATOL,
         "written_by": "scripts/sweep_transformers_rope.py --write-corpus",
         "passed": sorted(p for p in corpus if results[p][0] == "pass" or (merge and p in passed_before)),
-        "reinterleaved": sorted(p for p in corpus if p in reinterleaved_packages()),
+        "reinterleaved": sorted(
+            p for p in corpus if p in reinterleaved_packages() or corpus[p]["config"].get("rope_interleave") is True
+        ),
         "results": {package: list(result) for package, result in sorted(results.items())},
     }
     with open(os.path.join(CORPUS, "record.json"), "w") as file:

@@ -39,8 +39,9 @@ __all__ = ["GGUF_KEYS", "GGUFWithoutSettings", "gguf_config", "gguf_view_config"
 _INT_MAX = 2**31 - 1
 #: llama.cpp's architecture names that differ from the transformers model type of the same rotary
 #: (gguf.constants.MODEL_ARCH_NAMES): Command R rotates adjacent pairs (transformers' CohereRotaryEmbedding,
-#: llama.cpp's LLAMA_ROPE_TYPE_NORM without a converter permutation). Not deepseek2: V2 and V3 share it.
-_MODEL_TYPES = {"command-r": "cohere"}
+#: llama.cpp's LLAMA_ROPE_TYPE_NORM without a converter permutation). deepseek2 holds DeepSeek V2 and V3, which
+#: agree: V2's complex view and V3's rope_interleave (true by default) both rotate adjacent pairs, as NORM does.
+_MODEL_TYPES = {"command-r": "cohere", "deepseek2": "deepseek_v2"}
 #: llama.cpp's rope.scaling.type values -> transformers' rope_type
 _SCALING_TYPES = {"none": "default", "linear": "linear", "yarn": "yarn", "longrope": "longrope"}
 #: Phi-3's LongRoPE factor tensors (gguf.MODEL_TENSOR.ROPE_FACTORS_LONG, ROPE_FACTORS_SHORT)

@@ -21,7 +21,12 @@ from pecli.models.encoding import ModelEncoding, config_int, config_number, conf
 from pecli.models.gguf import GGUF_KEYS
 from pecli.models.rope_layers import TYPES_WITHOUT_ROPE, layer_config, layer_type_names, nested_settings, with_layers
 from pecli.models.rope_settings import IMPLICIT_ROPE, ROTARY_EMBEDDING_TYPES, rope_settings
-from pecli.models.transformers_families import IGNORES_PARTIAL, REINTERLEAVED, TRANSFORMERS_VERSION
+from pecli.models.transformers_families import (
+    IGNORES_PARTIAL,
+    INTERLEAVE_SWITCH,
+    REINTERLEAVED,
+    TRANSFORMERS_VERSION,
+)
 
 __all__ = ["ROPE_TYPE_SCALING", "config_head_dim", "has_rope", "rope_encoding"]
 
@@ -309,6 +314,15 @@ def _layout(config: Mapping[str, Any], model_type: str) -> tuple[str, str]:
             layout,
             f"rotary_emb_interleaved = {str(interleaved).lower()}: assumed flash-attn's rotary ({layout} pairs)",
         )
+    if model_type in INTERLEAVE_SWITCH:  # DeepSeek V3's rope_interleave: weights laid out in adjacent pairs
+        switch = config.get("rope_interleave")
+        if switch is not None and not isinstance(switch, bool):
+            raise ParameterError(f"config.json: rope_interleave: expected true or false, got {config_value(switch)}")
+        if switch is None:
+            switch = INTERLEAVE_SWITCH[model_type]
+            pairs = "interleaved" if switch else "half"
+            return pairs, f"rope_interleave not given: {model_type}'s default ({str(switch).lower()}, {pairs} pairs)"
+        return ("interleaved" if switch else "half"), ""
     return ("interleaved" if model_type in _INTERLEAVED else "half"), ""
 
 

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-__all__ = ["IGNORES_PARTIAL", "REINTERLEAVED", "TRANSFORMERS_VERSION", "USES_PARTIAL"]
+__all__ = ["IGNORES_PARTIAL", "INTERLEAVE_SWITCH", "REINTERLEAVED", "TRANSFORMERS_VERSION", "USES_PARTIAL"]
 
 TRANSFORMERS_VERSION = "5.23.0"
 
@@ -20,6 +20,16 @@ REINTERLEAVED = frozenset(
         "moonshine_streaming",
     }
 )
+
+#: model types whose attention rotates adjacent pairs when the config's rope_interleave is true (their
+#: apply_rotary_pos_emb_interleave), each with its config class's default for a config without the key
+INTERLEAVE_SWITCH = {
+    "axk1": True,
+    "deepseek_v3": True,
+    "glm4_moe_lite": True,
+    "mistral4": True,
+    "youtu": True,
+}
 
 #: model types whose default rope init rotates the full head_dim whatever partial_rotary_factor says
 IGNORES_PARTIAL = frozenset(

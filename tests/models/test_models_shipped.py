@@ -48,6 +48,12 @@ def _module_tables(module, dim, **kwargs):
     return cos[0].numpy(), sin[0].numpy()
 
 
+def _applied_in_adjacent_pairs(cos, sin):
+    """What apply_rotary_pos_emb_interleave rotates by (DeepSeek V3's and Mistral 4's rope_interleave, true by
+    default): the first half of each, every column twice."""
+    return tuple(np.repeat(t[..., : t.shape[-1] // 2], 2, axis=-1) for t in (cos, sin))
+
+
 def _generate(cli, config, tmp_path, *extra):
     config.save_pretrained(tmp_path / "model")
     output = tmp_path / "rope.safetensors"
@@ -245,7 +251,8 @@ def test_deepseek_v3_yarn_over_qk_rope_head_dim(cli, tmp_path):
         },
     )
     output, _ = _generate(cli, config, tmp_path)
-    _assert_equal(output, *_module_tables(DeepseekV3RotaryEmbedding(config), 8))
+    assert config.rope_interleave
+    _assert_equal(output, *_applied_in_adjacent_pairs(*_module_tables(DeepseekV3RotaryEmbedding(config), 8)))
 
 
 def test_gptj_rotary_dim_in_adjacent_pairs(cli, tmp_path):
@@ -407,7 +414,8 @@ def test_gemma4_full_layers_take_their_per_layer_head_dim_and_mistral4_reads_hea
         max_position_embeddings=256,
     )
     output, _ = _generate(cli, mistral, tmp_path / "mistral")
-    cos, sin = _module_tables(Mistral4RotaryEmbedding(mistral), 16)
+    assert mistral.rope_interleave
+    cos, sin = _applied_in_adjacent_pairs(*_module_tables(Mistral4RotaryEmbedding(mistral), 16))
     assert cos.shape[1] == 8
     _assert_equal(output, cos, sin)
 
