@@ -188,7 +188,7 @@ def draw_panels(
         which = "each in its own colour scale" if per_panel else "in one colour scale"
         out.note(f"wrote {image.path} ({image.pixels}, {len(matrices)} panels {which})")
     if screen is not None:
-        from pecli.render.terminal import color_mode, heatmap_stack
+        from pecli.render.terminal import ascii_text, color_mode, heatmap_stack
 
         color = color_mode(out, force_terminal=screen.forced, no_color=not out.color)
         scales = own_scales if per_panel else [scale]
@@ -201,7 +201,8 @@ def draw_panels(
         if shown < len(matrices):
             which += f"; {shown} of {len(matrices)} fit in {screen.height} lines (--height, --slice I)"
         which += " (--scale per-panel)" if per_panel else "; each its own: --scale per-panel"
-        out.data(text + "\n" + _truncate(which, screen.width))
+        closing = _truncate(which, screen.width)
+        out.data(text + "\n" + (ascii_text(closing) if color == "ascii" else closing))
 
 
 def panel_scales(matrices: list[Any], style: DrawingStyle, *, per_panel: bool) -> tuple[Any, list[Any]]:
