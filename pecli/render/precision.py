@@ -118,7 +118,7 @@ def precision_chart(errors: PrecisionErrors, *, width: int, height: int, color: 
         >>> "positions alias from 257" in chart, len(chart.splitlines()) <= 20
         (True, True)
     """
-    from pecli.render.terminal import heatmap
+    from pecli.render.terminal import ascii_text, heatmap
 
     floor = error_floor(errors)
     logs = np.log10(np.maximum(errors.heatmap, floor))
@@ -148,4 +148,5 @@ def precision_chart(errors: PrecisionErrors, *, width: int, height: int, color: 
         vmax=float(np.nanmax(logs)),
         cmap="magma",
     )
-    return "\n".join([chart, *summary])
+    text = "\n".join([chart, *summary])
+    return ascii_text(text) if color == "ascii" else text

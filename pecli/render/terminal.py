@@ -65,7 +65,8 @@ COLOR_MODES = ("truecolor", "256", "none", "ascii")
 #: lines keep their width)
 _ASCII = str.maketrans({
     "─": "-", "┬": "+", "┌": "+", "┤": "+", "│": "|", "↓": "v", "→": ">", "…": "~", "×": "x", "−": "-",
-    "▀": "#", "▄": "#", "≈": "~", "—": "-", "–": "-", "≤": "<", "≥": ">", "·": ".",
+    "▀": "#", "▄": "#", "≈": "~", "—": "-", "–": "-", "≤": "<", "≥": ">", "·": ".", "•": "*", "╌": "-",
+    "└": "+", "┘": "+", "├": "+", "┴": "+", "┼": "+",
 })  # fmt: skip
 #: characters :func:`heatmap` may draw: a stdout that cannot encode them gets the "ascii" mode
 _DRAWN = "▀▄─┬┌┤│↓→…×"

@@ -109,3 +109,14 @@ def test_an_ascii_stdout_gets_a_readable_picture_not_escapes(args):
     assert "\\u" not in text and "\\x" not in text, text
     assert " v " in text and "+--" in text and "\x1b[" not in text
     assert re.search(r"\n +\d* *\+[ .:=+*#%@-]+\n", text), text  # a row of ramp characters
+
+
+def test_the_precision_view_in_ascii_is_ascii():
+    from pecli.analysis.precision import precision_errors
+    from pecli.render.precision import precision_chart
+    from pecli.schemes.spec import TableSpec
+
+    errors = precision_errors(TableSpec.resolve("rope", None, {}, length=512, dim=8), "bfloat16")
+    chart = precision_chart(errors, width=60, height=20, color="ascii")
+    chart.encode("ascii")  # the caption's "−" and the view's frame as well
+    assert "log10 |bfloat16 - float64|" in chart and "positions alias from 257" in chart
