@@ -119,4 +119,19 @@ def test_the_precision_view_in_ascii_is_ascii():
     errors = precision_errors(TableSpec.resolve("rope", None, {}, length=512, dim=8), "bfloat16")
     chart = precision_chart(errors, width=60, height=20, color="ascii")
     chart.encode("ascii")  # the caption's "−" and the view's frame as well
-    assert "log10 |bfloat16 - float64|" in chart and "positions alias from 257" in chart
+    assert "positions alias from 257" in chart
+
+
+@pytest.mark.parametrize("width", [40, 60, 100])
+def test_the_precision_view_says_its_colours_are_logarithms_at_any_width(width):
+    # "colour: log10 |…|" was the end of the axis caption, cut at widths under ~90: the legend's
+    # "-9.527 … -0.01829" then read as errors
+    from pecli.analysis.precision import precision_errors
+    from pecli.render.precision import precision_chart
+    from pecli.schemes.spec import TableSpec
+
+    errors = precision_errors(TableSpec.resolve("rope", None, {}, length=512, dim=8), "bfloat16")
+    chart = precision_chart(errors, width=width, height=24, color="none")
+    joined = " ".join(line.strip() for line in chart.splitlines())
+    assert "colour: log10 |bfloat16 − float64|" in joined, chart
+    assert max(len(line) for line in chart.splitlines()) <= width
