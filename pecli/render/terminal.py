@@ -37,7 +37,7 @@ from pecli.render.downsample import (
     row_structure,
 )
 from pecli.render.palette import LUT_SIZE, RDBU, VIRIDIS, colormap_lut, ordered_xterm, rdbu_lut, xterm_order
-from pecli.render.scale import color_scale, value_range
+from pecli.render.scale import ValueRange, color_scale, merge_ranges, value_range
 
 __all__ = [
     "COLOR_MODES",
@@ -246,6 +246,7 @@ def heatmap(
     header: bool = True,
     legend: bool = True,
     values: bool = True,
+    values_range: ValueRange | None = None,
 ) -> str:
     """Draw a 2-D table as a text block of at most ``width`` columns and ``height`` lines.
 
@@ -272,6 +273,8 @@ def heatmap(
         row_values: ``(start, step)``: row ``i`` is labelled ``start + step × i`` (timesteps).
         header, legend, values: draw the axis caption and column ticks, the colour legend, and the
             value line (panels stacked in one scale draw the header once and the legend once).
+        values_range: the range the value line states (panels in one scale: all of them), default
+            this table's.
 
     Returns:
         The text, lines joined by newlines, without a final newline.
@@ -375,16 +378,17 @@ def heatmap(
         lines.append(" " * margin + legend_text + (shape if fits else ""))
     if not values:
         return _finish(lines, color)
+    stated = data if values_range is None else values_range
     value_text = (
         # cells averaged before they came here (a long distance matrix) range less far than its values
         # (named once: after "… block means of …" on this line, "range")
         f"{('block means' if said else 'range') if given is not None and given.shrunk else 'values'} "
-        f"{_format_value(data.low)} … "
-        f"{_format_value(data.high)}"
-        if data.nonfinite < source.size
+        f"{_format_value(stated.low)} … "
+        f"{_format_value(stated.high)}"
+        if np.isfinite(stated.low)
         else ""
     )
-    masked = f"{data.nonfinite} NaN/inf masked" if data.nonfinite else ""
+    masked = f"{stated.nonfinite} NaN/inf masked" if stated.nonfinite else ""
     left_out = [
         f"last {what} left out (a partial block)"
         if size - int(edges[-1]) == 1
@@ -545,6 +549,12 @@ def heatmap_stack(
     shown, _ = stack_layout(len(matrices), height, shared=shared)
     body = _stack_body(shown, height, shared)
     blocks = []
+    # one scale: the value line under the last panel states the range of every panel drawn
+    joined = (
+        merge_ranges([value_range(m.values if isinstance(m, Downsampled) else m) for m in matrices[:shown]])
+        if shared
+        else None
+    )
     for index in range(shown):
         first, last = index == 0, index == shown - 1
         header, legend, values = first, last or not shared, last and shared
@@ -553,6 +563,6 @@ def heatmap_stack(
         blocks.append(
             heatmap(matrices[index], width=width, height=lines, color=color, x_label=x_label, y_label=y_label,
                     title=titles[index], vmin=low, vmax=high, cmap=cmap, x_ticks_from=x_ticks_from,
-                    y_ticks_from=y_ticks_from, header=header, legend=legend, values=values)
+                    y_ticks_from=y_ticks_from, header=header, legend=legend, values=values, values_range=joined)
         )  # fmt: skip
     return "\n".join(blocks), shown
