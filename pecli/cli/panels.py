@@ -140,6 +140,17 @@ def _head_names(table: InputTable, scheme: Any) -> list[str]:
         return []
 
 
+def _named_structure(metadata: dict[str, str]) -> Any:
+    """The column structure the tables' metadata names (RoPE's halves), or None to judge it from the
+    values (a cos panel's halves are alike: its values alone cannot tell them)."""
+    import numpy as np
+
+    from pecli.render.downsample import NO_STRUCTURE, column_structure
+
+    named = column_structure(np.zeros((1, 1)), metadata)  # no values to judge: only what the metadata says
+    return None if named == NO_STRUCTURE else named
+
+
 def draw_panels(
     out: Output,
     tables: list[Any],
@@ -196,6 +207,7 @@ def draw_panels(
             list(matrices), [f"{title}  ({heading})" for title in titles], width=screen.width,
             height=screen.height - 1, color=color, scales=[(s.low, s.high, s.cmap) for s in scales],
             x_label=x_label, y_label=y_label, x_ticks_from=views[0].col_start, y_ticks_from=views[0].row_start,
+            structure=_named_structure(metadata) if cols is None else None,
         )  # fmt: skip
         which = "each panel in its own colour scale" if per_panel else f"{len(matrices)} panels in one colour scale"
         if shown < len(matrices):

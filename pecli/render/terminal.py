@@ -531,6 +531,7 @@ def heatmap_stack(
     y_label: str,
     x_ticks_from: int = 0,
     y_ticks_from: int = 0,
+    structure: AxisStructure | None = None,
 ) -> tuple[str, int]:
     """Panels one under another in ``width`` × ``height`` cells, and how many of them fit.
 
@@ -538,6 +539,8 @@ def heatmap_stack(
     own scale, each with its own legend). One scale draws the axis caption and column ticks once,
     over the first panel, and the legend once, under the last; each panel has a title line. Panels
     that would get fewer than :data:`MIN_PANEL_LINES` lines of cells are left out (the count says so).
+    ``structure``: what a block of columns must not split (RoPE's halves, from the tables' metadata;
+    default: judged from each panel's values, which cannot tell a cos panel's halves).
 
     >>> heads = [np.outer(np.arange(8.0), np.ones(4)) * -m for m in (1.0, 0.5, 0.25)]
     >>> text, shown = heatmap_stack(heads, ["head 0", "head 1", "head 2"], width=40, height=12, color="none",
@@ -563,6 +566,7 @@ def heatmap_stack(
         blocks.append(
             heatmap(matrices[index], width=width, height=lines, color=color, x_label=x_label, y_label=y_label,
                     title=titles[index], vmin=low, vmax=high, cmap=cmap, x_ticks_from=x_ticks_from,
-                    y_ticks_from=y_ticks_from, header=header, legend=legend, values=values, values_range=joined)
+                    y_ticks_from=y_ticks_from, header=header, legend=legend, values=values, values_range=joined,
+                    structure=structure)
         )  # fmt: skip
     return "\n".join(blocks), shown

@@ -147,3 +147,17 @@ def test_the_value_line_under_panels_in_one_scale_covers_every_panel():
     assert shown == 3
     footer = [line.strip() for line in text.splitlines() if line.startswith("    ") and "values" in line]
     assert footer == ["values -15.75 … 0"], text
+
+
+def test_rope_panels_keep_their_halves_apart():
+    # the cos/sin panels were resampled without the layout the metadata names (a cos panel's halves
+    # are alike, so its values could not tell): a cell mixed column 31 (cos ≈ 1) with column 32 and
+    # drew a stripe between the halves that is not in the table
+    result = run_in_process("plot", "rope", "--d", "64", "--len", "256", "--terminal", "--no-color",
+                            "--width", "60", "--height", "24")  # fmt: skip
+    assert result.code == 0, result.stderr
+    lines = result.stdout.decode().splitlines()
+    cos = [line.split("┤" if "┤" in line else "│", 1)[1] for line in lines[4:8]]
+    for row in cos:
+        half = len(row) // 2
+        assert len(row) % 2 == 0 and row[:half] == row[half:], cos
