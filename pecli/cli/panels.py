@@ -140,6 +140,17 @@ def _head_names(table: InputTable, scheme: Any) -> list[str]:
         return []
 
 
+def _named_structure(metadata: dict[str, str]) -> Any:
+    """The column structure the tables' metadata names (RoPE's halves), or None to judge it from the
+    values (a cos panel's halves are alike: its values alone cannot tell them)."""
+    import numpy as np
+
+    from pecli.render.downsample import NO_STRUCTURE, column_structure
+
+    named = column_structure(np.zeros((1, 1)), metadata)  # no values to judge: only what the metadata says
+    return None if named == NO_STRUCTURE else named
+
+
 def draw_panels(
     out: Output,
     tables: list[Any],
@@ -188,7 +199,7 @@ def draw_panels(
         which = "each in its own colour scale" if per_panel else "in one colour scale"
         out.note(f"wrote {image.path} ({image.pixels}, {len(matrices)} panels {which})")
     if screen is not None:
-        from pecli.render.terminal import color_mode, heatmap_stack
+        from pecli.render.terminal import ascii_text, color_mode, heatmap_stack
 
         color = color_mode(out, force_terminal=screen.forced, no_color=not out.color)
         scales = own_scales if per_panel else [scale]
@@ -196,12 +207,14 @@ def draw_panels(
             list(matrices), [f"{title}  ({heading})" for title in titles], width=screen.width,
             height=screen.height - 1, color=color, scales=[(s.low, s.high, s.cmap) for s in scales],
             x_label=x_label, y_label=y_label, x_ticks_from=views[0].col_start, y_ticks_from=views[0].row_start,
+            structure=_named_structure(metadata) if cols is None else None,
         )  # fmt: skip
         which = "each panel in its own colour scale" if per_panel else f"{len(matrices)} panels in one colour scale"
         if shown < len(matrices):
             which += f"; {shown} of {len(matrices)} fit in {screen.height} lines (--height, --slice I)"
         which += " (--scale per-panel)" if per_panel else "; each its own: --scale per-panel"
-        out.data(text + "\n" + _truncate(which, screen.width))
+        closing = _truncate(which, screen.width)
+        out.data(text + "\n" + (ascii_text(closing) if color == "ascii" else closing))
 
 
 def panel_scales(matrices: list[Any], style: DrawingStyle, *, per_panel: bool) -> tuple[Any, list[Any]]:

@@ -261,8 +261,9 @@ def plot(
             x_label=x_label,
             y_label=y_label,
             title=heading,
-            vmin=scale.low,
-            vmax=scale.high,
+            # a table of one value: no limits, so the legend says the value rather than the span around it
+            vmin=scale.low if scale.flat is None else None,
+            vmax=scale.high if scale.flat is None else None,
             cmap=scale.cmap,
             structure=structure,
             x_ticks_from=shown.col_start,

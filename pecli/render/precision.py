@@ -118,11 +118,13 @@ def precision_chart(errors: PrecisionErrors, *, width: int, height: int, color: 
         >>> "positions alias from 257" in chart, len(chart.splitlines()) <= 20
         (True, True)
     """
-    from pecli.render.terminal import heatmap
+    from pecli.render.terminal import ascii_text, heatmap
 
     floor = error_floor(errors)
     logs = np.log10(np.maximum(errors.heatmap, floor))
     summary = [
+        # on a line of its own, wrapped, never cut: the legend's numbers are logarithms
+        f"colour: log10 |{errors.arithmetic} − float64| (-3 = an error of 0.001)",
         "max |error| per arithmetic: " + ", ".join(f"{name} {value:.3g}" for name, value in errors.max_error.items()),
         _alias_label(errors) if errors.alias_position is not None else f"{errors.arithmetic}: no aliasing",
     ]
@@ -141,11 +143,12 @@ def precision_chart(errors: PrecisionErrors, *, width: int, height: int, color: 
         width=width,
         height=max(6, height - len(summary)),
         color=color,
-        x_label=f"Column (dimension); colour: log10 |{errors.arithmetic} − float64|",
+        x_label="Column (dimension)",
         y_label="position bin (log-spaced)",
         title=title,
         vmin=float(np.log10(floor)),
         vmax=float(np.nanmax(logs)),
         cmap="magma",
     )
-    return "\n".join([chart, *summary])
+    text = "\n".join([chart, *summary])
+    return ascii_text(text) if color == "ascii" else text

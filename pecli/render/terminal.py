@@ -37,7 +37,7 @@ from pecli.render.downsample import (
     row_structure,
 )
 from pecli.render.palette import LUT_SIZE, RDBU, VIRIDIS, colormap_lut, ordered_xterm, rdbu_lut, xterm_order
-from pecli.render.scale import color_scale, value_range
+from pecli.render.scale import ValueRange, color_scale, merge_ranges, value_range
 
 __all__ = [
     "COLOR_MODES",
@@ -59,7 +59,17 @@ RAMP = " .:-=+*#%@"
 #: whole column blocks of one size are kept while they fill this share of the width; else the columns
 #: are averaged by area to fill it (for tables up to this many times wider than the room)
 _FILLED, _RESAMPLE_MOST = 0.75, 8
-COLOR_MODES = ("truecolor", "256", "none")
+#: "ascii": no colour, and the frame drawn in ASCII too, for a stdout whose encoding lacks the box characters
+COLOR_MODES = ("truecolor", "256", "none", "ascii")
+#: the view's characters as a stdout that can only encode ASCII gets them (one character for one, so the
+#: lines keep their width)
+_ASCII = str.maketrans({
+    "─": "-", "┬": "+", "┌": "+", "┤": "+", "│": "|", "↓": "v", "→": ">", "…": "~", "×": "x", "−": "-",
+    "▀": "#", "▄": "#", "≈": "~", "—": "-", "–": "-", "≤": "<", "≥": ">", "·": ".", "•": "*", "╌": "-",
+    "└": "+", "┘": "+", "├": "+", "┴": "+", "┼": "+",
+})  # fmt: skip
+#: characters :func:`heatmap` may draw: a stdout that cannot encode them gets the "ascii" mode
+_DRAWN = "▀▄─┬┌┤│↓→…×"
 _UPPER_HALF, _LOWER_HALF = "▀", "▄"
 _RESET = "\x1b[0m"
 _DEFAULT_BACKGROUND = "\x1b[49m"
@@ -95,12 +105,14 @@ def _sgr_codes(color: str, cmap: str = "RdBu") -> tuple[list[str], list[str]]:
 def color_mode(
     output: Any, force_terminal: bool = False, no_color: bool = False, environ: Mapping[str, str] | None = None
 ) -> str:
-    """ "truecolor", "256" or "none" for a heatmap written to ``output``'s stdout.
+    """ "truecolor", "256", "none" or "ascii" for a heatmap written to ``output``'s stdout.
 
-    No colour with ``--no-color``, ``NO_COLOR`` (https://no-color.org), ``TERM=dumb``, or a stdout
-    that is not a terminal (unless ``force_terminal``, i.e. ``--terminal``). Otherwise 24-bit colour
-    when ``COLORTERM`` says ``truecolor`` or ``24bit``, and the xterm 256-colour palette for any
-    other terminal (what ``TERM=xterm-256color``, ``screen-256color``, ``tmux-256color`` offer).
+    "ascii" (no colour, the frame in ASCII: ``v``, ``-``, ``|``, ``+``) when the stdout's encoding
+    cannot hold the half blocks and box characters (``PYTHONIOENCODING=ascii``). No colour with
+    ``--no-color``, ``NO_COLOR`` (https://no-color.org), ``TERM=dumb``, or a stdout that is not a
+    terminal (unless ``force_terminal``, i.e. ``--terminal``). Otherwise 24-bit colour when
+    ``COLORTERM`` says ``truecolor`` or ``24bit``, and the xterm 256-colour palette for any other
+    terminal (what ``TERM=xterm-256color``, ``screen-256color``, ``tmux-256color`` offer).
 
     Args:
         output: an object with a ``stdout_is_terminal`` attribute, such as :class:`pecli.cli.output.Output`.
@@ -117,8 +129,12 @@ def color_mode(
         ('256', 'none')
         >>> color_mode(SimpleNamespace(stdout_is_terminal=False), environ={"COLORTERM": "24bit"})
         'none'
+        >>> color_mode(SimpleNamespace(stdout_is_terminal=True, stdout=SimpleNamespace(encoding="ascii")), environ={})
+        'ascii'
     """
     environ = os.environ if environ is None else environ
+    if not _can_encode(getattr(getattr(output, "stdout", None), "encoding", None)):
+        return "ascii"
     if no_color or "NO_COLOR" in environ or environ.get("TERM") == "dumb":
         return "none"
     if not (force_terminal or getattr(output, "stdout_is_terminal", False)):
@@ -126,6 +142,26 @@ def color_mode(
     if environ.get("COLORTERM", "").lower() in ("truecolor", "24bit"):
         return "truecolor"
     return "256"
+
+
+def _can_encode(encoding: str | None) -> bool:
+    """Whether a stream in ``encoding`` (None: a text buffer, any) takes every character a heatmap draws."""
+    if not isinstance(encoding, str):
+        return True
+    try:
+        _DRAWN.encode(encoding)
+    except (UnicodeError, LookupError):
+        return False
+    return True
+
+
+def ascii_text(text: str) -> str:
+    """``text`` with the view's characters in ASCII (``↓`` → ``v``, ``─`` → ``-``, ``…`` → ``~``), one for one.
+
+    >>> ascii_text("Position ↓  Dimension →  8 × 16")
+    'Position v  Dimension >  8 x 16'
+    """
+    return text.translate(_ASCII)
 
 
 def _format_value(value: float) -> str:
@@ -188,7 +224,7 @@ def heatmap_cells(
     """
     margin = _row_label_width(rows, y_ticks_from, row_values) + 2
     plot_lines = max(height - frame_lines(title=bool(title), header=header, legend=legend, values=values), 1)
-    return plot_lines * (1 if color == "none" else 2), max(width - margin, 1)
+    return plot_lines * (1 if color in ("none", "ascii") else 2), max(width - margin, 1)
 
 
 def heatmap(
@@ -210,6 +246,7 @@ def heatmap(
     header: bool = True,
     legend: bool = True,
     values: bool = True,
+    values_range: ValueRange | None = None,
 ) -> str:
     """Draw a 2-D table as a text block of at most ``width`` columns and ``height`` lines.
 
@@ -236,6 +273,8 @@ def heatmap(
         row_values: ``(start, step)``: row ``i`` is labelled ``start + step × i`` (timesteps).
         header, legend, values: draw the axis caption and column ticks, the colour legend, and the
             value line (panels stacked in one scale draw the header once and the legend once).
+        values_range: the range the value line states (panels in one scale: all of them), default
+            this table's.
 
     Returns:
         The text, lines joined by newlines, without a final newline.
@@ -252,12 +291,13 @@ def heatmap(
     if source.ndim != 2 or 0 in source.shape:
         raise ValueError(f"heatmap takes a non-empty 2-D table, got shape {source.shape}")
     data = value_range(source)
-    low, high, cmap, *_ = color_scale(source, vmin=vmin, vmax=vmax, cmap=cmap, data=data)
+    scale = color_scale(source, vmin=vmin, vmax=vmax, cmap=cmap, data=data)
+    low, high, cmap, flat = scale.low, scale.high, scale.cmap, scale.flat
 
     rows, cols = (int(given.row_edges[-1]), int(given.col_edges[-1])) if given is not None else source.shape
     label_width = _row_label_width(rows, y_ticks_from, row_values)
     margin = label_width + 2
-    rows_per_line = 1 if color == "none" else 2
+    rows_per_line = 1 if color in ("none", "ascii") else 2
     # whole blocks of one size, so every cell means the same thing: near-equal blocks that mix
     # single columns with pairs, or a narrower last block, draw stripes that are not in the data
     grid = heatmap_cells(
@@ -316,27 +356,39 @@ def heatmap(
         line = int(line_of_row[cell])
         if all(abs(line - other) > 1 for other in y_labels):
             y_labels[line] = _row_label(value, row_values)
-    body = _ramp_lines(indices) if color == "none" else _color_lines(indices, *_sgr_codes(color, cmap))
+    body = _ramp_lines(indices) if color in ("none", "ascii") else _color_lines(indices, *_sgr_codes(color, cmap))
     for line, text in enumerate(body):
         axis = f"{y_labels[line]:>{label_width}} ┤" if line in y_labels else " " * label_width + " │"
         lines.append(axis + text)
 
-    legend_text, legend_width = _legend(color, cmap, low, high, room=width - margin)
+    room = width - margin
+    legend_text, legend_width = _legend(color, cmap, low, high, room=room, flat=flat)
     area_means = not np.array_equal(shrunk.col_edges, np.round(shrunk.col_edges))
     means = "area means" if area_means else "block means"  # area: columns averaged by area to fill the width
     shape = f"   {rows} × {cols}" + (f" → {shown_rows} × {shown_cols} {means}" if shrunk.shrunk else "")
+    # a view that averages always says so: beside the legend, else first on the value line, else (no
+    # value line: a stacked panel) beside a shorter colour bar, in fewer words if need be
+    said = not shrunk.shrunk or not legend
     if legend:
-        lines.append(" " * margin + legend_text + (shape if margin + legend_width + len(shape) <= width else ""))
+        if shrunk.shrunk and not values and legend_width + len(shape) > room:
+            shape = _fit_note(color, cmap, low, high, flat, room, [shape, f"  {means}", "  means"], legend_width)
+            legend_text, legend_width = _legend(color, cmap, low, high, room=max(room - len(shape), 1), flat=flat)
+        fits = legend_width + len(shape) <= room
+        said = said or fits
+        lines.append(" " * margin + legend_text + (shape if fits else ""))
     if not values:
-        return "\n".join(lines)
+        return _finish(lines, color)
+    stated = data if values_range is None else values_range
     value_text = (
         # cells averaged before they came here (a long distance matrix) range less far than its values
-        f"{'block means' if given is not None and given.shrunk else 'values'} {_format_value(data.low)} … "
-        f"{_format_value(data.high)}"
-        if data.nonfinite < source.size
+        # (named once: after "… block means of …" on this line, "range")
+        f"{('block means' if said else 'range') if given is not None and given.shrunk else 'values'} "
+        f"{_format_value(stated.low)} … "
+        f"{_format_value(stated.high)}"
+        if np.isfinite(stated.low)
         else ""
     )
-    masked = f"{data.nonfinite} NaN/inf masked" if data.nonfinite else ""
+    masked = f"{stated.nonfinite} NaN/inf masked" if stated.nonfinite else ""
     left_out = [
         f"last {what} left out (a partial block)"
         if size - int(edges[-1]) == 1
@@ -344,9 +396,27 @@ def heatmap(
         for size, edges, what in ((rows, shrunk.row_edges, "row"), (cols, shrunk.col_edges, "column"))
         if edges[-1] < size
     ]
-    footer = "; ".join(part for part in (value_text, masked, *left_out) if part)
-    lines.append(" " * margin + _truncate(footer, width - margin))
-    return "\n".join(lines)
+    averaged = ""
+    if not said:  # in fewer words when the value line cannot go on to a second line
+        wordings = [f"{shown_rows} × {shown_cols} {what} of {rows} × {cols}" for what in (means, "means")]
+        fitting = [text for text in wordings if len(f"{text}; {value_text}") <= room]
+        averaged = wordings[0] if len(lines) + 1 < height else (fitting or [means])[0]
+    parts = [part for part in (averaged, value_text, masked, *left_out) if part]
+    # the parts on as many lines as the height leaves (at least one), the last one shortened
+    footer = [""]
+    for part in parts:
+        joined = f"{footer[-1]}; {part}" if footer[-1] else part
+        if len(joined) <= room or not footer[-1] or len(lines) + len(footer) >= height:
+            footer[-1] = joined
+        else:
+            footer.append(part)
+    lines.extend(" " * margin + _truncate(text, room) for text in footer)
+    return _finish(lines, color)
+
+
+def _finish(lines: list[str], color: str) -> str:
+    text = "\n".join(lines)
+    return ascii_text(text) if color == "ascii" else text
 
 
 def _ramp_lines(indices: np.ndarray) -> list[str]:
@@ -381,13 +451,39 @@ def _color_lines(indices: np.ndarray, fg: list[str], bg: list[str]) -> list[str]
     return lines
 
 
-def _legend(color: str, cmap: str, low: float, high: float, *, room: int) -> tuple[str, int]:
+def _fit_note(
+    color: str, cmap: str, low: float, high: float, flat: float | None, room: int, wordings: list[str], full: int
+) -> str:
+    """The first of ``wordings`` (of the averaging note) that fits in ``room`` beside the whole legend
+    (``full`` cells) or beside a colour bar of 8 or more cells and its limits; else the last."""
+    ends = len(_format_value(low)) + len(_format_value(high)) + 2
+    for note in wordings:
+        if full + len(note) <= room:
+            return note
+        if color not in ("none", "ascii") and flat is None and room - len(note) >= ends + 8:
+            return note
+    return wordings[-1]
+
+
+def _legend(color: str, cmap: str, low: float, high: float, *, room: int, flat: float | None = None) -> tuple[str, int]:
     """The colour scale from ``low`` to ``high`` in at most ``room`` cells, and its width on screen.
 
-    A gradient of up to 24 cells in colour; the character ramp without.
+    A gradient of up to 24 cells in colour; the character ramp without. A table of one value
+    (``flat``) gets that value's colour and "every one" it, not the span that only gives the map a width.
+
+    >>> _legend("none", "viridis", 3.0, 4.0, room=40, flat=3.0)
+    ('[ ] every one 3', 15)
     """
     ends = _format_value(low), _format_value(high)
-    if color == "none":
+    if flat is not None:
+        index = int(np.clip((flat - low) / (high - low) * LUT_SIZE, 0, LUT_SIZE - 1))
+        said = f"every one {_format_value(flat + 0.0)}"
+        if color in ("none", "ascii"):
+            text = _truncate(f"[{RAMP[index * len(RAMP) // LUT_SIZE]}] {said}", room)
+            return text, len(text)
+        said = _truncate(said, max(room - 3, 1))
+        return f"{_sgr_codes(color, cmap)[1][index]}  {_RESET} {said}", 3 + len(said)
+    if color in ("none", "ascii"):
         text = _truncate(f"[{RAMP}] {ends[0]} … {ends[1]}", room)
         return text, len(text)
     _, bg = _sgr_codes(color, cmap)
@@ -435,6 +531,7 @@ def heatmap_stack(
     y_label: str,
     x_ticks_from: int = 0,
     y_ticks_from: int = 0,
+    structure: AxisStructure | None = None,
 ) -> tuple[str, int]:
     """Panels one under another in ``width`` × ``height`` cells, and how many of them fit.
 
@@ -442,6 +539,8 @@ def heatmap_stack(
     own scale, each with its own legend). One scale draws the axis caption and column ticks once,
     over the first panel, and the legend once, under the last; each panel has a title line. Panels
     that would get fewer than :data:`MIN_PANEL_LINES` lines of cells are left out (the count says so).
+    ``structure``: what a block of columns must not split (RoPE's halves, from the tables' metadata;
+    default: judged from each panel's values, which cannot tell a cos panel's halves).
 
     >>> heads = [np.outer(np.arange(8.0), np.ones(4)) * -m for m in (1.0, 0.5, 0.25)]
     >>> text, shown = heatmap_stack(heads, ["head 0", "head 1", "head 2"], width=40, height=12, color="none",
@@ -453,6 +552,12 @@ def heatmap_stack(
     shown, _ = stack_layout(len(matrices), height, shared=shared)
     body = _stack_body(shown, height, shared)
     blocks = []
+    # one scale: the value line under the last panel states the range of every panel drawn
+    joined = (
+        merge_ranges([value_range(m.values if isinstance(m, Downsampled) else m) for m in matrices[:shown]])
+        if shared
+        else None
+    )
     for index in range(shown):
         first, last = index == 0, index == shown - 1
         header, legend, values = first, last or not shared, last and shared
@@ -461,6 +566,7 @@ def heatmap_stack(
         blocks.append(
             heatmap(matrices[index], width=width, height=lines, color=color, x_label=x_label, y_label=y_label,
                     title=titles[index], vmin=low, vmax=high, cmap=cmap, x_ticks_from=x_ticks_from,
-                    y_ticks_from=y_ticks_from, header=header, legend=legend, values=values)
+                    y_ticks_from=y_ticks_from, header=header, legend=legend, values=values, values_range=joined,
+                    structure=structure)
         )  # fmt: skip
     return "\n".join(blocks), shown
