@@ -198,3 +198,24 @@ def test_halves_with_each_column_beside_its_partner_agree_for_q_and_k_alike():
 
 def test_two_rotated_columns_have_no_other_order():
     assert column_orders(rotary_spec("rope:layout=interleaved", dim=2, length=4), 2) == []
+
+
+def test_assert_rotary_matches_passes_transformers_deepseek_v3_and_names_its_halves(tmp_path):
+    from transformers.models.deepseek_v3 import modeling_deepseek_v3 as module
+
+    from pecli.testing import assert_rotary_matches
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(CONFIGS["deepseek_v3"]))
+
+    def engine(apply):
+        def rotate_qk(q, k, positions):
+            cos, sin = _cos_sin(module, "DeepseekV3RotaryEmbedding", "deepseek_v3", positions)
+            q_rot, k_rot = apply(torch.from_numpy(q)[None], torch.from_numpy(k)[None], cos, sin)
+            return q_rot[0], k_rot[0]
+
+        return rotate_qk
+
+    assert_rotary_matches(engine(module.apply_rotary_pos_emb_interleave), str(config))
+    with pytest.raises(AssertionError, match=r"named cause: pairing$"):
+        assert_rotary_matches(engine(module.apply_rotary_pos_emb), str(config))
