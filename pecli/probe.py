@@ -36,7 +36,9 @@ from pecli.schemes.spec import TableSpec
 
 __all__ = [
     "PROBE_TENSORS",
+    "ColumnOrder",
     "Probe",
+    "column_orders",
     "diagnose_rotated",
     "head_dim_of",
     "make_probe",
@@ -203,6 +205,54 @@ def _relayout(values: np.ndarray, source: str, target: str, rotated: int) -> np.
     else:
         out[:, :rotated] = np.repeat(freqs, 2, axis=1)
     return out
+
+
+@dataclass(frozen=True)
+class ColumnOrder:
+    """A reordering of the rotated columns that an engine may return, applied to q and k alike: q·k is unchanged.
+
+    ``order[j]`` is the probe's column that the engine's column ``j`` holds.
+    """
+
+    code: str
+    message: str
+    order: np.ndarray
+
+    def restore(self, values: np.ndarray) -> np.ndarray:
+        """The engine's ``values`` (…, head_dim) in the probe's column order."""
+        out = np.empty_like(values)
+        out[..., self.order] = values
+        return out
+
+
+def column_orders(spec: TableSpec, head_dim: int) -> list[ColumnOrder]:
+    """The column orders engines return a rotation in besides the probe's, for ``spec``'s pairing.
+
+    Adjacent pairs: de-interleaved, evens then odds (transformers' ``apply_rotary_pos_emb_interleave``:
+    DeepSeek V3, Mistral 4, GLM-4-MoE-Lite). Halves: each column beside its partner i + rotary_dim/2 (an
+    engine fed q and k through llama.cpp's permuted Q/K weights, rotating adjacent pairs). Only the
+    rotated columns move; the rest pass in place.
+
+    >>> spec = rotary_spec("rope:layout=interleaved", dim=8, length=4)
+    >>> [(found.code, found.order.tolist()) for found in column_orders(spec, 8)]
+    [('deinterleaved', [0, 2, 4, 6, 1, 3, 5, 7])]
+    """
+    rotated = min(_rotated_columns(spec), head_dim)
+    if rotated < 4:  # two columns: every order is the same
+        return []
+    rest = np.arange(rotated, head_dim)
+    if spec.params["layout"] == "interleaved":
+        order = np.r_[np.arange(0, rotated, 2), np.arange(1, rotated, 2), rest]
+        message = ("the rotated columns are returned de-interleaved (evens, then odds), as transformers' "
+                   "apply_rotary_pos_emb_interleave does")  # fmt: skip
+        return [ColumnOrder("deinterleaved", message, order)]
+    half = rotated // 2
+    order = np.r_[np.stack([np.arange(half), np.arange(half) + half], axis=1).ravel(), rest]
+    message = (
+        f"the rotated columns are returned with each beside its partner (column i, then i + {half}), "
+        "as an engine rotating adjacent pairs through llama.cpp's permuted Q/K weights does"
+    )
+    return [ColumnOrder("partners_adjacent", message, order)]
 
 
 @dataclass(frozen=True)

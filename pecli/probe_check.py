@@ -19,6 +19,7 @@ names.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +28,7 @@ import numpy as np
 
 from pecli.analysis.diagnosis.finding import Finding
 from pecli.errors import ParameterError
-from pecli.probe import PROBE_TENSORS, Probe, diagnose_rotated
+from pecli.probe import PROBE_TENSORS, ColumnOrder, Probe, diagnose_rotated
 from pecli.report import Shown
 
 __all__ = ["RotatedCheck", "RotatedComparison", "compare_probe_files", "compare_rotated", "is_probe", "read_probe"]
@@ -116,10 +117,13 @@ class RotatedCheck:
     nans: int = 0  #: entries the engine left NaN (the worst is then the first of them; max_abs_diff is the others')
     entries: int = 0  #: entries compared
     infs: int = 0  #: entries the engine left ±inf (counted as the NaNs are, never a difference of inf)
+    #: agreed in another column order, shared by q and k (the scores unchanged): which, and the evidence
+    column_order: Finding | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"agree": self.agree, "max_abs_diff": self.max_abs_diff, "worst": dict(self.worst),
                 "tolerance": self.tolerance, "nan": self.nans, "inf": self.infs,
+                "column_order": None if self.column_order is None else self.column_order.to_json(),
                 "diagnosis": [found.to_json() for found in self.diagnosis]}  # fmt: skip
 
     def text_lines(self) -> list[str]:
@@ -132,7 +136,11 @@ class RotatedCheck:
             found = f"{what} at {bad} of {self.entries} entries (the first at {where}){rest}"
             return [f"{self.name}: {verdict}: {found}", *(f"  cause: {cause.message}" for cause in self.diagnosis)]
         found = f"max |Δ| {self.max_abs_diff:.3g} at {where} (tolerance {self.tolerance:.3g})"
+        if self.column_order is not None:
+            verdict += f" with its rotated columns reordered ({self.column_order.figures['order']})"
         lines = [f"{self.name}: {verdict}: {found}"]
+        if self.column_order is not None:
+            lines.append(f"  note: {self.column_order.message}")
         if not self.agree:
             lines += [f"  cause: {found.message}" for found in self.diagnosis] or [
                 "  cause: no known mistake explains it (pairing, partial-rotary partner, scaling, attention "
@@ -149,6 +157,8 @@ class RotatedComparison(Shown):
     probe: str
     convention: str
     checks: list[RotatedCheck]
+    #: the engine's scores q·k/√head_dim against the probe's (both q and k given): agree, max_abs_diff, tolerance
+    scores: dict[str, Any] | None = None
 
     @property
     def agree(self) -> bool:
@@ -156,7 +166,7 @@ class RotatedComparison(Shown):
 
     def to_json(self) -> dict[str, Any]:
         return {"engine": self.engine, "probe": self.probe, "convention": self.convention, "agree": self.agree,
-                "tensors": {check.name: check.to_json() for check in self.checks}}  # fmt: skip
+                "tensors": {check.name: check.to_json() for check in self.checks}, "scores": self.scores}  # fmt: skip
 
     def text_lines(self) -> list[str]:
         lines = [f"{self.engine} against the probe {self.probe} ({self.convention})"]
@@ -168,8 +178,16 @@ class RotatedComparison(Shown):
 def compare_rotated(probe: Probe, rotated: Mapping[str, Any], *, atol: float | None = None,
                     engine: str = "engine", probe_label: str = "probe") -> RotatedComparison:  # fmt: skip
     """``rotated`` (``q_rotated`` and/or ``k_rotated``: an engine's rotation of the probe's q and k) against the
-    probe's; ``atol`` replaces the default tolerance (:func:`rotation_tolerance`)."""
-    checks = []
+    probe's; ``atol`` replaces the default tolerance (:func:`rotation_tolerance`).
+
+    q and k returned in another column order (:func:`~pecli.probe.column_orders`), the same for both, agree:
+    the attention's scores q·k are unchanged, and the check says so with their max |Δ|. One of them alone
+    reordered differs, with that order named.
+    """
+    from pecli.probe import column_orders
+
+    orders = column_orders(probe.spec, probe.q.shape[-1])
+    seen: dict[str, _Seen] = {}
     for name in ("q_rotated", "k_rotated"):
         if name not in rotated:
             continue
@@ -181,25 +199,119 @@ def compare_rotated(probe: Probe, rotated: Mapping[str, Any], *, atol: float | N
         if roundoff is not None:  # an engine in float16/bfloat16: its output's own rounding, a few units of |q|
             noise = noise + 4 * roundoff * float(np.abs(np.asarray(getattr(probe, which), np.float64)).max(initial=0))
         allowed = np.broadcast_to(noise if atol is None else np.full_like(noise, atol), expected.shape)
-        difference = np.abs(actual - expected)
-        missing = ~np.isfinite(actual)  # NaN or ±inf where the engine gave them: counted, not a difference
-        nans = int(np.isnan(actual).sum())
-        bad = int(missing.sum())
-        difference[missing] = 0.0
-        worst_at = np.argmax(missing) if bad else np.argmax(difference)
-        head, row, dim = np.unravel_index(int(worst_at), expected.shape)
-        agree = not bad and bool((difference <= allowed).all())
-        worst = {"head": int(head), "position": int(probe.positions[row]), "dim": int(dim)}
-        if bad:
-            findings = [_non_finite(nans, bad - nans, worst)]
-        else:
-            findings = [] if agree else diagnose_rotated(probe, actual, which=which, tolerance=float(noise.max()))
-        tolerance = float(allowed[head, row, dim])
-        checks.append(RotatedCheck(name, agree, float(difference.max(initial=0.0)), worst, tolerance,
-                                   findings, nans, difference.size, bad - nans))  # fmt: skip
-    if not checks:
+        order = None
+        if np.isfinite(actual).all() and not (np.abs(actual - expected) <= allowed).all():
+            order = next((found for found in orders if (np.abs(found.restore(actual) - expected) <= allowed).all()),
+                         None)  # fmt: skip
+        seen[name] = _Seen(actual, order.restore(actual) if order else actual, expected, allowed, noise, order)
+    if not seen:
         raise ParameterError("no rotated q or k to compare", hint="name the tensors q_rotated and k_rotated")
-    return RotatedComparison(engine, probe_label, _convention(probe), checks)
+    scores = _scores(probe, seen) if len(seen) == 2 else None
+    matched = {item.order.code for item in seen.values() if item.order}
+    consistent = len(seen) == 2 and len(matched) == 1 and all(item.order for item in seen.values())
+    checks = []
+    for name, item in seen.items():
+        check = _check(probe, name, item)
+        if item.order is not None:
+            shared = consistent and scores is not None and scores["agree"]
+            check = _reordered(check if shared else _check(probe, name, item, as_given=True), name, item.order,
+                               shared, seen, scores)  # fmt: skip
+        elif not check.agree and not check.nans and not check.infs and not check.diagnosis:
+            check = dataclasses.replace(check, diagnosis=_diagnosed_reordered(probe, name, item, orders))
+        checks.append(check)
+    return RotatedComparison(engine, probe_label, _convention(probe), checks, scores)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """One engine tensor: as given, in the probe's column order, and what it is held to."""
+
+    given: np.ndarray
+    actual: np.ndarray  #: in the probe's column order
+    expected: np.ndarray
+    allowed: np.ndarray
+    noise: np.ndarray
+    order: ColumnOrder | None
+
+
+def _check(probe: Probe, name: str, item: _Seen, *, as_given: bool = False) -> RotatedCheck:
+    """One tensor (in the probe's column order, or ``as_given``) against the probe's: the largest difference,
+    where, NaN/inf counted, the causes of a difference."""
+    expected, actual, allowed = item.expected, item.given if as_given else item.actual, item.allowed
+    difference = np.abs(actual - expected)
+    missing = ~np.isfinite(actual)  # NaN or ±inf where the engine gave them: counted, not a difference
+    nans = int(np.isnan(actual).sum())
+    bad = int(missing.sum())
+    difference[missing] = 0.0
+    worst_at = np.argmax(missing) if bad else np.argmax(difference)
+    head, row, dim = np.unravel_index(int(worst_at), expected.shape)
+    agree = not bad and bool((difference <= allowed).all())
+    worst = {"head": int(head), "position": int(probe.positions[row]), "dim": int(dim)}
+    if bad:
+        findings = [_non_finite(nans, bad - nans, worst)]
+    else:
+        findings = [] if agree else diagnose_rotated(probe, actual, which=name[0], tolerance=float(item.noise.max()))
+    tolerance = float(allowed[head, row, dim])
+    return RotatedCheck(name, agree, float(difference.max(initial=0.0)), worst, tolerance, findings, nans,
+                        difference.size, bad - nans)  # fmt: skip
+
+
+def _scores(probe: Probe, seen: Mapping[str, _Seen]) -> dict[str, Any]:
+    """The engine's attention scores q·k/√head_dim (its q and k as given) against the probe's, with their bound.
+
+    The bound carries each element's tolerance through the dot product: Σ |q|·εk + |k|·εq + εq·εk, over √head_dim,
+    plus the probe's float32 rounding of the scores.
+    """
+    q, k = seen["q_rotated"], seen["k_rotated"]
+    dim = probe.q.shape[-1]
+    with np.errstate(invalid="ignore", over="ignore"):
+        have = np.einsum("hpd,hsd->hps", q.given, k.given) / np.sqrt(dim)
+    want = np.asarray(probe.scores, dtype=np.float64)
+    eq, ek = q.allowed[..., 0], k.allowed[..., 0]  # per head and position
+    q1, k1 = np.abs(q.expected).sum(axis=-1), np.abs(k.expected).sum(axis=-1)
+    bound = q1[:, :, None] * ek[:, None, :] + k1[:, None, :] * eq[:, :, None] + dim * eq[:, :, None] * ek[:, None, :]
+    bound = bound / np.sqrt(dim) + 4 * 2.0**-24 * np.maximum(1.0, np.abs(want))
+    difference = np.abs(have - want)
+    finite = bool(np.isfinite(difference).all())
+    worst = float(difference.max(initial=0.0)) if finite else None
+    return {"agree": finite and bool((difference <= bound).all()), "max_abs_diff": worst,
+            "tolerance": float(bound.max(initial=0.0))}  # fmt: skip
+
+
+def _reordered(check: RotatedCheck, name: str, order: ColumnOrder, shared: bool, seen: Mapping[str, _Seen],
+               scores: dict[str, Any] | None) -> RotatedCheck:  # fmt: skip
+    """A tensor that agrees in another column order: agreed when q and k share it (``shared``: the scores agree,
+    ``check`` then in the probe's order), else differs (``check`` as given) with the order named."""
+    figures: dict[str, Any] = {"order": order.code, "columns": [int(column) for column in order.order]}
+    if shared and scores is not None:
+        figures["scores_max_abs_diff"] = scores["max_abs_diff"]
+        message = (f"{order.message}, for q and k alike: the attention's scores q·k are unchanged "
+                   f"(max |Δ scores| {scores['max_abs_diff']:.3g})")  # fmt: skip
+        return dataclasses.replace(
+            check, agree=True, diagnosis=[], column_order=Finding("column_order", message, figures)
+        )
+    other = "k_rotated" if name == "q_rotated" else "q_rotated"
+    if other not in seen:
+        why = f"{other} is not given, so the scores q·k cannot be checked"
+    elif seen[other].order is None:
+        why = f"{other} comes in the probe's column order, so the scores q·k differ"
+    else:
+        why = f"{other} comes in another order ({seen[other].order.code}), so the scores q·k differ"  # type: ignore[union-attr]
+    if scores is not None and scores["max_abs_diff"] is not None:
+        why += f" (max |Δ scores| {scores['max_abs_diff']:.3g})"
+        figures["scores_max_abs_diff"] = scores["max_abs_diff"]
+    message = f"{order.message}; the scores q·k are unchanged only when q and k both come so: {why}"
+    return dataclasses.replace(check, agree=False, diagnosis=[Finding("column_order", message, figures)])
+
+
+def _diagnosed_reordered(probe: Probe, name: str, item: _Seen, orders: Sequence[ColumnOrder]) -> list[Finding]:
+    """A tensor no mistake explains as given: the mistakes that explain it in another column order, that order first."""
+    for order in orders:
+        found = diagnose_rotated(probe, order.restore(item.given), which=name[0], tolerance=float(item.noise.max()))
+        if found:
+            figures = {"order": order.code, "columns": [int(column) for column in order.order]}
+            return [Finding("column_order", f"{order.message}; in that order:", figures), *found]
+    return []
 
 
 def _non_finite_kind(nans: int, infs: int) -> str:
