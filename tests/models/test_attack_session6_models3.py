@@ -87,3 +87,54 @@ def test_compare_of_a_bfloat16_model_directory_with_its_file_says_bfloat16(tmp_p
     assert found["a"]["dtype"] == "bfloat16" and found["b"]["dtype"] == "bfloat16"
     info = run_pecli("info", str(directory))
     assert info.code == 0 and b"bfloat16" in info.stdout
+
+
+QWEN2_VL = {"model_type": "qwen2_vl", "hidden_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "num_hidden_layers": 1, "max_position_embeddings": 64, "rope_theta": 1000000.0, "vocab_size": 100,
+            "intermediate_size": 16, "rope_scaling": {"type": "mrope", "mrope_section": [8, 12, 12]},
+            "vision_config": {"depth": 1, "embed_dim": 16, "hidden_size": 256, "num_heads": 2}}  # fmt: skip
+
+
+@pytest.mark.parametrize(("family", "cls"), [("qwen2_vl", "Qwen2VLRotaryEmbedding"),
+                                             ("qwen2_5_vl", "Qwen2_5_VLRotaryEmbedding")])  # fmt: skip
+def test_a_shipped_qwen2_vl_mrope_config_is_the_text_rotary_module_at_text_positions(tmp_path, family, cls):
+    # the old code refused the shipped {"type": "mrope"} as an unknown rope_type; transformers reads it as default
+    import importlib
+
+    import numpy as np
+
+    torch = require_module("torch")
+    transformers = require_module("transformers")
+    (tmp_path / "config.json").write_text(json.dumps({**QWEN2_VL, "model_type": family}))
+    config = transformers.AutoConfig.from_pretrained(str(tmp_path)).get_text_config()
+    module = getattr(importlib.import_module(f"transformers.models.{family}.modeling_{family}"), cls)(config)
+    with torch.no_grad():  # text positions: the t, h and w position ids are equal
+        cos, sin = module(torch.zeros(1, 64, 4), torch.arange(64)[None])
+    for part, expected in (("cos", cos), ("sin", sin)):
+        out = tmp_path / f"{part}.npy"
+        result = run_pecli("generate", "--from-config", str(tmp_path / "config.json"), "--part", part, "-o", str(out))
+        assert result.code == 0, result.stderr
+        text = expected.reshape(-1, 64, expected.shape[-1])[0].numpy()  # (3, 1, 64, d) or (1, 64, d): one axis
+        np.testing.assert_allclose(np.load(out), text, rtol=0, atol=2e-5, err_msg=part)
+
+
+VISION = [
+    ({"model_type": "pixtral", "head_dim": 64, "hidden_size": 1024, "num_attention_heads": 16, "image_size": 1024,
+      "patch_size": 16, "rope_theta": 10000.0}, "model_type 'pixtral' is a vision encoder"),
+    ({"model_type": "llama4_vision_model", "rope_theta": 10000, "hidden_size": 1408, "num_attention_heads": 16,
+      "image_size": 336, "patch_size": 14}, "model_type 'llama4_vision_model' is a vision encoder"),
+    ({"model_type": "dinov3_vit", "rope_theta": 100.0, "hidden_size": 384, "num_attention_heads": 6},
+     "model_type 'dinov3_vit' is a vision encoder"),
+    ({"model_type": "llava", "vision_config": {"model_type": "pixtral", "rope_theta": 10000.0, "head_dim": 64}},
+     "holds vision_config only"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("config", "message"), VISION)
+def test_a_vision_encoder_s_2d_rope_config_is_refused_not_read_as_a_1d_table(tmp_path, config, message):
+    # the old code wrote a 1-D rope table (exit 0) for pixtral's, Llama 4's and DINOv3's 2-D vision rope
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    out = tmp_path / "t.npy"
+    result = run_pecli("generate", "--from-config", str(tmp_path / "config.json"), "--len", "8", "-o", str(out))
+    assert result.code == 2 and message in result.stderr and "2-D" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and not out.exists()
