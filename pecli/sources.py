@@ -203,7 +203,7 @@ class ModelDirectorySource(SourceKind):
             _config_model(source, request.layer_type)  # no weights to fall back on: the config's own error, if any
         tensor, array = open_model_directory(source).position_table(request.key)
         label = f"{os.path.basename(os.path.normpath(source))} [{shown(tensor.name)}]"
-        return SourceTable(array, label, {}, source, tensor.name, "", self.name, request.key)
+        return SourceTable(array, label, {}, source, tensor.name, tensor.dtype, self.name, request.key)
 
     @staticmethod
     def _formula(source: str, layer_type: str | None = None) -> Any:

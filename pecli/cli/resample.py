@@ -159,13 +159,11 @@ def resample(
 
     if in_checkpoint and os.path.isdir(source):
         from pecli.cli.inputs import InputTable
-        from pecli.io import read_table
         from pecli.models import open_model_directory
 
-        stored, _ = open_model_directory(source).position_table(key)
-        # the stored dtype from the file itself (a bfloat16 tensor is held as float32: its copy must be bfloat16)
-        loaded = read_table(stored.file, key=stored.name)
-        table = InputTable(loaded.array, source, {}, source, stored.name, loaded.dtype)
+        # the tensor's dtype as stored (a bfloat16 tensor's copy must be bfloat16, not numpy's float32)
+        stored, values = open_model_directory(source).position_table(key)
+        table = InputTable(values, source, {}, source, stored.name, stored.dtype)
     else:
         table = load_input(out, source, key=key)
     dtype = table.dtype_name

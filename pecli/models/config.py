@@ -87,6 +87,50 @@ def read_config(path: str) -> dict[str, Any]:
     return config
 
 
+#: model types of vision encoders whose rotary embedding is 2-D over patch rows and columns (transformers
+#: 5.23's vision rotary classes: scripts/rope_families.py's "own_scaled_init" vision entries, and DINOv3's)
+VISION_ROPE = frozenset(
+    {
+        "cohere_compass_vision",
+        "dinov3_vit",
+        "dots3_note_vision_encoder",
+        "edgetam_video",
+        "eomt_dinov3",
+        "ernie4_5_vl_moe_vision",
+        "exaone4_5_vision",
+        "gemma4_vision",
+        "glm4v_moe_vision",
+        "glm4v_vision",
+        "glm5_next_vision",
+        "glm_ocr_vision",
+        "inkling2_vision",
+        "kimi_k25_vision",
+        "lfm3_vl_vision",
+        "llama4_vision_model",
+        "minimax_m3_vl_vision",
+        "mlcd_vision_model",
+        "muse_glimmer_vision",
+        "muse_spark_vision",
+        "paddleocr_vl_vision",
+        "pixtral",
+        "qwen2_5_omni_vision_encoder",
+        "qwen2_5_vl_vision",
+        "qwen2_vl_vision",
+        "qwen3_5_moe_vision",
+        "qwen3_5_vision",
+        "qwen3_omni_moe_vision_encoder",
+        "qwen3_vl_moe_vision",
+        "qwen3_vl_vision",
+        "qwen4_exp_vision",
+        "sam2_video",
+        "sam3_tracker_video",
+        "sam3_vit_model",
+        "step3p5_vision",
+        "video_llama_3_vision",
+    }
+)
+
+
 #: sub-configs a composite (multimodal, omni, encoder-decoder) model keeps its text model's settings in
 _TEXT_CONFIGS = ("text_config", "language_config", "llm_config", "thinker_config", "decoder_config", "decoder")
 
@@ -122,9 +166,22 @@ def _model_encoding(config: Mapping[str, Any], layer_type: str | None, *, depth:
         return _alibi(config, model_type, ("n_head", "num_attention_heads"))
     if model_type == "mpt" and config_object(config, "attn_config").get("alibi", True):
         return _alibi(config, model_type, ("n_heads",))
+    if model_type in VISION_ROPE:
+        raise ParameterError(
+            f"config.json: model_type {config_value(model_type)} is a vision encoder: its rope turns over the "
+            "image's patch rows and columns (2-D), so it has no 1-D table of positions",
+            hint="pecli's rope2d scheme computes 2-D rope; a text model's table is read from the full model's "
+            "config.json (its text_config)",
+        )
     if has_rope(config, model_type):
         return rope_encoding(config, model_type, layer_type=layer_type)
     sub = next((key for key in _TEXT_CONFIGS if isinstance(config.get(key), dict)), None)
+    if sub is None and isinstance(config.get("vision_config"), dict):
+        raise ParameterError(
+            f"config.json (model_type {config_value(model_type)}) holds vision_config only: a vision encoder's "
+            "positions are over the image's patches (2-D), not a 1-D table",
+            hint="a text model's table is read from a config with text_config (or the text model's own settings)",
+        )
     if sub is not None and depth < 2:
         inner = _model_encoding(config[sub], layer_type, depth=depth + 1)
         return _prefixed(inner, sub, model_type)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pecli.errors import TableFileError
@@ -96,7 +96,8 @@ class ModelDirectory:
         return found
 
     def position_table(self, key: str | None = None) -> tuple[ModelTensor, Any]:
-        """The position table (tensor ``key``, or the one 2-D position tensor) and its values.
+        """The position table (tensor ``key``, or the one 2-D position tensor) and its values; the tensor's
+        ``dtype`` is the one stored in the file (``bfloat16`` where numpy holds the values as float32).
 
         More than one candidate, or none, is a :class:`~pecli.errors.TableFileError` listing them.
         """
@@ -108,7 +109,9 @@ class ModelDirectory:
             key = find_key(self.weight_files, key, self.path, what="weight")
             file = self.weight_files[key]
             loaded = read_table(file, key=key)
-            return ModelTensor(key, file, tuple(loaded.array.shape), str(loaded.array.dtype)), loaded.array
+            # the dtype stored in the file (a bfloat16 tensor is held as float32 by numpy)
+            stored = loaded.dtype or loaded.array.dtype.name
+            return ModelTensor(key, file, tuple(loaded.array.shape), stored), loaded.array
         tables = [tensor for tensor in self.position_tensors() if len(tensor.shape) == 2]
         if len(tables) != 1:
             listing = "; ".join(f"{shown(t.name)} {list(t.shape)}" for t in tables)
@@ -120,7 +123,8 @@ class ModelDirectory:
                 )
             raise TableFileError(f"{problem}; choose one with {{key}}", hint=f"candidates: {listing}")
         tensor = tables[0]
-        return tensor, read_table(tensor.file, key=tensor.name).array
+        loaded = read_table(tensor.file, key=tensor.name)
+        return replace(tensor, dtype=loaded.dtype or loaded.array.dtype.name), loaded.array
 
     def _index_name(self) -> str:
         return os.path.join(self.path, INDEX_FILE)

@@ -53,6 +53,14 @@ _CLASS_ORIGINAL_CONTEXT = {"phi3": 4096, "phi4_multimodal": 4096}
 #: model types whose config class takes only default or longrope rope (``su`` and ``yarn`` are its old names)
 _LONGROPE_ONLY = frozenset({"phi3", "phi4_multimodal"})
 
+#: model types whose text rotary class computes its own unscaled frequencies and refuses any other rope_type
+#: (transformers 5.23: Ernie4_5_VLMoeTextRotaryEmbedding, RecurrentGemmaRotaryEmbedding raise ValueError; the
+#: text classes of scripts/rope_families.py's "own_scaled_init" list, the vision ones are 2-D and not read)
+_DEFAULT_ONLY = frozenset({"ernie4_5_vl_moe", "ernie4_5_vl_moe_text", "recurrent_gemma"})
+
+#: model types whose config class reads the legacy rope type ``mrope`` as ``default`` (transformers 5.23)
+_MROPE_AS_DEFAULT = frozenset({"qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2_5_vl_text"})
+
 
 #: model types whose attention rotates adjacent pairs of columns (transformers: ``repeat_interleave``,
 #: ``rotate_every_two``, a ``rotate_half`` over ``x[..., 0::2]``/``x[..., 1::2]`` as ERNIE 4.5 VL's and
@@ -298,6 +306,17 @@ def _rope_type(found: Mapping[str, Any], where: Mapping[str, str], model_type: s
                 f"config.json: {key} = {config_value(given)}: {model_type} runs longrope or default rope only",
                 hint="use rope_type longrope with short_factor and long_factor, as Phi-3's config does",
             )
+    if model_type in _MROPE_AS_DEFAULT and given == "mrope":
+        # Qwen2VLConfig and Qwen2_5_VLConfig read the shipped {"type": "mrope", "mrope_section": …} as default
+        # rope: at text positions (t = h = w) every section turns with the same position, one 1-D table
+        return "default"
+    if model_type in _DEFAULT_ONLY and given != "default":
+        key = where.get("rope_type" if new is not None else "type", "rope_type")
+        raise ParameterError(
+            f"config.json: {key} = {config_value(given)}: {model_type}'s rotary embedding runs default rope only "
+            "(transformers refuses any other type), so the model has no scaled table",
+            hint="drop the scaling from the config, or set rope_type default",
+        )
     return known_rope_type(given)
 
 
