@@ -17,14 +17,13 @@ from dataclasses import replace
 from typing import Any
 
 from pecli.errors import NoLayerTypes, ParameterError, did_you_mean
-from pecli.models.encoding import ModelEncoding, config_int, config_number, config_value, known_rope_type
+from pecli.models.encoding import ModelEncoding, config_int, config_number, config_value
 from pecli.models.gguf import GGUF_KEYS
+from pecli.models.rope_family import pairing, rope_type_of
 from pecli.models.rope_layers import TYPES_WITHOUT_ROPE, layer_config, layer_type_names, nested_settings, with_layers
 from pecli.models.rope_settings import IMPLICIT_ROPE, ROTARY_EMBEDDING_TYPES, rope_settings
 from pecli.models.transformers_families import (
     IGNORES_PARTIAL,
-    INTERLEAVE_SWITCH,
-    REINTERLEAVED,
     TRANSFORMERS_VERSION,
 )
 
@@ -49,42 +48,6 @@ _PARAMETER_OF = {"rope_theta": "base", "original_max_position_embeddings": "orig
 #: transformers' standardize_rope_params writes over the rope parameters' own for llama3, yarn and longrope
 _CLASS_ORIGINAL_CONTEXT = {"phi3": 4096, "phi4_multimodal": 4096}
 
-
-#: model types whose config class takes only default or longrope rope (``su`` and ``yarn`` are its old names)
-_LONGROPE_ONLY = frozenset({"phi3", "phi4_multimodal"})
-
-#: model types whose text rotary class computes its own unscaled frequencies and refuses any other rope_type
-#: (transformers 5.23: Ernie4_5_VLMoeTextRotaryEmbedding, RecurrentGemmaRotaryEmbedding raise ValueError; the
-#: text classes of scripts/rope_families.py's "own_scaled_init" list, the vision ones are 2-D and not read)
-_DEFAULT_ONLY = frozenset({"ernie4_5_vl_moe", "ernie4_5_vl_moe_text", "recurrent_gemma"})
-
-#: model types whose config class reads the legacy rope type ``mrope`` as ``default`` (transformers 5.23)
-_MROPE_AS_DEFAULT = frozenset({"qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2_5_vl_text"})
-
-
-#: model types whose attention rotates adjacent pairs of columns (transformers: ``repeat_interleave``,
-#: ``rotate_every_two``, a ``rotate_half`` over ``x[..., 0::2]``/``x[..., 1::2]`` as ERNIE 4.5 VL's and
-#: GLM-OCR's text models and DeepSeek V4's, or the complex view of (…, d/2, 2) as Llama 4's and DeepSeek V2's
-#: ``apply_rotary_emb``): pecli's ``interleaved`` layout. The families whose ``apply_rotary_pos_emb`` re-interleaves
-#: the first half of the module's cos/sin (GLM, GLM-4, ERNIE 4.5, Helium, Moonshine) come from
-#: transformers_families.REINTERLEAVED, which scripts/rope_families.py reads from transformers' source
-_INTERLEAVED = REINTERLEAVED | frozenset(
-    {
-        "cohere",
-        "cohere2",
-        "cohere2_moe",
-        "llama4",
-        "llama4_text",
-        "gptj",
-        "codegen",
-        "deepseek_v2",
-        "deepseek_v4",
-        "ernie4_5_vl_moe",
-        "ernie4_5_vl_moe_text",
-        "glm_ocr",
-        "glm_ocr_text",
-    }
-)
 
 #: the context, by the keys configs spell it, first found wins
 #: (RecurrentGemma's rotary module reads no length at all; its local attention's ``attention_window_size``
@@ -178,7 +141,7 @@ def _one_encoding(
         found = {key: value for key, value in found.items() if key != "truncate"}
     # a GGUF file's settings are llama.cpp's, read as they are: no transformers config class rewrites them
     config_class = "" if GGUF_KEYS in config else model_type
-    rope_type = _rope_type(found, where, config_class)
+    rope_type = rope_type_of(found, where, config_class)
     length_key = next((key for key in _LENGTH_KEYS if config.get(key) is not None), "max_position_embeddings")
     # with no context in the config (transformers takes its config class's default, LlamaConfig's 2048), a
     # rope type whose frequencies do not depend on it is still a table: its length is the caller's to give
@@ -258,7 +221,7 @@ def _one_encoding(
                 hint="a model runs with an even head_dim, or a partial rotary width below it",
             )
         odd_width, dim = dim, dim + 1
-    layout, layout_note = _layout(config, model_type)
+    layout, layout_note = pairing(config, model_type)
     if layout_note:
         notes.append(layout_note)
     params: dict[str, Any] = {"base": _number(found, where, "rope_theta", 10000.0), "layout": layout}
@@ -284,65 +247,6 @@ def _one_encoding(
     return ModelEncoding(
         model_type, "rope", params, length=length, dim=dim, provenance=provenance, fields=fields, notes=tuple(notes)
     )
-
-
-def _rope_type(found: Mapping[str, Any], where: Mapping[str, str], model_type: str = "") -> str:
-    """``rope_type``, or the legacy ``type``; both given and different is a contradiction. Phi-3's config class
-    reads its older ``su`` and ``yarn`` as ``longrope`` and refuses any type but ``default`` and ``longrope``."""
-    new, old = found.get("rope_type"), found.get("type")
-    if new is not None and old is not None and new != old:
-        raise ParameterError(
-            f"config.json: {where['rope_type']} = {config_value(new)} contradicts {where['type']} = "
-            f"{config_value(old)}",
-            hint="keep rope_type (type is its older name)",
-        )
-    given = new if new is not None else old if old is not None else "default"
-    if model_type in _LONGROPE_ONLY:
-        if given in ("su", "yarn"):
-            return "longrope"
-        if given not in ("default", "longrope"):
-            key = where.get("rope_type" if new is not None else "type", "rope_type")
-            raise ParameterError(
-                f"config.json: {key} = {config_value(given)}: {model_type} runs longrope or default rope only",
-                hint="use rope_type longrope with short_factor and long_factor, as Phi-3's config does",
-            )
-    if model_type in _MROPE_AS_DEFAULT and given == "mrope":
-        # Qwen2VLConfig and Qwen2_5_VLConfig read the shipped {"type": "mrope", "mrope_section": …} as default
-        # rope: at text positions (t = h = w) every section turns with the same position, one 1-D table
-        return "default"
-    if model_type in _DEFAULT_ONLY and given != "default":
-        key = where.get("rope_type" if new is not None else "type", "rope_type")
-        raise ParameterError(
-            f"config.json: {key} = {config_value(given)}: {model_type}'s rotary embedding runs default rope only "
-            "(transformers refuses any other type), so the model has no scaled table",
-            hint="drop the scaling from the config, or set rope_type default",
-        )
-    return known_rope_type(given)
-
-
-def _layout(config: Mapping[str, Any], model_type: str) -> tuple[str, str]:
-    """The column layout the model's attention applies cos and sin in, and a note when a remote-code key said so."""
-    interleaved = config.get("rotary_emb_interleaved")
-    if interleaved is not None:
-        if not isinstance(interleaved, bool):
-            raise ParameterError(
-                f"config.json: rotary_emb_interleaved: expected true or false, got {config_value(interleaved)}"
-            )
-        layout = "interleaved" if interleaved else "half"
-        return (
-            layout,
-            f"rotary_emb_interleaved = {str(interleaved).lower()}: assumed flash-attn's rotary ({layout} pairs)",
-        )
-    if model_type in INTERLEAVE_SWITCH:  # DeepSeek V3's rope_interleave: weights laid out in adjacent pairs
-        switch = config.get("rope_interleave")
-        if switch is not None and not isinstance(switch, bool):
-            raise ParameterError(f"config.json: rope_interleave: expected true or false, got {config_value(switch)}")
-        if switch is None:
-            switch = INTERLEAVE_SWITCH[model_type]
-            pairs = "interleaved" if switch else "half"
-            return pairs, f"rope_interleave not given: {model_type}'s default ({str(switch).lower()}, {pairs} pairs)"
-        return ("interleaved" if switch else "half"), ""
-    return ("interleaved" if model_type in _INTERLEAVED else "half"), ""
 
 
 def _remote_code_notes(where: Mapping[str, str]) -> list[str]:

@@ -1,0 +1,114 @@
+"""What a model type's transformers code reads its rope settings as: the rope types its config class takes (Phi-3's
+old names, Qwen2-VL's ``mrope``, rotary classes that run default rope only) and the pairing its attention rotates.
+
+>>> pairing({"model_type": "deepseek_v3"}, "deepseek_v3")
+('interleaved', "rope_interleave not given: deepseek_v3's default (true, interleaved pairs)")
+>>> rope_type_of({"type": "su"}, {"type": "rope_scaling.type"}, "phi3")
+'longrope'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pecli.errors import ParameterError
+from pecli.models.encoding import config_value, known_rope_type
+from pecli.models.transformers_families import INTERLEAVE_SWITCH, REINTERLEAVED
+
+__all__ = ["pairing", "rope_type_of"]
+
+#: model types whose config class takes only default or longrope rope (``su`` and ``yarn`` are its old names)
+_LONGROPE_ONLY = frozenset({"phi3", "phi4_multimodal"})
+
+#: model types whose text rotary class computes its own unscaled frequencies and refuses any other rope_type
+#: (transformers 5.23: Ernie4_5_VLMoeTextRotaryEmbedding, RecurrentGemmaRotaryEmbedding raise ValueError; the
+#: text classes of scripts/rope_families.py's "own_scaled_init" list, the vision ones are 2-D and not read)
+_DEFAULT_ONLY = frozenset({"ernie4_5_vl_moe", "ernie4_5_vl_moe_text", "recurrent_gemma"})
+
+#: model types whose config class reads the legacy rope type ``mrope`` as ``default`` (transformers 5.23)
+_MROPE_AS_DEFAULT = frozenset({"qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2_5_vl_text"})
+
+
+#: model types whose attention rotates adjacent pairs of columns (transformers: ``repeat_interleave``,
+#: ``rotate_every_two``, a ``rotate_half`` over ``x[..., 0::2]``/``x[..., 1::2]`` as ERNIE 4.5 VL's and
+#: GLM-OCR's text models and DeepSeek V4's, or the complex view of (…, d/2, 2) as Llama 4's and DeepSeek V2's
+#: ``apply_rotary_emb``): pecli's ``interleaved`` layout. The families whose ``apply_rotary_pos_emb`` re-interleaves
+#: the first half of the module's cos/sin (GLM, GLM-4, ERNIE 4.5, Helium, Moonshine) come from
+#: transformers_families.REINTERLEAVED, which scripts/rope_families.py reads from transformers' source
+_INTERLEAVED = REINTERLEAVED | frozenset(
+    {
+        "cohere",
+        "cohere2",
+        "cohere2_moe",
+        "llama4",
+        "llama4_text",
+        "gptj",
+        "codegen",
+        "deepseek_v2",
+        "deepseek_v4",
+        "ernie4_5_vl_moe",
+        "ernie4_5_vl_moe_text",
+        "glm_ocr",
+        "glm_ocr_text",
+    }
+)
+
+
+def rope_type_of(found: Mapping[str, Any], where: Mapping[str, str], model_type: str = "") -> str:
+    """``rope_type``, or the legacy ``type``; both given and different is a contradiction. Phi-3's config class
+    reads its older ``su`` and ``yarn`` as ``longrope`` and refuses any type but ``default`` and ``longrope``."""
+    new, old = found.get("rope_type"), found.get("type")
+    if new is not None and old is not None and new != old:
+        raise ParameterError(
+            f"config.json: {where['rope_type']} = {config_value(new)} contradicts {where['type']} = "
+            f"{config_value(old)}",
+            hint="keep rope_type (type is its older name)",
+        )
+    given = new if new is not None else old if old is not None else "default"
+    if model_type in _LONGROPE_ONLY:
+        if given in ("su", "yarn"):
+            return "longrope"
+        if given not in ("default", "longrope"):
+            key = where.get("rope_type" if new is not None else "type", "rope_type")
+            raise ParameterError(
+                f"config.json: {key} = {config_value(given)}: {model_type} runs longrope or default rope only",
+                hint="use rope_type longrope with short_factor and long_factor, as Phi-3's config does",
+            )
+    if model_type in _MROPE_AS_DEFAULT and given == "mrope":
+        # Qwen2VLConfig and Qwen2_5_VLConfig read the shipped {"type": "mrope", "mrope_section": …} as default
+        # rope: at text positions (t = h = w) every section turns with the same position, one 1-D table
+        return "default"
+    if model_type in _DEFAULT_ONLY and given != "default":
+        key = where.get("rope_type" if new is not None else "type", "rope_type")
+        raise ParameterError(
+            f"config.json: {key} = {config_value(given)}: {model_type}'s rotary embedding runs default rope only "
+            "(transformers refuses any other type), so the model has no scaled table",
+            hint="drop the scaling from the config, or set rope_type default",
+        )
+    return known_rope_type(given)
+
+
+def pairing(config: Mapping[str, Any], model_type: str) -> tuple[str, str]:
+    """The column layout the model's attention applies cos and sin in, and a note when a remote-code key said so."""
+    interleaved = config.get("rotary_emb_interleaved")
+    if interleaved is not None:
+        if not isinstance(interleaved, bool):
+            raise ParameterError(
+                f"config.json: rotary_emb_interleaved: expected true or false, got {config_value(interleaved)}"
+            )
+        layout = "interleaved" if interleaved else "half"
+        return (
+            layout,
+            f"rotary_emb_interleaved = {str(interleaved).lower()}: assumed flash-attn's rotary ({layout} pairs)",
+        )
+    if model_type in INTERLEAVE_SWITCH:  # DeepSeek V3's rope_interleave: weights laid out in adjacent pairs
+        switch = config.get("rope_interleave")
+        if switch is not None and not isinstance(switch, bool):
+            raise ParameterError(f"config.json: rope_interleave: expected true or false, got {config_value(switch)}")
+        if switch is None:
+            switch = INTERLEAVE_SWITCH[model_type]
+            pairs = "interleaved" if switch else "half"
+            return pairs, f"rope_interleave not given: {model_type}'s default ({str(switch).lower()}, {pairs} pairs)"
+        return ("interleaved" if switch else "half"), ""
+    return ("interleaved" if model_type in _INTERLEAVED else "half"), ""
