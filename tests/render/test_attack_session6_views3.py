@@ -1,0 +1,67 @@
+"""Views that hid or garbled what they draw (issue 30, "a picture that hides the data is a bug"):
+the wavelength chart on an ASCII-only stdout, and the precision view's last position bins."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from tests.conftest import run_pecli
+
+
+@pytest.mark.parametrize(
+    "scaling",
+    [
+        [],
+        ["--scaling", "yarn", "--factor", "8", "--original-max-position", "4096"],
+        ["--scaling", "llama3", "--factor", "8", "--original-max-position", "8192"],
+    ],
+)
+def test_the_wavelength_chart_on_an_ascii_stdout_is_ascii_not_escapes(scaling):
+    # PYTHONIOENCODING=ascii: the points, the axis and the band legend came out as "\u2022", "\u2524",
+    # "\u03b2"… while the heatmaps were already drawn in ASCII
+    result = run_pecli("plot", "rope", "--d", "64", *scaling, "--view", "wavelength", "--width", "80",
+                       "--height", "20", env={"PYTHONIOENCODING": "ascii"})  # fmt: skip
+    assert result.code == 0, result.stderr
+    text = result.stdout.decode("ascii")
+    assert "\\u" not in text and "\\x" not in text, text
+    # the points (one per frequency pair, "*"), the y axis ("+") and the x axis ("+---")
+    assert text.count("*") >= 32 and re.search(r"\n +\+-{20,}", text), text
+    if scaling:
+        assert "b_" in text or "/ 8" in text, text  # β_fast / β_slow, or ÷ 8, readable
+
+
+def _precision(length: int, height: int, width: int = 80, color: str = "none"):
+    from pecli.analysis.precision import precision_errors
+    from pecli.render.precision import precision_chart
+    from pecli.schemes.spec import TableSpec
+
+    errors = precision_errors(TableSpec.resolve("rope", None, {}, length=length, dim=64), "bfloat16")
+    return errors, precision_chart(errors, width=width, height=height, color=color, title="t")
+
+
+@pytest.mark.parametrize("height", [14, 17, 19, 23, 30])
+@pytest.mark.parametrize("color", ["none", "truecolor"])
+def test_the_precision_view_keeps_the_last_position_bins(height, color):
+    # 180 log-spaced bins at --height 19: blocks of 25 bins drew 7 rows and left out the last 5 bins
+    # ("last 5 rows left out"), the highest positions, where bfloat16's error is largest
+    errors, chart = _precision(4096, height, color=color)
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in chart.splitlines()]
+    assert len(lines) <= height and max(len(line) for line in lines) <= 80, chart
+    joined = " ".join(line.strip() for line in lines)
+    assert "left out" not in joined, chart
+    # the last row's range ends at the table's last position
+    last = re.search(r"row (\d+) = p (\d+)–(\d+)$", joined)
+    assert last is not None and int(last.group(3)) == 4095, joined
+    # the largest error the view shows (its value line's top) is the table's largest error
+    top = float(re.search(r"values (\S+) … (\S+)", joined).group(2))
+    assert top == pytest.approx(np.log10(errors.max_error["bfloat16"]), abs=1e-3), joined
+
+
+def test_the_precision_view_with_room_for_every_bin_draws_every_bin():
+    errors, chart = _precision(256, 150)
+    bins = len(errors.heatmap)
+    assert f"{bins} × 64" in chart and "block means" not in chart, chart
+    assert "row 0 = p 0" in chart and "log-spaced position bins" in chart
