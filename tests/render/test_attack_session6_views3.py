@@ -65,3 +65,54 @@ def test_the_precision_view_with_room_for_every_bin_draws_every_bin():
     bins = len(errors.heatmap)
     assert f"{bins} × 64" in chart and "block means" not in chart, chart
     assert "row 0 = p 0" in chart and "log-spaced position bins" in chart
+
+
+def _drawn_figure(monkeypatch, a, b):
+    """The figure save_difference draws (captured before it is written)."""
+    import pecli.render.charts as charts
+
+    captured = []
+    monkeypatch.setattr(charts, "save_figure", lambda figure, path, dpi: captured.append(figure))
+    charts.save_difference(a, b, "diff.png", labels=("a", "b"))
+    return captured[0]
+
+
+def test_compare_of_one_row_draws_lines_not_a_one_row_heatmap(monkeypatch):
+    # a (500,) tensor was drawn as three 1 × 500 heatmaps: its values only as colours
+    x = np.arange(500.0)
+    a, b = np.sin(x / 20)[None, :], (np.sin(x / 20) + 0.1 * np.cos(x / 7))[None, :]
+    figure = _drawn_figure(monkeypatch, a, b)
+    lines = [line for axes in figure.axes for line in axes.get_lines() if len(line.get_xdata()) == 500]
+    assert len(lines) == 3 and not any(axes.collections or axes.images for axes in figure.axes)
+    np.testing.assert_allclose(lines[2].get_ydata(), (a - b)[0])
+    assert "A − B" in [axes.get_title() for axes in figure.axes]
+
+
+def test_compare_of_alibi_heads_draws_each_head_in_its_own_scale(monkeypatch):
+    # a (heads, L, L) ALiBi bias: -o was an internal error (block_average takes a 2-D table); one scale
+    # over all heads would draw the last heads (slope 1/256) blank
+    a = _alibi(8, 32)
+    b = a * 0.5
+    figure = _drawn_figure(monkeypatch, a, b)
+    meshes = [axes.collections[0] for axes in figure.axes[: 8 * 3]]  # the panels; then the colour bars
+    assert len(figure.axes) == 8 * 3 + 8 * 2
+    last_head_a = meshes[21].get_clim()
+    assert last_head_a[1] == pytest.approx(np.abs(a[7]).max(), rel=1e-6)
+    assert meshes[23].get_clim()[1] == pytest.approx(np.abs(a[7] - b[7]).max(), rel=1e-6)
+
+
+def _alibi(heads: int, length: int) -> np.ndarray:
+    slopes = 2.0 ** (-8.0 * np.arange(1, heads + 1) / heads)
+    distance = -np.abs(np.arange(length)[:, None] - np.arange(length)[None, :])
+    return slopes[:, None, None] * distance[None]
+
+
+def test_compare_of_3d_files_writes_the_figure_or_refuses_before_work(tmp_path):
+    np.save(tmp_path / "a.npy", _alibi(8, 16).astype(np.float32))
+    np.save(tmp_path / "b.npy", (_alibi(8, 16) * 0.5).astype(np.float32))
+    result = run_pecli("compare", "a.npy", "b.npy", "-o", "d.png", cwd=str(tmp_path))
+    assert result.code == 1 and "internal error" not in result.stderr, result.stderr
+    assert (tmp_path / "d.png").stat().st_size > 0
+    np.save(tmp_path / "c.npy", np.zeros((40, 4, 4), np.float32))
+    result = run_pecli("compare", "c.npy", "c.npy", "-o", "e.png", cwd=str(tmp_path))
+    assert result.code == 2 and "at most 32" in result.stderr and not (tmp_path / "e.png").exists()
