@@ -15,6 +15,9 @@ from pecli.render.downsample import block_average, block_edges, column_structure
 from pecli.render.image import draw_cells, image_format, save_figure
 from pecli.render.scale import color_limits, value_range
 
+#: a min … max band at most this fraction of the profile's range is drawn as its line alone
+_INVISIBLE_SPREAD = 1e-3
+
 __all__ = ["MOST_DIFFERENCE_ROWS", "profile_chart", "save_difference", "save_heatmaps", "save_profile"]
 
 
@@ -53,10 +56,22 @@ def save_profile(
         True
     """
     image_format(path)
-    figure, (axes,) = _canvas(figsize, dpi)
-    axes.fill_between(offsets, low, high, alpha=0.3, linewidth=0, label="min … max over positions")
-    axes.plot(offsets, mean, linewidth=1.2, label="mean over positions")
-    axes.legend(loc="upper right", fontsize="small")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots()
+    spread = float(np.nanmax(np.asarray(high) - np.asarray(low))) if len(offsets) else 0.0
+    extent = float(np.nanmax(high) - np.nanmin(low)) if len(offsets) else 0.0
+    if spread <= _INVISIBLE_SPREAD * max(extent, float(np.nanmax(np.abs(mean))) if len(offsets) else 0.0):
+        # a band thinner than the line: the legend must not promise one the reader cannot find
+        axes.plot(offsets, mean, linewidth=1.2, label="mean = min = max over positions (to 0.1% of the range)")
+    else:
+        axes.fill_between(offsets, low, high, alpha=0.3, linewidth=0, label="min … max over positions")
+        axes.plot(offsets, mean, linewidth=1.2, label="mean over positions")
+    # under the axes, never over the curve (a rising profile ran under a legend in the upper right)
+    figure.legend(loc="outside lower center", ncols=2, fontsize="small", frameon=False)
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     axes.set_title(title, fontsize="medium", parse_math=False)

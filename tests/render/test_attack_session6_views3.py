@@ -116,3 +116,36 @@ def test_compare_of_3d_files_writes_the_figure_or_refuses_before_work(tmp_path):
     np.save(tmp_path / "c.npy", np.zeros((40, 4, 4), np.float32))
     result = run_pecli("compare", "c.npy", "c.npy", "-o", "e.png", cwd=str(tmp_path))
     assert result.code == 2 and "at most 32" in result.stderr and not (tmp_path / "e.png").exists()
+
+
+def _profile_figure(monkeypatch, mean, low, high):
+    import pecli.render.charts as charts
+
+    captured = []
+    monkeypatch.setattr(charts, "save_figure", lambda figure, path, dpi: captured.append(figure))
+    charts.save_profile(np.arange(len(mean), dtype=float), mean, low, high, "p.png", title="t", y_label="m")
+    figure = captured[0]
+    figure.canvas.draw()
+    return figure
+
+
+def test_the_profile_legend_lies_outside_a_rising_curve(monkeypatch):
+    # the legend sat in the upper right, over a rising euclidean profile and its band
+    h = np.arange(300.0)
+    mean = np.sqrt(h)
+    figure = _profile_figure(monkeypatch, mean, mean - 2, mean + 2)
+    (axes,) = figure.axes
+    assert axes.get_legend() is None and len(figure.legends) == 1
+    legend_box = figure.legends[0].get_window_extent()
+    assert not legend_box.overlaps(axes.get_window_extent())
+    labels = [text.get_text() for text in figure.legends[0].get_texts()]
+    assert labels == ["min … max over positions", "mean over positions"]
+
+
+def test_a_profile_without_spread_does_not_promise_a_band(monkeypatch):
+    # sinusoidal's metrics depend on h alone: min = max = mean, yet the legend named a shaded band
+    mean = np.cos(np.arange(100.0) / 9)
+    figure = _profile_figure(monkeypatch, mean, mean - 1e-9, mean + 1e-9)
+    labels = [text.get_text() for text in figure.legends[0].get_texts()]
+    assert labels == ["mean = min = max over positions (to 0.1% of the range)"]
+    assert not figure.axes[0].collections  # no band drawn
