@@ -149,3 +149,20 @@ def test_a_profile_without_spread_does_not_promise_a_band(monkeypatch):
     labels = [text.get_text() for text in figure.legends[0].get_texts()]
     assert labels == ["mean = min = max over positions (to 0.1% of the range)"]
     assert not figure.axes[0].collections  # no band drawn
+
+
+def test_panels_in_one_scale_say_which_look_flat(monkeypatch):
+    # plot alibi --heads 12: heads 4-7 (slopes 1/32 … 1/256) drew as flat yellow squares in the
+    # shared scale of head 8, with nothing in the figure saying their values vary
+    import pecli.render.panels as panels
+    from pecli.render.scale import color_scale
+
+    captured = []
+    monkeypatch.setattr(panels, "save_figure", lambda figure, path, dpi: captured.append(figure))
+    heads = _alibi(12, 64)
+    panels.save_panels(list(heads), "h.png", titles=[f"head {i}" for i in range(12)], title="alibi",
+                       scale=color_scale(heads))  # fmt: skip
+    texts = [text.get_text() for text in captured[0].texts]
+    spans = np.ptp(heads.reshape(12, -1), axis=1)
+    faint = int(np.sum(spans < 0.05 * np.abs(heads).max()))
+    assert 1 < faint < 12 and f"{faint} panels span < 5% of the colour scale" in texts, texts
