@@ -691,17 +691,16 @@ def _check_figure_path(path: str) -> None:
 
 
 def _save_difference_figure(path: str, first: Any, second: Any) -> None:
-    """A, B and A − B side by side: the one rendering step of compare."""
-    import numpy as np
+    """A, B and A − B: the one rendering step of compare (:func:`pecli.render.charts.save_difference`)."""
+    import math
 
-    from pecli.render.charts import save_heatmaps
+    from pecli.render.charts import MOST_DIFFERENCE_ROWS, save_difference
 
-    a, b = np.asarray(first.array, dtype=np.float64), np.asarray(second.array, dtype=np.float64)
-    save_heatmaps(
-        [a, b, a - b],
-        path,
-        titles=[f"A: {first.label}", f"B: {second.label}", "A − B"],
-        x_label="Embedding Dimension",
-        y_label="Position",
-        shared=2,
-    )
+    shape = first.array.shape
+    if len(shape) > 2 and math.prod(shape[:-2]) > MOST_DIFFERENCE_ROWS:
+        raise ParameterError(
+            f"-o draws one row of panels per head, at most {MOST_DIFFERENCE_ROWS}; the tables hold "
+            f"{math.prod(shape[:-2])} of {shape[-2]} × {shape[-1]}",
+            hint="compare them without -o, or write fewer heads",
+        )
+    save_difference(first.array, second.array, path, labels=(first.label, second.label))

@@ -150,4 +150,9 @@ def _chart_lines(out: Output, waves: Any, heading: str, size: tuple[int | None, 
     if overflow > 0:
         chart = wavelength_chart(waves, width=width, height=max(room - overflow, 3),
                                  title=None if heading_lines else heading)  # fmt: skip
-    return ["\n".join([*heading_lines, chart])]
+    text = "\n".join([*heading_lines, chart])
+    from pecli.render.terminal import ascii_text, color_mode
+
+    # a stdout that cannot encode the chart's characters (PYTHONIOENCODING=ascii) gets them in ASCII, as the
+    # heatmaps do, not as \u escapes
+    return [ascii_text(text) if color_mode(out) == "ascii" else text]

@@ -15,7 +15,10 @@ from pecli.render.downsample import block_average, block_edges, column_structure
 from pecli.render.image import draw_cells, image_format, save_figure
 from pecli.render.scale import color_limits, value_range
 
-__all__ = ["profile_chart", "save_heatmaps", "save_profile"]
+#: a min … max band at most this fraction of the profile's range is drawn as its line alone
+_INVISIBLE_SPREAD = 1e-3
+
+__all__ = ["MOST_DIFFERENCE_ROWS", "profile_chart", "save_difference", "save_heatmaps", "save_profile"]
 
 
 def _canvas(figsize: tuple[float, float], dpi: float, panels: int = 1):
@@ -53,10 +56,22 @@ def save_profile(
         True
     """
     image_format(path)
-    figure, (axes,) = _canvas(figsize, dpi)
-    axes.fill_between(offsets, low, high, alpha=0.3, linewidth=0, label="min … max over positions")
-    axes.plot(offsets, mean, linewidth=1.2, label="mean over positions")
-    axes.legend(loc="upper right", fontsize="small")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots()
+    spread = float(np.nanmax(np.asarray(high) - np.asarray(low))) if len(offsets) else 0.0
+    extent = float(np.nanmax(high) - np.nanmin(low)) if len(offsets) else 0.0
+    if spread <= _INVISIBLE_SPREAD * max(extent, float(np.nanmax(np.abs(mean))) if len(offsets) else 0.0):
+        # a band thinner than the line: the legend must not promise one the reader cannot find
+        axes.plot(offsets, mean, linewidth=1.2, label="mean = min = max over positions (to 0.1% of the range)")
+    else:
+        axes.fill_between(offsets, low, high, alpha=0.3, linewidth=0, label="min … max over positions")
+        axes.plot(offsets, mean, linewidth=1.2, label="mean over positions")
+    # under the axes, never over the curve (a rising profile ran under a legend in the upper right)
+    figure.legend(loc="outside lower center", ncols=2, fontsize="small", frameon=False)
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     axes.set_title(title, fontsize="medium", parse_math=False)
@@ -173,3 +188,103 @@ def profile_chart(
     axis = " " * (margin + 1) + axis
     lines += [axis, caption.strip()[:width]] if under else [axis + caption]
     return "\n".join(lines)
+
+
+#: the most panels (heads, blocks) a figure of A, B and A − B draws, one row of three each
+MOST_DIFFERENCE_ROWS = 32
+
+
+def save_difference(a: np.ndarray, b: np.ndarray, path: str, *, labels: tuple[str, str], dpi: float = 100) -> None:
+    """A, B and A − B into ``path``, in the form that shows the tables' values.
+
+    A 2-D table: three heatmaps side by side (A and B in one colour scale). A table of one row or
+    one column (a 1-D tensor): lines, A and B over each other above A − B, since a 1 × n heatmap
+    hides the values in colours. A stack of tables (``(heads, L, L)``): one row of three heatmaps per
+    table, at most :data:`MOST_DIFFERENCE_ROWS`, each row in its own scale (A and B in one, A − B in its
+    own): the heads of an ALiBi bias differ in scale by up to 2^8.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "diff.png")
+        >>> save_difference(np.sin(np.arange(50.0)), np.cos(np.arange(50.0)), path, labels=("a", "b"))
+        >>> os.path.getsize(path) > 0
+        True
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"A and B differ in shape: {a.shape} and {b.shape}")
+    titles = [f"A: {labels[0]}", f"B: {labels[1]}", "A − B"]
+    if a.ndim <= 1 or (a.ndim == 2 and 1 in a.shape):
+        x_label = "Index" if a.ndim <= 1 else ("Embedding Dimension" if a.shape[0] == 1 else "Position")
+        _save_difference_lines(a.reshape(-1), b.reshape(-1), path, titles=titles, x_label=x_label, dpi=dpi)
+    elif a.ndim == 2:
+        save_heatmaps([a, b, a - b], path, titles=titles, x_label="Embedding Dimension", y_label="Position",
+                      shared=2, dpi=dpi)  # fmt: skip
+    else:
+        stacked_a, stacked_b = a.reshape(-1, *a.shape[-2:]), b.reshape(-1, *b.shape[-2:])
+        if len(stacked_a) > MOST_DIFFERENCE_ROWS:
+            raise ValueError(f"{len(stacked_a)} tables of {a.shape[-2]} × {a.shape[-1]}: more than "
+                             f"{MOST_DIFFERENCE_ROWS} rows of panels")  # fmt: skip
+        _save_difference_stack(stacked_a, stacked_b, path, titles=titles, dpi=dpi)
+
+
+def _save_difference_lines(
+    a: np.ndarray, b: np.ndarray, path: str, *, titles: Sequence[str], x_label: str, dpi: float
+) -> None:
+    image_format(path)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(10, 6), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    top, bottom = figure.subplots(2, 1, sharex=True)
+    index = np.arange(len(a))
+    # B dashed over A: where they agree the two lines coincide and both stay visible
+    top.plot(index, a, linewidth=1.2, label=titles[0])
+    top.plot(index, b, linewidth=1.2, linestyle="--", label=titles[1])
+    top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    top.set_ylabel("value")
+    top.set_title(f"{titles[0]}  and  {titles[1]}", fontsize="small", parse_math=False)
+    bottom.plot(index, a - b, linewidth=1.0, color="black")
+    bottom.axhline(0.0, linewidth=0.5, color="grey")
+    bottom.set_ylabel("A − B")
+    bottom.set_xlabel(x_label)
+    bottom.set_title(titles[2], fontsize="small", parse_math=False)
+    for axes in (top, bottom):
+        axes.grid(True, linewidth=0.3, alpha=0.5)
+    save_figure(figure, path, dpi)
+
+
+def _save_difference_stack(a: np.ndarray, b: np.ndarray, path: str, *, titles: Sequence[str], dpi: float) -> None:
+    image_format(path)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    count = len(a)
+    panel = 2.6 if count <= 4 else 1.8
+    figsize = (3 * panel + 2.0, count * panel + 0.6)
+    figure = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    grid = figure.subplots(count, 3, squeeze=False)
+    difference = a - b
+    pixels = math.ceil(panel * dpi)
+    for row in range(count):
+        # each head in its own scale (ALiBi's slopes differ by 2^8 between heads: one scale over all
+        # of them draws the last heads blank), A and B in one, A − B in its own
+        both = value_range(np.stack([a[row], b[row]]).reshape(2, -1))
+        limits = [color_limits(both), color_limits(both), color_limits(value_range(difference[row]))]
+        meshes = []
+        for column, matrix in enumerate((a[row], b[row], difference[row])):
+            axes = grid[row, column]
+            shrunk = block_average(matrix, pixels, pixels, uniform=True)
+            low, high = limits[column]
+            meshes.append(draw_cells(axes, shrunk, cmap="RdBu", low=low, high=high,
+                                     x_label="key j" if row == count - 1 else "", y_label=""))  # fmt: skip
+            axes.set_ylabel(f"{row}\nquery i" if column == 0 else "", fontsize="small")
+            axes.tick_params(labelsize="x-small")
+            if row == 0:
+                axes.set_title(titles[column], fontsize="small", parse_math=False)
+        for mesh, panels in ((meshes[0], [grid[row, 0], grid[row, 1]]), (meshes[2], [grid[row, 2]])):
+            bar = figure.colorbar(mesh, ax=panels, shrink=0.9, pad=0.01)
+            bar.ax.tick_params(labelsize="x-small")
+    save_figure(figure, path, dpi)

@@ -28,9 +28,9 @@ from pecli.render.image import (
     note_in_figure,
     save_figure,
 )
-from pecli.render.scale import ColorScale
+from pecli.render.scale import ColorScale, value_range
 
-__all__ = ["fit_panel_titles", "panel_grid", "save_panels"]
+__all__ = ["FAINT_SPAN", "faint_note", "fit_panel_titles", "panel_grid", "save_panels"]
 
 #: inches a panel's title line and its tick labels take from the figure (for choosing the grid)
 _ROW_OVERHEAD, _COLUMN_OVERHEAD = 0.45, 0.15
@@ -40,6 +40,10 @@ _FRAME = (1.5, 0.9)
 _NEARLY = 0.85
 #: panel title font sizes to try, in points, largest first
 _TITLE_SIZES = (8.0, 7.0, 6.0)
+
+
+#: a panel whose values span less than this fraction of the shared colour scale looks flat
+FAINT_SPAN = 0.05
 
 
 def panel_grid(count: int, figsize: tuple[float, float]) -> tuple[int, int]:
@@ -160,10 +164,14 @@ def save_panels(
         columns -= 1
         rows = -(-len(matrices) // columns)
     shrunk_any = False
-    for axes, matrix, own in zip(panels, matrices, scales, strict=True):
+    faint: list[int] = []
+    for index, (axes, matrix, own) in enumerate(zip(panels, matrices, scales, strict=True)):
         colormap = check_cmap(own.cmap).with_extremes(bad=MASKED_COLOR)
         box = axes.get_window_extent()
         matrix = np.asarray(matrix)
+        span = value_range(matrix)
+        if isinstance(scale, ColorScale) and span.high - span.low < FAINT_SPAN * (own.high - own.low):
+            faint.append(index)
         shrunk = lowpass_average(  # rows low-pass filtered: no arcs from waves near the pixel limit
             matrix,
             max(1, math.ceil(box.height)),
@@ -178,8 +186,21 @@ def save_panels(
         note_in_figure(figure, "rows low-pass filtered to the pixels")
     if not isinstance(scale, ColorScale):  # bottom left, clear of the x label and of the note at the right
         figure.text(0.005, 0.005, "each panel in its own colour scale", fontsize="x-small", color="0.35", va="bottom")
+    elif faint and len(faint) < len(matrices):
+        # one scale for all: a panel whose values span a sliver of it looks flat although it is not
+        figure.text(0.005, 0.005, faint_note(len(faint)), fontsize="x-small", color="0.35", va="bottom")
     save_figure(figure, path, dpi)
     return note
+
+
+def faint_note(count: int) -> str:
+    """What the figure says of ``count`` panels that one colour scale draws nearly flat.
+
+    >>> faint_note(4)
+    '4 panels span < 5% of the colour scale'
+    """
+    what = "1 panel spans" if count == 1 else f"{count} panels span"
+    return f"{what} < {FAINT_SPAN:.0%} of the colour scale"
 
 
 def _colorbar(figure: Any, scale: ColorScale, axes: Any, **kwargs: Any) -> Any:

@@ -118,24 +118,31 @@ def precision_chart(errors: PrecisionErrors, *, width: int, height: int, color: 
         >>> "positions alias from 257" in chart, len(chart.splitlines()) <= 20
         (True, True)
     """
-    from pecli.render.terminal import ascii_text, heatmap
+    from pecli.render.terminal import ascii_text, heatmap, heatmap_cells
 
     floor = error_floor(errors)
-    logs = np.log10(np.maximum(errors.heatmap, floor))
     summary = [
         # on a line of its own, wrapped, never cut: the legend's numbers are logarithms
         f"colour: log10 |{errors.arithmetic} − float64| (-3 = an error of 0.001)",
         "max |error| per arithmetic: " + ", ".join(f"{name} {value:.3g}" for name, value in errors.max_error.items()),
         _alias_label(errors) if errors.alias_position is not None else f"{errors.arithmetic}: no aliasing",
     ]
-    # the heatmap's rows are log-spaced bins its labels count: say the position each labelled row starts at
-    starts = errors.bin_positions
-    step = 50 if len(starts) > 100 else 10
-    mapping = "rows are log-spaced position bins: " + ", ".join(
-        f"row {row} = p {int(starts[row])}" for row in range(0, len(starts), step))  # fmt: skip
     note = errors.sampling_note()
-    summary = [line for text in [*summary, mapping, *([note] if note else [])]
-               for line in textwrap.wrap(text, width, subsequent_indent="  ")]  # fmt: skip
+    # the heatmap's rows: each the largest error over consecutive log-spaced bins, as many as the height
+    # holds, the first and the last bin always among them (blocks of one size would leave out the
+    # last bins, the highest positions, where the error is largest)
+    rows = _merged_rows(errors, len(errors.heatmap))
+    for _ in range(8):  # the mapping line's length depends on the rows, the rows on the room it leaves
+        summary_lines = [line for text in [*summary, _mapping(errors, rows), *([note] if note else [])]
+                         for line in textwrap.wrap(text, width, subsequent_indent="  ")]  # fmt: skip
+        cell_rows = heatmap_cells(len(rows) - 1, width=width, height=max(6, height - len(summary_lines)),
+                                  color=color, title=title)[0]  # fmt: skip
+        if len(rows) - 1 <= cell_rows:
+            break
+        rows = _merged_rows(errors, cell_rows)
+    merged = np.fmax.reduceat(errors.heatmap, rows[:-1], axis=0)
+    logs = np.log10(np.maximum(merged, floor))
+    summary = summary_lines
     # rows are log-spaced position bins: label each by its first position (start, step) cannot say it,
     # so the caption names the bins and the summary the positions that matter
     chart = heatmap(
@@ -152,3 +159,24 @@ def precision_chart(errors: PrecisionErrors, *, width: int, height: int, color: 
     )
     text = "\n".join([chart, *summary])
     return ascii_text(text) if color == "ascii" else text
+
+
+def _merged_rows(errors: PrecisionErrors, most: int) -> np.ndarray:
+    """Bin indices where each of at most ``most`` heatmap rows starts, and the bin count: consecutive
+    bins merged as evenly as they go, the first and the last bin kept."""
+    bins = len(errors.heatmap)
+    count = max(1, min(bins, most))
+    return np.unique(np.round(np.linspace(0, bins, count + 1)).astype(np.int64))
+
+
+def _mapping(errors: PrecisionErrors, rows: np.ndarray) -> str:
+    """The positions the heatmap's rows start at (every 10th or 50th row, and the last one's range)."""
+    edges = errors.bin_edges + errors.offset
+    starts = edges[rows[:-1]]
+    count = len(starts)
+    step = 50 if count > 100 else 10
+    merged = count < len(errors.heatmap)
+    what = "the largest error over log-spaced position bins" if merged else "log-spaced position bins"
+    labelled = [f"row {row} = p {int(starts[row])}" for row in range(0, count, step) if row < count - 1]
+    labelled.append(f"row {count - 1} = p {int(starts[-1])}–{int(edges[-1]) - 1}")
+    return f"rows are {what}: " + ", ".join(labelled)
