@@ -14,7 +14,7 @@ import typer
 
 from pecli.cli.drawing import DRAWING_PANEL, DrawingStyle, TerminalHeatmap, color_note
 from pecli.cli.output import Output, printable
-from pecli.errors import ParameterError
+from pecli.errors import Message, ParameterError
 
 if TYPE_CHECKING:  # the inputs (and the resolver) load when a table is read, not for --help
     from pecli.cli.images import ImageFile
@@ -190,12 +190,12 @@ def draw_panels(
         from pecli.render.panels import save_panels
 
         own = own_scales if per_panel else scale
-        note = save_panels(
+        notes = save_panels(
             matrices, image.path, titles=titles, title=heading, scale=own, x_label=x_label, y_label=y_label,
             dpi=image.dpi, figsize=image.figsize,
         )  # fmt: skip
-        if note:
-            out.note(note)
+        for note in notes:
+            out.note(note.spelled(out.spell) if isinstance(note, Message) else note)
         which = "each in its own colour scale" if per_panel else "in one colour scale"
         out.note(f"wrote {image.path} ({image.pixels}, {len(matrices)} panels {which})")
     if screen is not None:

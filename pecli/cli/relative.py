@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from pecli.cli.common import chart_size, write_data
 from pecli.cli.output import Output
 from pecli.cli.relative_input import RelativeInput
-from pecli.errors import ParameterError
+from pecli.errors import Message, ParameterError
 from pecli.report import Deferred
 
 if TYPE_CHECKING:
@@ -269,10 +269,12 @@ def _bias_matrices(out: Output, source: RelativeInput, request: DistanceRequest)
             scale = [_matrix_scale(request, [head]) for head in heads]
         step = -(-length // heads[0].shape[0])  # the panels' axes count cells: say how many positions one holds
         unit = f" (cells of {step})" if step > 1 else ""
-        save_panels(heads, str(request.output), titles=names, scale=scale,
+        notes = save_panels(heads, str(request.output), titles=names, scale=scale,
                     x_label=style.x_label or f"Key position n{unit}",
                     y_label=style.y_label or f"Query position m{unit}",
                     **_figure(request, title, (8.0, 6.0)))  # fmt: skip
+        for note in notes:
+            out.note(note.spelled(out.spell) if isinstance(note, Message) else note)
         out.note(f"wrote {request.output}")
         return
     if request.kind == "image":

@@ -148,7 +148,7 @@ def block_edges(
     *,
     uniform: bool = False,
     structure: AxisStructure = NO_STRUCTURE,
-    whole: bool = False,
+    even: bool = False,
 ) -> np.ndarray:
     """Integer edges splitting ``range(size)`` into at most ``blocks`` consecutive blocks.
 
@@ -157,9 +157,10 @@ def block_edges(
     each segment may be shorter): near 1:1 ratios then never mix single columns with pairs, which
     in an interleaved sin/cos table shows as false stripes. A uniform block is a multiple of
     ``structure.period`` and never straddles one of its ``segments`` (it divides a segment where
-    a size up to twice as large does). With ``whole`` (a terminal, whose cells are all one size) a
-    partial last block is left out: the edges then end before ``size``, after choosing among block
-    sizes up to a quarter larger the one that leaves out least.
+    a size up to twice as large does). With ``even`` (a terminal, whose cells are all one size) the
+    block size is, among sizes up to a quarter larger, the one whose last block falls least short
+    of the others; that shorter last block is still drawn (the edges always end at ``size``: no
+    value is left out).
 
     >>> block_edges(10, 4).tolist(), block_edges(10, 4, uniform=True).tolist()
     ([0, 2, 5, 7, 10], [0, 3, 6, 9, 10])
@@ -169,8 +170,8 @@ def block_edges(
     [0, 4, 8, 12]
     >>> block_edges(20, 4, uniform=True, structure=AxisStructure(segments=2)).tolist()  # halves stay apart
     [0, 5, 10, 15, 20]
-    >>> block_edges(10, 4, uniform=True, whole=True).tolist()  # 3 blocks of 3, the last value left out
-    [0, 3, 6, 9]
+    >>> block_edges(32, 3, uniform=True, even=True).tolist()  # 11, 11, 10 (not 14, 14 and 4 more)
+    [0, 11, 22, 32]
     """
     blocks = max(1, min(int(blocks), int(size)))
     if not uniform:
@@ -184,16 +185,13 @@ def block_edges(
         dividing = [s for s in candidates if segment % s == 0] if segments > 1 else []
         if dividing:
             step = dividing[0]
-        elif whole:
-            step = min(candidates[: max(1, len(candidates) // 4 + 1)], key=lambda s: (segment % s, s))
+        elif even:  # the last block nearest the others' size (a divisor: all one size)
+            step = min(candidates[: max(1, len(candidates) // 4 + 1)], key=lambda s: (-segment % s, s))
         else:
             step = candidates[0]
     step = min(step, segment)
     starts = np.arange(0, size, dtype=np.int64).reshape(segments, segment)[:, ::step].reshape(-1)
-    edges = np.append(starts, np.int64(size))
-    if whole and len(edges) > 2 and edges[-1] - edges[-2] < step:
-        edges = edges[:-1]
-    return edges
+    return np.append(starts, np.int64(size))
 
 
 def lanczos_weights(
@@ -286,13 +284,13 @@ def block_average(
     uniform: bool = False,
     structure: AxisStructure = NO_STRUCTURE,
     row_structure: AxisStructure = NO_STRUCTURE,
-    whole: bool = False,
+    even: bool = False,
 ) -> Downsampled:
     """Average ``matrix`` (2-D) over blocks so that it has at most ``max_rows`` × ``max_cols`` cells.
 
     Blocks come from :func:`block_edges` (``uniform``: all of one size, else near-equal; column
-    blocks respect ``structure``, row blocks ``row_structure``; ``whole``: partial last blocks
-    left out, the edges say so).
+    blocks respect ``structure``, row blocks ``row_structure``; ``even``: a terminal's blocks, the
+    last one as near the others' size as a size up to a quarter larger makes it).
     Non-finite values (NaN, ±inf) are left out of the means; a block with no finite value is NaN.
     A table already small enough comes back unchanged (as float64). Sums run in float64, one
     block of rows at a time, so a float32 table is never copied whole.
@@ -307,13 +305,11 @@ def block_average(
     if matrix.ndim != 2:
         raise ValueError(f"block_average takes a 2-D table, got shape {matrix.shape}")
     rows, cols = matrix.shape
-    row_edges = block_edges(rows, max_rows, uniform=uniform, structure=row_structure, whole=whole)
-    col_edges = block_edges(cols, max_cols, uniform=uniform, structure=structure, whole=whole)
+    row_edges = block_edges(rows, max_rows, uniform=uniform, structure=row_structure, even=even)
+    col_edges = block_edges(cols, max_cols, uniform=uniform, structure=structure, even=even)
     col_sizes = np.diff(col_edges).astype(np.float64)
     values = np.empty((len(row_edges) - 1, len(col_edges) - 1))
     row_sums = np.empty(cols)
-    matrix = matrix[:, : int(col_edges[-1])] if col_edges[-1] < cols else matrix
-    row_sums = row_sums[: matrix.shape[1]]
     for block, (first, last) in enumerate(itertools.pairwise(row_edges)):
         rows_block = matrix[first:last]
         # summing a contiguous block along axis 0 is numpy's fast path (reduceat on axis 0 is ~20x slower)

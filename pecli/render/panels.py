@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from pecli.errors import Message
 from pecli.render.downsample import column_structure, lowpass_average, row_structure
 from pecli.render.image import (
     MASKED_COLOR,
@@ -126,7 +127,7 @@ def save_panels(
     y_label: str = "Position",
     dpi: float = 100,
     figsize: tuple[float, float] = (8, 6),
-) -> str | None:
+) -> list[str]:
     """Small multiples: one heatmap per 2-D table in a grid, all in one colour scale with one colourbar.
 
     ``scale`` is one :class:`~pecli.render.scale.ColorScale` for all the panels, or one per panel:
@@ -136,7 +137,8 @@ def save_panels(
     once for the grid. Each panel is block-averaged to at most one cell per pixel of its own axes.
 
     Returns:
-        A note when the tables were block-averaged for drawing, else None.
+        The notes for stderr: that the tables were low-pass filtered for drawing; that panels
+        span a sliver of the one colour scale (:func:`faint_note`, naming ``{scale=per-panel}``).
 
     Example:
         >>> import os, tempfile
@@ -144,6 +146,7 @@ def save_panels(
         >>> heads = np.stack([-np.abs(np.subtract.outer(np.arange(8.0), np.arange(8.0))) * m for m in (1, 0.5)])
         >>> path = os.path.join(tempfile.mkdtemp(), "heads.png")
         >>> save_panels(list(heads), path, titles=["head 0", "head 1"], title="alibi", scale=color_scale(heads))
+        []
         >>> os.path.getsize(path) > 0
         True
     """
@@ -181,26 +184,33 @@ def save_panels(
         )
         shrunk_any |= shrunk.shrunk
         draw_cells(axes, shrunk, cmap=colormap, low=own.low, high=own.high, x_label="", y_label="")
-    note = "panels' rows low-pass filtered to their pixels (finer waves fade to their mean)" if shrunk_any else None
-    if note:
+    notes: list[str] = []
+    if shrunk_any:
+        notes.append("panels' rows low-pass filtered to their pixels (finer waves fade to their mean)")
         note_in_figure(figure, "rows low-pass filtered to the pixels")
     if not isinstance(scale, ColorScale):  # bottom left, clear of the x label and of the note at the right
         figure.text(0.005, 0.005, "each panel in its own colour scale", fontsize="x-small", color="0.35", va="bottom")
     elif faint and len(faint) < len(matrices):
         # one scale for all: a panel whose values span a sliver of it looks flat although it is not
         figure.text(0.005, 0.005, faint_note(len(faint)), fontsize="x-small", color="0.35", va="bottom")
+        notes.append(faint_note(len(faint), fix=True))
     save_figure(figure, path, dpi)
-    return note
+    return notes
 
 
-def faint_note(count: int) -> str:
-    """What the figure says of ``count`` panels that one colour scale draws nearly flat.
+def faint_note(count: int, total: int | None = None, *, fix: bool = False) -> str:
+    """What the figure says of ``count`` (of ``total``) panels that one colour scale draws nearly
+    flat; with ``fix``, a :class:`~pecli.errors.Message` naming the parameter that gives each its own.
 
-    >>> faint_note(4)
-    '4 panels span < 5% of the colour scale'
+    >>> faint_note(4), faint_note(1, 4)
+    ('4 panels span < 5% of the colour scale', '1 of 4 panels spans < 5% of the colour scale')
+    >>> faint_note(2, fix=True).spelled(lambda name: "--" + name)
+    '2 panels span < 5% of the colour scale: they look flat; each in its own: --scale per-panel'
     """
-    what = "1 panel spans" if count == 1 else f"{count} panels span"
-    return f"{what} < {FAINT_SPAN:.0%} of the colour scale"
+    of = "" if total is None else f" of {total}"
+    what = f"{count}{of} panel{'s' if count > 1 or of else ''} span{'s' if count == 1 else ''}"
+    text = f"{what} < {FAINT_SPAN:.0%} of the colour scale"
+    return Message(text + ": they look flat; each in its own: {scale=per-panel}") if fix else text
 
 
 def _colorbar(figure: Any, scale: ColorScale, axes: Any, **kwargs: Any) -> Any:

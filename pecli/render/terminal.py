@@ -258,8 +258,8 @@ def heatmap(
     Args:
         matrix: a 2-D array, rows = positions; or its cells already averaged (a
             :class:`~pecli.render.downsample.Downsampled` on blocks of one size, at most
-            :func:`heatmap_cells`), drawn as given. Blocks are all of one size (a partial last
-            block is left out, and the last line says how many rows and columns) and never split
+            :func:`heatmap_cells`), drawn as given. Blocks are all of one size but for a shorter
+            last one (averaged over the rows or columns it has: none is left out) and never split
             a sin/cos pair or half (``structure``, default :func:`~pecli.render.downsample.column_structure`).
         width, height: the size of the whole text block in character cells.
         color: "truecolor", "256" or "none" (see :func:`color_mode`).
@@ -298,8 +298,9 @@ def heatmap(
     label_width = _row_label_width(rows, y_ticks_from, row_values)
     margin = label_width + 2
     rows_per_line = 1 if color in ("none", "ascii") else 2
-    # whole blocks of one size, so every cell means the same thing: near-equal blocks that mix
-    # single columns with pairs, or a narrower last block, draw stripes that are not in the data
+    # blocks of one size, so every cell means the same thing (near-equal blocks that mix single
+    # columns with pairs draw stripes that are not in the data), but for a last one as near their
+    # size as it goes: every row and column is drawn, none left out
     grid = heatmap_cells(
         rows, width=width, height=height, color=color, title=title, y_ticks_from=y_ticks_from, row_values=row_values,
         header=header, legend=legend, values=values,
@@ -308,12 +309,12 @@ def heatmap(
         structure = column_structure(source) if structure is None else structure
         rows_alike = row_structure(source)
         whole_blocks = block_average(
-            source, *grid, uniform=True, structure=structure, row_structure=rows_alike, whole=True
+            source, *grid, uniform=True, structure=structure, row_structure=rows_alike, even=True
         )
         shrunk = whole_blocks
         if cols > grid[1] and len(whole_blocks.col_edges) - 1 < _FILLED * grid[1] and cols <= _RESAMPLE_MOST * grid[1]:
             # blocks of one size would leave much of the width empty (64 columns in 60: 32 blocks of 2)
-            rows_only = block_average(source, grid[0], cols, uniform=True, row_structure=rows_alike, whole=True)
+            rows_only = block_average(source, grid[0], cols, uniform=True, row_structure=rows_alike, even=True)
             resampled = resample_columns(rows_only.values, grid[1], structure)
             if resampled is not None and resampled.values.shape[1] > len(whole_blocks.col_edges) - 1:
                 shrunk = Downsampled(resampled.values, rows_only.row_edges, resampled.col_edges)
@@ -389,19 +390,12 @@ def heatmap(
         else ""
     )
     masked = f"{stated.nonfinite} NaN/inf masked" if stated.nonfinite else ""
-    left_out = [
-        f"last {what} left out (a partial block)"
-        if size - int(edges[-1]) == 1
-        else f"last {size - int(edges[-1])} {what}s left out (a partial block)"
-        for size, edges, what in ((rows, shrunk.row_edges, "row"), (cols, shrunk.col_edges, "column"))
-        if edges[-1] < size
-    ]
     averaged = ""
     if not said:  # in fewer words when the value line cannot go on to a second line
         wordings = [f"{shown_rows} × {shown_cols} {what} of {rows} × {cols}" for what in (means, "means")]
         fitting = [text for text in wordings if len(f"{text}; {value_text}") <= room]
         averaged = wordings[0] if len(lines) + 1 < height else (fitting or [means])[0]
-    parts = [part for part in (averaged, value_text, masked, *left_out) if part]
+    parts = [part for part in (averaged, value_text, masked) if part]
     # the parts on as many lines as the height leaves (at least one), the last one shortened
     footer = [""]
     for part in parts:
