@@ -30,34 +30,45 @@ def save_offset_curves(
     title: str,
     y_label: str,
     bound: np.ndarray | None = None,
-    bound_label: str = "RoFormer bound B(h) ≥ |s(h)| (right axis)",
+    bound_label: str = "RoFormer bound B(h) ≥ |s(h)|",
     dpi: float = 100,
     figsize: tuple[float, float] = (8, 5),
 ) -> None:
-    """Draw each curve against the offset into ``path``; ``bound`` as a dashed line on its own right axis.
+    """Draw each curve against the offset into ``path``; with ``bound``, a second panel below holds
+    each curve's magnitude and the bound (dashed) on one logarithmic axis.
 
-    The bound has an axis of its own because RoFormer's is tens of times the score near h = 0: on
-    one axis the score would be a flat line at the bottom.
+    The bound is in the score's units but tens of times the score near h = 0: on the curves' own
+    linear axis the score would be a flat line at the bottom, and on an axis of its own (a twin) the
+    bound ran below the score it bounds. On one log axis both show, the bound above ``|s(h)|``.
     """
     image_format(path)
     figure, axes = new_figure(figsize, dpi)
     labelled = len(curves) <= _MOST_LABELLED
+    bottom = axes
+    if bound is not None:
+        figure.delaxes(axes)
+        figure.set_layout_engine("constrained")  # room for the legend under the axes
+        axes, bottom = figure.subplots(2, 1, sharex=True, height_ratios=[3, 2])
     lines = [axes.plot(offsets, curve, linewidth=1.1, label=label)[0] for label, curve in curves.items()]
     if not labelled:
         lines = []
-    top = axes
     if bound is not None:
-        # room for the right axis' tick labels and its label, which the default margins cut off
-        figure.subplots_adjust(right=min(figure.subplotpars.right, 1 - 0.75 / figsize[0]))
-        right = top = axes.twinx()
-        lines += right.plot(offsets, bound, "--", color="tab:red", linewidth=1, label=bound_label)
-        right.set_ylabel("B(h)", color="tab:red")
-        right.set_ylim(bottom=0)
+        magnitudes = []
+        for line, curve in zip(axes.get_lines(), curves.values(), strict=True):
+            size = np.abs(np.asarray(curve, dtype=np.float64))
+            # a score of exactly 0 has no logarithm: left as a gap
+            magnitudes += bottom.plot(offsets, np.where(size > 0, size, np.nan), linewidth=1.1, color=line.get_color(),
+                                      label=f"|{y_label if len(curves) == 1 else line.get_label()}|")  # fmt: skip
+        drawn = bottom.plot(offsets, bound, "--", color="tab:red", linewidth=1, label=bound_label)
+        bottom.set_yscale("log")
+        bottom.set_ylabel("magnitude (log)")
+        if labelled:  # under the axes, never over a curve (small figures left no free corner)
+            figure.legend(handles=[*lines, *magnitudes, *drawn], loc="outside lower center", ncols=3,
+                          fontsize="small", frameon=False)  # fmt: skip
     axes.set_xlim(float(offsets[0]), float(offsets[-1]) if len(offsets) > 1 else float(offsets[0]) + 1)
-    if lines:
-        # on the axes drawn last (a twin's curves would cover it), where it hides the fewest points
-        top.legend(handles=lines, loc="best", fontsize="small")
-    axes.set_xlabel("Offset h = m − n (query − key position)")
+    if lines and bound is None:
+        axes.legend(handles=lines, loc="best", fontsize="small")
+    bottom.set_xlabel("Offset h = m − n (query − key position)")
     axes.set_ylabel(y_label)
     set_title(axes, title, figsize[0])
     save_figure(figure, path, dpi)

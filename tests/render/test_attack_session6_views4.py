@@ -80,3 +80,27 @@ def test_faint_panels_in_one_scale_are_named_on_stderr_with_the_fix(tmp_path, co
     assert "--scale per-panel" in result.stderr, result.stderr
     own = run_pecli(command, "alibi", "--heads", "12", "--len", "64", "-o", str(image), "--scale", "per-panel")
     assert own.code == 0 and "span <" not in own.stderr, own.stderr
+
+
+@pytest.mark.parametrize("qk", ["ones", "random"])
+def test_the_rotary_bound_is_drawn_above_the_score_it_bounds(monkeypatch, tmp_path, qk):
+    # distance rope --profile -o: B(h) on a twin right axis of its own ran below s(h) (B = 16.5 at
+    # h = 0 drawn at the height of s = 0.35), a bound that looked smaller than what it bounds
+    import pecli.render.offsets as offsets
+    from pecli.analysis.relative import rope_profile
+
+    captured = []
+    monkeypatch.setattr(offsets, "save_figure", lambda figure, path, dpi: captured.append(figure))
+    profile = rope_profile(512, 64, offsets=range(512), qk=qk)
+    offsets.save_offset_curves(profile.offsets, {"s(h)": profile.score}, str(tmp_path / "p.png"), title="t",
+                               y_label="s(h)", bound=profile.bound)  # fmt: skip
+    [figure] = captured
+    dashed = [line for axes in figure.axes for line in axes.get_lines() if line.get_linestyle() == "--"]
+    assert len(dashed) == 1, [axes.get_ylabel() for axes in figure.axes]
+    shared = dashed[0].axes
+    [magnitude] = [line for line in shared.get_lines() if line is not dashed[0]]
+    # one axis, one unit: the bound above |s(h)| at every offset, as drawn
+    assert shared.get_yscale() == "log" and len(figure.axes) == 2
+    drawn = np.asarray(magnitude.get_ydata(), dtype=np.float64)
+    np.testing.assert_allclose(drawn[np.isfinite(drawn)], np.abs(profile.score)[np.isfinite(drawn)])
+    assert np.all(np.asarray(dashed[0].get_ydata()) >= np.nan_to_num(drawn)), qk
