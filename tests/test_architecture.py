@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import io
+import os
 import re
 import subprocess
 import sys
@@ -32,6 +34,17 @@ MODULES = sorted(
 )
 
 
+@functools.cache
+def _nodes(source: str) -> tuple[ast.AST, ...]:
+    """Every node of a module's tree, in ``ast.walk`` order: each source is parsed once per session."""
+    return tuple(ast.walk(ast.parse(source)))
+
+
+@functools.cache
+def _source(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("name", sorted(SCHEMES))
 def test_registry_defaults_equal_the_scheme_function_defaults(name):
     scheme = SCHEMES[name]
@@ -54,12 +67,13 @@ def test_registry_defaults_equal_the_scheme_function_defaults(name):
     assert takes_any or keywords - engine == set(scheme.defaults), name
 
 
-def _imports(module: str) -> set[str]:
+@functools.cache
+def _imports(module: str) -> frozenset[str]:
     """The pecli modules ``module`` imports, at top level or inside functions."""
     path = PACKAGE.joinpath(*module.split(".")[1:])
     source = (path / "__init__.py") if path.is_dir() else path.with_suffix(".py")
     found = set()
-    for node in ast.walk(ast.parse(source.read_text())):
+    for node in _nodes(_source(source)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
         elif isinstance(node, ast.Import):
@@ -67,7 +81,7 @@ def _imports(module: str) -> set[str]:
         else:
             continue
         found.update(name for name in names if name in MODULES and name != module)
-    return found
+    return frozenset(found)
 
 
 def test_no_import_cycle_counting_imports_inside_functions():
@@ -102,12 +116,83 @@ def test_nothing_outside_the_schemes_package_imports_its_private_modules():
             assert not _imports(module) & private, module
 
 
+#: a fork server: a fresh interpreter (started as ``python -c``, like the one-process-per-module check it replaces,
+#: and importing nothing beyond what every interpreter starts with) forks one child per module; each child
+#: imports that module alone, as ``python -c "import MODULE"`` would, under a 120 s alarm, with its stderr
+#: captured. Forking skips a start-up per module, not the import: a child sees no pecli module loaded.
+_FORK_SERVER = """
+import os, sys
+while True:
+    line = sys.stdin.readline()
+    if not line:
+        break
+    module = line.strip()
+    err = "%s/%s.stderr" % (sys.argv[1], module)
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(fd, 2)
+        os.dup2(fd, 1)  # what the import prints stays out of the answers on the server's stdout
+        sys.stdin = None
+        import signal
+        signal.alarm(120)
+        try:
+            exec("import " + module, {"__name__": "__main__"})
+            code = 0
+        except SystemExit as exit:
+            code = exit.code if isinstance(exit.code, int) else 1
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+            code = 1
+        try:
+            import atexit
+            atexit._run_exitfuncs()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    sys.stdout.write("%d\\n" % os.waitstatus_to_exitcode(status))
+    sys.stdout.flush()
+"""
+
+
+@pytest.fixture(scope="module")
+def fresh_import(tmp_path_factory):
+    """``fresh_import(module)`` -> (exit code, stderr) of importing ``module`` alone in a fresh interpreter."""
+    if not hasattr(os, "fork"):  # no fork (Windows): one interpreter per module
+
+        def alone(module: str) -> tuple[int, str]:
+            completed = subprocess.run(
+                [sys.executable, "-c", f"import {module}"], capture_output=True, text=True, timeout=120,
+                cwd=PACKAGE.parent,
+            )  # fmt: skip
+            return completed.returncode, completed.stderr
+
+        yield alone
+        return
+    folder = tmp_path_factory.mktemp("imports")
+    server = subprocess.Popen(
+        [sys.executable, "-c", _FORK_SERVER, str(folder)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=PACKAGE.parent,
+    )  # fmt: skip
+
+    def run(module: str) -> tuple[int, str]:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(module + "\n")
+        server.stdin.flush()
+        code = int(server.stdout.readline())
+        return code, (folder / f"{module}.stderr").read_text()
+
+    yield run
+    server.communicate(timeout=60)
+
+
 @pytest.mark.parametrize("module", [m for m in MODULES if m not in ("pecli.torch", "pecli.torch_backend")])
-def test_every_module_imports_alone_in_a_fresh_interpreter(module):
-    completed = subprocess.run(
-        [sys.executable, "-c", f"import {module}"], capture_output=True, text=True, timeout=120, cwd=PACKAGE.parent
-    )
-    assert completed.returncode == 0, completed.stderr
+def test_every_module_imports_alone_in_a_fresh_interpreter(module, fresh_import):
+    returncode, stderr = fresh_import(module)
+    assert returncode == 0, stderr
 
 
 #: library calls with bad arguments: the message must name Python parameters, never a flag
@@ -249,16 +334,16 @@ FLAG_TABLES = {
 
 def _flag_literals(source: str, where: str) -> list[str]:
     """String literals (docstrings aside) in one module's source that spell a CLI flag."""
-    tree = ast.parse(source)
+    nodes = _nodes(source)
     docstrings = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
                 docstrings.add(id(first.value))
     return [
         f"{where}:{node.lineno}: {node.value!r}"
-        for node in ast.walk(tree)
+        for node in nodes
         if isinstance(node, ast.Constant) and isinstance(node.value, str)
         and id(node) not in docstrings and FLAG.search(node.value)
     ]  # fmt: skip
@@ -284,7 +369,7 @@ def test_only_the_cli_spells_flags():
         where = path.relative_to(root.parent).as_posix()
         if path.relative_to(root).parts[0] == "cli" or where in FLAG_TABLES:
             continue
-        found += _flag_literals(path.read_text(encoding="utf-8"), where)
+        found += _flag_literals(_source(path), where)
     assert found == []
 
 
@@ -295,8 +380,6 @@ def test_the_cli_spells_the_same_error_with_flags():
         pecli.encode("sinusoidal", 4, 0)
     assert str(caught.value) == "dim must be a positive integer, got 0 (pass e.g. dim=64)"
     assert caught.value.spelled(flag_for) == "--d must be a positive integer, got 0 (pass e.g. --d 64)"
-
-
 
 
 def _string_literals(node: ast.AST) -> list[str]:
@@ -310,7 +393,7 @@ def _string_literals(node: ast.AST) -> list[str]:
 def _name_comparisons(source: str, where: str) -> list[str]:
     """``x == "rope"``, ``x != "alibi"``, ``x in ("alibi", "t5")``… in one module: a scheme known by its name."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in _nodes(source):
         if isinstance(node, ast.Compare):
             operands = [node.left, *node.comparators]
             if any(text in SCHEMES for operand in operands for text in _string_literals(operand)):
@@ -333,7 +416,7 @@ def test_no_module_outside_the_schemes_package_compares_a_scheme_name():
         found
         for path in sorted(PACKAGE.rglob("*.py"))
         if path.relative_to(PACKAGE).parts[0] != "schemes"
-        for found in _name_comparisons(path.read_text(), str(path.relative_to(PACKAGE.parent)))
+        for found in _name_comparisons(_source(path), str(path.relative_to(PACKAGE.parent)))
     ]
     assert not offenders, "describe it with a Scheme field instead:\n" + "\n".join(offenders)
 
@@ -391,10 +474,10 @@ def test_no_module_imports_the_click_package():
     (only the test extra pulls it in, through transformers), so importing it broke a user's install."""
     offenders = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
+        where = path.relative_to(PACKAGE.parent)
+        for node in _nodes(_source(path)):
             names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
             names += [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
-            where = path.relative_to(PACKAGE.parent)
             offenders += [f"{where}: {name}" for name in names if name.split(".")[0] == "click"]
     assert not offenders, offenders
 

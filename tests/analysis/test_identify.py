@@ -18,7 +18,7 @@ from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.presets import PRESETS
 from pecli.schemes.timestep import timestep_embedding
 from tests import references
-from tests.conftest import assert_clean_error, run_pecli
+from tests.conftest import assert_clean_error, run_in_process, run_pecli
 
 LENGTH, DIM = 96, 32
 
@@ -148,16 +148,18 @@ def test_cli_text_json_and_pipe(cli, tmp_path):
     document = json.loads(cli("identify", str(path), "--json").out)
     assert document["match"] == "exact" and document["best"]["params"]["offset"] == 2
     assert document["command"] == "pecli generate --preset fairseq --d 16 --len 50 -o pe.npy"
-    generated = run_pecli(
+    generated = run_in_process(
         "generate", "sinusoidal", "--preset", "guided-diffusion", "--d", "16", "--len", "40", "-o", "-"
     )
-    piped = run_pecli("identify", "-", stdin=generated.stdout)
+    piped = run_pecli("identify", "-", stdin=generated.stdout)  # a real pipe: stdin that cannot seek
     assert piped.code == 0 and "preset guided-diffusion" in piped.stdout.decode()
     # a preset name two schemes share: the reproduce command names the scheme, and it runs
     assert "reproduce: pecli generate --preset guided-diffusion sinusoidal --d 16 --len 40 -o pe.npy" in (
         piped.stdout.decode()
     )
-    again = run_pecli("generate", "--preset", "guided-diffusion", "sinusoidal", "--d", "16", "--len", "40", "-o", "-")
+    again = run_in_process(
+        "generate", "--preset", "guided-diffusion", "sinusoidal", "--d", "16", "--len", "40", "-o", "-"
+    )
     assert again.code == 0 and again.stdout == generated.stdout
 
 

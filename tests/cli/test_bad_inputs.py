@@ -598,11 +598,11 @@ def test_the_catalogue_is_large_and_covers_every_command():
 
 def test_text_from_a_file_reaches_the_terminal_escaped_and_json_exact(tmp_path):
     (tmp_path / "m.safetensors").write_bytes(_file_bytes("escape.safetensors"))
-    shown = run_pecli("info", "m.safetensors", cwd=str(tmp_path))
+    shown = run_in_process("info", "m.safetensors", cwd=str(tmp_path))
     assert shown.code == 0, shown.stderr
     assert not CONTROL_CHARACTERS.search(shown.out.replace("\n", "")), shown.out
     assert "t: \\x1b]0;pwned\\x07\\x1b[2J" in shown.out and "word\\nembeddings" in shown.out
-    exact = json.loads(run_pecli("info", "m.safetensors", "--json", cwd=str(tmp_path)).out)
+    exact = json.loads(run_in_process("info", "m.safetensors", "--json", cwd=str(tmp_path)).out)
     assert exact["metadata"]["t"] == "\x1b]0;pwned\x07\x1b[2J"
     assert {tensor["name"] for tensor in exact["tensors"]} == {"pos\x1b[2J", "word\nembeddings"}
 
@@ -611,7 +611,7 @@ def test_a_figure_title_from_a_file_is_escaped(tmp_path):
     header = {"__metadata__": {"scheme": "x\x1b[2J\ny", "pecli_version": "0"}}
     header["pe"] = {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}
     (tmp_path / "m.safetensors").write_bytes(_safetensors(header, bytes(16)))
-    result = run_pecli("plot", "m.safetensors", "--width", "40", cwd=str(tmp_path))
+    result = run_in_process("plot", "m.safetensors", "--width", "40", cwd=str(tmp_path))
     assert result.code == 0, result.stderr
     assert "\x1b[2J" not in result.out + result.stderr and "x\ny" not in result.out
 
@@ -674,20 +674,20 @@ def test_nan_and_inf_reach_json_as_null_and_are_counted(tmp_path):
     header = {"__metadata__": {"scheme": "sinusoidal", "base": "1e999", "pecli_version": "0"}}
     header["pe"] = {"dtype": "F32", "shape": [1, 2], "data_offsets": [0, 8]}
     (tmp_path / "inf.safetensors").write_bytes(_safetensors(header, bytes(8)))
-    stats = json.loads(run_pecli("info", "nan.npy", "--stats", "--json", cwd=str(tmp_path)).out)
+    stats = json.loads(run_in_process("info", "nan.npy", "--stats", "--json", cwd=str(tmp_path)).out)
     assert stats["tensors"][0]["stats"] == {"min": 1.0, "max": 1.0, "mean": 1.0, "std": 0.0, "nan": 1}
-    base = run_pecli("info", "inf.safetensors", "--json", cwd=str(tmp_path))
+    base = run_in_process("info", "inf.safetensors", "--json", cwd=str(tmp_path))
     assert base.code == 0, base.stderr
     assert json.loads(base.out)["pecli"]["params"]["base"] is None
     for args in (["distance", "nan.npy", "--json"], ["compare", "nan.npy", "nan.npy", "--json"]):
-        result = run_pecli(*args, cwd=str(tmp_path))
+        result = run_in_process(*args, cwd=str(tmp_path))
         assert result.code in (0, 1) and "internal error" not in result.stderr, result.stderr
         json.loads(result.out)
 
 
 def test_stats_of_values_near_the_float64_limit_do_not_overflow(tmp_path):
     np.save(tmp_path / "huge.npy", np.array([[1e308, -1e308], [1e308, 1e308]]))
-    result = run_pecli("info", "huge.npy", "--stats", "--json", cwd=str(tmp_path))
+    result = run_in_process("info", "huge.npy", "--stats", "--json", cwd=str(tmp_path))
     assert result.code == 0 and result.stderr == "", result.stderr
     stats = json.loads(result.out)["tensors"][0]["stats"]
     assert stats["mean"] == pytest.approx(0.5e308) and stats["std"] == pytest.approx(np.sqrt(0.75) * 1e308)
@@ -701,7 +701,7 @@ def test_odd_npy_dtypes_are_described(tmp_path):
     (tmp_path / "subarray.npy").write_bytes(_npy_with_header(header, 24))
     cases = [("records.npy", "|V6"), ("strings.npy", "<U2"), ("bytes.npy", "|S2"), ("subarray.npy", "|V8")]
     for name, dtype in cases:
-        result = run_pecli("info", name, "--stats", "--json", cwd=str(tmp_path))
+        result = run_in_process("info", name, "--stats", "--json", cwd=str(tmp_path))
         assert result.code == 0, result.stderr
         tensor = json.loads(result.out)["tensors"][0]
         assert tensor["dtype"] == dtype and tensor["stats"] is None
@@ -730,7 +730,7 @@ def test_info_lists_a_bounded_number_of_tensors(tmp_path):
     count = 1500
     header = {f"t{i:04d}": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]} for i in range(count)}
     (tmp_path / "many.safetensors").write_bytes(_safetensors(header, b""))
-    lines = run_pecli("info", "many.safetensors", cwd=str(tmp_path)).out.splitlines()
+    lines = run_in_process("info", "many.safetensors", cwd=str(tmp_path)).out.splitlines()
     assert lines[0].startswith(f"many.safetensors: {count} tensors, ")
     assert len(lines) == 1 + 1000 + 1 and lines[-1].startswith("  … and 500 more")
 
@@ -793,7 +793,7 @@ def test_a_title_in_dollars_is_drawn_as_written_not_as_mathtext(tmp_path):
     """500 nested braces between $…$ overflowed mathtext's parser (RecursionError); titles are plain text."""
     np.save(tmp_path / "pe.npy", _table())
     title = "$" + "{" * 500 + "x" + "}" * 500 + "$"
-    result = run_pecli("plot", "pe.npy", "-o", "p.png", "--title", title, cwd=str(tmp_path))
+    result = run_in_process("plot", "pe.npy", "-o", "p.png", "--title", title, cwd=str(tmp_path))
     assert result.code == 0 and result.stderr.startswith("wrote p.png"), result.stderr
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -807,14 +807,14 @@ def test_nan_at_the_same_places_compares_equal_and_is_counted(tmp_path):
     one_more = table.copy()
     one_more[0, 0] = np.nan
     np.save(tmp_path / "c.npy", one_more)
-    same = run_pecli("compare", "a.npy", "b.npy", cwd=str(tmp_path))
+    same = run_in_process("compare", "a.npy", "b.npy", cwd=str(tmp_path))
     assert same.code == 0 and same.stderr == "", same.stderr
     nan_count = table.shape[1] + 1
     assert f"NaN at the same {nan_count} positions in both" in same.out and "same within" in same.out
-    summary = json.loads(run_pecli("compare", "a.npy", "b.npy", "--json", cwd=str(tmp_path)).out)
+    summary = json.loads(run_in_process("compare", "a.npy", "b.npy", "--json", cwd=str(tmp_path)).out)
     assert summary["agree"] is True and summary["same_nan"] == nan_count and summary["max_abs"] == 0.0
     for first, second in (("a.npy", "c.npy"), ("c.npy", "a.npy")):  # NaN in one table only is a difference
-        differ = json.loads(run_pecli("compare", first, second, "--json", cwd=str(tmp_path)).out)
+        differ = json.loads(run_in_process("compare", first, second, "--json", cwd=str(tmp_path)).out)
         # the figures cover the comparable entries; the NaN in one table only is counted and located apart
         assert differ["agree"] is False and differ["same_nan"] == nan_count and differ["max_abs"] == 0.0
         assert differ["nan_in_one"] == {"count": 1, "first": {"position": 0, "dimension": 0}}
@@ -826,12 +826,12 @@ def test_infinities_at_the_same_places_compare_equal(tmp_path):
     table = np.ones((6, 4))
     table[1, 2], table[2, 0] = np.inf, -np.inf
     np.save(tmp_path / "inf.npy", table)
-    same = run_pecli("compare", "inf.npy", "inf.npy", cwd=str(tmp_path))
+    same = run_in_process("compare", "inf.npy", "inf.npy", cwd=str(tmp_path))
     assert same.code == 0 and "same within" in same.out, (same.out, same.stderr)
     other = table.copy()
     other[1, 2] = 1.0  # inf against a finite value is still a difference
     np.save(tmp_path / "other.npy", other)
-    assert run_pecli("compare", "inf.npy", "other.npy", "--rtol", "0.5", cwd=str(tmp_path)).code == 1
+    assert run_in_process("compare", "inf.npy", "other.npy", "--rtol", "0.5", cwd=str(tmp_path)).code == 1
 
 
 def test_tables_near_the_float_limits_are_drawn(tmp_path, cli):
@@ -856,18 +856,18 @@ def test_tables_near_the_float_limits_are_drawn(tmp_path, cli):
 
 def test_identify_describes_a_table_near_the_float_limit_without_inf(tmp_path):
     np.save(tmp_path / "huge.npy", np.array([[1e308, -1e308], [1.7e308, 1e308], [1.7e308, 1.7e308]]))
-    result = run_pecli("identify", "huge.npy", cwd=str(tmp_path))
+    result = run_in_process("identify", "huge.npy", cwd=str(tmp_path))
     assert result.code == 1, result.stderr
     assert "values: mean 1.017e+308, standard deviation 9.547e+307" in result.out, result.out
     assert " inf" not in result.out, result.out
 
 
 def test_a_printed_summary_counts_nan_rather_than_showing_min_inf_max_minus_inf(tmp_path):
-    result = run_pecli("timestep", "1", "2", "--dim", "8", "--scale", "1e308")  # sin(inf) is NaN
+    result = run_in_process("timestep", "1", "2", "--dim", "8", "--scale", "1e308")  # sin(inf) is NaN
     assert result.code == 0, result.stderr
     values = next(line for line in result.out.splitlines() if line.startswith("  values:"))
     assert re.fullmatch(r"  values: min -0\.99\d+, max 0\.95\d+, 2 NaN", values), values
-    summary = json.loads(run_pecli("timestep", "1", "2", "--dim", "8", "--scale", "1e308", "--json").out)
+    summary = json.loads(run_in_process("timestep", "1", "2", "--dim", "8", "--scale", "1e308", "--json").out)
     assert summary["nan"] == 2 and summary["min"] == pytest.approx(-0.99933, abs=1e-5)
 
 
@@ -878,7 +878,7 @@ def test_long_timestep_lists_are_files_pecli_reads_back(tmp_path, cli, monkeypat
     from pecli.schemes.spec import TableSpec
 
     steps = "\n".join(str(t) for t in range(0, 300_000, 3)).encode()
-    result = run_pecli("timestep", "--dim", "4", "-", "-o", "t.safetensors", stdin=steps, cwd=str(tmp_path))
+    result = run_in_process("timestep", "--dim", "4", "-", "-o", "t.safetensors", stdin=steps, cwd=str(tmp_path))
     assert result.code == 0, result.stderr
     written = read_table(str(tmp_path / "t.safetensors"))
     assert written.metadata["timesteps"] == "0:299998.5:3"  # 100,000 timesteps, stop half a step past the last

@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.conftest import run_in_process, run_pecli
+from tests.conftest import run_in_process
 
 GEMMA = {
     "model_type": "gemma3_text",
@@ -31,8 +31,8 @@ def model(tmp_path):
     """gem.json, and the tables generate --from-config writes for each layer type (full.safetensors, sliding...)."""
     (tmp_path / "gem.json").write_text(json.dumps(GEMMA))
     for layer, name in (("full_attention", "full"), ("sliding_attention", "sliding")):
-        made = run_pecli("generate", "--from-config", "gem.json", "--layer-type", layer, "-o", f"{name}.safetensors",
-                         cwd=str(tmp_path))  # fmt: skip
+        made = run_in_process("generate", "--from-config", "gem.json", "--layer-type", layer,
+                              "-o", f"{name}.safetensors", cwd=str(tmp_path))  # fmt: skip
         assert made.code == 0, made.stderr
     return tmp_path
 
@@ -45,36 +45,38 @@ def _body(stdout: bytes) -> list[str]:
 def test_plot_draws_the_layer_type_picked(model):
     # was: "No such option: --layer-type" (and without it: "pick one with --layer-type"), exit 2
     size = ("--terminal", "--width", "60", "--height", "12", "--no-color")
-    drawn = run_pecli("plot", "gem.json", "--layer-type", "full_attention", "--key", "cos", *size, cwd=str(model))
+    drawn = run_in_process("plot", "gem.json", "--layer-type", "full_attention", "--key", "cos", *size, cwd=str(model))
     assert drawn.code == 0, drawn.stderr
     assert "base=1000000.0, part=cos, scaling=linear" in drawn.stdout.decode().splitlines()[0]
-    written = run_pecli("plot", "full.safetensors", "--key", "cos", *size, cwd=str(model))
-    other = run_pecli("plot", "gem.json", "--layer-type", "sliding_attention", "--key", "cos", *size, cwd=str(model))
+    written = run_in_process("plot", "full.safetensors", "--key", "cos", *size, cwd=str(model))
+    other = run_in_process("plot", "gem.json", "--layer-type", "sliding_attention", "--key", "cos", *size,
+                           cwd=str(model))  # fmt: skip
     assert written.code == 0 and other.code == 0, written.stderr + other.stderr
     assert _body(drawn.stdout) == _body(written.stdout)
     assert _body(drawn.stdout) != _body(other.stdout)
-    both = run_pecli("plot", "gem.json", "--layer-type", "full_attention", "-o", "f.png", cwd=str(model))
+    both = run_in_process("plot", "gem.json", "--layer-type", "full_attention", "-o", "f.png", cwd=str(model))
     assert both.code == 0, both.stderr  # cos and sin, as two panels
     assert (model / "f.png").stat().st_size > 0
 
 
 def test_compare_a_config_with_the_file_generate_wrote(model):
     for pair in (("gem.json", "full.safetensors"), ("full.safetensors", "gem.json"), ("gem.json", "gem.json")):
-        same = run_pecli("compare", *pair, "--layer-type", "full_attention", cwd=str(model))
+        same = run_in_process("compare", *pair, "--layer-type", "full_attention", cwd=str(model))
         assert same.code == 0, (pair, same.stderr)
         assert "max |A − B|        0 " in same.stdout.decode()
-    differ = run_pecli("compare", "gem.json", "full.safetensors", "--layer-type", "sliding_attention", cwd=str(model))
+    differ = run_in_process("compare", "gem.json", "full.safetensors", "--layer-type", "sliding_attention",
+                            cwd=str(model))  # fmt: skip
     assert differ.code == 1, differ.stderr
-    keyed = run_pecli("compare", "gem.json", "sliding.safetensors", "--layer-type", "sliding_attention",
-                      "--key", "sin", cwd=str(model))  # fmt: skip
+    keyed = run_in_process("compare", "gem.json", "sliding.safetensors", "--layer-type", "sliding_attention",
+                           "--key", "sin", cwd=str(model))  # fmt: skip
     assert keyed.code == 0, keyed.stderr
 
 
 def test_distance_scores_the_layer_types_rope(model):
     # a config was read as a table file here ("unrecognised content"), whatever its layer types
-    scored = run_pecli("distance", "gem.json", "--layer-type", "full_attention", "--json", cwd=str(model))
-    written = run_pecli("distance", "full.safetensors", "--json", cwd=str(model))
-    other = run_pecli("distance", "gem.json", "--layer-type", "sliding_attention", "--json", cwd=str(model))
+    scored = run_in_process("distance", "gem.json", "--layer-type", "full_attention", "--json", cwd=str(model))
+    written = run_in_process("distance", "full.safetensors", "--json", cwd=str(model))
+    other = run_in_process("distance", "gem.json", "--layer-type", "sliding_attention", "--json", cwd=str(model))
     assert scored.code == written.code == other.code == 0, scored.stderr + written.stderr + other.stderr
     matrix, reference = (np.array(json.loads(run.stdout)["matrix"]) for run in (scored, written))
     assert matrix.shape == (64, 64)
@@ -83,10 +85,10 @@ def test_distance_scores_the_layer_types_rope(model):
 
 
 def test_identify_names_the_layer_types_rope(model):
-    found = run_pecli("identify", "gem.json", "--layer-type", "full_attention", cwd=str(model))
+    found = run_in_process("identify", "gem.json", "--layer-type", "full_attention", cwd=str(model))
     assert found.code == 0, found.stderr
     assert "match: rope: base=1000000.0 scaling=linear factor=8.0" in found.stdout.decode()
-    local = run_pecli("identify", "gem.json", "--layer-type", "sliding_attention", cwd=str(model))
+    local = run_in_process("identify", "gem.json", "--layer-type", "sliding_attention", cwd=str(model))
     assert local.code == 0, local.stderr
     assert "match: rope: its defaults" in local.stdout.decode()
 
@@ -103,7 +105,7 @@ def test_identify_names_the_layer_types_rope(model):
 )
 def test_refused_for_a_file(model, args):
     np.save(model / "a.npy", np.zeros((4, 4), dtype=np.float32))
-    refused = run_pecli(*args, "--layer-type", "full_attention", cwd=str(model))
+    refused = run_in_process(*args, "--layer-type", "full_attention", cwd=str(model))
     assert refused.code == 2
     assert refused.stderr == (
         "pecli: error: --layer-type picks a layer type of a model's config; 'a.npy' is a file (drop --layer-type)\n"
@@ -112,7 +114,8 @@ def test_refused_for_a_file(model, args):
 
 @pytest.mark.parametrize("command", ["plot", "distance"])
 def test_refused_for_a_scheme(model, command):
-    refused = run_pecli(command, "rope", "--d", "8", "--len", "8", "--layer-type", "full_attention", cwd=str(model))
+    refused = run_in_process(command, "rope", "--d", "8", "--len", "8", "--layer-type", "full_attention",
+                             cwd=str(model))  # fmt: skip
     assert refused.code == 2
     assert refused.stderr == (
         "pecli: error: --layer-type picks a layer type of a model's config; 'rope' is a scheme (drop --layer-type)\n"
@@ -129,7 +132,7 @@ def test_refused_for_a_scheme(model, command):
     ],
 )
 def test_an_unknown_layer_type_names_the_valid_ones(model, args):
-    refused = run_pecli(*args, "--layer-type", "global", cwd=str(model))
+    refused = run_in_process(*args, "--layer-type", "global", cwd=str(model))
     assert refused.code == 2
     assert refused.stderr == (
         "pecli: error: gem.json has no layer type 'global' in rope_parameters "

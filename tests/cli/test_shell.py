@@ -1,4 +1,6 @@
-"""pecli as a shell citizen, in real processes: pipes, Ctrl-C, exit codes, JSON, colour, quiet, start-up."""
+"""pecli as a shell citizen, in real processes: pipes, Ctrl-C, exit codes, JSON, colour, quiet, start-up.
+
+What only checks printed text (one JSON document, literal help) runs in process through the entry point."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import typer
 import pecli
 from pecli.cli.app import COMMANDS, app
 from pecli.io import TEMP_MARKER
-from tests.conftest import default_sigint, require_tool, run_in_terminal, run_pecli
+from tests.conftest import default_sigint, require_tool, run_in_process, run_in_terminal, run_pecli
 
 
 def _sh(command: str, env: dict[str, str], cwd=None) -> subprocess.CompletedProcess:
@@ -125,7 +127,7 @@ def test_ctrl_c_during_a_large_write_exits_130_and_leaves_nothing(tmp_path):
     [["schemes", "--json"], ["generate", "--d", "4", "--len", "3", "--json"], ["generate", "--list-presets", "--json"]],
 )
 def test_json_mode_prints_exactly_one_document(args):
-    result = run_pecli(*args)
+    result = run_in_process(*args)
     assert result.code == 0, result.stderr
     json.loads(result.out)  # raises on anything besides one document
     assert result.stderr == ""
@@ -133,9 +135,9 @@ def test_json_mode_prints_exactly_one_document(args):
 
 def test_json_file_output_and_info_are_one_document_each(tmp_path):
     target = str(tmp_path / "pe.safetensors")
-    written = run_pecli("generate", "--d", "4", "--len", "3", "-o", target, "--json")
+    written = run_in_process("generate", "--d", "4", "--len", "3", "-o", target, "--json")
     assert json.loads(written.out)["output"] == target
-    assert json.loads(run_pecli("info", target, "--json", "--stats").out)["tensors"][0]["shape"] == [3, 4]
+    assert json.loads(run_in_process("info", target, "--json", "--stats").out)["tensors"][0]["shape"] == [3, 4]
 
 
 # -- colour, quiet, literal help -----------------------------------------------------------------
@@ -176,14 +178,14 @@ def test_help_renders_brackets_literally():
     root = typer.main.get_command(app)
     bracketed = 0
     for name in COMMANDS:
-        shown = "".join(run_pecli(name, "--help").out.split())  # click wraps at spaces and after hyphens
+        shown = "".join(run_in_process(name, "--help").out.split())  # click wraps at spaces and after hyphens
         for param in root.commands[name].params:
             text = "".join((getattr(param, "help", None) or "").split())
             if "[" in text:  # e.g. --layout's "[sin, cos, …]": every one must survive as written
                 bracketed += 1
                 assert text in shown, (name, text)
     assert bracketed > 0
-    assert "shape (e.g. [len, d])" in " ".join(run_pecli("info", "--help").out.split())
+    assert "shape (e.g. [len, d])" in " ".join(run_in_process("info", "--help").out.split())
     # the app's own settings (rich_markup_mode=None) keep even a Rich closing tag as text
     probe = typer.Typer(rich_markup_mode=app.rich_markup_mode, add_completion=False)
 
