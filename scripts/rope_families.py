@@ -17,7 +17,8 @@ class its ``__init__`` is annotated with):
 * defaults: the config class's defaults of the keys pecli's rope reading uses (``CONFIG_KEYS``), JSON scalars
   only (a ``None`` default is derived in ``__post_init__``, so is left out), and its ``default_theta`` (what
   ``standardize_rope_params`` gives a config without ``rope_theta``): a number is ``rope_theta``; a dict
-  (Gemma 3's ``{"global", "local"}``) gives ``rope_theta`` and ``rope_local_base_freq``.
+  (Gemma 3's ``{"global", "local"}``) gives ``rope_theta``, and ``rope_local_base_freq`` where the class
+  reads that key.
 
 Writes pecli/models/transformers_families.py (the sets, the defaults and the transformers version); ``--check``
 only compares and exits 1 when the committed file differs.
@@ -107,9 +108,12 @@ def class_defaults(config_cls: type) -> dict[str, object]:
             found[key] = value
     theta = getattr(config_cls, "default_theta", None)
     if isinstance(theta, dict):
+        # the local base is rope_local_base_freq only for the classes that read that key (Gemma 3, 3n, T5Gemma 2)
+        reads_local = "rope_local_base_freq" in inspect.getsource(config_cls)
         for name, value in theta.items():
-            if name in _THETA_KEYS and _scalar(value):
-                found[_THETA_KEYS[name]] = float(value)
+            key = _THETA_KEYS.get(name)
+            if key is not None and _scalar(value) and (key == "rope_theta" or reads_local):
+                found[key] = float(value)
     elif _scalar(theta) and not isinstance(theta, bool):
         found["rope_theta"] = float(theta)  # type: ignore[arg-type]
     return found

@@ -1194,7 +1194,6 @@ CLASS_DEFAULTS: dict[str, dict[str, int | float | str]] = {
         "num_hidden_layers": 22,
         "max_position_embeddings": 8192,
         "rope_theta": 160000.0,
-        "rope_local_base_freq": 10000.0,
     },
     "modernbert-decoder": {
         "num_attention_heads": 12,
@@ -1202,7 +1201,6 @@ CLASS_DEFAULTS: dict[str, dict[str, int | float | str]] = {
         "num_hidden_layers": 22,
         "max_position_embeddings": 8192,
         "rope_theta": 160000.0,
-        "rope_local_base_freq": 10000.0,
     },
     "molmo2_text": {
         "head_dim": 128,
@@ -1293,7 +1291,6 @@ CLASS_DEFAULTS: dict[str, dict[str, int | float | str]] = {
         "num_hidden_layers": 17,
         "max_position_embeddings": 16384,
         "rope_theta": 1000000.0,
-        "rope_local_base_freq": 10000.0,
     },
     "neucodec": {
         "head_dim": 64,
