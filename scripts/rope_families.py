@@ -14,7 +14,13 @@ class its ``__init__`` is annotated with):
   longrope, llama3) read it for every family; the classes whose ``__init__`` does not go through
   ``ROPE_INIT_FUNCTIONS`` for them are listed.
 
-Writes pecli/models/transformers_families.py (the two sets and the transformers version); ``--check``
+* defaults: the config class's defaults of the keys pecli's rope reading uses (``CONFIG_KEYS``), JSON scalars
+  only (a ``None`` default is derived in ``__post_init__``, so is left out), and its ``default_theta`` (what
+  ``standardize_rope_params`` gives a config without ``rope_theta``): a number is ``rope_theta``; a dict
+  (Gemma 3's ``{"global", "local"}``) gives ``rope_theta``, and ``rope_local_base_freq`` where the class
+  reads that key.
+
+Writes pecli/models/transformers_families.py (the sets, the defaults and the transformers version); ``--check``
 only compares and exits 1 when the committed file differs.
 
 Run: PYTHONPATH=. python scripts/rope_families.py [--check]
@@ -67,6 +73,52 @@ def reads_partial(rotary: type) -> bool:
     return "partial_rotary_factor" in inspect.getsource(function)
 
 
+#: config keys pecli's rope reading (pecli/models/rope_config.py, rope_settings.py, rope_layers.py) uses
+CONFIG_KEYS = (
+    "head_dim",
+    "qk_rope_head_dim",
+    "num_attention_heads",
+    "hidden_size",
+    "num_hidden_layers",
+    "max_position_embeddings",
+    "original_max_position_embeddings",
+    "partial_rotary_factor",
+    "rotary_dim",
+)
+
+#: a dict default_theta's keys, as the config keys they stand for
+_THETA_KEYS = {
+    "global": "rope_theta",
+    "full_attention": "rope_theta",
+    "local": "rope_local_base_freq",
+    "sliding_attention": "rope_local_base_freq",
+}
+
+
+def _scalar(value: object) -> bool:
+    return isinstance(value, (bool, int, float, str))
+
+
+def class_defaults(config_cls: type) -> dict[str, object]:
+    """The config class's defaults of ``CONFIG_KEYS`` and its ``default_theta``, JSON scalars only."""
+    found: dict[str, object] = {}
+    for key in CONFIG_KEYS:
+        value = getattr(config_cls, key, None)
+        if _scalar(value) and not isinstance(value, bool):
+            found[key] = value
+    theta = getattr(config_cls, "default_theta", None)
+    if isinstance(theta, dict):
+        # the local base is rope_local_base_freq only for the classes that read that key (Gemma 3, 3n, T5Gemma 2)
+        reads_local = "rope_local_base_freq" in inspect.getsource(config_cls)
+        for name, value in theta.items():
+            key = _THETA_KEYS.get(name)
+            if key is not None and _scalar(value) and (key == "rope_theta" or reads_local):
+                found[key] = float(value)
+    elif _scalar(theta) and not isinstance(theta, bool):
+        found["rope_theta"] = float(theta)  # type: ignore[arg-type]
+    return found
+
+
 def scan() -> dict[str, object]:
     import transformers
 
@@ -74,11 +126,14 @@ def scan() -> dict[str, object]:
     partial: dict[str, set[bool]] = {}
     own_scaled: set[str] = set()
     switch: dict[str, bool] = {}
+    defaults: dict[str, dict[str, object]] = {}
     for _package, name, rotary in rotary_classes():
         config_cls = config_class(rotary)
         model_type = getattr(config_cls, "model_type", "") if config_cls is not None else ""
         if not model_type:
             continue
+        if config_cls is not None and model_type not in defaults:
+            defaults[model_type] = class_defaults(config_cls)
         module = sys.modules[rotary.__module__]
         pairs.setdefault(model_type, set()).add(reinterleaves(module))
         if switches_pairing(module):
@@ -94,6 +149,7 @@ def scan() -> dict[str, object]:
         "reads_partial": sorted(t for t, seen in partial.items() if True in seen),
         "own_scaled_init": sorted(own_scaled),
         "interleave_switch": dict(sorted(switch.items())),
+        "defaults": {model_type: values for model_type, values in sorted(defaults.items()) if values},
     }
 
 
@@ -101,6 +157,12 @@ def _frozenset(name: str, doc: str, values: list[str]) -> str:
     lines = [f"#: {doc}", f"{name} = frozenset(", "    {"]
     lines += [f'        "{value}",' for value in values]
     lines += ["    }", ")", ""]
+    return "\n".join(lines)
+
+
+def _entry(name: str, values: dict[str, object]) -> str:
+    """One model type's defaults, a key a line (ruff's line length)."""
+    lines = [f'    "{name}": {{'] + [f'        "{key}": {value!r},' for key, value in values.items()] + ["    },"]
     return "\n".join(lines)
 
 
@@ -114,8 +176,14 @@ def render(found: dict[str, object]) -> str:
             "",
             "from __future__ import annotations",
             "",
-            '__all__ = ["IGNORES_PARTIAL", "INTERLEAVE_SWITCH", "REINTERLEAVED", "TRANSFORMERS_VERSION", '
-            '"USES_PARTIAL"]',
+            "__all__ = [",
+            '    "CLASS_DEFAULTS",',
+            '    "IGNORES_PARTIAL",',
+            '    "INTERLEAVE_SWITCH",',
+            '    "REINTERLEAVED",',
+            '    "TRANSFORMERS_VERSION",',
+            '    "USES_PARTIAL",',
+            "]",
             "",
             f'TRANSFORMERS_VERSION = "{version}"',
             "",
@@ -140,6 +208,13 @@ def render(found: dict[str, object]) -> str:
                 "model types whose default rope init rotates int(head_dim * partial_rotary_factor) columns",
                 found["reads_partial"],  # type: ignore[arg-type]
             ),
+            "#: per model type, its config class's defaults of the keys pecli's rope reading uses (JSON scalars; a",
+            "#: None default, derived in __post_init__, is left out); rope_theta (and rope_local_base_freq) from its",
+            "#: default_theta: what transformers gives a config.json that leaves the key out",
+            "CLASS_DEFAULTS: dict[str, dict[str, int | float | str]] = {",
+            *[_entry(name, values) for name, values in found["defaults"].items()],  # type: ignore[attr-defined]
+            "}",
+            "",
         ]
     )
 
@@ -153,6 +228,7 @@ def main() -> None:
 
     transformers.logging.set_verbosity_error()
     found = scan()
+    print(f"defaults ({len(found['defaults'])} model types)")  # type: ignore[arg-type]
     for key in ("reinterleave", "mixed_pairs", "ignores_partial", "reads_partial", "own_scaled_init"):
         values = found[key]
         print(f"{key} ({len(values)}): {', '.join(values)}")  # type: ignore[arg-type]

@@ -17,12 +17,21 @@ from dataclasses import replace
 from typing import Any
 
 from pecli.errors import NoLayerTypes, ParameterError, did_you_mean
+from pecli.models.class_defaults import (
+    CLASS_ORIGINAL_CONTEXT,
+    HEAD_DIM_KEYS,
+    HEADS_KEYS,
+    HIDDEN_KEYS,
+    LENGTH_KEYS,
+    with_class_defaults,
+)
 from pecli.models.encoding import ModelEncoding, config_int, config_number, config_value
 from pecli.models.gguf import GGUF_KEYS
 from pecli.models.rope_family import pairing, rope_type_of
 from pecli.models.rope_layers import TYPES_WITHOUT_ROPE, layer_config, layer_type_names, nested_settings, with_layers
 from pecli.models.rope_settings import IMPLICIT_ROPE, ROTARY_EMBEDDING_TYPES, rope_settings
 from pecli.models.transformers_families import (
+    CLASS_DEFAULTS,
     IGNORES_PARTIAL,
     TRANSFORMERS_VERSION,
 )
@@ -42,24 +51,6 @@ ROPE_TYPE_SCALING = {
 
 #: config keys whose pecli parameter has another name
 _PARAMETER_OF = {"rope_theta": "base", "original_max_position_embeddings": "original_max_position"}
-
-
-#: model types whose config class has an ``original_max_position_embeddings`` default (Phi3Config's 4096), which
-#: transformers' standardize_rope_params writes over the rope parameters' own for llama3, yarn and longrope
-_CLASS_ORIGINAL_CONTEXT = {"phi3": 4096, "phi4_multimodal": 4096}
-
-
-#: the context, by the keys configs spell it, first found wins
-#: (RecurrentGemma's rotary module reads no length at all; its local attention's ``attention_window_size``
-#: is the span the table is used over, so it is the default length)
-_LENGTH_KEYS = (
-    "max_position_embeddings",
-    "max_seq_len",
-    "n_positions",
-    "seq_length",
-    "model_max_length",
-    "attention_window_size",
-)
 
 
 def has_rope(config: Mapping[str, Any], model_type: str) -> bool:
@@ -83,6 +74,12 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
     ``layer_type`` unless every layer type has the same settings; the encoding of each layer type is in
     :attr:`~pecli.models.encoding.ModelEncoding.layers` when they differ and none is picked.
     """
+    config, filled = with_class_defaults(config, model_type)
+    encoding = _rope_encoding(config, model_type, layer_type)
+    return replace(encoding, notes=(*filled, *encoding.notes)) if filled else encoding
+
+
+def _rope_encoding(config: Mapping[str, Any], model_type: str, layer_type: str | None) -> ModelEncoding:
     layer_types = layer_type_names(config)  # checked first, whatever the layer type asked for
     nested = nested_settings(config)
     if nested is None:
@@ -142,7 +139,7 @@ def _one_encoding(
     # a GGUF file's settings are llama.cpp's, read as they are: no transformers config class rewrites them
     config_class = "" if GGUF_KEYS in config else model_type
     rope_type = rope_type_of(found, where, config_class)
-    length_key = next((key for key in _LENGTH_KEYS if config.get(key) is not None), "max_position_embeddings")
+    length_key = next((key for key in LENGTH_KEYS if config.get(key) is not None), "max_position_embeddings")
     # with no context in the config (transformers takes its config class's default, LlamaConfig's 2048), a
     # rope type whose frequencies do not depend on it is still a table: its length is the caller's to give
     reads_context = (
@@ -155,6 +152,11 @@ def _one_encoding(
         or (rope_type in ("yarn", "longrope") and found.get("factor") is None)
     )
     length: int | None = None
+    class_context = CLASS_DEFAULTS.get(config_class, {}).get("max_position_embeddings")
+    if reads_context and config.get(length_key) is None and class_context is not None:
+        # transformers reads its config class's default context (LlamaConfig's 2048)
+        config = {**config, length_key: class_context}
+        notes.append(f"{length_key} not given: {model_type}'s default {class_context!r}, read by {rope_type!r}")
     if config.get(length_key) is not None or reads_context:
         if config.get(length_key) is None:
             raise ParameterError(
@@ -166,8 +168,8 @@ def _one_encoding(
         # transformers' standardize_rope_params: for one set of parameters (not per layer type) the config
         # object's original_max_position_embeddings wins, the config's own or its class's default (Phi-3's 4096)
         top, top_key = config.get("original_max_position_embeddings"), "original_max_position_embeddings"
-        if top is None and config_class in _CLASS_ORIGINAL_CONTEXT:
-            top = _CLASS_ORIGINAL_CONTEXT[model_type]
+        if top is None and config_class in CLASS_ORIGINAL_CONTEXT:
+            top = CLASS_ORIGINAL_CONTEXT[model_type]
             top_key = f"original_max_position_embeddings (the {model_type} config's default {top})"
         if top is not None and not nested:
             found["original_max_position_embeddings"] = top
@@ -227,6 +229,17 @@ def _one_encoding(
     params: dict[str, Any] = {"base": _number(found, where, "rope_theta", 10000.0), "layout": layout}
     scaling, used = _scaling_parameters(rope_type, found, where, length, odd_width or dim)
     params.update(scaling)
+    if rope_type == "llama3" and params["high_freq_factor"] <= params["low_freq_factor"]:
+        # transformers only warns here and computes a step (no blend band) at original/low_freq_factor; pecli's
+        # rope takes no such pair from any caller yet, so the config's table is refused, saying why
+        high, low = (where.get(key, key) for key in ("high_freq_factor", "low_freq_factor"))
+        step = params["original_max_position"] / params["low_freq_factor"]
+        raise ParameterError(
+            f"config.json: {high} = {params['high_freq_factor']!r} is not greater than {low} = "
+            f"{params['low_freq_factor']!r}: transformers warns and divides every wavelength above {step:g} "
+            "positions by factor, with no blend; pecli does not compute that table yet",
+            hint=f"Llama 3.1's are {high} = 4, {low} = 1",
+        )
     if odd_width is not None:
         params["rotary_dim"] = odd_width
     if rope_type == "proportional":
@@ -308,40 +321,18 @@ def _scaling_parameters(
     return params, used
 
 
-#: the head width, by the keys configs spell it, first found wins: transformers' rotary init reads
-#: ``head_dim`` (Mistral 4 and dots3 halve or quarter it by partial_rotary_factor, and their
-#: ``qk_rope_head_dim`` is that result); DeepSeek's configs as they ship have only ``qk_rope_head_dim``
-#: (DeepseekV3Config sets head_dim to it); Megatron's kv_channels, …
-_HEAD_DIM_KEYS = ("head_dim", "qk_rope_head_dim", "attention_head_dim", "kv_channels")
-
-
 def config_head_dim(config: Mapping[str, Any]) -> tuple[int, tuple[str, Any]]:
     """The width of one attention head, and the config key (or keys) it was read from.
 
     >>> config_head_dim({"hidden_size": 4096, "num_attention_heads": 32})
     (128, ('hidden_size/num_attention_heads', '4096/32'))
     """
-    for key in _HEAD_DIM_KEYS:
+    for key in HEAD_DIM_KEYS:
         if config.get(key) is not None:
             head_dim = config_int(config, key)
             return head_dim, (key, head_dim)
-    hidden_key = next((k for k in ("hidden_size", "n_embd", "d_model") if config.get(k) is not None), "hidden_size")
-    heads_key = next(
-        (
-            k
-            # DBRX's n_heads, Moonshine's decoder_num_attention_heads (transformers' attribute_map aliases)
-            for k in (
-                "num_attention_heads",
-                "n_head",
-                "n_heads",
-                "num_heads",
-                "decoder_attention_heads",
-                "decoder_num_attention_heads",
-            )
-            if config.get(k) is not None
-        ),
-        "num_attention_heads",
-    )
+    hidden_key = next((k for k in HIDDEN_KEYS if config.get(k) is not None), "hidden_size")
+    heads_key = next((k for k in HEADS_KEYS if config.get(k) is not None), "num_attention_heads")
     hidden, heads = config_int(config, hidden_key), config_int(config, heads_key)
     if hidden < heads:
         raise ParameterError(
