@@ -54,11 +54,17 @@ def test_settings_written_for_other_tools_invent_no_context(tmp_path):
     assert "max_position_embeddings" not in settings and settings["rope_parameters"]["rope_theta"] == 500000.0
 
 
-def test_a_rope_type_that_reads_the_context_still_needs_it(tmp_path):
+def test_a_rope_type_that_reads_the_context_takes_the_config_class_default(tmp_path):
+    # dynamic NTK reads the context: without max_position_embeddings, transformers takes LlamaConfig's 2048 (this
+    # was refused before pecli knew the config classes' defaults); the table is the one of an explicit 2048
     config = json.loads(Path(LLAMA).read_text())
     del config["max_position_embeddings"]
     config["rope_parameters"] = {"rope_type": "dynamic", "rope_theta": 10000.0, "factor": 2.0}
     (tmp_path / "config.json").write_text(json.dumps(config))
-    result = run_pecli("generate", "--from-config", str(tmp_path / "config.json"), "--len", "16", "-o", "a.npy",
+    (tmp_path / "explicit.json").write_text(json.dumps({**config, "max_position_embeddings": 2048}))
+    result = run_pecli("generate", "--from-config", str(tmp_path / "config.json"), "--len", "16", "-o", "a.safetensors",
                        cwd=str(tmp_path))  # fmt: skip
-    assert result.code == 2 and "rope_type 'dynamic' reads" in result.stderr, result.stderr
+    assert result.code == 0, result.stderr
+    assert "max_position_embeddings not given: llama's default 2048, read by 'dynamic'" in result.stderr
+    same = run_pecli("compare", "a.safetensors", "explicit.json", "--exact", cwd=str(tmp_path))
+    assert same.code == 0, same.stdout
