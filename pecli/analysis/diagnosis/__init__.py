@@ -77,7 +77,7 @@ def diagnose_difference(
     explanations: tuple[Callable[[np.ndarray, np.ndarray, np.ndarray, Reference | None], list[Finding]], ...]
     explanations = _EXPLANATIONS
     if a.ndim == 3:  # per-head tables: their heads, and a constant factor over all of them
-        explanations = (head_findings, _all_heads_factor)
+        explanations = (head_findings, _all_heads_factor, _all_heads_offset)
     for explain in explanations:
         for finding in explain(a, b, bound, reference):
             found.setdefault(finding.code, finding)
@@ -133,6 +133,20 @@ def _all_heads_factor(
     """:func:`factor_findings` of (heads, L, L) tables, their heads stacked (``tolerance``: per row)."""
     stacked = tolerance.reshape(-1, 1)
     return factor_findings(a.reshape(-1, a.shape[-1]), b.reshape(-1, b.shape[-1]), stacked, reference)
+
+
+def _all_heads_offset(
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference | None
+) -> list[Finding]:
+    """:func:`offset_findings` of (heads, L, L) tables, their heads stacked: one constant added to every head's
+    bias (``tolerance``: per row).
+
+    >>> a = np.arange(8.0).reshape(2, 2, 2)
+    >>> [(f.code, f.figures["offset"]) for f in _all_heads_offset(a, a + 0.25, np.full((2, 2), 1e-9), None)]
+    [('constant_offset', 0.25)]
+    """
+    stacked = tolerance.reshape(-1, 1)
+    return offset_findings(a.reshape(-1, a.shape[-1]), b.reshape(-1, b.shape[-1]), stacked, reference)
 
 
 def _swapped(found: Finding) -> Finding:
