@@ -71,6 +71,8 @@ def offset_findings(
     [('constant_offset', 0.5)]
     >>> offset_findings(a, 2 * a, 1e-9, None)
     []
+    >>> offset_findings(a, a - 0.25, 1e-9, None)[0].message
+    'B = A − 0.25: every value shifted by one constant'
     """
     bound = per_row(tolerance, b.shape)
     offset = float(np.mean(b - a))
@@ -79,7 +81,7 @@ def offset_findings(
     return [
         Finding(
             "constant_offset",
-            f"B = A + {offset:.6g}: every value shifted by one constant",
+            f"B = A {'−' if offset < 0 else '+'} {abs(offset):.6g}: every value shifted by one constant",
             {"offset": offset, "residual": residual(a + offset, b)},
         )
     ]
