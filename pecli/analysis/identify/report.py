@@ -73,6 +73,11 @@ class IdentifyReport(Shown):
                 lines.append("no known convention matches")
                 lines.append(f"  values: mean {found.value_mean:.4g}, standard deviation {found.value_std:.4g}")
             lines.append(f"  closest: {best.describe()}, max error {best.max_error:.3g}")
+            if found.unverified:
+                lines.append(
+                    "  (within float32 arithmetic at the table's scale, but its table differs entry by entry beyond "
+                    "compare's tolerance: no command reproduces it)"
+                )
             if found.transposed is not None:
                 lines.append(
                     f"  (the table looks transposed: d × len; read as {_swap(found.shape)} "

@@ -110,6 +110,9 @@ class Identification:
     reason: str | None = None
     #: no match, but the table read the other way round (d × len) matches: this candidate
     transposed: Candidate | None = None
+    #: no match because the closest candidate, within identify's noise, does not regenerate the table
+    #: within compare's tolerance (entry by entry): its command would not reproduce it
+    unverified: bool = False
 
     @property
     def matched(self) -> bool:
@@ -167,6 +170,7 @@ class Identification:
             **({"query_row": self.query_row} if self.query_row is not None else {}),
             **({"parts": list(self.parts)} if self.parts else {}),
             **({"reason": self.reason} if self.reason else {}),
+            **({"unverified": True} if self.unverified else {}),
             **({"transposed": self.transposed.to_json()} if self.transposed is not None else {}),
             # the same table described another way (shift 1 at b = shift 0 at b^(h/(h−1))), with its command
             **({"equivalent": equivalent_json} if equivalent is not None else {}),

@@ -15,12 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.compare import rounding_tolerance, value_precision
+from pecli.analysis.compare import compare_row_chunks, rounding_tolerance, value_precision
 from pecli.analysis.identify.arithmetics import arithmetic_match
 from pecli.analysis.identify.biases import alibi_candidates, alibi_row_candidates, alibi_rows, alibi_shape
 from pecli.analysis.identify.candidates import SCREEN_ROWS, candidates, presets_with, timestep_candidates
 from pecli.analysis.identify.result import Candidate, Identification
 from pecli.analysis.identify.sinusoids import sinusoidal_rows
+from pecli.dtypes import round_to
 from pecli.errors import PecliError, TableFileError
 from pecli.schemes.catalog import SCHEMES, get_scheme
 from pecli.schemes.checks import axial_grid
@@ -214,6 +215,51 @@ def _max_error(table: np.ndarray, candidate: Candidate, rows: list[range], bound
     return error
 
 
+def _regenerates(table: np.ndarray, candidate: Candidate, dtype: str) -> bool:
+    """Whether ``candidate``'s table, rounded once to ``dtype`` as its command writes it, agrees with
+    ``table`` within compare's own tolerance (entry by entry): the verdict a reader checking the printed
+    command gets. Identify's noise allows float32 intermediates at the table's scale; compare's does not,
+    so a candidate within the one may fail the other (a small value a few units of roundoff off)."""
+    # small chunks: compare keeps several float64 buffers of a chunk's size (no table-sized temporary)
+    chunk_rows = max(1, _CHUNK_BYTES // (64 * table.shape[1]))
+    timesteps = None if candidate.timesteps is None else np.array(candidate.timesteps)
+
+    def pairs() -> Any:
+        for start in range(0, len(table), chunk_rows):
+            chunk = range(start, min(start + chunk_rows, len(table)))
+            expected = _rows(candidate.scheme, candidate.params, table.shape, [chunk], timesteps, direct=False)
+            yield table[chunk.start : chunk.stop], round_to(expected, dtype).astype(np.float64)
+
+    try:
+        return compare_row_chunks(pairs, diagnose_rows=1).agree
+    except PecliError:
+        return False
+
+
+def _agrees(table: np.ndarray, expected: np.ndarray, dtype: str) -> bool:
+    """Whether the float64 ``expected``, rounded once to ``dtype``, agrees with ``table`` within compare's
+    tolerance, entry by entry (ALiBi's slopes, biases or query rows, as compare reads them: row by row)."""
+    width = table.shape[-1]
+    rounded = round_to(expected, dtype).astype(np.float64).reshape(-1, width)
+    return compare_row_chunks(lambda: [(table.reshape(-1, width), rounded)], diagnose_rows=1).agree
+
+
+def _verified(
+    table: np.ndarray, best: Candidate, others: list[Candidate], stored_tolerance: float, dtype: str, precision: str
+) -> Candidate | None:
+    """The first of ``best`` and ``others`` whose command regenerates ``table`` (:func:`_regenerates`),
+    its max error over every row; None when none does. Timestep rows are taken as identify measured them."""
+    for candidate in (best, *others):
+        if candidate is not best:
+            candidate = replace(candidate, max_error=_max_error(table, candidate, [range(0, len(table))], math.inf))
+        # timestep rows: their angle noise grows with t, which compare's per-row tolerance cannot know
+        if candidate.timesteps is not None or _regenerates(
+            table, candidate, dtype if candidate.max_error <= stored_tolerance else precision
+        ):
+            return candidate
+    return None
+
+
 def _sample_rows(length: int) -> list[range]:
     """Runs of rows spread evenly over the table, the first and last included (all rows of a short one)."""
     if length <= _SAMPLE_RUNS * _RUN_ROWS:
@@ -324,14 +370,17 @@ def _identify_alibi(
     length = values.shape[-1] if values.ndim == 3 else None
     expected = get_scheme("alibi").function(length, None, dtype="float64", **_set(params))
     error = float(np.abs(values - expected).max())
-    excess = float((np.abs(values - expected) / _noise("alibi", params, np.zeros(1), expected, precision, scale)).max())
-    level = "none" if excess > 1.0 else "exact" if error <= tolerance else "approximate"
+    noise = _noise("alibi", params, np.zeros(1), expected.copy(), precision, scale)  # (computed in place of its copy)
+    excess = float((np.abs(values - expected) / noise).max())
+    reproduce = dtype if error <= stored_tolerance else precision
+    unverified = excess <= 1.0 and not _agrees(values, expected, reproduce)  # its command must reproduce it
+    level = "none" if excess > 1.0 or unverified else "exact" if error <= tolerance else "approximate"
     # the value statistics describe a tensor that matched nothing, as for a (len, d) table
     mean, std = _value_statistics(values) if level == "none" else (0.0, 0.0)
     return Identification(
         shape=values.shape,
         dtype=dtype,
-        reproduce_dtype=dtype if error <= stored_tolerance else precision,
+        reproduce_dtype=reproduce,
         best=Candidate("alibi", params, error),
         level=level,
         tolerance=tolerance,
@@ -339,6 +388,7 @@ def _identify_alibi(
         value_mean=mean,
         value_std=std,
         gaussian=level == "none" and _looks_gaussian(values.reshape(-1), mean, std),
+        unverified=unverified,
     )
 
 
@@ -352,7 +402,7 @@ def _identify_alibi_rows(
         difference = np.abs(values - expected)
         error = float(difference.max())
         excess = float((difference / _noise("alibi", params, np.zeros(1), expected.copy(), precision, scale)).max())
-        if excess <= 1.0:
+        if excess <= 1.0 and _agrees(values, expected, dtype if error <= stored_tolerance else precision):
             return Identification(
                 shape=values.shape,
                 dtype=dtype,
@@ -465,6 +515,23 @@ def identify_table(
         reduced = arithmetic_match(ranked, measure, tolerance)
         if reduced is not None:
             excess, best = 0.0, reduced
+    unverified = False
+    if excess <= 1.0 and length >= MIN_ROWS:
+        # named only if its command regenerates the table as compare checks it; else the next that does
+        others = [c for e, c in sampled if e <= 1.0 and c is not best]
+        verified = _verified(values, best, others, stored_tolerance, dtype, precision)
+        if verified is None and scale >= _FLOAT32_NORMAL and best.params.get("arithmetic") in (None, "float64"):
+            # a library's float32 arithmetic off by more than compare allows: its own arithmetic may regenerate it
+            everything = [range(0, length)]
+            reduced = arithmetic_match(
+                [best, *others], lambda c, full, bound: _max_error(values, c, everything, bound), tolerance
+            )
+            if reduced is not None:
+                verified = _verified(values, reduced, [], stored_tolerance, dtype, precision)
+        if verified is None:
+            excess, unverified = math.inf, True
+        else:
+            best = verified
     best = replace(best, presets=presets_with(best.scheme, best.params))
     if excess > 1.0:
         level = "none"  # regenerated, the best candidate is off by more than the noise of any implementation
@@ -507,4 +574,5 @@ def identify_table(
         gaussian=gaussian,
         reason=reason,
         transposed=transposed,
+        unverified=unverified,
     )
