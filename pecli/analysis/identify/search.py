@@ -133,15 +133,20 @@ def _errors(
     *,
     direct: bool = True,
     buffer: np.ndarray | None = None,
+    equal: tuple[str, list[bool]] | None = None,
 ) -> tuple[float, float]:
     """The largest |error| on ``rows``, and the largest error in units of the candidate's noise
-    (the difference computed into ``buffer`` when given: a streamed pass reuses one, page faults and all)."""
+    (the difference computed into ``buffer`` when given: a streamed pass reuses one, page faults and all).
+    ``equal`` (a dtype, a list): whether the rows are the candidate's rounded once to that dtype, bit for bit,
+    is appended to the list."""
     timesteps = None if candidate.timesteps is None else np.array(candidate.timesteps)
     expected = _rows(candidate.scheme, candidate.params, table.shape, rows, timesteps, direct=direct)
     positions = np.concatenate([np.arange(r.start, r.stop, dtype=np.float64) for r in rows])
     given = table[rows[0].start : rows[0].stop] if len(rows) == 1 else table[positions.astype(np.intp)]
     if timesteps is not None:  # the angle noise grows with t, not with the row
         positions = timesteps[positions.astype(np.intp)]
+    if equal is not None:
+        equal[1].append(bool(np.array_equal(given, round_to(expected, equal[0]))))
     fits = buffer is not None and buffer.size >= expected.size
     out = buffer[: expected.size].reshape(expected.shape) if buffer is not None and fits else None
     difference = np.subtract(given, expected, dtype=np.float64, out=out)
@@ -245,10 +250,19 @@ def _agrees(table: np.ndarray, expected: np.ndarray, dtype: str) -> bool:
 
 
 def _verified(
-    table: np.ndarray, best: Candidate, others: list[Candidate], stored_tolerance: float, dtype: str, precision: str
+    table: np.ndarray,
+    best: Candidate,
+    others: list[Candidate],
+    stored_tolerance: float,
+    dtype: str,
+    precision: str,
+    written: Candidate | None = None,
 ) -> Candidate | None:
     """The first of ``best`` and ``others`` whose command regenerates ``table`` (:func:`_regenerates`),
-    its max error over every row; None when none does. Timestep rows are taken as identify measured them."""
+    its max error over every row; None when none does. Timestep rows are taken as identify measured them;
+    ``written``, found bit for bit the table rounded once to ``dtype`` by the full check, needs no second pass."""
+    if written is not None and written is best and best.max_error <= stored_tolerance:
+        return best
     for candidate in (best, *others):
         if candidate is not best:
             candidate = replace(candidate, max_error=_max_error(table, candidate, [range(0, len(table))], math.inf))
@@ -269,20 +283,25 @@ def _sample_rows(length: int) -> list[range]:
 
 
 def _full_excess(
-    table: np.ndarray, candidate: Candidate, precision: str, scale: float, report: Progress
-) -> tuple[float, float]:
-    """Error and excess over every row, chunk by chunk; stops at the first chunk beyond the noise."""
+    table: np.ndarray, candidate: Candidate, precision: str, scale: float, report: Progress, dtype: str
+) -> tuple[float, float, bool]:
+    """Error and excess over every row, chunk by chunk; stops at the first chunk beyond the noise. And
+    whether every row is the candidate's rounded once to ``dtype``, bit for bit: its command writes this very
+    table, which compare accepts without a second regeneration."""
     chunk_rows = max(1, _CHUNK_BYTES // (8 * table.shape[1]))
     buffer = np.empty(min(chunk_rows, len(table)) * table.shape[1])
     error, excess = 0.0, 0.0
+    equal: tuple[str, list[bool]] = (dtype, [])
     for start in range(0, len(table), chunk_rows):
         report(f"regenerating {candidate.scheme}, row {start} of {len(table)}")
         chunk = [range(start, min(start + chunk_rows, len(table)))]
-        chunk_error, chunk_excess = _errors(table, candidate, chunk, precision, scale, direct=False, buffer=buffer)
+        chunk_error, chunk_excess = _errors(
+            table, candidate, chunk, precision, scale, direct=False, buffer=buffer, equal=equal
+        )
         error, excess = max(error, chunk_error), max(excess, chunk_excess)
         if excess > 1.0:
             break
-    return error, excess
+    return error, excess, excess <= 1.0 and all(equal[1])
 
 
 def _looks_gaussian(values: np.ndarray, mean: float, std: float) -> bool:
@@ -486,14 +505,16 @@ def identify_table(
         sampled.append((excess, replace(candidate, max_error=error)))
     sampled.sort(key=lambda item: max(item[0], 1.0))
     excess, best = sampled[0]
+    written: Candidate | None = None  # a candidate whose rounded rows are the table's, bit for bit
     if sample != [range(0, length)] and excess <= 1.0:
         excess = math.inf  # until a candidate holds over every row
         for sample_excess, candidate in sampled:
             if sample_excess > 1.0:
                 break
-            error, full_excess = _full_excess(values, candidate, precision, scale, report)
+            error, full_excess, written_exactly = _full_excess(values, candidate, precision, scale, report, dtype)
             if full_excess <= 1.0:
                 excess, best = full_excess, replace(candidate, max_error=error)
+                written = best if written_exactly else None
                 break
     if excess > 1.0:
         report("reading timesteps from the phases")
@@ -519,7 +540,7 @@ def identify_table(
     if excess <= 1.0 and length >= MIN_ROWS:
         # named only if its command regenerates the table as compare checks it; else the next that does
         others = [c for e, c in sampled if e <= 1.0 and c is not best]
-        verified = _verified(values, best, others, stored_tolerance, dtype, precision)
+        verified = _verified(values, best, others, stored_tolerance, dtype, precision, written)
         if verified is None and scale >= _FLOAT32_NORMAL and best.params.get("arithmetic") in (None, "float64"):
             # a library's float32 arithmetic off by more than compare allows: its own arithmetic may regenerate it
             everything = [range(0, length)]
