@@ -126,13 +126,14 @@ class Comparison:
 _ROW_NOUNS = {"query": ("query row", "query rows")}
 
 
-def rounding_tolerance(*dtypes: str, scale: float = 1.0) -> float:
-    """Four units of roundoff of the coarsest of ``dtypes`` at ``scale``: the slack of a table rounded once.
+def rounding_tolerance(*dtypes: str, scale: float = 1.0, roundings: float = 4.0) -> float:
+    """``roundings`` units of roundoff of the coarsest of ``dtypes`` at ``scale``: four, the slack of a table
+    computed and rounded; one against exact values, which the other table can only round.
 
-    >>> rounding_tolerance("float32", "float16")
-    0.00390625
+    >>> rounding_tolerance("float32", "float16"), rounding_tolerance("float16", roundings=1.0)
+    (0.00390625, 0.0009765625)
     """
-    return 4.0 * max(_EPSILON.get(str(name), _EPSILON["float64"]) for name in dtypes) * max(scale, 1e-30)
+    return roundings * max(_EPSILON.get(str(name), _EPSILON["float64"]) for name in dtypes) * max(scale, 1e-30)
 
 
 def arithmetic_tolerance(
@@ -732,7 +733,7 @@ class _DifferenceStats:
         the tables' scale (the given atol, or rounding + float32 angle noise at its position), never
         under the rounding of the coarser table, nor (computed sinusoids) under float32's rounding: an
         explanation is regenerated in float64 and the table it explains was computed in float32."""
-        rounding = rounding_tolerance(*self.dtypes, scale=self.scale) * self.roundings / 4.0
+        rounding = rounding_tolerance(*self.dtypes, scale=self.scale, roundings=self.roundings)
         if self.kind != "float32 arithmetic":
             return np.full(kept_rows, max(rounding, self.atol if self.kind == "given" and self.atol else 0.0))
         if not self.angles:  # exact values (integers): their rounding only

@@ -157,6 +157,18 @@ def config_object(config: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value
 
 
+def config_bool(config: Mapping[str, Any], key: str) -> bool | None:
+    """``config[key]`` when it is true or false, None when absent or null; a ParameterError otherwise.
+
+    >>> config_bool({"rope_interleave": False}, "rope_interleave"), config_bool({}, "rope_interleave")
+    (False, None)
+    """
+    value = config.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise ParameterError(f"config.json: {key}: expected true or false, got {config_value(value)}")
+    return value
+
+
 def known_rope_type(rope_type: Any) -> str:
     """``rope_type`` if transformers knows it; a ParameterError listing the known ones otherwise.
 

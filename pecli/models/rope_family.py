@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pecli.errors import ParameterError
-from pecli.models.encoding import config_value, known_rope_type
+from pecli.models.encoding import config_bool, config_value, known_rope_type
 from pecli.models.transformers_families import INTERLEAVE_SWITCH, REINTERLEAVED
 
 __all__ = ["pairing", "rope_type_of"]
@@ -91,21 +91,15 @@ def rope_type_of(found: Mapping[str, Any], where: Mapping[str, str], model_type:
 
 def pairing(config: Mapping[str, Any], model_type: str) -> tuple[str, str]:
     """The column layout the model's attention applies cos and sin in, and a note when a remote-code key said so."""
-    interleaved = config.get("rotary_emb_interleaved")
+    interleaved = config_bool(config, "rotary_emb_interleaved")
     if interleaved is not None:
-        if not isinstance(interleaved, bool):
-            raise ParameterError(
-                f"config.json: rotary_emb_interleaved: expected true or false, got {config_value(interleaved)}"
-            )
         layout = "interleaved" if interleaved else "half"
         return (
             layout,
             f"rotary_emb_interleaved = {str(interleaved).lower()}: assumed flash-attn's rotary ({layout} pairs)",
         )
     if model_type in INTERLEAVE_SWITCH:  # DeepSeek V3's rope_interleave: weights laid out in adjacent pairs
-        switch = config.get("rope_interleave")
-        if switch is not None and not isinstance(switch, bool):
-            raise ParameterError(f"config.json: rope_interleave: expected true or false, got {config_value(switch)}")
+        switch = config_bool(config, "rope_interleave")
         if switch is None:
             switch = INTERLEAVE_SWITCH[model_type]
             pairs = "interleaved" if switch else "half"

@@ -113,9 +113,9 @@ def _noise(
     (no float32 computation gives them): then float64's.
     """
     arithmetic = "float64" if precision == "float64" else "float32"
-    epsilon = rounding_tolerance(arithmetic) / 4
+    epsilon = rounding_tolerance(arithmetic, roundings=1.0)
     noise = np.abs(expected, out=expected)
-    noise *= rounding_tolerance(precision) / 4
+    noise *= rounding_tolerance(precision, roundings=1.0)
     noise += epsilon * scale
     if get_scheme(scheme).angles:  # computed from angles p·ω (ω ≤ 1): float32 carries eps32·|p·ω| noise
         # the angle's error is scaled with the values (x-transformers' d^-0.5 amplitude)
