@@ -72,6 +72,8 @@ def diagnose_difference(
         return []
     bound = per_row(tolerance, b.shape)
     if within(a, b, bound):  # within every row's noise bound: no cause stands out from noise
+        # only rounding, or nothing: the row bound is at the table's scale, and small entries may differ well
+        # beyond their own rounding (a base off by 10 moves the slow columns' small values) — not "only rounding"
         return _rounding_only(a, b)
     found: dict[str, Finding] = {}
     explanations: tuple[Callable[[np.ndarray, np.ndarray, np.ndarray, Reference | None], list[Finding]], ...]
@@ -102,12 +104,27 @@ def _rounding_only(a: np.ndarray, b: np.ndarray) -> list[Finding]:
     >>> _rounding_only(a, a + 1e-5)
     []
     """
-    coarser = max((_precision(a), _precision(b)), key=_UNIT_ROUNDOFF.__getitem__)
     off = residual(a, b)
-    scale = float(max(np.abs(a).max(initial=0.0), np.abs(b).max(initial=0.0)))
-    if off > 4.0 * _UNIT_ROUNDOFF[coarser] * scale:
+    # each entry by its own magnitude: a value of 0.006 where the other table holds 0.02 is no rounding of
+    # either, however large the table's other values (a float format's rounding is relative, to its subnormals)
+    if not np.all(np.abs(a - b) <= 4.0 * _entry_rounding(a, b)):
         return []
     return [Finding("rounding_only", f"they differ only by rounding (max {off:.3g})", {"residual": off})]
+
+
+def _entry_rounding(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each entry's rounding in the coarser table's precision: its unit roundoff times the larger |value| (at
+    least its smallest subnormal).
+
+    >>> _entry_rounding(np.array([[1.0, 0.0]]), np.array([[1.0, 0.0]])).tolist()  # both hold bfloat16 values
+    [[0.00390625, 9.183549615799121e-41]]
+    """
+    coarser = max((_precision(a), _precision(b)), key=_UNIT_ROUNDOFF.__getitem__)
+    return _UNIT_ROUNDOFF[coarser] * np.maximum(np.abs(a), np.abs(b)) + _SMALLEST[coarser]
+
+
+#: the smallest subnormal of each precision
+_SMALLEST = {"bfloat16": 2.0**-133, "float16": 2.0**-24, "float32": 2.0**-149, "float64": 2.0**-1074}
 
 
 def _precision(table: np.ndarray) -> str:
