@@ -13,13 +13,17 @@ fills a pre-touched buffer (so it compares with the buffer fill). A figure faste
 is a measurement error. The PyTorch tutorial's method (torch.sin/cos of float32 angles) is timed
 the same way when torch is installed. Error = max |value − float64 formula| over the table.
 
-    python benchmarks/bench_throughput.py [--repeats 21]
+    python benchmarks/bench_throughput.py [--repeats 21] [--dtypes float16 bfloat16]
+
+With ``--dtypes`` (a subset) the figures are printed, not recorded. The machine's load average
+before and after is printed with them (a shared machine shrinks every ratio's meaning).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -86,9 +90,11 @@ def max_error(values: np.ndarray) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=21)
+    parser.add_argument("--dtypes", nargs="+", choices=DTYPES, default=list(DTYPES))
     args = parser.parse_args()
     rows, summary = [], []
-    for dtype in DTYPES:
+    load_before = os.getloadavg()[0]
+    for dtype in args.dtypes:
         kind = numpy_dtype(dtype)
         buffer = np.zeros((LENGTH, DIM), dtype=kind)  # touched: its pages exist
         methods: dict[str, Callable[[], object]] = {
@@ -148,9 +154,11 @@ def main() -> None:
         + table(header, rows)
         + "\n\n"
         + "\n".join(f"- {line}." for line in summary)
+        + f"\n- load average (1 min) {load_before:.1f} before, {os.getloadavg()[0]:.1f} after."
     )
     print(body)
-    record("throughput", "Throughput (issue 16, part 1)", body)
+    if list(args.dtypes) == list(DTYPES):
+        record("throughput", "Throughput (issue 16, part 1)", body)
 
 
 if __name__ == "__main__":

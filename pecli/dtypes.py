@@ -11,7 +11,6 @@ array([1.0078125])
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 from pecli.errors import ParameterError, did_you_mean
@@ -78,12 +77,14 @@ def _refuse_overflow(values, name: str) -> None:
     )
 
 
-def half_bits(values, name: str):
+def half_bits(values, name: str, out=None):
     """The uint16 bit patterns of float64 ``values`` rounded once to ``name`` (float16 or bfloat16).
 
     The fast exact routes: numpy's float64 -> float16 cast rounds once; bfloat16 is
     :func:`_round_to_bfloat16`. A contiguous block converts several times faster than strided
-    columns, so callers round whole blocks here and place the 2-byte patterns afterwards.
+    columns, so callers round whole blocks here and place the 2-byte patterns afterwards, or
+    pass ``out`` (a uint16 array of ``values``' shape, e.g. the table's own rows) to have them
+    written there with no temporary and no second pass.
 
     numpy's float16 cast is a scalar loop (about 3 ns an element), yet exact vectorised routes
     (Veltkamp's split to 11 bits, in float64 or after numpy's float32 cast with a fallback where
@@ -99,38 +100,56 @@ def half_bits(values, name: str):
     import numpy as np
 
     if check_dtype(name) == "bfloat16":
-        return _round_to_bfloat16(values).view(np.uint16)
+        bits = _round_to_bfloat16(values, out=out).view(np.uint16)
+        return bits if out is None else out
+    values = np.asarray(values, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.asarray(values, dtype=np.float64).astype(np.float16).view(np.uint16)
+        if out is None:
+            return values.astype(np.float16).view(np.uint16)
+        np.copyto(out.view(np.float16), values, casting="unsafe")  # the same one rounding, in place
+    return out
 
 
-def _round_to_bfloat16(values):
-    """bfloat16 of float64 ``values``, rounded once to nearest even.
+def _round_to_bfloat16(values, out=None):
+    """bfloat16 of float64 ``values``, rounded once to nearest even (into ``out``'s uint16 bits if given).
 
     numpy rounds float64 to float32 once, and ``ml_dtypes`` rounds float32 to bfloat16 once
     (compiled, about four times faster than the same rounding in numpy integer operations on the
-    bits); the two roundings equal the float64 value's own rounding except where the float32 lies
-    exactly halfway between two bfloat16 values (its low 16 bits 0x8000): for those few the
+    bits, and 1.5× faster than them on a cached block: benchmarks/bench_throughput.py's
+    history); the two roundings equal the float64 value's own rounding except where the float32
+    lies exactly halfway between two bfloat16 values (its low 16 bits 0x8000): for those few the
     float64 value, compared with the float32, says which way. Infinities, NaN and values beyond
     float32's range come out as one rounding gives them (beyond float32's range is beyond
-    bfloat16's too). tests/schemes/test_dtypes_rounding.py checks ties, near-ties, subnormals and
-    specials exactly.
+    bfloat16's too). The halfway test is one contiguous shift and compare (a strided look at
+    the low 2-byte halves took three times as long), and the few halfway values are redone by
+    index (boolean masks over the block, five of them, had cost as much as the rounding).
+    tests/schemes/test_dtypes_rounding.py checks ties, near-ties, subnormals and specials exactly.
     """
     import numpy as np
 
     bfloat16 = numpy_dtype("bfloat16")
     values = np.asarray(values, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        single = values.astype(np.float32)
-        result = single.astype(bfloat16).view(np.uint16)
-    if single.ndim and single.flags.c_contiguous:  # the low halves as a 2-byte view: a third of the work
-        ties = single.view(np.uint16)[..., 0 if sys.byteorder == "little" else 1 :: 2] == np.uint16(0x8000)
-    else:
-        ties = (single.view(np.uint32) & np.uint32(0xFFFF)) == np.uint32(0x8000)
-    if ties.any():  # halfway in float32: the float64 value says which way (exactly halfway: to even)
-        lower = (single[ties].view(np.uint32) >> np.uint32(16)).astype(np.uint16)
-        wide, near = np.abs(values[ties]), np.abs(single[ties]).astype(np.float64)
-        result[ties] = lower + ((wide > near) | ((wide == near) & (lower & np.uint16(1)).astype(bool)))
+        single = values.astype(np.float32, order="C")
+        if out is None:
+            result = single.astype(bfloat16).view(np.uint16)
+        else:
+            result = out
+            np.copyto(out.view(bfloat16), single, casting="unsafe")
+    # the low halves moved up in place (a new 4-byte array per block cost a page fault per 4 KiB)
+    halves = np.left_shift(single.view(np.uint32), np.uint32(16), out=single.view(np.uint32))
+    ties = np.flatnonzero(halves == np.uint32(0x80000000))
+    if len(ties):  # halfway in float32: the float64 value says which way (exactly halfway: to even)
+        wide = values.reshape(-1)[ties]
+        with np.errstate(over="ignore", invalid="ignore"):
+            tied = wide.astype(np.float32)  # the same float32 again: `single` now holds the shifted bits
+        lower = (tied.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+        wide, near = np.abs(wide), np.abs(tied).astype(np.float64)
+        fixed = lower + ((wide > near) | ((wide == near) & (lower & np.uint16(1)).astype(bool)))
+        if result.flags.c_contiguous:
+            result.reshape(-1)[ties] = fixed
+        else:
+            result[np.unravel_index(ties, result.shape)] = fixed
     return result.view(bfloat16)
 
 

@@ -314,11 +314,17 @@ def _place_half_pairs(out: np.ndarray, products: np.ndarray, layout: str) -> Non
     The block is rounded as it lies (contiguous [first, second] pairs), then its 2-byte patterns
     are placed: bfloat16's rounding (:func:`pecli.dtypes.half_bits`) works on whole contiguous
     blocks; float16's cost is numpy's float64 -> float16 cast either way (about 3 ns an element).
+    Where the block is exactly ``out``'s rows (interleaved pairs filling contiguous rows), it is
+    rounded straight into them: no temporary, no second pass.
     """
     from pecli.dtypes import half_bits
 
-    bits = half_bits(products.view(np.float64), out.dtype.name)
+    wide = products.view(np.float64)
     target = out.view(np.uint16)
+    if layout == "interleaved" and wide.shape == target.shape and target.flags.c_contiguous:
+        half_bits(wide, out.dtype.name, out=target)
+        return
+    bits = half_bits(wide, out.dtype.name)
     if layout == "interleaved":
         used = min(bits.shape[1], out.shape[1])
         target[:, :used] = bits[:, :used]
