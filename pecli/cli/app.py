@@ -376,19 +376,46 @@ def _warnings_as_one_line(output: Any) -> None:
     warnings.showwarning = show
 
 
-def _out_of_memory(args: list[str]) -> str:
+def _out_of_memory(args: list[str], flags: frozenset[str] | None = None) -> str:
     """The out-of-memory line: the files read and their sizes, or (for a generated table) its flags.
+
+    ``flags`` are the options the command takes (None: any): the fix names only those, and never
+    an output the user already gave.
 
     >>> _out_of_memory(["generate", "--d", "8"])
     'out of memory (use a smaller --len or --d, or write to a .npy or .safetensors file)'
+    >>> _out_of_memory(["timestep", "--d", "8"], frozenset({"--d", "--range", "--format"}))
+    'out of memory (use a smaller --d or fewer timesteps in --range, or write to a .npy or .safetensors file)'
+    >>> _out_of_memory(["plot", "rope", "--d", "8"], frozenset({"--d", "--len", "--output", "--rows"}))
+    'out of memory (use a smaller --len or --d)'
     """
     from pecli.dtypes import format_bytes
+
+    def takes(flag: str) -> bool:
+        return flags is None or flag in flags
 
     files = [arg for arg in args[1:] if not arg.startswith("-") and os.path.isfile(arg)]
     if files:
         sizes = ", ".join(f"{name} ({format_bytes(os.path.getsize(name))})" for name in files)
-        return f"out of memory reading {sizes} (give a smaller table, or read part of it with --key or --rows)"
-    return "out of memory (use a smaller --len or --d, or write to a .npy or .safetensors file)"
+        parts = [flag for flag in ("--key", "--rows") if takes(flag)]
+        part = f", or read part of it with {' or '.join(parts)}" if parts else ""
+        return f"out of memory reading {sizes} (give a smaller table{part})"
+    smaller = " or ".join(flag for flag in ("--len", "--d") if takes(flag))
+    if flags is not None and "--range" in flags:
+        smaller = f"{smaller} or fewer timesteps in --range" if smaller else "fewer timesteps in --range"
+    fixes = [f"use a smaller {smaller}"] if smaller else []
+    written = any(arg.lower().endswith((".npy", ".safetensors")) for arg in args[1:])
+    if takes("--format") and not written:  # a command that writes data (--format), not a figure
+        fixes.append("write to a .npy or .safetensors file")
+    return f"out of memory ({', or '.join(fixes)})" if fixes else "out of memory"
+
+
+def _command_flags(command: Any, args: list[str]) -> frozenset[str] | None:
+    """The long options of the command ``args`` name (None when the command is not known)."""
+    sub = getattr(command, "commands", {}).get(args[0]) if args else None
+    if sub is None:
+        return None
+    return frozenset(name for param in sub.params for name in getattr(param, "opts", ()) if name.startswith("--"))
 
 
 @contextlib.contextmanager
@@ -457,7 +484,7 @@ def _run(argv: list[str] | None, output: Any) -> int:
     except MemoryError:
         if os.environ.get("PECLI_DEBUG"):
             raise
-        output.error(_out_of_memory(args))
+        output.error(_out_of_memory(args, _command_flags(command, args)))
         return int(ExitCode.FAILURE)
     except OSError as error:  # an I/O failure no check foresaw (a vanished file, a device error)
         if os.environ.get("PECLI_DEBUG"):
