@@ -1,0 +1,82 @@
+"""Attack round s7 (issue 30, class 1): ALiBi and T5-bucket configs against transformers' own functions.
+
+Random valid configs (fixed seed) through ``pecli generate --from-config``, compared with the
+library's function for the family: T5's relative buckets (encoder bidirectional, decoder causal).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import numpy as np
+import pytest
+
+from tests.conftest import assert_clean_error
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+#: model_type -> the attention class holding its ``_relative_position_bucket``
+T5_FAMILIES = {
+    "t5": "T5Attention",
+    "mt5": "MT5Attention",
+    "umt5": "UMT5Attention",
+    "longt5": "LongT5Attention",
+    "pop2piano": "Pop2PianoAttention",
+    "switch_transformers": "SwitchTransformersAttention",
+}
+
+
+def _library_buckets(model_type: str, relative: np.ndarray, bidirectional: bool, buckets: int, distance: int):
+    module = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
+    attention = getattr(module, T5_FAMILIES[model_type])
+    relative_t = torch.tensor(relative)
+    if model_type == "umt5":  # UMT5 reads its settings from the module
+        module_ = attention.__new__(attention)
+        module_.relative_attention_num_buckets, module_.relative_attention_max_distance = buckets, distance
+        module_.is_decoder = not bidirectional
+        return module_._relative_position_bucket(relative_t).numpy()
+    return attention._relative_position_bucket(
+        relative_t, bidirectional=bidirectional, num_buckets=buckets, max_distance=distance
+    ).numpy()
+
+
+@pytest.mark.parametrize("model_type", sorted(T5_FAMILIES))
+def test_t5_family_configs_give_the_library_buckets(cli, tmp_path, model_type):
+    """These configs were refused ("no position settings pecli knows") though transformers runs them."""
+    rng = np.random.default_rng(7)
+    length = 40
+    relative = np.arange(length)[None, :] - np.arange(length)[:, None]  # key − query
+    checked = 0
+    while checked < 3:
+        buckets, distance = int(rng.integers(4, 160)), int(rng.integers(2, 300))
+        if distance <= buckets // 4:  # the exact buckets' reach (bidirectional): no valid config
+            continue
+        config = tmp_path / f"{checked}.json"
+        config.write_text(json.dumps({"model_type": model_type, "relative_attention_num_buckets": buckets,
+                                      "relative_attention_max_distance": distance}))  # fmt: skip
+        for layer_type, bidirectional in (("encoder", True), ("decoder", False)):
+            if not bidirectional and distance <= buckets // 2:
+                continue
+            out = tmp_path / f"{checked}-{layer_type}.npy"
+            result = cli("generate", "--from-config", str(config), "--layer-type", layer_type,
+                         "--len", str(length), "-o", str(out))  # fmt: skip
+            assert result.code == 0, result.stderr
+            expected = _library_buckets(model_type, relative, bidirectional, buckets, distance)
+            np.testing.assert_array_equal(np.load(out), expected)
+        checked += 1
+
+
+def test_t5_config_without_a_layer_type_writes_both(cli, tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"model_type": "t5"}))  # T5Config's defaults: 32 buckets, distance 128
+    out = tmp_path / "t5.safetensors"
+    assert cli("generate", "--from-config", str(config), "--len", "8", "-o", str(out)).code == 0
+    from safetensors.numpy import load_file
+
+    tables = load_file(str(out))
+    relative = np.arange(8)[None, :] - np.arange(8)[:, None]
+    np.testing.assert_array_equal(tables["encoder"], _library_buckets("t5", relative, True, 32, 128))
+    np.testing.assert_array_equal(tables["decoder"], _library_buckets("t5", relative, False, 32, 128))
+    assert_clean_error(cli("generate", "--from-config", str(config), "--layer-type", "cross", "--len", "8"), 2)
