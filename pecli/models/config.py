@@ -163,7 +163,15 @@ def _model_encoding(config: Mapping[str, Any], layer_type: str | None, *, depth:
     model_type = "" if config.get("model_type") is None else config["model_type"]
     if not isinstance(model_type, str):
         raise ParameterError(f"config.json: model_type: expected a string, got {config_value(model_type)}")
-    if model_type == "bloom" or (model_type == "falcon" and config.get("alibi")):
+    if model_type == "falcon" and config.get("alibi"):
+        # FalconModel adds build_alibi_tensor / √head_dim, its slopes·j in bfloat16: not the alibi scheme's table
+        raise ParameterError(
+            "config.json: alibi: Falcon's ALiBi bias is BLOOM's slopes times the key position in bfloat16, "
+            "divided by √head_dim (hidden_size / num_attention_heads), a table pecli's alibi scheme does not compute",
+            hint="the alibi scheme with the model's {heads} and {form=key} gives BLOOM's m·j, before Falcon's "
+            "bfloat16 rounding and division",
+        )
+    if model_type == "bloom":
         return _alibi(config, model_type, ("n_head", "num_attention_heads"))
     if model_type == "mpt" and config_object(config, "attn_config").get("alibi", True):
         return _alibi(config, model_type, ("n_heads",))
