@@ -19,7 +19,14 @@ from pecli.errors import ParameterError
 from pecli.models.encoding import ModelEncoding, config_value
 from pecli.models.rope_settings import add_top_level, rope_settings
 
-__all__ = ["TYPES_WITHOUT_ROPE", "layer_config", "layer_type_names", "nested_settings", "with_layers"]
+__all__ = [
+    "TYPES_WITHOUT_ROPE",
+    "layer_config",
+    "layer_type_names",
+    "modernbert_layers",
+    "nested_settings",
+    "with_layers",
+]
 
 
 def layer_config(config: Mapping[str, Any], layer_type: str) -> Mapping[str, Any]:
@@ -228,3 +235,40 @@ _SCALING_KEYS = frozenset(
         "truncate",
     }
 )
+
+
+#: model types whose config class derives ``layer_types`` from ``global_attn_every_n_layers`` and each layer
+#: type's base from ``global_rope_theta``/``local_rope_theta`` (transformers 5's ModernBertConfig.__post_init__
+#: and convert_rope_params_to_dict: the configs on the Hub still spell them so), with their class defaults
+_MODERNBERT = ("modernbert", "modernbert-decoder")
+
+
+def modernbert_layers(config: Mapping[str, Any], model_type: str) -> Mapping[str, Any]:
+    """A ModernBERT ``config`` as its config class reads it: ``layer_types`` (every n-th layer full, the rest
+    sliding) and per-layer-type ``rope_parameters`` (bases 160000 full, 10000 sliding, unless given).
+
+    >>> config = modernbert_layers({"num_hidden_layers": 4, "local_rope_theta": 5.0}, "modernbert")
+    >>> config["layer_types"], config["rope_parameters"]["sliding_attention"]["rope_theta"]
+    (['full_attention', 'sliding_attention', 'sliding_attention', 'full_attention'], 5.0)
+    """
+    from pecli.models.encoding import config_int
+
+    settings = config.get("rope_parameters")
+    if model_type not in _MODERNBERT or not (settings is None or isinstance(settings, dict)):
+        return config
+    filled = dict(config)
+    if config.get("layer_types") is None:
+        layers = config_int(config, "num_hidden_layers") if config.get("num_hidden_layers") is not None else 22
+        every = config_int(config, "global_attn_every_n_layers") if "global_attn_every_n_layers" in config else 3
+        filled["layer_types"] = ["sliding_attention" if i % every else "full_attention" for i in range(layers)]
+    nested = dict(settings or {})
+    if nested and not all(isinstance(value, dict) or value is None for value in nested.values()):
+        return filled  # a flat set: read as it is
+    for name, key, base in (("full_attention", "global_rope_theta", 160_000.0),
+                            ("sliding_attention", "local_rope_theta", 10_000.0)):  # fmt: skip
+        layer = dict(nested.get(name) or {"rope_type": "default"})
+        if "rope_theta" not in layer:
+            layer["rope_theta"] = config[key] if config.get(key) is not None else base
+        nested[name] = layer
+    filled["rope_parameters"] = nested
+    return filled

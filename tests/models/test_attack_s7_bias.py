@@ -118,3 +118,23 @@ def test_bloom_and_mpt_alibi_configs_match_their_functions_for_any_head_count(cl
         else:  # MptModel calls it with the default alibi_bias_max 8, whatever the config says
             expected = build_mpt_alibi_tensor(heads, length)[:, 0].double().numpy()
         np.testing.assert_allclose(last, expected, rtol=2e-6, atol=1e-6)
+
+
+def test_modernbert_config_as_it_ships_gives_each_layer_types_rotary_tables(cli, tmp_path):
+    """Hub ModernBERT configs spell global/local_rope_theta and global_attn_every_n_layers: they were refused."""
+    from safetensors.numpy import load_file
+    from transformers import ModernBertConfig
+    from transformers.models.modernbert.modeling_modernbert import ModernBertRotaryEmbedding
+
+    settings = {"hidden_size": 48, "num_attention_heads": 3, "num_hidden_layers": 5, "global_attn_every_n_layers": 2,
+                "global_rope_theta": 80000.0, "max_position_embeddings": 32}  # fmt: skip
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"model_type": "modernbert", **settings}))
+    rotary = ModernBertRotaryEmbedding(ModernBertConfig(**settings))  # local_rope_theta: the class's 10000
+    out = tmp_path / "pe.safetensors"
+    assert cli("generate", "--from-config", str(config), "--len", "32", "-o", str(out)).code == 0
+    tables = load_file(str(out))
+    for layer_type in ("full_attention", "sliding_attention"):
+        cos, sin = rotary(torch.zeros(1, 32, 16), torch.arange(32)[None], layer_type=layer_type)
+        np.testing.assert_allclose(tables[f"{layer_type}.cos"], cos[0].numpy(), rtol=0, atol=1e-5)
+        np.testing.assert_allclose(tables[f"{layer_type}.sin"], sin[0].numpy(), rtol=0, atol=1e-5)
