@@ -123,9 +123,26 @@ def with_layers(encoding: ModelEncoding, config: Mapping[str, Any]) -> ModelEnco
 TYPES_WITHOUT_ROPE = frozenset({"linear_attention", "conv"})
 
 
+#: model types whose config class derives ``no_rope_layers`` from ``no_rope_layer_interval`` when it is left out
+#: (Llama 4 also when it is empty), with their class's default number of layers
+_NOPE_INTERVAL = {"llama4_text": 48, "smollm3": 36}
+
+
 def _nope_layers(config: Mapping[str, Any]) -> list[int]:
     """Indices of the layers without RoPE: Llama 4's ``no_rope_layers`` (0 = no rope), or a 0 in ``use_rope_layers``."""
     flags = config.get("no_rope_layers")
+    model_type = config.get("model_type")
+    if model_type in _NOPE_INTERVAL and (not flags if model_type == "llama4_text" else flags is None):
+        # Llama4TextConfig / SmolLM3Config: every no_rope_layer_interval-th layer (1-based) without rope
+        from pecli.models.encoding import config_int
+
+        layers = (
+            config_int(config, "num_hidden_layers")
+            if config.get("num_hidden_layers") is not None
+            else _NOPE_INTERVAL[model_type]
+        )
+        every = config_int(config, "no_rope_layer_interval") if "no_rope_layer_interval" in config else 4
+        flags = [int((index + 1) % every != 0) for index in range(layers)]
     if flags is None:
         return []
     if not isinstance(flags, list) or not all(value in (0, 1) and not isinstance(value, float) for value in flags):

@@ -138,3 +138,20 @@ def test_modernbert_config_as_it_ships_gives_each_layer_types_rotary_tables(cli,
         cos, sin = rotary(torch.zeros(1, 32, 16), torch.arange(32)[None], layer_type=layer_type)
         np.testing.assert_allclose(tables[f"{layer_type}.cos"], cos[0].numpy(), rtol=0, atol=1e-5)
         np.testing.assert_allclose(tables[f"{layer_type}.sin"], sin[0].numpy(), rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("model_type", "class_name"), [("llama4_text", "Llama4TextConfig"), ("smollm3", "SmolLM3Config")]
+)
+def test_nope_layers_are_derived_from_the_interval_as_the_config_class_does(model_type, class_name):
+    """Without no_rope_layers, every no_rope_layer_interval-th layer has no rope; pecli said none did."""
+    import transformers
+
+    from pecli.models import model_encoding
+
+    for layers, interval in ((7, 3), (12, 4), (5, 1)):
+        expected = getattr(transformers, class_name)(num_hidden_layers=layers, no_rope_layer_interval=interval)
+        nope = tuple(index for index, uses in enumerate(expected.no_rope_layers) if not uses)
+        config = {"model_type": model_type, "head_dim": 8, "rope_theta": 1e4, "num_hidden_layers": layers,
+                  "no_rope_layer_interval": interval}  # fmt: skip
+        assert model_encoding(config).nope_layers == nope
