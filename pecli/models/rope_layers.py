@@ -189,6 +189,7 @@ def nested_settings(config: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any]
                     hint="per-layer rope_parameters hold one object per layer type",
                 )
             found, where = dict(value), {key: f"rope_parameters.{name}.{key}" for key in value}
+            where.update(config.get(_SOURCES, {}).get(name, {}))
             if name in scaling_into:  # Gemma3Config.convert_rope_params_to_dict: `[name].update(rope_scaling)`
                 found.update(config["rope_scaling"])
                 where.update({key: f"rope_scaling.{key}" for key in config["rope_scaling"]})
@@ -258,6 +259,8 @@ _SCALING_KEYS = frozenset(
 #: type's base from ``global_rope_theta``/``local_rope_theta`` (transformers 5's ModernBertConfig.__post_init__
 #: and convert_rope_params_to_dict: the configs on the Hub still spell them so), with their class defaults
 _MODERNBERT = ("modernbert", "modernbert-decoder")
+#: the key of a filled config under which :func:`modernbert_layers` records the keys a filled value came from
+_SOURCES = "\0pecli rope sources"
 
 
 def modernbert_layers(config: Mapping[str, Any], model_type: str) -> Mapping[str, Any]:
@@ -279,13 +282,17 @@ def modernbert_layers(config: Mapping[str, Any], model_type: str) -> Mapping[str
         every = config_int(config, "global_attn_every_n_layers") if "global_attn_every_n_layers" in config else 3
         filled["layer_types"] = ["sliding_attention" if i % every else "full_attention" for i in range(layers)]
     nested = dict(settings or {})
+    sources: dict[str, dict[str, str]] = {}
     if nested and not all(isinstance(value, dict) or value is None for value in nested.values()):
         return filled  # a flat set: read as it is
     for name, key, base in (("full_attention", "global_rope_theta", 160_000.0),
                             ("sliding_attention", "local_rope_theta", 10_000.0)):  # fmt: skip
         layer = dict(nested.get(name) or {"rope_type": "default"})
         if "rope_theta" not in layer:
-            layer["rope_theta"] = config[key] if config.get(key) is not None else base
+            given = config.get(key) is not None
+            layer["rope_theta"] = config[key] if given else base
+            sources[name] = {"rope_theta": key if given else f"{key} (not given: {model_type}'s default)"}
         nested[name] = layer
     filled["rope_parameters"] = nested
+    filled[_SOURCES] = sources
     return filled

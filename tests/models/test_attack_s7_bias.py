@@ -134,6 +134,8 @@ def test_modernbert_config_as_it_ships_gives_each_layer_types_rotary_tables(cli,
     out = tmp_path / "pe.safetensors"
     assert cli("generate", "--from-config", str(config), "--len", "32", "-o", str(out)).code == 0
     tables = load_file(str(out))
+    shown = cli("info", str(config)).out  # the keys the bases came from, not keys the file lacks
+    assert "global_rope_theta = 80000.0" in shown and "rope_parameters.full_attention" not in shown
     for layer_type in ("full_attention", "sliding_attention"):
         cos, sin = rotary(torch.zeros(1, 32, 16), torch.arange(32)[None], layer_type=layer_type)
         np.testing.assert_allclose(tables[f"{layer_type}.cos"], cos[0].numpy(), rtol=0, atol=1e-5)
