@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from pecli.errors import ParameterError, TableFileError
@@ -162,10 +163,20 @@ def _model_encoding(config: Mapping[str, Any], layer_type: str | None, *, depth:
     model_type = "" if config.get("model_type") is None else config["model_type"]
     if not isinstance(model_type, str):
         raise ParameterError(f"config.json: model_type: expected a string, got {config_value(model_type)}")
-    if model_type == "bloom" or (model_type == "falcon" and config.get("alibi")):
+    if model_type == "falcon" and config.get("alibi"):
+        # FalconModel adds build_alibi_tensor / √head_dim, its slopes·j in bfloat16: not the alibi scheme's table
+        raise ParameterError(
+            "config.json: alibi: Falcon's ALiBi bias is BLOOM's slopes times the key position in bfloat16, "
+            "divided by √head_dim (hidden_size / num_attention_heads), a table pecli's alibi scheme does not compute",
+            hint="the alibi scheme with the model's {heads} and {form=key} gives BLOOM's m·j, before Falcon's "
+            "bfloat16 rounding and division",
+        )
+    if model_type == "bloom":
         return _alibi(config, model_type, ("n_head", "num_attention_heads"))
     if model_type == "mpt" and config_object(config, "attn_config").get("alibi", True):
         return _alibi(config, model_type, ("n_heads",))
+    if model_type in T5_BUCKETS:
+        return _t5(config, model_type, layer_type)
     if model_type in VISION_ROPE:
         raise ParameterError(
             f"config.json: model_type {config_value(model_type)} is a vision encoder: its rope turns over the "
@@ -208,7 +219,8 @@ def _model_encoding(config: Mapping[str, Any], layer_type: str | None, *, depth:
         )
     raise ParameterError(
         f"config.json (model_type {config_value(model_type)}) has no position settings pecli knows",
-        hint="pecli reads rope_parameters/rope_theta, ALiBi (BLOOM, MPT), sinusoidal (Marian, M2M100, FSMT, "
+        hint="pecli reads rope_parameters/rope_theta, ALiBi (BLOOM, MPT), T5's relative buckets (T5, mT5, UMT5, "
+        "LongT5, Pop2Piano, SwitchTransformers), sinusoidal (Marian, M2M100, FSMT, "
         "Whisper, Speech2Text) and learned (BERT, RoBERTa, GPT-2, OPT) configs",
     )
 
@@ -237,6 +249,45 @@ def _alibi(config: Mapping[str, Any], model_type: str, head_keys: tuple[str, ...
     provenance = {"heads": (key, heads)} | ({"length": (length_key, length)} if length_key else {})
     fields = {"heads": key} | ({"length": length_key} if length_key else {})
     return ModelEncoding(model_type, "alibi", {"heads": heads}, length=length, provenance=provenance, fields=fields)
+
+
+#: models whose attention adds a learned bias per relative-position bucket (transformers'
+#: ``T5Attention._relative_position_bucket`` and its copies): the encoder's buckets are bidirectional,
+#: the decoder's causal
+T5_BUCKETS = frozenset({"t5", "mt5", "umt5", "longt5", "pop2piano", "switch_transformers"})
+
+
+def _t5(config: Mapping[str, Any], model_type: str, layer_type: str | None) -> ModelEncoding:
+    """T5's bucket tables: one per layer type, ``encoder`` (bidirectional) and ``decoder`` (causal)."""
+    provenance: dict[str, tuple[str, Any]] = {}
+    params: dict[str, Any] = {}
+    for what, key, default in (
+        ("num_buckets", "relative_attention_num_buckets", 32),
+        ("max_distance", "relative_attention_max_distance", 128),
+    ):  # T5Config's defaults when the config leaves them out
+        params[what] = config_int(config, key) if key in config else default
+        provenance[what] = (key, params[what])
+    fields = {what: key for what, (key, _) in provenance.items()}
+    encodings = {
+        name: ModelEncoding(
+            model_type,
+            "t5",
+            params | {"bidirectional": name == "encoder"},
+            provenance=provenance,
+            fields=fields,
+            layer_type=name,
+            notes=(f"the {name}'s self-attention buckets ({'bidirectional' if name == 'encoder' else 'causal'})",),
+        )
+        for name in ("encoder", "decoder")
+    }
+    if layer_type is not None:
+        if layer_type not in encodings:
+            raise ParameterError(
+                f"config.json: {model_type} has the layer types encoder and decoder, not {config_value(layer_type)}",
+                hint="pick {layer_type=encoder} or {layer_type=decoder}",
+            )
+        return encodings[layer_type]
+    return replace(encodings["encoder"], layer_type=None, notes=(), layers=tuple(encodings.items()))
 
 
 def _sinusoidal(

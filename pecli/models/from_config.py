@@ -75,7 +75,7 @@ def config_encoding(source: str, *, layer_type: str | None = None, per_layer: bo
     if encoding.layers and not per_layer:
         names = ", ".join(layer for layer, _ in encoding.layers)
         raise ParameterError(
-            f"{config_file}: the layer types {names} have different rope parameters",
+            f"{config_file}: the layer types {names} have different position settings",
             hint="pick one with {layer_type=" + encoding.layers[0][0] + "}",
         )
     directory = source if os.path.isdir(source) else (os.path.dirname(source) or ".")

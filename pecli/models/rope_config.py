@@ -28,7 +28,14 @@ from pecli.models.class_defaults import (
 from pecli.models.encoding import ModelEncoding, config_int, config_number, config_value
 from pecli.models.gguf import GGUF_KEYS
 from pecli.models.rope_family import pairing, rope_type_of
-from pecli.models.rope_layers import TYPES_WITHOUT_ROPE, layer_config, layer_type_names, nested_settings, with_layers
+from pecli.models.rope_layers import (
+    TYPES_WITHOUT_ROPE,
+    layer_config,
+    layer_type_names,
+    modernbert_layers,
+    nested_settings,
+    with_layers,
+)
 from pecli.models.rope_settings import IMPLICIT_ROPE, ROTARY_EMBEDDING_TYPES, rope_settings
 from pecli.models.transformers_families import (
     CLASS_DEFAULTS,
@@ -63,6 +70,7 @@ def has_rope(config: Mapping[str, Any], model_type: str) -> bool:
     return (
         any(config.get(key) is not None for key in keys)
         or model_type in IMPLICIT_ROPE
+        or model_type in ("modernbert", "modernbert-decoder")
         or config.get("position_embedding_type") in ROTARY_EMBEDDING_TYPES
     )
 
@@ -74,7 +82,7 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
     ``layer_type`` unless every layer type has the same settings; the encoding of each layer type is in
     :attr:`~pecli.models.encoding.ModelEncoding.layers` when they differ and none is picked.
     """
-    config, filled = with_class_defaults(config, model_type)
+    config, filled = with_class_defaults(modernbert_layers(config, model_type), model_type)
     encoding = _rope_encoding(config, model_type, layer_type)
     return replace(encoding, notes=(*filled, *encoding.notes)) if filled else encoding
 

@@ -19,7 +19,14 @@ from pecli.errors import ParameterError
 from pecli.models.encoding import ModelEncoding, config_value
 from pecli.models.rope_settings import add_top_level, rope_settings
 
-__all__ = ["TYPES_WITHOUT_ROPE", "layer_config", "layer_type_names", "nested_settings", "with_layers"]
+__all__ = [
+    "TYPES_WITHOUT_ROPE",
+    "layer_config",
+    "layer_type_names",
+    "modernbert_layers",
+    "nested_settings",
+    "with_layers",
+]
 
 
 def layer_config(config: Mapping[str, Any], layer_type: str) -> Mapping[str, Any]:
@@ -116,9 +123,26 @@ def with_layers(encoding: ModelEncoding, config: Mapping[str, Any]) -> ModelEnco
 TYPES_WITHOUT_ROPE = frozenset({"linear_attention", "conv"})
 
 
+#: model types whose config class derives ``no_rope_layers`` from ``no_rope_layer_interval`` when it is left out
+#: (Llama 4 also when it is empty), with their class's default number of layers
+_NOPE_INTERVAL = {"llama4_text": 48, "smollm3": 36}
+
+
 def _nope_layers(config: Mapping[str, Any]) -> list[int]:
     """Indices of the layers without RoPE: Llama 4's ``no_rope_layers`` (0 = no rope), or a 0 in ``use_rope_layers``."""
     flags = config.get("no_rope_layers")
+    model_type = config.get("model_type")
+    if model_type in _NOPE_INTERVAL and (not flags if model_type == "llama4_text" else flags is None):
+        # Llama4TextConfig / SmolLM3Config: every no_rope_layer_interval-th layer (1-based) without rope
+        from pecli.models.encoding import config_int
+
+        layers = (
+            config_int(config, "num_hidden_layers")
+            if config.get("num_hidden_layers") is not None
+            else _NOPE_INTERVAL[model_type]
+        )
+        every = config_int(config, "no_rope_layer_interval") if "no_rope_layer_interval" in config else 4
+        flags = [int((index + 1) % every != 0) for index in range(layers)]
     if flags is None:
         return []
     if not isinstance(flags, list) or not all(value in (0, 1) and not isinstance(value, float) for value in flags):
@@ -165,6 +189,7 @@ def nested_settings(config: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any]
                     hint="per-layer rope_parameters hold one object per layer type",
                 )
             found, where = dict(value), {key: f"rope_parameters.{name}.{key}" for key in value}
+            where.update(config.get(_SOURCES, {}).get(name, {}))
             if name in scaling_into:  # Gemma3Config.convert_rope_params_to_dict: `[name].update(rope_scaling)`
                 found.update(config["rope_scaling"])
                 where.update({key: f"rope_scaling.{key}" for key in config["rope_scaling"]})
@@ -228,3 +253,46 @@ _SCALING_KEYS = frozenset(
         "truncate",
     }
 )
+
+
+#: model types whose config class derives ``layer_types`` from ``global_attn_every_n_layers`` and each layer
+#: type's base from ``global_rope_theta``/``local_rope_theta`` (transformers 5's ModernBertConfig.__post_init__
+#: and convert_rope_params_to_dict: the configs on the Hub still spell them so), with their class defaults
+_MODERNBERT = ("modernbert", "modernbert-decoder")
+#: the key of a filled config under which :func:`modernbert_layers` records the keys a filled value came from
+_SOURCES = "\0pecli rope sources"
+
+
+def modernbert_layers(config: Mapping[str, Any], model_type: str) -> Mapping[str, Any]:
+    """A ModernBERT ``config`` as its config class reads it: ``layer_types`` (every n-th layer full, the rest
+    sliding) and per-layer-type ``rope_parameters`` (bases 160000 full, 10000 sliding, unless given).
+
+    >>> config = modernbert_layers({"num_hidden_layers": 4, "local_rope_theta": 5.0}, "modernbert")
+    >>> config["layer_types"], config["rope_parameters"]["sliding_attention"]["rope_theta"]
+    (['full_attention', 'sliding_attention', 'sliding_attention', 'full_attention'], 5.0)
+    """
+    from pecli.models.encoding import config_int
+
+    settings = config.get("rope_parameters")
+    if model_type not in _MODERNBERT or not (settings is None or isinstance(settings, dict)):
+        return config
+    filled = dict(config)
+    if config.get("layer_types") is None:
+        layers = config_int(config, "num_hidden_layers") if config.get("num_hidden_layers") is not None else 22
+        every = config_int(config, "global_attn_every_n_layers") if "global_attn_every_n_layers" in config else 3
+        filled["layer_types"] = ["sliding_attention" if i % every else "full_attention" for i in range(layers)]
+    nested = dict(settings or {})
+    sources: dict[str, dict[str, str]] = {}
+    if nested and not all(isinstance(value, dict) or value is None for value in nested.values()):
+        return filled  # a flat set: read as it is
+    for name, key, base in (("full_attention", "global_rope_theta", 160_000.0),
+                            ("sliding_attention", "local_rope_theta", 10_000.0)):  # fmt: skip
+        layer = dict(nested.get(name) or {"rope_type": "default"})
+        if "rope_theta" not in layer:
+            given = config.get(key) is not None
+            layer["rope_theta"] = config[key] if given else base
+            sources[name] = {"rope_theta": key if given else f"{key} (not given: {model_type}'s default)"}
+        nested[name] = layer
+    filled["rope_parameters"] = nested
+    filled[_SOURCES] = sources
+    return filled
