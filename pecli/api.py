@@ -42,10 +42,13 @@ def _table(value: Any, *, key: str | None = None, length: int | None = None, dim
         from pecli.schemes.specs import looks_like_spec, parse_spec
 
         if looks_like_spec(value):  # a scheme or a preset, with parameters: computed at the shape asked for
+            from pecli.schemes.catalog import resolve as resolve_scheme
             from pecli.schemes.spec import TableSpec
 
             spec = parse_spec(value)
             with spec.blaming():  # a bad value is named as the spec writes it: "in spec 'rope:base=0': base …"
+                if dim is not None and not resolve_scheme(spec.scheme, spec.preset, spec.params)[0].takes_dim:
+                    dim = None  # a bias over query and key positions (t5, alibi): the other side's columns are keys
                 table = TableSpec.resolve(spec.scheme, spec.preset, spec.params, length=length, dim=dim, dtype=dtype)
                 table = table.single().check()
             return SourceTable(table.array(), value, table.metadata(), value, dtype=dtype, kind="scheme",

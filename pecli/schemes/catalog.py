@@ -488,6 +488,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 bounds=(0.0, math.inf),  # bucket indices (a learned bias is unbounded)
                 search="none",
                 relative="buckets",
+                mistakes="pecli.schemes.mistakes:t5_mistakes",
                 bias="pecli.schemes.t5:t5_bias_at",
                 bias_heads="pecli.schemes.t5:t5_head_names",
             ),

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Mistakes", "alibi_mistakes", "rope_mistakes", "sinusoidal_mistakes", "timestep_mistakes"]
+__all__ = ["Mistakes", "alibi_mistakes", "rope_mistakes", "sinusoidal_mistakes", "t5_mistakes", "timestep_mistakes"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,16 @@ def timestep_mistakes(params: Mapping[str, Any]) -> Mistakes:
     ('flip_sin_to_cos',)
     """
     return Mistakes(base="max_period", toggles=("flip_sin_to_cos",))
+
+
+def t5_mistakes(params: Mapping[str, Any]) -> Mistakes:
+    """T5's: the encoder's bidirectional buckets where the decoder's causal ones apply, or the reverse (each
+    stack of an encoder-decoder model computes its own, ``bidirectional=not is_decoder``).
+
+    >>> t5_mistakes({}).toggles
+    ('bidirectional',)
+    """
+    return Mistakes(toggles=("bidirectional",))
 
 
 def alibi_mistakes(params: Mapping[str, Any]) -> Mistakes:

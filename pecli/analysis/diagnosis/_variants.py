@@ -50,8 +50,10 @@ def _table(
     whole = reference.length or length  # the diagnosed rows may be the first rows of a longer table
     if rows is None and whole != length:
         rows = range(length)
+    # a bias over query and key positions (t5) has no dim: its columns are the keys
+    width = dim if get_scheme(reference.scheme).takes_dim else None
     try:
-        table = encode(reference.scheme, whole, dim, dtype="float64", rows=rows, **params)
+        table = encode(reference.scheme, whole, width, dtype="float64", rows=rows, **params)
     except (PecliError, ValueError):
         return None
     return table if isinstance(table, np.ndarray) and table.ndim == 2 else None
