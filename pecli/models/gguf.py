@@ -41,7 +41,18 @@ _INT_MAX = 2**31 - 1
 #: (gguf.constants.MODEL_ARCH_NAMES): Command R rotates adjacent pairs (transformers' CohereRotaryEmbedding,
 #: llama.cpp's LLAMA_ROPE_TYPE_NORM without a converter permutation). deepseek2 holds DeepSeek V2 and V3, which
 #: agree: V2's complex view and V3's rope_interleave (true by default) both rotate adjacent pairs, as NORM does.
-_MODEL_TYPES = {"command-r": "cohere", "deepseek2": "deepseek_v2"}
+#: The other names here are NORM architectures whose converter does not permute Q and K (llama.cpp's
+#: src/llama-model.cpp, llama_model_rope_type: LLM_ARCH_ERNIE4_5_MOE, LLM_ARCH_CHATGLM, LLM_ARCH_DEEPSEEK2OCR are
+#: LLAMA_ROPE_TYPE_NORM): ERNIE 4.5 MoE re-interleaves as ERNIE 4.5 does, ChatGLM's rotary is transformers' GLM
+#: (adjacent pairs of x.reshape(…, rot_dim // 2, 2)), DeepSeek-OCR's language model is DeepSeek V2's. A name
+#: transformers does not know would be read with rotate_half pairs, the opposite of what the file's model does.
+_MODEL_TYPES = {
+    "command-r": "cohere",
+    "deepseek2": "deepseek_v2",
+    "deepseek2-ocr": "deepseek_v2",
+    "ernie4_5-moe": "ernie4_5_moe",
+    "chatglm": "glm",
+}
 #: llama.cpp's rope.scaling.type values -> transformers' rope_type
 _SCALING_TYPES = {"none": "default", "linear": "linear", "yarn": "yarn", "longrope": "longrope"}
 #: Phi-3's LongRoPE factor tensors (gguf.MODEL_TENSOR.ROPE_FACTORS_LONG, ROPE_FACTORS_SHORT)

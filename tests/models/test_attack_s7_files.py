@@ -1,0 +1,58 @@
+"""Attack round seven on the readers of model files (issue 30, classes 2 and 6): each test failed before its fix.
+
+GGUF files are written by hand with ``struct`` (no package needed), so that a key may hold any type and value.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import pytest
+
+from tests.conftest import run_in_process
+
+_U32, _F32, _STR = 4, 6, 8
+
+
+def _text(value: str | bytes) -> bytes:
+    raw = value if isinstance(value, bytes) else value.encode("utf-8")
+    return struct.pack("<Q", len(raw)) + raw
+
+
+def _u32(value: int) -> tuple[int, bytes]:
+    return _U32, struct.pack("<I", value)
+
+
+def write_gguf(path, arch: str | bytes = "llama", **keys: tuple[int, bytes] | None) -> str:
+    """A GGUF file of no tensors holding ``arch``'s context, width, heads and base; ``keys`` (``rope__freq_base``
+    for ``ARCH.rope.freq_base``) replace or (None) remove them."""
+    name = arch.decode("utf-8", "replace") if isinstance(arch, bytes) else arch
+    items: dict[str, tuple[int, bytes] | None] = {
+        "context_length": _u32(4096),
+        "embedding_length": _u32(512),
+        "attention.head_count": _u32(8),
+        "rope.freq_base": (_F32, struct.pack("<f", 10000.0)),
+    }
+    items.update({key.replace("__", "."): value for key, value in keys.items()})
+    entries = [_text("general.architecture") + struct.pack("<I", _STR) + _text(arch)]
+    entries += [
+        _text(f"{name}.{key}") + struct.pack("<I", value[0]) + value[1] for key, value in items.items() if value
+    ]
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, len(entries)) + b"".join(entries))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("arch", "model_type"),
+    [("ernie4_5-moe", "ernie4_5_moe"), ("chatglm", "glm"), ("deepseek2-ocr", "deepseek_v2")],
+)
+def test_gguf_norm_architectures_without_a_permutation_rotate_adjacent_pairs(tmp_path, arch, model_type):
+    # llama.cpp's llama_model_rope_type: these are LLAMA_ROPE_TYPE_NORM and their converter leaves Q and K as
+    # transformers has them (adjacent pairs); their names are not transformers' model types, which read as halves
+    path = write_gguf(tmp_path / "m.gguf", arch)
+    result = run_in_process("info", path, "--json")
+    assert result.code == 0, result.stderr
+    encoding = json.loads(result.stdout)["positional_encoding"]
+    assert encoding["model_type"] == model_type
+    assert [layer["pairing"] for layer in encoding["layers"]] == ["adjacent pairs (interleaved)"]
