@@ -53,6 +53,21 @@ _MODEL_TYPES = {
     "ernie4_5-moe": "ernie4_5_moe",
     "chatglm": "glm",
 }
+#: llama.cpp's architectures that run without rotary embeddings (src/llama-model.cpp, llama_model_rope_type: the
+#: LLAMA_ROPE_TYPE_NONE list, less GPT-J, whose transformers model rotates, and BLOOM, whose ALiBi pecli reads from
+#: its head count), each with what it has instead; and StarCoder (gpt_bigcode), listed as NORM there but whose graph
+#: adds its learned position_embd rows and applies no rope. Their llama.cpp names are read as no rotary settings
+#: rather than as a model type pecli does not know, which would be taken for default RoPE.
+_WITHOUT_ROPE = {
+    **dict.fromkeys(("gpt2", "starcoder"), "learned absolute positions (its position_embd tensor)"),
+    **dict.fromkeys(("mpt", "refact", "jais", "jina-bert-v2"), "ALiBi attention biases"),
+    **dict.fromkeys(("t5", "t5encoder"), "T5's relative position buckets"),
+    **dict.fromkeys(
+        ("mamba", "mamba2", "jamba", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7", "nemotron_h", "nemotron_h_moe",
+         "kimi-linear", "wavtokenizer-dec", "clip"),
+        "no rotary position settings",
+    ),
+}  # fmt: skip
 #: llama.cpp's rope.scaling.type values -> transformers' rope_type
 _SCALING_TYPES = {"none": "default", "linear": "linear", "yarn": "yarn", "longrope": "longrope"}
 #: Phi-3's LongRoPE factor tensors (gguf.MODEL_TENSOR.ROPE_FACTORS_LONG, ROPE_FACTORS_SHORT)
@@ -163,6 +178,11 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
     arch = fields.get("general.architecture")
     if not isinstance(arch, str) or not arch:
         raise GGUFWithoutSettings(f"{path} has no general.architecture", hint="give a GGUF file of a model")
+    if arch in _WITHOUT_ROPE:
+        raise GGUFWithoutSettings(
+            f"{path} is a {arch} model, which llama.cpp runs without RoPE: it has {_WITHOUT_ROPE[arch]}",
+            hint="read its position settings from the model's config.json",
+        )
 
     def key(name: str) -> str:
         return f"{arch}.{name}"

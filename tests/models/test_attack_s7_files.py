@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from tests.conftest import run_in_process
+from tests.conftest import assert_clean_error, run_in_process
 
 _U32, _F32, _STR = 4, 6, 8
 
@@ -56,3 +56,17 @@ def test_gguf_norm_architectures_without_a_permutation_rotate_adjacent_pairs(tmp
     encoding = json.loads(result.stdout)["positional_encoding"]
     assert encoding["model_type"] == model_type
     assert [layer["pairing"] for layer in encoding["layers"]] == ["adjacent pairs (interleaved)"]
+
+
+@pytest.mark.parametrize(
+    ("arch", "kind"), [("gpt2", "learned"), ("jais", "ALiBi"), ("t5", "T5"), ("mamba", "no rotary")]
+)
+def test_gguf_of_a_model_without_rope_is_not_read_as_default_rope(tmp_path, arch, kind):
+    # llama.cpp's LLAMA_ROPE_TYPE_NONE architectures: pecli took the unknown name for default RoPE, base 10000
+    path = write_gguf(tmp_path / "m.gguf", arch)
+    shown = run_in_process("info", path)
+    assert shown.code == 0, shown.stderr
+    assert "rope" not in shown.out, shown.out  # the file's tensors only: it sets no rotary settings
+    result = run_in_process("generate", "--from-config", path, "--len", "4", "-o", str(tmp_path / "t.safetensors"))
+    assert_clean_error(result, 2, f"is a {arch} model", "without RoPE", kind)
+    assert not (tmp_path / "t.safetensors").exists()
