@@ -241,7 +241,13 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
     }
     if context is None:
         del config["max_position_embeddings"]
-    rope: dict[str, Any] = {"rope_type": "default", "rope_theta": number("rope.freq_base") or 10000.0}
+    base = number("rope.freq_base")
+    if base is not None and base <= 1:  # named here: the config key pecli builds is not in the file
+        raise ParameterError(
+            f"{path}: {key('rope.freq_base')}: expected a base greater than 1, got {_shown(base)}",
+            hint="rotary frequencies base^(-2i/d) need a base above 1; llama.cpp's default is 10000",
+        )
+    rope: dict[str, Any] = {"rope_type": "default", "rope_theta": base or 10000.0}
     scaling = fields.get(key("rope.scaling.type"), "none")
     if not isinstance(scaling, str) or scaling not in _SCALING_TYPES:  # a list or a number is no type name
         raise ParameterError(
@@ -344,6 +350,12 @@ def _factor_tensors(
         )
         if context is None:  # the view of a config without a context: equal factors need none
             del rope["original_max_position_embeddings"]
+    elif rope["rope_type"] == "longrope" and long is None and short is None:
+        raise TableFileError(
+            f"{path}: {key('rope.scaling.type')} longrope, but the file has no rope_factors_long and "
+            "rope_factors_short tensors",
+            hint="LongRoPE's factors are those tensors, one per rotated pair, as convert_hf_to_gguf.py writes them",
+        )
     elif long is not None or short is not None:
         if long is None or short is None:
             raise TableFileError(

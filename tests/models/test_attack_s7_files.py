@@ -70,3 +70,21 @@ def test_gguf_of_a_model_without_rope_is_not_read_as_default_rope(tmp_path, arch
     result = run_in_process("generate", "--from-config", path, "--len", "4", "-o", str(tmp_path / "t.safetensors"))
     assert_clean_error(result, 2, f"is a {arch} model", "without RoPE", kind)
     assert not (tmp_path / "t.safetensors").exists()
+
+
+@pytest.mark.parametrize("base", [1.0, 1e-30, 0.5])
+def test_gguf_base_of_one_or_less_is_named_by_its_gguf_key(tmp_path, base):
+    # the message named rope_parameters.rope_theta, a config key the .gguf does not have
+    path = write_gguf(tmp_path / "m.gguf", rope__freq_base=(_F32, struct.pack("<f", base)))
+    result = run_in_process("generate", "--from-config", path, "--len", "4", "-o", str(tmp_path / "t.safetensors"))
+    assert_clean_error(result, 2, "llama.rope.freq_base", "greater than 1")
+    assert "rope_theta" not in result.stderr
+    assert not (tmp_path / "t.safetensors").exists()
+
+
+def test_gguf_longrope_without_its_factor_tensors_names_the_tensors(tmp_path):
+    # the message was "short_factor: expected a list of numbers, got None": a config key the file does not have
+    path = write_gguf(tmp_path / "m.gguf", rope__scaling__type=(_STR, _text("longrope")))
+    result = run_in_process("generate", "--from-config", path, "--len", "4", "-o", str(tmp_path / "t.safetensors"))
+    assert_clean_error(result, 2, "llama.rope.scaling.type longrope", "rope_factors_long", "rope_factors_short")
+    assert "short_factor" not in result.stderr
