@@ -41,7 +41,33 @@ _INT_MAX = 2**31 - 1
 #: (gguf.constants.MODEL_ARCH_NAMES): Command R rotates adjacent pairs (transformers' CohereRotaryEmbedding,
 #: llama.cpp's LLAMA_ROPE_TYPE_NORM without a converter permutation). deepseek2 holds DeepSeek V2 and V3, which
 #: agree: V2's complex view and V3's rope_interleave (true by default) both rotate adjacent pairs, as NORM does.
-_MODEL_TYPES = {"command-r": "cohere", "deepseek2": "deepseek_v2"}
+#: The other names here are NORM architectures whose converter does not permute Q and K (llama.cpp's
+#: src/llama-model.cpp, llama_model_rope_type: LLM_ARCH_ERNIE4_5_MOE, LLM_ARCH_CHATGLM, LLM_ARCH_DEEPSEEK2OCR are
+#: LLAMA_ROPE_TYPE_NORM): ERNIE 4.5 MoE re-interleaves as ERNIE 4.5 does, ChatGLM's rotary is transformers' GLM
+#: (adjacent pairs of x.reshape(…, rot_dim // 2, 2)), DeepSeek-OCR's language model is DeepSeek V2's. A name
+#: transformers does not know would be read with rotate_half pairs, the opposite of what the file's model does.
+_MODEL_TYPES = {
+    "command-r": "cohere",
+    "deepseek2": "deepseek_v2",
+    "deepseek2-ocr": "deepseek_v2",
+    "ernie4_5-moe": "ernie4_5_moe",
+    "chatglm": "glm",
+}
+#: llama.cpp's architectures that run without rotary embeddings (src/llama-model.cpp, llama_model_rope_type: the
+#: LLAMA_ROPE_TYPE_NONE list, less GPT-J, whose transformers model rotates, and BLOOM, whose ALiBi pecli reads from
+#: its head count), each with what it has instead; and StarCoder (gpt_bigcode), listed as NORM there but whose graph
+#: adds its learned position_embd rows and applies no rope. Their llama.cpp names are read as no rotary settings
+#: rather than as a model type pecli does not know, which would be taken for default RoPE.
+_WITHOUT_ROPE = {
+    **dict.fromkeys(("gpt2", "starcoder"), "learned absolute positions (its position_embd tensor)"),
+    **dict.fromkeys(("mpt", "refact", "jais", "jina-bert-v2"), "ALiBi attention biases"),
+    **dict.fromkeys(("t5", "t5encoder"), "T5's relative position buckets"),
+    **dict.fromkeys(
+        ("mamba", "mamba2", "jamba", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7", "nemotron_h", "nemotron_h_moe",
+         "kimi-linear", "wavtokenizer-dec", "clip"),
+        "no rotary position settings",
+    ),
+}  # fmt: skip
 #: llama.cpp's rope.scaling.type values -> transformers' rope_type
 _SCALING_TYPES = {"none": "default", "linear": "linear", "yarn": "yarn", "longrope": "longrope"}
 #: Phi-3's LongRoPE factor tensors (gguf.MODEL_TENSOR.ROPE_FACTORS_LONG, ROPE_FACTORS_SHORT)
@@ -152,6 +178,11 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
     arch = fields.get("general.architecture")
     if not isinstance(arch, str) or not arch:
         raise GGUFWithoutSettings(f"{path} has no general.architecture", hint="give a GGUF file of a model")
+    if arch in _WITHOUT_ROPE:
+        raise GGUFWithoutSettings(
+            f"{path} is a {arch} model, which llama.cpp runs without RoPE: it has {_WITHOUT_ROPE[arch]}",
+            hint="read its position settings from the model's config.json",
+        )
 
     def key(name: str) -> str:
         return f"{arch}.{name}"
@@ -210,7 +241,13 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
     }
     if context is None:
         del config["max_position_embeddings"]
-    rope: dict[str, Any] = {"rope_type": "default", "rope_theta": number("rope.freq_base") or 10000.0}
+    base = number("rope.freq_base")
+    if base is not None and base <= 1:  # named here: the config key pecli builds is not in the file
+        raise ParameterError(
+            f"{path}: {key('rope.freq_base')}: expected a base greater than 1, got {_shown(base)}",
+            hint="rotary frequencies base^(-2i/d) need a base above 1; llama.cpp's default is 10000",
+        )
+    rope: dict[str, Any] = {"rope_type": "default", "rope_theta": base or 10000.0}
     scaling = fields.get(key("rope.scaling.type"), "none")
     if not isinstance(scaling, str) or scaling not in _SCALING_TYPES:  # a list or a number is no type name
         raise ParameterError(
@@ -313,6 +350,12 @@ def _factor_tensors(
         )
         if context is None:  # the view of a config without a context: equal factors need none
             del rope["original_max_position_embeddings"]
+    elif rope["rope_type"] == "longrope" and long is None and short is None:
+        raise TableFileError(
+            f"{path}: {key('rope.scaling.type')} longrope, but the file has no rope_factors_long and "
+            "rope_factors_short tensors",
+            hint="LongRoPE's factors are those tensors, one per rotated pair, as convert_hf_to_gguf.py writes them",
+        )
     elif long is not None or short is not None:
         if long is None or short is None:
             raise TableFileError(
