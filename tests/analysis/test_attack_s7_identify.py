@@ -85,3 +85,15 @@ def test_huge_values_cli_stderr_is_clean(tmp_path):
     np.save(path, np.full((4, 4), np.finfo(np.float64).max))
     result = run_in_process("identify", str(path))
     assert result.code == 1 and "warning" not in result.stderr.lower() and "overflow" not in result.stderr
+
+
+@pytest.mark.parametrize(("freq_shift", "length"), [(0.0, 2), (1.0, 2), (1.0, 300)])
+def test_timestep_rows_name_their_own_t_not_an_alias_shifted_by_pi_halves(freq_shift, length):
+    # was 'approximate' with flip_sin_to_cos=True at t = 15709.534 − 2p, 1.6e-4 off: the first convention within
+    # the float32 noise of those large t won, before the true [sin | cos] rows at t = 2p (error 3e-8)
+    times = np.arange(length) * 2.0
+    table = pecli.timestep_embedding(times, 4, flip_sin_to_cos=False, freq_shift=freq_shift, arithmetic="float32")
+    found = identify_table(table)
+    assert found.level == "exact" and found.best.max_error < 1e-6
+    assert found.best.params["flip_sin_to_cos"] is False and found.best.params["freq_shift"] == freq_shift
+    np.testing.assert_allclose(found.best.timesteps, times, atol=1e-3)

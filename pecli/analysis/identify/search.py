@@ -538,11 +538,15 @@ def identify_table(
                 break
     if excess > 1.0:
         report("reading timesteps from the phases")
+        # the closest of the conventions within the noise, not the first: the noise grows with t, so a
+        # sin/cos order swapped by shifting every t by ~π/2 · 10⁴ fits within it, a few 1e-4 off
+        fits = []
         for candidate in timestep_candidates(values, precision):
             error, candidate_excess = _errors(values, candidate, [range(0, length)], precision, scale)
             if candidate_excess <= 1.0:
-                excess, best = candidate_excess, replace(candidate, max_error=error)
-                break
+                fits.append((error, candidate_excess, replace(candidate, max_error=error)))
+        if fits:
+            _, excess, best = min(fits, key=lambda fit: fit[0])
     # (values too small for float32's normal range say nothing of a float32 computation)
     if (excess > 1.0 or best.max_error > tolerance) and scale >= _FLOAT32_NORMAL:
         # a library's float32 arithmetic, or positions held in bfloat16: the best candidates, recomputed so
