@@ -8,10 +8,11 @@ regenerations, not one per candidate.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -21,11 +22,14 @@ from pecli.analysis.identify.biases import alibi_candidates, alibi_row_candidate
 from pecli.analysis.identify.candidates import SCREEN_ROWS, candidates, presets_with, timestep_candidates
 from pecli.analysis.identify.result import Candidate, Identification
 from pecli.analysis.identify.sinusoids import sinusoidal_rows
-from pecli.dtypes import round_to
+from pecli.dtypes import DTYPES, round_to
 from pecli.errors import PecliError, TableFileError
 from pecli.schemes.catalog import SCHEMES, get_scheme
 from pecli.schemes.checks import axial_grid
 from pecli.schemes.timestep import timestep_embedding
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 __all__ = ["identify_table"]
 
@@ -435,6 +439,20 @@ def _identify_alibi_rows(
     return None
 
 
+def _finite_arithmetic(function: Callable[_P, _T]) -> Callable[_P, _T]:
+    """Run ``function`` with numpy's overflow and underflow quiet: a table near float64's largest values
+    overflows a candidate's squares and sums to inf (and tiny ones underflow to 0), which then fits no
+    candidate; that is the answer, not a warning on the user's terminal."""
+
+    @functools.wraps(function)
+    def quiet(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        with np.errstate(over="ignore", under="ignore"):
+            return function(*args, **kwargs)
+
+    return quiet
+
+
+@_finite_arithmetic
 def identify_table(
     table: np.ndarray,
     *,
@@ -463,7 +481,9 @@ def identify_table(
     """
     report = progress or (lambda text: None)
     values = _checked(table)
-    dtype = dtype or np.asarray(table).dtype.name
+    given = dtype or np.asarray(table).dtype.name
+    # an integer or bool table is written, and regenerated, in the float dtype that holds its values exactly
+    dtype = given if given in DTYPES else value_precision(values)
     scale = max(float(values.max()), -float(values.min())) or 1.0
     stored_tolerance = max(rounding_tolerance(dtype, scale=scale), 1e-9 * scale)
     # a bfloat16 or float16 table stored as float32 still carries its coarser rounding; values that
@@ -471,10 +491,10 @@ def identify_table(
     precision = _coarser(value_precision(table), dtype)
     tolerance = max(rounding_tolerance(precision, scale=scale), stored_tolerance)
     if values.ndim != 2:
-        return _identify_alibi(values, dtype, precision, tolerance, stored_tolerance, scale)
+        return replace(_identify_alibi(values, dtype, precision, tolerance, stored_tolerance, scale), dtype=given)
     alibi_rows_found = _identify_alibi_rows(values, dtype, precision, tolerance, stored_tolerance, scale)
     if alibi_rows_found is not None:
-        return alibi_rows_found
+        return replace(alibi_rows_found, dtype=given)
     length, dim = values.shape
     head = range(0, min(SCREEN_ROWS, length))
     tail = range(max(head.stop, length - SCREEN_ROWS), length)
@@ -518,11 +538,15 @@ def identify_table(
                 break
     if excess > 1.0:
         report("reading timesteps from the phases")
+        # the closest of the conventions within the noise, not the first: the noise grows with t, so a
+        # sin/cos order swapped by shifting every t by ~π/2 · 10⁴ fits within it, a few 1e-4 off
+        fits = []
         for candidate in timestep_candidates(values, precision):
             error, candidate_excess = _errors(values, candidate, [range(0, length)], precision, scale)
             if candidate_excess <= 1.0:
-                excess, best = candidate_excess, replace(candidate, max_error=error)
-                break
+                fits.append((error, candidate_excess, replace(candidate, max_error=error)))
+        if fits:
+            _, excess, best = min(fits, key=lambda fit: fit[0])
     # (values too small for float32's normal range say nothing of a float32 computation)
     if (excess > 1.0 or best.max_error > tolerance) and scale >= _FLOAT32_NORMAL:
         # a library's float32 arithmetic, or positions held in bfloat16: the best candidates, recomputed so
@@ -581,7 +605,7 @@ def identify_table(
     runners_up = _distinct_runners_up(values, best, [c for _, c in sampled], sample, 3)
     return Identification(
         shape=(length, dim),
-        dtype=dtype,
+        dtype=given,
         # the dtype that reproduces the table: the stored one, unless its values were rounded coarser
         reproduce_dtype=dtype if best.max_error <= stored_tolerance else precision,
         best=best,

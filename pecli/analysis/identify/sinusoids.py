@@ -140,7 +140,8 @@ def _significant(value: float, digits: int) -> float:
 
 
 def padding_row(table: np.ndarray, rows: int) -> int | None:
-    """The one all-zero row among the first ``rows`` (fairseq's padding row), or None.
+    """The one all-zero row among the first ``rows`` (fairseq's padding row), or None; never the
+    table's last row, which leaves no rows to read the sinusoids from (a (1, d) table of zeros).
 
     No sin/cos row is all zero (cos and sin of an angle are never both 0).
 
@@ -149,7 +150,7 @@ def padding_row(table: np.ndarray, rows: int) -> int | None:
     1
     """
     zero = np.flatnonzero(~np.asarray(table[:rows]).any(axis=1))
-    return int(zero[0]) if len(zero) == 1 else None
+    return int(zero[0]) if len(zero) == 1 and zero[0] + 1 < len(table) else None
 
 
 def read_amplitudes(table: np.ndarray) -> tuple[float, list[float]]:
@@ -166,10 +167,14 @@ def read_amplitudes(table: np.ndarray) -> tuple[float, list[float]]:
     (1.0, [1.0])
     """
     dim = table.shape[1]
-    squares = float(np.sum(np.square(table[0], dtype=np.float64)))
-    estimate = math.sqrt(2.0 * squares / dim)
+    row = np.asarray(table[0], dtype=np.float64)
+    # the row's sum of squares, as amplitude² per pair; scaled by its largest value where 1e300s overflow
+    largest = float(np.abs(row).max())
+    unit = 1.0 if largest < 1e150 else largest
+    squares = float(np.dot(row / unit, row / unit))
+    estimate = unit * math.sqrt(2.0 * squares / dim)
     # an odd d has a lone column (sin or cos, 0 to amplitude²): the amplitude lies between these
-    low, high = math.sqrt(squares / (dim // 2 + dim % 2 or 1)), math.sqrt(squares / (dim // 2 or 1))
+    low, high = unit * math.sqrt(squares / (dim // 2 + dim % 2 or 1)), unit * math.sqrt(squares / (dim // 2 or 1))
 
     def close(value: float) -> bool:
         return low * (1.0 - _AMPLITUDE_CLOSE) < value < high * (1.0 + _AMPLITUDE_CLOSE)
