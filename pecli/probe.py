@@ -462,6 +462,17 @@ def _engine_slips(probe: Probe, vectors: np.ndarray) -> list[tuple[str, str, np.
                           f"partial rotary ignored: only the first {rotated} of {head_dim} columns turn, "
                           f"the rotation turned all {head_dim} (frequencies of a {head_dim}-wide head)",
                           variant, {"rotary_columns": rotated, "head_dim": head_dim}))  # fmt: skip
+    elif rotated == head_dim and head_dim >= 8 and spec.params.get("scaling") != "proportional":
+        half = dataclasses.replace(spec, dim=head_dim // 2)
+        try:
+            variant = rotate(half, vectors, positions)
+        except ParameterError:
+            pass
+        else:
+            found.append(("partial_rotary_assumed",
+                          f"the whole head of {head_dim} columns turns; the rotation turned only the first "
+                          f"{head_dim // 2} (a partial rotary factor of 0.5)",
+                          variant, {"rotary_columns": head_dim // 2, "head_dim": head_dim}))  # fmt: skip
     return found
 
 
