@@ -159,6 +159,7 @@ def rotate(
     *,
     layout: str | None = None,
     partner_over_head: bool = False,
+    swap_cos_sin: bool = False,
     **params: Any,
 ) -> np.ndarray:
     """Rotate ``x`` (…, positions, head_dim) at ``positions`` by ``spec``'s RoPE, in float64.
@@ -166,7 +167,8 @@ def rotate(
     The frequencies are those of a batch whose longest position is ``max(positions)`` (dynamic NTK and
     LongRoPE choose by it, as transformers' ``max(position_ids) + 1``). ``layout`` and ``params``
     override the spec's (a mistake's variant); ``partner_over_head`` pairs a partial rotary's columns
-    across the whole head (column i with i + head_dim/2), the partial-rotary partner mistake.
+    across the whole head (column i with i + head_dim/2), the partial-rotary partner mistake;
+    ``swap_cos_sin`` multiplies by sin where cos belongs and the reverse (the rotary columns only).
 
     >>> spec = rotary_spec("rope", dim=4, length=8)
     >>> rotate(spec, np.array([[1.0, 0.0, 0.0, 0.0]]), [1]).round(6).tolist()
@@ -187,6 +189,8 @@ def rotate(
     )  # fmt: skip
     if layout != all_params["layout"]:  # the same frequencies, paired the other way
         cos, sin = (_relayout(values, all_params["layout"], layout, _rotated_columns(spec)) for values in (cos, sin))
+    if swap_cos_sin:
+        cos, sin = sin, cos
     x = np.asarray(x, dtype=np.float64)
     passed = x.shape[-1] - cos.shape[1]  # a config's table covers the rotary columns only: the rest pass
     cos, sin = np.pad(cos, ((0, 0), (0, passed)), constant_values=1.0), np.pad(sin, ((0, 0), (0, passed)))
@@ -396,6 +400,8 @@ def diagnose_rotated(probe: Probe, actual: Any, *, which: str = "q", tolerance: 
         except ParameterError:
             continue
         kept(code, message, variant, figures)
+    for code, message, variant, figures in _engine_slips(probe, vectors):
+        kept(code, message, variant, figures)
     with np.errstate(divide="ignore", invalid="ignore"):
         _factor_findings(probe, expected, actual, tolerance, kept)
     for shift in (1, -1):
@@ -407,6 +413,67 @@ def diagnose_rotated(probe: Probe, actual: Any, *, which: str = "q", tolerance: 
     for found in sorted(findings, key=lambda found: found.figures["residual"]):
         best.setdefault(found.code, found)
     return list(best.values())
+
+
+def rounded_positions(positions: np.ndarray, mantissa_bits: int) -> np.ndarray:
+    """``positions`` rounded (to nearest, ties to even) to a float of ``mantissa_bits`` significant bits.
+
+    bfloat16 keeps 8 (integers exact to 256), float16 11 (to 2048).
+
+    >>> rounded_positions(np.array([0, 255, 256, 257, 1000, 4097]), 8).tolist()
+    [0, 255, 256, 256, 1000, 4096]
+    """
+    values = np.asarray(positions, dtype=np.float64)
+    exponent = np.floor(np.log2(np.maximum(values, 1.0)))
+    step = 2.0 ** np.maximum(exponent - (mantissa_bits - 1), 0.0)
+    return (np.round(values / step) * step).astype(np.int64)
+
+
+def _engine_slips(probe: Probe, vectors: np.ndarray) -> list[tuple[str, str, np.ndarray, dict[str, Any]]]:
+    """(code, sentence, variant, figures) for an engine's own slips the convention does not name: the vectors not
+    rotated at all, cos and sin swapped, the positions held in bfloat16/float16, a partial rotary's whole head
+    turned."""
+    spec, positions = probe.spec, probe.positions
+    found: list[tuple[str, str, np.ndarray, dict[str, Any]]] = [
+        ("not_rotated", "the vectors are not rotated: they are the probe's input as given", vectors.copy(), {}),
+        ("cos_sin_swapped", "cos and sin are swapped: each column is multiplied by sin where cos belongs",
+         rotate(spec, vectors, positions, swap_cos_sin=True), {}),
+    ]  # fmt: skip
+    for dtype, bits in (("bfloat16", 8), ("float16", 11)):
+        rounded = rounded_positions(positions, bits)
+        if (rounded != positions).any():
+            at = int(np.argmax(rounded != positions))
+            found.append((
+                "positions_dtype",
+                f"the positions are held in {dtype}: position {int(positions[at])} became {int(rounded[at])}",
+                rotate(spec, vectors, rounded), {"dtype": dtype, "position": int(positions[at]),
+                                                 "rounded": int(rounded[at])},
+            ))  # fmt: skip
+    head_dim, rotated = vectors.shape[-1], _rotated_columns(spec)
+    if rotated < head_dim and spec.params.get("scaling") != "proportional":
+        whole = dataclasses.replace(spec, dim=head_dim, params={**spec.params, "partial_rotary_factor": 1.0,
+                                                                "rotary_dim": None})  # fmt: skip
+        try:
+            variant = rotate(whole, vectors, positions)
+        except ParameterError:
+            pass
+        else:
+            found.append(("partial_rotary_ignored",
+                          f"partial rotary ignored: only the first {rotated} of {head_dim} columns turn, "
+                          f"the rotation turned all {head_dim} (frequencies of a {head_dim}-wide head)",
+                          variant, {"rotary_columns": rotated, "head_dim": head_dim}))  # fmt: skip
+    elif rotated == head_dim and head_dim >= 8 and spec.params.get("scaling") != "proportional":
+        half = dataclasses.replace(spec, dim=head_dim // 2)
+        try:
+            variant = rotate(half, vectors, positions)
+        except ParameterError:
+            pass
+        else:
+            found.append(("partial_rotary_assumed",
+                          f"the whole head of {head_dim} columns turns; the rotation turned only the first "
+                          f"{head_dim // 2} (a partial rotary factor of 0.5)",
+                          variant, {"rotary_columns": head_dim // 2, "head_dim": head_dim}))  # fmt: skip
+    return found
 
 
 def _factor_findings(probe: Probe, expected: np.ndarray, actual: np.ndarray, tolerance: float, kept: Any) -> None:
