@@ -133,10 +133,10 @@ def timestep_embedding(
     check_table_size(len(times), dim, hint="use a smaller {dim} or fewer timesteps")
     if repeat_only:  # latent-diffusion: repeat(timesteps, "b -> b d", d=dim); no frequencies at all
         return round_to(np.repeat(times[:, None], dim, axis=1), dtype)
+    freqs = _frequencies(dim, max_period, freq_shift, scale)  # checks every parameter, in any arithmetic
     arithmetic = check_arithmetic(arithmetic)
     if arithmetic != "float64":
         return _in_arithmetic(times, dim, max_period, freq_shift, scale, flip_sin_to_cos, arithmetic, dtype)
-    freqs = _frequencies(dim, max_period, freq_shift, scale)
     return _embed(position_phasors(times, freqs), dim, dtype, flip_sin_to_cos)
 
 
