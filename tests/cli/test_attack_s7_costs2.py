@@ -6,8 +6,6 @@ import os
 import subprocess
 import sys
 
-
-
 _CAP = 3 << 29  # 1.5 GiB of address space
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
