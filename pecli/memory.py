@@ -31,11 +31,7 @@ def available_memory() -> int | None:
     >>> available is None or available >= 0
     True
     """
-    limits = [
-        limit
-        for limit in (_meminfo_available(), _address_space_left(), _cgroup_left())
-        if limit is not None
-    ]
+    limits = [limit for limit in (_meminfo_available(), _address_space_left(), _cgroup_left()) if limit is not None]
     return min(limits) if limits else None
 
 
