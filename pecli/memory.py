@@ -20,20 +20,76 @@ __all__ = ["available_memory", "check_fits_in_memory"]
 
 
 def available_memory() -> int | None:
-    """Bytes of memory available now (``MemAvailable`` in ``/proc/meminfo``), or None where unknown.
+    """Bytes this process can still allocate now, or None where unknown.
+
+    The smaller of the machine's ``MemAvailable`` (``/proc/meminfo``) and what the process's own
+    caps leave: an address-space limit (``RLIMIT_AS``, as ``ulimit -v`` sets it) less the address
+    space in use (``VmSize``), and a cgroup ``memory.max`` less the cgroup's ``memory.current``.
+    Without the caps a size check passes under ``ulimit -v`` and the allocation then fails.
 
     >>> available = available_memory()
-    >>> available is None or available > 0
+    >>> available is None or available >= 0
     True
     """
+    limits = [limit for limit in (_meminfo_available(), _address_space_left(), _cgroup_left()) if limit is not None]
+    return min(limits) if limits else None
+
+
+def _read_first_line(path: str) -> str | None:
+    try:
+        with open(path) as file:
+            return file.readline().strip()
+    except OSError:
+        return None
+
+
+def _meminfo_available() -> int | None:
     try:
         with open("/proc/meminfo") as meminfo:
             for line in meminfo:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
-    except OSError:
+    except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def _address_space_left() -> int | None:
+    """``RLIMIT_AS`` less the virtual memory in use (``VmSize``), or None without a limit."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX
+        return None
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    used = 0
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    used = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    return max(0, soft - used)
+
+
+def _cgroup_left() -> int | None:
+    """A cgroup v2 ``memory.max`` less ``memory.current``, or None where there is none."""
+    try:
+        with open("/proc/self/cgroup") as cgroups:
+            paths = [line[3:].strip() for line in cgroups if line.startswith("0::")]
+    except OSError:
+        return None
+    if not paths:
+        return None
+    base = "/sys/fs/cgroup" + paths[0].rstrip("/")
+    limit = _read_first_line(f"{base}/memory.max")
+    current = _read_first_line(f"{base}/memory.current")
+    if limit is None or current is None or not limit.isdigit() or not current.isdigit():
+        return None
+    return max(0, int(limit) - int(current))
 
 
 def check_fits_in_memory(nbytes: int, *, what: str = "table", hint: str | None = None) -> None:

@@ -90,16 +90,30 @@ def axis_weights(source: int, target: int, method: str, *, antialias: bool = Fal
     """The (target, source) float64 matrix that resamples one axis as torch's ``interpolate`` does.
 
     ``scale`` is source/target as torch derives it from a ``scale_factor`` (1 / scale_factor);
-    None: ``source / target``, as for ``size=``.
+    None: ``source / target``, as for ``size=``. The matrix is dense: :func:`resample_length` and
+    :func:`resample_grid` build it a block of target rows at a time, over the sources they read.
 
     >>> axis_weights(2, 4, "bilinear").tolist()
     [[1.0, 0.0], [0.75, 0.25], [0.25, 0.75], [0.0, 1.0]]
     >>> axis_weights(4, 2, "area").tolist()
     [[0.5, 0.5, 0.0, 0.0], [0.0, 0.0, 0.5, 0.5]]
     """
-    scale = source / target if scale is None else scale
     weights = np.zeros((target, source))
     rows = np.arange(target)
+    for columns, values in _taps(source, target, method, antialias, scale, 0, target):
+        np.add.at(weights, (rows, columns), values)  # in torch's order: a clipped tap adds to its neighbour
+    return weights
+
+
+def _taps(source: int, target: int, method: str, antialias: bool, scale: float | None,
+          start: int, stop: int) -> list[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
+    """Target rows ``start:stop`` of :func:`axis_weights` as taps: (source index, weight) per row.
+
+    An interpolation reads a band of a few sources per target (about source/target of them when
+    shrinking), so the taps cost what the result does, never target × source.
+    """
+    scale = source / target if scale is None else scale
+    rows = np.arange(start, stop)
     if method == "nearest":
         # torch: min(floorf(i * (float)scale), source - 1), in float32
         index = np.floor(rows.astype(np.float32) * np.float32(scale)).astype(np.int64)
@@ -107,48 +121,70 @@ def axis_weights(source: int, target: int, method: str, *, antialias: bool = Fal
             index = rows
         elif target == 2 * source:
             index = rows >> 1
-        weights[rows, np.minimum(index, source - 1)] = 1.0
-        return weights
-    if method == "area":  # adaptive_avg_pool: always from the sizes
-        for row in rows:
-            start, stop = (row * source) // target, -((-(row + 1) * source) // target)
-            weights[row, start:stop] = 1.0 / (stop - start)
-        return weights
-    if method not in ("bicubic", "bilinear", "linear"):
+        entries = [(np.minimum(index, source - 1), np.ones(len(rows)))]
+    elif method == "area":  # adaptive_avg_pool: always from the sizes
+        first, last = (rows * source) // target, -((-(rows + 1) * source) // target)
+        width = int((last - first).max(initial=1))
+        entries = [
+            (np.where(first + k < last, first + k, first), np.where(first + k < last, 1.0 / (last - first), 0.0))
+            for k in range(width)
+        ]
+    elif method not in ("bicubic", "bilinear", "linear"):
         raise ParameterError(f"unknown {{method}} {method!r}", hint=f"one of {', '.join(GRID_METHODS)}")
-    if antialias:
-        return _antialias_weights(source, target, method, scale)
-    centre = scale * (rows + 0.5) - 0.5
-    if method == "bicubic":
-        first = np.floor(centre).astype(np.int64)
-        t = centre - first
-        for tap in range(-1, 3):
-            np.add.at(weights, (rows, np.clip(first + tap, 0, source - 1)), _cubic(t - tap, -0.75))
-        return weights
-    centre = np.maximum(centre, 0.0)
-    first = np.floor(centre).astype(np.int64)
-    t = centre - first
-    second = first + (first < source - 1)
-    np.add.at(weights, (rows, first), 1.0 - t)
-    np.add.at(weights, (rows, second), t)
-    return weights
+    elif antialias:
+        return _antialias_block(source, method, scale, rows)
+    else:
+        centre = scale * (rows + 0.5) - 0.5
+        if method == "bicubic":
+            first = np.floor(centre).astype(np.int64)
+            t = centre - first
+            entries = [(np.clip(first + tap, 0, source - 1), _cubic(t - tap, -0.75)) for tap in range(-1, 3)]
+        else:
+            centre = np.maximum(centre, 0.0)
+            first = np.floor(centre).astype(np.int64)
+            t = centre - first
+            entries = [(first, 1.0 - t), (first + (first < source - 1), t)]
+    return entries
 
 
-def _antialias_weights(source: int, target: int, method: str, scale: float) -> np.ndarray:
+def _antialias_block(source: int, method: str, scale: float, rows: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """torch's ``_upsample_{bilinear,bicubic}2d_aa``: Pillow's filter, stretched by ``scale`` when shrinking."""
     taps = 4 if method == "bicubic" else 2
     stretch = max(scale, 1.0)
     support = taps / 2 * stretch
-    weights = np.zeros((target, source))
-    for row in range(target):
+    kernels = []
+    for row in rows.tolist():
         centre = scale * (row + 0.5)
         start = max(int(centre - support + 0.5), 0)
         stop = min(int(centre + support + 0.5), source)
         x = (np.arange(start, stop) - centre + 0.5) / stretch
         kernel = _cubic(x, -0.5) if method == "bicubic" else np.maximum(0.0, 1.0 - np.abs(x))
         total = kernel.sum()
-        weights[row, start:stop] = kernel / total if total != 0 else kernel
-    return weights
+        kernels.append((start, kernel / total if total != 0 else kernel))
+    width = max((len(kernel) for _, kernel in kernels), default=0)
+    firsts = np.array([first for first, _ in kernels], dtype=np.int64)
+    weights = np.zeros((len(kernels), width))
+    for index, (_, kernel) in enumerate(kernels):
+        weights[index, : len(kernel)] = kernel
+    # a row's unused taps weigh 0 on its first source
+    return [(np.where(weights[:, k] != 0, firsts + k, firsts), weights[:, k]) for k in range(width)]
+
+
+def _resample_axis(values: np.ndarray, target: int, method: str, *, antialias: bool = False,
+                   scale: float | None = None) -> np.ndarray:  # fmt: skip
+    """``axis_weights(len(values), target, …) @ values``, tap by tap over blocks of target rows.
+
+    Memory: the (target, …) result and one block's gathered sources; time: taps × result.
+    """
+    source = len(values)
+    flat = values.reshape(source, -1)
+    result = np.zeros((target, flat.shape[1]))
+    step = max(1, _BLOCK_VALUES // max(1, flat.shape[1]))
+    for start in range(0, target, step):
+        stop = min(target, start + step)
+        for columns, weights in _taps(source, target, method, antialias, scale, start, stop):
+            result[start:stop] += weights[:, None] * flat[columns]
+    return result.reshape(target, *values.shape[1:])
 
 
 def grid_layout(shape: tuple[int, ...], prefix_tokens: int = 0) -> str:
@@ -288,8 +324,6 @@ def resample_grid(
     scales: list[float | None] = [None, None]
     if scale_offset is not None:  # torch samples at 1 / scale_factor = source / (target + offset)
         scales = [source[0] / (grid[0] + scale_offset), source[1] / (grid[1] + scale_offset)]
-    rows = axis_weights(source[0], grid[0], method, antialias=antialias, scale=scales[0])
-    cols = axis_weights(source[1], grid[1], method, antialias=antialias, scale=scales[1])
     from pecli.dtypes import numpy_dtype, round_to
 
     if layout == "channels":
@@ -304,9 +338,9 @@ def resample_grid(
     for first in range(0, channels, step):
         block = np.asarray(values[..., first : first + step], dtype=np.float64)
         width = block.shape[-1]
-        # two plain matrix products (one BLAS call each): (H, h) · (h, w·c), then (W, w) · (w, H·c)
-        result = (rows @ block.reshape(source[0], -1)).reshape(grid[0], source[1], width)
-        result = cols @ result.transpose(1, 0, 2).reshape(source[1], -1)
+        # two banded matrix products, a block of target rows at a time: (H, h) · (h, w·c), then (W, w) · (w, H·c)
+        result = _resample_axis(block, grid[0], method, antialias=antialias, scale=scales[0])
+        result = _resample_axis(result.transpose(1, 0, 2), grid[1], method, antialias=antialias, scale=scales[1])
         target[..., first : first + width] = round_to(result.reshape(grid[1], grid[0], width).transpose(1, 0, 2), dtype)
     return out if layout == "channels" else out.reshape((1,) * (table.ndim - 2) + out.shape)
 
@@ -343,7 +377,7 @@ def resample_length(
     if method == "tile":
         result = values[np.arange(count) % len(values)]
     else:
-        result = axis_weights(len(values), count, "bilinear" if method == "linear" else method) @ values
+        result = _resample_axis(values, count, "bilinear" if method == "linear" else method)
     from pecli.dtypes import round_to
 
     flat = np.concatenate([np.asarray(kept, dtype=np.float64), result])
