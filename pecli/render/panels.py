@@ -37,6 +37,8 @@ __all__ = ["FAINT_SPAN", "faint_note", "fit_panel_titles", "panel_grid", "save_p
 _ROW_OVERHEAD, _COLUMN_OVERHEAD = 0.45, 0.15
 #: inches around the grid: the figure title and the x label, the y label and the colourbar
 _FRAME = (1.5, 0.9)
+#: a panel's own colourbar (``--scale per-panel``): the share of the panel's width it takes, and its gap
+_OWN_BAR, _OWN_BAR_PAD = 0.08, 0.02
 #: a grid whose panels are this share of the largest possible, with no empty cells, is preferred
 _NEARLY = 0.85
 #: panel title font sizes to try, in points, largest first
@@ -252,7 +254,7 @@ def _panel_figure(
         _colorbar(figure, scales[0], grid.ravel().tolist()).set_label(scales[0].caption, fontsize="small")
     else:  # each panel its own, its limits on its ticks
         for axes, own in zip(panels, scales, strict=True):
-            _colorbar(figure, own, axes, fraction=0.08, pad=0.02).ax.tick_params(labelsize="x-small")
+            _colorbar(figure, own, axes, fraction=_OWN_BAR, pad=_OWN_BAR_PAD).ax.tick_params(labelsize="x-small")
     # constrained layout makes room for a third line, so a long title keeps its last parameters
     figure.suptitle(fit_title(labels["title"], 0.9 * figsize[0], max_lines=3), fontsize="medium", parse_math=False)
     figure.supxlabel(labels["x_label"], fontsize="medium")
@@ -271,6 +273,8 @@ def _panel_figure(
     # geometry predicts it, then checked against the width layout gave them (laid out again only
     # when a title changed); then the layout is fixed, so that saving does not lay it out again
     predicted = ((figsize[0] - _FRAME[0]) / columns - _COLUMN_OVERHEAD) * dpi
+    if len(set(scales)) > 1:  # each panel's own colourbar beside it takes its share of the width
+        predicted *= 1 - _OWN_BAR - _OWN_BAR_PAD
     fits = fit_panel_titles(figure, panels, titles, [predicted] * len(panels))
     for _ in range(3):
         layout.execute(figure)

@@ -8,7 +8,7 @@ import pytest
 
 from pecli.render.downsample import block_edges
 from pecli.render.terminal import RAMP, heatmap, heatmap_stack
-from tests.conftest import run_pecli
+from tests.conftest import run_in_process, run_pecli
 
 
 @pytest.mark.parametrize("size", [1, 2, 7, 32, 33, 37, 100, 1999, 2048])
@@ -74,11 +74,12 @@ def test_plot_alibi_heads_in_the_terminal_leaves_no_row_out():
 def test_faint_panels_in_one_scale_are_named_on_stderr_with_the_fix(tmp_path, command):
     # the figure said "4 panels span < 5% of the colour scale"; stderr said nothing of it
     image = tmp_path / "heads.png"
-    result = run_pecli(command, "alibi", "--heads", "12", "--len", "64", "-o", str(image))
+    # the notes on stderr are the subject, not the process: in process (the real entry point)
+    result = run_in_process(command, "alibi", "--heads", "12", "--len", "64", "-o", str(image))
     assert result.code == 0 and image.exists(), result.stderr
     assert "4 panels span < 5% of the colour scale" in result.stderr, result.stderr
     assert "--scale per-panel" in result.stderr, result.stderr
-    own = run_pecli(command, "alibi", "--heads", "12", "--len", "64", "-o", str(image), "--scale", "per-panel")
+    own = run_in_process(command, "alibi", "--heads", "12", "--len", "64", "-o", str(image), "--scale", "per-panel")
     assert own.code == 0 and "span <" not in own.stderr, own.stderr
 
 

@@ -623,6 +623,24 @@ def test_panels_are_laid_out_once(monkeypatch, tmp_path):
     assert [axes.get_title() for axes in panels][12] == "head 12, slope 0.007812"  # one line, as predicted
 
 
+def test_panels_each_in_its_own_scale_are_laid_out_once(monkeypatch, tmp_path):
+    """Issue 32: with a colourbar beside each panel the titles were fitted to the width without it,
+    refitted after layout, and laid out again (2 passes of 2.4 s for 12 heads)."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    import pecli.render.panels as panels
+    from pecli.render.scale import color_scale
+
+    passes = []
+    real = ConstrainedLayoutEngine.execute
+    monkeypatch.setattr(ConstrainedLayoutEngine, "execute", lambda self, fig: passes.append(fig) or real(self, fig))
+    matrices = list(pecli.encode("alibi", 64, None, heads=12))
+    scales = [color_scale(matrix) for matrix in matrices]
+    titles = [f"head {h}, slope {2.0 ** (-8 * (h + 1) / 12):.4g}" for h in range(12)]
+    panels.save_panels(matrices, str(tmp_path / "own.png"), titles=titles, title="alibi", scale=scales)
+    assert len(passes) == 1
+
+
 # -- low-pass filtering of long tables (issue 26 item 11) --------------------------------------
 
 
