@@ -47,10 +47,21 @@ _ALWAYS_FITS = 16 << 20
 
 #: above this magnitude the sum or the squares of a tensor's values can overflow float64
 _OVERFLOWS = 1e150
+#: below this magnitude their squares fall to float64's subnormals or to 0 (a std of 1e-300s would read 0)
+_UNDERFLOWS = 1e-150
+
+
+def _needs_scaling(scale: float) -> bool:
+    """Whether values whose largest magnitude is ``scale`` (finite) are scaled into [-1, 1] for their moments.
+
+    >>> _needs_scaling(1e308), _needs_scaling(1e-300), _needs_scaling(1.0), _needs_scaling(0.0)
+    (True, True, False, False)
+    """
+    return scale > _OVERFLOWS or 0.0 < scale < _UNDERFLOWS
 
 
 def tensor_stats(entry: StoredTensor, key: str, nbytes: int) -> dict[str, float | int | None] | None:
-    """min, max, mean and std (in float64, scaled so values near 1e308 do not overflow) of a tensor.
+    """min, max, mean and std (in float64, scaled so values near 1e308 do not overflow, nor 1e-300 underflow).
 
     None for a dtype with no real numbers. NaN values are left out and counted (``nan``, present
     only when there are some). Refuses (a :class:`~pecli.errors.ParameterError`) a tensor that,
@@ -96,7 +107,7 @@ def tensor_stats(entry: StoredTensor, key: str, nbytes: int) -> dict[str, float 
         if scale == math.inf:
             with np.errstate(invalid="ignore", over="ignore"):  # inf − inf: the mean and std are NaN
                 mean, std = _mean_and_std(values)
-        elif scale > _OVERFLOWS:  # scaled into [-1, 1], neither the sum nor the squares can overflow
+        elif _needs_scaling(scale):  # scaled into [-1, 1]: the sum and squares neither overflow nor underflow
             mean, std = (scale * moment for moment in _mean_and_std(values / scale))
         else:
             mean, std = _mean_and_std(values)
@@ -155,7 +166,9 @@ def all_tensor_stats(tensors: Sequence[tuple[str, StoredTensor, int]]) -> list[d
             # contiguous row sums pairwise, as it does over a 1-D array)
             with np.errstate(all="ignore"):  # rows with NaN or inf are redone below
                 low, high = np.minimum.reduce(values, axis=1), np.maximum.reduce(values, axis=1)
-                plain = np.maximum(np.abs(low), np.abs(high)) <= _OVERFLOWS  # False for NaN and inf
+                largest = np.maximum(np.abs(low), np.abs(high))
+                # False for NaN, inf, and magnitudes whose sum or squares leave float64's normal range
+                plain = (largest <= _OVERFLOWS) & ((largest >= _UNDERFLOWS) | (largest == 0.0))
                 mean = np.add.reduce(values, axis=1) / count
                 deviation = values - mean[:, None]
                 variance = np.add.reduce(deviation * deviation, axis=1) / count
@@ -220,7 +233,7 @@ def _merged_moments(blocks: Iterator[Any], scale: float) -> dict[str, float | in
             for block in blocks:
                 total, size = total + float(np.add.reduce(block)), size + block.size
         return {"mean": total / size, "std": math.nan}
-    divisor = scale if scale > _OVERFLOWS else 1.0  # scaled into [-1, 1], nothing overflows
+    divisor = scale if _needs_scaling(scale) else 1.0  # scaled into [-1, 1]: nothing overflows or underflows
     mean, squares, size = 0.0, 0.0, 0
     for block in blocks:
         if not block.size:
