@@ -258,7 +258,23 @@ class TimestepRange:
     step: float
 
     def __len__(self) -> int:
-        return max(0, math.ceil((self.stop - self.start) / self.step))
+        """The count of k whose value, ``start + step·k`` as :meth:`array` computes it, lies before ``stop``:
+        the quotient's rounding is checked against the values themselves (0.1:0.4:0.1 holds 0.1, 0.2, 0.3;
+        its quotient 3.0000000000000004 alone would count 0.4000000000000001 in).
+
+        >>> len(parse_range("0.1:0.4:0.1")), len(parse_range("0.4:0.1:-0.1")), len(parse_range("0:1000:10"))
+        (3, 3, 100)
+        """
+        count = max(0, math.ceil((self.stop - self.start) / self.step))
+        while count and not self._before_stop(count - 1):
+            count -= 1
+        while count < _MAX_RANGE_LENGTH and self._before_stop(count):
+            count += 1
+        return count
+
+    def _before_stop(self, k: int) -> bool:
+        value = float(np.float64(self.start) + np.float64(self.step) * np.float64(k))  # as array() computes it
+        return value < self.stop if self.step > 0 else value > self.stop
 
     def array(self, start: int = 0, stop: int | None = None) -> np.ndarray:
         """Timesteps number ``start:stop`` of the range as float64."""
