@@ -97,3 +97,44 @@ def test_timestep_rows_name_their_own_t_not_an_alias_shifted_by_pi_halves(freq_s
     assert found.level == "exact" and found.best.max_error < 1e-6
     assert found.best.params["flip_sin_to_cos"] is False and found.best.params["freq_shift"] == freq_shift
     np.testing.assert_allclose(found.best.timesteps, times, atol=1e-3)
+
+
+def _diffusers_timesteps(times, dim, flip_sin_to_cos, freq_shift, scale=1.0):
+    """diffusers' get_timestep_embedding (float32 arithmetic, as pecli's arithmetic="float32" computes it)."""
+    return pecli.timestep_embedding(
+        [float(t) for t in np.asarray(times, np.float32)],
+        dim,
+        flip_sin_to_cos=flip_sin_to_cos,
+        freq_shift=float(freq_shift),
+        scale=scale,
+        arithmetic="float32",
+        dtype="float32",
+    )
+
+
+def test_a_timestep_alias_within_the_noise_is_not_claimed():
+    # was "approximate: timestep … timesteps=(28091.88, 60840.55)": scale 1000 puts the phases past the
+    # lowest frequency's turn; an alias thousands off fits identify's noise, which grows with t, but its
+    # printed command does not write the table (off by 2.5e-3): now verified like every other match
+    table = _diffusers_timesteps([473.0, 511.0], 4, flip_sin_to_cos=True, freq_shift=0, scale=1000.0)
+    found = identify_table(table)
+    assert not found.matched or found.best.timesteps is None or max(found.best.timesteps) <= 1000 * 511 + 1
+    if found.matched:
+        recipe = found.recipe()
+        regenerated = pecli.timestep_embedding(recipe.timesteps, 4, dtype="float64", **found.best.params)
+        assert np.abs(regenerated - table).max() < 1e-4
+
+
+@pytest.mark.parametrize(("flip", "shift", "scale"), [(True, 0, 1.0), (False, 1, 1.0), (False, 1, 2.0), (True, 1, 1.0)])
+def test_fractional_float32_timesteps_are_found_and_their_command_regenerates_them(flip, shift, scale):
+    # was "approximate" (unchecked) with t rounded to the fewest decimals within float32's angle noise
+    # (23.124756 → 23.12475): the command wrote another table; the library's float32 t is now read too
+    times = np.sort(np.random.default_rng(7).uniform(0, 1000, 12)).astype(np.float32)
+    table = _diffusers_timesteps(times, 32, flip, shift, scale)
+    found = identify_table(table)
+    assert found.level == "exact" and found.best.scheme == "timestep" and not found.unverified
+    recipe = found.recipe()
+    params = {**found.best.params}
+    regenerated = pecli.timestep_embedding(recipe.timesteps, 32, dtype="float32", **params)
+    assert np.abs(regenerated.astype(np.float64) - table).max() <= 2.0**-22
+    np.testing.assert_allclose(np.array(recipe.timesteps) / scale, times, rtol=0, atol=1e-4 * scale)

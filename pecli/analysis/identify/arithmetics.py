@@ -39,7 +39,7 @@ def arithmetic_variants(ranked: Iterable[Candidate]) -> Iterator[Candidate]:
     for candidate in ranked:
         if tried == _TRIED:
             return
-        if "float32" not in SCHEMES[candidate.scheme].arithmetics or candidate.timesteps is not None:
+        if "float32" not in SCHEMES[candidate.scheme].arithmetics:
             continue
         if candidate.params.get("arithmetic") not in (None, "float64"):
             continue

@@ -146,7 +146,13 @@ def timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidate
                 max_period=convention["max_period"],
             )
             if times is not None:
-                yield Candidate("timestep", convention, timesteps=tuple(round_timesteps(times, precision).tolist()))
+                rounded = tuple(round_timesteps(times, precision).tolist())
+                yield Candidate("timestep", convention, timesteps=rounded)
+                # the fewest decimals within float32's angle noise (±6e-5 at t = 500) need not be the t a
+                # library held: its float32 t, read from the ω = 1 phase to ~1e-7, is the other reading
+                held = tuple(float(t) for t in times.astype(np.float32))
+                if held != rounded:
+                    yield Candidate("timestep", convention, timesteps=held)
 
 
 def presets_with(scheme: str, params: Mapping[str, Any]) -> tuple[str, ...]:
