@@ -12,7 +12,7 @@ import typer
 
 from pecli.cli.options import KeyOpt, LayerTypeOpt, output_options
 from pecli.cli.output import Output
-from pecli.errors import ExitCode, ParameterError
+from pecli.errors import ExitCode
 
 HELP = """Name the convention that produced a table, and its command.
 
@@ -49,13 +49,9 @@ def identify(
     *,
     out: Output,
 ) -> None:
-    from pecli.cli.inputs import InputTable, as_matrix, input_parts, is_file_input, load_input, pair_label, rope_pair
+    from pecli.cli.inputs import InputTable, as_matrix, input_parts, load_input, pair_label, require_table, rope_pair
 
-    if not is_file_input(source):
-        raise ParameterError(
-            f"identify reads a table, but {source!r} names a scheme",
-            hint=f"write it first: pecli generate {source} --d … --len … -o pe.npy",
-        )
+    require_table("identify", source)
     from pecli.analysis.identify import identify_rope_pair, identify_table
     from pecli.analysis.identify.report import IdentifyReport
     from pecli.cli.reproduce import command_line

@@ -62,6 +62,33 @@ def is_file_input(source: str) -> bool:
     return _sources().reads_a_file(source)
 
 
+def require_table(command: str, source: str) -> None:
+    """Refuse, for a command that reads a table (identify, resample), a scheme or a name that is no file.
+
+    >>> require_table("identify", "sinusoidal")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    pecli.errors.ParameterError: identify reads a table, but 'sinusoidal' names a scheme (write it first: ...)
+    >>> require_table("resample", "nope")
+    Traceback (most recent call last):
+    pecli.errors.TableFileError: no such file: 'nope' (resample reads a table file, a model directory, or - for stdin)
+    """
+    if is_file_input(source):
+        return
+    from pecli.schemes.catalog import SCHEMES
+    from pecli.schemes.presets import preset_names
+
+    name = source.partition(":")[0]
+    if name in SCHEMES or name in preset_names():
+        raise ParameterError(
+            f"{command} reads a table, but {source!r} names a scheme",
+            hint=f"write it first: pecli generate {source} --d … --len … -o pe.npy",
+        )
+    raise TableFileError(
+        f"no such file: {source!r}",
+        hint=f"{command} reads a table file, a model directory, or - for stdin",
+    )
+
+
 def load_input(
     out: Output,
     source: str,

@@ -155,8 +155,9 @@ def resample(
         target, fmt = _prepare_output(out, output, fmt)
     written_format = fmt or "safetensors"
 
-    from pecli.cli.inputs import load_input
+    from pecli.cli.inputs import load_input, require_table
 
+    require_table("resample", source)
     if in_checkpoint and os.path.isdir(source):
         from pecli.cli.inputs import InputTable
         from pecli.models import open_model_directory
