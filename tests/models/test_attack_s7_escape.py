@@ -162,3 +162,50 @@ def test_a_checkpoint_copy_refuses_what_the_directory_reader_refuses(tmp_path):
     _edit_index(target, f'"wpe.weight": "{holder}"', f'"wpe.weight": "{holder}", "wpe.weight": "{other}"')
     with pytest.raises(TableFileError, match=r"names 'wpe\.weight' twice"):
         replace_in_directory(str(target), str(tmp_path / "out"), "wpe.weight", np.zeros((40, 16), np.float32))
+
+
+def _gguf_settings(path, tensor_info: bytes = b"", tensors: int = 0, **numbers: int) -> str:
+    """A llama GGUF file with 4096 context, 256 wide, 4 heads, base 10000; ``numbers`` (``rope__dimension_count``)
+    set more uint32 keys; ``tensor_info`` lists ``tensors`` tensors whose data is 128 zero bytes."""
+    import struct
+
+    def text(value: str) -> bytes:
+        return struct.pack("<Q", len(value.encode())) + value.encode()
+
+    keys = {"context_length": 4096, "embedding_length": 256, "attention__head_count": 4, **numbers}
+    entries = [text("general.architecture") + struct.pack("<I", 8) + text("llama")]
+    entries += [text("llama." + key.replace("__", ".")) + struct.pack("<II", 4, value) for key, value in keys.items()]
+    entries.append(text("llama.rope.freq_base") + struct.pack("<If", 6, 10000.0))
+    body = b"GGUF" + struct.pack("<IQQ", 3, tensors, len(entries)) + b"".join(entries) + tensor_info
+    path.write_bytes(body + bytes(-len(body) % 32) + bytes(128))
+    return str(path)
+
+
+def test_a_gguf_tensor_of_absurd_dimensions_is_sized_in_human_units(tmp_path):
+    # it printed "ends at byte 115792089237316195423570985008687907853269984665640564039457584007913129639936…"
+    import struct
+
+    name = "token_embd.weight"
+    info = struct.pack("<Q", len(name)) + name.encode() + struct.pack("<I4QIQ", 4, *[2**63] * 4, 0, 0)
+    path = _gguf_settings(tmp_path / "huge.gguf", info, tensors=1)
+    result = run_in_process("info", path)
+    assert_clean_error(result, 2, name, "9.2e+18 × 9.2e+18", "2.9e+76 bytes", "ends at byte 2.9e+76", "cut short")
+    assert not any(len(digits) > 20 for digits in "".join(c if c.isdigit() else " " for c in result.stderr).split())
+
+
+@pytest.mark.parametrize(
+    ("numbers", "key"),
+    [
+        ({"rope__dimension_count": 2**31 - 2, "attention__key_length": 2**31 - 2}, "llama.rope.dimension_count"),
+        ({"attention__key_length": 2**31 - 2}, "llama.attention.key_length"),
+        ({"embedding_length": 2**31 - 2, "attention__head_count": 1}, "llama.embedding_length / llama.attention"),
+    ],
+    ids=["dimension_count", "key_length", "embedding_length"],
+)
+def test_a_very_wide_gguf_head_is_named_by_the_gguf_key_that_set_it(tmp_path, numbers, key):
+    # it was "asks for rows of 2,147,483,646 values (head_dim 2147483646 …)": a config key the .gguf does not have
+    path = _gguf_settings(tmp_path / "wide.gguf", **numbers)
+    result = run_in_process("generate", "--from-config", path, "--len", "4", "-o", str(tmp_path / "t.safetensors"))
+    assert_clean_error(result, 2, key, "2,147,483,646 rotated columns", "no model's head is that wide")
+    assert "head_dim" not in result.stderr
+    assert not (tmp_path / "t.safetensors").exists()
