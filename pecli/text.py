@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["ascii_float", "ascii_int", "printable"]
+__all__ = ["ascii_float", "ascii_int", "json_escaped", "printable"]
 
 #: characters that move the cursor, retitle the window, clear the screen or break a line: C0 and C1
 #: controls, DEL, and Unicode's line separators and bidirectional overrides
@@ -37,6 +37,31 @@ def printable(text: str) -> str:
     '\\xff.npy'
     """
     return _CONTROL.sub(_escaped, text)
+
+
+def json_escaped(text: str) -> str:
+    r"""JSON ``text`` (as :func:`json.dumps` writes it) with every control character :func:`printable`
+    escapes written as ``\uXXXX``: the same document when parsed, and safe on a terminal.
+
+    ``json.dumps`` escapes C0 controls inside strings but, with ``ensure_ascii=False``, leaves C1
+    controls (U+009B is CSI), DEL, Unicode's line separators and bidirectional overrides raw; they
+    can only stand inside a string, where the escape means the same character.
+
+    >>> import json
+    >>> text = json_escaped(json.dumps({"name": "a\u009b2Jb\u202e", "é": 1}, ensure_ascii=False))
+    >>> text
+    '{"name": "a\\u009b2Jb\\u202e", "é": 1}'
+    >>> json.loads(text) == {"name": "a\u009b2Jb\u202e", "é": 1}
+    True
+    """
+    return _CONTROL.sub(_json_escape, text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char < " ":  # json.dumps escapes C0 in strings: one left raw is the document's own newline
+        return char
+    return f"\\u{ord(char):04x}"
 
 
 def _escaped(match: re.Match[str]) -> str:

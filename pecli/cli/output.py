@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
 from pecli.errors import Message, OutputError, PecliError
-from pecli.text import printable
+from pecli.text import json_escaped, printable
 
 if TYPE_CHECKING:
     from pecli.report import Report
@@ -232,6 +232,9 @@ class Output:
         except ValueError:  # "Out of range float values": rare, so only then walk the document
             document = _finite_or_null(document)
             text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+        # C1 controls, bidirectional overrides and line separators from a file (a tensor name, a
+        # metadata value) as \u escapes: the same document, and nothing raw reaches the terminal
+        text = json_escaped(text)
         if not _encodes(text, getattr(self.stdout, "encoding", None) or "utf-8"):
             # a file name that is no UTF-8 (held as \udcff), or an ASCII stdout (PYTHONIOENCODING=ascii):
             # \u escapes keep the document valid JSON in any encoding

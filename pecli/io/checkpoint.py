@@ -41,12 +41,97 @@ from pecli.io.atomic import TEMP_MARKER, atomic_file, check_free_space, reported
 from pecli.io.safetensors import dtype_code, safetensors_entries
 from pecli.io.tensor import Tensor, raw_chunks
 
-__all__ = ["CHUNK_BYTES", "INDEX_FILE", "SINGLE_FILE", "CheckpointCopy", "replace_in_directory", "replace_tensor"]
+__all__ = [
+    "CHUNK_BYTES",
+    "INDEX_FILE",
+    "SINGLE_FILE",
+    "CheckpointCopy",
+    "read_shard_index",
+    "replace_in_directory",
+    "replace_tensor",
+]
 
 #: bytes per read when the system cannot copy between files itself
 CHUNK_BYTES = 16 << 20
 INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
+
+
+def _shown(text: str) -> str:
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
+def _kind(mode: int) -> str:
+    import stat
+
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))  # fmt: skip
+    return next((name for test, name in kinds if test(mode)), "not a file")
+
+
+def read_shard_index(directory: str) -> tuple[dict[str, Any], dict[str, str]] | None:
+    """``directory``'s shard index (``model.safetensors.index.json``) and its weights' shard paths; None without one.
+
+    Every reader of a sharded model (``info``, ``identify``, a checkpoint copy) goes through this one
+    check: the index is a regular file of bounded size; it names no weight twice; each shard is a
+    file beside it (not ``../x``, not in a subdirectory), present, and a regular file (not a FIFO,
+    a directory, ``/dev/zero``). Anything else is a one-line :class:`~pecli.errors.TableFileError`.
+    """
+    from pecli.io.bounded import read_small_text
+
+    index = os.path.join(directory, INDEX_FILE)
+    if not os.path.lexists(index):
+        return None
+    shown = _shown(index)
+    text = read_small_text(index, what="shard index")  # a FIFO, a directory or /dev/zero: "not a regular file"
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        document = dict(items)
+        if len(document) != len(items):
+            names = [name for name, _ in items]
+            repeated.extend(name for name in document if names.count(name) > 1)
+        return document
+
+    try:
+        document = json.loads(text, object_pairs_hook=pairs)
+    except RecursionError:
+        raise TableFileError(f"{shown} nests too deeply", hint="a shard index nests a few levels") from None
+    except ValueError as error:
+        raise TableFileError(f"cannot read {shown}: {_shown(str(error))}", hint="re-save the model") from None
+    weight_map = document.get("weight_map") if isinstance(document, dict) else None
+    if not isinstance(weight_map, dict) or not all(
+        isinstance(name, str) and isinstance(shard, str) for name, shard in weight_map.items()
+    ):
+        raise TableFileError(f"{shown} has no weight_map of names to shard files", hint="re-save the model")
+    if repeated:
+        raise TableFileError(
+            f"{shown} names {_shown(repeated[0])!r} twice, so which shard holds it is unknown",
+            hint="the index is corrupt: re-save the model",
+        )
+    files = {}
+    for name, shard in weight_map.items():
+        file = os.path.join(directory, shard)
+        if os.path.basename(shard) != shard or shard in ("", ".", ".."):
+            raise TableFileError(
+                f"{shown} names shard {_shown(shard)!r}, which is not a file in the model directory",
+                hint="an index names the shards beside it: re-save the model",
+            )
+        try:
+            mode = os.stat(file).st_mode
+        except OSError:
+            raise TableFileError(
+                f"{shown} names shard {_shown(shard)!r}, which is missing", hint="download every shard the index lists"
+            ) from None
+        import stat
+
+        if not stat.S_ISREG(mode):
+            raise TableFileError(
+                f"{shown} names shard {_shown(shard)!r}, which is {_kind(mode)}, not a regular file",
+                hint="give the model's own shard files",
+            )
+        files[name] = file
+    return document, files
 
 
 @dataclass(frozen=True)
@@ -186,19 +271,18 @@ def replace_in_directory(
     """
     index_path = os.path.join(source, INDEX_FILE)
     index: dict[str, Any] | None = None
-    if os.path.isfile(index_path):
-        from pecli.io.bounded import read_small_json
+    read = read_shard_index(source)
+    if read is not None:
+        index, shards = read
+        from pecli.io import find_key, read_tensors
 
-        index = read_small_json(index_path, what="shard index")
-        weight_map = index.get("weight_map") if isinstance(index, dict) else None
-        if not isinstance(weight_map, dict):
-            raise TableFileError(f"{index_path} has no weight_map", hint="re-save the model")
-        from pecli.io import find_key
-
-        name = find_key(list(weight_map), key, index_path)
-        shard = str(weight_map[name])
-        if os.path.basename(shard) != shard or not os.path.isfile(os.path.join(source, shard)):
-            raise TableFileError(f"{index_path} names shard {shard!r}, which is missing", hint="download every shard")
+        name = find_key(list(shards), key, index_path)
+        shard = os.path.basename(shards[name])
+        if name not in read_tensors(shards[name])[0]:
+            raise TableFileError(
+                f"{_shown(index_path)} places {_shown(name)!r} in {shard}, which does not hold it",
+                hint="the index and the shards disagree: re-save the model",
+            )
     elif os.path.isfile(os.path.join(source, SINGLE_FILE)):
         name, shard = key, SINGLE_FILE
     else:

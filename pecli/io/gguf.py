@@ -269,13 +269,35 @@ def _entry(
         integer = type_name.startswith("I") and type_name[1:].isdigit()
         shown = f"ggml {type_name}" if integer else f"quantized {type_name}"
         return StoredTensor(shape, shown, partial(_refuse, name, key, type_name))
-    end = start + count * _STORAGE[dtype].itemsize
-    if end > size:
+    nbytes = count * _STORAGE[dtype].itemsize
+    if start + nbytes > size:
+        from pecli.dtypes import format_bytes
+
+        # in human units: a corrupt shape's product has a hundred digits
         raise TableFileError(
-            f"{name}: tensor {key!r} ({list(shape)} of {dtype}) ends at byte {end}, but the file holds {size}",
+            f"{name}: tensor {key!r} ({_dims(shape)} of {dtype}, {format_bytes(nbytes)}) ends at byte "
+            f"{_position(start + nbytes)}, but the file holds {format_bytes(size)}",
             hint="the file is corrupt or was cut short",
         )
     return StoredTensor(shape, dtype, partial(_load, handle, name, start, dtype, count, shape))
+
+
+def _position(offset: int) -> str:
+    """A byte offset for a message: digits while a file could be that large, a power of ten past it.
+
+    >>> _position(288), _position(2**300)
+    ('288', '2e+90')
+    """
+    return f"{offset:,}" if offset < 10**15 else f"{offset:.2g}"
+
+
+def _dims(shape: tuple[int, ...]) -> str:
+    """A tensor's shape for a message; a dimension past 10^12 (no real tensor's) as a power of ten.
+
+    >>> _dims((8, 4)), _dims((2**63, 4))
+    ('8 × 4', '9.2e+18 × 4')
+    """
+    return " × ".join(f"{dim:.2g}" if dim >= 10**12 else str(dim) for dim in shape) or "a scalar"
 
 
 def _refuse(name: str, key: str, type_name: str) -> np.ndarray:

@@ -104,10 +104,15 @@ class ModelDirectory:
         from pecli.io import read_table
 
         if key is not None:
-            from pecli.io import find_key
+            from pecli.io import find_key, read_tensors
 
             key = find_key(self.weight_files, key, self.path, what="weight")
             file = self.weight_files[key]
+            if key not in read_tensors(file)[0]:
+                raise TableFileError(
+                    f"{self._index_name()} places {shown(key)!r} in {os.path.basename(file)}, which does not hold it",
+                    hint="the index and the shards disagree: re-save the model",
+                )
             loaded = read_table(file, key=key)
             # the dtype stored in the file (a bfloat16 tensor is held as float32 by numpy)
             stored = loaded.dtype or loaded.array.dtype.name
@@ -136,23 +141,14 @@ def open_model_directory(path: str) -> ModelDirectory:
     A directory without ``config.json``, without weights, or whose index names a missing shard is
     a :class:`~pecli.errors.TableFileError`. No tensor data is read.
     """
+    from pecli.io.checkpoint import read_shard_index
     from pecli.models.config import read_config
 
     config = read_config(path)
-    index = os.path.join(path, INDEX_FILE)
     single = os.path.join(path, SINGLE_FILE)
-    if os.path.isfile(index):
-        weight_map = _read_index(index)
-        weight_files = {}
-        for name, shard in weight_map.items():
-            file = os.path.join(path, shard)
-            if os.path.basename(shard) != shard or not os.path.isfile(file):
-                raise TableFileError(
-                    f"{index} names shard {shown(shard)!r}, which is missing",
-                    hint="download every shard the index lists",
-                )
-            weight_files[name] = file
-        return ModelDirectory(path, config, weight_files)
+    read = read_shard_index(path)  # a FIFO, /dev/zero or a shard outside the directory: named as such
+    if read is not None:
+        return ModelDirectory(path, config, read[1])
     if os.path.isfile(single):
         from pecli.io import read_tensors
 
@@ -161,15 +157,3 @@ def open_model_directory(path: str) -> ModelDirectory:
         f"{path} has no weights ({SINGLE_FILE} or {INDEX_FILE})",
         hint="give a directory that save_pretrained wrote with safetensors weights",
     )
-
-
-def _read_index(index: str) -> dict[str, str]:
-    from pecli.io.bounded import read_small_json
-
-    document = read_small_json(index, what="shard index")
-    weight_map = document.get("weight_map") if isinstance(document, dict) else None
-    if not isinstance(weight_map, dict) or not all(
-        isinstance(name, str) and isinstance(shard, str) for name, shard in weight_map.items()
-    ):
-        raise TableFileError(f"{index} has no weight_map of names to shard files", hint="re-save the model")
-    return weight_map

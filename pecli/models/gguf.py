@@ -37,6 +37,8 @@ __all__ = ["GGUF_KEYS", "GGUFWithoutSettings", "gguf_config", "gguf_view_config"
 
 #: the most a GGUF integer setting may be: what config.json's integers may be (encoding.CONFIG_INT_MAX)
 _INT_MAX = 2**31 - 1
+#: the widest rotary head read (as pecli.models.from_config.ROW_VALUES bounds a row): real heads are 64 to 512
+_HEAD_WIDTH_MAX = 1 << 24
 #: llama.cpp's architecture names that differ from the transformers model type of the same rotary
 #: (gguf.constants.MODEL_ARCH_NAMES): Command R rotates adjacent pairs (transformers' CohereRotaryEmbedding,
 #: llama.cpp's LLAMA_ROPE_TYPE_NORM without a converter permutation). deepseek2 holds DeepSeek V2 and V3, which
@@ -213,16 +215,22 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
     assert hidden is not None and heads is not None  # required
     head_dim = integer("attention.key_length", required=False) or hidden // heads
     rotated = integer("rope.dimension_count", required=False) or head_dim
-    if rotated < 2 or rotated % 2:  # named by the key that gave it, not as the config pecli builds from it
-        given = (
-            key("rope.dimension_count")
-            if fields.get(key("rope.dimension_count")) is not None
-            else key("attention.key_length")
-            if fields.get(key("attention.key_length")) is not None
-            else f"{key('embedding_length')} / {key('attention.head_count')}"
-        )
+    # named by the key that gave it, not as the config's head_dim pecli builds from it
+    given = (
+        key("rope.dimension_count")
+        if fields.get(key("rope.dimension_count")) is not None
+        else key("attention.key_length")
+        if fields.get(key("attention.key_length")) is not None
+        else f"{key('embedding_length')} / {key('attention.head_count')}"
+    )
+    if rotated < 2 or rotated % 2:
         raise ParameterError(
             f"{path}: {given} gives {rotated} rotated columns; rotary needs an even number, at least 2",
+            hint="the file's attention settings are corrupt",
+        )
+    if rotated > _HEAD_WIDTH_MAX:
+        raise ParameterError(
+            f"{path}: {given} gives {rotated:,} rotated columns; no model's head is that wide",
             hint="the file's attention settings are corrupt",
         )
     if rotated > head_dim:
