@@ -14,7 +14,13 @@ from typing import Any
 
 from pecli.errors import ParameterError
 from pecli.models.encoding import config_bool, config_value, known_rope_type
-from pecli.models.transformers_families import INTERLEAVE_SWITCH, REINTERLEAVED
+from pecli.models.transformers_families import (
+    IGNORES_PARTIAL,
+    INTERLEAVE_SWITCH,
+    REINTERLEAVED,
+    TRANSFORMERS_VERSION,
+    USES_PARTIAL,
+)
 
 __all__ = ["pairing", "rope_type_of"]
 
@@ -105,4 +111,16 @@ def pairing(config: Mapping[str, Any], model_type: str) -> tuple[str, str]:
             pairs = "interleaved" if switch else "half"
             return pairs, f"rope_interleave not given: {model_type}'s default ({str(switch).lower()}, {pairs} pairs)"
         return ("interleaved" if switch else "half"), ""
-    return ("interleaved" if model_type in _INTERLEAVED else "half"), ""
+    if model_type in _INTERLEAVED:
+        return "interleaved", ""
+    if model_type and model_type not in _KNOWN and "auto_map" not in config:  # remote code says so elsewhere
+        return "half", (
+            f"model_type {config_value(model_type)} has no rotary module in transformers {TRANSFORMERS_VERSION}: "
+            "read with Llama's keys and rotate_half pairs (check the model's own attention code)"
+        )
+    return "half", ""
+
+
+#: the model types transformers has a rotary module for (a GGUF's llama.cpp name, mapped to its transformers
+#: name where they differ, is one of them or not)
+_KNOWN = IGNORES_PARTIAL | USES_PARTIAL | _INTERLEAVED
