@@ -121,6 +121,9 @@ def integer_phasors(start: int, stop: int, freqs: np.ndarray) -> np.ndarray:
 
     Materialises the whole complex128 array; tables should use :func:`fill_sin_cos` instead.
     """
+    from pecli.memory import check_fits_in_memory
+
+    check_fits_in_memory(max(0, stop - start) * len(freqs) * 16, what="table's float64 phasors")
     phasors = np.empty((stop - start, len(freqs)), dtype=np.complex128)
     fill_sin_cos(phasors.view(np.float64), start, freqs, layout="interleaved", cos_first=True)
     return phasors

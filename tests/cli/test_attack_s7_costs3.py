@@ -55,3 +55,27 @@ def test_the_wavelength_chart_of_a_huge_width_fits_under_the_cap():
     assert done.returncode == 0, done.stderr
     assert "0                                                  49999999  pair i" in done.stdout
     assert "context 4" in done.stdout
+
+
+def test_reduced_arithmetic_angles_cos_and_sin_hold_no_more_than_themselves():
+    # was 6.5 results' worth at the peak (held() rounded whole arrays through float32 and float64 copies
+    # while angles and cos were alive): part of plot rope --view precision's out of memory at d 100000
+    import tracemalloc
+
+    from pecli.schemes.arithmetic import angle_sin_cos
+
+    positions, freqs = np.arange(2000, dtype=np.float64), np.geomspace(1.0, 1e-4, 1000)
+    unit = positions.size * freqs.size * 8
+    for arithmetic in ("float32", "bfloat16"):
+        tracemalloc.start()
+        try:
+            angles, cos, _sin = angle_sin_cos(positions, freqs, arithmetic, scale=1.5, product_scale=0.5)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        # the three results and a few MiB of blocks (was 6.5 results' worth)
+        assert peak < 3.5 * unit, (arithmetic, peak / unit)
+        expected = np.float32(np.float32(positions[7]) * np.float32(freqs[3])) * np.float32(0.5)
+        assert angles[7, 3] == expected
+        if arithmetic == "float32":
+            assert cos[7, 3] == np.float32(np.float32(np.cos(np.float64(expected))) * np.float32(1.5))
