@@ -8,6 +8,7 @@ bands a scaling treats alike (YaRN's ramp, Llama 3's frequency bands) shaded and
 
 from __future__ import annotations
 
+import itertools
 import math
 import textwrap
 from typing import TYPE_CHECKING, Any
@@ -103,6 +104,19 @@ def _band_legends(bands: Any, width: int, indent: str) -> list[list[str]]:
     return [full, each, joined]
 
 
+#: pairs whose log wavelengths the text chart holds at once (the extremes' pass)
+_CHART_SPAN = 1 << 20
+
+
+def _spans(count: int) -> list[tuple[int, int]]:
+    return [(lo, min(lo + _CHART_SPAN, count)) for lo in range(0, count, _CHART_SPAN)] or [(0, 0)]
+
+
+def _log_wavelengths(waves: RopeWavelengths, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """log10 of pairs ``lo:hi``'s wavelengths before and after scaling (the same values as the whole arrays')."""
+    return (np.log10(2 * math.pi / waves.inv_freq_original[lo:hi]), np.log10(2 * math.pi / waves.inv_freq[lo:hi]))
+
+
 def wavelength_chart(waves: RopeWavelengths, *, width: int, height: int, title: str | None = None) -> str:
     """A text chart: ``·`` the wavelength before scaling, ``•`` after (``•`` alone where equal), log rows.
 
@@ -121,11 +135,13 @@ def wavelength_chart(waves: RopeWavelengths, *, width: int, height: int, title: 
                   └───────
                    0     7  pair i
     """
-    before, after = np.log10(waves.wavelength_original), np.log10(waves.wavelength)
-    levels = [before, after]
+    pairs = len(waves.inv_freq)
     context = None if waves.context_length is None else math.log10(waves.context_length)
-    top = max(float(np.max(after)), float(np.max(before)), context or -math.inf)
-    bottom = min(float(np.min(after)), float(np.min(before)), context if context is not None else math.inf)
+    # the extremes of log wavelength, a block of pairs at a time (d may be huge: no whole-length copies)
+    top, bottom = context or -math.inf, context if context is not None else math.inf
+    for lo, hi in _spans(pairs):
+        for level in _log_wavelengths(waves, lo, hi):
+            top, bottom = max(top, float(np.max(level))), min(bottom, float(np.min(level)))
     labels = (f"{10**top:.3g}", f"{10**bottom:.3g}")
     margin = max(len(label) for label in labels) + 2
     lines = [title if len(title) <= width else title[: width - 1] + "…"] if title else []
@@ -136,11 +152,13 @@ def wavelength_chart(waves: RopeWavelengths, *, width: int, height: int, title: 
     rows = max(2, height - frame - len(legend))
     # the context's label follows its row: the columns leave room for it within the width
     context_label = "" if context is None else f" context {waves.context_length}"
-    columns = min(len(before), max(1, width - margin - 1 - len(context_label)))
+    columns = min(pairs, max(1, width - margin - 1 - len(context_label)))
     span = top - bottom if top > bottom else 1.0
-    # each column shows the pairs of one block, at the block's mean log wavelength
-    edges = np.linspace(0, len(before), columns + 1).astype(int)
-    block_means = [np.add.reduceat(level, edges[:-1]) / np.diff(edges) for level in levels]
+    # each column shows the pairs of one block, at the block's mean log wavelength (one block in memory)
+    edges = np.linspace(0, pairs, columns + 1).astype(int)
+    sums = np.array([[float(np.add.reduceat(level, [0])[0]) for level in _log_wavelengths(waves, lo, hi)]
+                     for lo, hi in itertools.pairwise(edges.tolist())])  # fmt: skip
+    block_means = [sums[:, side] / np.diff(edges) for side in (0, 1)]
 
     def row_of(value: float) -> int:
         return int(np.clip(round((top - value) / span * (rows - 1)), 0, rows - 1))
@@ -165,7 +183,7 @@ def wavelength_chart(waves: RopeWavelengths, *, width: int, height: int, title: 
             band = next((b for b in waves.bands if b.start <= pair < b.stop), None)
             marks[column] = band.name[0] if band else " "
         lines.append(" " * (margin + 1) + "".join(marks))
-    last = str(len(before) - 1)
+    last = str(pairs - 1)
     axis = "0" + " " * max(1, columns - 1 - len(last)) + last
     axis = " " * (margin + 1) + axis
     fits = len(axis) + len("  pair i (log wavelength)") <= width

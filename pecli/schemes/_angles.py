@@ -58,6 +58,9 @@ _MAX_THREADS = 8
 #: the wall time to the slower core on a shared machine)
 _SPAN_BLOCKS = 16
 _PAGE = 4096
+#: tables of more frequencies than this are filled in column chunks of this many (a block of one
+#: row of them holds 4 complex128 copies: 4 MiB)
+_MAX_COLUMN_PHASORS = _BLOCK_BYTES // 16
 #: blocks hold at most this many rows (bounds the work for small tables of few columns)
 _MAX_BLOCK_ROWS = 1024
 #: a block is multiplied as rows of up to this many phasors (several table rows each, the block
@@ -95,7 +98,11 @@ def geometric_frequencies(dim: int, base: float, freq_shift: float | None) -> np
     array([1.e+00, 1.e-04])
     """
     if freq_shift is None:
-        return np.exp(-math.log(base) * (2.0 * np.arange((dim + 1) // 2) / dim))
+        exponents = np.arange((dim + 1) // 2, dtype=np.float64)  # in place: one array, whatever d
+        exponents *= 2.0
+        exponents /= dim
+        exponents *= -math.log(base)
+        return np.exp(exponents, out=exponents)
     half = dim // 2
     if half and half - freq_shift <= 0:  # d = 1 has no frequency: the padding column alone, as the sources give
         raise ParameterError(
@@ -103,7 +110,10 @@ def geometric_frequencies(dim: int, base: float, freq_shift: float | None) -> np
             "(the exponent would divide by zero or flip sign)",
             hint="use a larger {dim} or {freq_shift=0}, or drop {freq_shift}",
         )
-    return np.exp(-math.log(base) * (np.arange(half) / (half - freq_shift)))
+    exponents = np.arange(half, dtype=np.float64)
+    exponents /= half - freq_shift
+    exponents *= -math.log(base)
+    return np.exp(exponents, out=exponents)
 
 
 def integer_phasors(start: int, stop: int, freqs: np.ndarray) -> np.ndarray:
@@ -111,6 +121,9 @@ def integer_phasors(start: int, stop: int, freqs: np.ndarray) -> np.ndarray:
 
     Materialises the whole complex128 array; tables should use :func:`fill_sin_cos` instead.
     """
+    from pecli.memory import check_fits_in_memory
+
+    check_fits_in_memory(max(0, stop - start) * len(freqs) * 16, what="table's float64 phasors")
     phasors = np.empty((stop - start, len(freqs)), dtype=np.complex128)
     fill_sin_cos(phasors.view(np.float64), start, freqs, layout="interleaved", cos_first=True)
     return phasors
@@ -165,6 +178,8 @@ def fill_sin_cos(out: np.ndarray, start: int, freqs: np.ndarray, *, layout: str,
         phasors = position_phasors(np.arange(start, start + rows, dtype=np.float64), freqs)
         place_sin_cos(out, phasors, layout=layout, cos_first=cos_first)
         return out
+    if count > _MAX_COLUMN_PHASORS:  # a block of one row would still cost 64 bytes a frequency
+        return _fill_column_chunks(out, start, freqs, layout=layout, cos_first=cos_first)
     # Blocks start at multiples of `block` in position space, and products are always formed over
     # whole blocks (numpy's vector loops may round a complex product differently in a loop's
     # tail), so a position's value never depends on which rows are computed: streamed chunks
@@ -194,6 +209,38 @@ def fill_sin_cos(out: np.ndarray, start: int, freqs: np.ndarray, *, layout: str,
     span_rows = block * _SPAN_BLOCKS
     bounds = [0, *range(-start % span_rows, rows, span_rows), rows]
     _run_in_threads(job.run, [range(lo, hi) for lo, hi in itertools.pairwise(bounds) if hi > lo], threads)
+    return out
+
+
+def _fill_column_chunks(out: np.ndarray, start: int, freqs: np.ndarray, *, layout: str, cos_first: bool) -> np.ndarray:
+    """:func:`fill_sin_cos` for very many frequencies: chunks of ``_MAX_COLUMN_PHASORS`` frequencies,
+    ``_ANCHOR_BLOCKS`` positions at a time (a chunk's blocks are one row, so a batch starts on an exact
+    anchor), through an interleaved temporary of ``out``'s dtype (rounded once there, then copied
+    exactly): the extra memory is at most that batch, whatever ``d``.
+
+    A chunk's values depend only on its frequencies and positions, so they are the same whichever
+    rows are asked for, and equal the unchunked fill's (whose blocks are one row too).
+    """
+    rows, count, dim = out.shape[0], len(freqs), out.shape[1]
+    used = min(2 * count, dim)
+    batch = min(rows, _ANCHOR_BLOCKS)
+    buffer = np.empty((batch, 2 * _MAX_COLUMN_PHASORS), dtype=out.dtype)
+    bounds = [0, *range(-start % _ANCHOR_BLOCKS, rows, _ANCHOR_BLOCKS), rows]
+    spans = [(top, bottom) for top, bottom in itertools.pairwise(bounds) if bottom > top]
+    for lo in range(0, count, _MAX_COLUMN_PHASORS):
+        hi = min(lo + _MAX_COLUMN_PHASORS, count)
+        for top, bottom in spans:
+            chunk = buffer[: bottom - top, : 2 * (hi - lo)]
+            fill_sin_cos(chunk, start + top, freqs[lo:hi], layout="interleaved", cos_first=cos_first)
+            if layout == "interleaved":
+                stop = min(2 * hi, used)
+                out[top:bottom, 2 * lo : stop] = chunk[:, : stop - 2 * lo]
+                continue
+            out[top:bottom, lo:hi] = chunk[:, 0::2]
+            stop = min(count + hi, used)
+            if stop > count + lo:
+                out[top:bottom, count + lo : stop] = chunk[:, 1::2][:, : stop - count - lo]
+    out[:, used:] = 0
     return out
 
 

@@ -22,6 +22,8 @@ dtype's rounding happens once afterwards.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from pecli.dtypes import round_to
@@ -85,17 +87,42 @@ def angle_sin_cos(
     ([[0.30000001192092896]], 0.955337)
     """
     positions = held_positions(positions, arithmetic)
+    freqs32 = np.asarray(freqs32, dtype=np.float64)
+    from pecli.memory import check_fits_in_memory
+
+    # the three results are all it holds: each is rounded in place, a block of rows at a time
+    check_fits_in_memory(3 * len(positions) * len(freqs32) * 8, what=f"{arithmetic} angles, cos and sin")
     if arithmetic == "float64":
-        angles = np.outer(positions, freqs32) * product_scale
-        return angles, np.cos(angles) * scale, np.sin(angles) * scale
-    angles = held(np.outer(held(positions, "float32"), held(freqs32, "float32")), "float32")
+        angles = np.outer(positions, freqs32)
+        angles *= product_scale
+        cos, sin = np.cos(angles), np.sin(angles)
+        cos *= scale
+        sin *= scale
+        return angles, cos, sin
+    angles = np.outer(held(positions, "float32"), held(freqs32, "float32"))
+    _hold_in_place(angles, lambda block: held(block, "float32"))
     if product_scale != 1.0:
-        angles = held(angles * held(np.array(product_scale), "float32"), "float32")
-    cos, sin = held(np.cos(angles), "float32"), held(np.sin(angles), "float32")
-    if scale != 1.0:
-        factor = held(np.array(scale), "float32")
-        cos, sin = held(cos * factor, "float32"), held(sin * factor, "float32")
+        factor = held(np.array(product_scale), "float32")
+        _hold_in_place(angles, lambda block: held(block * factor, "float32"))
+    cos, sin = np.cos(angles), np.sin(angles)
+    scaling = held(np.array(scale), "float32")
+    for values in (cos, sin):
+        _hold_in_place(values, lambda block: held(block, "float32"))
+        if scale != 1.0:
+            _hold_in_place(values, lambda block: held(block * scaling, "float32"))
     return angles, cos, sin
+
+
+#: elements rounded at a time by :func:`_hold_in_place` (its temporaries: a few MiB)
+_HOLD_BLOCK = 1 << 18
+
+
+def _hold_in_place(values: np.ndarray, rounded: Callable[[np.ndarray], np.ndarray]) -> None:
+    """``values[...] = rounded(values)``, a block of rows at a time: the same values, no whole-array temporaries."""
+    rows_per_block = max(1, _HOLD_BLOCK // max(1, values.shape[1]))
+    for top in range(0, values.shape[0], rows_per_block):
+        block = values[top : top + rows_per_block]
+        block[...] = rounded(block)
 
 
 def inverse_power_frequencies32(dim: int, base: float) -> np.ndarray:
