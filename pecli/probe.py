@@ -480,15 +480,22 @@ def _factor_findings(probe: Probe, expected: np.ndarray, actual: np.ndarray, tol
     """A constant factor between expected and actual, named by the convention's known factors."""
     from pecli.schemes.catalog import get_scheme
 
-    norm = float((expected * expected).sum())
-    if norm == 0:
-        return
-    factor = float((expected * actual).sum()) / norm
-    if abs(factor - 1.0) < 1e-6 or not np.isfinite(factor):
-        return
     mistakes = get_scheme(probe.spec.scheme).known_mistakes(probe.spec.params)
     named = {} if mistakes is None else dict(mistakes.factors)
-    name = next((what for what, value in named.items() if abs(value - factor) <= 1e-4 * abs(value)), None)
-    what = f": {name}" if name else ""
-    message = f"the rotation is the reference times {factor:.6g}{what}"
-    kept("constant_factor", message, factor * expected, {"factor": factor})
+    rotated = _rotated_columns(probe.spec)
+    # the whole vector scaled; a partial rotary's turned columns alone (a factor on cos and sin: the rest pass)
+    for columns in (expected.shape[-1], rotated) if rotated < expected.shape[-1] else (expected.shape[-1],):
+        turned, have = expected[..., :columns], actual[..., :columns]
+        norm = float((turned * turned).sum())
+        if norm == 0:
+            continue
+        factor = float((turned * have).sum()) / norm
+        if abs(factor - 1.0) < 1e-6 or not np.isfinite(factor):
+            continue
+        name = next((what for what, value in named.items() if abs(value - factor) <= 1e-4 * abs(value)), None)
+        what = f": {name}" if name else ""
+        variant = expected.copy()
+        variant[..., :columns] *= factor
+        where = ("the rotation is the reference" if columns == expected.shape[-1]
+                 else f"the rotation's {columns} rotary columns are the reference's")  # fmt: skip
+        kept("constant_factor", f"{where} times {factor:.6g}{what}", variant, {"factor": factor, "columns": columns})

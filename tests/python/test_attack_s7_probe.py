@@ -94,3 +94,30 @@ def test_partial_rotary_whole_head_turned_is_named(tmp_path, factor):
     agree, causes = _causes(probe, q, k)
     assert not agree
     assert causes == {"q_rotated": ["partial_rotary_ignored"], "k_rotated": ["partial_rotary_ignored"]}
+
+
+def test_longrope_attention_factor_twice_on_a_partial_rotary_is_named(tmp_path):
+    """Phi-3 LongRoPE with partial_rotary_factor 0.5: the factor applied twice scales only the rotary columns
+    (cos and sin), so the whole vector is no constant multiple of the reference; it was left unnamed."""
+    from transformers import Phi3Config
+    from transformers.models.phi3 import modeling_phi3 as module
+
+    short, long = [1.0 + 0.05 * i for i in range(8)], [1.0 + 0.3 * i for i in range(8)]
+    rope = {"rope_type": "longrope", "rope_theta": 10000.0, "short_factor": short, "long_factor": long,
+            "original_max_position_embeddings": 64}  # fmt: skip
+    values = {"hidden_size": 64, "num_attention_heads": 2, "num_key_value_heads": 2, "max_position_embeddings": 256,
+              "original_max_position_embeddings": 64, "partial_rotary_factor": 0.5, "rope_parameters": rope}  # fmt: skip
+    probe = _probe(tmp_path, "phi3", **values)
+    rotary = module.Phi3RotaryEmbedding(Phi3Config(**values))
+    factor = rotary.attention_scaling
+    assert abs(factor - 1.0) > 0.1
+    rotary.attention_scaling = factor * factor
+    cos, sin = rotary(torch.zeros(1, 1, 1, 1), torch.from_numpy(probe.positions)[None])
+    q, k = module.apply_rotary_pos_emb(torch.from_numpy(probe.q)[None], torch.from_numpy(probe.k)[None], cos, sin)
+    report = compare_rotated(probe, {"q_rotated": q[0].numpy(), "k_rotated": k[0].numpy()})
+    assert not report.agree
+    for check in report.checks:
+        assert [found.code for found in check.diagnosis] == ["constant_factor"]
+        figures = check.diagnosis[0].figures
+        assert figures["columns"] == 16 and figures["factor"] == pytest.approx(factor, rel=1e-4)
+        assert "applied twice" in check.diagnosis[0].message
