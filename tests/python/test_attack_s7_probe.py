@@ -105,8 +105,9 @@ def test_longrope_attention_factor_twice_on_a_partial_rotary_is_named(tmp_path):
     short, long = [1.0 + 0.05 * i for i in range(8)], [1.0 + 0.3 * i for i in range(8)]
     rope = {"rope_type": "longrope", "rope_theta": 10000.0, "short_factor": short, "long_factor": long,
             "original_max_position_embeddings": 64}  # fmt: skip
-    values = {"hidden_size": 64, "num_attention_heads": 2, "num_key_value_heads": 2, "max_position_embeddings": 256,
-              "original_max_position_embeddings": 64, "partial_rotary_factor": 0.5, "rope_parameters": rope}  # fmt: skip
+    values = {"hidden_size": 64, "num_attention_heads": 2, "num_key_value_heads": 2, "partial_rotary_factor": 0.5,
+              "max_position_embeddings": 256, "original_max_position_embeddings": 64,
+              "rope_parameters": rope}  # fmt: skip
     probe = _probe(tmp_path, "phi3", **values)
     rotary = module.Phi3RotaryEmbedding(Phi3Config(**values))
     factor = rotary.attention_scaling
