@@ -122,3 +122,44 @@ def test_longrope_attention_factor_twice_on_a_partial_rotary_is_named(tmp_path):
         figures = check.diagnosis[0].figures
         assert figures["columns"] == 16 and figures["factor"] == pytest.approx(factor, rel=1e-4)
         assert "applied twice" in check.diagnosis[0].message
+
+
+def test_another_partial_width_turned_is_named(tmp_path):
+    """GPT-NeoX turning the first 16 of 32 columns where its config (rotary_pct 0.25) turns 8: was unnamed."""
+    from transformers import GPTNeoXConfig
+    from transformers.models.gpt_neox import modeling_gpt_neox as module
+
+    rope = {"rope_type": "default", "rope_theta": 10000.0}
+    values = {"hidden_size": 64, "num_attention_heads": 2, "max_position_embeddings": 256, "rope_parameters": rope}
+    probe = _probe(tmp_path, "gpt_neox", **{**values, "rope_parameters": {**rope, "partial_rotary_factor": 0.25}})
+    wrong = GPTNeoXConfig(**{**values, "rope_parameters": {**rope, "partial_rotary_factor": 0.5}})
+    cos, sin = module.GPTNeoXRotaryEmbedding(wrong)(torch.zeros(1, 1, 1, 1), torch.from_numpy(probe.positions)[None])
+    assert cos.shape[-1] == 16
+    q, k = module.apply_rotary_pos_emb(torch.from_numpy(probe.q)[None], torch.from_numpy(probe.k)[None], cos, sin)
+    report = compare_rotated(probe, {"q_rotated": q[0].numpy(), "k_rotated": k[0].numpy()})
+    assert not report.agree
+    for check in report.checks:
+        assert [found.code for found in check.diagnosis] == ["partial_rotary_differs"]
+        assert check.diagnosis[0].figures | {"residual": 0} == {"rotary_columns": 8, "turned_columns": 16,
+                                                                "head_dim": 32, "residual": 0}  # fmt: skip
+
+
+def test_bfloat16_positions_under_dynamic_ntk_are_named_with_the_batch_length(tmp_path):
+    """Dynamic NTK chooses its base by max(position_ids) + 1: in bfloat16, 1025 + 1 rounds to 1024, inside the
+    trained length, so transformers leaves the frequencies unscaled; the rounded positions alone did not explain it."""
+    from transformers import LlamaConfig
+    from transformers.models.llama import modeling_llama as module
+
+    values = {"hidden_size": 64, "num_attention_heads": 1, "num_key_value_heads": 1, "max_position_embeddings": 1024,
+              "rope_parameters": {"rope_type": "dynamic", "rope_theta": 500000.0, "factor": 8.0}}  # fmt: skip
+    probe = _probe(tmp_path, "llama", **values)
+    assert int(probe.positions.max()) == 1025
+    rotary = module.LlamaRotaryEmbedding(LlamaConfig(**values))
+    cos, sin = rotary(torch.zeros(1, 1, 1, 1), torch.from_numpy(probe.positions)[None].to(torch.bfloat16))
+    q, k = module.apply_rotary_pos_emb(torch.from_numpy(probe.q)[None], torch.from_numpy(probe.k)[None], cos, sin)
+    report = compare_rotated(probe, {"q_rotated": q[0].numpy(), "k_rotated": k[0].numpy()})
+    assert not report.agree
+    for check in report.checks:
+        assert [found.code for found in check.diagnosis] == ["positions_dtype"]
+        assert check.diagnosis[0].figures["length"] == 1024
+        assert "the batch's length 1026 became 1024" in check.diagnosis[0].message
