@@ -45,6 +45,7 @@ __all__ = [
     "probe_positions",
     "rotary_spec",
     "rotate",
+    "tried_mistakes",
 ]
 
 #: the tensors a probe file holds, in order
@@ -421,6 +422,17 @@ def diagnose_rotated(probe: Probe, actual: Any, *, which: str = "q", tolerance: 
     for found in sorted(findings, key=lambda found: found.figures["residual"]):
         best.setdefault(found.code, found)
     return list(best.values())
+
+
+def tried_mistakes(probe: Probe) -> list[str]:
+    """The codes :func:`diagnose_rotated` tries on ``probe``'s convention, in its order, each once.
+
+    >>> tried_mistakes(make_probe(rotary_spec("rope", dim=16, length=64), heads=1))[:3]
+    ['pairing', 'base_differs', 'not_rotated']
+    """
+    vectors = np.asarray(probe.q, dtype=np.float64)
+    codes = [code for code, *_ in _variants(probe)] + [code for code, *_ in _engine_slips(probe, vectors)]
+    return list(dict.fromkeys([*codes, "constant_factor", "positions_shifted"]))
 
 
 def rounded_positions(positions: np.ndarray, mantissa_bits: int) -> np.ndarray:

@@ -163,3 +163,19 @@ def test_bfloat16_positions_under_dynamic_ntk_are_named_with_the_batch_length(tm
         assert [found.code for found in check.diagnosis] == ["positions_dtype"]
         assert check.diagnosis[0].figures["length"] == 1024
         assert "the batch's length 1026 became 1024" in check.diagnosis[0].message
+
+
+def test_an_unexplained_difference_lists_the_mistakes_tried():
+    """The 'no known mistake explains it' line listed a stale hand-kept set (no swap, dtype, partial width)."""
+    import numpy as np
+
+    from pecli.probe import tried_mistakes
+
+    probe = make_probe(rotary_spec("rope", dim=16, length=64, scheme_params={"partial_rotary_factor": 0.5}), heads=1)
+    noise = np.random.default_rng(0).standard_normal(probe.q_rotated.shape)
+    check = compare_rotated(probe, {"q_rotated": probe.q_rotated + noise}).checks[0]
+    assert not check.agree and check.diagnosis == []
+    tried = tried_mistakes(probe)
+    assert {"pairing", "partial_rotary_partner", "not_rotated", "cos_sin_swapped", "partial_rotary_ignored",
+            "constant_factor", "positions_shifted"} <= set(tried)  # fmt: skip
+    assert check.text_lines()[-1] == f"  cause: no known mistake explains it (tried: {', '.join(tried)})"
