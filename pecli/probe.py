@@ -45,6 +45,7 @@ __all__ = [
     "probe_positions",
     "rotary_spec",
     "rotate",
+    "tried_mistakes",
 ]
 
 #: the tensors a probe file holds, in order
@@ -160,6 +161,7 @@ def rotate(
     layout: str | None = None,
     partner_over_head: bool = False,
     swap_cos_sin: bool = False,
+    length: int | None = None,
     **params: Any,
 ) -> np.ndarray:
     """Rotate ``x`` (…, positions, head_dim) at ``positions`` by ``spec``'s RoPE, in float64.
@@ -168,7 +170,8 @@ def rotate(
     LongRoPE choose by it, as transformers' ``max(position_ids) + 1``). ``layout`` and ``params``
     override the spec's (a mistake's variant); ``partner_over_head`` pairs a partial rotary's columns
     across the whole head (column i with i + head_dim/2), the partial-rotary partner mistake;
-    ``swap_cos_sin`` multiplies by sin where cos belongs and the reverse (the rotary columns only).
+    ``swap_cos_sin`` multiplies by sin where cos belongs and the reverse (the rotary columns only);
+    ``length`` replaces ``max(positions) + 1`` where the frequencies choose by it (as an engine computed it).
 
     >>> spec = rotary_spec("rope", dim=4, length=8)
     >>> rotate(spec, np.array([[1.0, 0.0, 0.0, 0.0]]), [1]).round(6).tolist()
@@ -179,14 +182,20 @@ def rotate(
     positions = np.asarray(positions, dtype=np.int64)
     all_params = {**spec.params, **params}
     layout = layout or all_params["layout"]
-    table = dataclasses.replace(spec, length=int(positions.max()) + 1, dtype="float64")
-    cos, sin = (
-        np.stack([
-            dataclasses.replace(table, params={**all_params, "part": part}).rows(range(p, p + 1))[0]
-            for p in positions.tolist()
-        ])
-        for part in ("cos", "sin")
-    )  # fmt: skip
+    table = dataclasses.replace(spec, length=int(positions.max()) + 1 if length is None else length, dtype="float64")
+    if length is None:
+        cos, sin = (
+            np.stack([
+                dataclasses.replace(table, params={**all_params, "part": part}).rows(range(p, p + 1))[0]
+                for p in positions.tolist()
+            ])
+            for part in ("cos", "sin")
+        )  # fmt: skip
+    else:  # the frequencies (row 1's angles) and the factor (row 0's cos) of a table that long, at any position
+        first = {part: dataclasses.replace(table, length=max(length, 2), params={**all_params, "part": part}).rows(
+            range(2)) for part in ("angle", "cos")}  # fmt: skip
+        angles = positions[:, None].astype(np.float64) * first["angle"][1][None, :]
+        cos, sin = first["cos"][0] * np.cos(angles), first["cos"][0] * np.sin(angles)
     if layout != all_params["layout"]:  # the same frequencies, paired the other way
         cos, sin = (_relayout(values, all_params["layout"], layout, _rotated_columns(spec)) for values in (cos, sin))
     if swap_cos_sin:
@@ -415,6 +424,17 @@ def diagnose_rotated(probe: Probe, actual: Any, *, which: str = "q", tolerance: 
     return list(best.values())
 
 
+def tried_mistakes(probe: Probe) -> list[str]:
+    """The codes :func:`diagnose_rotated` tries on ``probe``'s convention, in its order, each once.
+
+    >>> tried_mistakes(make_probe(rotary_spec("rope", dim=16, length=64), heads=1))[:3]
+    ['pairing', 'base_differs', 'not_rotated']
+    """
+    vectors = np.asarray(probe.q, dtype=np.float64)
+    codes = [code for code, *_ in _variants(probe)] + [code for code, *_ in _engine_slips(probe, vectors)]
+    return list(dict.fromkeys([*codes, "constant_factor", "positions_shifted"]))
+
+
 def rounded_positions(positions: np.ndarray, mantissa_bits: int) -> np.ndarray:
     """``positions`` rounded (to nearest, ties to even) to a float of ``mantissa_bits`` significant bits.
 
@@ -431,8 +451,8 @@ def rounded_positions(positions: np.ndarray, mantissa_bits: int) -> np.ndarray:
 
 def _engine_slips(probe: Probe, vectors: np.ndarray) -> list[tuple[str, str, np.ndarray, dict[str, Any]]]:
     """(code, sentence, variant, figures) for an engine's own slips the convention does not name: the vectors not
-    rotated at all, cos and sin swapped, the positions held in bfloat16/float16, a partial rotary's whole head
-    turned."""
+    rotated at all, cos and sin swapped, the positions held in bfloat16/float16, another partial rotary's width
+    turned (the whole head, a half or a quarter)."""
     spec, positions = probe.spec, probe.positions
     found: list[tuple[str, str, np.ndarray, dict[str, Any]]] = [
         ("not_rotated", "the vectors are not rotated: they are the probe's input as given", vectors.copy(), {}),
@@ -443,36 +463,48 @@ def _engine_slips(probe: Probe, vectors: np.ndarray) -> list[tuple[str, str, np.
         rounded = rounded_positions(positions, bits)
         if (rounded != positions).any():
             at = int(np.argmax(rounded != positions))
-            found.append((
-                "positions_dtype",
-                f"the positions are held in {dtype}: position {int(positions[at])} became {int(rounded[at])}",
-                rotate(spec, vectors, rounded), {"dtype": dtype, "position": int(positions[at]),
-                                                 "rounded": int(rounded[at])},
-            ))  # fmt: skip
+            # the batch's length max(positions) + 1 (dynamic NTK and LongRoPE choose by it): summed in that dtype
+            # too (transformers' max(position_ids) + 1), or from the integer positions
+            batch = int(positions.max()) + 1
+            for length in dict.fromkeys((int(rounded_positions(np.array([rounded.max() + 1]), bits)[0]), batch)):
+                seen = "" if length == batch else f", the batch's length {batch} became {length}"
+                found.append((
+                    "positions_dtype",
+                    f"the positions are held in {dtype}: position {int(positions[at])} became {int(rounded[at])}{seen}",
+                    rotate(spec, vectors, rounded, length=length),
+                    {"dtype": dtype, "position": int(positions[at]), "rounded": int(rounded[at]), "length": length},
+                ))  # fmt: skip
     head_dim, rotated = vectors.shape[-1], _rotated_columns(spec)
-    if rotated < head_dim and spec.params.get("scaling") != "proportional":
-        whole = dataclasses.replace(spec, dim=head_dim, params={**spec.params, "partial_rotary_factor": 1.0,
-                                                                "rotary_dim": None})  # fmt: skip
+    if spec.params.get("scaling") == "proportional":
+        return found
+    # another partial rotary factor's width turned (with the frequencies of a rotary that wide): the whole head
+    # where a part turns (ignored), a part where the whole head turns (assumed), or another part (differs)
+    for turned in dict.fromkeys((head_dim, head_dim // 2, head_dim // 4)):
+        if turned == rotated or turned < 2 or turned % 2:
+            continue
+        wide = dataclasses.replace(spec, dim=turned, params={**spec.params, "partial_rotary_factor": 1.0,
+                                                               "rotary_dim": None})  # fmt: skip
         try:
-            variant = rotate(whole, vectors, positions)
+            variant = rotate(wide, vectors, positions)
         except ParameterError:
-            pass
-        else:
+            continue
+        figures = {"rotary_columns": rotated, "turned_columns": turned, "head_dim": head_dim}
+        if turned == head_dim:
             found.append(("partial_rotary_ignored",
                           f"partial rotary ignored: only the first {rotated} of {head_dim} columns turn, "
                           f"the rotation turned all {head_dim} (frequencies of a {head_dim}-wide head)",
-                          variant, {"rotary_columns": rotated, "head_dim": head_dim}))  # fmt: skip
-    elif rotated == head_dim and head_dim >= 8 and spec.params.get("scaling") != "proportional":
-        half = dataclasses.replace(spec, dim=head_dim // 2)
-        try:
-            variant = rotate(half, vectors, positions)
-        except ParameterError:
-            pass
-        else:
+                          variant, figures))  # fmt: skip
+        elif rotated == head_dim:
             found.append(("partial_rotary_assumed",
                           f"the whole head of {head_dim} columns turns; the rotation turned only the first "
-                          f"{head_dim // 2} (a partial rotary factor of 0.5)",
-                          variant, {"rotary_columns": head_dim // 2, "head_dim": head_dim}))  # fmt: skip
+                          f"{turned} (a partial rotary factor of {turned / head_dim:g})",
+                          variant, figures))  # fmt: skip
+        else:
+            found.append(("partial_rotary_differs",
+                          f"the first {rotated} of {head_dim} columns turn (a partial rotary factor of "
+                          f"{rotated / head_dim:g}); the rotation turned the first {turned} (a factor of "
+                          f"{turned / head_dim:g}, frequencies of a {turned}-wide rotary)",
+                          variant, figures))  # fmt: skip
     return found
 
 
@@ -480,15 +512,22 @@ def _factor_findings(probe: Probe, expected: np.ndarray, actual: np.ndarray, tol
     """A constant factor between expected and actual, named by the convention's known factors."""
     from pecli.schemes.catalog import get_scheme
 
-    norm = float((expected * expected).sum())
-    if norm == 0:
-        return
-    factor = float((expected * actual).sum()) / norm
-    if abs(factor - 1.0) < 1e-6 or not np.isfinite(factor):
-        return
     mistakes = get_scheme(probe.spec.scheme).known_mistakes(probe.spec.params)
     named = {} if mistakes is None else dict(mistakes.factors)
-    name = next((what for what, value in named.items() if abs(value - factor) <= 1e-4 * abs(value)), None)
-    what = f": {name}" if name else ""
-    message = f"the rotation is the reference times {factor:.6g}{what}"
-    kept("constant_factor", message, factor * expected, {"factor": factor})
+    rotated = _rotated_columns(probe.spec)
+    # the whole vector scaled; a partial rotary's turned columns alone (a factor on cos and sin: the rest pass)
+    for columns in (expected.shape[-1], rotated) if rotated < expected.shape[-1] else (expected.shape[-1],):
+        turned, have = expected[..., :columns], actual[..., :columns]
+        norm = float((turned * turned).sum())
+        if norm == 0:
+            continue
+        factor = float((turned * have).sum()) / norm
+        if abs(factor - 1.0) < 1e-6 or not np.isfinite(factor):
+            continue
+        name = next((what for what, value in named.items() if abs(value - factor) <= 1e-4 * abs(value)), None)
+        what = f": {name}" if name else ""
+        variant = expected.copy()
+        variant[..., :columns] *= factor
+        where = ("the rotation is the reference" if columns == expected.shape[-1]
+                 else f"the rotation's {columns} rotary columns are the reference's")  # fmt: skip
+        kept("constant_factor", f"{where} times {factor:.6g}{what}", variant, {"factor": factor, "columns": columns})

@@ -28,7 +28,7 @@ import numpy as np
 
 from pecli.analysis.diagnosis.finding import Finding
 from pecli.errors import ParameterError
-from pecli.probe import PROBE_TENSORS, ColumnOrder, Probe, diagnose_rotated
+from pecli.probe import PROBE_TENSORS, ColumnOrder, Probe, diagnose_rotated, tried_mistakes
 from pecli.report import Shown
 
 __all__ = ["RotatedCheck", "RotatedComparison", "compare_probe_files", "compare_rotated", "is_probe", "read_probe"]
@@ -119,6 +119,7 @@ class RotatedCheck:
     infs: int = 0  #: entries the engine left ±inf (counted as the NaNs are, never a difference of inf)
     #: agreed in another column order, shared by q and k (the scores unchanged): which, and the evidence
     column_order: Finding | None = None
+    tried: tuple[str, ...] = ()  #: the mistakes tried (codes) when none explains a difference
 
     def to_json(self) -> dict[str, Any]:
         return {"agree": self.agree, "max_abs_diff": self.max_abs_diff, "worst": dict(self.worst),
@@ -142,9 +143,9 @@ class RotatedCheck:
         if self.column_order is not None:
             lines.append(f"  note: {self.column_order.message}")
         if not self.agree:
+            tried = f" (tried: {', '.join(self.tried)})" if self.tried else ""
             lines += [f"  cause: {found.message}" for found in self.diagnosis] or [
-                "  cause: no known mistake explains it (pairing, partial-rotary partner, scaling, attention "
-                "factor, base, positions off by one)"
+                f"  cause: no known mistake explains it{tried}"
             ]
         return lines
 
@@ -252,8 +253,9 @@ def _check(probe: Probe, name: str, item: _Seen, *, as_given: bool = False) -> R
     else:
         findings = [] if agree else diagnose_rotated(probe, actual, which=name[0], tolerance=float(item.noise.max()))
     tolerance = float(allowed[head, row, dim])
+    tried = () if agree or findings else tuple(tried_mistakes(probe))
     return RotatedCheck(name, agree, float(difference.max(initial=0.0)), worst, tolerance, findings, nans,
-                        difference.size, bad - nans)  # fmt: skip
+                        difference.size, bad - nans, tried=tried)  # fmt: skip
 
 
 def _scores(probe: Probe, seen: Mapping[str, _Seen]) -> dict[str, Any]:
