@@ -32,6 +32,24 @@ def _canvas(figsize: tuple[float, float], dpi: float, panels: int = 1):
     return figure, axes
 
 
+def _save_laid_out(figure, path: str, dpi: float) -> None:
+    """Save ``figure`` drawn once: its layout computed once, then fixed.
+
+    With a layout engine still set, ``savefig`` draws the figure twice (a pass to lay it out, then
+    the pass that renders), each running constrained layout. For a PNG the layout is computed here
+    with the canvas's own renderer, the one that draws the PNG, so the picture is the same; an SVG
+    or PDF is laid out with its own renderer's text metrics, so it keeps savefig's two passes.
+    """
+    import matplotlib
+
+    layout = figure.get_layout_engine()
+    if layout is not None and image_format(path) == "png":
+        layout.execute(figure)
+        with matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+            figure.set_layout_engine(None)  # the panels keep the places this pass gave them
+    save_figure(figure, path, dpi)
+
+
 def save_profile(
     offsets: np.ndarray,
     mean: np.ndarray,
@@ -75,7 +93,7 @@ def save_profile(
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     axes.set_title(title, fontsize="medium", parse_math=False)
-    save_figure(figure, path, dpi)
+    _save_laid_out(figure, path, dpi)
 
 
 def save_heatmaps(
@@ -126,7 +144,7 @@ def save_heatmaps(
         mesh = draw_cells(axes, shrunk, cmap=cmap, low=low, high=high, x_label=x_label, y_label=y_label)
         figure.colorbar(mesh, ax=axes)
         axes.set_title(title, fontsize="small", parse_math=False)
-    save_figure(figure, path, dpi)
+    _save_laid_out(figure, path, dpi)
 
 
 def profile_chart(
@@ -252,7 +270,7 @@ def _save_difference_lines(
     bottom.set_title(titles[2], fontsize="small", parse_math=False)
     for axes in (top, bottom):
         axes.grid(True, linewidth=0.3, alpha=0.5)
-    save_figure(figure, path, dpi)
+    _save_laid_out(figure, path, dpi)
 
 
 def _save_difference_stack(a: np.ndarray, b: np.ndarray, path: str, *, titles: Sequence[str], dpi: float) -> None:
@@ -287,4 +305,4 @@ def _save_difference_stack(a: np.ndarray, b: np.ndarray, path: str, *, titles: S
         for mesh, panels in ((meshes[0], [grid[row, 0], grid[row, 1]]), (meshes[2], [grid[row, 2]])):
             bar = figure.colorbar(mesh, ax=panels, shrink=0.9, pad=0.01)
             bar.ax.tick_params(labelsize="x-small")
-    save_figure(figure, path, dpi)
+    _save_laid_out(figure, path, dpi)

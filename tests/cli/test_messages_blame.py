@@ -13,7 +13,7 @@ import pytest
 
 from pecli.dtypes import format_bytes
 from tests.cli.test_bad_inputs import assert_one_line_error
-from tests.conftest import run_pecli
+from tests.conftest import run_in_process, run_pecli
 
 
 @pytest.mark.parametrize(
@@ -83,24 +83,27 @@ def test_identify_of_a_npy_that_holds_no_table_is_not_told_to_pick_a_key(tmp_pat
 
 def test_a_config_read_as_a_table_asks_for_its_part_in_plain_words(tmp_path):
     """identify of a model directory: "the table 'm/config.json' implies has several tensors" read wrong;
-    a directory without weights whose config is faulty said "m has no weights", hiding the config's fault."""
+    a directory without weights whose config is faulty said "m has no weights", hiding the config's fault.
+
+    In this process (the messages and exit codes are the subject, not the process): 4 starts of pecli cost
+    more than the checks."""
     import json
 
     (tmp_path / "m").mkdir()
     config = {"model_type": "llama", "rope_theta": 10000, "hidden_size": 64, "num_attention_heads": 4}
     (tmp_path / "m" / "config.json").write_text(json.dumps(config))
-    faulty = run_pecli("identify", "m", "--key", "cos", cwd=str(tmp_path))
+    faulty = run_in_process("identify", "m", "--key", "cos", cwd=str(tmp_path))
     assert_one_line_error(faulty, 2, ("m/config.json has no max_position_embeddings",))
     assert "no weights" not in faulty.stderr
     (tmp_path / "m" / "config.json").write_text(json.dumps(dict(config, max_position_embeddings=32)))
-    both = run_pecli("identify", "m", cwd=str(tmp_path))  # its cos and sin read as one table (--key takes one)
+    both = run_in_process("identify", "m", cwd=str(tmp_path))  # its cos and sin read as one table (--key takes one)
     assert both.code == 0, both.stderr
     out = both.stdout.decode()
     assert "rope — m [cos, sin]" in out and "part=cos" not in out
     assert "read as one table: its tensors 'cos' and 'sin' (pass --key to take one)" in out
-    wrong = run_pecli("identify", "m", "--key", "foo", cwd=str(tmp_path))
+    wrong = run_in_process("identify", "m", "--key", "foo", cwd=str(tmp_path))
     assert_one_line_error(wrong, 2, ("--key 'foo' is not a part of the table 'm/config.json' gives", "--key cos"))
-    assert run_pecli("identify", "m", "--key", "cos", cwd=str(tmp_path)).code == 0
+    assert run_in_process("identify", "m", "--key", "cos", cwd=str(tmp_path)).code == 0
 
 
 def test_a_table_too_large_for_memory_and_disk_is_not_sent_to_a_file(cli, tmp_path, monkeypatch):
