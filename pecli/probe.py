@@ -184,13 +184,21 @@ def rotate(
     layout = layout or all_params["layout"]
     table = dataclasses.replace(spec, length=int(positions.max()) + 1 if length is None else length, dtype="float64")
     if length is None:
-        cos, sin = (
-            np.stack([
-                dataclasses.replace(table, params={**all_params, "part": part}).rows(range(p, p + 1))[0]
-                for p in positions.tolist()
-            ])
-            for part in ("cos", "sin")
-        )  # fmt: skip
+        low, high = int(positions.min()), int(positions.max())
+        if high - low < max(_SPAN_ROWS, 8 * len(positions)):  # one block of rows, indexed (not a call per position)
+            span = range(low, high + 1)
+            cos, sin = (
+                dataclasses.replace(table, params={**all_params, "part": part}).rows(span)[positions - low]
+                for part in ("cos", "sin")
+            )  # fmt: skip
+        else:  # a few positions far apart: each its own row
+            cos, sin = (
+                np.stack([
+                    dataclasses.replace(table, params={**all_params, "part": part}).rows(range(p, p + 1))[0]
+                    for p in positions.tolist()
+                ])
+                for part in ("cos", "sin")
+            )  # fmt: skip
     else:  # the frequencies (row 1's angles) and the factor (row 0's cos) of a table that long, at any position
         first = {part: dataclasses.replace(table, length=max(length, 2), params={**all_params, "part": part}).rows(
             range(2)) for part in ("angle", "cos")}  # fmt: skip
@@ -207,6 +215,10 @@ def rotate(
     out = x.copy()
     out[..., :turned] = apply_rotary(x[..., :turned], cos[:, :turned], sin[:, :turned], layout=layout)
     return out
+
+
+#: positions spanning fewer rows than this are computed as one block of rows
+_SPAN_ROWS = 4096
 
 
 def _relayout(values: np.ndarray, source: str, target: str, rotated: int) -> np.ndarray:
