@@ -105,6 +105,14 @@ class PecliError(Exception):
     def __str__(self) -> str:
         return f"{self.message} ({self.hint})" if self.hint else self.message
 
+    def hint_names(self, name: str) -> bool:
+        """Whether the hint asks for parameter ``name`` (a command that has no such option must say otherwise).
+
+        >>> PecliError("no context", hint="give {length}").hint_names("length")
+        True
+        """
+        return self._templates[1] is not None and names_a_parameter(self._templates[1], [name])
+
     def spelled(self, spell: Callable[[str], str]) -> str:
         """The one-line text with each parameter written as ``spell(name)`` (the CLI: its flag)."""
         message, hint = (text if text is None else name_parameters(text, spell) for text in self._templates)

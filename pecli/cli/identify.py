@@ -6,13 +6,13 @@ import contextlib
 import dataclasses
 import time
 from collections.abc import Callable, Iterator
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from pecli.cli.options import KeyOpt, LayerTypeOpt, output_options
 from pecli.cli.output import Output
-from pecli.errors import ExitCode
+from pecli.errors import ExitCode, ParameterError
 
 HELP = """Name the convention that produced a table, and its command.
 
@@ -49,15 +49,44 @@ def identify(
     *,
     out: Output,
 ) -> None:
-    from pecli.cli.inputs import InputTable, as_matrix, input_parts, load_input, pair_label, require_table, rope_pair
+    from pecli.cli.inputs import require_table
 
     require_table("identify", source)
-    from pecli.analysis.identify import identify_rope_pair, identify_table
     from pecli.analysis.identify.report import IdentifyReport
     from pecli.cli.reproduce import command_line
-    from pecli.sources import check_layer_type, is_config_source
+    from pecli.sources import check_layer_type
 
     check_layer_type(source, layer_type)
+    with _length_from_config(source):
+        table, found = _identified(out, source, key, layer_type)
+    # the file's dtype: a bfloat16 table is held as float32, the precision of its values tells the rest
+    found = dataclasses.replace(found, dtype=table.dtype_name)
+    out.show(IdentifyReport(found, table.label, command_line))
+    if not found.matched:
+        raise typer.Exit(int(ExitCode.NO_MATCH))
+
+
+@contextlib.contextmanager
+def _length_from_config(source: str) -> Iterator[None]:
+    """A config with no context asks for a length: identify has no --len, so the fix is to write the table."""
+    try:
+        yield
+    except ParameterError as error:
+        if not error.hint_names("length"):
+            raise
+        raise ParameterError(
+            error.message,
+            hint=f"identify takes the length from the config: add max_position_embeddings to it, or write the "
+            f"table first (pecli generate --from-config {source} --len N -o table.npy) and identify that",
+        ) from None
+
+
+def _identified(out: Output, source: str, key: str | None, layer_type: str | None) -> tuple[Any, Any]:
+    """The table ``source`` holds (a RoPE cos/sin pair read as one) and what identify finds in it."""
+    from pecli.analysis.identify import identify_rope_pair, identify_table
+    from pecli.cli.inputs import InputTable, as_matrix, input_parts, load_input, pair_label, rope_pair
+    from pecli.sources import is_config_source
+
     pair = rope_pair(out, source) if key is None else None
     if pair is None and key is None and is_config_source(source):  # a model's config: its cos and sin, as one table
         parts = input_parts(out, source, layer_type=layer_type)
@@ -78,11 +107,7 @@ def identify(
             out.note(note)
         with _progress_line(out) as progress:
             found = identify_table(values, dtype=table.dtype_name, progress=progress)
-    # the file's dtype: a bfloat16 table is held as float32, the precision of its values tells the rest
-    found = dataclasses.replace(found, dtype=table.dtype_name)
-    out.show(IdentifyReport(found, table.label, command_line))
-    if not found.matched:
-        raise typer.Exit(int(ExitCode.NO_MATCH))
+    return table, found
 
 
 #: a search shows its stage on a terminal once it has run this long (seconds)

@@ -32,3 +32,13 @@ def test_a_file_is_still_read(tmp_path) -> None:
     result = run_in_process("resample", "t.npy", "--len", "16", "-o", "out.npy", cwd=str(tmp_path))
     assert result.code == 0, result.stderr
     assert np.load(tmp_path / "out.npy").shape == (16, 4)
+
+
+def test_identify_of_a_config_without_context_names_no_option_identify_lacks(tmp_path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text('{"model_type": "bloom", "n_head": 6}')  # ALiBi: its table's length is the context
+    result = run_in_process("identify", str(config))
+    assert result.code == 2
+    assert "has no max_position_embeddings" in result.stderr
+    assert "--len N -o table.npy" in result.stderr and "give the table's length as --len" not in result.stderr
+    assert len(result.stderr.splitlines()) == 1
