@@ -33,6 +33,7 @@ from pecli.models.encoding import (
     known_rope_type,
 )
 from pecli.models.rope_config import has_rope, rope_encoding
+from pecli.models.transformers_families import CLASS_DEFAULTS
 
 __all__ = ["ROPE_TYPES", "ModelEncoding", "config_int", "known_rope_type", "model_encoding", "read_config"]
 
@@ -217,6 +218,10 @@ def _model_encoding(config: Mapping[str, Any], layer_type: str | None, *, depth:
             provenance={"length": (length_key, length), "dim": (width_key, config[width_key])},
             learned_weight=weight,
         )
+    if model_type in CLASS_DEFAULTS and config.get("auto_map") is None:
+        # a rotary family's config that spells no rope key (huggyllama/llama-7b predates rope_theta): transformers
+        # runs its config class's defaults, which rope_encoding fills, each with a note
+        return rope_encoding(config, model_type, layer_type=layer_type)
     raise ParameterError(
         f"config.json (model_type {config_value(model_type)}) has no position settings pecli knows",
         hint="pecli reads rope_parameters/rope_theta, ALiBi (BLOOM, MPT), T5's relative buckets (T5, mT5, UMT5, "
