@@ -1,0 +1,58 @@
+"""Costs out of proportion to the input (issue 30, class 4), fourth attack: real processes under a 1.5 GiB cap."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+_CAP = 3 << 29  # 1.5 GiB of address space
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _capped(*args: str, timeout: int = 240) -> subprocess.CompletedProcess:
+    """``pecli ARGS`` in a real process under an address-space cap of 1.5 GiB."""
+    prefix = f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({_CAP}, {_CAP}))\n"
+    body = f"import sys; sys.argv = ['pecli', *{list(args)!r}]\nfrom pecli.__main__ import main\nmain()\n"
+    env = {**os.environ, "PYTHONPATH": _ROOT}
+    env.pop("PECLI_DEBUG", None)
+    return subprocess.run([sys.executable, "-c", prefix + body], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=_ROOT)  # fmt: skip
+
+
+def test_the_precision_view_of_a_wide_long_rope_draws_under_the_cap():
+    # was "out of memory", exit 3: 512-row blocks of d 100000 held the reduced table, the exact one, their
+    # difference, and rope_table's angles, cos and sin at once (and the whole sample would take minutes)
+    done = _capped("plot", "rope", "--d", "100000", "--len", "100000", "--view", "precision", "--terminal",
+                   "--width", "80", "--height", "20")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "(64 blocks of 5 consecutive rows, log-spaced)" in done.stdout
+    assert "max |error| per arithmetic: bfloat16 2, float32 0.0114" in done.stdout
+
+
+def test_table_error_in_row_blocks_equals_the_whole_difference_bit_for_bit():
+    from pecli.analysis import precision
+    from pecli.schemes.spec import TableSpec
+
+    spec = TableSpec.resolve("rope", None, {}, length=600, dim=40, dtype="float64")
+    rows = range(250, 590)
+    whole = precision.table_error(spec, "bfloat16", rows)
+    saved = precision._ERROR_BLOCK_BYTES
+    precision._ERROR_BLOCK_BYTES = 8 * 40 * 7  # blocks of 7 rows
+    try:
+        blocked = precision.table_error(spec, "bfloat16", rows)
+    finally:
+        precision._ERROR_BLOCK_BYTES = saved
+    np.testing.assert_array_equal(blocked, whole)
+    assert blocked[257 - 250].max() > 0.4  # 257 held as 256
+
+
+def test_round_to_float64_gives_a_fresh_array_back_without_a_copy():
+    from pecli.dtypes import round_to
+
+    table = np.full((2, 3), 1.5)
+    assert round_to(table, "float64") is table
+    view = round_to(np.broadcast_to(np.arange(3.0), (2, 3)), "float64")  # a read-only broadcast: copied
+    assert view.flags.writeable and view.tolist() == [[0.0, 1.0, 2.0]] * 2
