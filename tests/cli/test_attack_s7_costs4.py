@@ -56,3 +56,31 @@ def test_round_to_float64_gives_a_fresh_array_back_without_a_copy():
     assert round_to(table, "float64") is table
     view = round_to(np.broadcast_to(np.arange(3.0), (2, 3)), "float64")  # a read-only broadcast: copied
     assert view.flags.writeable and view.tolist() == [[0.0, 1.0, 2.0]] * 2
+
+
+def test_the_wavelength_view_of_a_huge_width_holds_one_frequency_array():
+    # was 1178 MB at d 1e8: the frequencies computed twice (scaled and not) and their ratio for the bands
+    import tracemalloc
+
+    from pecli.analysis import wavelengths
+
+    tracemalloc.start()
+    try:
+        found = wavelengths.rope_wavelengths(4_000_000, length=4)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found.inv_freq is found.inv_freq_original
+    assert peak < 1.3 * 2_000_000 * 8, peak / (2_000_000 * 8)  # was 3 arrays' worth
+    saved = wavelengths._BAND_BLOCK
+    wavelengths._BAND_BLOCK = 5  # the bands read off in blocks of 5 pairs: the same bands
+    try:
+        yarn = wavelengths.rope_wavelengths(128, scaling="yarn", factor=4.0, original_max_position=4096)
+        llama = wavelengths.rope_wavelengths(128, base=500000.0, scaling="llama3", factor=8.0,
+                                             original_max_position=8192)  # fmt: skip
+    finally:
+        wavelengths._BAND_BLOCK = saved
+    assert [(b.start, b.stop) for b in llama.bands] == [(0, 29), (29, 35), (35, 64)]
+    factor = yarn.inv_freq_original / yarn.inv_freq
+    kept, scaled = np.isclose(factor, 1.0, rtol=1e-12, atol=0), np.isclose(factor, 4.0, rtol=1e-12, atol=0)
+    assert [(b.start, b.stop) for b in yarn.bands][1] == (int(np.argmin(kept)), int(np.argmax(scaled)))
