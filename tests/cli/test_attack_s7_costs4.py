@@ -84,3 +84,30 @@ def test_the_wavelength_view_of_a_huge_width_holds_one_frequency_array():
     factor = yarn.inv_freq_original / yarn.inv_freq
     kept, scaled = np.isclose(factor, 1.0, rtol=1e-12, atol=0), np.isclose(factor, 4.0, rtol=1e-12, atol=0)
     assert [(b.start, b.stop) for b in yarn.bands][1] == (int(np.argmin(kept)), int(np.argmax(scaled)))
+
+
+def test_a_narrow_offset_profile_walks_the_band_offset_by_offset_with_the_same_values():
+    # was 32-row tiles (3,125 BLAS calls at len 100000, > 60 s for --max-offset 10 --d 1024); now one pass per offset
+    import pecli
+    from pecli.analysis import distance
+
+    table = pecli.encode("sinusoidal", 3000, 64, dtype="float64")
+    table[5] = 0.0  # a zero row: cosine 0 there, as the tiles give
+    calls = []
+    tile = distance._Positions.tile
+    distance._Positions.tile = lambda self, *a: calls.append(a) or tile(self, *a)  # type: ignore[method-assign]
+    try:
+        narrow = {(m, h): distance.offset_profile(table, m, max_offset=h) for m in distance.METRICS for h in (0, 1, 10)}
+    finally:
+        distance._Positions.tile = tile  # type: ignore[method-assign]
+    assert calls == []
+    saved = distance._NARROW_BAND
+    distance._NARROW_BAND = 0  # the tiles, as before
+    try:
+        for (metric, offset), profile in narrow.items():
+            tiled = distance.offset_profile(table, metric, max_offset=offset)
+            for field in ("mean", "min", "max"):
+                np.testing.assert_allclose(getattr(profile, field), getattr(tiled, field), rtol=1e-12, atol=1e-12)
+            assert profile.count.tolist() == tiled.count.tolist()
+    finally:
+        distance._NARROW_BAND = saved
