@@ -48,10 +48,19 @@ def numpy_dtype(name: str) -> np.dtype:
 
 
 def round_to(values, name: str):
-    """Round a float64 array once to dtype ``name`` (round to nearest, ties to even)."""
+    """Round a float64 array once to dtype ``name`` (round to nearest, ties to even).
+
+    For float64, a contiguous writable array that owns its memory comes back as itself (no copy of
+    a whole table); a view or a broadcast is copied, as for any other dtype.
+    """
     import numpy as np
 
     values = np.asarray(values, dtype=np.float64)
+    fresh = values.base is None and values.flags.c_contiguous and values.flags.writeable
+    if fresh and check_dtype(name) == "float64":  # nothing to round: the array itself, not a copy of it
+        if not np.isfinite(values).all():
+            _refuse_overflow(values, name)
+        return values
     with np.errstate(over="ignore", invalid="ignore"):
         rounded = values.astype(name) if check_dtype(name) != "bfloat16" else _round_to_bfloat16(values)
     if not np.isfinite(rounded).all():

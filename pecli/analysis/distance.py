@@ -91,6 +91,31 @@ class _Positions:
             tile[same - rows.start, same - columns.start] = exact
         return tile
 
+    def offset_pairs(self, metric: str, rows: range, offset: int) -> np.ndarray:
+        """metric(x_i, x_{i+offset}) for i in ``rows`` (i + offset within the table), float64, as :meth:`tile`."""
+        left = self.vectors[rows.start : rows.stop]
+        right = self.vectors[rows.start + offset : rows.stop + offset]
+        values = np.einsum("ij,ij->i", left, right)
+        if metric == "dot":
+            return values
+        if offset == 0:  # the diagonal by definition, as in tile
+            return 0.0 * values if metric == "euclidean" else (self.squared_norms[rows.start : rows.stop] > 0) * 1.0
+        left_sq = self.squared_norms[rows.start : rows.stop]
+        right_sq = self.squared_norms[rows.start + offset : rows.stop + offset]
+        if metric == "cosine":
+            norms = np.sqrt(left_sq) * np.sqrt(right_sq)
+            np.divide(values, norms, out=values, where=norms > 0)
+            values[norms == 0] = 0.0
+            return np.clip(values, -1.0, 1.0, out=values)
+        values *= -2.0
+        values += left_sq
+        values += right_sq
+        return np.sqrt(np.maximum(values, 0.0, out=values), out=values)
+
+
+#: below this many offsets, offset_profile walks the band offset by offset (row tiles would be tiny)
+_NARROW_BAND = 32
+
 
 def distance_blocks(
     table: np.ndarray, metric: str, *, dtype: str = "float32", block_bytes: int = _TILE_BYTES
@@ -245,6 +270,17 @@ def offset_profile(
     total = np.zeros(width)
     low = np.full(width, np.inf)
     high = np.full(width, -np.inf)
+    if width < _NARROW_BAND:  # a narrow band: each offset's pairs over blocks of rows (few, large BLAS-free passes)
+        block = max(1, tile_bytes // (8 * max(positions.vectors.shape[1], 1)))
+        for offset in range(width):
+            for start in range(0, length - offset, block):
+                values = positions.offset_pairs(metric, range(start, min(start + block, length - offset)), offset)
+                total[offset] += values.sum()
+                low[offset] = min(low[offset], values.min())
+                high[offset] = max(high[offset], values.max())
+        offsets = np.arange(width)
+        count = length - offsets
+        return OffsetProfile(metric, offsets, total / count, low, high, count)
     for start in range(0, length, step):
         rows = range(start, min(start + step, length))
         columns = range(start, min(rows.stop + max_offset, length))

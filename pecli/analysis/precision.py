@@ -42,6 +42,13 @@ BLOCK_ROWS = 8192
 #: a long table's sample: this many blocks of SAMPLE_ROWS consecutive rows, at log-spaced starts
 SAMPLE_BLOCKS = 64
 SAMPLE_ROWS = 512
+#: a table of more values than this (wide, long or both) is sampled, in fewer rows per block when
+#: wide, so the work stays bounded whatever d is (64 × 512 rows of d 1024: what a long table cost)
+MAX_VALUES = SAMPLE_BLOCKS * SAMPLE_ROWS * 1024
+#: a table of at most FULL_ROWS rows and this many values is computed whole
+FULL_VALUES = FULL_ROWS * 1024
+#: the bytes of one float64 block of rows while an error is computed (a wide table: fewer rows at once)
+_ERROR_BLOCK_BYTES = 16 << 20
 #: position bins of the heatmap and the curve (log-spaced)
 POSITION_BINS = 256
 #: the reduced arithmetics compared side by side
@@ -84,11 +91,29 @@ def table_error(spec: TableSpec, arithmetic: str, rows: range) -> np.ndarray:
     >>> bool(table_error(spec, "bfloat16", range(256, 257)).max() < 1e-4)
     True
     """
-    error = np.zeros((len(rows), 0))
-    for reduced, exact in zip(_in_arithmetic(spec, arithmetic), _in_arithmetic(spec, "float64"), strict=True):
-        part_error = np.abs(np.asarray(reduced.rows(rows), dtype=np.float64) - exact.rows(rows))
-        error = part_error if error.shape[1] == 0 else np.maximum(error, part_error)
+    from pecli.memory import check_fits_in_memory
+
+    dim = int(spec.shape[1])
+    check_fits_in_memory(len(rows) * dim * 8 + _ERROR_BLOCK_BYTES * 4, what="table's float64 errors")
+    error = np.empty((len(rows), dim))
+    pairs = list(zip(_in_arithmetic(spec, arithmetic), _in_arithmetic(spec, "float64"), strict=True))
+    for block in _row_blocks(rows, dim):  # the reduced and exact tables of a block of rows at a time
+        out = error[block.start - rows.start : block.stop - rows.start]
+        for index, (reduced, exact) in enumerate(pairs):
+            part = np.subtract(np.asarray(reduced.rows(block), dtype=np.float64), exact.rows(block))
+            np.abs(part, out=part)
+            if index == 0:
+                out[...] = part
+            else:
+                np.maximum(out, part, out=out)
+            del part
     return error
+
+
+def _row_blocks(rows: range, dim: int) -> list[range]:
+    """``rows`` in blocks of at most :data:`_ERROR_BLOCK_BYTES` of float64 each (at least a row)."""
+    step = max(1, _ERROR_BLOCK_BYTES // (8 * max(dim, 1)))
+    return [range(start, min(start + step, rows.stop)) for start in range(rows.start, rows.stop, step)]
 
 
 @dataclass(frozen=True)
@@ -105,6 +130,7 @@ class PrecisionErrors:
     max_error: dict[str, float]  #: per reduced arithmetic, the largest |error| over the rows computed
     rows_computed: int
     sampled: bool
+    sample_rows: int = SAMPLE_ROWS  #: consecutive rows per sampled block (fewer for a wide table)
 
     @property
     def alias_position(self) -> int | None:
@@ -121,7 +147,7 @@ class PrecisionErrors:
         if not self.sampled:
             return None
         return (f"sampled: {self.rows_computed} of {self.length} rows "
-                f"({SAMPLE_BLOCKS} blocks of {SAMPLE_ROWS} consecutive rows, log-spaced)")  # fmt: skip
+                f"({SAMPLE_BLOCKS} blocks of {self.sample_rows} consecutive rows, log-spaced)")  # fmt: skip
 
     def as_dict(self) -> dict[str, Any]:
         """The figures as plain data (``--json``)."""
@@ -146,16 +172,23 @@ class PrecisionErrors:
         }
 
 
-def _sample_rows(length: int) -> list[range]:
+def _block_rows(dim: int) -> int:
+    """Rows per sampled block: :data:`SAMPLE_ROWS`, fewer for a wide table (at least one)."""
+    return max(1, min(SAMPLE_ROWS, MAX_VALUES // (SAMPLE_BLOCKS * max(dim, 1))))
+
+
+def _sample_rows(length: int, dim: int = 1) -> list[range]:
     """The row blocks computed: all rows in blocks when short, else log-spaced blocks (and row 0's)."""
-    if length <= FULL_ROWS:
+    if length <= FULL_ROWS and length * dim <= FULL_VALUES:
         return [range(start, min(start + BLOCK_ROWS, length)) for start in range(0, length, BLOCK_ROWS)]
-    starts = np.unique(np.concatenate([[0], np.geomspace(1, length - SAMPLE_ROWS, SAMPLE_BLOCKS - 1).astype(int)]))
+    sample = _block_rows(dim)
+    last = max(1, length - sample)
+    starts = np.unique(np.concatenate([[0], np.geomspace(1, last, SAMPLE_BLOCKS - 1).astype(int)]))
     blocks: list[range] = []
     for start in starts.tolist():
         begin = max(start, blocks[-1].stop if blocks else 0)
         if begin < length:
-            blocks.append(range(begin, min(begin + SAMPLE_ROWS, length)))
+            blocks.append(range(begin, min(begin + sample, length)))
     return blocks
 
 
@@ -178,12 +211,16 @@ def precision_errors(spec: TableSpec, arithmetic: str, *, compare: tuple[str, ..
     length = int(spec.shape[0])
     dim = int(spec.shape[1])
     edges = _bin_edges(length, POSITION_BINS)
+    from pecli.memory import check_fits_in_memory
+
+    check_fits_in_memory((len(edges) - 1) * dim * 8 * 2 + _ERROR_BLOCK_BYTES * 6, what="precision heatmap")
     heatmap = np.full((len(edges) - 1, dim), np.nan)
     bin_max = {name: np.full(len(edges) - 1, np.nan) for name in names}
     max_error = dict.fromkeys(names, 0.0)
     computed = 0
     skipped: set[str] = set()
-    for rows in _sample_rows(length):
+    blocks = [block for rows in _sample_rows(length, dim) for block in _row_blocks(rows, dim)]
+    for rows in blocks:
         computed += len(rows)
         # the bin of each row, and the start of each bin's run within the block
         bins = np.searchsorted(edges, np.arange(rows.start, rows.stop), side="right") - 1
@@ -209,5 +246,5 @@ def precision_errors(spec: TableSpec, arithmetic: str, *, compare: tuple[str, ..
         del bin_max[name], max_error[name]
     return PrecisionErrors(
         arithmetic, length, dim, int(spec.params.get("offset") or 0), edges, heatmap, bin_max, max_error,
-        computed, computed < length,
+        computed, computed < length, _block_rows(dim),
     )  # fmt: skip

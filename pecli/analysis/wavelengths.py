@@ -78,16 +78,16 @@ class RopeWavelengths:
         >>> round(rope_wavelengths(4, length=100).as_dict()["pairs"][1]["wavelength"], 6)
         628.318531
         """
-        rotations = self.rotations
+        rotations, original, wavelength, factor = self.rotations, self.wavelength_original, self.wavelength, self.factor
         pairs = [
             {
                 "pair": index,
                 "inv_freq_original": float(self.inv_freq_original[index]),
                 "inv_freq": float(self.inv_freq[index]),
-                "wavelength_original": float(self.wavelength_original[index]),
-                "wavelength": float(self.wavelength[index]),
+                "wavelength_original": float(original[index]),
+                "wavelength": float(wavelength[index]),
                 "rotations": None if rotations is None else float(rotations[index]),
-                "factor": float(self.factor[index]),
+                "factor": float(factor[index]),
             }
             for index in range(len(self.inv_freq))
         ]
@@ -111,25 +111,44 @@ def rope_wavelengths(
         (8.0, 1303.8)
     """
     inv_freq_original = rope_frequencies(dim, base=base)
-    inv_freq = rope_frequencies(dim, base=base, scaling=scaling, length=length, **scaling_options(scaling_params))
+    options = scaling_options(scaling_params)
+    if scaling == "none" and not options:  # no scaling: one array, not two equal ones
+        inv_freq = inv_freq_original
+    else:
+        inv_freq = rope_frequencies(dim, base=base, scaling=scaling, length=length, **options)
     context = scaling_params.get("original_max_position") or length
     return RopeWavelengths(
         scaling=scaling,
         inv_freq_original=inv_freq_original,
         inv_freq=inv_freq,
         context_length=None if context is None else int(context),
-        bands=_bands(scaling, inv_freq_original / inv_freq, context, scaling_params),
+        bands=_bands(scaling, inv_freq_original, inv_freq, context, scaling_params),
     )
 
 
-def _bands(scaling: str, factor: np.ndarray, context: int | None, params: dict[str, Any]) -> tuple[WavelengthBand, ...]:
+#: pairs compared at once when the bands are read off (bounded temporaries at a huge d)
+_BAND_BLOCK = 1 << 20
+
+
+def _first(original: np.ndarray, scaled: np.ndarray, target: float, *, equal: bool) -> int:
+    """The first pair whose factor ``original / scaled`` is (``equal``) or is not close to ``target``."""
+    for start in range(0, len(original), _BAND_BLOCK):
+        factor = original[start : start + _BAND_BLOCK] / scaled[start : start + _BAND_BLOCK]
+        close = np.isclose(factor, target, rtol=1e-12, atol=0.0)
+        hits = np.flatnonzero(close if equal else ~close)
+        if hits.size:
+            return start + int(hits[0])
+    return len(original)
+
+
+def _bands(
+    scaling: str, original: np.ndarray, inv_freq: np.ndarray, context: int | None, params: dict[str, Any]
+) -> tuple[WavelengthBand, ...]:
     if scaling not in ("yarn", "llama3"):
         return ()
     full = params["factor"]
-    kept = np.isclose(factor, 1.0, rtol=1e-12, atol=0.0)
-    scaled = np.isclose(factor, full, rtol=1e-12, atol=0.0)
-    first_blended = int(np.argmin(kept)) if not kept.all() else len(factor)
-    first_scaled = int(np.argmax(scaled)) if scaled.any() else len(factor)
+    first_blended = _first(original, inv_freq, 1.0, equal=False)
+    first_scaled = _first(original, inv_freq, full, equal=True)
     if scaling == "yarn":
         beta_fast, beta_slow = params.get("beta_fast", 32.0), params.get("beta_slow", 1.0)
         names = ("extrapolated", "ramp", "interpolated")
@@ -146,7 +165,7 @@ def _bands(scaling: str, factor: np.ndarray, context: int | None, params: dict[s
             "smooth blend of kept and ÷ factor",
             f"÷ {full:g}: wavelength > {context}/{low:g} = {context / low:.4g}",
         )
-    bounds = (0, first_blended, first_scaled, len(factor))
+    bounds = (0, first_blended, first_scaled, len(original))
     return tuple(
         WavelengthBand(name, start, stop, description)
         for name, start, stop, description in zip(names, bounds[:-1], bounds[1:], descriptions, strict=True)

@@ -184,14 +184,18 @@ def rope_table(
             factor = rope_attention_factor(scaling, **scaling_parameters(scaling, scaling_params))
         angles, cos, sin = angle_sin_cos(np.arange(start, stop, dtype=np.float64), inv_freq32, arithmetic, scale=factor)
         values = {"angle": angles, "cos": cos, "sin": sin}[part]
+        del angles, cos, sin  # only the part placed stays alive
         place_pairs(table[:, :rotated], values, values, layout=placement)
+        del values
     elif part == "angle":
         angles = np.outer(np.arange(start, stop, dtype=np.float64), inv_freq)
         place_pairs(table[:, :rotated], angles, angles, layout=placement)
+        del angles
     else:
         phasors = integer_phasors(start, stop, inv_freq)
         values = phasors.real if part == "cos" else phasors.imag
         place_pairs(table[:, :rotated], values, values, layout=placement)
+        del phasors, values  # the complex phasors are twice the placed part: not kept through the rounding
         if scaling_params.get("apply_attention_factor"):
             table[:, :rotated] *= rope_attention_factor(scaling, **scaling_parameters(scaling, scaling_params))
     table[:, rotated:] = 1.0 if part == "cos" else 0.0
