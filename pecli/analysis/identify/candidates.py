@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.identify.biases import alibi_candidates
+from pecli.analysis.identify.buckets import bucket_candidates
 from pecli.analysis.identify.grids import grid_scheme_candidates
 from pecli.analysis.identify.result import Candidate
 from pecli.analysis.identify.rotary import rope_candidates
@@ -118,6 +119,10 @@ def candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
     for params in alibi_candidates(table):
         yield "alibi", {**SCHEMES["alibi"].defaults, **params}
     yield from grid_scheme_candidates(table, _GRID_BASES)
+    for scheme in SCHEMES.values():
+        if scheme.search == "biases" and scheme.relative == "buckets":  # a bucket matrix (T5's), read off
+            for params in bucket_candidates(table):
+                yield scheme.name, {**scheme.defaults, **params}
     for params in _fourier_candidates(*table.shape[:2]):
         yield "fourier", {**SCHEMES["fourier"].defaults, **params}
     for scheme in SCHEMES.values():

@@ -1,0 +1,46 @@
+"""identify, attack round 3 of session 7 (issue 30): tables pecli writes that it did not recognise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pecli.analysis.identify import identify_table
+from pecli.schemes.t5 import t5_bucket_table
+
+
+@pytest.mark.parametrize(
+    ("length", "num_buckets", "max_distance", "bidirectional", "dtype"),
+    [
+        (64, 32, 128, True, np.float32),  # `pecli generate t5 --len 64`
+        (64, 32, 128, False, np.int64),  # the decoder's causal table, as torch writes it
+        (300, 16, 64, False, np.float32),
+        (513, 64, 256, True, np.float64),
+        (200, 20, 300, True, np.float32),
+    ],
+)
+def test_t5_bucket_tables_are_named_with_their_parameters(length, num_buckets, max_distance, bidirectional, dtype):
+    table = t5_bucket_table(length, num_buckets=num_buckets, max_distance=max_distance, bidirectional=bidirectional)
+    found = identify_table(table.astype(dtype))
+    assert found.matched and found.best.scheme == "t5", found.best.describe()
+    params = found.best.params
+    assert params["bidirectional"] is bidirectional
+    assert params["num_buckets"] == num_buckets
+    regenerated = t5_bucket_table(
+        length, num_buckets=params["num_buckets"], max_distance=params["max_distance"], bidirectional=bidirectional
+    )
+    assert np.array_equal(regenerated, table)
+    if length >= max_distance:  # every bucket seen: T5's shipped 128 or the exact value
+        assert params["max_distance"] == max_distance
+
+
+def test_t5_shipped_max_distance_is_preferred_among_equivalent_ones():
+    found = identify_table(t5_bucket_table(64).astype(np.float32))
+    assert (found.best.params["num_buckets"], found.best.params["max_distance"]) == (32, 128)
+    assert found.level == "exact"
+
+
+def test_a_bucket_matrix_off_by_one_entry_is_not_t5():
+    table = t5_bucket_table(64).astype(np.float64)
+    table[40, 3] += 1
+    assert not identify_table(table).matched
