@@ -44,3 +44,28 @@ def test_a_bucket_matrix_off_by_one_entry_is_not_t5():
     table = t5_bucket_table(64).astype(np.float64)
     table[40, 3] += 1
     assert not identify_table(table).matched
+
+
+@pytest.mark.parametrize("heads", [160, 200])
+def test_alibi_beyond_128_heads_one_query_row_per_head_and_a_single_head(heads):
+    from pecli.schemes.alibi import alibi_table
+
+    rows = alibi_table(16, heads=heads, form="key", dtype="float64")[:, 0]
+    found = identify_table(rows.astype(np.float32))
+    assert found.matched and found.best.scheme == "alibi" and found.best.params["heads"] == heads
+    single = alibi_table(16, heads=heads, head=heads - 1, dtype="float64").astype(np.float32)
+    found = identify_table(single)
+    assert found.matched and found.best.scheme == "alibi"
+    params = found.best.params
+    regenerated = alibi_table(16, heads=params["heads"], head=params["head"], dtype="float32")
+    assert np.array_equal(regenerated, single)
+
+
+def test_alibi_float16_query_rows_far_from_zero_are_read():
+    from pecli.schemes.alibi import alibi_table
+
+    # MPT's last query row, L = 147: its first entries near −124 are float16 steps of 0.06 apart
+    rows = alibi_table(147, heads=40, dtype="float64")[:, -1].astype(np.float16)
+    found = identify_table(rows)
+    assert found.matched and found.best.scheme == "alibi", found.best.describe()
+    assert (found.best.params["heads"], found.query_row) == (40, 146)
