@@ -57,10 +57,10 @@ def alibi_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
         near = []
         for heads in range(1, _MAX_SINGLE_HEADS + 1):
             slopes = alibi_slopes(heads)
-            for head in np.flatnonzero(np.isclose(slopes, slope, rtol=1e-2, atol=0)):
-                near.append((max(abs(float(slopes[head]) - slope) / slope, _ALIKE), heads, int(head)))
-        for _, heads, head in sorted(near)[:_SINGLE_TRIED]:
-            yield {"heads": heads, "head": head}
+            for index in np.flatnonzero(np.isclose(slopes, slope, rtol=1e-2, atol=0)):
+                near.append((max(abs(float(slopes[index]) - slope) / slope, _ALIKE), heads, int(index)))
+        for _, count, head in sorted(near)[:_SINGLE_TRIED]:
+            yield {"heads": count, "head": head}
 
 
 def alibi_row_candidates(table: np.ndarray) -> Iterator[tuple[dict[str, Any], int]]:
