@@ -69,3 +69,20 @@ def test_alibi_float16_query_rows_far_from_zero_are_read():
     found = identify_table(rows)
     assert found.matched and found.best.scheme == "alibi", found.best.describe()
     assert (found.best.params["heads"], found.query_row) == (40, 146)
+
+
+@pytest.mark.parametrize("max_period", [1000.0, 2000.0])
+@pytest.mark.parametrize(("flip", "shift"), [(True, 0.0), (False, 1.0)])
+def test_timestep_rows_at_other_max_periods_are_read(max_period, flip, shift):
+    import pecli
+
+    times = np.sort(np.random.default_rng(7).uniform(0, 1000, 20)).astype(np.float32).astype(np.float64)
+    table = np.asarray(
+        pecli.timestep_embedding(
+            times, 64, flip_sin_to_cos=flip, freq_shift=shift, max_period=max_period, dtype="float32"
+        )
+    )
+    found = identify_table(table)
+    assert found.matched and found.best.scheme == "timestep", found.best.describe()
+    assert found.best.params["max_period"] == max_period
+    np.testing.assert_allclose(found.best.timesteps, times, rtol=0, atol=1e-3)

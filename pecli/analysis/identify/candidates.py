@@ -53,6 +53,10 @@ _GRID_SIZE = ("grid", "cls_token", "extra_tokens")
 #: PositionalEncoding1D is ``--preset vaswani --pad-dim``, SD3-medium ``--preset sd3 --pos-embed-max-size 192``,
 #: an EVA-02 cos table ``--preset eva02 --part cos`` (the preset leaves the part open)
 _PRESET_OVERRIDES = ("pad_dim", "pos_embed_max_size", "part", "arithmetic")
+#: timestep periods tried: 10000 (ldm's, guided-diffusion's and diffusers' default), 2000 (diffusers'
+#: transformer_rfd4_proteina.py, get_rfd4_time_embedding's max_positions) and 1000 (a max_period callers
+#: pass to diffusers' get_timestep_embedding; issue 30's attack)
+_MAX_PERIODS = (10000.0, 2000.0, 1000.0)
 
 
 def _sinusoidal_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
@@ -142,7 +146,11 @@ def timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidate
         return
     for preset in ("ldm", "diffusers"):  # [cos | sin] with shift 0, [sin | cos] with shift 1, then the others
         params = resolve("timestep", preset, {})[1]
-        conventions = [params, {**params, "freq_shift": 1.0 - params["freq_shift"]}]
+        conventions = [
+            {**params, "freq_shift": shift, "max_period": period}
+            for period in _MAX_PERIODS
+            for shift in (params["freq_shift"], 1.0 - params["freq_shift"])
+        ]
         for convention in conventions:
             times = read_timesteps(
                 table,
