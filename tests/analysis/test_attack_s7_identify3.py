@@ -86,3 +86,35 @@ def test_timestep_rows_at_other_max_periods_are_read(max_period, flip, shift):
     assert found.matched and found.best.scheme == "timestep", found.best.describe()
     assert found.best.params["max_period"] == max_period
     np.testing.assert_allclose(found.best.timesteps, times, rtol=0, atol=1e-3)
+
+
+def _diffusers_grid(grid, **params):
+    import pecli
+
+    return np.asarray(pecli.encode("sincos2d", None, 32, preset="diffusers", grid=grid, dtype="float32", **params))
+
+
+@pytest.mark.parametrize(
+    ("grid", "params"),
+    [
+        ("8,4", {"base_size": 32.0}),  # a non-square grid: each axis scaled by its own side
+        ("8,8", {"base_size": 64.0, "interpolation_scale": 2.0}),  # only base_size / interpolation_scale shows
+        ("8,8", {"base_size": 20.0, "interpolation_scale": 1.25}),  # base_size / scale 16: the preset itself
+        ("4,4", {"base_size": 32.0, "cls_token": True, "extra_tokens": 2}),  # behind diffusers' extra zero rows
+        ("4,8", {"base_size": 64.0, "interpolation_scale": 0.5, "cls_token": True, "extra_tokens": 3}),
+    ],
+)
+def test_diffusers_2d_sincos_tables_are_regenerated(grid, params):
+    table = _diffusers_grid(grid, **params)
+    found = identify_table(table)
+    assert found.matched and found.best.scheme == "sincos2d", found.best.describe()
+    read = found.best.params
+    regenerated = _diffusers_grid(
+        read["grid"],
+        base_size=read["base_size"],
+        interpolation_scale=read["interpolation_scale"],
+        cls_token=read["cls_token"],
+        extra_tokens=read["extra_tokens"],
+    )
+    assert regenerated.shape == table.shape
+    np.testing.assert_allclose(regenerated, table, rtol=0, atol=1e-6)

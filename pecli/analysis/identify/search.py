@@ -102,6 +102,17 @@ def _angle_positions(scheme: str, params: Mapping[str, Any], rows: np.ndarray) -
     if get_scheme(scheme).axes == "grid":  # token (h, w) turns by h·ω and w·ω, not by its index
         sides = axial_grid(params["grid"], params.get("sections"))
         return np.max(np.unravel_index(rows.astype(np.intp), sides), axis=0) + abs(offset)
+    if get_scheme(scheme).axes == "patches" and params.get("grid") is not None:
+        # a patch's coordinates are at most its row, scaled as diffusers scales them: i / (M / base_size)
+        # / interpolation_scale on an M-sided (cropped) grid, shifted by the crop's corner
+        sides = axial_grid(params["grid"], None)
+        cropped = params.get("pos_embed_max_size")
+        corner = 0 if cropped is None else max(0, int(cropped) - min(sides)) // 2
+        full = sides if cropped is None else (int(cropped), int(cropped))
+        size = params.get("base_size")
+        stretch = 1.0 if size is None else max(float(size) / side for side in full)
+        stretch /= float(params.get("interpolation_scale") or 1.0)
+        return (np.abs(rows) + corner) * max(stretch, 1.0)
     return np.abs(rows + offset)
 
 
