@@ -77,12 +77,16 @@ def alibi_row_candidates(table: np.ndarray) -> Iterator[tuple[dict[str, Any], in
     # the slope over the longest straight run from column 0 (to the query's column): a float16 row's
     # neighbours near −100 are each 0.03 off, its mean step a run's length less
     end = int(np.argmax(first)) or length - 1
-    if not np.isclose(abs(first[end] - first[0]) / end, alibi_slopes(heads)[0], rtol=1e-2, atol=0):
+    slope = alibi_slopes(heads)[0]
+    if not np.isclose(abs(first[end] - first[0]) / end, slope, rtol=1e-2, atol=0):
         return
-    if first[0] == 0 and step > 0:
-        yield {"heads": heads, "form": "key"}, 0
+    # head 0's row is straight (a table-sized regeneration of every head costs what the table does)
+    columns = np.arange(length)
     query = int(np.argmax(first))
-    if first[query] == 0:
+    allowed = 1e-2 * float(np.abs(first).max())
+    if first[0] == 0 and step > 0 and np.abs(first - slope * columns).max() <= allowed:
+        yield {"heads": heads, "form": "key"}, 0
+    if first[query] == 0 and np.abs(first + slope * np.abs(columns - query)).max() <= allowed:
         yield {"heads": heads, "form": "distance"}, query
 
 
