@@ -34,6 +34,7 @@ from pecli.analysis.identify.timesteps import read_timesteps, round_timesteps
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.fourier import fourier_angles_fit
 from pecli.schemes.presets import PRESETS
+from pecli.schemes.timestep import timestep_embedding
 
 __all__ = ["BASES", "OFFSETS", "SCREEN_ROWS", "candidates", "presets_with", "timestep_candidates"]
 
@@ -57,6 +58,8 @@ _PRESET_OVERRIDES = ("pad_dim", "pos_embed_max_size", "part", "arithmetic")
 #: transformer_rfd4_proteina.py, get_rfd4_time_embedding's max_positions) and 1000 (a max_period callers
 #: pass to diffusers' get_timestep_embedding; issue 30's attack)
 _MAX_PERIODS = (10000.0, 2000.0, 1000.0)
+#: a timestep convention is read over the whole table only if it writes a few rows within this (relative)
+_DISCERNIBLE = 1e-2
 
 
 def _sinusoidal_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
@@ -151,7 +154,17 @@ def timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidate
             for period in _MAX_PERIODS
             for shift in (params["freq_shift"], 1.0 - params["freq_shift"])
         ]
+        # a few rows first: a convention that does not write them is no full pass (each is one over the table)
+        few = np.concatenate([table[:SCREEN_ROWS], table[-SCREEN_ROWS:]]).astype(np.float64)
+        scale = float(np.abs(few).max()) or 1.0
         for convention in conventions:
+            settings = {name: convention[name] for name in ("flip_sin_to_cos", "freq_shift", "max_period")}
+            read = read_timesteps(few, **settings)
+            if read is None:
+                continue
+            written = timestep_embedding(read, table.shape[1], dtype="float64", **settings)
+            if np.abs(written - few).max() > _DISCERNIBLE * scale:
+                continue
             times = read_timesteps(
                 table,
                 flip_sin_to_cos=convention["flip_sin_to_cos"],

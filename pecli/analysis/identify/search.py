@@ -555,6 +555,9 @@ def identify_table(
         # sin/cos order swapped by shifting every t by ~π/2 · 10⁴ fits within it, a few 1e-4 off
         fits = []
         for candidate in timestep_candidates(values, precision):
+            # screened on the sample first: each period and shift read is a full pass otherwise
+            if sample != [range(0, length)] and _errors(values, candidate, sample, precision, scale)[1] > 1.0:
+                continue
             error, candidate_excess = _errors(values, candidate, [range(0, length)], precision, scale)
             if candidate_excess <= 1.0:
                 fits.append((error, candidate_excess, replace(candidate, max_error=error)))
