@@ -118,3 +118,46 @@ def test_diffusers_2d_sincos_tables_are_regenerated(grid, params):
     )
     assert regenerated.shape == table.shape
     np.testing.assert_allclose(regenerated, table, rtol=0, atol=1e-6)
+
+
+def test_diffusers_timesteps_at_t_999_are_named_within_each_entrys_angle_noise():
+    # was 'none' (unverified): diffusers' Timesteps(256, flip_sin_to_cos=True, downscale_freq_shift=0) at
+    # t = 0, 37, …, 999 is 2.9e-5 off pecli's float32 arithmetic (torch's exp is one unit of roundoff from
+    # numpy's at two of 128 frequencies), 8 times compare's allowance at row 27; at t = 999 it is float32 noise
+    from pathlib import Path
+
+    import pecli
+
+    table = np.load(Path(__file__).parents[1] / "data" / "peers" / "diffusers_timesteps_module_256_t0to999step37.npy")
+    found = identify_table(table)
+    assert found.level == "approximate" and not found.unverified, found.best.describe()
+    assert found.best.params["flip_sin_to_cos"] is True and found.best.params["freq_shift"] == 0.0
+    assert found.best.timesteps == tuple(float(t) for t in range(0, 1000, 37))
+    recipe = found.recipe()
+    assert recipe.preset is None and recipe.params == {"arithmetic": "float32"}
+    regenerated = pecli.timestep_embedding(recipe.timesteps, 256, dtype="float32", flip_sin_to_cos=True, freq_shift=0.0,
+                                           arithmetic="float32")  # fmt: skip
+    assert 2e-5 < np.abs(regenerated.astype(np.float64) - table).max() < 4e-5
+
+
+def test_a_timestep_alias_stays_unnamed_under_the_angle_noise_check():
+    # the alias (t thousands off, 1e-3 off the table) is far beyond each entry's own angle noise
+    import pecli
+
+    table = pecli.timestep_embedding([473.0, 511.0], 4, flip_sin_to_cos=True, freq_shift=0.0, scale=1000.0,
+                                     arithmetic="float32", dtype="float32")  # fmt: skip
+    found = identify_table(table)
+    assert not found.matched or max(found.best.timesteps or (0.0,)) <= 1000 * 511 + 1
+
+
+def test_a_timestep_recipe_keeps_its_float32_arithmetic_beside_a_preset():
+    # was `--preset ldm` alone: a preset's parameters plus arithmetic=float32 dropped the arithmetic
+    from pecli.analysis.identify.result import Candidate, timestep_recipe
+    from pecli.schemes.catalog import SCHEMES
+
+    diffusers = {**SCHEMES["timestep"].defaults, "flip_sin_to_cos": False, "freq_shift": 1.0, "arithmetic": "float32"}
+    recipe = timestep_recipe(Candidate("timestep", diffusers, presets=("diffusers",), timesteps=(0.5,)), dim=8)
+    assert recipe.preset == "diffusers" and recipe.params == {"arithmetic": "float32"}
+    ldm = {**SCHEMES["timestep"].defaults, "arithmetic": "float32"}
+    recipe = timestep_recipe(Candidate("timestep", ldm, presets=("ldm",), timesteps=(0.5,)), dim=8)
+    assert recipe.preset is None and recipe.params == {"arithmetic": "float32"}

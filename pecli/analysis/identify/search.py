@@ -16,12 +16,12 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
-from pecli.analysis.compare import compare_row_chunks, rounding_tolerance, value_precision
+from pecli.analysis.compare import FLOAT32_ANGLE_NOISE, compare_row_chunks, rounding_tolerance, value_precision
 from pecli.analysis.identify.arithmetics import arithmetic_match
 from pecli.analysis.identify.biases import alibi_candidates, alibi_row_candidates, alibi_rows, alibi_shape
 from pecli.analysis.identify.candidates import SCREEN_ROWS, candidates, presets_with, timestep_candidates
 from pecli.analysis.identify.result import Candidate, Identification
-from pecli.analysis.identify.sinusoids import sinusoidal_rows
+from pecli.analysis.identify.sinusoids import sinusoidal_frequencies, sinusoidal_rows
 from pecli.dtypes import DTYPES, round_to
 from pecli.errors import PecliError, TableFileError
 from pecli.schemes.catalog import SCHEMES, get_scheme
@@ -263,6 +263,50 @@ def _agrees(table: np.ndarray, expected: np.ndarray, dtype: str) -> bool:
     width = table.shape[-1]
     rounded = round_to(expected, dtype).astype(np.float64).reshape(-1, width)
     return compare_row_chunks(lambda: [(table.reshape(-1, width), rounded)], diagnose_rows=1).agree
+
+
+def _within_angle_noise(table: np.ndarray, candidates: list[Candidate], dtype: str, precision: str) -> Candidate | None:
+    """The first timestep reading of ``candidates`` whose float32 command writes ``table`` within each
+    entry's own angle noise: the rounding of ``dtype`` and ``precision`` plus two float32 roundings of
+    the angle t·ω_k that entry takes (the library's ω_k, an ``exp`` one unit of roundoff from numpy's,
+    and its product with t); None when none does.
+
+    Compare allows float32's angle noise at the row's index, which is not a timestep row's t (diffusers'
+    Timesteps at t = 999 are 2.9e-5 off pecli's float32 arithmetic where two of 128 frequencies differ by
+    one unit, 8 times the allowance at row 27). An alias of the t (shifted by thousands) is not within it:
+    its error does not scale with each column's angle."""
+    for candidate in candidates:
+        if candidate.timesteps is None or candidate.params.get("arithmetic") not in (None, "float64", "float32"):
+            continue
+        candidate = replace(candidate, params={**candidate.params, "arithmetic": "float32"})
+        params = candidate.params
+        freqs = sinusoidal_frequencies(table.shape[1], params["max_period"], params["freq_shift"])
+        if freqs is None:
+            continue
+        half = table.shape[1] // 2
+        columns = np.zeros(table.shape[1])
+        columns[: 2 * half] = np.concatenate([freqs, freqs]) * abs(params["scale"])
+        times = np.array(candidate.timesteps, dtype=np.float64)
+        rounding = rounding_tolerance(dtype, precision, scale=float(np.abs(table).max()) or 1.0)
+        chunk_rows = max(1, _CHUNK_BYTES // (8 * table.shape[1]))
+        error, within = 0.0, True
+        for start in range(0, len(table), chunk_rows):
+            chunk = range(start, min(start + chunk_rows, len(table)))
+            try:
+                expected = _rows("timestep", params, table.shape, [chunk], times, direct=False)
+            except PecliError:
+                within = False
+                break
+            difference = np.abs(table[chunk.start : chunk.stop] - round_to(expected, dtype).astype(np.float64))
+            angles = np.abs(times[chunk.start : chunk.stop, None]) * columns[None, :]
+            allowed = rounding + 2 * FLOAT32_ANGLE_NOISE * angles
+            error = max(error, float(difference.max()))
+            if np.any(difference > allowed):
+                within = False
+                break
+        if within:
+            return replace(candidate, max_error=error)
+    return None
 
 
 def _verified(
@@ -591,6 +635,9 @@ def identify_table(
             )
             if reduced is not None:
                 verified = _verified(values, reduced, [], stored_tolerance, dtype, precision)
+        if verified is None and scale >= _FLOAT32_NORMAL:
+            # timestep rows: compare's allowance is at the row's index, not its t; each entry's angle noise
+            verified = _within_angle_noise(values, [best, *others], dtype, precision)
         if verified is None:
             excess, unverified = math.inf, True
         else:
