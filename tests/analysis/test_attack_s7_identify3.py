@@ -161,3 +161,15 @@ def test_a_timestep_recipe_keeps_its_float32_arithmetic_beside_a_preset():
     ldm = {**SCHEMES["timestep"].defaults, "arithmetic": "float32"}
     recipe = timestep_recipe(Candidate("timestep", ldm, presets=("ldm",), timesteps=(0.5,)), dim=8)
     assert recipe.preset is None and recipe.params == {"arithmetic": "float32"}
+
+
+def test_fractional_timesteps_that_regenerate_as_decimals_are_named_as_decimals():
+    # was 333.29998779296875 and 998.3900146484375 (float32's t, the closest reading) where 333.3 and 998.39,
+    # in float32 arithmetic, regenerate diffusers' get_timestep_embedding rows just as well
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "data" / "peers" / "diffusers_get_timestep_embedding_fractional_t_10x32.npy"
+    found = identify_table(np.load(path))
+    assert found.matched and not found.unverified and found.best.presets[0] == "diffusers"
+    assert found.best.timesteps == (0.0, 0.5, 1.25, 17.75, 99.5, 250.0, 333.3, 500.125, 998.39, 999.0)
+    assert found.best.params["arithmetic"] == "float32"

@@ -265,6 +265,11 @@ def _agrees(table: np.ndarray, expected: np.ndarray, dtype: str) -> bool:
     return compare_row_chunks(lambda: [(table.reshape(-1, width), rounded)], diagnose_rows=1).agree
 
 
+def _digits(timesteps: tuple[float, ...] | None) -> int:
+    """How many characters the timesteps take written out (0.5 → 3; float32's 333.29998779296875 → 18)."""
+    return sum(len(repr(float(t))) for t in timesteps or ())
+
+
 def _within_angle_noise(table: np.ndarray, candidates: list[Candidate], dtype: str, precision: str) -> Candidate | None:
     """The first timestep reading of ``candidates`` whose float32 command writes ``table`` within each
     entry's own angle noise: the rounding of ``dtype`` and ``precision`` plus two float32 roundings of
@@ -606,7 +611,14 @@ def identify_table(
             if candidate_excess <= 1.0:
                 fits.append((error, candidate_excess, replace(candidate, max_error=error)))
         if fits:
+            # the closest convention first; within it the decimal reading (fewest digits), then the float32
+            # t held: both regenerate a float32 library's rows alike, the decimal one is the simpler (verified
+            # first, the held one named only if it does not regenerate the table)
             fits.sort(key=lambda fit: fit[0])
+            closest: dict[tuple[Any, ...], int] = {}
+            for _, _, found in fits:
+                closest.setdefault(tuple(sorted(found.params.items())), len(closest))
+            fits.sort(key=lambda fit: (closest[tuple(sorted(fit[2].params.items()))], _digits(fit[2].timesteps)))
             _, excess, best = fits[0]
             timestep_fits = [fit[2] for fit in fits[1:]]
     # (values too small for float32's normal range say nothing of a float32 computation)
