@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.identify.biases import alibi_candidates
+from pecli.analysis.identify.buckets import bucket_candidates
 from pecli.analysis.identify.grids import grid_scheme_candidates
 from pecli.analysis.identify.result import Candidate
 from pecli.analysis.identify.rotary import rope_candidates
@@ -33,6 +34,7 @@ from pecli.analysis.identify.timesteps import read_timesteps, round_timesteps
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.fourier import fourier_angles_fit
 from pecli.schemes.presets import PRESETS
+from pecli.schemes.timestep import timestep_embedding
 
 __all__ = ["BASES", "OFFSETS", "SCREEN_ROWS", "candidates", "presets_with", "timestep_candidates"]
 
@@ -52,6 +54,12 @@ _GRID_SIZE = ("grid", "cls_token", "extra_tokens")
 #: PositionalEncoding1D is ``--preset vaswani --pad-dim``, SD3-medium ``--preset sd3 --pos-embed-max-size 192``,
 #: an EVA-02 cos table ``--preset eva02 --part cos`` (the preset leaves the part open)
 _PRESET_OVERRIDES = ("pad_dim", "pos_embed_max_size", "part", "arithmetic")
+#: timestep periods tried: 10000 (ldm's, guided-diffusion's and diffusers' default), 2000 (diffusers'
+#: transformer_rfd4_proteina.py, get_rfd4_time_embedding's max_positions) and 1000 (a max_period callers
+#: pass to diffusers' get_timestep_embedding; issue 30's attack)
+_MAX_PERIODS = (10000.0, 2000.0, 1000.0)
+#: a timestep convention is read over the whole table only if it writes a few rows within this (relative)
+_DISCERNIBLE = 1e-2
 
 
 def _sinusoidal_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
@@ -118,6 +126,10 @@ def candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
     for params in alibi_candidates(table):
         yield "alibi", {**SCHEMES["alibi"].defaults, **params}
     yield from grid_scheme_candidates(table, _GRID_BASES)
+    for scheme in SCHEMES.values():
+        if scheme.search == "biases" and scheme.relative == "buckets":  # a bucket matrix (T5's), read off
+            for params in bucket_candidates(table):
+                yield scheme.name, {**scheme.defaults, **params}
     for params in _fourier_candidates(*table.shape[:2]):
         yield "fourier", {**SCHEMES["fourier"].defaults, **params}
     for scheme in SCHEMES.values():
@@ -137,8 +149,22 @@ def timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidate
         return
     for preset in ("ldm", "diffusers"):  # [cos | sin] with shift 0, [sin | cos] with shift 1, then the others
         params = resolve("timestep", preset, {})[1]
-        conventions = [params, {**params, "freq_shift": 1.0 - params["freq_shift"]}]
+        conventions = [
+            {**params, "freq_shift": shift, "max_period": period}
+            for period in _MAX_PERIODS
+            for shift in (params["freq_shift"], 1.0 - params["freq_shift"])
+        ]
+        # a few rows first: a convention that does not write them is no full pass (each is one over the table)
+        few = np.concatenate([table[:SCREEN_ROWS], table[-SCREEN_ROWS:]]).astype(np.float64)
+        scale = float(np.abs(few).max()) or 1.0
         for convention in conventions:
+            settings = {name: convention[name] for name in ("flip_sin_to_cos", "freq_shift", "max_period")}
+            read = read_timesteps(few, **settings)
+            if read is None:
+                continue
+            written = timestep_embedding(read, table.shape[1], dtype="float64", **settings)
+            if np.abs(written - few).max() > _DISCERNIBLE * scale:
+                continue
             times = read_timesteps(
                 table,
                 flip_sin_to_cos=convention["flip_sin_to_cos"],

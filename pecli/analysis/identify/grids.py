@@ -41,6 +41,9 @@ __all__ = ["diffusers_crops", "grid_candidates", "grid_scheme_candidates", "mrop
 _MAX_GRIDS = 16
 #: diffusers' sin-cos base (get_1d_sincos_pos_embed_from_grid hard-codes 10000)
 _DIFFUSERS_BASE = 10000.0
+#: diffusers' interpolation_scale, tried for the whole base_size it makes of the table's base_size / scale
+#: (1 first: only the quotient shows; PixArt's max(sample_size // 64, 1) and halves after)
+_INTERPOLATION_SCALES = (1.0, 2.0, 0.5, 3.0, 4.0, 1.5, 0.25, 0.75, 0.875, 1.25)
 
 
 def _factor_pairs(tokens: int) -> list[tuple[int, int]]:
@@ -98,13 +101,28 @@ def diffusers_crops(table: np.ndarray, height: int, width: int) -> Iterator[dict
         return  # not a whole corner: no crop of diffusers' table
     sizes: list[tuple[float, int | None]]
     if all(count == 0 for _, count in corner_counts):
-        sizes = [(scale * corners[0][0], None)]
+        # uncropped, each axis scaled by its own side: base_size / (side · interpolation_scale) per step
+        spans = [step * side for step, (side, _) in zip(steps, corners, strict=True)]
+        if max(spans) - min(spans) > 1e-3 * max(spans):
+            return
+        sizes = [(float(np.mean(spans)), None)]
     else:
         sides = [set(range(side + 2 * count, side + 2 * count + 2)) for side, count in corner_counts]
         sizes = [(scale * size, size) for size in sorted(set.intersection(*sides)) if size >= max(height, width)]
-    for base_size, max_size in sizes:
-        if abs(base_size - round(base_size)) < 1e-3 * base_size:
-            yield {"base_size": float(round(base_size)), "pos_embed_max_size": max_size}
+    # span = base_size / interpolation_scale: a whole base_size at scale 1 first (any crop), then the others
+    for interpolation in _INTERPOLATION_SCALES:
+        found = False
+        for span, max_size in sizes:
+            base_size = span * interpolation
+            if abs(base_size - round(base_size)) < 1e-3 * base_size and round(base_size) > 0:
+                found = True
+                yield {
+                    "base_size": float(round(base_size)),
+                    "interpolation_scale": interpolation,
+                    "pos_embed_max_size": max_size,
+                }
+        if found:
+            return
 
 
 def mrope_sections(table: np.ndarray, height: int, width: int, layout: str) -> str | None:
@@ -169,9 +187,10 @@ def grid_scheme_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Itera
         for layout, base in itertools.product(SCHEMES["sincos2d"].choices["layout"], bases):
             if dim % 4 == 0 or layout == "interleaved":
                 yield "sincos2d", {**SCHEMES["sincos2d"].defaults, **grid, "layout": layout, "base": base}
-        if not grid["cls_token"]:
-            for read in diffusers_crops(table, height, width):
-                yield "sincos2d", {**diffusers, **grid, **read}
+        # behind diffusers' extra_tokens zero rows (cls_token with extra_tokens), or MAE's one cls row
+        lead = (grid["extra_tokens"] or 1) if grid["cls_token"] else 0
+        for read in diffusers_crops(table[lead:], height, width):
+            yield "sincos2d", {**diffusers, **grid, **read}
         if dim in (2, 3) and not grid["cls_token"]:
             for layout in SCHEMES["coordconv"].choices["layout"]:  # uber's columns differ on a non-square grid
                 yield "coordconv", {**SCHEMES["coordconv"].defaults, "grid": grid["grid"], "layout": layout}

@@ -233,12 +233,15 @@ def timestep_recipe(candidate: Candidate, *, dim: int, dtype: str = "float32") -
         timestep(preset='diffusers', dim=8, timesteps=(0.5, 3.0)) -> t.npy
     """
     defaults = dict(SCHEMES["timestep"].defaults)
-    uses_preset = bool(candidate.presets) and dict(candidate.params) != defaults
+    changed = _changed(candidate.params, defaults)
+    # a preset when it sets a convention (not for the defaults' arithmetic alone), with what it leaves
+    uses_preset = bool(candidate.presets) and any(name != "arithmetic" for name in changed)
+    preset = candidate.presets[0] if uses_preset else None
     return Recipe(
         "timestep",
         "timestep",
-        candidate.presets[0] if uses_preset else None,
-        {} if uses_preset else _changed(candidate.params, defaults),
+        preset,
+        _changed(candidate.params, resolve("timestep", preset, {})[1]) if preset else changed,
         dim=dim,
         dtype=dtype,
         output=_output(dtype, "t"),

@@ -16,12 +16,12 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
-from pecli.analysis.compare import compare_row_chunks, rounding_tolerance, value_precision
+from pecli.analysis.compare import FLOAT32_ANGLE_NOISE, compare_row_chunks, rounding_tolerance, value_precision
 from pecli.analysis.identify.arithmetics import arithmetic_match
 from pecli.analysis.identify.biases import alibi_candidates, alibi_row_candidates, alibi_rows, alibi_shape
 from pecli.analysis.identify.candidates import SCREEN_ROWS, candidates, presets_with, timestep_candidates
 from pecli.analysis.identify.result import Candidate, Identification
-from pecli.analysis.identify.sinusoids import sinusoidal_rows
+from pecli.analysis.identify.sinusoids import sinusoidal_frequencies, sinusoidal_rows
 from pecli.dtypes import DTYPES, round_to
 from pecli.errors import PecliError, TableFileError
 from pecli.schemes.catalog import SCHEMES, get_scheme
@@ -102,6 +102,17 @@ def _angle_positions(scheme: str, params: Mapping[str, Any], rows: np.ndarray) -
     if get_scheme(scheme).axes == "grid":  # token (h, w) turns by h·ω and w·ω, not by its index
         sides = axial_grid(params["grid"], params.get("sections"))
         return np.max(np.unravel_index(rows.astype(np.intp), sides), axis=0) + abs(offset)
+    if get_scheme(scheme).axes == "patches" and params.get("grid") is not None:
+        # a patch's coordinates are at most its row, scaled as diffusers scales them: i / (M / base_size)
+        # / interpolation_scale on an M-sided (cropped) grid, shifted by the crop's corner
+        sides = axial_grid(params["grid"], None)
+        cropped = params.get("pos_embed_max_size")
+        corner = 0 if cropped is None else max(0, int(cropped) - min(sides)) // 2
+        full = sides if cropped is None else (int(cropped), int(cropped))
+        size = params.get("base_size")
+        stretch = 1.0 if size is None else max(float(size) / side for side in full)
+        stretch /= float(params.get("interpolation_scale") or 1.0)
+        return (np.abs(rows) + corner) * max(stretch, 1.0)
     return np.abs(rows + offset)
 
 
@@ -252,6 +263,55 @@ def _agrees(table: np.ndarray, expected: np.ndarray, dtype: str) -> bool:
     width = table.shape[-1]
     rounded = round_to(expected, dtype).astype(np.float64).reshape(-1, width)
     return compare_row_chunks(lambda: [(table.reshape(-1, width), rounded)], diagnose_rows=1).agree
+
+
+def _digits(timesteps: tuple[float, ...] | None) -> int:
+    """How many characters the timesteps take written out (0.5 → 3; float32's 333.29998779296875 → 18)."""
+    return sum(len(repr(float(t))) for t in timesteps or ())
+
+
+def _within_angle_noise(table: np.ndarray, candidates: list[Candidate], dtype: str, precision: str) -> Candidate | None:
+    """The first timestep reading of ``candidates`` whose float32 command writes ``table`` within each
+    entry's own angle noise: the rounding of ``dtype`` and ``precision`` plus two float32 roundings of
+    the angle t·ω_k that entry takes (the library's ω_k, an ``exp`` one unit of roundoff from numpy's,
+    and its product with t); None when none does.
+
+    Compare allows float32's angle noise at the row's index, which is not a timestep row's t (diffusers'
+    Timesteps at t = 999 are 2.9e-5 off pecli's float32 arithmetic where two of 128 frequencies differ by
+    one unit, 8 times the allowance at row 27). An alias of the t (shifted by thousands) is not within it:
+    its error does not scale with each column's angle."""
+    for candidate in candidates:
+        if candidate.timesteps is None or candidate.params.get("arithmetic") not in (None, "float64", "float32"):
+            continue
+        candidate = replace(candidate, params={**candidate.params, "arithmetic": "float32"})
+        params = candidate.params
+        freqs = sinusoidal_frequencies(table.shape[1], params["max_period"], params["freq_shift"])
+        if freqs is None:
+            continue
+        half = table.shape[1] // 2
+        columns = np.zeros(table.shape[1])
+        columns[: 2 * half] = np.concatenate([freqs, freqs]) * abs(params["scale"])
+        times = np.array(candidate.timesteps, dtype=np.float64)
+        rounding = rounding_tolerance(dtype, precision, scale=float(np.abs(table).max()) or 1.0)
+        chunk_rows = max(1, _CHUNK_BYTES // (8 * table.shape[1]))
+        error, within = 0.0, True
+        for start in range(0, len(table), chunk_rows):
+            chunk = range(start, min(start + chunk_rows, len(table)))
+            try:
+                expected = _rows("timestep", params, table.shape, [chunk], times, direct=False)
+            except PecliError:
+                within = False
+                break
+            difference = np.abs(table[chunk.start : chunk.stop] - round_to(expected, dtype).astype(np.float64))
+            angles = np.abs(times[chunk.start : chunk.stop, None]) * columns[None, :]
+            allowed = rounding + 2 * FLOAT32_ANGLE_NOISE * angles
+            error = max(error, float(difference.max()))
+            if np.any(difference > allowed):
+                within = False
+                break
+        if within:
+            return replace(candidate, max_error=error)
+    return None
 
 
 def _verified(
@@ -544,11 +604,21 @@ def identify_table(
         # sin/cos order swapped by shifting every t by ~π/2 · 10⁴ fits within it, a few 1e-4 off
         fits = []
         for candidate in timestep_candidates(values, precision):
+            # screened on the sample first: each period and shift read is a full pass otherwise
+            if sample != [range(0, length)] and _errors(values, candidate, sample, precision, scale)[1] > 1.0:
+                continue
             error, candidate_excess = _errors(values, candidate, [range(0, length)], precision, scale)
             if candidate_excess <= 1.0:
                 fits.append((error, candidate_excess, replace(candidate, max_error=error)))
         if fits:
+            # the closest convention first; within it the decimal reading (fewest digits), then the float32
+            # t held: both regenerate a float32 library's rows alike, the decimal one is the simpler (verified
+            # first, the held one named only if it does not regenerate the table)
             fits.sort(key=lambda fit: fit[0])
+            closest: dict[tuple[Any, ...], int] = {}
+            for _, _, found in fits:
+                closest.setdefault(tuple(sorted(found.params.items())), len(closest))
+            fits.sort(key=lambda fit: (closest[tuple(sorted(fit[2].params.items()))], _digits(fit[2].timesteps)))
             _, excess, best = fits[0]
             timestep_fits = [fit[2] for fit in fits[1:]]
     # (values too small for float32's normal range say nothing of a float32 computation)
@@ -577,6 +647,9 @@ def identify_table(
             )
             if reduced is not None:
                 verified = _verified(values, reduced, [], stored_tolerance, dtype, precision)
+        if verified is None and scale >= _FLOAT32_NORMAL:
+            # timestep rows: compare's allowance is at the row's index, not its t; each entry's angle noise
+            verified = _within_angle_noise(values, [best, *others], dtype, precision)
         if verified is None:
             excess, unverified = math.inf, True
         else:
