@@ -156,8 +156,15 @@ def resample(
     written_format = fmt or "safetensors"
 
     from pecli.cli.inputs import load_input, require_table
+    from pecli.sources import is_config_source
 
     require_table("resample", source)
+    if not os.path.isdir(source) and is_config_source(source):  # a config computes its tables at any length
+        raise ParameterError(
+            f"resample reads a learned table, but {source!r} is a model's config, whose tables pecli computes "
+            "at any length",
+            hint=f"pecli generate --from-config {source} --len N -o table.safetensors",
+        )
     if in_checkpoint and os.path.isdir(source):
         from pecli.cli.inputs import InputTable
         from pecli.models import open_model_directory

@@ -42,3 +42,13 @@ def test_identify_of_a_config_without_context_names_no_option_identify_lacks(tmp
     assert "has no max_position_embeddings" in result.stderr
     assert "--len N -o table.npy" in result.stderr and "give the table's length as --len" not in result.stderr
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_resample_of_a_config_points_to_generate(tmp_path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text('{"model_type": "gemma3_text", "head_dim": 16, "num_hidden_layers": 6}')
+    result = run_in_process("resample", str(config), "--len", "128", "-o", str(tmp_path / "out.npy"))
+    assert result.code == 2
+    assert "is a model's config" in result.stderr and "pecli generate --from-config" in result.stderr
+    assert "--layer-type" not in result.stderr  # an option resample has not
+    assert not (tmp_path / "out.npy").exists()
