@@ -469,6 +469,8 @@ def _relative_cells(
     from pecli.sources import _describe
 
     spec = TableSpec.resolve(source, preset, params, length=length, dim=dim, dtype=dtype, name="pe").single()
+    if tuple(spec.shape) not in ((size, size), (heads, size, size)) or not _is_toeplitz(source, relative, spec):
+        return False  # another part (ALiBi's slopes), or rows that are not f(m − n) (ALiBi's form=key)
     metadata = spec.metadata()
     label = _describe(spec.scheme, metadata)
     if heads > 1:
@@ -483,6 +485,26 @@ def _relative_cells(
         curves, label = curves[index : index + 1], f"{label}, head {index}"
     _relative_single(out, screen, style, curves[0], metadata, label, color)
     return True
+
+
+def _is_toeplitz(source: str, relative: Any, spec: Any) -> bool:
+    """Whether the table ``spec`` computes is the offset curves' M[m, n] = f(m − n): checked on the same
+    scheme and parameters at 9 positions (the curves are the registry's ``bias``; the table its table)."""
+    import dataclasses
+
+    import numpy as np
+
+    from pecli.analysis.toeplitz import toeplitz_matrix
+    from pecli.cli.relative import _offset_curves
+    from pecli.schemes.spec import TableSpec
+
+    small = min(relative.length, 9)
+    table = TableSpec.resolve(source, None, dict(spec.params), length=small, dim=None, dtype="float64",
+                              name="pe").single()  # fmt: skip
+    values = np.asarray(table.array(), dtype=np.float64)
+    curves = np.asarray(_offset_curves(dataclasses.replace(relative, length=small)), dtype=np.float64)
+    expected = toeplitz_matrix(curves).reshape(values.shape) if values.size == curves.shape[0] * small**2 else None
+    return expected is not None and bool(np.allclose(values, expected, rtol=1e-12, atol=0.0, equal_nan=True))
 
 
 def _curve_sample(curve: np.ndarray, size: int, step: int, offset: int) -> np.ndarray:

@@ -56,7 +56,12 @@ def test_cells_are_the_whole_slices_block_means(args):
         assert np.array_equal(_curve_sample(curve, length, 7, 3), finite_sample(head, 7, 3))
 
 
-@pytest.mark.parametrize("args", SCHEMES, ids=lambda a: " ".join(a))
+# and tables that are no f(m − n) (ALiBi's key form: rows alike) or no matrix (its slopes): the whole-slice way
+DRAWN = [*SCHEMES, ["alibi", "--heads", "4", "--form", "key"], ["alibi", "--heads", "4", "--part", "slopes"],
+         ["alibi", "--heads", "8", "--head", "3"], ["kerple", "--r1", "2", "--r2", "0.5"]]  # fmt: skip
+
+
+@pytest.mark.parametrize("args", DRAWN, ids=lambda a: " ".join(a))
 @pytest.mark.parametrize("extra", [[], ["--robust"], ["--scale", "per-panel"], ["--vmin", "-3", "--vmax", "0"]])
 def test_scheme_view_draws_what_its_table_file_draws(tmp_path, args, extra):
     # a file goes the whole-slice way; the scheme itself, the curve's: the same picture, scale and value line
@@ -69,7 +74,21 @@ def test_scheme_view_draws_what_its_table_file_draws(tmp_path, args, extra):
     table = runner.invoke(app, ["plot", path, *_SIZE, "--title", "T", *extra], env=env)
     assert scheme.exit_code == table.exit_code == 0, scheme.output + table.output
     assert scheme.output == table.output.replace("T — bias.safetensors", "T")
-    assert "701 × 701" in _SGR.sub("", scheme.output)
+    assert "701" in _SGR.sub("", scheme.output) or "slopes" in args  # the slopes: a row of 4
+
+
+def test_learned_t5_bias_view_draws_what_its_table_file_draws(tmp_path):
+    weights = str(tmp_path / "w.npy")
+    np.save(weights, np.random.default_rng(0).normal(size=(32, 4)))
+    args = ["t5", "--part", "bias", "--bias-from", weights]
+    path = str(tmp_path / "bias.safetensors")
+    runner = CliRunner()
+    assert runner.invoke(app, ["generate", *args, "--len", "701", "-o", path]).exit_code == 0
+    scheme = runner.invoke(app, ["plot", *args, "--len", "701", *_SIZE, "--title", "T"], env={"COLORTERM": "truecolor"})
+    table = runner.invoke(app, ["plot", path, *_SIZE, "--title", "T"], env={"COLORTERM": "truecolor"})
+    assert scheme.exit_code == table.exit_code == 0, scheme.output + table.output
+    assert scheme.output == table.output.replace("T — bias.safetensors", "T")
+    assert "4 panels in one colour scale" in scheme.output
 
 
 def _limit() -> None:
