@@ -460,17 +460,26 @@ def _relative_cells(
     if size <= _RESAMPLE_MOST * heatmap_cells(size, width=screen.width, height=screen.height, color=color,
                                                title="t")[1]:  # fmt: skip
         return False
-    # f(h), h = −(len − 1) … len − 1, per head, in the table's dtype (as the slices hold it)
-    curves = np.asarray(_offset_curves(relative)).astype(dtype).astype(np.float64)
-    heads = curves.shape[0]
-    if slice_index is not None and not (heads > 1 and -heads <= slice_index < heads):
-        return False  # the whole-slice path says why
     from pecli.schemes.spec import TableSpec
     from pecli.sources import _describe
 
     spec = TableSpec.resolve(source, preset, params, length=length, dim=dim, dtype=dtype, name="pe").single()
-    if tuple(spec.shape) not in ((size, size), (heads, size, size)) or not _is_toeplitz(source, relative, spec):
+    shape = tuple(spec.shape)
+    heads = shape[0] if len(shape) == 3 else 1
+    if shape not in ((size, size), (heads, size, size)) or not _is_toeplitz(source, relative, spec):
         return False  # another part (ALiBi's slopes), or rows that are not f(m − n) (ALiBi's form=key)
+    if slice_index is not None and not (heads > 1 and -heads <= slice_index < heads):
+        return False  # the whole-slice path says why
+    from pecli.memory import check_fits_in_memory
+
+    # the curves, their copy in the table's dtype and the block means' two running sums: O(heads · len)
+    check_fits_in_memory(
+        4 * 8 * heads * (2 * size - 1), what="offset curves of the bias", hint="use a smaller {length}"
+    )
+    # f(h), h = −(len − 1) … len − 1, per head, in the table's dtype (as the slices hold it)
+    curves = np.asarray(_offset_curves(relative)).astype(dtype).astype(np.float64)
+    if curves.shape[0] != heads:
+        return False
     metadata = spec.metadata()
     label = _describe(spec.scheme, metadata)
     if heads > 1:

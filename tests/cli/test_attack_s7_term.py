@@ -119,3 +119,17 @@ def test_long_bias_is_drawn_in_bounded_memory(tmp_path, args, value_line):
     assert value_line in done.stdout
     peak = int(done.stderr.split("PEAK")[-1]) << 10
     assert peak < 300 << 20, peak  # the cells and O(len) curves (~80 MB), not len² (t5 at 8192: 1.4 GB)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="address-space limit as Linux applies it")
+def test_curves_too_long_are_refused_before_work(tmp_path):
+    # 8 heads at 10^10 positions: the O(heads · len) curves themselves (4.7 TiB) cannot fit; at 10^8 (48 GiB)
+    # the view was killed for memory (24 GB resident) before this check
+    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "pecli", "plot", "alibi", "--heads", "8", "--len", "10000000000", *_SIZE],
+        capture_output=True, text=True, cwd=str(tmp_path), env=env, preexec_fn=_limit, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "offset curves of the bias would take 4.7 TiB" in line and "(use a smaller --len)" in line, line
