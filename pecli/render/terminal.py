@@ -247,6 +247,7 @@ def heatmap(
     legend: bool = True,
     values: bool = True,
     values_range: ValueRange | None = None,
+    whole: ValueRange | None = None,
 ) -> str:
     """Draw a 2-D table as a text block of at most ``width`` columns and ``height`` lines.
 
@@ -275,6 +276,9 @@ def heatmap(
             value line (panels stacked in one scale draw the header once and the legend once).
         values_range: the range the value line states (panels in one scale: all of them), default
             this table's.
+        whole: the range of the whole table's values, where ``matrix`` is its cells averaged already
+            and the caller knows that range exactly (a Toeplitz bias, from its offset curve): the value
+            line states it as the values, not the cells' narrower range.
 
     Returns:
         The text, lines joined by newlines, without a final newline.
@@ -379,11 +383,11 @@ def heatmap(
         lines.append(" " * margin + legend_text + (shape if fits else ""))
     if not values:
         return _finish(lines, color)
-    stated = data if values_range is None else values_range
+    stated = whole or (data if values_range is None else values_range)
     value_text = (
         # cells averaged before they came here (a long distance matrix) range less far than its values
         # (named once: after "… block means of …" on this line, "range")
-        f"{('block means' if said else 'range') if given is not None and given.shrunk else 'values'} "
+        f"{('block means' if said else 'range') if given is not None and given.shrunk and whole is None else 'values'} "
         f"{_format_value(stated.low)} … "
         f"{_format_value(stated.high)}"
         if np.isfinite(stated.low)
@@ -526,6 +530,7 @@ def heatmap_stack(
     x_ticks_from: int = 0,
     y_ticks_from: int = 0,
     structure: AxisStructure | None = None,
+    whole: ValueRange | None = None,
 ) -> tuple[str, int]:
     """Panels one under another in ``width`` × ``height`` cells, and how many of them fit.
 
@@ -534,7 +539,8 @@ def heatmap_stack(
     over the first panel, and the legend once, under the last; each panel has a title line. Panels
     that would get fewer than :data:`MIN_PANEL_LINES` lines of cells are left out (the count says so).
     ``structure``: what a block of columns must not split (RoPE's halves, from the tables' metadata;
-    default: judged from each panel's values, which cannot tell a cos panel's halves).
+    default: judged from each panel's values, which cannot tell a cos panel's halves). ``whole``: the
+    range of all the panels' values where they come as cells averaged already (see :func:`heatmap`).
 
     >>> heads = [np.outer(np.arange(8.0), np.ones(4)) * -m for m in (1.0, 0.5, 0.25)]
     >>> text, shown = heatmap_stack(heads, ["head 0", "head 1", "head 2"], width=40, height=12, color="none",
@@ -561,6 +567,6 @@ def heatmap_stack(
             heatmap(matrices[index], width=width, height=lines, color=color, x_label=x_label, y_label=y_label,
                     title=titles[index], vmin=low, vmax=high, cmap=cmap, x_ticks_from=x_ticks_from,
                     y_ticks_from=y_ticks_from, header=header, legend=legend, values=values, values_range=joined,
-                    structure=structure)
+                    structure=structure, whole=whole if values else None)
         )  # fmt: skip
     return "\n".join(blocks), shown
