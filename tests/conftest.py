@@ -123,6 +123,23 @@ def assert_clean_error(result: Result, code: int, *words: str) -> None:
         assert word.lower() in lines[0].lower(), (word, lines[0])
 
 
+#: the address space a memory test's child process gets (1.5 GiB): a regression cannot take the machine down
+CAPPED_BYTES = 3 << 29
+
+
+def run_capped(*args: str, code: str | None = None, timeout: int = 240) -> subprocess.CompletedProcess[str]:
+    """``pecli ARGS`` (or Python ``code``) in a real process under an address-space cap of :data:`CAPPED_BYTES`,
+    run from the checkout: for tests whose subject is the memory a command takes."""
+    from tests.paths import ROOT
+
+    prefix = f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({CAPPED_BYTES}, {CAPPED_BYTES}))\n"
+    body = code or f"import sys; sys.argv = ['pecli', *{list(args)!r}]\nfrom pecli.__main__ import main\nmain()\n"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PECLI_DEBUG", None)
+    return subprocess.run([sys.executable, "-c", prefix + body], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=str(ROOT))  # fmt: skip
+
+
 def require_tool(name: str) -> str:
     """The path of an external tool; a missing one skips the test, but fails it in CI (CI set)."""
     import shutil

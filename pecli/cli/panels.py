@@ -209,12 +209,20 @@ def draw_panels(
             x_label=x_label, y_label=y_label, x_ticks_from=views[0].col_start, y_ticks_from=views[0].row_start,
             structure=_named_structure(metadata) if cols is None else None,
         )  # fmt: skip
-        which = "each panel in its own colour scale" if per_panel else f"{len(matrices)} panels in one colour scale"
-        if shown < len(matrices):
-            which += f"; {shown} of {len(matrices)} fit in {screen.height} lines (--height, --slice I)"
-        which += " (--scale per-panel)" if per_panel else "; each its own: --scale per-panel"
-        closing = _truncate(which, screen.width)
+        closing = _truncate(stack_closing(len(matrices), shown, screen.height, per_panel=per_panel), screen.width)
         out.data(text + "\n" + (ascii_text(closing) if color == "ascii" else closing))
+
+
+def stack_closing(count: int, shown: int, height: int, *, per_panel: bool) -> str:
+    """The line under a terminal stack of ``count`` panels: their colour scales, and how many fit in ``height``.
+
+    >>> stack_closing(8, 3, 20, per_panel=False)
+    '8 panels in one colour scale; 3 of 8 fit in 20 lines (--height, --slice I); each its own: --scale per-panel'
+    """
+    which = "each panel in its own colour scale" if per_panel else f"{count} panels in one colour scale"
+    if shown < count:
+        which += f"; {shown} of {count} fit in {height} lines (--height, --slice I)"
+    return which + (" (--scale per-panel)" if per_panel else "; each its own: --scale per-panel")
 
 
 def panel_scales(matrices: list[Any], style: DrawingStyle, *, per_panel: bool) -> tuple[Any, list[Any]]:

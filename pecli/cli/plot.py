@@ -573,7 +573,7 @@ def _relative_panels(out: Output, source: str, screen: TerminalHeatmap, style: D
 
     from pecli.cli.drawing import color_note
     from pecli.cli.output import printable
-    from pecli.cli.panels import MAX_PANELS, _truncate
+    from pecli.cli.panels import MAX_PANELS, _truncate, stack_closing
     from pecli.render.scale import color_scale, merge_ranges, sample_step, value_range
     from pecli.render.terminal import ascii_text, heatmap_cells, heatmap_stack, stack_layout
     from pecli.render.titles import panel_titles, table_axes, table_title
@@ -605,9 +605,5 @@ def _relative_panels(out: Output, source: str, screen: TerminalHeatmap, style: D
         x_label=style.x_label or axes.x_label, y_label=style.y_label or axes.y_label,
         whole=merge_ranges(ranges[:shown]),
     )  # fmt: skip
-    which = "each panel in its own colour scale" if per_panel else f"{len(curves)} panels in one colour scale"
-    if shown < len(curves):
-        which += f"; {shown} of {len(curves)} fit in {screen.height} lines (--height, --slice I)"
-    which += " (--scale per-panel)" if per_panel else "; each its own: --scale per-panel"
-    closing = _truncate(which, screen.width)
+    closing = _truncate(stack_closing(len(curves), shown, screen.height, per_panel=per_panel), screen.width)
     out.data(text + "\n" + (ascii_text(closing) if color == "ascii" else closing))

@@ -2,24 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 
-_CAP = 3 << 29  # 1.5 GiB of address space
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _capped(*args: str, code: str | None = None, timeout: int = 240) -> subprocess.CompletedProcess:
-    """``pecli ARGS`` (or Python ``code``) in a real process under an address-space cap of 1.5 GiB."""
-    prefix = f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({_CAP}, {_CAP}))\n"
-    body = code or f"import sys; sys.argv = ['pecli', *{list(args)!r}]\nfrom pecli.__main__ import main\nmain()\n"
-    env = {**os.environ, "PYTHONPATH": _ROOT}
-    env.pop("PECLI_DEBUG", None)
-    return subprocess.run([sys.executable, "-c", prefix + body], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=_ROOT)  # fmt: skip
+from tests.conftest import run_capped as _capped
 
 
 def test_a_huge_sinusoidal_width_is_refused_with_its_size_not_out_of_memory():
