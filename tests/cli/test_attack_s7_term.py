@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pecli.cli.app import app
-from pecli.cli.plot import _curve_cells, _curve_sample
+from pecli.cli.relative_plot import _curve_cells, _curve_sample
 from pecli.render.downsample import block_average
 from pecli.render.scale import finite_sample
 from pecli.schemes.spec import TableSpec
@@ -105,11 +105,13 @@ def test_long_bias_is_drawn_in_bounded_memory(tmp_path, args, value_line):
     # the old view computed every slice: t5 at 8192 held 1.4 GB (past this cap), at 65536 it was refused (32 GiB)
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", NO_COLOR="1")
     argv = ["pecli", "plot", *args, "--terminal", "--width", "80", "--height", "20"]
-    # the child states its own peak resident memory as it exits (after typer's SystemExit)
+    # the child states its own peak resident memory as it exits (after typer's SystemExit): VmHWM, its address
+    # space's high-water mark — not ru_maxrss, which Linux carries over exec from the forked test worker
     script = (
-        f"import resource, runpy, sys; sys.argv = {argv!r}\n"
+        f"import runpy, sys; sys.argv = {argv!r}\n"
         "try:\n    runpy.run_module('pecli', run_name='__main__')\n"
-        "finally:\n    print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"
+        "finally:\n    hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
+        "    print('PEAK', hwm, file=sys.stderr)"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=str(tmp_path),
                           env=env, preexec_fn=_limit, timeout=120)  # fmt: skip
