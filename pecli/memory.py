@@ -85,11 +85,25 @@ def _cgroup_left() -> int | None:
     if not paths:
         return None
     base = "/sys/fs/cgroup" + paths[0].rstrip("/")
-    limit = _read_first_line(f"{base}/memory.max")
-    current = _read_first_line(f"{base}/memory.current")
+    try:
+        with open(f"{base}/memory.stat") as stat:
+            cache = next((line.split()[1] for line in stat if line.startswith("file ")), "0")
+    except (OSError, IndexError):
+        cache = "0"
+    return _cgroup_room(_read_first_line(f"{base}/memory.max"), _read_first_line(f"{base}/memory.current"), cache)
+
+
+def _cgroup_room(limit: str | None, current: str | None, cache: str) -> int | None:
+    """What a cgroup v2 leaves: ``memory.max`` less ``memory.current``, whose page cache (``memory.stat``'s
+    ``file``) the kernel reclaims before it refuses (as ``MemAvailable`` counts it); None without a limit.
+
+    >>> _cgroup_room("max", "100", "0"), _cgroup_room("1000", "900", "0"), _cgroup_room("1000", "900", "800")
+    (None, 100, 900)
+    """
     if limit is None or current is None or not limit.isdigit() or not current.isdigit():
         return None
-    return max(0, int(limit) - int(current))
+    in_use = int(current) - (int(cache) if cache.isdigit() else 0)
+    return max(0, int(limit) - max(0, in_use))
 
 
 def check_fits_in_memory(nbytes: int, *, what: str = "table", hint: str | None = None) -> None:
