@@ -64,6 +64,15 @@ def _json_escape(match: re.Match[str]) -> str:
     return f"\\u{ord(char):04x}"
 
 
+def shown(text: str) -> str:
+    """A name from a model's files, for a message: as it is when printable, else escaped whole (``unicode_escape``).
+
+    >>> shown("wpe.weight"), shown("evil\\x1b[2J")
+    ('wpe.weight', 'evil\\\\x1b[2J')
+    """
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
 def _escaped(match: re.Match[str]) -> str:
     char = match.group()
     if "\udc80" <= char <= "\udcff":  # os.fsdecode's stand-in for an undecodable byte

@@ -40,12 +40,14 @@ from pecli.errors import OutputError, ParameterError, TableFileError
 from pecli.io.atomic import TEMP_MARKER, atomic_file, check_free_space, reported_os_errors
 from pecli.io.safetensors import dtype_code, safetensors_entries
 from pecli.io.tensor import Tensor, raw_chunks
+from pecli.text import shown
 
 __all__ = [
     "CHUNK_BYTES",
     "INDEX_FILE",
     "SINGLE_FILE",
     "CheckpointCopy",
+    "check_shard_holds",
     "read_shard_index",
     "replace_in_directory",
     "replace_tensor",
@@ -57,16 +59,27 @@ INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
 
 
-def _shown(text: str) -> str:
-    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
-
-
 def _kind(mode: int) -> str:
     import stat
 
     kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
              (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))  # fmt: skip
     return next((name for test, name in kinds if test(mode)), "not a file")
+
+
+def check_shard_holds(index: str, name: str, file: str, names: Mapping[str, Any] | Any) -> None:
+    """Refuse a shard index that places weight ``name`` in ``file`` when the shard's own ``names`` lack it.
+
+    >>> check_shard_holds("m/index.json", "wpe", "m/a.safetensors", {"wpe": None})
+    >>> check_shard_holds("m/index.json", "wte", "m/a.safetensors", {"wpe": None})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    pecli.errors.TableFileError: m/index.json places 'wte' in a.safetensors, which does not hold it (...)
+    """
+    if name not in names:
+        raise TableFileError(
+            f"{shown(index)} places {shown(name)!r} in {os.path.basename(file)}, which does not hold it",
+            hint="the index and the shards disagree: re-save the model",
+        )
 
 
 def read_shard_index(directory: str) -> tuple[dict[str, Any], dict[str, str]] | None:
@@ -82,7 +95,7 @@ def read_shard_index(directory: str) -> tuple[dict[str, Any], dict[str, str]] | 
     index = os.path.join(directory, INDEX_FILE)
     if not os.path.lexists(index):
         return None
-    shown = _shown(index)
+    where = shown(index)
     text = read_small_text(index, what="shard index")  # a FIFO, a directory or /dev/zero: "not a regular file"
     repeated: list[str] = []
 
@@ -96,17 +109,17 @@ def read_shard_index(directory: str) -> tuple[dict[str, Any], dict[str, str]] | 
     try:
         document = json.loads(text, object_pairs_hook=pairs)
     except RecursionError:
-        raise TableFileError(f"{shown} nests too deeply", hint="a shard index nests a few levels") from None
+        raise TableFileError(f"{where} nests too deeply", hint="a shard index nests a few levels") from None
     except ValueError as error:
-        raise TableFileError(f"cannot read {shown}: {_shown(str(error))}", hint="re-save the model") from None
+        raise TableFileError(f"cannot read {where}: {shown(str(error))}", hint="re-save the model") from None
     weight_map = document.get("weight_map") if isinstance(document, dict) else None
     if not isinstance(weight_map, dict) or not all(
         isinstance(name, str) and isinstance(shard, str) for name, shard in weight_map.items()
     ):
-        raise TableFileError(f"{shown} has no weight_map of names to shard files", hint="re-save the model")
+        raise TableFileError(f"{where} has no weight_map of names to shard files", hint="re-save the model")
     if repeated:
         raise TableFileError(
-            f"{shown} names {_shown(repeated[0])!r} twice, so which shard holds it is unknown",
+            f"{where} names {shown(repeated[0])!r} twice, so which shard holds it is unknown",
             hint="the index is corrupt: re-save the model",
         )
     files = {}
@@ -114,20 +127,20 @@ def read_shard_index(directory: str) -> tuple[dict[str, Any], dict[str, str]] | 
         file = os.path.join(directory, shard)
         if os.path.basename(shard) != shard or shard in ("", ".", ".."):
             raise TableFileError(
-                f"{shown} names shard {_shown(shard)!r}, which is not a file in the model directory",
+                f"{where} names shard {shown(shard)!r}, which is not a file in the model directory",
                 hint="an index names the shards beside it: re-save the model",
             )
         try:
             mode = os.stat(file).st_mode
         except OSError:
             raise TableFileError(
-                f"{shown} names shard {_shown(shard)!r}, which is missing", hint="download every shard the index lists"
+                f"{where} names shard {shown(shard)!r}, which is missing", hint="download every shard the index lists"
             ) from None
         import stat
 
         if not stat.S_ISREG(mode):
             raise TableFileError(
-                f"{shown} names shard {_shown(shard)!r}, which is {_kind(mode)}, not a regular file",
+                f"{where} names shard {shown(shard)!r}, which is {_kind(mode)}, not a regular file",
                 hint="give the model's own shard files",
             )
         files[name] = file
@@ -278,11 +291,7 @@ def replace_in_directory(
 
         name = find_key(list(shards), key, index_path)
         shard = os.path.basename(shards[name])
-        if name not in read_tensors(shards[name])[0]:
-            raise TableFileError(
-                f"{_shown(index_path)} places {_shown(name)!r} in {shard}, which does not hold it",
-                hint="the index and the shards disagree: re-save the model",
-            )
+        check_shard_holds(index_path, name, shards[name], read_tensors(shards[name])[0])
     elif os.path.isfile(os.path.join(source, SINGLE_FILE)):
         name, shard = key, SINGLE_FILE
     else:

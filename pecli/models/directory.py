@@ -16,6 +16,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pecli.errors import TableFileError
+from pecli.io.checkpoint import check_shard_holds
+from pecli.text import shown
 
 __all__ = [
     "POSITION_TENSOR_NAMES",
@@ -41,15 +43,6 @@ POSITION_TENSOR_NAMES = (
 CONFIG_FILE = "config.json"
 SINGLE_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"
-
-
-def shown(text: str) -> str:
-    """``text`` safe for a terminal: control characters (from a file's names) escaped.
-
-    >>> shown("wpe.weight"), shown("evil\\x1b[2J")
-    ('wpe.weight', 'evil\\\\x1b[2J')
-    """
-    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
 
 
 def is_position_tensor(name: str) -> bool:
@@ -86,11 +79,7 @@ class ModelDirectory:
             file = self.weight_files[name]
             if file not in headers:
                 headers[file] = read_tensors(file)[0]
-            if name not in headers[file]:
-                raise TableFileError(
-                    f"{self._index_name()} places {shown(name)!r} in {os.path.basename(file)}, which does not hold it",
-                    hint="the index and the shards disagree: re-save the model",
-                )
+            check_shard_holds(self._index_name(), name, file, headers[file])
             shape, dtype = headers[file][name]
             found.append(ModelTensor(name, file, tuple(shape), dtype))
         return found
@@ -108,11 +97,7 @@ class ModelDirectory:
 
             key = find_key(self.weight_files, key, self.path, what="weight")
             file = self.weight_files[key]
-            if key not in read_tensors(file)[0]:
-                raise TableFileError(
-                    f"{self._index_name()} places {shown(key)!r} in {os.path.basename(file)}, which does not hold it",
-                    hint="the index and the shards disagree: re-save the model",
-                )
+            check_shard_holds(self._index_name(), key, file, read_tensors(file)[0])
             loaded = read_table(file, key=key)
             # the dtype stored in the file (a bfloat16 tensor is held as float32 by numpy)
             stored = loaded.dtype or loaded.array.dtype.name
