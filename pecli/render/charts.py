@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pecli.render.downsample import block_average, block_edges, column_structure, row_structure
-from pecli.render.image import draw_cells, image_format, save_figure
+from pecli.render.image import draw_cells, fix_layout, image_format, save_figure
 from pecli.render.scale import color_limits, value_range
 
 #: a min … max band at most this fraction of the profile's range is drawn as its line alone
@@ -40,13 +40,10 @@ def _save_laid_out(figure, path: str, dpi: float) -> None:
     with the canvas's own renderer, the one that draws the PNG, so the picture is the same; an SVG
     or PDF is laid out with its own renderer's text metrics, so it keeps savefig's two passes.
     """
-    import matplotlib
-
     layout = figure.get_layout_engine()
     if layout is not None and image_format(path) == "png":
         layout.execute(figure)
-        with matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
-            figure.set_layout_engine(None)  # the panels keep the places this pass gave them
+        fix_layout(figure)  # the panels keep the places this pass gave them
     save_figure(figure, path, dpi)
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "check_cmap",
     "draw_cells",
     "extend_arrows",
+    "fix_layout",
     "image_format",
     "index_locator",
     "new_figure",
@@ -133,6 +134,15 @@ def heatmap_pixels(figsize: tuple[float, float], dpi: float) -> tuple[int, int]:
 def _axes_pixels(axes: Any, figsize: tuple[float, float], dpi: float) -> tuple[int, int]:
     box = axes.get_position()
     return math.ceil(box.height * figsize[1] * dpi), math.ceil(box.width * figsize[0] * dpi)
+
+
+def fix_layout(figure: Any) -> None:
+    """No layout engine from here on: the panels keep the places the last layout pass gave them, and
+    ``savefig`` draws the figure once (with an engine set it draws a pass to lay it out first)."""
+    import matplotlib
+
+    with matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+        figure.set_layout_engine(None)
 
 
 def save_figure(figure: Any, path: str, dpi: float) -> None:

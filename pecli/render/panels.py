@@ -23,6 +23,7 @@ from pecli.render.image import (
     check_cmap,
     draw_cells,
     extend_arrows,
+    fix_layout,
     image_format,
     index_locator,
     new_figure,
@@ -284,17 +285,9 @@ def _panel_figure(
             break
     else:  # still settling (titles on the edge of fitting): the layout of the titles as they stand
         layout.execute(figure)
-    _fix_layout(figure)
+    fix_layout(figure)
     return figure, panels, fits
 
 
 def _title_looks(panels: Sequence[Any]) -> list[tuple[str, float]]:
     return [(axes.title.get_text(), axes.title.get_fontsize()) for axes in panels]
-
-
-def _fix_layout(figure: Any) -> None:
-    """No layout engine from here on: the panels keep the places the last layout pass gave them."""
-    import matplotlib
-
-    with matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
-        figure.set_layout_engine(None)
