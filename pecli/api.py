@@ -102,7 +102,7 @@ def compare(
     >>> report.agree, report.result.diagnosis[0].code
     (False, 'unscaled')
     """
-    from pecli.analysis.compare import Reference, compare_tables
+    from pecli.analysis.compare import Reference, compare_tables, recorded_positions
     from pecli.analysis.compare_report import CompareReport, Side
 
     computed = [isinstance(side, str) and not _is_file(side) for side in (a, b)]
@@ -122,8 +122,10 @@ def compare(
         second = _table(b, key=key_b, length=rows, dim=width, dtype=dtype, label="B")
     known = [Reference(t.scheme, t.params) if t.scheme and t.params else None for t in (first, second)]
     side = 0 if known[0] is not None or known[1] is None else 1
-    result = compare_tables(np.asarray(first.array), np.asarray(second.array), atol=atol, rtol=rtol or 0.0,
-                            exact=exact, reference=known[side], reference_side="ab"[side])  # fmt: skip
+    arrays = [np.asarray(first.array), np.asarray(second.array)]
+    positions = recorded_positions((first.metadata, second.metadata), len(arrays[0])) if arrays[0].ndim == 2 else None
+    result = compare_tables(*arrays, atol=atol, rtol=rtol or 0.0, exact=exact, reference=known[side],
+                            reference_side="ab"[side], positions=positions)  # fmt: skip
     sides = [Side(t.label, np.asarray(t.array).shape, t.dtype_name) for t in (first, second)]
     return CompareReport(sides[0], sides[1], result)
 

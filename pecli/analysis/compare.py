@@ -12,7 +12,7 @@ a diagnosis when the difference is structural (:mod:`pecli.analysis.diagnose`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,6 +33,7 @@ __all__ = [
     "compare_tables",
     "diagnose",
     "named_permutations",
+    "recorded_positions",
     "rounding_tolerance",
     "value_precision",
     "value_precision_of_chunks",
@@ -67,6 +68,8 @@ class Comparison:
     #: how the tolerance was set: "float32 arithmetic" (from the data), "given" (atol/rtol) or "exact"
     tolerance_kind: str = "given"
     tolerance_position: int = 0  #: the row where the data-driven tolerance is largest
+    #: that row's own position when the rows are not positions 0, 1, 2, … (a timestep table's t), else None
+    tolerance_at: float | None = None
     #: the data-driven tolerance's rounding: the coarsest dtype of the tables not holding exact values ("" when
     #: both hold exact values, integers); and whether float32's angle noise is in it (computed sinusoids)
     tolerance_rounding: str = "float32"
@@ -113,6 +116,8 @@ class Comparison:
         if not self.tolerance_rounding or self.atol == 0:
             return "tolerance 0 (both tables hold exact values)"
         where = f"tolerance {self.atol:.2g} at {self.axes[-2]} {self.tolerance_position}"
+        if self.tolerance_at is not None:  # a row that embeds another position: its angle sets the noise
+            where = f"tolerance {self.atol:.2g} at row {self.tolerance_position}, position {self.tolerance_at:g}"
         arithmetic = " and float32 arithmetic" if self.tolerance_angles else ""
         if self.tolerance_rounding not in _EPSILON:  # longdouble: its differences exact, float64's slack
             return f"float64 rounding{arithmetic} ({where}; {self.tolerance_rounding} values, their differences exact)"
@@ -267,6 +272,7 @@ def compare_tables(
     reference: Reference | None = None,
     reference_side: str = "a",
     axes: tuple[str, str] | None = None,
+    positions: Sequence[float] | np.ndarray | None = None,
 ) -> Comparison:
     """Compare tables ``a`` and ``b`` entry by entry; diagnose the difference when they disagree.
 
@@ -283,6 +289,8 @@ def compare_tables(
         reference_side: ``"b"`` when ``reference`` describes B instead.
         axes: the names of a 2-D table's rows and columns, when not (position, dimension): ("head",
             "key") for a per-head bias at one query row. A 3-D table's are (head, query, key).
+        positions: each row's own position, when the rows are not positions 0, 1, 2, …: a timestep
+            table's timesteps t (the angle noise is float32's at t·ω, not at the row number). One per row.
 
     Example:
         >>> import numpy as np
@@ -302,8 +310,9 @@ def compare_tables(
             hint="compare tables of the same shape (for a scheme spec, {dim} and {length} set its shape)",
         )
     result = compare_row_chunks(
-        lambda: [(a, b)], atol=atol, rtol=rtol, exact=exact, reference=reference, reference_side=reference_side
-    )
+        lambda: [(a, b)], atol=atol, rtol=rtol, exact=exact, reference=reference, reference_side=reference_side,
+        positions=positions,
+    )  # fmt: skip
     return result if axes is None else replace(result, axes=tuple(axes))
 
 
@@ -317,6 +326,7 @@ def compare_row_chunks(
     reference: Reference | None = None,
     reference_side: str = "a",
     heads: int | None = None,
+    positions: Sequence[float] | np.ndarray | None = None,
 ) -> Comparison:
     """:func:`compare_tables` over two tables given as matching row chunks, holding one pair at a time.
 
@@ -327,6 +337,7 @@ def compare_row_chunks(
     table's are kept as they pass: the only rows held in memory). ``heads``: the rows are
     those of ``heads`` per-head tables stacked (a bias, not angles: no angle noise; diagnosed per head,
     on the first ``diagnose_rows`` rows of each head: ALiBi's slopes show in any of its rows).
+    ``positions``: each row's own position (a timestep table's t), one per row, as :func:`compare_tables`.
 
     >>> a = np.arange(12.0).reshape(6, 2)
     >>> result = compare_row_chunks(lambda: ((a[i : i + 4], a[i : i + 4] + 1e-9) for i in (0, 4)), atol=1e-6)
@@ -334,11 +345,12 @@ def compare_row_chunks(
     ((6, 2), True, '1e-09')
     """
     check_tolerances(0.0 if atol is None else atol, rtol)
+    row_positions = None if positions is None else _row_positions(positions, heads)
     if heads:  # which rows of each head to keep needs the length first: a pass to count them
         precisions, length = _first_pass(chunk_pairs())
     else:  # one pass, its tolerance from the precision the first chunks show (most tables show theirs there)
         precisions, length = None, None
-    settings = _Settings(atol, rtol, exact, diagnose_rows, reference, reference_side, heads)
+    settings = _Settings(atol, rtol, exact, diagnose_rows, reference, reference_side, heads, row_positions)
     result = _compare_pass(chunk_pairs, precisions, length, settings)
     if isinstance(result, list):  # the later rows set another tolerance: again, with the whole tables' precision
         result = _compare_pass(chunk_pairs, result, None, settings)
@@ -358,6 +370,45 @@ class _Settings:
     reference: Reference | None
     reference_side: str
     heads: int | None
+    positions: np.ndarray | None = None  #: |each row's position| (a timestep table's t), when not its index
+
+
+def recorded_positions(metadatas: Iterable[Mapping[str, str] | None], rows: int) -> np.ndarray | None:
+    """The positions the rows of compared tables embed, as their metadata records them, when not 0, 1, 2, …
+
+    A timestep table's rows are its timesteps t: the float32 noise of its angles is at t·ω, not at the
+    row number. Where both tables record positions, the larger |t| of each row (the looser noise of the
+    two); a record that does not give one position per row is not used.
+
+    >>> meta = {"scheme": "timestep", "dtype": "float32", "d": "4", "timesteps": "0:30:10"}
+    >>> recorded_positions([meta, {}], 3).tolist(), recorded_positions([meta], 4)
+    ([0.0, 10.0, 20.0], None)
+    """
+    from pecli.schemes.spec import recorded_row_positions
+
+    found = [recorded_row_positions(meta) for meta in metadatas if meta]
+    kept = [np.abs(np.asarray(each, dtype=np.float64)) for each in found if each is not None and len(each) == rows]
+    kept = [each for each in kept if np.isfinite(each).all()]
+    if not kept:
+        return None
+    return np.maximum.reduce(kept) if len(kept) > 1 else kept[0]
+
+
+def _row_positions(positions: Sequence[float] | np.ndarray, heads: int | None) -> np.ndarray:
+    """``|positions|`` as float64, checked: one finite real number per row (rows of one table, not heads').
+
+    >>> _row_positions([0, -37.5, 999], None).tolist()
+    [0.0, 37.5, 999.0]
+    """
+    if heads:
+        raise ParameterError("positions are a 2-D table's rows, not a per-head table's", hint="leave positions out")
+    try:
+        values = np.asarray(positions, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError("positions must be real numbers, one per row", hint="e.g. positions=[0, 37, 74]") from None
+    if values.ndim != 1 or not np.isfinite(values).all():
+        raise ParameterError("positions must be finite numbers, one per row", hint="e.g. positions=[0, 37, 74]")
+    return np.abs(values)
 
 
 def _first_pass(pairs: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[list[Any], int]:
@@ -400,6 +451,7 @@ def _compare_pass(
                 length or 0, tables, 0.0, settings.atol, settings.rtol, settings.exact, diagnose_rows
             )
             stats.reference, stats.reference_side = settings.reference, settings.reference_side
+            stats.positions = settings.positions
             if settings.heads:
                 stats.heads, stats.angles = settings.heads, False
         a, b = (_widen(part, widened, side) for side, part in enumerate((part_a, part_b)))
@@ -412,6 +464,10 @@ def _compare_pass(
         scale = max(scale, stats.add(a, b, correction))
     if stats is None or rows == 0 or width == 0:
         return None
+    if settings.positions is not None and len(settings.positions) != rows:
+        raise ParameterError(
+            f"{len(settings.positions)} positions for {rows} rows", hint="give each row's position, one per row"
+        )
     if precisions is None and [_table_precision(known) for known in seen] != stats.tables:
         return seen
     stats.length, stats.scale = rows, scale
@@ -600,6 +656,17 @@ class _DifferenceStats:
         #: exact, but the float64 rows a diagnosis would see are not the tables
         self.widened_inexactly = False
         self.buffers: dict[str, np.ndarray] = {}  #: scratch of :meth:`_add_finite`, reused chunk after chunk
+        #: |each row's position| when the rows are not positions 0, 1, 2, … (a timestep table's t)
+        self.positions: np.ndarray | None = None
+
+    def _positions(self, start: int, count: int) -> np.ndarray:
+        """The positions of rows ``start`` to ``start + count``: their indices, or :attr:`positions`'s
+        (a row beyond them is refused once the rows are counted: its index meanwhile)."""
+        rows = np.arange(start, start + count, dtype=np.float64)
+        if self.positions is not None:
+            known = self.positions[start : start + count]
+            rows[: len(known)] = known
+        return rows
 
     def _scratch(self, name: str, shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:
         """A buffer of ``shape`` kept for the next chunk (its values are overwritten): fresh memory per chunk
@@ -621,7 +688,7 @@ class _DifferenceStats:
         magnitude[~np.isfinite(magnitude)] = 0.0
         allowed = self.epsilon * magnitude + self.floor
         if self.angles:
-            allowed += FLOAT32_ANGLE_NOISE * np.arange(self.row, self.row + len(a), dtype=np.float64)[:, None]
+            allowed += FLOAT32_ANGLE_NOISE * self._positions(self.row, len(a))[:, None]
         return allowed
 
     def _noise(self, magnitude: np.ndarray) -> np.ndarray:
@@ -629,8 +696,7 @@ class _DifferenceStats:
         magnitude *= self.epsilon
         magnitude += self.floor
         if self.angles:
-            rows = np.arange(self.row, self.row + len(magnitude), dtype=np.float64)
-            magnitude += FLOAT32_ANGLE_NOISE * rows[:, None]
+            magnitude += FLOAT32_ANGLE_NOISE * self._positions(self.row, len(magnitude))[:, None]
         return magnitude
 
     def add(self, a: np.ndarray, b: np.ndarray, correction: np.ndarray | None = None) -> float:
@@ -738,7 +804,7 @@ class _DifferenceStats:
             return np.full(kept_rows, max(rounding, self.atol if self.kind == "given" and self.atol else 0.0))
         if not self.angles:  # exact values (integers): their rounding only
             return np.full(kept_rows, max(rounding, self.epsilon * self.scale + self.floor))
-        rows: np.ndarray = np.arange(kept_rows, dtype=np.float64)
+        rows: np.ndarray = self._positions(0, kept_rows)
         if self.heads:  # the first diagnose_rows rows of each head, at their place in the stacked rows
             rows = np.flatnonzero(np.arange(self.length) % (self.length // self.heads) < self.diagnose_rows)
         floor = max(rounding, rounding_tolerance("float32", scale=self.scale), self.epsilon * self.scale + self.floor)
@@ -795,6 +861,7 @@ class _DifferenceStats:
             diagnosis=diagnosis,
             tolerance_kind=self.kind,
             tolerance_position=tolerance_position,
+            tolerance_at=None if self.positions is None else float(self._positions(tolerance_position, 1)[0]),
             tolerance_rounding=self.rounding,
             tolerance_angles=self.angles,
             same_nan=self.same_nan,

@@ -176,9 +176,10 @@ def compare(
             query_rows=query_rows,
             layer_type=layer_type,
         )
-        from pecli.analysis.compare import compare_tables
+        from pecli.analysis.compare import compare_tables, recorded_positions
 
         side = 0 if references[0] is not None or references[1] is None else 1
+        plain_rows = first.array.ndim == 2 and not any(query_rows)
         result = compare_tables(
             first.array,
             second.array,
@@ -188,6 +189,7 @@ def compare(
             reference=references[side],
             reference_side="ab"[side],
             axes=("head", "key") if any(query_rows) and first.array.ndim == 2 else None,
+            positions=recorded_positions((first.metadata, second.metadata), len(first.array)) if plain_rows else None,
         )
     if output is not None:
         _save_difference_figure(output, first, second)

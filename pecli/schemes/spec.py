@@ -23,9 +23,10 @@ from pecli.schemes.catalog import get_scheme, resolve
 from pecli.schemes.metadata import decode_value, encode_value
 
 if TYPE_CHECKING:
+    import numpy as np
     from typing_extensions import Self
 
-__all__ = ["TableSet", "TableSpec"]
+__all__ = ["TableSet", "TableSpec", "recorded_row_positions"]
 
 
 #: the length at which :meth:`TableSpec.check` computes the first row of a table of more than two axes
@@ -176,6 +177,14 @@ class TableSpec:
         for start in range(0, shape[0], step):
             yield part.rows(range(start, min(start + step, shape[0])))
 
+    def row_positions(self) -> np.ndarray | None:
+        """The position each row embeds, when it is not the row's number (a timestep table's t); else None.
+
+        >>> TableSpec.resolve("sinusoidal", None, {}, length=3, dim=4).row_positions() is None
+        True
+        """
+        return None
+
     def metadata(self) -> dict[str, str]:
         """String pairs for a safetensors header: scheme, every parameter, dtype, shape, version.
 
@@ -313,6 +322,27 @@ class TableSet:
             if nan:
                 summary["nan"] = nan
         return summary
+
+
+def recorded_row_positions(metadata: Mapping[str, str]) -> np.ndarray | None:
+    """The positions the rows of a table pecli wrote embed, from its metadata, when they are not 0, 1, 2, …
+
+    None for any other table, and for metadata that does not describe a spec (a file is untrusted input:
+    its rows are then taken as positions, the usual reading).
+
+    >>> recorded_row_positions({"scheme": "timestep", "dtype": "float32", "d": "4", "timesteps": "0:30:10"})
+    array([ 0., 10., 20.])
+    >>> recorded_row_positions({"scheme": "sinusoidal", "dtype": "float32", "len": "3", "d": "4"}) is None
+    True
+    """
+    from pecli.schemes.catalog import find_scheme
+
+    if find_scheme(metadata.get("scheme")) is None or "dtype" not in metadata:
+        return None
+    try:
+        return TableSpec.from_metadata(metadata).row_positions()
+    except (ValueError, TypeError, KeyError, ParameterError):
+        return None
 
 
 def _table_params(table: TableSpec) -> dict[str, Any]:

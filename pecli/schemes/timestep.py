@@ -433,6 +433,14 @@ class TimestepSpec(TableSpec):
             self.timesteps.array(rows.start, rows.stop), self.dim, dtype=self.dtype, **self.params
         )
 
+    def row_positions(self) -> np.ndarray | None:
+        """The timesteps, row by row (None when none are set: rows 0, 1, 2, …).
+
+        >>> TimestepSpec.build(parse_range("0:30:10"), 4).row_positions().tolist()
+        [0.0, 10.0, 20.0]
+        """
+        return None if self.timesteps is None else self.timesteps.array()
+
     def metadata(self) -> dict[str, str]:
         meta = super().metadata()
         if self.timesteps is not None:
