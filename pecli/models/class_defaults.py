@@ -20,13 +20,33 @@ from pecli.models.encoding import config_int
 from pecli.models.gguf import GGUF_KEYS
 from pecli.models.transformers_families import CLASS_DEFAULTS
 
-__all__ = ["CLASS_ORIGINAL_CONTEXT", "HEAD_DIM_KEYS", "LENGTH_KEYS", "with_class_defaults"]
+__all__ = ["CLASS_ORIGINAL_CONTEXT", "HEAD_DIM_IS_QK_ROPE", "HEAD_DIM_KEYS", "LENGTH_KEYS", "with_class_defaults"]
 
 #: the head width, by the keys configs spell it, first found wins: transformers' rotary init reads
 #: ``head_dim`` (Mistral 4 and dots3 halve or quarter it by partial_rotary_factor, and their
 #: ``qk_rope_head_dim`` is that result); DeepSeek's configs as they ship have only ``qk_rope_head_dim``
 #: (DeepseekV3Config sets head_dim to it); Megatron's kv_channels, …
 HEAD_DIM_KEYS = ("head_dim", "qk_rope_head_dim", "attention_head_dim", "kv_channels")
+
+#: model types whose config class declares head_dim and sets it to qk_rope_head_dim whatever config.json says
+#: (multi-head latent attention: the rotary module rotates qk_rope_head_dim columns). DeepSeek V3, AXK1, Kimi
+#: Linear and Youtu do the same but declare no head_dim field, so a file's head_dim is set after and wins there.
+#: tests/models/test_sweep_s8.py checks the set against the installed transformers' config classes
+HEAD_DIM_IS_QK_ROPE = frozenset(
+    {
+        "axk2",
+        "bailing_hybrid",
+        "deepseek_v2",
+        "deepseek_v32",
+        "glm5_next",
+        "glm5_next_text",
+        "glm_moe_dsa",
+        "hy_v4",
+        "minicpm3",
+        "mistral_large4",
+        "mistral_large4_text",
+    }
+)
 
 #: the model width and head count, by the keys configs spell them (transformers' attribute_map aliases:
 #: DBRX's n_heads, Moonshine's decoder_num_attention_heads, …)

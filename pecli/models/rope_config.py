@@ -19,6 +19,7 @@ from typing import Any
 from pecli.errors import NoLayerTypes, ParameterError, did_you_mean
 from pecli.models.class_defaults import (
     CLASS_ORIGINAL_CONTEXT,
+    HEAD_DIM_IS_QK_ROPE,
     HEAD_DIM_KEYS,
     HEADS_KEYS,
     HIDDEN_KEYS,
@@ -334,8 +335,13 @@ def config_head_dim(config: Mapping[str, Any]) -> tuple[int, tuple[str, Any]]:
 
     >>> config_head_dim({"hidden_size": 4096, "num_attention_heads": 32})
     (128, ('hidden_size/num_attention_heads', '4096/32'))
+    >>> config_head_dim({"model_type": "deepseek_v2", "head_dim": 16, "qk_rope_head_dim": 64})
+    (64, ('qk_rope_head_dim', 64))
     """
-    for key in HEAD_DIM_KEYS:
+    keys: tuple[str, ...] = HEAD_DIM_KEYS
+    if config.get("model_type") in HEAD_DIM_IS_QK_ROPE and config.get("qk_rope_head_dim") is not None:
+        keys = ("qk_rope_head_dim",)  # their config class writes head_dim over with it, whatever the file says
+    for key in keys:
         if config.get(key) is not None:
             head_dim = config_int(config, key)
             return head_dim, (key, head_dim)

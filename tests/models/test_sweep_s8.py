@@ -1,0 +1,77 @@
+"""Random-config sweep findings (issue 30, class 1): pecli's ``--from-config`` table against the family's own
+transformers rotary module on perturbed configs (scripts/sweep_random_rope.py finds them; these replay them).
+
+Multi-head latent attention families whose config class declares ``head_dim`` and sets it to
+``qk_rope_head_dim`` in ``__post_init__``: a config.json whose head_dim differs (an edited or hand-written
+one) rotates qk_rope_head_dim columns in transformers; pecli read head_dim (width 16 against the module's 64).
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from pecli.models import model_encoding
+from pecli.models.class_defaults import HEAD_DIM_IS_QK_ROPE
+from pecli.schemes.spec import TableSpec
+
+POSITIONS = 24
+
+#: (model type, modeling package, rotary class)
+LATENT = [
+    ("deepseek_v2", "deepseek_v2", "DeepseekV2RotaryEmbedding"),
+    ("deepseek_v32", "deepseek_v32", "DeepseekV32RotaryEmbedding"),
+    ("minicpm3", "minicpm3", "MiniCPM3RotaryEmbedding"),
+    ("glm_moe_dsa", "glm_moe_dsa", "GlmMoeDsaRotaryEmbedding"),
+    ("bailing_hybrid", "bailing_hybrid", "BailingHybridRotaryEmbedding"),
+]
+
+
+def _config_class(model_type):
+    pytest.importorskip("torch")
+    auto = pytest.importorskip("transformers.models.auto.configuration_auto")
+    return auto.CONFIG_MAPPING[model_type]
+
+
+@pytest.mark.parametrize(("model_type", "package", "class_name"), LATENT)
+def test_head_dim_of_a_latent_attention_family_is_qk_rope_head_dim(model_type, package, class_name):
+    import importlib
+
+    import torch
+
+    config_cls = _config_class(model_type)
+    rotary_cls = getattr(importlib.import_module(f"transformers.models.{package}.modeling_{package}"), class_name)
+    rng = random.Random(f"s8/{model_type}")
+    for _ in range(2):
+        config = config_cls().to_dict()
+        config["head_dim"] = rng.choice((16, 48))
+        config["rope_parameters"] = {"rope_type": "default", "rope_theta": rng.choice((10000.0, 500000.0))}
+        rotary = rotary_cls(config_cls.from_dict(dict(config)))
+        with torch.no_grad():
+            out = rotary(torch.zeros(1, 1), torch.arange(POSITIONS)[None])
+        if torch.is_tensor(out) and out.is_complex():  # DeepSeek V2: freqs_cis, one value per adjacent pair
+            out = (out.real.repeat_interleave(2, -1), out.imag.repeat_interleave(2, -1))
+        cos, sin = (t[0].double().numpy() for t in out)
+        encoding = model_encoding(config)
+        spec = TableSpec.resolve(encoding.scheme, encoding.preset, encoding.params, length=POSITIONS, dim=encoding.dim)
+        parts = {part.name: np.asarray(part.array(), dtype=np.float64) for part in spec.parts()}
+        assert encoding.dim == config["qk_rope_head_dim"] == cos.shape[1]
+        np.testing.assert_allclose(parts["cos"], cos, atol=1e-5)
+        np.testing.assert_allclose(parts["sin"], sin, atol=1e-5)
+
+
+def test_the_latent_set_matches_the_installed_config_classes():
+    """Every listed type's config class writes a file's head_dim over with qk_rope_head_dim; DeepSeek V3's (no
+    head_dim field) keeps the file's, so it is not listed."""
+    for model_type in sorted(HEAD_DIM_IS_QK_ROPE):
+        config_cls = _config_class(model_type)
+        defaults = config_cls().to_dict()
+        if "qk_rope_head_dim" not in defaults:  # a composite config: its text sub-config is listed too
+            continue
+        built = config_cls.from_dict({**defaults, "head_dim": defaults["qk_rope_head_dim"] + 16})
+        assert built.head_dim == defaults["qk_rope_head_dim"], model_type
+    v3 = _config_class("deepseek_v3")
+    built = v3.from_dict({**v3().to_dict(), "head_dim": 16})
+    assert built.head_dim == 16 and "deepseek_v3" not in HEAD_DIM_IS_QK_ROPE
