@@ -4,8 +4,8 @@ its position encoding, and the config keys each value came from.
 RoPE follows transformers 5's ``modeling_rope_utils.py`` (``rope_parameters``, or the older
 ``rope_theta`` + ``rope_scaling``; head dimension ``head_dim`` or ``hidden_size / num_attention_heads``;
 ``partial_rotary_factor`` rotates ``int(head_dim · factor)`` columns, the width of the module's cos and
-sin). ALiBi models (BLOOM, MPT) map to ``alibi``, fairseq-style sinusoidal models to their preset, and
-learned positions to the weight that holds the table.
+sin). ALiBi models (BLOOM, MPT, Falcon with ``alibi: true``) map to ``alibi``, fairseq-style sinusoidal
+models to their preset, and learned positions to the weight that holds the table.
 
 >>> encoding = model_encoding({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
 ...     "max_position_embeddings": 128, "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0}})
@@ -165,13 +165,7 @@ def _model_encoding(config: Mapping[str, Any], layer_type: str | None, *, depth:
     if not isinstance(model_type, str):
         raise ParameterError(f"config.json: model_type: expected a string, got {config_value(model_type)}")
     if model_type == "falcon" and config.get("alibi"):
-        # FalconModel adds build_alibi_tensor / √head_dim, its slopes·j in bfloat16: not the alibi scheme's table
-        raise ParameterError(
-            "config.json: alibi: Falcon's ALiBi bias is BLOOM's slopes times the key position in bfloat16, "
-            "divided by √head_dim (hidden_size / num_attention_heads), a table pecli's alibi scheme does not compute",
-            hint="the alibi scheme with the model's {heads} and {form=key} gives BLOOM's m·j, before Falcon's "
-            "bfloat16 rounding and division",
-        )
+        return _falcon_alibi(config)
     if model_type == "bloom":
         return _alibi(config, model_type, ("n_head", "num_attention_heads"))
     if model_type == "mpt" and config_object(config, "attn_config").get("alibi", True):
@@ -224,8 +218,8 @@ def _model_encoding(config: Mapping[str, Any], layer_type: str | None, *, depth:
         return rope_encoding(config, model_type, layer_type=layer_type)
     raise ParameterError(
         f"config.json (model_type {config_value(model_type)}) has no position settings pecli knows",
-        hint="pecli reads rope_parameters/rope_theta, ALiBi (BLOOM, MPT), T5's relative buckets (T5, mT5, UMT5, "
-        "LongT5, Pop2Piano, SwitchTransformers), sinusoidal (Marian, M2M100, FSMT, "
+        hint="pecli reads rope_parameters/rope_theta, ALiBi (BLOOM, MPT, Falcon), T5's relative buckets (T5, mT5, "
+        "UMT5, LongT5, Pop2Piano, SwitchTransformers), sinusoidal (Marian, M2M100, FSMT, "
         "Whisper, Speech2Text) and learned (BERT, RoBERTa, GPT-2, OPT) configs",
     )
 
@@ -254,6 +248,47 @@ def _alibi(config: Mapping[str, Any], model_type: str, head_keys: tuple[str, ...
     provenance = {"heads": (key, heads)} | ({"length": (length_key, length)} if length_key else {})
     fields = {"heads": key} | ({"length": length_key} if length_key else {})
     return ModelEncoding(model_type, "alibi", {"heads": heads}, length=length, provenance=provenance, fields=fields)
+
+
+def _falcon_alibi(config: Mapping[str, Any]) -> ModelEncoding:
+    """Falcon with ``alibi: true``: FalconModel's bias ``build_alibi_tensor(...) / math.sqrt(head_dim)``.
+
+    Its ``build_alibi_tensor`` is BLOOM's slopes times the key position j, in bfloat16
+    (``slopes[..., None].bfloat16() * arange_tensor``); the model divides it by √(hidden_size // heads)
+    and passes it as the attention mask SDPA adds to q·k/√head_dim. FalconConfig maps ``n_head`` to
+    ``num_attention_heads`` and reads ``n_embed`` for ``hidden_size``; absent keys take its defaults.
+
+    >>> encoding = _falcon_alibi({"model_type": "falcon", "alibi": True, "n_head": 32, "hidden_size": 2048})
+    >>> encoding.params, encoding.provenance["head_dim"]
+    ({'heads': 32, 'form': 'key', 'arithmetic': 'bfloat16', 'head_dim': 64}, ('hidden_size // n_head', 64))
+    """
+    defaults = CLASS_DEFAULTS["falcon"]
+    notes: list[str] = []
+
+    def value(keys: tuple[str, ...]) -> tuple[str, int]:
+        key = next((k for k in keys if config.get(k) is not None), None)
+        if key is None:
+            notes.append(f"{keys[0]} not in config.json: FalconConfig's default {defaults[keys[0]]}")
+            return keys[0], int(defaults[keys[0]])
+        return key, config_int(config, key)
+
+    heads_key, heads = value(("num_attention_heads", "n_head"))
+    width_key, width = value(("hidden_size", "n_embed"))
+    if width < heads:
+        raise ParameterError(
+            f"config.json: {width_key}: {width} is less than {heads_key} {heads}, so the head dimension "
+            f"{width_key} // {heads_key} is 0",
+            hint=f"a Falcon config's {width_key} is a multiple of its {heads_key}",
+        )
+    head_dim = width // heads
+    encoding = _alibi(config, "falcon", (heads_key,))
+    return replace(
+        encoding,
+        params={**encoding.params, "form": "key", "arithmetic": "bfloat16", "head_dim": head_dim},
+        provenance={**encoding.provenance, "head_dim": (f"{width_key} // {heads_key}", head_dim)},
+        fields={**encoding.fields, "head_dim": f"{width_key} // {heads_key}"},
+        notes=(*encoding.notes, *notes),
+    )
 
 
 #: models whose attention adds a learned bias per relative-position bucket (transformers'

@@ -370,8 +370,20 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 "bias[h, i, j] = −|i − j|·m_h, m_h = 2^(−8(h+1)/H) for H a power of two",
                 "Press et al. 2022, Train Short, Test Long (arXiv:2108.12409); "
                 "ofirpress/attention_with_linear_biases fairseq/models/transformer.py, get_slopes",
-                defaults={"heads": None, "head": None, "part": None, "form": "distance", "total_heads": None},
-                choices={"part": ("bias", "slopes"), "form": ("distance", "key")},
+                defaults={
+                    "heads": None,
+                    "head": None,
+                    "part": None,
+                    "form": "distance",
+                    "total_heads": None,
+                    "arithmetic": None,
+                    "head_dim": None,
+                },
+                choices={
+                    "part": ("bias", "slopes"),
+                    "form": ("distance", "key"),
+                    "arithmetic": ("float64", "bfloat16"),
+                },
                 sizes=alibi_sizes,
                 parts=("bias", "slopes"),
                 default_parts=("bias",),

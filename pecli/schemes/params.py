@@ -92,7 +92,8 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 str,
                 "Compute as a library does in this precision: float64 (pecli: round once), float32 (transformers' "
                 "rotary modules, diffusers, fairseq), bfloat16 or float16 (float32 with the positions held in that "
-                "dtype, as position_ids.to(bfloat16) or timesteps.half()).",
+                "dtype, as position_ids.to(bfloat16) or timesteps.half()); alibi: bfloat16 is HF Falcon's "
+                "slopes times positions in bfloat16.",
                 "DTYPE",
             ),
             Param("std", "--std", float, "Standard deviation of the N(0, std²) initialisation.", "STD"),
@@ -142,6 +143,13 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 int,
                 "ALiBi: pad to this many heads with zero biases (x-transformers' total_heads).",
                 "N",
+            ),
+            Param(
+                "head_dim",
+                "--head-dim",
+                int,
+                "ALiBi: divide the bias by √D (HF Falcon's alibi / math.sqrt(hidden_size // heads)).",
+                "D",
             ),
             Param("head", "--head", int, "One head's (len × len) ALiBi bias, 0-based (default: all heads).", "I"),
             Param("grid", "--grid", str, "Grid height and width as H,W; tokens are row-major (rows = H·W).", "H,W"),

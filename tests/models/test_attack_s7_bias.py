@@ -82,23 +82,6 @@ def test_t5_config_without_a_layer_type_writes_both(cli, tmp_path):
     assert_clean_error(cli("generate", "--from-config", str(config), "--layer-type", "cross", "--len", "8"), 2)
 
 
-def test_falcon_alibi_config_is_refused_not_given_blooms_table(cli, tmp_path):
-    """FalconModel adds build_alibi_tensor / √head_dim with bfloat16 slopes·j; pecli wrote BLOOM's table, exit 0."""
-    from transformers.models.falcon.modeling_falcon import build_alibi_tensor
-
-    config = tmp_path / "config.json"
-    falcon_config = {"model_type": "falcon", "alibi": True, "num_attention_heads": 12, "hidden_size": 768}
-    config.write_text(json.dumps(falcon_config))
-    # what the model adds to q·k/√d: far from the unscaled float32 m·j pecli used to write
-    falcon = build_alibi_tensor(torch.ones(1, 16), 12, torch.float32)[:, 0].double().numpy() / np.sqrt(64)
-    bloom = (2.0 ** -(np.r_[1:9, 0.5:4:1.0]))[:, None] * np.arange(16)
-    assert np.abs(falcon - bloom).max() > 1.0
-    out = tmp_path / "pe.npy"
-    result = cli("generate", "--from-config", str(config), "--len", "16", "-o", str(out))
-    assert_clean_error(result, 2)
-    assert "alibi" in result.stderr and "√head_dim" in result.stderr and not out.exists()
-
-
 @pytest.mark.parametrize("model_type", ["bloom", "mpt"])
 def test_bloom_and_mpt_alibi_configs_match_their_functions_for_any_head_count(cli, tmp_path, model_type):
     from transformers.models.bloom.modeling_bloom import build_alibi_tensor
