@@ -123,8 +123,14 @@ def _is_model(file: str) -> bool:
 def _show_model(out: Output, file: str, *, key: str | None, stats: bool, settings_as: str | None) -> None:
     """The positional encoding of a config, .gguf, model id (or, with --as, a model directory)."""
     if key is not None or stats:
+        given = " and ".join(name for name, on in (("--key", key is not None), ("--stats", stats)) if on)
+        if settings_as is not None:  # the file may be a table: what conflicts is the options given
+            raise ParameterError(
+                f"--as writes a model's position settings; it cannot go with {given}", hint="use one of them"
+            )
+        verb = "describe" if " and " in given else "describes"
         raise ParameterError(
-            f"--key and --stats describe a table file, but {file!r} is a model's config",
+            f"{given} {verb} a table file, but {file!r} is a model's config",
             hint="pecli info CONFIG describes its positional encoding",
         )
     from pecli.models.info import describe_config

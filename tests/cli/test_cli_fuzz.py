@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import run_in_process
+from tests.conftest import assert_clean_error, run_in_process
 
 SCHEMES = [
     "sinusoidal", "learned", "count", "count-normalized", "binary", "binary-sine", "memn2n", "timestep",
@@ -229,3 +229,22 @@ PINNED: list[tuple[list[str], bytes]] = []
 def test_found_by_fuzz(argv: list[str], stdin: bytes, tmp_path: Path) -> None:
     make_inputs(tmp_path)
     assert run_case(argv, stdin, tmp_path) == [], argv
+
+
+@pytest.mark.parametrize(
+    ("argv", "words", "not_words"),
+    [
+        # the file is a table (or no file at all): what conflicts is --as with --stats, not "a model's config"
+        (["info", "t.npy", "--as", "hf-v4", "--stats"], ["--as", "--stats"], ["model's config", "--key"]),
+        (["info", "sinusoidal", "--as", "hf-v4", "--key", "x"], ["--as", "--key"], ["model's config", "--stats"]),
+        # only the option given is named
+        (["info", "c.json", "--key", "x"], ["--key describes", "model's config"], ["--stats"]),
+        (["info", "c.json", "--stats"], ["--stats describes", "model's config"], ["--key"]),
+    ],
+)
+def test_info_refusal_names_what_was_given(argv: list[str], words: list[str], not_words: list[str], tmp_path: Path):
+    make_inputs(tmp_path)
+    result = run_in_process(*argv, cwd=str(tmp_path))
+    assert_clean_error(result, 2, *words)
+    for word in not_words:
+        assert word not in result.stderr, (argv, result.stderr)
