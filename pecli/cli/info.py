@@ -87,6 +87,9 @@ def info(
         show_model_directory(out, file, key=key, stats=stats)
         return
     if file != "-" and not os.path.exists(file):
+        from pecli.cli.inputs import require_table
+
+        require_table("info", file)  # a scheme's name: write its table first
         raise TableFileError(f"no such file: {file!r}", hint="give a .npy, .safetensors or .pt file, or - for stdin")
     from pecli.io.source import read_stdin
 

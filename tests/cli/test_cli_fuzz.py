@@ -248,3 +248,10 @@ def test_info_refusal_names_what_was_given(argv: list[str], words: list[str], no
     assert_clean_error(result, 2, *words)
     for word in not_words:
         assert word not in result.stderr, (argv, result.stderr)
+
+
+@pytest.mark.parametrize("name", ["timestep", "vaswani", "rope"])
+def test_info_of_a_scheme_name_says_it_names_a_scheme(name: str, tmp_path: Path) -> None:
+    """``pecli info timestep`` said "no such file: 'timestep'"; identify and resample say what it is."""
+    result = run_in_process("info", name, cwd=str(tmp_path))
+    assert_clean_error(result, 2, f"info reads a table, but '{name}' names a scheme", "pecli generate")
