@@ -87,6 +87,9 @@ def info(
         show_model_directory(out, file, key=key, stats=stats)
         return
     if file != "-" and not os.path.exists(file):
+        from pecli.cli.inputs import require_table
+
+        require_table("info", file)  # a scheme's name: write its table first
         raise TableFileError(f"no such file: {file!r}", hint="give a .npy, .safetensors or .pt file, or - for stdin")
     from pecli.io.source import read_stdin
 
@@ -123,8 +126,14 @@ def _is_model(file: str) -> bool:
 def _show_model(out: Output, file: str, *, key: str | None, stats: bool, settings_as: str | None) -> None:
     """The positional encoding of a config, .gguf, model id (or, with --as, a model directory)."""
     if key is not None or stats:
+        given = " and ".join(name for name, on in (("--key", key is not None), ("--stats", stats)) if on)
+        if settings_as is not None:  # the file may be a table: what conflicts is the options given
+            raise ParameterError(
+                f"--as writes a model's position settings; it cannot go with {given}", hint="use one of them"
+            )
+        verb = "describe" if " and " in given else "describes"
         raise ParameterError(
-            f"--key and --stats describe a table file, but {file!r} is a model's config",
+            f"{given} {verb} a table file, but {file!r} is a model's config",
             hint="pecli info CONFIG describes its positional encoding",
         )
     from pecli.models.info import describe_config
