@@ -543,9 +543,11 @@ def resolve(
     check_layer_type(source, layer_type, kind)
     given = [option for option in request.scheme_options() if option.strip("{}") not in kind.options]
     if kind.reads_a_file and given:
+        one = len(given) == 1
+        what = "stdin ('-') holds a table" if source == "-" else f"{source!r} is a file"
         raise ParameterError(
-            f"{', '.join(given)} apply to a scheme, but {source!r} is a file",
-            hint="drop them, or give a scheme name instead of the file",
+            f"{', '.join(given)} appl{'ies' if one else 'y'} to a scheme, but {what}",
+            hint=f"drop {'it' if one else 'them'}, or give a scheme name instead of the file",
         )
     return kind.load(source, request)
 

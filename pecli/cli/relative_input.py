@@ -125,10 +125,10 @@ def relative_input(
         if given or params:
             from pecli.schemes.params import PARAMS
 
+            named = given + [PARAMS[name].flag for name in params]
             raise ParameterError(
-                f"{', '.join(given + [PARAMS[name].flag for name in params])} apply to a scheme, but {source!r} "
-                "is a file",
-                hint="drop them: the file's metadata gives its parameters",
+                f"{', '.join(named)} appl{'ies' if len(named) == 1 else 'y'} to a scheme, but {source!r} is a file",
+                hint=f"drop {'it' if len(named) == 1 else 'them'}: the file's metadata gives its parameters",
             )
         label = _label(found.scheme, found.params, source)
         return RelativeInput(found.scheme, dict(found.params), found.length, found.dim, label, qk or "ones", seed or 0)

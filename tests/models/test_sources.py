@@ -130,3 +130,30 @@ def test_only_the_resolver_calls_the_per_kind_readers():
             offenders[path.name] = found
     assert offenders == {}
     assert all(path.endswith(".py") and (PACKAGE / "cli" / path).exists() for path in READERS_ALLOWED)
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (("--scaling", "linear"), "--scaling applies to a scheme, but 't.npy' is a file (drop it, or give"),
+        (("--scaling", "linear", "--base", "5"), "apply to a scheme, but 't.npy' is a file (drop them, or give"),
+    ],
+)
+def test_scheme_options_on_a_file_are_named_in_number(tmp_path, args, line):
+    # found by the CLI fuzz: "--scaling apply to a scheme … (drop them …)" for one option
+    from tests.conftest import run_in_process
+
+    np.save(tmp_path / "t.npy", np.zeros((4, 4), np.float32))
+    result = run_in_process("plot", "t.npy", *args, "--width", "40", "--height", "10", cwd=str(tmp_path))
+    assert result.code == 2
+    assert line in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_scheme_options_on_stdin_say_stdin_holds_a_table():
+    from tests.conftest import run_in_process
+
+    piped = io.BytesIO()
+    np.save(piped, np.zeros((4, 4), np.float32))
+    result = run_in_process("plot", "-", "--scaling", "linear", "--width", "40", stdin=piped.getvalue())
+    assert result.code == 2
+    assert "--scaling applies to a scheme, but stdin ('-') holds a table" in result.stderr
