@@ -85,15 +85,26 @@ def alibi_bias(
     return 0.0 - biases
 
 
-def alibi_head_names(*, heads: int, head: int | None = None, **_: object) -> list[str]:
-    """The name of each head :func:`alibi_bias` returns: its index and slope.
+def alibi_head_names(
+    *, heads: int, head: int | None = None, arithmetic: str | None = None, head_dim: int | None = None, **_: object
+) -> list[str]:
+    """The name of each head :func:`alibi_bias` returns: its index and the slope its values follow.
+
+    With ``arithmetic`` and ``head_dim`` (Falcon's), the slope as held in that arithmetic, over √head_dim:
+    the bias of key j is about that slope × j (0.8398/√64 for Falcon's first of 32 heads).
 
     >>> alibi_head_names(heads=4, head=2)
     ['head 2, slope 0.01562']
+    >>> alibi_head_names(heads=32, head=0, arithmetic="bfloat16", head_dim=64)
+    ['head 0, slope 0.105']
     """
-    slopes = alibi_slopes(heads)
+    arithmetic = _arithmetic(arithmetic)
+    slopes = _held_slopes(heads, arithmetic)
     shown = range(len(slopes)) if head is None else [head_index(head, len(slopes))]
-    return [f"head {index}, slope {slopes[index]:.4g}" for index in shown]
+    if head_dim is None:
+        return [f"head {index}, slope {slopes[index]:.4g}" for index in shown]
+    root = math.sqrt(positive_int("head_dim", head_dim))
+    return [f"head {index}, slope {slopes[index] / root:.4g}" for index in shown]
 
 
 def alibi_table(

@@ -112,3 +112,14 @@ def test_falcon_head_dim_of_zero_is_refused_naming_the_fields():
 
     with pytest.raises(ParameterError, match="hidden_size: 8 is less than n_head 32"):
         model_encoding(_config(32, 8))
+
+
+def test_head_names_give_the_slope_the_values_follow():
+    # the panel titles of a Falcon bias named the float64 slope, 8× the values' at head_dim 64
+    from pecli.schemes.alibi import alibi_head_names, alibi_table
+
+    names = alibi_head_names(heads=32, arithmetic="bfloat16", head_dim=64)
+    table = alibi_table(64, heads=32, form="key", arithmetic="bfloat16", head_dim=64, dtype="float64")
+    for name, head in zip(names, table, strict=True):
+        slope = float(name.rsplit("slope ", 1)[1])
+        assert head[0, 63] == pytest.approx(slope * 63, rel=2**-7)  # bfloat16's rounding of the product
