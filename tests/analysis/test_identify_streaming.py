@@ -84,3 +84,49 @@ def test_the_streamed_value_statistics_are_numpys(shape):
     mean, std = search._value_statistics(values)
     assert mean == pytest.approx(values.mean(), rel=1e-13)
     assert std == pytest.approx(values.std(), rel=1e-13)
+
+
+def _float32_arithmetic(length: int, dim: int) -> np.ndarray:
+    """A float32 library's sinusoidal table: angles, sin and cos in float32 (within the noise, not bit for bit)."""
+    positions = np.arange(length, dtype=np.float32)[:, None]
+    freqs = np.exp(np.arange(0, dim, 2, dtype=np.float32) * np.float32(-np.log(10000.0) / dim))
+    angles = positions * freqs
+    table = np.empty((length, dim), np.float32)
+    table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles)
+    return table
+
+
+def _perturbed(table: np.ndarray, by: float) -> np.ndarray:
+    table = table.copy()
+    table[-3, 5] += by
+    return table
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: sinusoidal_table(4096, 64, dtype="float32"),  # written bit for bit: every chunk within the floor
+        lambda: sinusoidal_table(4096, 64, dtype="float64"),  # float64: a floor of eps64, most chunks past it
+        lambda: _float32_arithmetic(4096, 64),  # within the noise, not bit for bit
+        lambda: np.nextafter(sinusoidal_table(4096, 64, dtype="float32"), np.float32(2)),  # one unit up everywhere
+        lambda: _perturbed(sinusoidal_table(4096, 64, dtype="float32"), 3e-7),  # past the floor, within the noise
+        lambda: _perturbed(sinusoidal_table(4096, 64, dtype="float32"), 1e-2),  # past the noise in the last chunk
+    ],
+)
+def test_the_streamed_full_check_decides_as_every_entry_against_its_own_noise(monkeypatch, make):
+    """The full pass skips the per-entry noise of a chunk within the least noise any entry has: its error,
+    its verdict (within the noise or not) and its bit-for-bit finding are those of the entry-by-entry check."""
+    monkeypatch.setattr(search, "_CHUNK_BYTES", 8 * 64 * 512)  # 8 chunks of 512 rows
+    table = make()
+    dtype = table.dtype.name
+    scale = float(np.abs(table).max())
+    candidate = search.identify_table(sinusoidal_table(4096, 64, dtype=dtype)).best
+    precision = search.value_precision(table)
+    every = [range(0, len(table))]
+    error, excess, written = search._full_excess(table, candidate, precision, scale, lambda text: None, dtype)
+    whole_error, whole_excess = search._errors(table, candidate, every, precision, scale, direct=False)
+    expected = search._rows(candidate.scheme, candidate.params, table.shape, every, direct=False)
+    assert (excess <= 1.0) == (whole_excess <= 1.0)
+    if whole_excess <= 1.0:  # a pass that stops at the first chunk past the noise has seen fewer rows
+        assert error == whole_error
+    assert written == (whole_excess <= 1.0 and np.array_equal(table, search.round_to(expected, dtype)))
