@@ -178,7 +178,8 @@ class TableSpec:
             yield part.rows(range(start, min(start + step, shape[0])))
 
     def row_positions(self) -> np.ndarray | None:
-        """The position each row embeds, when it is not the row's number (a timestep table's t); else None.
+        """The position p each row's angles p·ω (ω ≤ 1) take, when it is not the row's number (a timestep
+        table's scale·t); else None.
 
         >>> TableSpec.resolve("sinusoidal", None, {}, length=3, dim=4).row_positions() is None
         True

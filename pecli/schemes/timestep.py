@@ -434,12 +434,16 @@ class TimestepSpec(TableSpec):
         )
 
     def row_positions(self) -> np.ndarray | None:
-        """The timesteps, row by row (None when none are set: rows 0, 1, 2, …).
+        """Each row's angle multiplier: scale·t (its angles are scale·t·ω, ω ≤ 1); None without timesteps.
 
         >>> TimestepSpec.build(parse_range("0:30:10"), 4).row_positions().tolist()
         [0.0, 10.0, 20.0]
+        >>> TimestepSpec.build(parse_range("0:30:10"), 4, params={"scale": 1000.0}).row_positions().tolist()
+        [0.0, 10000.0, 20000.0]
         """
-        return None if self.timesteps is None else self.timesteps.array()
+        if self.timesteps is None:
+            return None
+        return self.timesteps.array() * abs(float(self.params.get("scale", 1.0)))
 
     def metadata(self) -> dict[str, str]:
         meta = super().metadata()

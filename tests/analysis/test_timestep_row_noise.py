@@ -105,3 +105,15 @@ def test_pecli_compare_reads_the_recorded_timesteps(tmp_path):
     run_in_process("timestep", "--range", "0:1000:37", "--d", "256", "--flip-sin-to-cos", "--freq-shift", "0",
                    "--arithmetic", "float32", "-o", ours)  # fmt: skip
     assert pecli.compare(ours, _diffusers(times)).agree
+
+
+def test_recorded_positions_are_the_angles_multiplier():
+    # a row's angles are scale·t·ω: float32's noise at t = 999 with scale 1000 is that of position 999,000
+    from pecli.analysis.compare import recorded_positions
+
+    meta = {"scheme": "timestep", "dtype": "float32", "d": "8", "timesteps": "[0, 999]", "scale": "1000.0"}
+    assert recorded_positions([meta, None], 2).tolist() == [0.0, 999000.0]
+    # a record of another length, or of a table whose rows are positions, is not used
+    assert recorded_positions([meta], 3) is None
+    assert recorded_positions([{"scheme": "sinusoidal", "dtype": "float32", "len": "2", "d": "8"}], 2) is None
+    assert recorded_positions([{"scheme": "timestep", "dtype": "float32", "timesteps": "[0, x]"}], 2) is None

@@ -282,10 +282,11 @@ def _within_angle_noise(table: np.ndarray, candidates: list[Candidate], dtype: s
     the angle t·ω_k that entry takes (the library's ω_k, an ``exp`` one unit of roundoff from numpy's,
     and its product with t); None when none does.
 
-    Compare allows float32's angle noise at the row's index, which is not a timestep row's t (diffusers'
-    Timesteps at t = 999 are 2.9e-5 off pecli's float32 arithmetic where two of 128 frequencies differ by
-    one unit, 8 times the allowance at row 27). An alias of the t (shifted by thousands) is not within it:
-    its error does not scale with each column's angle."""
+    Compare allows float32's angle noise at the row's index, or at each row's t when a file records its
+    timesteps: per row, at the largest frequency (diffusers' Timesteps at t = 999 are 2.9e-5 off pecli's
+    float32 arithmetic where two of 128 frequencies differ by one unit, 8 times the allowance at row 27).
+    This bound is per entry: an alias of the t (shifted by thousands), whose own t would widen compare's
+    per-row bound, is not within it — its error does not scale with each column's angle."""
     for candidate in candidates:
         if candidate.timesteps is None or candidate.params.get("arithmetic") not in (None, "float64", "float32"):
             continue
