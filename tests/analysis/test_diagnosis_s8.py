@@ -64,3 +64,19 @@ def test_yarn_frequencies_unscaled_with_attention_factor_kept_named() -> None:
     found = pecli.compare(spec, _rope(600, 64, "cos", scale=attention)).result.diagnosis
     assert found[0].code == "unscaled"
     assert found[0].figures["factor"] == pytest.approx(attention, rel=1e-12)
+
+
+def test_alibi_power_of_two_slopes_named_in_a_float64_table() -> None:
+    # 5 heads: the power-of-two formula's slopes are no powers of two, and float64's rounding of −|i − j|·m
+    # exceeded the bound of ALiBi's exact values: "no known mistake" where the cause is the slope formula
+    from pecli.analysis.compare import Reference, compare_tables
+
+    length, heads = 41, 5
+    reference = pecli.encode("alibi", length, None, heads=heads, part="bias", dtype="float64")
+    slopes = 2.0 ** (-8.0 * np.arange(1, heads + 1) / heads)
+    distance = np.abs(np.arange(length)[:, None] - np.arange(length)[None, :])
+    table = -distance[None, :, :] * slopes[:, None, None]
+    params = {"heads": heads, "part": "bias", "form": "distance", "head": None, "total_heads": None}
+    result = compare_tables(reference, table, atol=None, rtol=0.0, reference=Reference("alibi", params))
+    assert not result.agree
+    assert [found.code for found in result.diagnosis][:1] == ["alibi_slopes_power_of_two"]

@@ -106,7 +106,13 @@ def _unscaled(
             "unscaled",
             f"B is the same RoPE without its frequency scaling ({scaling}){kept}: they part from column {column} "
             f"(frequency index {index}) on",
-            {"scaling": scaling, "first_column": column, "frequency_index": index, "factor": scale, "residual": off},
+            {
+                "scaling": scaling,
+                "first_column": column,
+                "frequency_index": index,
+                **({"factor": scale} if scale != 1.0 else {}),
+                "residual": off,
+            },
         )
 
 
