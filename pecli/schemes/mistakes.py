@@ -75,6 +75,16 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
             ("longrope_short_factor", "the short factor set where the long one applies",
              {"long_factor": params["short_factor"]}),
         ]  # fmt: skip
+    part = params.get("part")
+    if part in ("cos", "sin"):  # the other of the pair: cos where sin belongs (the two tensors passed in swap)
+        other = "sin" if part == "cos" else "cos"
+        swaps.append(("part_swapped", f"the {other} table where the {part} one belongs (cos and sin swapped)",
+                      {"part": other}))  # fmt: skip
+    partial = params.get("partial_rotary_factor")
+    if params.get("rotary_dim") is not None or (partial is not None and float(partial) < 1.0):
+        swaps.append(("partial_rotary_ignored", "a rotation of every column, with frequencies over the whole "
+                      "width, where only the leading rotary columns turn (partial rotary ignored)",
+                      {"partial_rotary_factor": 1.0, "rotary_dim": None}))  # fmt: skip
     unscaled = None if scaling == "none" else {"scaling": "none", **dict.fromkeys(SCALING_PARAMETERS)}
     return Mistakes(base="base", unscaled=unscaled, pairing="layout", factors=factors, swaps=tuple(swaps))
 
@@ -100,12 +110,19 @@ def sinusoidal_mistakes(params: Mapping[str, Any]) -> Mistakes:
 
 
 def timestep_mistakes(params: Mapping[str, Any]) -> Mistakes:
-    """A timestep embedding's: the max period and diffusers' ``flip_sin_to_cos``.
+    """A timestep embedding's: the max period, diffusers' ``flip_sin_to_cos``, and the other
+    ``downscale_freq_shift`` (diffusers' default 1, its pipelines' and guided-diffusion's 0: ``freq_shift``).
 
     >>> timestep_mistakes({}).toggles
     ('flip_sin_to_cos',)
+    >>> [(code, changes) for code, _, changes in timestep_mistakes({"freq_shift": 0.0}).swaps]
+    [('freq_shift', {'freq_shift': 1.0})]
     """
-    return Mistakes(base="max_period", toggles=("flip_sin_to_cos",))
+    shift = float(params.get("freq_shift") or 0.0)
+    other = 1.0 if shift == 0.0 else 0.0
+    swap = ("freq_shift", f"downscale_freq_shift {other:g} (ω_i = max_period^(−i/(h − {other:g}))) where "
+            f"{shift:g} applies (ω_i = max_period^(−i/(h − {shift:g})), h = d/2)", {"freq_shift": other})  # fmt: skip
+    return Mistakes(base="max_period", toggles=("flip_sin_to_cos",), swaps=(swap,))
 
 
 def t5_mistakes(params: Mapping[str, Any]) -> Mistakes:

@@ -57,8 +57,11 @@ def _off(slopes: np.ndarray, offsets: np.ndarray, flat: np.ndarray) -> float:
 
 
 def _fits(slopes: np.ndarray, offsets: np.ndarray, flat: np.ndarray, tolerance: np.ndarray) -> bool:
-    """Whether each head of ``flat`` is its slope times ``offsets`` within each entry's bound."""
-    return bool(np.all(np.abs(np.multiply.outer(slopes, offsets) - flat) <= tolerance))
+    """Whether each head of ``flat`` is its slope times ``offsets`` within each entry's bound, plus the float64
+    rounding of the product and of the fitted slope (a few units in the last place of the entry: a float64 table
+    of slopes that are no powers of two is not exact, while the bound may be that of exact values)."""
+    product = np.multiply.outer(slopes, offsets)
+    return bool(np.all(np.abs(product - flat) <= tolerance + 8.0 * np.finfo(np.float64).eps * np.abs(product)))
 
 
 def _visible(change: np.ndarray, offsets: np.ndarray, tolerance: np.ndarray) -> np.ndarray:
@@ -126,7 +129,9 @@ def head_findings(
 
     def named(slopes: np.ndarray) -> tuple[str, str] | None:
         for code, words, known in sets:
-            if not _visible(known - slopes, offsets, bound).any():
+            # within the bound, or within the float64 rounding of a fitted slope times the offsets (as :func:`_fits`)
+            rounding = 8.0 * np.finfo(np.float64).eps * np.abs(np.multiply.outer(known, offsets))
+            if not _visible(known - slopes, offsets, bound + rounding).any():
                 return code, words
         return None
 

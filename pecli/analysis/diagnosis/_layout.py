@@ -113,7 +113,9 @@ def layout_findings(
         shifted = _shift_or_permutation(a, b, tolerance)
         if shifted is not None:
             found.append(shifted)
-    if a.shape[0] == a.shape[1] and within(a.T, b, tolerance):
+    # B's row p holds A's column p: A's row p against B's column p, each judged by its own row's bound (B's row p
+    # spans every position, and a bound of position p would take float32's angle noise of later rows for a mistake)
+    if a.shape[0] == a.shape[1] and within(a, b.T, tolerance):
         off = residual(a.T, b)
         found.append(Finding("transposed", "B is A transposed (rows and columns swapped)", {"residual": off}))
     return found

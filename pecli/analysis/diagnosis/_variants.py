@@ -60,16 +60,18 @@ def _table(
 
 
 def _reproduces(
-    reference: Reference, b: np.ndarray, tolerance: np.ndarray, changes: Mapping[str, Any]
+    reference: Reference, b: np.ndarray, tolerance: np.ndarray, changes: Mapping[str, Any], scale: float = 1.0
 ) -> tuple[np.ndarray | None, float]:
-    """The reference with ``changes`` and its residual against ``b`` when it reproduces ``b`` within every
-    row's ``tolerance`` (else None, inf); screened on the last rows first."""
+    """The reference with ``changes`` (its values times ``scale``) and its residual against ``b`` when it
+    reproduces ``b`` within every row's ``tolerance`` (else None, inf); screened on the last rows first."""
     length, dim = b.shape
     rows = range(max(0, length - _SCREEN_ROWS), length)
     tail = _table(reference, length, dim, changes, rows=rows)
-    if tail is None or not within(tail, b[rows.start :], tolerance[rows.start :]):
+    if tail is None or not within(scale * tail, b[rows.start :], tolerance[rows.start :]):
         return None, float("inf")
     table = _table(reference, length, dim, changes)
+    if table is not None:
+        table = scale * table
     if table is None or not within(table, b, tolerance):
         return None, float("inf")
     return table, residual(table, b)
@@ -85,8 +87,14 @@ def _unscaled(
 ) -> Iterator[Finding]:
     if mistakes.unscaled is None:
         return
-    table, off = _reproduces(reference, b, tolerance, mistakes.unscaled)
+    # the scaling left out of the frequencies only: a constant the scaling names (YaRN's attention factor) may stay
+    table, off, scale = None, float("inf"), 1.0
+    for scale in (1.0, *dict.fromkeys(mistakes.factors.values())):
+        table, off = _reproduces(reference, b, tolerance, mistakes.unscaled, scale)
+        if table is not None:
+            break
     if table is not None:
+        kept = f", its factor {scale:.6g} on cos and sin kept" if scale != 1.0 else ""
         column = _first_parting_column(a, table, tolerance)
         index = frequency_index(a, column, tolerance)
         scaling = ", ".join(
@@ -96,9 +104,15 @@ def _unscaled(
         )
         yield Finding(
             "unscaled",
-            f"B is the same RoPE without its frequency scaling ({scaling}): they part from column {column} "
+            f"B is the same RoPE without its frequency scaling ({scaling}){kept}: they part from column {column} "
             f"(frequency index {index}) on",
-            {"scaling": scaling, "first_column": column, "frequency_index": index, "residual": off},
+            {
+                "scaling": scaling,
+                "first_column": column,
+                "frequency_index": index,
+                **({"factor": scale} if scale != 1.0 else {}),
+                "residual": off,
+            },
         )
 
 
