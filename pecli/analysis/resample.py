@@ -297,7 +297,8 @@ def resample_grid(
         from_grid: the table's grid; None: the square one its positions fill.
         method: bicubic, bilinear, nearest or area.
         antialias: torch's ``antialias=True`` (bicubic and bilinear only).
-        scale_offset: sample as ``interpolate(scale_factor=(H + offset) / h, …)`` does (DINOv2).
+        scale_offset: sample as ``interpolate(scale_factor=(H + offset) / h, …)`` does (DINOv2); a
+            target equal to the table's grid keeps the table as it is, as DINOv2 does.
         dtype: the result's dtype name (default: the table's); computed in float64, rounded once.
 
     Example:
@@ -332,7 +333,9 @@ def resample_grid(
     channels = values.shape[-1]
     check_target((grid[0] * grid[1] + len(prefix), channels), np.dtype(table.dtype).itemsize)
     scales: list[float | None] = [None, None]
-    if scale_offset is not None:  # torch samples at 1 / scale_factor = source / (target + offset)
+    # torch samples at 1 / scale_factor = source / (target + offset); DINOv2 returns a table at its own
+    # grid as it is (npatch == N and w == h), where the offset would still move the samples
+    if scale_offset is not None and tuple(grid) != tuple(source):
         scales = [source[0] / (grid[0] + scale_offset), source[1] / (grid[1] + scale_offset)]
     from pecli.dtypes import numpy_dtype, round_to
 
