@@ -6,7 +6,8 @@ matrix reproduces ``torch.nn.functional.interpolate`` with ``align_corners=False
 
 * ``bicubic``: Keys' cubic convolution with a = −0.75, the four taps clamped at the edges;
 * ``bilinear`` / ``linear``: source ``scale·(i + ½) − ½`` clamped at 0;
-* ``nearest``: source ``floor(i·scale)`` (torch computes it in float32; so does this);
+* ``nearest``: source ``floor(i·scale)`` as torch computes it: the product in the table's ``opmath``
+  (float64 for a float64 table, float32 for any other; ``index_float64``), floored as a float32;
 * ``area``: ``adaptive_avg_pool``'s cells ``[floor(i·n/m), ceil((i+1)·n/m))``;
 * antialias (bicubic, bilinear): the filter stretched by the scale when shrinking, its taps cut at
   the edges and renormalised (Pillow's resampling; torch's bicubic filter here has a = −0.5).
@@ -86,27 +87,31 @@ def _cubic(x: np.ndarray, a: float) -> np.ndarray:
 
 
 def axis_weights(source: int, target: int, method: str, *, antialias: bool = False,
-                 scale: float | None = None) -> np.ndarray:  # fmt: skip
+                 scale: float | None = None, index_float64: bool = False) -> np.ndarray:  # fmt: skip
     """The (target, source) float64 matrix that resamples one axis as torch's ``interpolate`` does.
 
     ``scale`` is source/target as torch derives it from a ``scale_factor`` (1 / scale_factor);
-    None: ``source / target``, as for ``size=``. The matrix is dense: :func:`resample_length` and
-    :func:`resample_grid` build it a block of target rows at a time, over the sources they read.
+    None: ``source / target``, as for ``size=``. ``index_float64``: nearest's ``i · scale`` in float64
+    (then floored as a float32), as torch computes it for a float64 tensor (float32 for any other).
+    The matrix is dense: :func:`resample_length` and :func:`resample_grid` build it a block of target
+    rows at a time, over the sources they read.
 
     >>> axis_weights(2, 4, "bilinear").tolist()
     [[1.0, 0.0], [0.75, 0.25], [0.25, 0.75], [0.0, 1.0]]
     >>> axis_weights(4, 2, "area").tolist()
     [[0.5, 0.5, 0.0, 0.0], [0.0, 0.0, 0.5, 0.5]]
+    >>> [int(axis_weights(87, 339, "nearest", index_float64=wide)[113].argmax()) for wide in (False, True)]
+    [28, 29]
     """
     weights = np.zeros((target, source))
     rows = np.arange(target)
-    for columns, values in _taps(source, target, method, antialias, scale, 0, target):
+    for columns, values in _taps(source, target, method, antialias, scale, 0, target, index_float64):
         np.add.at(weights, (rows, columns), values)  # in torch's order: a clipped tap adds to its neighbour
     return weights
 
 
 def _taps(source: int, target: int, method: str, antialias: bool, scale: float | None,
-          start: int, stop: int) -> list[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
+          start: int, stop: int, index_float64: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
     """Target rows ``start:stop`` of :func:`axis_weights` as taps: (source index, weight) per row.
 
     An interpolation reads a band of a few sources per target (about source/target of them when
@@ -115,8 +120,13 @@ def _taps(source: int, target: int, method: str, antialias: bool, scale: float |
     scale = source / target if scale is None else scale
     rows = np.arange(start, stop)
     if method == "nearest":
-        # torch: min(floorf(i * (float)scale), source - 1), in float32
-        index = np.floor(rows.astype(np.float32) * np.float32(scale)).astype(np.int64)
+        # torch: min(floorf(i * scale), source - 1), the product in its opmath type (float64 for a float64
+        # tensor, else float32) and floorf's argument float32 whatever the type
+        if index_float64:
+            product = (rows * np.float64(scale)).astype(np.float32)
+        else:
+            product = rows.astype(np.float32) * np.float32(scale)
+        index = np.floor(product).astype(np.int64)
         if target == source:
             index = rows
         elif target == 2 * source:
@@ -171,7 +181,7 @@ def _antialias_block(source: int, method: str, scale: float, rows: np.ndarray) -
 
 
 def _resample_axis(values: np.ndarray, target: int, method: str, *, antialias: bool = False,
-                   scale: float | None = None) -> np.ndarray:  # fmt: skip
+                   scale: float | None = None, index_float64: bool = False) -> np.ndarray:  # fmt: skip
     """``axis_weights(len(values), target, …) @ values``, tap by tap over blocks of target rows.
 
     Memory: the (target, …) result and one block's gathered sources; time: taps × result.
@@ -182,7 +192,7 @@ def _resample_axis(values: np.ndarray, target: int, method: str, *, antialias: b
     step = max(1, _BLOCK_VALUES // max(1, flat.shape[1]))
     for start in range(0, target, step):
         stop = min(target, start + step)
-        for columns, weights in _taps(source, target, method, antialias, scale, start, stop):
+        for columns, weights in _taps(source, target, method, antialias, scale, start, stop, index_float64):
             result[start:stop] += weights[:, None] * flat[columns]
     return result.reshape(target, *values.shape[1:])
 
@@ -287,7 +297,8 @@ def resample_grid(
         from_grid: the table's grid; None: the square one its positions fill.
         method: bicubic, bilinear, nearest or area.
         antialias: torch's ``antialias=True`` (bicubic and bilinear only).
-        scale_offset: sample as ``interpolate(scale_factor=(H + offset) / h, …)`` does (DINOv2).
+        scale_offset: sample as ``interpolate(scale_factor=(H + offset) / h, …)`` does (DINOv2); a
+            target equal to the table's grid keeps the table as it is, as DINOv2 does.
         dtype: the result's dtype name (default: the table's); computed in float64, rounded once.
 
     Example:
@@ -322,7 +333,9 @@ def resample_grid(
     channels = values.shape[-1]
     check_target((grid[0] * grid[1] + len(prefix), channels), np.dtype(table.dtype).itemsize)
     scales: list[float | None] = [None, None]
-    if scale_offset is not None:  # torch samples at 1 / scale_factor = source / (target + offset)
+    # torch samples at 1 / scale_factor = source / (target + offset); DINOv2 returns a table at its own
+    # grid as it is (npatch == N and w == h), where the offset would still move the samples
+    if scale_offset is not None and tuple(grid) != tuple(source):
         scales = [source[0] / (grid[0] + scale_offset), source[1] / (grid[1] + scale_offset)]
     from pecli.dtypes import numpy_dtype, round_to
 
@@ -333,14 +346,16 @@ def resample_grid(
         out = np.empty((len(prefix) + grid[0] * grid[1], channels), dtype=numpy_dtype(dtype))
         out[: len(prefix)] = round_to(np.asarray(prefix, dtype=np.float64), dtype)
         target = out[len(prefix) :].reshape(*grid, channels)
+    wide = np.dtype(table.dtype) == np.float64  # torch's nearest index in the tensor's opmath type
     # channels a block at a time, so the float64 working copies stay a few MiB whatever the table
     step = max(1, _BLOCK_VALUES // max(grid[0] * grid[1], source[0] * source[1]))
     for first in range(0, channels, step):
         block = np.asarray(values[..., first : first + step], dtype=np.float64)
         width = block.shape[-1]
         # two banded matrix products, a block of target rows at a time: (H, h) · (h, w·c), then (W, w) · (w, H·c)
-        result = _resample_axis(block, grid[0], method, antialias=antialias, scale=scales[0])
-        result = _resample_axis(result.transpose(1, 0, 2), grid[1], method, antialias=antialias, scale=scales[1])
+        result = _resample_axis(block, grid[0], method, antialias=antialias, scale=scales[0], index_float64=wide)
+        result = _resample_axis(result.transpose(1, 0, 2), grid[1], method, antialias=antialias, scale=scales[1],
+                                index_float64=wide)  # fmt: skip
         target[..., first : first + width] = round_to(result.reshape(grid[1], grid[0], width).transpose(1, 0, 2), dtype)
     return out if layout == "channels" else out.reshape((1,) * (table.ndim - 2) + out.shape)
 
@@ -377,7 +392,8 @@ def resample_length(
     if method == "tile":
         result = values[np.arange(count) % len(values)]
     else:
-        result = _resample_axis(values, count, "bilinear" if method == "linear" else method)
+        wide = np.dtype(table.dtype) == np.float64  # torch's nearest index in the tensor's opmath type
+        result = _resample_axis(values, count, "bilinear" if method == "linear" else method, index_float64=wide)
     from pecli.dtypes import round_to
 
     flat = np.concatenate([np.asarray(kept, dtype=np.float64), result])
