@@ -179,12 +179,19 @@ class TableSpec:
 
     def row_positions(self) -> np.ndarray | None:
         """The position p each row's angles p·ω (ω ≤ 1) take, when it is not the row's number (a timestep
-        table's scale·t); else None.
+        table's scale·t, fairseq's rows from position 2: a 1-D scheme's ``offset``); else None.
 
         >>> TableSpec.resolve("sinusoidal", None, {}, length=3, dim=4).row_positions() is None
         True
+        >>> TableSpec.resolve("sinusoidal", "fairseq", {}, length=3, dim=4).row_positions().tolist()
+        [2.0, 3.0, 4.0]
         """
-        return None
+        offset = self.params.get("offset")
+        if not offset or self.length is None or get_scheme(self.scheme).axes != "positions":
+            return None  # rows 0, 1, 2, … (a grid's rows are its cells: their index bounds their coordinates)
+        import numpy as np
+
+        return np.arange(self.length, dtype=np.float64) + float(offset)
 
     def metadata(self) -> dict[str, str]:
         """String pairs for a safetensors header: scheme, every parameter, dtype, shape, version.

@@ -117,3 +117,22 @@ def test_recorded_positions_are_the_angles_multiplier():
     assert recorded_positions([meta], 3) is None
     assert recorded_positions([{"scheme": "sinusoidal", "dtype": "float32", "len": "2", "d": "8"}], 2) is None
     assert recorded_positions([{"scheme": "timestep", "dtype": "float32", "timesteps": "[0, x]"}], 2) is None
+
+
+def _fairseq_float64(length: int, dim: int, first: int) -> np.ndarray:
+    """fairseq's get_embedding in float64, written out independently: split [sin | cos], rows from ``first``."""
+    half = dim // 2
+    freqs = np.exp(np.arange(half) * -(np.log(10000.0) / (half - 1)))
+    angles = (np.arange(length) + float(first))[:, None] * freqs[None, :]
+    return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+
+
+@pytest.mark.parametrize(("first", "code"), [(2, 0), (1, 1)])
+def test_fairseq_rows_take_the_noise_of_their_own_positions(tmp_path, first, code):
+    # fairseq's row 0 is position 2: a float64 engine's table 7e-15 off pecli's was "different" (row 0 was
+    # given position 0's allowance, none); positions one off still differ
+    np.save(tmp_path / "engine.npy", _fairseq_float64(100, 64, first))
+    result = run_in_process("compare", "fairseq", str(tmp_path / "engine.npy"))
+    assert result.code == code, result.out + result.stderr
+    if code == 0:
+        assert "at row 99, position 101" in result.out
