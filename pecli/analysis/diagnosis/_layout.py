@@ -35,15 +35,28 @@ def pairing_permutation(width: int, rotary: int) -> list[int]:
 
 
 def _pairing(a: np.ndarray, b: np.ndarray, tolerance: np.ndarray) -> Finding | None:
+    """RoPE's other pairing over the whole width, or in each half of it: a cos and a sin table side by side
+    (compare joins a file's tensors, cos | sin), each paired the same way."""
     width = a.shape[1]
-    rotary = rotary_columns(a)
+    for blocks in (1, 2):
+        found = _pairing_in_blocks(a, b, tolerance, blocks) if width % blocks == 0 else None
+        if found is not None:
+            return found
+    return None
+
+
+def _pairing_in_blocks(a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, blocks: int) -> Finding | None:
+    width = a.shape[1] // blocks
+    rotary = rotary_columns(a[:, :width])
     if rotary < 4 or rotary > width:
         return None
     half = rotary // 2
-    to_adjacent = pairing_permutation(width, rotary)
+    adjacent = pairing_permutation(width, rotary)
+    to_adjacent = [block * width + column for block in range(blocks) for column in adjacent]
     to_halves = [int(i) for i in np.argsort(to_adjacent)]
-    repeated_halves = within(a[:, :half], a[:, half:rotary], tolerance)
-    repeated_pairs = within(a[:, 0:rotary:2], a[:, 1:rotary:2], tolerance)
+    parts = [a[:, block * width : (block + 1) * width] for block in range(blocks)]
+    repeated_halves = all(within(part[:, :half], part[:, half:rotary], tolerance) for part in parts)
+    repeated_pairs = all(within(part[:, 0:rotary:2], part[:, 1:rotary:2], tolerance) for part in parts)
     for perm, repeated, pairings in (
         (to_adjacent, repeated_halves, ("halves (NeoX, rotate_half)", "adjacent pairs (GPT-J, rotate every two)")),
         (to_halves, repeated_pairs, ("adjacent pairs (GPT-J, rotate every two)", "halves (NeoX, rotate_half)")),
@@ -53,11 +66,12 @@ def _pairing(a: np.ndarray, b: np.ndarray, tolerance: np.ndarray) -> Finding | N
         if within(a[:, perm], b, tolerance):
             off = residual(a[:, perm], b)
             partial = f" over the first {rotary} of {width} columns (partial rotary)" if rotary < width else ""
+            each = f" in each of {blocks} blocks of {width} columns (cos | sin)" if blocks > 1 else ""
             return Finding(
                 "pairing",
-                f"the pairing differs: A pairs {pairings[0]}, B {pairings[1]}{partial}",
-                {"a_pairing": pairings[0].split(" ")[0], "b_pairing": " ".join(pairings[1].split(" ")[:2]),
-                 "rotary_columns": rotary, "residual": off},
+                f"the pairing differs: A pairs {pairings[0]}, B {pairings[1]}{partial}{each}",
+                {"a_pairing": pairings[0].split(" (")[0], "b_pairing": pairings[1].split(" (")[0],
+                 "rotary_columns": rotary, "blocks": blocks, "residual": off},
             )  # fmt: skip
     return None
 
