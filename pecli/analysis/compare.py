@@ -117,7 +117,7 @@ class Comparison:
             return "tolerance 0 (both tables hold exact values)"
         where = f"tolerance {self.atol:.2g} at {self.axes[-2]} {self.tolerance_position}"
         if self.tolerance_at is not None:  # a row that embeds another position: its angle sets the noise
-            where = f"tolerance {self.atol:.2g} at row {self.tolerance_position}, position {self.tolerance_at:g}"
+            where = f"tolerance {self.atol:.2g} at position {self.tolerance_at:g}, row {self.tolerance_position}"
         arithmetic = " and float32 arithmetic" if self.tolerance_angles else ""
         if self.tolerance_rounding not in _EPSILON:  # longdouble: its differences exact, float64's slack
             return f"float64 rounding{arithmetic} ({where}; {self.tolerance_rounding} values, their differences exact)"

@@ -84,7 +84,7 @@ def test_command_reads_the_timesteps_a_file_records(tmp_path, start, agree):
     report = json.loads(result.out)
     assert report["agree"] is agree
     # the allowance is float32's at t = 999 + start (row 27), not at position 27
-    assert f"row 27, position {999 + start}" in report["tolerance"]
+    assert f"position {999 + start}, row 27" in report["tolerance"]
     if agree:
         assert 2e-5 < report["max_abs"] < 4e-5
 
@@ -135,4 +135,4 @@ def test_fairseq_rows_take_the_noise_of_their_own_positions(tmp_path, first, cod
     result = run_in_process("compare", "fairseq", str(tmp_path / "engine.npy"))
     assert result.code == code, result.out + result.stderr
     if code == 0:
-        assert "at row 99, position 101" in result.out
+        assert "at position 101, row 99" in result.out
