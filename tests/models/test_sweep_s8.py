@@ -75,3 +75,59 @@ def test_the_latent_set_matches_the_installed_config_classes():
     v3 = _config_class("deepseek_v3")
     built = v3.from_dict({**v3().to_dict(), "head_dim": 16})
     assert built.head_dim == 16 and "deepseek_v3" not in HEAD_DIM_IS_QK_ROPE
+
+
+def _module_cos_sin(rotary, length=POSITIONS):
+    import torch
+
+    with torch.no_grad():
+        cos, sin = rotary(torch.zeros(1, 1), torch.arange(length)[None])
+    return cos[0].double().numpy(), sin[0].double().numpy()
+
+
+def _pecli_cos_sin(config, length=POSITIONS):
+    encoding = model_encoding(config)
+    spec = TableSpec.resolve(encoding.scheme, encoding.preset, encoding.params, length=length, dim=encoding.dim)
+    parts = {part.name: np.asarray(part.array(), dtype=np.float64) for part in spec.parts()}
+    return encoding, parts["cos"], parts["sin"]
+
+
+#: (model type, modeling package, rotary class): text configs that write head_dim over with hidden_size // heads
+HIDDEN_OVER_HEADS = [
+    ("deepseek_ocr2", "deepseek_ocr2", "DeepseekOcr2TextRotaryEmbedding"),
+    ("unlimited_ocr", "unlimited_ocr", "UnlimitedOcrTextRotaryEmbedding"),
+]
+
+
+@pytest.mark.parametrize(("model_type", "package", "class_name"), HIDDEN_OVER_HEADS)
+def test_head_dim_of_an_ocr_text_config_is_hidden_size_over_heads(model_type, package, class_name):
+    """DeepSeek-OCR 2 and Unlimited-OCR: the text config class sets head_dim = hidden_size // heads whatever the
+    file says, and the attention and rotary module use that width; pecli read a file's head_dim (32 against 128)."""
+    import importlib
+
+    config_cls = _config_class(model_type)
+    rotary_cls = getattr(importlib.import_module(f"transformers.models.{package}.modeling_{package}"), class_name)
+    rng = random.Random(f"s8/{model_type}")
+    config = config_cls().to_dict()
+    text = config["text_config"]
+    text["head_dim"] = rng.choice((32, 48))
+    text["rope_parameters"] = {"rope_type": "default", "rope_theta": rng.choice((10000.0, 500000.0))}
+    built = config_cls.from_dict(dict(config)).get_text_config(decoder=True)
+    cos, sin = _module_cos_sin(rotary_cls(built))
+    encoding, got_cos, got_sin = _pecli_cos_sin(config)
+    assert encoding.dim == built.head_dim == text["hidden_size"] // text["num_attention_heads"] == cos.shape[1]
+    np.testing.assert_allclose(got_cos, cos, atol=1e-5)
+    np.testing.assert_allclose(got_sin, sin, atol=1e-5)
+
+
+def test_the_hidden_over_heads_set_matches_the_installed_config_classes():
+    from pecli.models.class_defaults import HEAD_DIM_IS_HIDDEN_OVER_HEADS
+
+    for model_type in sorted(t for t in HEAD_DIM_IS_HIDDEN_OVER_HEADS if t.endswith("_text")):
+        config_cls = _config_class(model_type)
+        defaults = config_cls().to_dict()
+        built = config_cls.from_dict({**defaults, "head_dim": defaults["head_dim"] + 16})
+        assert built.head_dim == defaults["hidden_size"] // defaults["num_attention_heads"], model_type
+    pixtral = _config_class("pixtral")  # sets head_dim too, but undeclared: the file's is set after and wins
+    assert pixtral.from_dict({**pixtral().to_dict(), "head_dim": 80}).head_dim == 80
+    assert "pixtral" not in HEAD_DIM_IS_HIDDEN_OVER_HEADS
