@@ -28,6 +28,11 @@ import sweep_transformers_rope as sweep
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 
 
+#: rotary modules of an encoder inside a composite model whose config pecli does not read as that encoder's
+#: (Evolla's SaProt protein encoder: the model builds it on protein_encoder_config; pecli reads the LLM's settings)
+OTHER_ENCODER = frozenset({"EvollaSaProtRotaryEmbedding"})
+
+
 def rope_settings(rng: random.Random, rope_type: str, half: int, theta: float, context: int) -> dict[str, Any]:
     """One valid rope_parameters entry of ``rope_type`` for ``half`` frequency pairs."""
     entry: dict[str, Any] = {"rope_type": rope_type, "rope_theta": theta}
@@ -85,7 +90,14 @@ def perturb(rng: random.Random, saved: dict[str, Any]) -> dict[str, Any]:
     context = rng.choice((64, 128))
     if "max_position_embeddings" in part:
         part["max_position_embeddings"] = context
+    if part.get("model_type") in sweep.ROTARY_SWITCH:
+        part["position_embedding_type"] = sweep.ROTARY_SWITCH[part["model_type"]]
     settings = part.get("rope_parameters")
+    if "rope_parameters" not in part and "rope_theta" in part:
+        # a config class with a top-level rope_theta and no rope_parameters (ESM): its module computes the
+        # default rope of that base and reads no rope_parameters a file might hold
+        part["rope_theta"] = rng.choice((10000.0, 500000.0, 1000000.0, 12345.6))
+        return config
     half = head_dim // 2
     if isinstance(part.get("partial_rotary_factor"), (int, float)):
         half = max(1, int(head_dim * part["partial_rotary_factor"]) // 2)
@@ -160,6 +172,8 @@ def main() -> None:
         if args.only and args.only not in package:
             continue
         if args.packages and package not in args.packages.split(","):
+            continue
+        if name in OTHER_ENCODER:
             continue
         config_cls = sweep.config_class(cls)
         if config_cls is None or len(inspect.signature(cls.forward).parameters) <= 2:

@@ -131,3 +131,59 @@ def test_the_hidden_over_heads_set_matches_the_installed_config_classes():
     pixtral = _config_class("pixtral")  # sets head_dim too, but undeclared: the file's is set after and wins
     assert pixtral.from_dict({**pixtral().to_dict(), "head_dim": 80}).head_dim == 80
     assert "pixtral" not in HEAD_DIM_IS_HIDDEN_OVER_HEADS
+
+
+def test_an_absolute_esm_config_is_learned_though_to_dict_writes_rope_theta():
+    """EsmConfig's to_dict writes rope_theta even for position_embedding_type 'absolute' (ESM-1b), whose model
+    adds a learned table and applies no rotary; pecli read the rope_theta as rope (a wrong answer, exit 0)."""
+    torch = pytest.importorskip("torch")
+    from transformers.models.esm.modeling_esm import EsmEmbeddings
+
+    config_cls = _config_class("esm")
+    config = config_cls(
+        vocab_size=33, pad_token_id=1, hidden_size=64, num_attention_heads=4, max_position_embeddings=40
+    )
+    config = config.to_dict()
+    assert config["position_embedding_type"] == "absolute" and config["rope_theta"] == 10000.0
+    encoding = model_encoding(config)
+    weight = EsmEmbeddings(config_cls.from_dict(config)).position_embeddings.weight
+    assert encoding.scheme is None and encoding.learned_weight == "embeddings.position_embeddings.weight"
+    assert (encoding.length, encoding.dim) == tuple(weight.shape) == (40, 64)
+    del config["position_embedding_type"]  # the class default: absolute too
+    assert model_encoding(config).scheme is None
+    assert torch.is_tensor(weight)
+
+
+def test_a_rotary_esm_config_rotates_with_its_rope_theta():
+    import importlib
+
+    esm = importlib.import_module("transformers.models.esm.modeling_esm")
+    config_cls = _config_class("esm")
+    rng = random.Random("s8/esm")
+    for _ in range(2):
+        heads = rng.choice((4, 8))
+        config = config_cls(
+            hidden_size=heads * rng.choice((16, 48)),
+            num_attention_heads=heads,
+            position_embedding_type="rotary",
+            rope_theta=rng.choice((10000.0, 12345.6)),
+        ).to_dict()
+        cos, sin = _module_cos_sin(esm.EsmRotaryEmbedding(config_cls.from_dict(config)))
+        encoding, got_cos, got_sin = _pecli_cos_sin(config)
+        assert encoding.dim == cos.shape[1]
+        np.testing.assert_allclose(got_cos, cos, atol=1e-5)
+        np.testing.assert_allclose(got_sin, sin, atol=1e-5)
+
+
+def test_granite_4_hybrid_without_rope_position_type_is_refused():
+    """GraniteMoeHybridModel builds its rotary module only for position_embedding_type 'rope' (Granite 4.0-H ships
+    'nope'; the class default is None); pecli gave the rope of the rope_parameters the file still holds."""
+    from pecli.errors import ParameterError
+
+    config_cls = _config_class("granitemoehybrid")
+    config = config_cls().to_dict()
+    assert config["position_embedding_type"] is None and config["rope_parameters"]["rope_type"] == "default"
+    for kind in (None, "nope"):
+        with pytest.raises(ParameterError, match="applies no rotary embedding"):
+            model_encoding({**config, "position_embedding_type": kind})
+    assert model_encoding({**config, "position_embedding_type": "rope"}).scheme == "rope"
