@@ -187,3 +187,27 @@ def test_granite_4_hybrid_without_rope_position_type_is_refused():
         with pytest.raises(ParameterError, match="applies no rotary embedding"):
             model_encoding({**config, "position_embedding_type": kind})
     assert model_encoding({**config, "position_embedding_type": "rope"}).scheme == "rope"
+
+
+def test_glm4v_text_rotates_adjacent_pairs():
+    """Glm4vTextRotaryEmbedding repeats each frequency twice and the attention's rotate_half_llm pairs x[0::2] with
+    x[1::2] (as GLM-OCR's); pecli gave the half layout (max diff 2 on the sweep's configs)."""
+    from transformers.models.glm4v.modeling_glm4v import Glm4vTextRotaryEmbedding
+
+    config_cls = _config_class("glm4v_text")
+    rng = random.Random("s8/glm4v")
+    for _ in range(2):
+        config = config_cls().to_dict()
+        config["hidden_size"] = config["num_attention_heads"] * 128
+        config["rope_parameters"] = {
+            "rope_type": rng.choice(("default", "linear")),
+            "rope_theta": rng.choice((10000.0, 12345.6)),
+            "factor": 2.0,
+            "partial_rotary_factor": 0.5,
+            "mrope_section": [8, 12, 12],
+        }
+        cos, sin = _module_cos_sin(Glm4vTextRotaryEmbedding(config_cls.from_dict(dict(config))))
+        encoding, got_cos, got_sin = _pecli_cos_sin(config)
+        assert encoding.params["layout"] == "interleaved" and cos.shape[1] == 64
+        np.testing.assert_allclose(got_cos, cos, atol=1e-5)
+        np.testing.assert_allclose(got_sin, sin, atol=1e-5)
