@@ -28,6 +28,12 @@ import sweep_transformers_rope as sweep
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 
 
+#: rotary modules of an encoder inside a composite model whose config pecli does not read as that encoder's
+#: (Evolla's SaProt protein encoder, built on protein_encoder_config, and dots3 note's audio encoder, on its audio
+#: config: pecli reads the language model's settings)
+OTHER_ENCODER = frozenset({"EvollaSaProtRotaryEmbedding", "Dots3NoteAudioRotaryEmbedding"})
+
+
 def rope_settings(rng: random.Random, rope_type: str, half: int, theta: float, context: int) -> dict[str, Any]:
     """One valid rope_parameters entry of ``rope_type`` for ``half`` frequency pairs."""
     entry: dict[str, Any] = {"rope_type": rope_type, "rope_theta": theta}
@@ -60,10 +66,21 @@ def rope_settings(rng: random.Random, rope_type: str, half: int, theta: float, c
     return entry
 
 
+#: sub-configs a composite config keeps its language model's settings in, in pecli's order of reading them
+SUB_CONFIGS = ("text_config", "language_config", "llm_config", "thinker_config", "decoder_config", "decoder")
+
+
 def text_part(config: dict[str, Any]) -> dict[str, Any]:
-    """The dict that holds the rope keys: the config, or its text_config."""
-    inner = config.get("text_config")
-    return inner if isinstance(inner, dict) and ("rope_parameters" in inner or "head_dim" in inner) else config
+    """The dict that holds the rope keys: the config, or the (nested) sub-config of its language model (Dia's
+    decoder_config, Qwen2.5-Omni's thinker_config.text_config, T5Gemma's decoder) that the model reads them from,
+    not the outer dict, where they would be unused."""
+    for key in SUB_CONFIGS:
+        inner = config.get(key)
+        if isinstance(inner, dict):
+            found = text_part(inner)
+            if any(name in found for name in ("rope_parameters", "head_dim", "hidden_size")):
+                return found
+    return config
 
 
 def perturb(rng: random.Random, saved: dict[str, Any]) -> dict[str, Any]:
@@ -85,7 +102,14 @@ def perturb(rng: random.Random, saved: dict[str, Any]) -> dict[str, Any]:
     context = rng.choice((64, 128))
     if "max_position_embeddings" in part:
         part["max_position_embeddings"] = context
+    if part.get("model_type") in sweep.ROTARY_SWITCH:
+        part["position_embedding_type"] = sweep.ROTARY_SWITCH[part["model_type"]]
     settings = part.get("rope_parameters")
+    if "rope_parameters" not in part and "rope_theta" in part:
+        # a config class with a top-level rope_theta and no rope_parameters (ESM): its module computes the
+        # default rope of that base and reads no rope_parameters a file might hold
+        part["rope_theta"] = rng.choice((10000.0, 500000.0, 1000000.0, 12345.6))
+        return config
     half = head_dim // 2
     if isinstance(part.get("partial_rotary_factor"), (int, float)):
         half = max(1, int(head_dim * part["partial_rotary_factor"]) // 2)
@@ -95,7 +119,10 @@ def perturb(rng: random.Random, saved: dict[str, Any]) -> dict[str, Any]:
         for name, value in settings.items():
             if isinstance(value, dict):
                 kind = rng.choice(("default", rope_type))
-                new = rope_settings(rng, kind, half, rng.choice((theta, 10000.0)), context)
+                # LongRoPE's factors: one per rotated pair of this layer type's own partial width
+                pairs = max(1, int(head_dim * value.get("partial_rotary_factor", 1.0)) // 2)
+                pairs = half if "partial_rotary_factor" not in value else pairs
+                new = rope_settings(rng, kind, pairs, rng.choice((theta, 10000.0)), context)
                 for key in ("partial_rotary_factor",):
                     if key in value:
                         new[key] = value[key]
@@ -161,6 +188,8 @@ def main() -> None:
             continue
         if args.packages and package not in args.packages.split(","):
             continue
+        if name in OTHER_ENCODER:
+            continue
         config_cls = sweep.config_class(cls)
         if config_cls is None or len(inspect.signature(cls.forward).parameters) <= 2:
             continue
@@ -175,7 +204,7 @@ def main() -> None:
             length = rng.choice((16, 48, 200))
             status, detail = check(config_cls, cls, config, length)
             counts[status] = counts.get(status, 0) + 1
-            if status in ("fail", "refused") or (status == "invalid" and args.only):
+            if status in ("fail", "refused") or (status in ("invalid", "module fails") and args.only):
                 print(f"  {package}:{name} #{index} L={length} {status}: {detail}", flush=True)
                 print(f"    rope={json.dumps(text_part(config).get('rope_parameters'))[:400]}", flush=True)
                 keys = ("head_dim", "hidden_size", "num_attention_heads", "partial_rotary_factor", "rotary_pct")

@@ -40,6 +40,10 @@ MAX_CONFIG_BYTES = 20_000
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "sweep")
 
 
+#: model types whose attention applies rotary only with this position_embedding_type (not their default)
+ROTARY_SWITCH = {"esm": "rotary", "granitemoehybrid": "rope"}
+
+
 def rotary_classes() -> list[tuple[str, str, type]]:
     """(package, class name, class) of every ``*RotaryEmbedding`` defined in a modeling module."""
     import transformers.models as models
@@ -154,6 +158,10 @@ def sweep_one(key: str, rotary_cls: type, corpus: dict[str, Any] | None) -> tupl
         config = config_cls()
     except Exception as error:
         return "cannot check", f"default {config_cls.__name__}() fails: {type(error).__name__}"
+    if getattr(config, "model_type", None) in ROTARY_SWITCH:
+        # the default is a model without rotary (ESM's absolute, Granite 4 hybrid's none): switch it on, as the
+        # module's table is what attention applies only then
+        config.position_embedding_type = ROTARY_SWITCH[config.model_type]
     with tempfile.TemporaryDirectory() as directory:
         config.save_pretrained(directory)
         with open(os.path.join(directory, "config.json")) as file:

@@ -20,7 +20,14 @@ from pecli.models.encoding import config_int
 from pecli.models.gguf import GGUF_KEYS
 from pecli.models.transformers_families import CLASS_DEFAULTS
 
-__all__ = ["CLASS_ORIGINAL_CONTEXT", "HEAD_DIM_IS_QK_ROPE", "HEAD_DIM_KEYS", "LENGTH_KEYS", "with_class_defaults"]
+__all__ = [
+    "CLASS_ORIGINAL_CONTEXT",
+    "HEAD_DIM_IS_HIDDEN_OVER_HEADS",
+    "HEAD_DIM_IS_QK_ROPE",
+    "HEAD_DIM_KEYS",
+    "LENGTH_KEYS",
+    "with_class_defaults",
+]
 
 #: the head width, by the keys configs spell it, first found wins: transformers' rotary init reads
 #: ``head_dim`` (Mistral 4 and dots3 halve or quarter it by partial_rotary_factor, and their
@@ -46,6 +53,13 @@ HEAD_DIM_IS_QK_ROPE = frozenset(
         "mistral_large4",
         "mistral_large4_text",
     }
+)
+
+#: model types whose config class declares head_dim and sets it to hidden_size // num_attention_heads whatever
+#: config.json says (DeepSeek-OCR 2's and Unlimited-OCR's text configs): their attention and rotary module use that
+#: width, so a file's differing head_dim is not read. tests/models/test_sweep_s8.py checks the set
+HEAD_DIM_IS_HIDDEN_OVER_HEADS = frozenset(
+    {"deepseek_ocr2", "deepseek_ocr2_text", "unlimited_ocr", "unlimited_ocr_text"}
 )
 
 #: the model width and head count, by the keys configs spell them (transformers' attribute_map aliases:

@@ -52,7 +52,13 @@ _LEARNED = {
     "roberta": ("max_position_embeddings", "hidden_size", "embeddings.position_embeddings.weight", 0),
     "gpt2": ("n_positions", "n_embd", "wpe.weight", 0),
     "opt": ("max_position_embeddings", "hidden_size", "decoder.embed_positions.weight", 2),
+    "esm": ("max_position_embeddings", "hidden_size", "embeddings.position_embeddings.weight", 0),
 }
+
+#: families whose model applies rotary only when ``position_embedding_type`` says so, whatever rope keys the file
+#: holds (EsmConfig's to_dict writes rope_theta even for an absolute model): model_type -> (the config class's
+#: default, the value that means rotary)
+_ROTARY_GATED: dict[str, tuple[str | None, str]] = {"esm": ("absolute", "rotary"), "granitemoehybrid": (None, "rope")}
 
 
 def read_config(path: str) -> dict[str, Any]:
@@ -179,7 +185,18 @@ def _model_encoding(config: Mapping[str, Any], layer_type: str | None, *, depth:
             hint="pecli's rope2d scheme computes 2-D rope; a text model's table is read from the full model's "
             "config.json (its text_config)",
         )
-    if has_rope(config, model_type):
+    rotary_off = False
+    if model_type in _ROTARY_GATED:
+        default, rotary = _ROTARY_GATED[model_type]
+        kind = config.get("position_embedding_type", default)
+        rotary_off = kind != rotary
+        if rotary_off and not (model_type in _LEARNED and kind == "absolute"):
+            raise ParameterError(
+                f"config.json: position_embedding_type {config_value(kind)}: {model_type} applies no rotary "
+                "embedding and no table of positions",
+                hint=f"its rope keys are unused; position_embedding_type {rotary!r} is a rotary {model_type}",
+            )
+    if has_rope(config, model_type) and not rotary_off:
         return rope_encoding(config, model_type, layer_type=layer_type)
     sub = next((key for key in _TEXT_CONFIGS if isinstance(config.get(key), dict)), None)
     if sub is None and isinstance(config.get("vision_config"), dict):
@@ -220,7 +237,7 @@ def _model_encoding(config: Mapping[str, Any], layer_type: str | None, *, depth:
         f"config.json (model_type {config_value(model_type)}) has no position settings pecli knows",
         hint="pecli reads rope_parameters/rope_theta, ALiBi (BLOOM, MPT, Falcon), T5's relative buckets (T5, mT5, "
         "UMT5, LongT5, Pop2Piano, SwitchTransformers), sinusoidal (Marian, M2M100, FSMT, "
-        "Whisper, Speech2Text) and learned (BERT, RoBERTa, GPT-2, OPT) configs",
+        "Whisper, Speech2Text) and learned (BERT, RoBERTa, GPT-2, OPT, ESM) configs",
     )
 
 

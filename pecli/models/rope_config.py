@@ -19,6 +19,7 @@ from typing import Any
 from pecli.errors import NoLayerTypes, ParameterError, did_you_mean
 from pecli.models.class_defaults import (
     CLASS_ORIGINAL_CONTEXT,
+    HEAD_DIM_IS_HIDDEN_OVER_HEADS,
     HEAD_DIM_IS_QK_ROPE,
     HEAD_DIM_KEYS,
     HEADS_KEYS,
@@ -337,10 +338,15 @@ def config_head_dim(config: Mapping[str, Any]) -> tuple[int, tuple[str, Any]]:
     (128, ('hidden_size/num_attention_heads', '4096/32'))
     >>> config_head_dim({"model_type": "deepseek_v2", "head_dim": 16, "qk_rope_head_dim": 64})
     (64, ('qk_rope_head_dim', 64))
+    >>> ocr = {"model_type": "deepseek_ocr2_text", "head_dim": 32, "hidden_size": 4096, "num_attention_heads": 32}
+    >>> config_head_dim(ocr)
+    (128, ('hidden_size/num_attention_heads', '4096/32'))
     """
     keys: tuple[str, ...] = HEAD_DIM_KEYS
     if config.get("model_type") in HEAD_DIM_IS_QK_ROPE and config.get("qk_rope_head_dim") is not None:
         keys = ("qk_rope_head_dim",)  # their config class writes head_dim over with it, whatever the file says
+    elif config.get("model_type") in HEAD_DIM_IS_HIDDEN_OVER_HEADS:
+        keys = ()  # their config class writes head_dim over with hidden_size // num_attention_heads
     for key in keys:
         if config.get(key) is not None:
             head_dim = config_int(config, key)

@@ -37,8 +37,8 @@ _MROPE_AS_DEFAULT = frozenset({"qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2
 
 
 #: model types whose attention rotates adjacent pairs of columns (transformers: ``repeat_interleave``,
-#: ``rotate_every_two``, a ``rotate_half`` over ``x[..., 0::2]``/``x[..., 1::2]`` as ERNIE 4.5 VL's and
-#: GLM-OCR's text models and DeepSeek V4's, or the complex view of (…, d/2, 2) as Llama 4's and DeepSeek V2's
+#: ``rotate_every_two``, a ``rotate_half`` over ``x[..., 0::2]``/``x[..., 1::2]`` as ERNIE 4.5 VL's, GLM-4.1V's
+#: and GLM-OCR's text models and DeepSeek V4's, or the complex view of (…, d/2, 2) as Llama 4's and DeepSeek V2's
 #: ``apply_rotary_emb``): pecli's ``interleaved`` layout. The families whose ``apply_rotary_pos_emb`` re-interleaves
 #: the first half of the module's cos/sin (GLM, GLM-4, ERNIE 4.5, Helium, Moonshine) come from
 #: transformers_families.REINTERLEAVED, which scripts/rope_families.py reads from transformers' source
@@ -57,6 +57,8 @@ _INTERLEAVED = REINTERLEAVED | frozenset(
         "ernie4_5_vl_moe_text",
         "glm_ocr",
         "glm_ocr_text",
+        "glm4v",
+        "glm4v_text",
     }
 )
 
