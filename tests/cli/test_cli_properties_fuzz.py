@@ -75,7 +75,7 @@ def draw(rng: random.Random) -> list[str]:
     scheme = rng.choice(sorted(OPTIONS))
     sizes, options = OPTIONS[scheme]
     length = ["--len", str(rng.randint(1, 40))]
-    argv = [scheme] + {
+    drawn = {
         "seq": lambda: ["--d", str(rng.randint(1, 24)), *length],
         "even": lambda: ["--d", str(2 * rng.randint(1, 12)), *length],
         "grid4": lambda: ["--d", str(4 * rng.randint(1, 6)), "--grid", f"{rng.randint(1, 6)},{rng.randint(1, 6)}"],
@@ -83,7 +83,8 @@ def draw(rng: random.Random) -> list[str]:
         "heads": lambda: ["--heads", str(rng.randint(1, 12)), "--len", str(rng.randint(1, 24))],
         "freqs": lambda: ["--num-freqs", str(rng.randint(1, 8)), *length],
         "len": lambda: ["--len", str(rng.randint(1, 24))],
-    }[sizes]()
+    }
+    argv = [scheme, *drawn[sizes]()]
     for flag, values in options.items():
         if rng.random() < 0.4:
             argv += [flag, rng.choice(values)] if values else [flag]
