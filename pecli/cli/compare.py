@@ -246,6 +246,8 @@ def _load_pair(
     #: a file side that holds a RoPE table as its cos and sin: the two tables, compared side by side
     pairs: list[Any] = [None, None]
     query_rows = query_rows if query_rows is not None else [False, False]
+    #: a (1, L, L') file squeezed to L × L': one head's bias (ALiBi with heads=1), or a batch of one table
+    one_head = [False, False]
     for side, spec in enumerate(specs):
         if spec is None and not configs[side]:
             pairs[side] = rope_pair(out, texts[side]) if keys[side] is None else None
@@ -255,6 +257,7 @@ def _load_pair(
             table = load_input(out, texts[side], key=keys[side])
             #: (heads, 1, L): one query row per head (HF BLOOM's build_alibi_tensor), squeezed to heads × L
             query_rows[side] = table.array.ndim == 3 and table.array.shape[1] == 1 and table.array.shape[0] > 1
+            one_head[side] = table.array.ndim == 3 and table.array.shape[0] == 1
             if not _per_head(table.array):  # (heads, L, L) biases stay 3-D: compared and diagnosed per head
                 table.array, note = as_matrix(table.array, table.label)  # (1, L, d) and (L, 1, d) squeezed
                 if note:
@@ -301,6 +304,8 @@ def _load_pair(
             loaded[side] = InputTable(array, label, table.metadata(), spec.text)
             references[side] = Reference(table.scheme, dict(table.params))
             continue
+        if other is not None and one_head[1 - side]:  # the file's one head: heads=1, unless the spec says
+            spec = _with_heads(spec, 1)
         if other is not None:
             rows, cols = (other if pairs[1 - side] is None else pairs[1 - side][0]).array.shape
             # the dtype the other table was rounded to: its file's record, else what its values show
@@ -345,6 +350,10 @@ def _load_pair(
             loaded[1 - side] = by_part.get(part, loaded[1 - side])
         with spec.blaming():  # a scheme of several tensors (rope) compared as one: the spec's part=, not --part
             array = table.array()
+        if other is not None and one_head[1 - side] and array.ndim == 3 and array.shape[0] == 1:
+            array = array[0]  # one head's (1, L, L) bias, as the file's (1, L, L) was squeezed (issue 30)
+        if other is not None and array.ndim == 1 and other.array.ndim == 2 and other.array.shape[0] == 1:
+            array = array[None, :]  # a vector (ALiBi's slopes) as one row, as the file's vector was read (issue 30)
         loaded[side] = InputTable(array, spec.text, table.metadata(), spec.text)
         references[side] = Reference(table.scheme, dict(table.params))
     for side, pair in enumerate(pairs):
