@@ -48,12 +48,15 @@ def _distances(table: np.ndarray) -> tuple[bool, np.ndarray] | None:
     return bool(first_row[1] != 0), first_column.astype(np.int64)
 
 
-def _max_distance_bounds(buckets: np.ndarray, half: int, max_exact: int) -> tuple[float, float]:
-    """The open range of max_distance the buckets past the exact ones allow (real numbers)."""
+def _max_distance_bounds(buckets: np.ndarray, half: int, max_exact: int) -> tuple[float, float] | None:
+    """The open range of max_distance the buckets past the exact ones allow (real numbers); None when no
+    max_distance does: a distance past the exact ones in a bucket below them (T5's never are)."""
     low, high = 0.0, math.inf  # bounds on x = log(max_distance / max_exact)
     span = half - max_exact
     for distance in range(max_exact, len(buckets)):
         bucket = int(buckets[distance]) - max_exact
+        if bucket < 0:
+            return None
         ratio = math.log(distance / max_exact)
         if bucket < span - 1:  # trunc(ratio / x · span) == bucket: bucket ≤ ratio·span/x < bucket + 1
             low = max(low, ratio * span / (bucket + 1))
@@ -91,7 +94,10 @@ def bucket_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
         if length <= max_exact:  # no distance past the exact ones: max_distance is not seen
             tried = [d for d in _SHIPPED_DISTANCES if d > max_exact][:1] or [2 * max_exact]
         else:
-            low, high = _max_distance_bounds(buckets, half, max_exact)
+            bounds = _max_distance_bounds(buckets, half, max_exact)
+            if bounds is None:
+                continue
+            low, high = bounds
             shipped = [d for d in _SHIPPED_DISTANCES if low * (1 - 1e-6) <= d <= high * (1 + 1e-6)]
             first = max(max_exact + 1, math.floor(low))
             last = first + _MAX_TRIED if math.isinf(high) else min(math.ceil(high), first + _MAX_TRIED)
