@@ -167,6 +167,8 @@ def draw_panels(
     from pecli.cli.inputs import table_view
     from pecli.render.titles import panel_titles, table_axes, table_title
 
+    if screen is not None:
+        _check_stack_height(screen.height, len(tables))
     total = max(len(tables), _recorded_slices(tables[0]))
     if total > MAX_PANELS:
         out.note(f"drawing the first {MAX_PANELS} of {total} slices (--slice I picks any one)")
@@ -211,6 +213,27 @@ def draw_panels(
         )  # fmt: skip
         closing = _truncate(stack_closing(len(matrices), shown, screen.height, per_panel=per_panel), screen.width)
         out.data(text + "\n" + (ascii_text(closing) if color == "ascii" else closing))
+
+
+def _check_stack_height(height: int, count: int) -> None:
+    """Refuse a --height that cannot hold one stacked panel and the line under the stack (before any work).
+
+    >>> _check_stack_height(9, 2)
+    >>> try:
+    ...     _check_stack_height(8, 2)
+    ... except ParameterError as error:
+    ...     print(error.message)
+    --height 8 cannot hold a stack of 2 panels: one panel and the line under it take 9 lines
+    """
+    from pecli.render.terminal import MIN_PANEL_LINES, frame_lines
+
+    least = frame_lines(title=True) + MIN_PANEL_LINES + 1
+    if height < least:
+        raise ParameterError(
+            f"--height {height} cannot hold a stack of {count} panels: one panel and the line under it take "
+            f"{least} lines",
+            hint=f"give --height {least} or more, or --slice I for one panel",
+        )
 
 
 def stack_closing(count: int, shown: int, height: int, *, per_panel: bool) -> str:
