@@ -514,7 +514,7 @@ def _identify_alibi(
     length = values.shape[-1] if values.ndim == 3 else None
     if length is not None and len(found) > 1:  # screened on the last query row of each head (H × L values)
         last = values[:, -1]
-        errors = [float(np.abs(last - alibi_rows(_set(params), length, length - 1)).max()) for params in found]
+        errors = [_rounded_error(last, alibi_rows(_set(params), length, length - 1), precision) for params in found]
         found = [found[index] for index in sorted(range(len(found)), key=errors.__getitem__)]
     closest: tuple[dict[str, Any], float, float, bool, str] | None = None
     for params in found:
@@ -550,6 +550,13 @@ def _identify_alibi(
     )
 
 
+def _rounded_error(values: np.ndarray, expected: np.ndarray, precision: str) -> float:
+    """The largest |error| of the float64 ``expected`` rounded once to the values' ``precision``: the ranking
+    of ALiBi's readings (BLOOM's bfloat16 biases are its float64 ones rounded, as Falcon's arithmetic's are:
+    the tie goes to the simpler, tried first)."""
+    return float(np.abs(values - round_to(expected, precision).astype(np.float64)).max())
+
+
 def _identify_alibi_rows(
     values: np.ndarray, dtype: str, precision: str, tolerance: float, stored_tolerance: float, scale: float
 ) -> Identification | None:
@@ -559,8 +566,9 @@ def _identify_alibi_rows(
     for params, query_row in alibi_row_candidates(values):
         params = {**SCHEMES["alibi"].defaults, **params}
         expected = alibi_rows(_set(params), values.shape[1], query_row)
-        tried.append((float(np.abs(values - expected).max()), len(tried), params, query_row, expected))
-    for error, _, params, query_row, expected in sorted(tried, key=lambda entry: entry[:2]):
+        tried.append((_rounded_error(values, expected, precision), len(tried), params, query_row, expected))
+    for _, _, params, query_row, expected in sorted(tried, key=lambda entry: entry[:2]):
+        error = float(np.abs(values - expected).max())
         difference = np.abs(values - expected)
         excess = float((difference / _noise("alibi", params, np.zeros(1), expected.copy(), precision, scale)).max())
         if excess <= 1.0 and _agrees(values, expected, dtype if error <= stored_tolerance else precision):
