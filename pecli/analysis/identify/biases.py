@@ -2,35 +2,51 @@
 or one query row per head, (H, 1, L): HF BLOOM's ``build_alibi_tensor`` (the key form m·j, alike on
 every query row) and MPT's ``build_mpt_alibi_tensor`` (m·(j − L + 1): the distance form's last row).
 
+The form of all heads' biases and of a query row is read off the row's shape; the scaling off the
+least-squares ratio of the values to the standard slopes × the form's slope-1 bias: 1 for BLOOM's,
+1/√head_dim for HF Falcon's (its bfloat16 slopes and positions, divided by √head_dim). Each
+arithmetic's slopes give their own ratio, whose nearest head_dims are tried; the search keeps the
+one its regeneration holds.
+
 Head h's bias is −|i − j|·m_h, so the entry next to the diagonal is −m_h: a single head is named
 by the head counts whose slopes include it (the fewest heads first), all heads by their count.
 
 >>> from pecli.schemes.alibi import alibi_table
->>> list(alibi_candidates(alibi_table(6, heads=8)))
-[{'heads': 8}]
+>>> next(alibi_candidates(alibi_table(6, heads=8)))
+{'heads': 8}
+>>> falcon = alibi_table(6, heads=32, form="key", arithmetic="bfloat16", head_dim=64)  # each arithmetic's reading
+>>> [params for params in alibi_candidates(falcon) if params.get("head_dim") == 64]
+[{'heads': 32, 'form': 'key', 'head_dim': 64}, {'heads': 32, 'form': 'key', 'arithmetic': 'bfloat16', 'head_dim': 64}]
 >>> next(alibi_candidates(alibi_table(6, heads=8, head=2)))  # slope 2^-3: also head 5 of 6
 {'heads': 6, 'head': 5}
->>> list(alibi_row_candidates(alibi_table(6, heads=8, form="key")[:, 0]))
-[({'heads': 8, 'form': 'key'}, 0)]
->>> list(alibi_row_candidates(alibi_table(6, heads=8)[:, -1]))  # MPT's
-[({'heads': 8, 'form': 'distance'}, 5)]
+>>> next(alibi_row_candidates(alibi_table(6, heads=8, form="key")[:, 0]))
+({'heads': 8, 'form': 'key'}, 0)
+>>> next(alibi_row_candidates(alibi_table(6, heads=8)[:, -1]))  # MPT's
+({'heads': 8, 'form': 'distance'}, 5)
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from pecli.schemes.alibi import alibi_slopes, alibi_table
+from pecli.schemes.alibi import ALIBI_ARITHMETICS, MAX_HEADS, alibi_slopes, alibi_table
 
-__all__ = ["alibi_candidates", "alibi_row_candidates", "alibi_rows", "alibi_shape"]
+__all__ = ["alibi_candidates", "alibi_row_candidates", "alibi_rows", "alibi_scalings", "alibi_shape"]
 
 #: head counts searched for a single head's slope (a scan of 0.1 s; models ship up to 128)
 _MAX_SINGLE_HEADS = 1024
 #: a single head is tried at this many (head count, head) pairs at most, the closest slopes first: each is screened
 _SINGLE_TRIED = 16
+#: a scaling read off the values within this (relative) of 1/√head_dim is tried (bfloat16 slopes are 2^-9 off)
+_RATIO = 1e-2
+#: head_dims tried for each arithmetic's ratio, the closest first
+_HEAD_DIMS_TRIED = 3
+#: the largest head_dim tried (models' are 64 to 256)
+_MAX_HEAD_DIM = 1 << 16
 #: slopes closer than this (relative) are alike: the fewest heads first (bfloat16's rounding is 2^-9)
 _ALIKE = 2.0**-8
 
@@ -49,7 +65,15 @@ def alibi_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
     if table.ndim == 1:
         yield {"heads": len(table), "part": "slopes"}
     elif table.ndim == 3:
-        yield {"heads": table.shape[0]}
+        # the last query row tells the forms apart: −m·(L − 1 − j) or m·j
+        heads, length = table.shape[0], table.shape[-1]
+        rows = np.asarray(table[:, -1], dtype=np.float64)
+        found = [
+            {"heads": heads, **({"form": "key"} if form == "key" else {}), **scaling}
+            for form in ("distance", "key")
+            for scaling in alibi_scalings(rows, _basis(form, length, length - 1))
+        ]
+        yield from found or [{"heads": heads}]
     elif table.ndim == 2 and table.shape[0] == table.shape[1] >= 2:
         slope = -float(table[0, 1])
         if slope <= 0:
@@ -73,21 +97,58 @@ def alibi_row_candidates(table: np.ndarray) -> Iterator[tuple[dict[str, Any], in
     if length < 2:
         return
     first = np.asarray(table[0], dtype=np.float64)
-    step = first[1] - first[0]
-    # the slope over the longest straight run from column 0 (to the query's column): a float16 row's
-    # neighbours near −100 are each 0.03 off, its mean step a run's length less
-    end = int(np.argmax(first)) or length - 1
-    slope = alibi_slopes(heads)[0]
-    if not np.isclose(abs(first[end] - first[0]) / end, slope, rtol=1e-2, atol=0):
-        return
-    # head 0's row is straight (a table-sized regeneration of every head costs what the table does)
-    columns = np.arange(length)
+    rows = np.asarray(table, dtype=np.float64)
     query = int(np.argmax(first))
-    allowed = 1e-2 * float(np.abs(first).max())
-    if first[0] == 0 and step > 0 and np.abs(first - slope * columns).max() <= allowed:
-        yield {"heads": heads, "form": "key"}, 0
-    if first[query] == 0 and np.abs(first + slope * np.abs(columns - query)).max() <= allowed:
-        yield {"heads": heads, "form": "distance"}, query
+    shapes = []
+    if first[0] == 0 and first[1] > first[0]:  # rises from 0 at key 0
+        shapes.append(("key", 0))
+    if first[query] == 0:  # peaks at 0 on the query's own position
+        shapes.append(("distance", query))
+    for form, row in shapes:
+        for scaling in alibi_scalings(rows, _basis(form, length, row)):
+            yield {"heads": heads, "form": form, **scaling}, row
+
+
+def alibi_scalings(rows: np.ndarray, basis: np.ndarray) -> Iterator[dict[str, Any]]:
+    """The arithmetic and head_dim (unset: float64, none) under which each head's standard slope × ``basis``
+    may be ``rows`` (H, L): for each arithmetic's slopes, the least-squares ratio of the values to them is
+    1 (no division) or about 1/√head_dim (Falcon's), the nearest head_dims first.
+
+    >>> rows = alibi_table(8, heads=4, form="key", arithmetic="bfloat16", head_dim=128, dtype="float64")[:, 0]
+    >>> list(alibi_scalings(rows, np.arange(8.0)))[:2]
+    [{'head_dim': 128}, {'head_dim': 129}]
+    >>> [s for s in alibi_scalings(rows, np.arange(8.0)) if s.get("arithmetic")][0]
+    {'arithmetic': 'bfloat16', 'head_dim': 128}
+    """
+    heads = len(rows)
+    if not 0 < heads <= MAX_HEADS:
+        return
+    for arithmetic in ALIBI_ARITHMETICS:
+        named = {} if arithmetic == "float64" else {"arithmetic": arithmetic}
+        slopes = alibi_table(None, heads=heads, part="slopes", arithmetic=arithmetic, dtype="float64")
+        model = np.multiply.outer(slopes, basis)
+        norm = float(np.vdot(model, model))
+        ratio = float(np.vdot(rows, model)) / norm if norm > 0 else 0.0
+        if not ratio > 0:
+            continue
+        if abs(ratio - 1.0) <= _RATIO:
+            yield named
+        centre = 1.0 / ratio**2
+        if not 1.5 < centre <= _MAX_HEAD_DIM * (1 + 3 * _RATIO):
+            continue
+        near = range(
+            max(2, math.floor(centre * (1 - 3 * _RATIO))), min(_MAX_HEAD_DIM, math.ceil(centre * (1 + 3 * _RATIO))) + 1
+        )
+        fits = sorted((abs(ratio * math.sqrt(dim) - 1.0), dim) for dim in near)
+        for off, dim in fits[:_HEAD_DIMS_TRIED]:
+            if off <= _RATIO:
+                yield {**named, "head_dim": dim}
+
+
+def _basis(form: str, length: int, query: int) -> np.ndarray:
+    """The slope-1 bias of query ``query`` at each key: j (the key form) or −|query − j|."""
+    keys = np.arange(length, dtype=np.float64)
+    return keys if form == "key" else 0.0 - np.abs(keys - query)
 
 
 def alibi_rows(params: dict[str, Any], length: int, query_row: int) -> np.ndarray:

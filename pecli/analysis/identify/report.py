@@ -24,6 +24,7 @@ from typing import Any
 from pecli.analysis.identify.result import Identification, Recipe
 from pecli.errors import Message
 from pecli.report import Shown, render_text
+from pecli.schemes.catalog import SCHEMES
 
 __all__ = ["IdentifyReport", "render_text"]
 
@@ -54,7 +55,13 @@ class IdentifyReport(Shown):
             arithmetic = best.params.get("arithmetic")
             if arithmetic not in (None, "float64"):
                 held = "" if arithmetic == "float32" else f", positions held in {arithmetic}"
-                lines.append(f"  computed in {arithmetic} arithmetic (float32 frequencies, angles and cos/sin{held})")
+                if not SCHEMES[best.scheme].angles:  # ALiBi's: HF Falcon's slopes × positions
+                    held = f"slopes and positions held in {arithmetic}, their product rounded to it"
+                    lines.append(f"  computed in {arithmetic} arithmetic ({held})")
+                else:
+                    lines.append(
+                        f"  computed in {arithmetic} arithmetic (float32 frequencies, angles and cos/sin{held})"
+                    )
         elif found.level == "approximate":
             lines.append(f"approximate match: {best.describe()}")
             lines.append(

@@ -508,15 +508,30 @@ def _checked(table: np.ndarray) -> np.ndarray:
 def _identify_alibi(
     values: np.ndarray, dtype: str, precision: str, tolerance: float, stored_tolerance: float, scale: float
 ) -> Identification:
-    """All heads' (H, L, L) ALiBi biases or the (H,) slopes, regenerated whole."""
-    params = {**SCHEMES["alibi"].defaults, **next(alibi_candidates(values))}
+    """All heads' (H, L, L) ALiBi biases or the (H,) slopes, regenerated whole: each form and scaling read
+    off the values, the closest on the last query row first, until one holds (else the closest, no match)."""
+    found = [{**SCHEMES["alibi"].defaults, **params} for params in alibi_candidates(values)]
     length = values.shape[-1] if values.ndim == 3 else None
-    expected = get_scheme("alibi").function(length, None, dtype="float64", **_set(params))
-    error = float(np.abs(values - expected).max())
-    noise = _noise("alibi", params, np.zeros(1), expected.copy(), precision, scale)  # (computed in place of its copy)
-    excess = float((np.abs(values - expected) / noise).max())
-    reproduce = dtype if error <= stored_tolerance else precision
-    unverified = excess <= 1.0 and not _agrees(values, expected, reproduce)  # its command must reproduce it
+    if length is not None and len(found) > 1:  # screened on the last query row of each head (H × L values)
+        last = values[:, -1]
+        errors = [_rounded_error(last, alibi_rows(_set(params), length, length - 1), precision) for params in found]
+        found = [found[index] for index in sorted(range(len(found)), key=errors.__getitem__)]
+    closest: tuple[dict[str, Any], float, float, bool, str] | None = None
+    for params in found:
+        expected = get_scheme("alibi").function(length, None, dtype="float64", **_set(params))
+        difference = np.abs(values - expected)
+        error = float(difference.max())
+        noise = _noise("alibi", params, np.zeros(1), expected.copy(), precision, scale)  # (in place of its copy)
+        excess = float((difference / noise).max())
+        del difference, noise
+        reproduce = dtype if error <= stored_tolerance else precision
+        unverified = excess <= 1.0 and not _agrees(values, expected, reproduce)  # its command must reproduce it
+        if closest is None or (excess <= 1.0 and not unverified):
+            closest = (params, error, excess, unverified, reproduce)
+        if excess <= 1.0 and not unverified:
+            break
+    assert closest is not None  # alibi_candidates yields at least one
+    params, error, excess, unverified, reproduce = closest
     level = "none" if excess > 1.0 or unverified else "exact" if error <= tolerance else "approximate"
     # the value statistics describe a tensor that matched nothing, as for a (len, d) table
     mean, std = _value_statistics(values) if level == "none" else (0.0, 0.0)
@@ -535,15 +550,26 @@ def _identify_alibi(
     )
 
 
+def _rounded_error(values: np.ndarray, expected: np.ndarray, precision: str) -> float:
+    """The largest |error| of the float64 ``expected`` rounded once to the values' ``precision``: the ranking
+    of ALiBi's readings (BLOOM's bfloat16 biases are its float64 ones rounded, as Falcon's arithmetic's are:
+    the tie goes to the simpler, tried first)."""
+    return float(np.abs(values - round_to(expected, precision).astype(np.float64)).max())
+
+
 def _identify_alibi_rows(
     values: np.ndarray, dtype: str, precision: str, tolerance: float, stored_tolerance: float, scale: float
 ) -> Identification | None:
-    """An (H, L) table of one ALiBi query row per head (BLOOM's, MPT's), regenerated whole; None if none holds."""
+    """An (H, L) table of one ALiBi query row per head (BLOOM's, MPT's, Falcon's), regenerated whole, the
+    closest form and scaling first; None if none holds."""
+    tried: list[tuple[float, int, dict[str, Any], int, np.ndarray]] = []
     for params, query_row in alibi_row_candidates(values):
         params = {**SCHEMES["alibi"].defaults, **params}
         expected = alibi_rows(_set(params), values.shape[1], query_row)
+        tried.append((_rounded_error(values, expected, precision), len(tried), params, query_row, expected))
+    for _, _, params, query_row, expected in sorted(tried, key=lambda entry: entry[:2]):
+        error = float(np.abs(values - expected).max())
         difference = np.abs(values - expected)
-        error = float(difference.max())
         excess = float((difference / _noise("alibi", params, np.zeros(1), expected.copy(), precision, scale)).max())
         if excess <= 1.0 and _agrees(values, expected, dtype if error <= stored_tolerance else precision):
             return Identification(
