@@ -60,3 +60,57 @@ def test_power_of_two_slopes_computed_inexactly_are_float64_roundings_not_exact_
     shifted = reference.copy()
     shifted[1, 5, 7] += 2.0**-30
     assert not compare_tables(reference, shifted).agree
+
+
+def _sinusoids_at_negated_positions(length: int, dim: int, *, split: bool, shifted: bool, offset: int) -> np.ndarray:
+    """sin/cos of −p·ω (an engine that negates the angles): Vaswani's interleaved, or tensor2tensor's split."""
+    half = dim // 2
+    frequencies = np.exp(-math.log(10000.0) * np.arange(half) / (half - 1.0 if shifted else half))
+    angles = -(np.arange(length) + offset)[:, None] * frequencies[None, :]
+    if split:
+        return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+    table = np.empty((length, dim))
+    table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles)
+    return table
+
+
+@pytest.mark.parametrize(
+    ("spec", "split", "shifted", "offset", "columns"),
+    [
+        ("sinusoidal", False, False, 0, "every 2nd column from 0 to 62"),
+        ("tensor2tensor", True, True, 0, "columns 0–31"),
+        ("fairseq", True, True, 2, "columns 0–31"),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sin_columns_negated_are_named_positions_negated(spec, split, shifted, offset, columns, dtype) -> None:
+    # was "no known mistake explains it": an engine computing −p·ω holds A's table with its sin columns negated
+    table = _sinusoids_at_negated_positions(300, 64, split=split, shifted=shifted, offset=offset).astype(dtype)
+    found = pecli.compare(spec, table).result.diagnosis
+    assert [finding.code for finding in found] == ["positions_negated"]
+    assert f"the sin columns are negated ({columns}; the cos columns kept)" in found[0].message
+    assert "positions −p" in found[0].message
+    assert found[0].figures["negated_columns"] == 32 and found[0].figures["first_column"] == 0
+    # a cos column negated is no position negation
+    table[:, 1 if spec == "sinusoidal" else 40] *= -1.0
+    assert "positions_negated" not in [finding.code for finding in pecli.compare(spec, table).result.diagnosis]
+
+
+def test_rope_sin_table_negated_names_the_positions_before_the_factor() -> None:
+    inv_freq = 1.0 / 10000.0 ** (np.arange(0, 32, 2) / 32)
+    angles = -np.arange(200)[:, None] * inv_freq[None, :]
+    found = pecli.compare("rope:part=sin", np.concatenate([np.sin(angles)] * 2, axis=1)).result.diagnosis
+    assert [finding.code for finding in found] == ["positions_negated", "constant_factor"]
+    assert "every column: a sin table" in found[0].message
+    assert found[1].figures["factor"] == pytest.approx(-1.0)
+
+
+def test_timestep_sin_half_negated_is_named() -> None:
+    # diffusers' get_timestep_embedding of −t (flip_sin_to_cos: [cos | sin])
+    half = 32
+    frequencies = np.exp(-math.log(10000.0) * np.arange(half) / half)
+    angles = -np.arange(400.0)[:, None] * frequencies[None, :]
+    table = np.concatenate([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32)
+    found = pecli.compare("timestep:flip_sin_to_cos=true,freq_shift=0", table).result.diagnosis
+    assert [finding.code for finding in found][:1] == ["positions_negated"]
+    assert "columns 32–63; the cos columns kept" in found[0].message
