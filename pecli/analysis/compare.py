@@ -453,7 +453,7 @@ def _compare_pass(
             stats.reference, stats.reference_side = settings.reference, settings.reference_side
             stats.positions = settings.positions
             if settings.heads:
-                stats.heads, stats.angles = settings.heads, False
+                stats.per_head(settings.heads)
         a, b = (_widen(part, widened, side) for side, part in enumerate((part_a, part_b)))
         # what float64 loses of 64-bit integers beyond 2^53 and of longdouble: the differences are made exact
         error_a, error_b = _widening_error(part_a), _widening_error(part_b)
@@ -658,6 +658,22 @@ class _DifferenceStats:
         self.buffers: dict[str, np.ndarray] = {}  #: scratch of :meth:`_add_finite`, reused chunk after chunk
         #: |each row's position| when the rows are not positions 0, 1, 2, … (a timestep table's t)
         self.positions: np.ndarray | None = None
+
+    def per_head(self, heads: int) -> None:
+        """The rows are those of ``heads`` per-head tables stacked: biases m_h·d, a per-head factor (ALiBi's
+        slope) times an exact distance, not angles (no angle noise).
+
+        A float32 or float64 table of such values that is not exact was computed, not rounded from exact
+        values (those dtypes hold a power-of-two slope's products exactly): its factor is a power of a rounded
+        base, 2^(−8/n) to the k-th (k < 2·heads, as BLOOM's and the paper's code compute it), off by up to k
+        half-units in its last place, and so is every product. That is its noise, not one unit in the last place.
+        """
+        self.heads, self.angles = heads, False
+        computed = [name for name, exact_values in self.tables if not exact_values and name in ("float32", "float64")]
+        slope_noise = (heads + 1.0) * max((_EPSILON[name] for name in computed), default=0.0)
+        if slope_noise > self.epsilon:  # beyond the coarsest table's rounding (it is float32 or float64)
+            self.epsilon = slope_noise
+            self.roundings = slope_noise / max(_EPSILON.get(name, _EPSILON["float64"]) for name in self.dtypes)
 
     def _positions(self, start: int, count: int) -> np.ndarray:
         """The positions of rows ``start`` to ``start + count``: their indices, or :attr:`positions`'s

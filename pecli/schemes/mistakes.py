@@ -36,6 +36,11 @@ class Mistakes:
     swaps: tuple[tuple[str, str, Mapping[str, Any]], ...] = ()
     #: the per-head slopes implementations use, the reference's first: (code, the formula in words, the slopes)
     head_slopes: tuple[tuple[str, str, Any], ...] = ()
+    #: the parameter that is row 0's position: the table at negated positions −p (angles taken as −p·ω, positions
+    #: subtracted the wrong way: its sin columns negated) is regenerated from it, rows reversed
+    position_offset: str | None = None
+    #: the parameter that multiplies the positions: negated, it gives the table at −p (when no offset does)
+    position_scale: str | None = None
 
 
 def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
@@ -86,13 +91,15 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
                       "width, where only the leading rotary columns turn (partial rotary ignored)",
                       {"partial_rotary_factor": 1.0, "rotary_dim": None}))  # fmt: skip
     unscaled = None if scaling == "none" else {"scaling": "none", **dict.fromkeys(SCALING_PARAMETERS)}
-    return Mistakes(base="base", unscaled=unscaled, pairing="layout", factors=factors, swaps=tuple(swaps))
+    return Mistakes(
+        base="base", unscaled=unscaled, pairing="layout", factors=factors, swaps=tuple(swaps), position_offset="offset"
+    )
 
 
 def sinusoidal_mistakes(params: Mapping[str, Any]) -> Mistakes:
     """The sinusoids': the base, and the other frequency denominator (tensor2tensor's and fairseq's ``h − 1``
-    against Vaswani's ``h``, h = d/2: ``freq_shift``). Their column layouts and sin/cos order are column
-    permutations, which the diagnosis finds in any table.
+    against Vaswani's ``h``, h = d/2: ``freq_shift``), and the positions negated (the sin columns' sign). Their
+    column layouts and sin/cos order are column permutations, which the diagnosis finds in any table.
 
     >>> sinusoidal_mistakes({}).swaps[0][2]
     {'freq_shift': 1.0}
@@ -106,12 +113,13 @@ def sinusoidal_mistakes(params: Mapping[str, Any]) -> Mistakes:
     else:  # None and 0 are one denominator, d/2
         swap = ("freq_shift_1", "tensor2tensor's and fairseq's frequencies base^(-i/(d/2 - 1)) where "
                 "Vaswani's base^(-2i/d) apply", {"freq_shift": 1.0})  # fmt: skip
-    return Mistakes(base="base", swaps=(swap,))
+    return Mistakes(base="base", swaps=(swap,), position_offset="offset")
 
 
 def timestep_mistakes(params: Mapping[str, Any]) -> Mistakes:
     """A timestep embedding's: the max period, diffusers' ``flip_sin_to_cos``, and the other
-    ``downscale_freq_shift`` (diffusers' default 1, its pipelines' and guided-diffusion's 0: ``freq_shift``).
+    ``downscale_freq_shift`` (diffusers' default 1, its pipelines' and guided-diffusion's 0: ``freq_shift``), and
+    the timesteps negated (``scale``'s sign: the sin half negated).
 
     >>> timestep_mistakes({}).toggles
     ('flip_sin_to_cos',)
@@ -122,7 +130,7 @@ def timestep_mistakes(params: Mapping[str, Any]) -> Mistakes:
     other = 1.0 if shift == 0.0 else 0.0
     swap = ("freq_shift", f"downscale_freq_shift {other:g} (ω_i = max_period^(−i/(h − {other:g}))) where "
             f"{shift:g} applies (ω_i = max_period^(−i/(h − {shift:g})), h = d/2)", {"freq_shift": other})  # fmt: skip
-    return Mistakes(base="max_period", toggles=("flip_sin_to_cos",), swaps=(swap,))
+    return Mistakes(base="max_period", toggles=("flip_sin_to_cos",), swaps=(swap,), position_scale="scale")
 
 
 def t5_mistakes(params: Mapping[str, Any]) -> Mistakes:

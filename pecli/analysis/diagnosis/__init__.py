@@ -3,7 +3,8 @@ only when it reproduces B from A within the noise.
 
 The explanations: a row shift (positions off by one), a column permutation, RoPE's two pairings
 (halves vs adjacent pairs, partial rotary too), sin and cos halves swapped (``flip_sin_to_cos``), a
-transposed table, vLLM's ``cos_sin_cache`` ([cos | sin] in one table), a constant factor (named
+transposed table, vLLM's ``cos_sin_cache`` ([cos | sin] in one table), the positions negated (the sin
+columns' sign), a constant factor (named
 when the reference's parameters know it: YaRN's attention factor…), positions rounded to
 bfloat16/float16, per-head bias tables ((heads, L, L) or (heads, L): ALiBi's slopes from the power-of-two
 formula for a head count that is not a power of two, of the wrong sign, heads reversed or scaled one by
@@ -84,9 +85,30 @@ def diagnose_difference(
         for finding in explain(a, b, bound, reference):
             found.setdefault(finding.code, finding)
     ordered = sorted(found.values(), key=lambda finding: finding.figures.get("residual", 0.0))
+    ordered = _negation_first(ordered)
     if swapped:
         ordered = [_swapped(found) for found in ordered]
     return ordered
+
+
+def _negation_first(ordered: list[Finding]) -> list[Finding]:
+    """The findings with "positions negated" ahead of a constant factor −1 (a RoPE sin table negated is both: the
+    positions name the cause, the factor only its effect).
+
+    >>> factor = Finding("constant_factor", "B = -1·A", {"factor": -1.0, "residual": 0.0})
+    >>> negated = Finding("positions_negated", "B is A at −p", {"residual": 0.0})
+    >>> [found.code for found in _negation_first([factor, negated])]
+    ['positions_negated', 'constant_factor']
+    """
+    codes = [found.code for found in ordered]
+    if "positions_negated" not in codes or "constant_factor" not in codes:
+        return ordered
+    factor, negated = codes.index("constant_factor"), codes.index("positions_negated")
+    if factor > negated or abs(float(ordered[factor].figures.get("factor", 0.0)) + 1.0) > 1e-6:
+        return ordered
+    reordered = [found for found in ordered if found.code != "positions_negated"]
+    reordered.insert(factor, ordered[negated])
+    return reordered
 
 
 #: the unit roundoff of each precision a table's values may carry

@@ -1,5 +1,6 @@
 """Findings that regenerate the reference with one mistake (its scheme's :class:`pecli.schemes.mistakes.Mistakes`):
-the frequency scaling left out, another base, a flipped flag, another parameter set, vLLM's cos_sin_cache."""
+the frequency scaling left out, another base, a flipped flag, another parameter set, the positions negated,
+vLLM's cos_sin_cache."""
 
 from __future__ import annotations
 
@@ -158,6 +159,60 @@ def _swaps(
             yield Finding(code, f"B uses {meaning}", {"changed": sorted(changes), "residual": off})
 
 
+def _negated_table(reference: Reference, length: int, dim: int, mistakes: Any) -> np.ndarray | None:
+    """The reference's rows at negated positions −p: from row 0's position (the rows of the table that starts at
+    −(offset + L − 1), reversed: L the whole table's length, so a length-dependent scaling stays), or with the
+    positions' multiplier negated; None when the scheme declares neither or cannot make it."""
+    if mistakes.position_offset is not None:
+        whole = reference.length or length
+        start = reference.params.get(mistakes.position_offset) or 0
+        changes = {mistakes.position_offset: -int(start) - (whole - 1)}
+        table = _table(reference, length, dim, changes, rows=range(whole - length, whole))
+        return None if table is None else table[::-1]
+    if mistakes.position_scale is not None:
+        scale = reference.params.get(mistakes.position_scale)
+        return _table(reference, length, dim, {mistakes.position_scale: -float(1.0 if scale is None else scale)})
+    return None
+
+
+def _negated_positions(
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
+) -> Iterator[Finding]:
+    """B is A at positions −p: sin(−pω) = −sin(pω), cos(−pω) = cos(pω), so its sin columns are negated and its
+    cos columns kept (an engine that takes the angles as −p·ω, or subtracts positions the wrong way)."""
+    length, dim = b.shape
+    table = _negated_table(reference, length, dim, mistakes)
+    if table is None or not within(table, b, tolerance):
+        return
+    negated = np.flatnonzero(np.any(np.abs(a - table) > tolerance, axis=0))
+    if not len(negated):
+        return
+    which = "every column: a sin table" if len(negated) == dim else f"{_columns(negated)}; the cos columns kept"
+    yield Finding(
+        "positions_negated",
+        f"the sin columns are negated ({which}): B is A at positions −p, an engine that takes the angles as −p·ω "
+        "or subtracts positions the wrong way",
+        {"negated_columns": len(negated), "first_column": int(negated[0]), "residual": residual(table, b)},
+    )
+
+
+def _columns(columns: np.ndarray) -> str:
+    """Column indices in words: a run, every k-th column of a run, or the first few.
+
+    >>> _columns(np.arange(4)), _columns(np.arange(0, 8, 2)), _columns(np.array([1, 2, 6]))
+    ('columns 0–3', 'every 2nd column from 0 to 6', 'columns 1, 2, 6')
+    """
+    first, last = int(columns[0]), int(columns[-1])
+    steps = np.diff(columns)
+    if len(columns) > 2 and np.all(steps == 1):
+        return f"columns {first}–{last}"
+    if len(columns) > 2 and np.all(steps == steps[0]):
+        step = int(steps[0])
+        return f"every {step}{'nd' if step == 2 else 'rd' if step == 3 else 'th'} column from {first} to {last}"
+    shown = ", ".join(str(int(column)) for column in columns[:8])
+    return f"columns {shown}{', …' if len(columns) > 8 else ''}"
+
+
 def _cos_sin_cache(
     a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
 ) -> Iterator[Finding]:
@@ -196,6 +251,6 @@ def variant_findings(
         return []
     tolerance = per_row(tolerance, b.shape)
     found: list[Finding] = []
-    for explain in (_unscaled, _base, _toggles, _swaps, _cos_sin_cache):
+    for explain in (_unscaled, _base, _toggles, _swaps, _negated_positions, _cos_sin_cache):
         found.extend(explain(a, b, tolerance, reference, mistakes))
     return found
