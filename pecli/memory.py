@@ -1,7 +1,9 @@
 """Memory checks: refuse, before allocating, an array larger than the memory available now.
 
 Shared by the encoding core (whole tables), the readers (a tensor from a file) and the commands
-(a distance matrix, statistics). ``/proc/meminfo`` is read each time: what is free changes.
+(a distance matrix, statistics). What is free changes, so ``/proc/meminfo`` (and a cgroup's usage) is
+read at each check; the limits (a cgroup's ``memory.max``, where the process's cgroup lies) do not, and
+are read once per process: a check costs tens of microseconds, and identify makes hundreds.
 
 >>> check_fits_in_memory(1024)  # a kilobyte always fits
 >>> try:
@@ -12,6 +14,9 @@ the test array would take 4.0 EiB
 """
 
 from __future__ import annotations
+
+import functools
+import os
 
 from pecli.dtypes import format_bytes
 from pecli.errors import ParameterError
@@ -43,15 +48,40 @@ def _read_first_line(path: str) -> str | None:
         return None
 
 
-def _meminfo_available() -> int | None:
+def _read_bytes(path: str) -> bytes | None:
+    """A small /proc or /sys file's whole text in one read (no text layer: these are read per check)."""
     try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+        descriptor = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.read(descriptor, 1 << 16)
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
+def _field(text: bytes | None, name: bytes) -> int | None:
+    """The number after ``name`` at a line's start in ``text`` (``MemAvailable:``, ``file ``), or None.
+
+    >>> _field(b"MemTotal: 9 kB\\nMemAvailable: 5 kB\\n", b"MemAvailable:"), _field(b"anon 1\\nfile 7\\n", b"file ")
+    (5, 7)
+    """
+    if text is None:
+        return None
+    start = 0 if text.startswith(name) else text.find(b"\n" + name) + 1
+    if start == 0 and not text.startswith(name):  # not found: find gave -1
+        return None
+    try:
+        return int(text[start + len(name) :].split(None, 1)[0])
+    except (ValueError, IndexError):
+        return None
+
+
+def _meminfo_available() -> int | None:
+    kib = _field(_read_bytes("/proc/meminfo"), b"MemAvailable:")
+    return None if kib is None else kib * 1024
 
 
 def _address_space_left() -> int | None:
@@ -75,8 +105,10 @@ def _address_space_left() -> int | None:
     return max(0, soft - used)
 
 
-def _cgroup_left() -> int | None:
-    """A cgroup v2 ``memory.max`` less ``memory.current``, or None where there is none."""
+@functools.cache
+def _cgroup_limit() -> tuple[str, str] | None:
+    """(directory, ``memory.max``) of this process's cgroup v2, or None without a limit: read once per
+    process (a limit does not change while it runs; what is in use, read per check, does)."""
     try:
         with open("/proc/self/cgroup") as cgroups:
             paths = [line[3:].strip() for line in cgroups if line.startswith("0::")]
@@ -85,12 +117,20 @@ def _cgroup_left() -> int | None:
     if not paths:
         return None
     base = "/sys/fs/cgroup" + paths[0].rstrip("/")
-    try:
-        with open(f"{base}/memory.stat") as stat:
-            cache = next((line.split()[1] for line in stat if line.startswith("file ")), "0")
-    except (OSError, IndexError):
-        cache = "0"
-    return _cgroup_room(_read_first_line(f"{base}/memory.max"), _read_first_line(f"{base}/memory.current"), cache)
+    limit = _read_first_line(f"{base}/memory.max")
+    if limit is None or not limit.isdigit():
+        return None
+    return base, limit
+
+
+def _cgroup_left() -> int | None:
+    """A cgroup v2 ``memory.max`` less ``memory.current``, or None where there is none."""
+    found = _cgroup_limit()
+    if found is None:
+        return None
+    base, limit = found
+    cache = _field(_read_bytes(f"{base}/memory.stat"), b"file ")
+    return _cgroup_room(limit, _read_first_line(f"{base}/memory.current"), str(cache or 0))
 
 
 def _cgroup_room(limit: str | None, current: str | None, cache: str) -> int | None:
