@@ -293,7 +293,8 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
             # get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim) with mscale = mscale_all_dim for
             # LLM_ARCH_DEEPSEEK2 only and mscale = 1 for every other architecture
             rope["mscale_all_dim"] = log_multiplier / 0.1
-            rope["mscale"] = rope["mscale_all_dim"] if arch == "deepseek2" else 1.0
+            # (pecli's GGUF view of a config names the architecture by its transformers model type)
+            rope["mscale"] = rope["mscale_all_dim"] if arch in ("deepseek2", "deepseek_v2", "deepseek_v3") else 1.0
         for unsupported in ("yarn_ext_factor", "yarn_attn_factor"):
             value = fields.get(key(f"rope.scaling.{unsupported}"))
             if value is not None and value != 1 and not (unsupported == "yarn_ext_factor" and value < 0):

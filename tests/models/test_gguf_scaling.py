@@ -198,3 +198,32 @@ def test_unread_keys_that_change_the_rotation_are_refused_by_name(cli, tmp_path)
     model = _write(tmp_path / "b.gguf", "llama", {"rope.scaling.type": "linear", "rope.scaling.attn_factor": 0.5})
     assert_clean_error(cli("generate", "--from-config", str(model), "-o", str(tmp_path / "b.npy")),
                        2, "rope.scaling.attn_factor")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "model_type, extra",
+    [
+        ("qwen2", {"attention_factor": 0.8}),
+        ("deepseek_v3", {"mscale": 0.707, "mscale_all_dim": 0.707}),
+        ("qwen2", {"mscale": 1.0, "mscale_all_dim": 0.5}),
+    ],
+)
+def test_the_gguf_view_of_a_yarn_config_reads_back_as_the_config(cli, tmp_path, model_type, extra):
+    # info --as gguf writes the keys llama.cpp would need; read back with llama.cpp's arithmetic they give the
+    # config's own table (the attn_factor key multiplies YaRN's 1 + 0.1·ln(factor), llama-context.cpp)
+    import json
+
+    config = {"model_type": model_type, "hidden_size": HIDDEN, "num_attention_heads": HEADS, "head_dim": ROT,
+              "max_position_embeddings": 128, "rope_parameters": {"rope_type": "yarn", "rope_theta": 10000.0,
+              "factor": 4.0, "original_max_position_embeddings": 32, **extra}}  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    view = cli("info", str(tmp_path / "config.json"), "--as", "gguf")
+    assert view.code == 0, view.stderr
+    (tmp_path / "view.json").write_bytes(view.stdout)
+    tables = []
+    for source in ("config.json", "view.json"):
+        out = tmp_path / f"{source}.npy"
+        result = cli("generate", "--from-config", str(tmp_path / source), "-o", str(out), "--part", "cos")
+        assert result.code == 0, result.stderr
+        tables.append(np.load(out))
+    np.testing.assert_allclose(tables[1], tables[0], rtol=0, atol=2.0**-20)
