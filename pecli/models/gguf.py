@@ -72,6 +72,8 @@ _WITHOUT_ROPE = {
 }  # fmt: skip
 #: llama.cpp's rope.scaling.type values -> transformers' rope_type
 _SCALING_TYPES = {"none": "default", "linear": "linear", "yarn": "yarn", "longrope": "longrope"}
+#: llama.cpp's architectures whose sliding-window layers rotate with base 10000 (or rope.freq_base_swa) unscaled
+_SWA_BASE_10000 = ("gemma3", "gemma3n", "gemma-embedding")
 #: Phi-3's LongRoPE factor tensors (gguf.MODEL_TENSOR.ROPE_FACTORS_LONG, ROPE_FACTORS_SHORT)
 _LONGROPE_TENSORS = ("rope_factors_long.weight", "rope_factors_short.weight")
 #: the tensor types a factor tensor may have (pecli.io.gguf's names of ggml's F32, F16, F64, BF16)
@@ -256,7 +258,9 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
             hint="rotary frequencies base^(-2i/d) need a base above 1; llama.cpp's default is 10000",
         )
     rope: dict[str, Any] = {"rope_type": "default", "rope_theta": base or 10000.0}
-    scaling = fields.get(key("rope.scaling.type"), "none")
+    # llama.cpp's default type is linear, not none (src/llama-model.cpp, llama_model::load_hparams:
+    # `std::string rope_scaling("linear")`): a rope.scaling.factor without a type scales the positions
+    scaling = fields.get(key("rope.scaling.type"), "linear")
     if not isinstance(scaling, str) or scaling not in _SCALING_TYPES:  # a list or a number is no type name
         raise ParameterError(
             f"{path}: {key('rope.scaling.type')} {_shown(scaling)} is not one pecli reads",
@@ -267,8 +271,12 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
     # rope.scaling.original_context_length and rope.scaling.attn_factor (convert_hf_to_gguf.py, Phi3MiniModel)
     long_rope = scaling in ("yarn", "longrope") or any(name in tensors for name in _LONGROPE_TENSORS)
     factor = number("rope.scaling.factor")
-    if factor is not None and scaling != "none":
+    if factor is None:  # load_hparams: "try the old key name" LLM_KV_ROPE_SCALE_LINEAR
+        factor = number("rope.scale_linear")
+    if factor is not None and scaling != "none":  # llama_context: "never scale if scaling type is none"
         rope["factor"] = factor
+    if scaling == "linear" and factor is None and key("rope.scaling.type") not in fields:
+        rope["rope_type"] = "default"  # linear by 1: no scaling given at all
     original = integer("rope.scaling.original_context_length", required=False)
     if original is not None and long_rope:
         rope["original_max_position_embeddings"] = original
@@ -280,8 +288,13 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
                 rope[hf_key] = value
         log_multiplier = number("rope.scaling.yarn_log_multiplier")
         if log_multiplier is not None:
-            # the converter writes 0.1 · mscale_all_dim (DeepSeek); their configs give mscale = mscale_all_dim
-            rope["mscale"] = rope["mscale_all_dim"] = log_multiplier / 0.1
+            # the converter writes 0.1 · mscale_all_dim; llama.cpp divides it back out (load_hparams,
+            # TAG_DEEPSEEK2_YARN_LOG_MUL_FIX) and, in llama_context's constructor, sets the attention factor
+            # get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim) with mscale = mscale_all_dim for
+            # LLM_ARCH_DEEPSEEK2 only and mscale = 1 for every other architecture
+            rope["mscale_all_dim"] = log_multiplier / 0.1
+            # (pecli's GGUF view of a config names the architecture by its transformers model type)
+            rope["mscale"] = rope["mscale_all_dim"] if arch in ("deepseek2", "deepseek_v2", "deepseek_v3") else 1.0
         for unsupported in ("yarn_ext_factor", "yarn_attn_factor"):
             value = fields.get(key(f"rope.scaling.{unsupported}"))
             if value is not None and value != 1 and not (unsupported == "yarn_ext_factor" and value < 0):
@@ -289,10 +302,40 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
                     f"{path}: {key('rope.scaling.' + unsupported)} = {_shown(value)} is not supported yet",
                     hint="pecli computes transformers' YaRN (extrapolation and attention factors of 1)",
                 )
-    if attention is not None and long_rope:
+    if attention is not None and scaling == "yarn":
+        # llama_context's constructor: cparams.yarn_attn_factor = get_mscale(...) (1 + 0.1·ln factor without a
+        # log multiplier), times 1 / (1 + 0.1·ln factor) (cancelling ggml's rope_yarn, which multiplies it back),
+        # then `*= hparams.rope_attn_factor`: the file's attn_factor multiplies YaRN's own, not replaces it
+        scale = rope.get("factor", 1.0)
+        own = _mscale(scale, rope.get("mscale", 1.0)) / _mscale(scale, rope.get("mscale_all_dim", 1.0))
+        if "mscale_all_dim" not in rope:
+            own = _mscale(scale, 1.0)
+        rope["attention_factor"] = own * attention
+    elif attention is not None and long_rope:
         rope["attention_factor"] = attention
+    elif attention is not None and attention != 1:
+        # ggml's rope (ggml-cpu ops.cpp, rope_yarn) multiplies cos and sin by attn_factor whatever the scaling:
+        # transformers' default and linear rotaries have no such factor
+        raise ParameterError(
+            f"{path}: {key('rope.scaling.attn_factor')} = {_shown(attention)} with {scaling} scaling is not supported",
+            hint="llama.cpp scales cos and sin by it; pecli reads it with yarn and longrope scaling only",
+        )
     _factor_tensors(path, tensors, rope, rotated, context, key)
     config["rope_parameters"] = rope
+    swa_base = number("rope.freq_base_swa")
+    if arch in _SWA_BASE_10000:
+        # llama.cpp's Gemma 3 loaders set rope_freq_base_train_swa = 10000 and rope_freq_scale_train_swa = 1 for
+        # the sliding layers, whatever the global base and scaling (src/llama-model.cpp, load_hparams,
+        # LLM_ARCH_GEMMA3 / GEMMA3N / GEMMA_EMBEDDING); newer loaders read rope.freq_base_swa where given
+        config["rope_local_base_freq"] = swa_base or 10000.0
+    elif swa_base is not None and swa_base != rope["rope_theta"]:
+        # other architectures' sliding layers keep the global scaling with this base (rope_freq_scale_train_swa =
+        # rope_freq_scale_train): a table pecli has no config for
+        raise ParameterError(
+            f"{path}: {key('rope.freq_base_swa')} = {_shown(swa_base)} differs from {key('rope.freq_base')} "
+            f"for a {arch} model, which pecli does not read yet",
+            hint="its sliding-window layers rotate with their own base; read the model's config.json instead",
+        )
     config[GGUF_KEYS] = _key_names(fields, tensors, rope, key)
     return config
 
@@ -330,6 +373,13 @@ def _key_names(fields: dict[str, Any], tensors: dict[str, Any], rope: dict[str, 
         })  # fmt: skip
     elif key("rope.scaling.original_context_length") not in fields:  # taken from the context
         names["rope_parameters.original_max_position_embeddings"] = key("context_length")
+    if key("rope.scaling.factor") not in fields and key("rope.scale_linear") in fields:
+        names["rope_parameters.factor"] = key("rope.scale_linear")
+    names["rope_local_base_freq"] = (
+        key("rope.freq_base_swa")
+        if key("rope.freq_base_swa") in fields
+        else f"{key('rope.freq_base_swa')} (absent: llama.cpp's default 10000)"
+    )
     if key("rope.freq_base") not in fields:
         names["rope_parameters.rope_theta"] = f"{key('rope.freq_base')} (absent: llama.cpp's default)"
     return names
@@ -375,6 +425,11 @@ def _factor_tensors(
             short_factor=_factors(path, "rope_factors_short.weight", short, rotated),
         )
         rope.setdefault("original_max_position_embeddings", context)
+
+
+def _mscale(scale: float, mscale: float) -> float:
+    """llama_context's get_mscale (and transformers' yarn get_mscale): 1 + 0.1·mscale·ln(scale) above 1, else 1."""
+    return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
 
 
 def _factors(path: str, name: str, tensor: Any, rotated: int) -> list[float]:

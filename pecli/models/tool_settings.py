@@ -18,6 +18,7 @@ layer type where they differ) or llama.cpp's GGUF metadata keys and factor tenso
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pecli.errors import ParameterError
@@ -172,7 +173,10 @@ def _gguf(info: ConfigInfo, rope: list[LayerInfo]) -> dict[str, Any]:
         if params.get("attention_factor") is None and mscale and mscale == all_dim:
             metadata[f"{arch}.rope.scaling.yarn_log_multiplier"] = 0.1 * all_dim  # the converter's spelling
         elif params.get("attention_factor") is not None or (mscale and all_dim):
-            metadata[f"{arch}.rope.scaling.attn_factor"] = rope[0].to_json()["attention_factor"]
+            # llama.cpp multiplies YaRN's own 1 + 0.1·ln(factor) by this key (llama-context.cpp: yarn_attn_factor
+            # *= hparams.rope_attn_factor): the key is the attention factor divided by it
+            own = 1.0 if params["factor"] <= 1 else 1.0 + 0.1 * math.log(params["factor"])
+            metadata[f"{arch}.rope.scaling.attn_factor"] = rope[0].to_json()["attention_factor"] / own
     notes = []
     if info.nope_layers:
         notes.append(f"layers {', '.join(map(str, info.nope_layers))} use no positional encoding: no GGUF key says so")
