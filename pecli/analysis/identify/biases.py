@@ -97,7 +97,6 @@ def alibi_row_candidates(table: np.ndarray) -> Iterator[tuple[dict[str, Any], in
     if length < 2:
         return
     first = np.asarray(table[0], dtype=np.float64)
-    rows = np.asarray(table, dtype=np.float64)
     query = int(np.argmax(first))
     shapes = []
     if first[0] == 0 and first[1] > first[0]:  # rises from 0 at key 0
@@ -105,8 +104,22 @@ def alibi_row_candidates(table: np.ndarray) -> Iterator[tuple[dict[str, Any], in
     if first[query] == 0:  # peaks at 0 on the query's own position
         shapes.append(("distance", query))
     for form, row in shapes:
-        for scaling in alibi_scalings(rows, _basis(form, length, row)):
+        basis = _basis(form, length, row)
+        if not _proportional(first, basis):  # head 0's row is its slope × the basis (a sinusoid's is not)
+            continue
+        for scaling in alibi_scalings(table, basis):
             yield {"heads": heads, "form": form, **scaling}, row
+
+
+def _proportional(row: np.ndarray, basis: np.ndarray) -> bool:
+    """Whether ``row`` is a positive multiple of ``basis`` within bfloat16's rounding of each value.
+
+    >>> _proportional(0.5 * np.arange(6.0), np.arange(6.0)), _proportional(np.array([0, 1, 0, 1.0]), np.arange(4.0))
+    (True, False)
+    """
+    norm = float(basis @ basis)
+    factor = float(row @ basis) / norm if norm > 0 else 0.0
+    return factor > 0 and float(np.abs(row - factor * basis).max()) <= 2.0**-7 * float(np.abs(row).max())
 
 
 def alibi_scalings(rows: np.ndarray, basis: np.ndarray) -> Iterator[dict[str, Any]]:
@@ -123,19 +136,22 @@ def alibi_scalings(rows: np.ndarray, basis: np.ndarray) -> Iterator[dict[str, An
     heads = len(rows)
     if not 0 < heads <= MAX_HEADS:
         return
+    # each head's values against the basis, in float64 a block of heads at a time (no (H, L) copy or model)
+    step = max(1, (4 << 20) // max(1, 8 * rows.shape[1]))
+    along = np.concatenate([np.asarray(rows[h : h + step], dtype=np.float64) @ basis for h in range(0, heads, step)])
     for arithmetic in ALIBI_ARITHMETICS:
         named = {} if arithmetic == "float64" else {"arithmetic": arithmetic}
         slopes = alibi_table(None, heads=heads, part="slopes", arithmetic=arithmetic, dtype="float64")
-        model = np.multiply.outer(slopes, basis)
-        norm = float(np.vdot(model, model))
-        ratio = float(np.vdot(rows, model)) / norm if norm > 0 else 0.0
+        # least squares of rows against slopes ⊗ basis: <rows, s⊗b> / (|s|²·|b|²)
+        norm = float(slopes @ slopes) * float(basis @ basis)
+        ratio = float(slopes @ along) / norm if norm > 0 else 0.0
         if not ratio > 0:
             continue
         if abs(ratio - 1.0) <= _RATIO:
             yield named
+        if not (_MAX_HEAD_DIM * (1 + 3 * _RATIO)) ** -0.5 <= ratio < 1.5**-0.5:  # 1/√head_dim: 1.5 < head_dim ≤ most
+            continue  # (nor 1/ratio² past float64's range)
         centre = 1.0 / ratio**2
-        if not 1.5 < centre <= _MAX_HEAD_DIM * (1 + 3 * _RATIO):
-            continue
         near = range(
             max(2, math.floor(centre * (1 - 3 * _RATIO))), min(_MAX_HEAD_DIM, math.ceil(centre * (1 + 3 * _RATIO))) + 1
         )

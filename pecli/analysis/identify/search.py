@@ -562,14 +562,15 @@ def _identify_alibi_rows(
 ) -> Identification | None:
     """An (H, L) table of one ALiBi query row per head (BLOOM's, MPT's, Falcon's), regenerated whole, the
     closest form and scaling first; None if none holds."""
-    tried: list[tuple[float, int, dict[str, Any], int, np.ndarray]] = []
+    tried: list[tuple[float, int, dict[str, Any], int]] = []  # each reading's error; its rows not kept
     for params, query_row in alibi_row_candidates(values):
         params = {**SCHEMES["alibi"].defaults, **params}
+        error = _rounded_error(values, alibi_rows(_set(params), values.shape[1], query_row), precision)
+        tried.append((error, len(tried), params, query_row))
+    for _, _, params, query_row in sorted(tried, key=lambda entry: entry[:2]):
         expected = alibi_rows(_set(params), values.shape[1], query_row)
-        tried.append((_rounded_error(values, expected, precision), len(tried), params, query_row, expected))
-    for _, _, params, query_row, expected in sorted(tried, key=lambda entry: entry[:2]):
-        error = float(np.abs(values - expected).max())
         difference = np.abs(values - expected)
+        error = float(difference.max())
         excess = float((difference / _noise("alibi", params, np.zeros(1), expected.copy(), precision, scale)).max())
         if excess <= 1.0 and _agrees(values, expected, dtype if error <= stored_tolerance else precision):
             return Identification(
