@@ -112,6 +112,12 @@ def sincos2d_table(
     if freq_shift is not None:
         freq_shift = finite("freq_shift", freq_shift, example="1")
     per_axis = -(-dim // 4)  # positional-encodings pads d up to a multiple of 4
+    if freq_shift is not None and per_axis - freq_shift <= 0:  # said of the d given, not of one axis's half
+        raise ParameterError(
+            f"{{freq_shift={freq_shift:g}}} needs each axis's d/4 frequencies to exceed it, but {{dim={dim}}} "
+            f"gives {per_axis} (the exponent would divide by zero or flip sign)",
+            hint="use a larger {dim} or {freq_shift=0}, or drop {freq_shift}",
+        )
     freqs = geometric_frequencies(2 * per_axis, base, freq_shift)
     table = np.zeros((len(rows), 4 * per_axis), dtype=np.float64)
     patches = table[lead:]

@@ -248,3 +248,10 @@ def test_info_of_a_scheme_name_says_it_names_a_scheme(name: str, tmp_path: Path)
     """``pecli info timestep`` said "no such file: 'timestep'"; identify and resample say what it is."""
     result = run_in_process("info", name, cwd=str(tmp_path))
     assert_clean_error(result, 2, f"info reads a table, but '{name}' names a scheme", "pecli generate")
+
+
+def test_sincos2d_freq_shift_refusal_names_the_d_given():
+    # found by the property fuzz: "--freq-shift 1 needs d // 2 > 1, but --d 2 gives …" for --d 4 (one axis's half)
+    result = run_in_process("generate", "sincos2d", "--d", "4", "--grid", "1,5", "--freq-shift", "1")
+    assert result.code == 2 and result.stderr.count("\n") == 1
+    assert "but --d 4 gives 1" in result.stderr and "--d 2" not in result.stderr
