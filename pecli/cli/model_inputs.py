@@ -52,13 +52,14 @@ def config_table(
             hint=f"pecli plot {model.directory} draws it",
         )
     encoding = model.encoding
-    for note in encoding.notes:
+    spec = config_spec(model, length=length, scheme_params=scheme_params, dtype=dtype, name=name)
+    for note in encoding.notes:  # once the config's values are checked: a refused config prints its error only
         out.note(f"{encoding.model_type}: {note}")
     for layer, layer_encoding in encoding.layers:  # the notes of one layer type only
         for note in layer_encoding.notes:
             if note not in encoding.notes:
                 out.note(f"{encoding.model_type} ({layer}): {note}")
-    return config_spec(model, length=length, scheme_params=scheme_params, dtype=dtype, name=name)
+    return spec
 
 
 def show_model_directory(out: Output, path: str, *, key: str | None = None, stats: bool = False) -> None:

@@ -103,7 +103,8 @@ def spec_of(argv: list[str]) -> str:
             index += 1
             continue
         if flag not in SHAPE_FLAGS:
-            params.append(flag[2:].replace("-", "_") + "=" + argv[index + 1].replace(",", "x"))
+            value = argv[index + 1].replace(",", "x") if flag == "--grid" else argv[index + 1]  # lists keep commas
+            params.append(flag[2:].replace("-", "_") + "=" + value)
         index += 2
     return argv[0] + (":" + ",".join(params) if params else "")
 
