@@ -19,11 +19,12 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.properties import PropertyCheck
-from pecli.analysis.relative import check_profile_fits, rope_profile, rope_score_matrix
+from pecli.analysis.relative import check_profile_fits, rope_profile, rope_score_matrix, scaling_options
 from pecli.report import Shown
 from pecli.schemes.catalog import get_scheme
 from pecli.schemes.checks import positive_int
 from pecli.schemes.rope import rope_frequencies
+from pecli.schemes.rope_scaling import SCALINGS
 
 __all__ = ["PairRun", "RopeComparison", "RopeSpecsReport", "compare_rope", "relative_properties"]
 
@@ -129,11 +130,13 @@ class RopeSpecsReport(Shown):
         lines = [f"A: {self.a}", f"B: {self.b}"]
         if result.differing_pairs:
             runs = "; ".join(
-                f"pairs {run.start}–{run.stop - 1}: θ_A/θ_B {run.low:.4g} … {run.high:.4g}"
+                (f"pair {run.start}: θ_A/θ_B {run.low:.4g}" if run.stop - run.start == 1
+                 else f"pairs {run.start}–{run.stop - 1}: θ_A/θ_B {run.low:.4g} … {run.high:.4g}")
                 for run in result.differing_pairs
-            )
+            )  # fmt: skip
             same = pairs - sum(run.stop - run.start for run in result.differing_pairs)
-            lines.append(f"frequencies (d = {dim}, {pairs} pairs): {runs}; {same} pairs the same")
+            kept = "none the same" if same == 0 else f"{same} pair{'s' if same != 1 else ''} the same"
+            lines.append(f"frequencies (d = {dim}, {pairs} pairs): {runs}; {kept}")
         else:
             lines.append(f"frequencies (d = {dim}, {pairs} pairs): every pair the same")
         difference = result.profile_difference
@@ -173,12 +176,13 @@ def compare_rope(dim: int, length: int, params_a: dict[str, Any], params_b: dict
     The profiles are RoFormer's long-term decay (``qk="ones"``) for offsets 0 … length − 1, in
     O(length · d) without the score matrix.
     """
-    frequency_options = ("base", "scaling", "factor", "original_max_position", "low_freq_factor",
-                         "high_freq_factor", "beta_fast", "beta_slow")  # fmt: skip
 
     def frequencies(params: dict[str, Any]) -> np.ndarray:
-        chosen = {name: value for name, value in params.items() if name in frequency_options}
-        return rope_frequencies(dim, length=length, **chosen)
+        # every parameter its scaling takes (LongRoPE's factor lists, YaRN's truncate and mscales too)
+        scaling = params.get("scaling", "none")
+        takes = SCALINGS.get(scaling, {})
+        chosen = {name: value for name, value in scaling_options(params).items() if name in takes}
+        return rope_frequencies(dim, base=params.get("base", 10000.0), scaling=scaling, length=length, **chosen)
 
     check_profile_fits(dim, length)  # before the frequencies: --d 10**12 was "out of memory", exit 3
     ratio = frequencies(params_a) / frequencies(params_b)

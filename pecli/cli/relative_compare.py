@@ -56,9 +56,13 @@ def compare_rope_specs(out: Output, texts: list[str], *, dim: int | None, length
         return None
     if dim is None:
         raise ParameterError("comparing two rope specs needs the head dimension", hint="add --d, e.g. --d 128")
-    for spec, _, _ in specs:  # type: ignore[misc]
+    from pecli.analysis.relative import scaling_options
+
+    for spec, _, params in specs:  # type: ignore[misc]
         # each spec's values checked, an error in its own words (at a small --d: its size is checked below)
         spec.table(length=1, dim=min(dim, 64), dtype="float64")
+        with spec.blaming():  # what the score comparison cannot model, said in the spec's words too
+            scaling_options(params)
     (_, _, params_a), (_, _, params_b) = specs  # type: ignore[misc]
     length = length or _default_length(params_a, params_b)
     report = RopeSpecsReport(

@@ -264,7 +264,8 @@ def rope_metadata(
         inv_freq = rope_frequencies(
             width, base=base, scaling=scaling, length=offset + length, odd=width % 2 == 1, **scaling_params
         )
-        meta["effective_base"] = repr(float(inv_freq[1] ** (-width / 2)))
+        if len(inv_freq) > 1:  # one pair turns at frequency 1 whatever the base: none to record
+            meta["effective_base"] = repr(float(inv_freq[1] ** (-width / 2)))
     if scaling == "llama3":
         meta.update(low_freq_factor=repr(used["low_freq_factor"]), high_freq_factor=repr(used["high_freq_factor"]))
     if scaling == "longrope":
