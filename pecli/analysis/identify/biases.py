@@ -47,6 +47,8 @@ _RATIO = 1e-2
 _HEAD_DIMS_TRIED = 3
 #: the largest head_dim tried (models' are 64 to 256)
 _MAX_HEAD_DIM = 1 << 16
+#: the least-squares sums of a scaling take this many values of the rows at a time (8 MiB of float64)
+_BLOCK_VALUES = 1 << 20
 #: slopes closer than this (relative) are alike: the fewest heads first (bfloat16's rounding is 2^-9)
 _ALIKE = 2.0**-8
 
@@ -97,7 +99,6 @@ def alibi_row_candidates(table: np.ndarray) -> Iterator[tuple[dict[str, Any], in
     if length < 2:
         return
     first = np.asarray(table[0], dtype=np.float64)
-    rows = np.asarray(table, dtype=np.float64)
     query = int(np.argmax(first))
     shapes = []
     if first[0] == 0 and first[1] > first[0]:  # rises from 0 at key 0
@@ -105,7 +106,7 @@ def alibi_row_candidates(table: np.ndarray) -> Iterator[tuple[dict[str, Any], in
     if first[query] == 0:  # peaks at 0 on the query's own position
         shapes.append(("distance", query))
     for form, row in shapes:
-        for scaling in alibi_scalings(rows, _basis(form, length, row)):
+        for scaling in alibi_scalings(table, _basis(form, length, row)):
             yield {"heads": heads, "form": form, **scaling}, row
 
 
@@ -123,12 +124,17 @@ def alibi_scalings(rows: np.ndarray, basis: np.ndarray) -> Iterator[dict[str, An
     heads = len(rows)
     if not 0 < heads <= MAX_HEADS:
         return
+    # the sums over blocks of heads (about _BLOCK_VALUES values each: no float64 copy of a large table)
+    step = max(1, _BLOCK_VALUES // max(1, len(basis)))
     for arithmetic in ALIBI_ARITHMETICS:
         named = {} if arithmetic == "float64" else {"arithmetic": arithmetic}
         slopes = alibi_table(None, heads=heads, part="slopes", arithmetic=arithmetic, dtype="float64")
-        model = np.multiply.outer(slopes, basis)
-        norm = float(np.vdot(model, model))
-        ratio = float(np.vdot(rows, model)) / norm if norm > 0 else 0.0
+        norm, product = 0.0, 0.0
+        for start in range(0, heads, step):
+            model = np.multiply.outer(slopes[start : start + step], basis)
+            norm += float(np.vdot(model, model))
+            product += float(np.vdot(np.asarray(rows[start : start + step], dtype=np.float64), model))
+        ratio = product / norm if norm > 0 else 0.0
         if not ratio > 0:
             continue
         if abs(ratio - 1.0) <= _RATIO:
@@ -151,11 +157,12 @@ def _basis(form: str, length: int, query: int) -> np.ndarray:
     return keys if form == "key" else 0.0 - np.abs(keys - query)
 
 
-def alibi_rows(params: dict[str, Any], length: int, query_row: int) -> np.ndarray:
-    """Query row ``query_row`` of every head's float64 (L, L) biases: an (H, L) table."""
+def alibi_rows(params: dict[str, Any], length: int, query_row: int, heads: range | None = None) -> np.ndarray:
+    """Query row ``query_row`` of every head's float64 (L, L) biases: an (H, L) table (of the heads ``heads``:
+    all by default)."""
     return np.concatenate(
         [
             alibi_table(length, dtype="float64", rows=range(query_row, query_row + 1), **{**params, "head": head})
-            for head in range(params["heads"])
+            for head in (range(params["heads"]) if heads is None else heads)
         ]
     )

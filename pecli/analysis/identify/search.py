@@ -653,25 +653,22 @@ def _rounded_error(values: np.ndarray, expected: np.ndarray, precision: str) -> 
 def _identify_alibi_rows(
     values: np.ndarray, dtype: str, precision: str, tolerance: float, stored_tolerance: float, scale: float
 ) -> Identification | None:
-    """An (H, L) table of one ALiBi query row per head (BLOOM's, MPT's, Falcon's), regenerated whole, the
-    closest form and scaling first; None if none holds."""
-    tried: list[tuple[float, int, dict[str, Any], int, np.ndarray]] = []
-    for params, query_row in alibi_row_candidates(values):
+    """An (H, L) table of one ALiBi query row per head (BLOOM's, MPT's, Falcon's), regenerated a block of heads
+    at a time (a reading beyond the noise dropped at its first such block), the closest form and scaling first;
+    None if none holds."""
+    held: list[tuple[float, int, dict[str, Any], int, float]] = []
+    for index, (params, query_row) in enumerate(alibi_row_candidates(values)):
         params = {**SCHEMES["alibi"].defaults, **params}
-        expected = alibi_rows(_set(params), values.shape[1], query_row)
-        tried.append((_rounded_error(values, expected, precision), len(tried), params, query_row, expected))
-    for _, _, params, query_row, expected in sorted(tried, key=lambda entry: entry[:2]):
-        error = float(np.abs(values - expected).max())
-        difference = np.abs(values - expected)
-        excess = float((difference / _noise("alibi", params, np.zeros(1), expected.copy(), precision, scale)).max())
-        if excess > 1.0:
-            continue
-        rounded = round_to(expected, dtype if error <= stored_tolerance else precision).astype(np.float64)
-        if _agrees(functools.partial(list, [(values, rounded)])):  # one block: the (H, L) rows whole
+        measured = _alibi_rows_errors(values, params, query_row, precision, scale)
+        if measured is not None:
+            held.append((measured[0], index, params, query_row, measured[1]))
+    for _, _, params, query_row, error in sorted(held, key=lambda entry: entry[:2]):
+        reproduce = dtype if error <= stored_tolerance else precision
+        if _agrees(functools.partial(_alibi_row_blocks, values, params, query_row, reproduce)):
             return Identification(
                 shape=values.shape,
                 dtype=dtype,
-                reproduce_dtype=dtype if error <= stored_tolerance else precision,
+                reproduce_dtype=reproduce,
                 best=Candidate("alibi", params, error),
                 level="exact" if error <= tolerance else "approximate",
                 tolerance=tolerance,
@@ -679,6 +676,37 @@ def _identify_alibi_rows(
                 query_row=query_row,
             )
     return None
+
+
+def _alibi_row_blocks(
+    values: np.ndarray, params: Mapping[str, Any], query_row: int, dtype: str | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(a block of the (H, L) table's heads, the reading's same rows in float64; ``dtype``: rounded once to it,
+    widened again), about ``_CHUNK_BYTES`` of float64 at a time."""
+    heads, length = values.shape
+    step = max(1, _CHUNK_BYTES // (8 * length))
+    for start in range(0, heads, step):
+        block = range(start, min(start + step, heads))
+        expected = alibi_rows(_set(params), length, query_row, block)
+        if dtype is not None:
+            expected = round_to(expected, dtype).astype(np.float64)
+        yield values[block.start : block.stop], expected
+
+
+def _alibi_rows_errors(
+    values: np.ndarray, params: Mapping[str, Any], query_row: int, precision: str, scale: float
+) -> tuple[float, float] | None:
+    """The largest |error| of the ALiBi query-row reading rounded to the values' precision (the ranking) and
+    unrounded; None once a block is beyond the noise (no match)."""
+    rounded_error, error = 0.0, 0.0
+    for given, expected in _alibi_row_blocks(values, params, query_row):
+        rounded_error = max(rounded_error, _rounded_error(given, expected, precision))
+        difference = np.abs(np.subtract(given, expected, dtype=np.float64))
+        error = max(error, float(difference.max()))
+        noise = _noise("alibi", params, np.zeros(1), expected, precision, scale)  # (in place of expected)
+        if float(np.divide(difference, noise, out=difference).max()) > 1.0:
+            return None
+    return rounded_error, error
 
 
 def _finite_arithmetic(function: Callable[_P, _T]) -> Callable[_P, _T]:
