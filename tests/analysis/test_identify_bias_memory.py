@@ -83,3 +83,18 @@ def test_head_by_head_readings_equal_the_whole_tables(monkeypatch):
         assert _values_precision(values) == value_precision(values)
         rounded = alibi_table(300, heads=5, dtype="bfloat16", **params).astype(np.float32)
         assert _values_precision(rounded) == value_precision(rounded)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="VmHWM and the address-space cap as Linux has them")
+def test_a_square_bucket_table_is_not_read_whole_as_alibi_query_rows(tmp_path):
+    # a (2048, 2048) T5 bucket table is also tried as ALiBi's query rows of 2048 heads: each reading was
+    # regenerated whole and kept (413 MB for this 16 MiB table); now a block of heads, dropped at the first off
+    from pecli.schemes.t5 import t5_bucket_table
+
+    path = tmp_path / "buckets.npy"
+    table = t5_bucket_table(2048).astype(np.float32)
+    np.save(path, table)
+    code, out, peak = _identify_peak(str(path))
+    assert code == 0, out
+    assert "reproduce: pecli generate t5 --len 2048 -o pe.npy" in out, out
+    assert peak < 2 * table.nbytes + BASELINE_BYTES, peak / table.nbytes
