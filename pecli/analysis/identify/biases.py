@@ -139,7 +139,9 @@ def alibi_scalings(rows: np.ndarray, basis: np.ndarray) -> Iterator[dict[str, An
             continue
         if abs(ratio - 1.0) <= _RATIO:
             yield named
-        centre = 1.0 / ratio**2
+        # the head_dim whose 1/√head_dim the ratio is (a ratio of 1e300, a table's huge values, overflows its
+        # square: no head_dim, as for any ratio far from 1)
+        centre = 1.0 / ratio**2 if 1e-100 < ratio < 1e100 else 0.0
         if not 1.5 < centre <= _MAX_HEAD_DIM * (1 + 3 * _RATIO):
             continue
         near = range(
