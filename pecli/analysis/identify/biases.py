@@ -47,6 +47,8 @@ _RATIO = 1e-2
 _HEAD_DIMS_TRIED = 3
 #: the largest head_dim tried (models' are 64 to 256)
 _MAX_HEAD_DIM = 1 << 16
+#: the least-squares sums of a scaling take this many values of the rows at a time (8 MiB of float64)
+_BLOCK_VALUES = 1 << 20
 #: slopes closer than this (relative) are alike: the fewest heads first (bfloat16's rounding is 2^-9)
 _ALIKE = 2.0**-8
 
@@ -137,7 +139,7 @@ def alibi_scalings(rows: np.ndarray, basis: np.ndarray) -> Iterator[dict[str, An
     if not 0 < heads <= MAX_HEADS:
         return
     # each head's values against the basis, in float64 a block of heads at a time (no (H, L) copy or model)
-    step = max(1, (4 << 20) // max(1, 8 * rows.shape[1]))
+    step = max(1, _BLOCK_VALUES // max(1, len(basis)))
     along = np.concatenate([np.asarray(rows[h : h + step], dtype=np.float64) @ basis for h in range(0, heads, step)])
     for arithmetic in ALIBI_ARITHMETICS:
         named = {} if arithmetic == "float64" else {"arithmetic": arithmetic}
@@ -167,11 +169,12 @@ def _basis(form: str, length: int, query: int) -> np.ndarray:
     return keys if form == "key" else 0.0 - np.abs(keys - query)
 
 
-def alibi_rows(params: dict[str, Any], length: int, query_row: int) -> np.ndarray:
-    """Query row ``query_row`` of every head's float64 (L, L) biases: an (H, L) table."""
+def alibi_rows(params: dict[str, Any], length: int, query_row: int, heads: range | None = None) -> np.ndarray:
+    """Query row ``query_row`` of every head's float64 (L, L) biases: an (H, L) table (of the heads ``heads``:
+    all by default)."""
     return np.concatenate(
         [
             alibi_table(length, dtype="float64", rows=range(query_row, query_row + 1), **{**params, "head": head})
-            for head in range(params["heads"])
+            for head in (range(params["heads"]) if heads is None else heads)
         ]
     )

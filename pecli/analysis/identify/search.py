@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
-from pecli.analysis.compare import FLOAT32_ANGLE_NOISE, compare_row_chunks, rounding_tolerance, value_precision
+from pecli.analysis.compare import (
+    FLOAT32_ANGLE_NOISE,
+    _on_a_dyadic_grid,
+    _precision_flags,
+    _precision_name,
+    compare_row_chunks,
+    rounding_tolerance,
+    value_precision,
+)
 from pecli.analysis.identify.arithmetics import arithmetic_match
 from pecli.analysis.identify.biases import alibi_candidates, alibi_row_candidates, alibi_rows, alibi_shape
 from pecli.analysis.identify.candidates import SCREEN_ROWS, candidates, presets_with, timestep_candidates
@@ -24,6 +32,7 @@ from pecli.analysis.identify.result import Candidate, Identification
 from pecli.analysis.identify.sinusoids import sinusoidal_frequencies, sinusoidal_rows
 from pecli.dtypes import DTYPES, round_to
 from pecli.errors import PecliError, TableFileError
+from pecli.schemes.alibi import alibi_table
 from pecli.schemes.catalog import SCHEMES, get_scheme
 from pecli.schemes.checks import axial_grid
 from pecli.schemes.timestep import timestep_embedding
@@ -263,12 +272,17 @@ def _regenerates(table: np.ndarray, candidate: Candidate, dtype: str) -> bool:
         return False
 
 
-def _agrees(table: np.ndarray, expected: np.ndarray, dtype: str) -> bool:
-    """Whether the float64 ``expected``, rounded once to ``dtype``, agrees with ``table`` within compare's
-    tolerance, entry by entry (ALiBi's slopes, biases or query rows, as compare reads them: row by row)."""
-    width = table.shape[-1]
-    rounded = round_to(expected, dtype).astype(np.float64).reshape(-1, width)
-    return compare_row_chunks(lambda: [(table.reshape(-1, width), rounded)], diagnose_rows=1).agree
+def _agrees(pairs: Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]]) -> bool:
+    """Whether the table agrees with the candidate's values rounded once as its command writes them, within
+    compare's tolerance, entry by entry (ALiBi's slopes, biases or query rows, as compare reads them: row by
+    row): ``pairs()`` yields (the table's rows, the candidate's rounded rows in float64), a block at a time."""
+
+    def rows() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for given, expected in pairs():
+            width = given.shape[-1]
+            yield given.reshape(-1, width), expected.reshape(-1, width)
+
+    return compare_row_chunks(rows, diagnose_rows=1).agree
 
 
 def _digits(timesteps: tuple[float, ...] | None) -> int:
@@ -475,6 +489,41 @@ MIN_ROWS = 2
 TRANSPOSED_VALUES = 1 << 22
 
 
+def _values_precision(table: np.ndarray) -> str:
+    """:func:`value_precision` of ``table``; of ALiBi's (H, L, L) biases block by block (its whole-table
+    passes hold several temporaries of the table's size): the first 64 heads first, then every head, then
+    whether each row's values lie on a dyadic grid, as there.
+
+    >>> slopes = 2.0 ** -np.arange(1, 9)
+    >>> biases = np.stack([-m * np.abs(np.subtract.outer(np.arange(8.0), np.arange(8.0))) for m in slopes])
+    >>> _values_precision(biases.astype(np.float32)), value_precision(biases.astype(np.float32))
+    ('float32', 'float32')
+    """
+    array = np.asarray(table)
+    if array.ndim != 3 or array.dtype.name not in ("float32", "float64"):
+        return value_precision(array)
+    step = max(1, _CHUNK_BYTES // (8 * max(1, array.shape[-1])))
+
+    def blocks(heads: int) -> Iterator[np.ndarray]:
+        for head in range(heads):
+            for start in range(0, array.shape[1], step):
+                yield array[head, start : start + step]
+
+    def flags(heads: int) -> tuple[bool, bool, bool]:
+        wide, bfloat16, float16 = False, True, True
+        for block in blocks(heads):
+            block_wide, block_bfloat16, block_float16 = _precision_flags(block)
+            wide, bfloat16, float16 = wide or block_wide, bfloat16 and block_bfloat16, float16 and block_float16
+        return wide, bfloat16, float16
+
+    heads = len(array)
+    for counted in (min(64, heads), heads):  # as value_precision: its first 64 entries of axis 0 first
+        precision = _precision_name(flags(counted))
+        if precision == "float32":
+            return precision
+    return "float32" if all(_on_a_dyadic_grid(block) for block in blocks(heads)) else precision
+
+
 def _coarser(precision: str, dtype: str) -> str:
     """The coarser of the values' precision and the stored float dtype (an integer dtype says nothing)."""
     if dtype not in ("bfloat16", "float16", "float32", "float64"):
@@ -508,8 +557,9 @@ def _checked(table: np.ndarray) -> np.ndarray:
 def _identify_alibi(
     values: np.ndarray, dtype: str, precision: str, tolerance: float, stored_tolerance: float, scale: float
 ) -> Identification:
-    """All heads' (H, L, L) ALiBi biases or the (H,) slopes, regenerated whole: each form and scaling read
-    off the values, the closest on the last query row first, until one holds (else the closest, no match)."""
+    """All heads' (H, L, L) ALiBi biases or the (H,) slopes, regenerated head by head (a block of rows at a
+    time, compared in place: no float64 copy of the whole table): each form and scaling read off the values,
+    the closest on the last query row first, until one holds (else the closest, no match)."""
     found = [{**SCHEMES["alibi"].defaults, **params} for params in alibi_candidates(values)]
     length = values.shape[-1] if values.ndim == 3 else None
     if length is not None and len(found) > 1:  # screened on the last query row of each head (H × L values)
@@ -518,14 +568,12 @@ def _identify_alibi(
         found = [found[index] for index in sorted(range(len(found)), key=errors.__getitem__)]
     closest: tuple[dict[str, Any], float, float, bool, str] | None = None
     for params in found:
-        expected = get_scheme("alibi").function(length, None, dtype="float64", **_set(params))
-        difference = np.abs(values - expected)
-        error = float(difference.max())
-        noise = _noise("alibi", params, np.zeros(1), expected.copy(), precision, scale)  # (in place of its copy)
-        excess = float((difference / noise).max())
-        del difference, noise
+        # the first reading's error is reported when none holds: measured over every row; a later one stops
+        # at the first block beyond the noise
+        error, excess = _alibi_excess(values, params, precision, scale, stop=closest is not None)
         reproduce = dtype if error <= stored_tolerance else precision
-        unverified = excess <= 1.0 and not _agrees(values, expected, reproduce)  # its command must reproduce it
+        # its command must reproduce it
+        unverified = excess <= 1.0 and not _agrees(functools.partial(_alibi_blocks, values, params, reproduce))
         if closest is None or (excess <= 1.0 and not unverified):
             closest = (params, error, excess, unverified, reproduce)
         if excess <= 1.0 and not unverified:
@@ -550,6 +598,51 @@ def _identify_alibi(
     )
 
 
+def _alibi_blocks(
+    values: np.ndarray, params: Mapping[str, Any], dtype: str | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(the values' rows, the candidate's same rows in float64) of ALiBi's (H, L, L) biases, head by head and
+    a block of query rows at a time (about ``_CHUNK_BYTES`` of float64), or of the (H,) slopes whole;
+    ``dtype``: the candidate's rows rounded once to it (as its command writes them), widened again."""
+    given = _set(params)
+    if values.ndim != 3:
+        blocks: Iterator[tuple[np.ndarray, Any]] = iter([(values, None)])
+    else:
+        length = values.shape[-1]
+        step = max(1, _CHUNK_BYTES // (8 * length))
+        blocks = (
+            (values[head, start : start + step], (head, range(start, min(start + step, length))))
+            for head in range(values.shape[0])
+            for start in range(0, length, step)
+        )
+    for rows, where in blocks:
+        if where is None:
+            expected = get_scheme("alibi").function(None, None, dtype="float64", **given)
+        else:
+            head, queries = where
+            expected = alibi_table(length, dtype="float64", rows=queries, **{**given, "head": head})
+        if dtype is not None:
+            expected = round_to(expected, dtype).astype(np.float64)
+        yield rows, expected
+
+
+def _alibi_excess(
+    values: np.ndarray, params: Mapping[str, Any], precision: str, scale: float, *, stop: bool
+) -> tuple[float, float]:
+    """The largest |error| of the ALiBi reading ``params`` and its largest error in units of the noise,
+    block by block (``stop``: at the first block beyond the noise)."""
+    error, excess = 0.0, 0.0
+    for rows, expected in _alibi_blocks(values, params):
+        difference = np.subtract(rows, expected, dtype=np.float64)
+        np.abs(difference, out=difference)
+        error = max(error, float(difference.max()))
+        noise = _noise("alibi", params, np.zeros(1), expected, precision, scale)  # (in place of expected)
+        excess = max(excess, float(np.divide(difference, noise, out=difference).max()))
+        if stop and excess > 1.0:
+            break
+    return error, excess
+
+
 def _rounded_error(values: np.ndarray, expected: np.ndarray, precision: str) -> float:
     """The largest |error| of the float64 ``expected`` rounded once to the values' ``precision``: the ranking
     of ALiBi's readings (BLOOM's bfloat16 biases are its float64 ones rounded, as Falcon's arithmetic's are:
@@ -560,23 +653,22 @@ def _rounded_error(values: np.ndarray, expected: np.ndarray, precision: str) -> 
 def _identify_alibi_rows(
     values: np.ndarray, dtype: str, precision: str, tolerance: float, stored_tolerance: float, scale: float
 ) -> Identification | None:
-    """An (H, L) table of one ALiBi query row per head (BLOOM's, MPT's, Falcon's), regenerated whole, the
-    closest form and scaling first; None if none holds."""
-    tried: list[tuple[float, int, dict[str, Any], int]] = []  # each reading's error; its rows not kept
-    for params, query_row in alibi_row_candidates(values):
+    """An (H, L) table of one ALiBi query row per head (BLOOM's, MPT's, Falcon's), regenerated a block of heads
+    at a time (a reading beyond the noise dropped at its first such block), the closest form and scaling first;
+    None if none holds."""
+    held: list[tuple[float, int, dict[str, Any], int, float]] = []
+    for index, (params, query_row) in enumerate(alibi_row_candidates(values)):
         params = {**SCHEMES["alibi"].defaults, **params}
-        error = _rounded_error(values, alibi_rows(_set(params), values.shape[1], query_row), precision)
-        tried.append((error, len(tried), params, query_row))
-    for _, _, params, query_row in sorted(tried, key=lambda entry: entry[:2]):
-        expected = alibi_rows(_set(params), values.shape[1], query_row)
-        difference = np.abs(values - expected)
-        error = float(difference.max())
-        excess = float((difference / _noise("alibi", params, np.zeros(1), expected.copy(), precision, scale)).max())
-        if excess <= 1.0 and _agrees(values, expected, dtype if error <= stored_tolerance else precision):
+        measured = _alibi_rows_errors(values, params, query_row, precision, scale)
+        if measured is not None:
+            held.append((measured[0], index, params, query_row, measured[1]))
+    for _, _, params, query_row, error in sorted(held, key=lambda entry: entry[:2]):
+        reproduce = dtype if error <= stored_tolerance else precision
+        if _agrees(functools.partial(_alibi_row_blocks, values, params, query_row, reproduce)):
             return Identification(
                 shape=values.shape,
                 dtype=dtype,
-                reproduce_dtype=dtype if error <= stored_tolerance else precision,
+                reproduce_dtype=reproduce,
                 best=Candidate("alibi", params, error),
                 level="exact" if error <= tolerance else "approximate",
                 tolerance=tolerance,
@@ -584,6 +676,37 @@ def _identify_alibi_rows(
                 query_row=query_row,
             )
     return None
+
+
+def _alibi_row_blocks(
+    values: np.ndarray, params: Mapping[str, Any], query_row: int, dtype: str | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(a block of the (H, L) table's heads, the reading's same rows in float64; ``dtype``: rounded once to it,
+    widened again), about ``_CHUNK_BYTES`` of float64 at a time."""
+    heads, length = values.shape
+    step = max(1, _CHUNK_BYTES // (8 * length))
+    for start in range(0, heads, step):
+        block = range(start, min(start + step, heads))
+        expected = alibi_rows(_set(params), length, query_row, block)
+        if dtype is not None:
+            expected = round_to(expected, dtype).astype(np.float64)
+        yield values[block.start : block.stop], expected
+
+
+def _alibi_rows_errors(
+    values: np.ndarray, params: Mapping[str, Any], query_row: int, precision: str, scale: float
+) -> tuple[float, float] | None:
+    """The largest |error| of the ALiBi query-row reading rounded to the values' precision (the ranking) and
+    unrounded; None once a block is beyond the noise (no match)."""
+    rounded_error, error = 0.0, 0.0
+    for given, expected in _alibi_row_blocks(values, params, query_row):
+        rounded_error = max(rounded_error, _rounded_error(given, expected, precision))
+        difference = np.abs(np.subtract(given, expected, dtype=np.float64))
+        error = max(error, float(difference.max()))
+        noise = _noise("alibi", params, np.zeros(1), expected, precision, scale)  # (in place of expected)
+        if float(np.divide(difference, noise, out=difference).max()) > 1.0:
+            return None
+    return rounded_error, error
 
 
 def _finite_arithmetic(function: Callable[_P, _T]) -> Callable[_P, _T]:
@@ -635,7 +758,7 @@ def identify_table(
     stored_tolerance = max(rounding_tolerance(dtype, scale=scale), 1e-9 * scale)
     # a bfloat16 or float16 table stored as float32 still carries its coarser rounding; values that
     # happen to be exact in float32 (0 and 1) in a bfloat16 file are still bfloat16's precision
-    precision = _coarser(value_precision(table), dtype)
+    precision = _coarser(_values_precision(table), dtype)
     tolerance = max(rounding_tolerance(precision, scale=scale), stored_tolerance)
     if values.ndim != 2:
         return replace(_identify_alibi(values, dtype, precision, tolerance, stored_tolerance, scale), dtype=given)
