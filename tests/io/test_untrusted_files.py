@@ -356,7 +356,14 @@ def _load_from_pipe_within(data: bytes) -> None:
         tracemalloc.stop()
     assert peak <= 8 * len(data) + _OVERHEAD, (peak, len(data))
     if table is not None:
-        assert np.array_equal(table.array, read_table(io.BytesIO(data)).array, equal_nan=True)
+        try:
+            from_file = read_table(io.BytesIO(data)).array
+        except TableFileError as error:
+            # the one documented difference: a file longer than its .npy header declares is refused, while a
+            # pipe is read to its first array's end (a stream may hold several arrays, as np.load reads them)
+            assert "of data follow" in error.message, error.message
+            from_file = np.load(io.BytesIO(data), allow_pickle=False)
+        assert np.array_equal(table.array, from_file, equal_nan=True)
 
 
 @st.composite
