@@ -167,7 +167,7 @@ def sincos2d_row_positions(
     >>> sincos2d_row_positions(None, 4, grid="2,3", cls_token=True, base_size=6.0).tolist()
     [0.0, 0.0, 2.0, 4.0, 3.0, 3.0, 4.0]
     """
-    h, w, lead, _ = _sincos2d_coordinates(
+    h, w, lead, _rows = _sincos2d_coordinates(
         length, dim, grid, cls_token, extra_tokens, base_size, interpolation_scale, reverse_coord,
         pos_embed_max_size, None,
     )  # fmt: skip
