@@ -62,6 +62,9 @@ class Scheme:
     default_parts: tuple[str, ...] = ()
     #: "module:function" giving derived values to record in a file's metadata, from the parameters
     derived: str | None = None
+    #: "module:function" ``(length, dim, **params) -> array``: each row's largest position, when a row's
+    #: angles are not bounded by its row number (a grid's scaled coordinates); the float32 noise compare allows
+    row_positions: str | None = None
     #: "module:Class" of the table description a file of this scheme reads back as
     spec: str = "pecli.schemes.spec:TableSpec"
     kind: str = "table"
@@ -159,6 +162,14 @@ class Scheme:
         {'attention_factor': '1.1386294361119891'}
         """
         return _load(self.derived)(sizes.length, sizes.dim, **params) if self.derived else {}
+
+    def positions_of_rows(self, length: int | None, dim: int | None, params: Mapping[str, Any]) -> Any:
+        """Each row's largest position (:attr:`row_positions`), or None when rows are bounded by their number.
+
+        >>> get_scheme("sincos2d").positions_of_rows(None, 4, {"grid": "1,2", "base_size": 4.0}).tolist()
+        [0.0, 2.0]
+        """
+        return _load(self.row_positions)(length, dim, **params) if self.row_positions else None
 
 
 def _load(impl: str) -> Callable[..., Any]:
@@ -427,6 +438,7 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                 bounds=(-1.0, 1.0),
                 angles=True,
                 search="grid",
+                row_positions="pecli.schemes.grid:sincos2d_row_positions",
             ),
             Scheme(
                 "fourier",

@@ -9,7 +9,7 @@ from pecli.errors import ParameterError
 from pecli.schemes._angles import geometric_frequencies, place_sin_cos, position_phasors
 from pecli.schemes.checks import choice, finite, finite_above, grid_shape, leading_rows, positive_int, row_range
 
-__all__ = ["coordconv_table", "sincos2d_table"]
+__all__ = ["coordconv_table", "sincos2d_row_positions", "sincos2d_table"]
 
 _SINCOS2D_LAYOUTS = ("by-axis", "by-function", "by-axis-h-first", "interleaved")
 
@@ -94,21 +94,10 @@ def sincos2d_table(
             hint=f"use {{dim={dim + 4 - dim % 4}}} or {{layout=interleaved}}",
         )
     base = finite_above("base", base, 1.0, example="10000")
-    scale = finite_above("interpolation_scale", interpolation_scale, 0.0, example="1")
-    leading = leading_rows(cls_token, extra_tokens)
-    height, width, rows = _grid_tokens(length, grid, leading, rows, dim)
-    side = None if pos_embed_max_size is None else _max_size(pos_embed_max_size, height, width)
-    if reverse_coord:  # timm: feat_shape[::-1], "stack W, H instead of H, W"
-        height, width = width, height
-    h, w, lead = _grid_coordinates(rows, width, leading)
-    if side is not None:
-        h, w = h + (side - height) // 2, w + (side - width) // 2
-        height = width = side
-    if base_size is not None:
-        # diffusers' get_2d_sincos_pos_embed: arange(H) / (H / base_size) / interpolation_scale
-        size = finite_above("base_size", base_size, 0.0, example="16")
-        h, w = h / (height / size), w / (width / size)
-    h, w = h / scale, w / scale
+    h, w, lead, rows = _sincos2d_coordinates(
+        length, dim, grid, cls_token, extra_tokens, base_size, interpolation_scale, reverse_coord,
+        pos_embed_max_size, rows,
+    )  # fmt: skip
     if freq_shift is not None:
         freq_shift = finite("freq_shift", freq_shift, example="1")
     per_axis = -(-dim // 4)  # positional-encodings pads d up to a multiple of 4
@@ -131,6 +120,58 @@ def sincos2d_table(
         place_sin_cos(patches[:, :half], position_phasors(first, freqs), layout=pairs, cos_first=False)
         place_sin_cos(patches[:, half:], position_phasors(second, freqs), layout=pairs, cos_first=False)
     return round_to(table[:, :dim], dtype)
+
+
+def _sincos2d_coordinates(
+    length: int | None, dim: int, grid: object, cls_token: bool, extra_tokens: int | None,
+    base_size: float | None, interpolation_scale: float, reverse_coord: bool, pos_embed_max_size: int | None,
+    rows: range | None,
+) -> tuple[np.ndarray, np.ndarray, int, range]:  # fmt: skip
+    """The (h, w) coordinates of sincos2d's patch tokens among ``rows``, the leading zero rows, the rows."""
+    scale = finite_above("interpolation_scale", interpolation_scale, 0.0, example="1")
+    leading = leading_rows(cls_token, extra_tokens)
+    height, width, rows = _grid_tokens(length, grid, leading, rows, dim)
+    side = None if pos_embed_max_size is None else _max_size(pos_embed_max_size, height, width)
+    if reverse_coord:  # timm: feat_shape[::-1], "stack W, H instead of H, W"
+        height, width = width, height
+    h, w, lead = _grid_coordinates(rows, width, leading)
+    if side is not None:
+        h, w = h + (side - height) // 2, w + (side - width) // 2
+        height = width = side
+    if base_size is not None:
+        # diffusers' get_2d_sincos_pos_embed: arange(H) / (H / base_size) / interpolation_scale
+        size = finite_above("base_size", base_size, 0.0, example="16")
+        h, w = h / (height / size), w / (width / size)
+    return h / scale, w / scale, lead, rows
+
+
+def sincos2d_row_positions(
+    length: int | None,
+    dim: int,
+    *,
+    grid: object,
+    cls_token: bool = False,
+    extra_tokens: int | None = None,
+    base_size: float | None = None,
+    interpolation_scale: float = 1.0,
+    reverse_coord: bool = False,
+    pos_embed_max_size: int | None = None,
+    **_: object,
+) -> np.ndarray:
+    """Each token's largest coordinate max(h, w) (0 for the leading zero rows): its angles are at most that·ω.
+
+    diffusers' ``base_size``, ``interpolation_scale`` and ``pos_embed_max_size`` move the coordinates
+    off the token's index (a 3 × 3 grid with base size 64 reaches 42.7), and float32 noise is the
+    coordinate's, not the row number's.
+
+    >>> sincos2d_row_positions(None, 4, grid="2,3", cls_token=True, base_size=6.0).tolist()
+    [0.0, 0.0, 2.0, 4.0, 3.0, 3.0, 4.0]
+    """
+    h, w, lead, _rows = _sincos2d_coordinates(
+        length, dim, grid, cls_token, extra_tokens, base_size, interpolation_scale, reverse_coord,
+        pos_embed_max_size, None,
+    )  # fmt: skip
+    return np.concatenate([np.zeros(lead), np.maximum(np.abs(h), np.abs(w))])
 
 
 def _max_size(pos_embed_max_size: object, height: int, width: int) -> int:

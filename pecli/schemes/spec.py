@@ -186,6 +186,9 @@ class TableSpec:
         >>> TableSpec.resolve("sinusoidal", "fairseq", {}, length=3, dim=4).row_positions().tolist()
         [2.0, 3.0, 4.0]
         """
+        scaled = get_scheme(self.scheme).positions_of_rows(self.length, self.dim, self.params)
+        if scaled is not None:  # a grid's scaled coordinates can pass its token index
+            return scaled
         offset = self.params.get("offset")
         if not offset or self.length is None or get_scheme(self.scheme).axes != "positions":
             return None  # rows 0, 1, 2, … (a grid's rows are its cells: their index bounds their coordinates)
