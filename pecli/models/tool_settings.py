@@ -204,7 +204,8 @@ def _gguf(info: ConfigInfo, rope: list[LayerInfo]) -> dict[str, Any]:
         metadata[f"{arch}.rope.scaling.yarn_beta_fast"] = params["beta_fast"]
         metadata[f"{arch}.rope.scaling.yarn_beta_slow"] = params["beta_slow"]
         mscale, all_dim = params.get("mscale"), params.get("mscale_all_dim")
-        if params.get("attention_factor") is None and mscale and mscale == all_dim:
+        deepseek = arch in ("deepseek2", "deepseek_v2", "deepseek_v3")  # llama.cpp's mscale = all_dim there only
+        if params.get("attention_factor") is None and mscale and mscale == all_dim and deepseek:
             metadata[f"{arch}.rope.scaling.yarn_log_multiplier"] = 0.1 * all_dim  # the converter's spelling
         elif params.get("attention_factor") is not None or (mscale and all_dim):
             # llama.cpp multiplies YaRN's own 1 + 0.1·ln(factor) by this key (llama-context.cpp: yarn_attn_factor
