@@ -18,7 +18,7 @@ from pecli.errors import ParameterError
 from pecli.models.encoding import config_value
 from pecli.models.gguf import GGUF_KEYS
 
-__all__ = ["IMPLICIT_ROPE", "ROTARY_EMBEDDING_TYPES", "add_top_level", "rope_settings"]
+__all__ = ["IMPLICIT_ROPE", "ROTARY_EMBEDDING_TYPES", "add_top_level", "class_partial", "own_spelling", "rope_settings"]
 
 #: model types transformers reads without any rope key: (theta default, partial default, rotary width key)
 IMPLICIT_ROPE = {
@@ -79,6 +79,26 @@ _CLASS_PARTIAL = {
 }
 
 
+def class_partial(model_type: str) -> float | None:
+    """The partial_rotary_factor ``model_type``'s config class takes when a config gives none (None: 1).
+
+    >>> class_partial("gpt_neox"), class_partial("phi"), class_partial("llama")
+    (0.25, 0.5, None)
+    """
+    if model_type in _CLASS_PARTIAL:
+        return _CLASS_PARTIAL[model_type]
+    return IMPLICIT_ROPE[model_type][1] if model_type in IMPLICIT_ROPE else None
+
+
+def own_spelling(model_type: str, key: str) -> str:
+    """The top-level name ``model_type``'s config class reads ``key`` (rope_theta, partial_rotary_factor) by.
+
+    >>> own_spelling("gpt_neox", "rope_theta"), own_spelling("llama", "rope_theta")
+    ('rotary_emb_base', 'rope_theta')
+    """
+    return _OWN_SPELLINGS.get(model_type, {}).get(key, (key,))[0]
+
+
 def add_top_level(config: Mapping[str, Any], found: dict[str, Any], where: dict[str, str]) -> None:
     """Move the top-level keys transformers moves (``rope_theta``, ``partial_rotary_factor``, their other spellings,
     a model type's implicit defaults) into ``found`` where it lacks them, recording each one's key in ``where``.
@@ -114,6 +134,6 @@ def add_top_level(config: Mapping[str, Any], found: dict[str, Any], where: dict[
     if isinstance(model_type, str) and model_type in IMPLICIT_ROPE:
         theta, partial, _ = IMPLICIT_ROPE[model_type]
         found.setdefault("rope_theta", theta)
-        if partial is not None and "partial_rotary_factor" not in found:
-            # GPTNeoXConfig: rotary_pct defaults to 0.25
+        if partial is not None and "partial_rotary_factor" not in found and not from_gguf:
+            # GPTNeoXConfig: rotary_pct defaults to 0.25 (a GGUF file's rope.dimension_count is the rotated width)
             found["partial_rotary_factor"], where["partial_rotary_factor"] = partial, "rotary_pct (default 0.25)"

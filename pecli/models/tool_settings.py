@@ -24,6 +24,7 @@ from typing import Any
 from pecli.errors import ParameterError
 from pecli.models.info import ConfigInfo, LayerInfo, head_width, is_rotary
 from pecli.models.rope_config import ROPE_TYPE_SCALING
+from pecli.models.rope_settings import class_partial, own_spelling
 
 __all__ = ["TOOLS", "tool_settings"]
 
@@ -34,6 +35,11 @@ TOOLS = ("hf-v4", "hf-v5", "gguf")
 _ROPE_TYPE = {scaling: rope_type for rope_type, scaling in ROPE_TYPE_SCALING.items()}
 #: pecli parameters written under the same name in rope parameters
 _SAME_NAME = ("low_freq_factor", "high_freq_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim")
+#: rope types whose original context transformers takes from a top-level original_max_position_embeddings first
+#: (standardize_rope_params; Phi3Config's class default 4096 wins over the rope parameters' own)
+_ORIGINAL_CONTEXT = ("yarn", "longrope", "llama3")
+#: transformers 4 config classes that spell the two layer types' bases their own way (full, sliding)
+_V4_LAYER_BASES = dict.fromkeys(("modernbert", "modernbert-decoder"), ("global_rope_theta", "local_rope_theta"))
 
 
 def tool_settings(info: ConfigInfo, tool: str) -> dict[str, Any]:
@@ -63,14 +69,24 @@ def tool_settings(info: ConfigInfo, tool: str) -> dict[str, Any]:
         sizes["no_rope_layers"] = [int(index not in info.nope_layers) for index in range(max(info.nope_layers) + 1)]
     if info.layer_types:
         sizes["layer_types"] = list(info.layer_types)
+    model_type = sizes["model_type"]
     if tool == "hf-v5":
         if len(rope) == 1:
-            return sizes | {"rope_parameters": _rope_parameters(rope[0])}
-        return sizes | {"rope_parameters": {layer.layer_type: _rope_parameters(layer) for layer in rope}}
-    return sizes | _hf_v4(info, rope)
+            parameters = _rope_parameters(rope[0], model_type)
+            return sizes | _original_context(parameters) | {"rope_parameters": parameters}
+        return sizes | {"rope_parameters": {layer.layer_type: _rope_parameters(layer, model_type) for layer in rope}}
+    return sizes | _hf_v4(info, rope, model_type)
 
 
-def _rope_parameters(layer: LayerInfo) -> dict[str, Any]:
+def _original_context(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The top-level ``original_max_position_embeddings`` of one set of rope parameters that read it: transformers
+    puts a config's own (or its class's default) before the rope parameters' one."""
+    if parameters["rope_type"] in _ORIGINAL_CONTEXT:
+        return {"original_max_position_embeddings": parameters["original_max_position_embeddings"]}
+    return {}
+
+
+def _rope_parameters(layer: LayerInfo, model_type: str) -> dict[str, Any]:
     """transformers 5's rope parameters of one layer type (what its rope init reads, nothing else)."""
     params = layer.encoding.params
     scaling = params.get("scaling", "none")
@@ -88,33 +104,51 @@ def _rope_parameters(layer: LayerInfo) -> dict[str, Any]:
         if name in params:
             rope[name] = [float(value) for value in str(params[name]).split(",")]
     partial = layer.to_json()["partial_rotary_factor"]
-    if partial != 1:
+    if partial != 1 or class_partial(model_type) is not None:  # a family's own default is not 1
         rope["partial_rotary_factor"] = partial
     return rope
 
 
-def _hf_v4(info: ConfigInfo, rope: list[LayerInfo]) -> dict[str, Any]:
-    """Top-level ``rope_theta`` (and ``partial_rotary_factor``) with a ``rope_scaling`` object, or null."""
-    if len(rope) > 1:
-        by_name = {layer.layer_type: _rope_parameters(layer) for layer in rope}
-        sliding = by_name.get("sliding_attention", {})
-        if set(by_name) != {"full_attention", "sliding_attention"} or set(sliding) != {"rope_type", "rope_theta"}:
-            names = ", ".join(str(name) for name in by_name)
-            raise ParameterError(
-                f"{info.config_file}: the layer types {names} have different rope parameters, which hf-v4 settings "
-                "cannot hold",
-                hint="write them as hf-v5 (rope_parameters per layer type)",
-            )
-        # Gemma 3 before transformers 5: the global layers' settings, and rope_local_base_freq for the sliding ones
-        return _hf_v4(info, [layer for layer in rope if layer.layer_type == "full_attention"]) | {
-            "rope_local_base_freq": sliding["rope_theta"]
-        }
-    settings = _rope_parameters(rope[0])
-    top: dict[str, Any] = {"rope_theta": settings.pop("rope_theta")}
-    if "partial_rotary_factor" in settings:
-        top["partial_rotary_factor"] = settings.pop("partial_rotary_factor")
-    top["rope_scaling"] = settings if settings["rope_type"] != "default" else None
-    return top
+def _hf_v4(info: ConfigInfo, rope: list[LayerInfo], model_type: str) -> dict[str, Any]:
+    """Top-level ``rope_theta`` (and ``partial_rotary_factor``) with a ``rope_scaling`` object, or null; per
+    layer type Gemma 3's ``rope_local_base_freq`` for the sliding layers (ModernBERT's global_/local_rope_theta)."""
+    bases = _V4_LAYER_BASES.get(model_type)
+    if len(rope) == 1 and rope[0].layer_type is None and len(set(info.layer_types or ())) == 1:
+        rope = [LayerInfo(info.layer_types[0], rope[0].encoding)]  # every layer of one type: named by it
+    if len(rope) == 1 and rope[0].layer_type != "sliding_attention" and bases is None:
+        settings = _rope_parameters(rope[0], model_type)
+        top: dict[str, Any] = {own_spelling(model_type, "rope_theta"): settings.pop("rope_theta")}
+        if "partial_rotary_factor" in settings:
+            top[own_spelling(model_type, "partial_rotary_factor")] = settings.pop("partial_rotary_factor")
+        top |= _original_context(settings)
+        top["rope_scaling"] = settings if settings["rope_type"] != "default" else None
+        return top
+    by_name = {layer.layer_type: _rope_parameters(layer, model_type) for layer in rope}
+    full, sliding = by_name.get("full_attention"), by_name.get("sliding_attention")
+    partials = {str(settings.get("partial_rotary_factor")) for settings in by_name.values()}
+    plain = [{key: value for key, value in settings.items() if key != "partial_rotary_factor"} for settings in
+             ([sliding] if sliding else []) + ([full] if full and bases else [])]  # fmt: skip
+    if (
+        set(by_name) - {"full_attention", "sliding_attention"}
+        or len(partials) > 1
+        or any(set(settings) != {"rope_type", "rope_theta"} or settings["rope_type"] != "default" for settings in plain)
+    ):
+        names = ", ".join(str(name) for name in by_name)
+        raise ParameterError(
+            f"{info.config_file}: the layer types {names} have different rope parameters, which hf-v4 settings "
+            "cannot hold",
+            hint="write them as hf-v5 (rope_parameters per layer type)",
+        )
+    if bases is not None:  # ModernBERT: one base per layer type, no scaling
+        top = {name: settings["rope_theta"] for name, settings in zip(bases, (full, sliding), strict=True) if settings}
+        return top | ({"partial_rotary_factor": rope[0].to_json()["partial_rotary_factor"]} if partials != {"None"}
+                      else {})  # fmt: skip
+    # Gemma 3 before transformers 5: the global layers' settings, and rope_local_base_freq for the sliding ones
+    assert sliding is not None
+    global_layers = [layer for layer in rope if layer.layer_type == "full_attention"] or [
+        LayerInfo("full_attention", next(layer for layer in rope if layer.layer_type == "sliding_attention").encoding)
+    ]
+    return _hf_v4(info, global_layers, model_type) | {"rope_local_base_freq": sliding["rope_theta"]}
 
 
 def _gguf(info: ConfigInfo, rope: list[LayerInfo]) -> dict[str, Any]:
@@ -170,7 +204,8 @@ def _gguf(info: ConfigInfo, rope: list[LayerInfo]) -> dict[str, Any]:
         metadata[f"{arch}.rope.scaling.yarn_beta_fast"] = params["beta_fast"]
         metadata[f"{arch}.rope.scaling.yarn_beta_slow"] = params["beta_slow"]
         mscale, all_dim = params.get("mscale"), params.get("mscale_all_dim")
-        if params.get("attention_factor") is None and mscale and mscale == all_dim:
+        deepseek = arch in ("deepseek2", "deepseek_v2", "deepseek_v3")  # llama.cpp's mscale = all_dim there only
+        if params.get("attention_factor") is None and mscale and mscale == all_dim and deepseek:
             metadata[f"{arch}.rope.scaling.yarn_log_multiplier"] = 0.1 * all_dim  # the converter's spelling
         elif params.get("attention_factor") is not None or (mscale and all_dim):
             # llama.cpp multiplies YaRN's own 1 + 0.1·ln(factor) by this key (llama-context.cpp: yarn_attn_factor
