@@ -42,6 +42,11 @@ def _write(path, arch="llama", *, context=128, hidden=64, heads=4, base=500000.0
         writer.add_rope_dimension_count(rot)
     for key, (kind, value) in (kv or {}).items():
         getattr(writer, f"add_{kind}")(f"{arch}.{key}", value)
+    return finish_gguf(writer, tensors, path)
+
+
+def finish_gguf(writer, tensors, path):
+    """Add ``tensors`` to a gguf.GGUFWriter holding its keys, write the file and close it; its path."""
     for name, array in (tensors or {}).items():
         writer.add_tensor(name, array)
     writer.write_header_to_file()

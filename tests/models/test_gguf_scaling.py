@@ -26,6 +26,7 @@ import pytest
 
 from pecli.io import read_table
 from tests.conftest import assert_clean_error, require_module
+from tests.io.test_gguf import finish_gguf
 
 HIDDEN, HEADS, ROT = 64, 4, 16
 
@@ -44,13 +45,7 @@ def _write(path, arch, kv, tensors=None, *, context=128):
             writer.add_uint32(f"{arch}.{key}", value)
         else:
             writer.add_float32(f"{arch}.{key}", value)
-    for name, array in (tensors or {}).items():
-        writer.add_tensor(name, array)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
+    return finish_gguf(writer, tensors, path)
 
 
 def _get_mscale(scale: float, mscale: float) -> float:  # llama-context.cpp's get_mscale
