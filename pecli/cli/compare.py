@@ -324,7 +324,10 @@ def _load_pair(
             other_dtype = "float32"
             # a spec whose grid sets its rows needs no --len (issue 30: 'missing --len', told to run generate)
             grid_rows = length is None and _grid_sets_rows(spec)
-            shape = (None, require_shape(1, d)[1]) if grid_rows else require_shape(length, d)
+            if d is None and not spec.resolved()[0].takes_dim:  # a bias (alibi, t5, kerple): len × len, no --d
+                shape = (None if grid_rows else require_shape(length, 1)[0], None)  # (issue 30: 'missing --d')
+            else:
+                shape = (None, require_shape(1, d)[1]) if grid_rows else require_shape(length, d)
         from pecli.memory import check_fits_in_memory
 
         # the spec's grid sets its rows (values checked, nothing computed)
