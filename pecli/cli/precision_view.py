@@ -109,4 +109,11 @@ def _chart_lines(
     width = size[0] or columns
     height = size[1] or max(16, min(lines - 2, 40))
     color = color_mode(out, force_terminal=forced, no_color=not out.color)
-    return [precision_chart(errors, width=width, height=height, color=color, title=heading)]
+    chart = precision_chart(errors, width=width, height=height, color=color, title=heading)
+    taken = chart.count("\n") + 1
+    if taken > height:  # the summary is never cut and the heatmap keeps its least rows: more than was asked
+        raise ParameterError(
+            f"--height {height} cannot hold the precision view at --width {width}: it takes {taken} lines",
+            hint=f"give --height {taken} or more, a wider --width, or --json for the numbers",
+        )
+    return [chart]
