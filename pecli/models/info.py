@@ -188,7 +188,11 @@ class LayerInfo:
             "attention_factor": _attention_factor(params),
             "rotary_dim": encoding.dim,
             "head_dim": head_width(encoding),
-            "partial_rotary_factor": params.get("partial_rotary_factor", encoding.dim / head_width(encoding)),
+            # an odd rotary width (GPT-NeoX's int(head·rotary_pct) = 5) turns ⌈5/2⌉ pairs: the table is 6 wide,
+            # the factor the config gave is 5 over the head's 10
+            "partial_rotary_factor": params.get(
+                "partial_rotary_factor", params.get("rotary_dim", encoding.dim) / head_width(encoding)
+            ),
             "pairing": _pairing(params),
         }
 

@@ -143,3 +143,26 @@ def test_seeded_random_configs_round_trip(cli, tmp_path, family, seed):
     config = _random_config(rng, family)
     for tool in TOOLS:
         _round_trip(cli, tmp_path, config, tool, name=f"c-{tool}")
+
+
+@pytest.mark.parametrize("spelling", ["hf-v4", "hf-v5"])
+def test_an_odd_rotary_width_keeps_the_configs_factor(tmp_path, spelling):
+    # GPT-NeoX head 10 × rotary_pct 0.5 turns int(5) columns, ⌈5/2⌉ = 3 pairs: the table is 6 wide; the settings
+    # wrote 6/10 = 0.6, which reads back as 6 rotated columns (found by the CLI property fuzz)
+    import json
+
+    from tests.conftest import run_in_process
+
+    config = {"model_type": "gpt_neox", "hidden_size": 20, "num_attention_heads": 2, "rotary_pct": 0.5,
+              "rotary_emb_base": 500000, "max_position_embeddings": 16}  # fmt: skip
+    (tmp_path / "a.json").write_text(json.dumps(config))
+    shown = run_in_process("info", str(tmp_path / "a.json"), "--as", spelling)
+    assert shown.code == 0, shown.stderr
+    (tmp_path / "b.json").write_text(shown.out)
+    assert 0.5 in json.loads(shown.out).values() or "0.5" in shown.out
+    for name in ("a", "b"):
+        made = run_in_process("generate", "--from-config", str(tmp_path / f"{name}.json"), "-o",
+                              str(tmp_path / f"{name}.safetensors"))  # fmt: skip
+        assert made.code == 0, made.stderr
+    result = run_in_process("compare", str(tmp_path / "a.safetensors"), str(tmp_path / "b.safetensors"))
+    assert result.code == 0, result.out
