@@ -474,24 +474,7 @@ def test_more_command_lines_write_tables_the_other_commands_agree_on(seed: int, 
 
 
 if __name__ == "__main__":  # the wide run: python tests/cli/test_cli_properties_fuzz2.py CASES [FIRST_SEED]
-    import collections
-    import tempfile
-    import traceback
+    from tests.cli.wide_fuzz import wide_run
 
     count, first = int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 0
-    tally: collections.Counter = collections.Counter()
-    failures = 0
-    for index in range(first, first + count):
-        rng = random.Random(index)
-        kind = KINDS[index % len(KINDS)]
-        with tempfile.TemporaryDirectory() as folder:
-            try:
-                tally[run_case(kind, rng, Path(folder), index)] += 1
-            except AssertionError as error:
-                failures += 1
-                print(f"FAIL case {index} {kind}: {str(error)[:600]}", flush=True)
-            except Exception:
-                failures += 1
-                print(f"CRASH case {index} {kind}: {traceback.format_exc()[-800:]}", flush=True)
-    print(json.dumps(dict(sorted(tally.items())), indent=0))
-    print(f"{count} cases, {failures} failures")
+    wide_run(count, first, KINDS, run_case)

@@ -509,24 +509,7 @@ def test_relative_schemes_checkpoints_layer_types_and_views_agree_with_numpy(see
 
 
 if __name__ == "__main__":  # the wide run: python tests/cli/test_cli_properties_fuzz3.py CASES [FIRST_SEED]
-    import collections
-    import tempfile
-    import traceback
+    from tests.cli.wide_fuzz import wide_run
 
     count, first = int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 0
-    tally: collections.Counter = collections.Counter()
-    failures = 0
-    for index in range(first, first + count):
-        rng = random.Random(index)
-        kind = ORDER[index % len(ORDER)]
-        with tempfile.TemporaryDirectory() as folder:
-            try:
-                tally[KINDS[kind](rng, Path(folder))] += 1
-            except AssertionError as error:
-                failures += 1
-                print(f"FAIL case {index} {kind}: {str(error)[:700]}", flush=True)
-            except Exception:
-                failures += 1
-                print(f"CRASH case {index} {kind}: {traceback.format_exc()[-900:]}", flush=True)
-    print(json.dumps(dict(sorted(tally.items())), indent=0))
-    print(f"{count} cases, {failures} failures")
+    wide_run(count, first, ORDER, lambda kind, rng, folder, _: KINDS[kind](rng, folder))
