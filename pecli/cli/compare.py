@@ -346,6 +346,7 @@ def _load_pair(
             array = np.hstack([part.array() for part in parts])
             names = ", ".join(part.name for part in parts)
             loaded[side] = InputTable(array, f"{spec.text} [{names}]", table.metadata(), spec.text)
+            references[side] = _parts_reference(table.scheme, table.params, [part.name for part in parts])
             continue
         if pairs[1 - side] is not None:  # the spec names one part: the file's tensor of that part
             part = table.params.get("part")
@@ -431,6 +432,8 @@ def _load_config_side(
         if parts is not None and len(parts) == 2:
             pairs[side] = parts
             loaded[side] = _side_by_side(*parts)
+            if parts[0].scheme is not None:
+                references[side] = _parts_reference(parts[0].scheme, parts[0].params, ["cos", "sin"])
             return
     elif pairs[1 - side] is not None:  # the other side's tensor of the part the key names
         loaded[1 - side] = dict(zip(("cos", "sin"), pairs[1 - side], strict=True)).get(key, loaded[1 - side])
@@ -441,6 +444,13 @@ def _load_config_side(
     loaded[side] = table
     if table.scheme is not None:
         references[side] = Reference(table.scheme, dict(table.params))
+
+
+def _parts_reference(scheme: str, params: Any, parts: list[str]) -> Any:
+    """The reference of a table that holds its scheme's ``parts`` side by side (RoPE's cos, then its sin)."""
+    from pecli.analysis.compare import Reference
+
+    return Reference(scheme, {name: value for name, value in params.items() if name != "part"}, parts=tuple(parts))
 
 
 def _side_by_side(cos: Any, sin: Any) -> Any:

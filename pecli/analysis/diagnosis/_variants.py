@@ -53,11 +53,20 @@ def _table(
         rows = range(length)
     # a bias over query and key positions (t5) has no dim: its columns are the keys
     width = dim if get_scheme(reference.scheme).takes_dim else None
-    try:
-        table = encode(reference.scheme, whole, width, dtype="float64", rows=rows, **params)
+    parts = reference.parts or (None,)
+    if width is not None and width % len(parts):
+        return None
+    try:  # each part (RoPE's cos, sin) in its own columns, as the compared table holds them
+        tables = [
+            encode(reference.scheme, whole, None if width is None else width // len(parts), dtype="float64",
+                   rows=rows, **(params if part is None else {**params, "part": part}))
+            for part in parts
+        ]  # fmt: skip
     except (PecliError, ValueError):
         return None
-    return table if isinstance(table, np.ndarray) and table.ndim == 2 else None
+    if not all(isinstance(table, np.ndarray) and table.ndim == 2 for table in tables):
+        return None
+    return tables[0] if len(tables) == 1 else np.hstack(tables)
 
 
 def _reproduces(
@@ -217,8 +226,8 @@ def _cos_sin_cache(
     a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
 ) -> Iterator[Finding]:
     parts = get_scheme(reference.scheme).parts
-    if mistakes.pairing is None or not {"cos", "sin"} <= set(parts):
-        return
+    if mistakes.pairing is None or not {"cos", "sin"} <= set(parts) or reference.parts:
+        return  # (a reference of cos and sin side by side is already the cache's shape)
     length, width = a.shape
     half = width // 2
     if not within(a[:, :half], b[:, :half], tolerance) and not within(a[:, :half], b[:, half:], tolerance):

@@ -36,6 +36,9 @@ class Reference:
     dtype: str = "float64"
     #: the whole table's length when the diagnosed rows are only its first rows (a streamed comparison)
     length: int | None = None
+    #: the parts the table holds side by side, each its own columns (RoPE's cos, then its sin: an engine's
+    #: cache file compared with a spec or a config), generated with ``part=`` each; empty: one table
+    parts: tuple[str, ...] = ()
 
 
 def residual(expected: np.ndarray, b: np.ndarray) -> float:

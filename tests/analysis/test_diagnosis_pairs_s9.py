@@ -1,0 +1,86 @@
+"""compare names the cause when an engine's RoPE cache file (its cos and sin tensors, compared side by side)
+differs from a model's config or a spec: the regenerated mistakes (scaling left out, another base, negated
+positions) had needed --key to pick one part (issue 30; session 9). The engine tables come from transformers'
+own rotary module with one mistake made by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from tests.conftest import run_in_process
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 8192}  # fmt: skip
+LENGTH = 2048
+
+
+def _config(tmp_path: Path, **fields: object) -> tuple[Path, object]:
+    config = {"model_type": "llama", "hidden_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 8,
+              "max_position_embeddings": 131072, "rope_theta": 500000.0, **fields}  # fmt: skip
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    return path, LlamaRotaryEmbedding(LlamaConfig(**config))
+
+
+def _cache(path: Path, inv_freq: np.ndarray, *, negate_sin: bool = False) -> Path:
+    """An engine's cos and sin cache in HF's rotate_half layout, at positions 0..LENGTH−1, from ``inv_freq``."""
+    angles = np.outer(np.arange(LENGTH, dtype=np.float64), inv_freq)
+    angles = np.concatenate([angles, angles], axis=1)
+    sin = -np.sin(angles) if negate_sin else np.sin(angles)
+    save_file({"cos": np.cos(angles).astype(np.float32), "sin": sin.astype(np.float32)}, str(path))
+    return path
+
+
+def _codes(*args: str) -> list[str]:
+    result = run_in_process("compare", *args, "--json")
+    assert result.code == 1, result.stderr
+    return [found["code"] for found in json.loads(result.out)["diagnosis"]]
+
+
+def _default_inv_freq(base: float, dim: int) -> np.ndarray:
+    return 1.0 / base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)
+
+
+@pytest.mark.parametrize("order", ["engine first", "config first"])
+def test_llama3_scaling_left_out_of_a_cos_sin_cache_named(tmp_path: Path, order: str) -> None:
+    config, rotary = _config(tmp_path, rope_scaling=LLAMA3)
+    scaled = rotary.inv_freq.double().numpy()
+    unscaled = _default_inv_freq(500000.0, 128)
+    assert not np.allclose(scaled, unscaled)  # the config's scaling does change the frequencies
+    engine = _cache(tmp_path / "engine.safetensors", unscaled)
+    args = (str(engine), str(config)) if order == "engine first" else (str(config), str(engine))
+    assert _codes(*args) == ["unscaled"]
+
+
+def test_llama3_scaling_left_out_against_a_spec_of_both_parts(tmp_path: Path) -> None:
+    engine = _cache(tmp_path / "engine.safetensors", _default_inv_freq(500000.0, 128))
+    spec = "rope:base=500000,scaling=llama3,factor=8,original_max_position=8192,low_freq_factor=1,high_freq_factor=4"
+    assert _codes(str(engine), spec) == ["unscaled"]
+
+
+def test_the_same_cache_with_the_scaling_agrees(tmp_path: Path) -> None:
+    # the control: transformers' own frequencies, with no mistake, are the config's table
+    config, rotary = _config(tmp_path, rope_scaling=LLAMA3)
+    engine = _cache(tmp_path / "engine.safetensors", rotary.inv_freq.double().numpy())
+    assert run_in_process("compare", str(engine), str(config)).code == 0
+
+
+def test_negated_positions_in_a_cos_sin_cache_named_with_the_sin_columns(tmp_path: Path) -> None:
+    config, rotary = _config(tmp_path)
+    engine = _cache(tmp_path / "engine.safetensors", rotary.inv_freq.double().numpy(), negate_sin=True)
+    result = run_in_process("compare", str(engine), str(config), "--json")
+    found = json.loads(result.out)["diagnosis"]
+    assert [item["code"] for item in found] == ["positions_negated"]
+    assert found[0]["figures"]["first_column"] == 128  # the sin tensor's columns, after cos's 128
+    assert found[0]["figures"]["negated_columns"] == 128
