@@ -101,6 +101,8 @@ class SourceRequest:
     first_slices: int | None = None
     #: the layer type of a model's config whose rope parameters differ by layer type (Gemma 3's)
     layer_type: str | None = None
+    #: a file's complex tensor is read (an engine's freqs_cis, which compare reads as a RoPE pair), not refused
+    complex_ok: bool = False
 
     def scheme_options(self) -> list[str]:
         """The scheme options given, as placeholders (``{preset}``, ``{dim}``, a parameter's ``{base}``)."""
@@ -149,7 +151,7 @@ def _file_table(source: str, readable: Any, request: SourceRequest, kind: str) -
     """A table file's (or stdin's) tensor, titled by its name, key and the scheme its metadata records."""
     from pecli.io import read_table
 
-    table = read_table(readable, key=request.key)
+    table = read_table(readable, key=request.key, complex_ok=request.complex_ok)
     name = "<stdin>" if source == "-" else os.path.basename(source)
     label = f"{name} [{table.key}]" if table.key else name
     scheme = table.metadata.get("scheme")
@@ -520,6 +522,7 @@ def resolve(
     stdin: Stdin = None,
     first_slices: int | None = None,
     layer_type: str | None = None,
+    complex_ok: bool = False,
 ) -> SourceTable:
     """Read or compute the table ``source`` names, with its description.
 
@@ -538,7 +541,7 @@ def resolve(
     ('stdin', '<stdin>', True)
     """
     request = SourceRequest(key, preset, dict(scheme_params or {}), length, dim, dtype, stdin, first_slices,
-                            layer_type)  # fmt: skip
+                            layer_type, complex_ok)  # fmt: skip
     kind = kind_of_source(source)
     check_layer_type(source, layer_type, kind)
     given = [option for option in request.scheme_options() if option.strip("{}") not in kind.options]

@@ -70,21 +70,14 @@ def _parts(actual: Any) -> tuple[str, np.ndarray, np.ndarray]:
                 hint="pass the complex freqs_cis alone, or its .real and .imag as (cos, sin)",
             )
         return "(cos, sin)", cos, sin
-    array = _squeezed(_to_numpy(actual))
-    if np.iscomplexobj(array):  # freqs_cis: e^{i p θ}, positions × rotary_dim/2
-        return "complex (freqs_cis)", array.real, array.imag
-    half = array.shape[1] // 2  # vLLM's cos_sin_cache: [cos | sin] of the rotary_dim/2 frequencies
-    return "cos_sin_cache", array[:, :half], array[:, half:]
+    from pecli.analysis.engine_cache import cache_parts
+
+    return cache_parts(_squeezed(_to_numpy(actual)))
 
 
 def _is_real(array: np.ndarray) -> bool:
     """Numbers a table can hold: floats (bfloat16 and float8 arrays are numpy kind V), integers, booleans."""
     return array.dtype.kind in "fiubV"
-
-
-def _full_width(values: np.ndarray, layout: str) -> np.ndarray:
-    """A table of the rotary_dim/2 frequencies, placed as the convention places them (halves or adjacent pairs)."""
-    return np.concatenate([values, values], axis=1) if layout == "half" else np.repeat(values, 2, axis=1)
 
 
 def assert_table_matches(actual: Any, reference: str, *, part: str | None = None, atol: float | None = None,
@@ -110,6 +103,7 @@ def assert_table_matches(actual: Any, reference: str, *, part: str | None = None
     """
     from pecli.analysis.compare import Reference, compare_tables
     from pecli.analysis.compare_report import CompareReport, Side
+    from pecli.analysis.engine_cache import frequency_placement, placed
     from pecli.probe import rotary_spec
 
     layout_name, cos, sin = _parts(actual)
@@ -130,7 +124,7 @@ def assert_table_matches(actual: Any, reference: str, *, part: str | None = None
             continue
         table = dataclasses.replace(spec, params={**spec.params, "part": name})
         expected = table.array()
-        engine = _full_width(values, spec.params["layout"]) if half else values
+        engine = placed(values, frequency_placement(expected) or "halves") if half else values
         result = compare_tables(expected, engine, atol=atol, rtol=rtol or 0.0, reference=Reference(table.scheme,
                                 dict(table.params)), reference_side="a")  # fmt: skip
         if not result.agree:

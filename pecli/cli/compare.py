@@ -254,7 +254,9 @@ def _load_pair(
             if pairs[side] is not None:
                 loaded[side] = _side_by_side(*pairs[side])
                 continue
-            table = load_input(out, texts[side], key=keys[side])
+            table = load_input(out, texts[side], key=keys[side], complex_ok=True)  # freqs_cis: read below
+            if np.iscomplexobj(table.array) and table.array.ndim != 2:
+                _refuse_complex(table)
             #: (heads, 1, L): one query row per head (HF BLOOM's build_alibi_tensor), squeezed to heads × L
             query_rows[side] = table.array.ndim == 3 and table.array.shape[1] == 1 and table.array.shape[0] > 1
             one_head[side] = table.array.ndim == 3 and table.array.shape[0] == 1
@@ -281,7 +283,7 @@ def _load_pair(
         if other is not None and _per_head(other.array):  # a per-head spec (alibi): heads and length from B
             heads, rows, cols = other.array.shape
             spec = _with_heads(spec, heads)
-            other_dtype = other.metadata.get("dtype") or value_precision(other.array)
+            other_dtype = other.metadata.get("dtype") or value_precision(_real(other.array))
             other_dtype = other_dtype if other_dtype in DTYPES else "float32"
             table = spec.table(length=cols if length is None else length, dim=d, dtype=dtype or other_dtype)
             loaded[side] = InputTable(table.array(), spec.text, table.metadata(), spec.text)
@@ -308,8 +310,9 @@ def _load_pair(
             spec = _with_heads(spec, 1)
         if other is not None:
             rows, cols = (other if pairs[1 - side] is None else pairs[1 - side][0]).array.shape
+            cols *= 2 if np.iscomplexobj(other.array) else 1  # freqs_cis: one complex column per rotary pair
             # the dtype the other table was rounded to: its file's record, else what its values show
-            other_dtype = other.metadata.get("dtype") or value_precision(other.array)
+            other_dtype = other.metadata.get("dtype") or value_precision(_real(other.array))
             other_dtype = other_dtype if other_dtype in DTYPES else "float32"
             # a bias over query and key positions (alibi, t5) has no dimension: the other table's columns are keys
             takes_dim = d is not None or spec.resolved()[0].takes_dim
@@ -342,6 +345,15 @@ def _load_pair(
         )
         table = spec.table(length=shape[0], dim=shape[1], dtype=dtype or other_dtype)
         parts = table.parts()
+        if other is not None and pairs[1 - side] is None and len(parts) == 2:  # an engine's cache of both parts?
+            pair = [part.array() for part in parts]
+            cache = _engine_cache(out, other, *pair, as_one_part="part=cos in the spec")
+            if cache is not None:
+                loaded[1 - side] = cache
+                loaded[side] = InputTable(np.hstack(pair), f"{spec.text} [{', '.join(p.name for p in parts)}]",
+                                          table.metadata(), spec.text)  # fmt: skip
+                references[side] = _parts_reference(table.scheme, table.params, [part.name for part in parts])
+                continue
         if pairs[1 - side] is not None and len(parts) > 1:  # the spec's parts side by side, as the file's
             array = np.hstack([part.array() for part in parts])
             names = ", ".join(part.name for part in parts)
@@ -360,6 +372,9 @@ def _load_pair(
             array = array[None, :]  # a vector (ALiBi's slopes) as one row, as the file's vector was read (issue 30)
         loaded[side] = InputTable(array, spec.text, table.metadata(), spec.text)
         references[side] = Reference(table.scheme, dict(table.params))
+    for table in loaded:
+        if table is not None and np.iscomplexobj(table.array):
+            _refuse_complex(table)
     for side, pair in enumerate(pairs):
         if pair is not None and all(loaded[side] is not part for part in pair):
             cols = pair[0].array.shape[1]
@@ -368,6 +383,22 @@ def _load_pair(
                 f"(columns 0–{cols - 1} cos, {cols}–{2 * cols - 1} sin; --key-{'ab'[side]} takes one)"
             )
     return loaded
+
+
+def _refuse_complex(table: Any) -> None:
+    """A complex table that is not an engine's freqs_cis of a RoPE reference's pair: refused."""
+    raise ParameterError(
+        f"{table.label} holds a complex table ({table.array.dtype}, shape {tuple(table.array.shape)}), which compares "
+        "only as an engine's freqs_cis (positions × frequencies) with a RoPE reference of both parts",
+        hint="compare it with a model's config or a rope spec, or save its real part",
+    )
+
+
+def _real(array: Any) -> Any:
+    """``array``'s real part when it is complex (its precision is that of its parts), else ``array``."""
+    import numpy as np
+
+    return array.real if np.iscomplexobj(array) else array
 
 
 def _grid_sets_rows(spec: Any) -> bool:
@@ -401,7 +432,7 @@ def _other_side(side: int, loaded: list[Any], pairs: list[Any]) -> tuple[int | N
     if other is None:
         return None, "float32"
     rows = (other if pairs[1 - side] is None else pairs[1 - side][0]).array.shape[0]
-    other_dtype = other.metadata.get("dtype") or value_precision(other.array)
+    other_dtype = other.metadata.get("dtype") or value_precision(_real(other.array))
     return rows, other_dtype if other_dtype in DTYPES else "float32"
 
 
@@ -432,6 +463,11 @@ def _load_config_side(
         if parts is not None and len(parts) == 2:
             pairs[side] = parts
             loaded[side] = _side_by_side(*parts)
+            other = loaded[1 - side]
+            if other is not None and pairs[1 - side] is None:  # the other side one table: an engine's cache?
+                one_part = f"--key-{'ab'[side]} cos"
+                cache = _engine_cache(out, other, parts[0].array, parts[1].array, as_one_part=one_part)
+                loaded[1 - side] = cache or other
             if parts[0].scheme is not None:
                 references[side] = _parts_reference(parts[0].scheme, parts[0].params, ["cos", "sin"])
             return
@@ -444,6 +480,28 @@ def _load_config_side(
     loaded[side] = table
     if table.scheme is not None:
         references[side] = Reference(table.scheme, dict(table.params))
+
+
+def _engine_cache(out: Output, table: Any, cos: Any, sin: Any, *, as_one_part: str) -> Any:
+    """``table`` (one tensor) read as an engine's cache of a RoPE pair ``cos``, ``sin`` (vLLM's cos_sin_cache, a
+    complex freqs_cis), its frequencies placed as the pair places them and its cos and sin side by side, with a
+    note (``as_one_part``: how to compare it with one part instead); None when it is not one (another shape, or
+    a pair with no single placement)."""
+    import numpy as np
+
+    from pecli.analysis.engine_cache import engine_cache_as_pair
+    from pecli.cli.inputs import InputTable
+
+    if table.array.ndim != 2 or cos.shape != sin.shape:
+        return None
+    cache = engine_cache_as_pair(table.array, cos)
+    if cache is None:
+        return None
+    one_part = f"; {as_one_part} compares it as the cos alone" if cache.layout == "cos_sin_cache" else ""
+    out.note(f"{table.label}: {cache.describe()}{one_part}")
+    array = np.hstack([cache.cos, cache.sin])
+    dtype = str(cache.cos.dtype) if np.iscomplexobj(table.array) else table.dtype  # complex64: float32 parts
+    return InputTable(array, f"{table.label} [{cache.layout}]", table.metadata, table.source, dtype=dtype)
 
 
 def _parts_reference(scheme: str, params: Any, parts: list[str]) -> Any:

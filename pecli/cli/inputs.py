@@ -101,15 +101,17 @@ def load_input(
     dtype: str = "float32",
     first_slices: int | None = None,
     layer_type: str | None = None,
+    complex_ok: bool = False,
 ) -> InputTable:
     """The table ``source`` names, through the one resolver (:func:`pecli.sources.resolve`), with ``out``'s
     stdin read once per run, a note of the tensor a part of its name chose, and a terminal-safe title.
 
     ``first_slices``: of a computed 3-D table, only that many leading slices (heads) are computed;
-    ``layer_type`` (``--layer-type``): a model's config's layer type, where its rope parameters differ by type."""
+    ``layer_type`` (``--layer-type``): a model's config's layer type, where its rope parameters differ by type;
+    ``complex_ok``: a file's complex tensor is read, not refused (compare reads it as an engine's freqs_cis)."""
     table = _sources().resolve(source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=dim,
                                dtype=dtype, stdin=lambda: stdin_table(out), first_slices=first_slices,
-                               layer_type=layer_type)  # fmt: skip
+                               layer_type=layer_type, complex_ok=complex_ok)  # fmt: skip
     if table.key_note is not None:
         out.note(table.key_note.spelled(flag_for))
     if _sources().reads_a_file(source):

@@ -385,7 +385,7 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
     )
 
 
-def read_table(source: str | IO[bytes], key: str | None = None) -> LoadedTable:
+def read_table(source: str | IO[bytes], key: str | None = None, *, complex_ok: bool = False) -> LoadedTable:
     """Read one tensor from a .npy, .safetensors, .pt, CSV or TSV file, or a binary stream.
 
     Standard input is a stream the caller passes (:func:`~pecli.io.source.read_stdin` reads it safely).
@@ -393,7 +393,8 @@ def read_table(source: str | IO[bytes], key: str | None = None) -> LoadedTable:
     The format is told by content, not by name. Without ``key``, a file with one tensor gives it, a
     file pecli wrote gives its own tensor, and any other multi-tensor file is an error that lists
     the 2-D candidates. Only the chosen tensor is read, and only after its header has been checked
-    against the file's size; a tensor that is empty or not of a real number type is refused.
+    against the file's size; a tensor that is empty or not of a real number type is refused (``complex_ok``:
+    a complex one is read, for the caller to read as an engine's freqs_cis).
 
     >>> import io
     >>> buffer = io.BytesIO()
@@ -409,7 +410,7 @@ def read_table(source: str | IO[bytes], key: str | None = None) -> LoadedTable:
         chosen = _choose_key(entries, metadata, key, name)
         entry = entries[chosen]
         label = repr(chosen) if chosen else "array"
-        if not is_real_dtype(entry.dtype):
+        if not is_real_dtype(entry.dtype) and not (complex_ok and str(entry.dtype).startswith("complex")):
             raise TableFileError(
                 f"{name}: tensor {label} has dtype {entry.dtype}, which is not a real number type",
                 hint="pecli reads float or integer tables",

@@ -84,3 +84,56 @@ def test_negated_positions_in_a_cos_sin_cache_named_with_the_sin_columns(tmp_pat
     assert [item["code"] for item in found] == ["positions_negated"]
     assert found[0]["figures"]["first_column"] == 128  # the sin tensor's columns, after cos's 128
     assert found[0]["figures"]["negated_columns"] == 128
+
+
+def _transformers_angles(tmp_path: Path, **fields: object) -> tuple[Path, np.ndarray]:
+    config, rotary = _config(tmp_path, **fields)
+    return config, np.outer(np.arange(LENGTH, dtype=np.float64), rotary.inv_freq.double().numpy())
+
+
+def test_a_vllm_cos_sin_cache_is_read_against_a_config_and_a_spec(tmp_path: Path) -> None:
+    # vLLM keeps [cos | sin] of the rotary_dim/2 frequencies in one tensor: it was "shape mismatch" (64 vs 128)
+    config, angles = _transformers_angles(tmp_path)
+    cache = tmp_path / "cache.npy"
+    np.save(cache, np.hstack([np.cos(angles), np.sin(angles)]).astype(np.float32))
+    for args in ((str(cache), str(config)), (str(config), str(cache)), (str(cache), "rope:base=500000")):
+        result = run_in_process("compare", *args)
+        assert result.code == 0, (args, result.stderr)
+        assert "read as vLLM's cos_sin_cache ([cos | sin] of 64 frequencies)" in result.stderr
+    wrong = run_in_process("compare", str(cache), "rope:base=10000", "--json")
+    assert wrong.code == 1
+    assert [found["code"] for found in json.loads(wrong.out)["diagnosis"]] == ["base_differs"]
+
+
+def test_llamas_complex_freqs_cis_is_read_as_cos_and_sin(tmp_path: Path) -> None:
+    config, angles = _transformers_angles(tmp_path, rope_scaling=LLAMA3)
+    freqs_cis = tmp_path / "freqs_cis.pt"
+    magnitude = torch.ones(angles.shape, dtype=torch.float64)
+    torch.save({"freqs_cis": torch.polar(magnitude, torch.from_numpy(angles))}, freqs_cis)
+    same = run_in_process("compare", str(freqs_cis), str(config))
+    assert same.code == 0, same.stderr
+    assert "complex e^(i·p·θ) of 64 frequencies (Llama's freqs_cis)" in same.stderr
+    unscaled = tmp_path / "unscaled.npy"  # the llama3 scaling left out, as a complex64 table
+    np.save(unscaled, np.exp(1j * np.outer(np.arange(LENGTH), _default_inv_freq(500000.0, 128))).astype(np.complex64))
+    assert _codes(str(unscaled), str(config)) == ["unscaled"]
+
+
+def test_cos_and_sin_tensors_swapped_are_named_as_such(tmp_path: Path) -> None:
+    # was "flip_sin_to_cos differs (diffusers' get_timestep_embedding)" for a RoPE pair
+    config, angles = _transformers_angles(tmp_path)
+    halves = np.concatenate([angles, angles], axis=1)
+    engine = tmp_path / "engine.safetensors"
+    save_file({"cos": np.sin(halves).astype(np.float32), "sin": np.cos(halves).astype(np.float32)}, str(engine))
+    assert _codes(str(engine), str(config)) == ["parts_swapped"]
+
+
+@pytest.mark.parametrize("other", ["sinusoidal", "rope:part=cos"])
+def test_a_complex_table_with_no_rope_pair_to_read_it_against_is_refused_in_one_line(
+    tmp_path: Path, other: str
+) -> None:
+    table = tmp_path / "c.npy"
+    np.save(table, np.exp(1j * np.outer(np.arange(16), [1.0, 0.1])).astype(np.complex64))
+    result = run_in_process("compare", str(table), other)
+    assert result.code == 2
+    assert result.stderr.count("\n") == 1 and "holds a complex table (complex64, shape (16, 2))" in result.stderr
+    assert "Traceback" not in result.stderr

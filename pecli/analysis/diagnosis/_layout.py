@@ -76,7 +76,9 @@ def _pairing_in_blocks(a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, bloc
     return None
 
 
-def _shift_or_permutation(a: np.ndarray, b: np.ndarray, tolerance: np.ndarray) -> Finding | None:
+def _shift_or_permutation(
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference | None = None
+) -> Finding | None:
     found = diagnose(a, b, tolerance=float(tolerance.max(initial=0.0)))  # searched within the loosest bound…
     if found is None:
         return None
@@ -99,7 +101,16 @@ def _shift_or_permutation(a: np.ndarray, b: np.ndarray, tolerance: np.ndarray) -
             figures,
         )
     width = len(found.permutation)
-    if found.shift == 0 and np.array_equal(found.permutation, np.roll(np.arange(width), -(width // 2))):
+    swapped = found.shift == 0 and np.array_equal(found.permutation, np.roll(np.arange(width), -(width // 2)))
+    if swapped and reference is not None and len(reference.parts) == 2:  # a pair side by side (RoPE's cos | sin)
+        first, second = reference.parts
+        return Finding(
+            "parts_swapped",
+            f"the {first} and {second} are swapped: B holds the {second} where the {first} belongs, and the {first} "
+            f"where the {second} does",
+            figures,
+        )
+    if swapped:
         return Finding(
             "flip_sin_to_cos",
             "the sin and cos halves are swapped: flip_sin_to_cos differs (diffusers' get_timestep_embedding)",
@@ -124,7 +135,7 @@ def layout_findings(
     if pairing is not None:
         found.append(pairing)
     else:
-        shifted = _shift_or_permutation(a, b, tolerance)
+        shifted = _shift_or_permutation(a, b, tolerance, reference)
         if shifted is not None:
             found.append(shifted)
     # B's row p holds A's column p: A's row p against B's column p, each judged by its own row's bound (B's row p
