@@ -82,3 +82,20 @@ def test_get_2d_sincos_pos_embed_is_sincos2d(case):
     )
     assert ours.shape == tuple(library.shape)
     assert np.abs(library.numpy() - ours).max() <= _noise(n * base_size / n / scale), (d, n, base_size, scale)
+
+
+@pytest.mark.parametrize(("dim", "length", "interleaved"), [(54, 261, False), (84, 215, True)])
+def test_identify_names_a_plain_base_50_rope_without_a_no_op_scaling(dim, length, interleaved):
+    """diffusers' RoPE at theta 50 was named ``--scaling llama3 --factor 2 --original-max-position 2048``:
+    a Llama 3 scaling whose every wavelength (at most 2π·50) is below its high-frequency bound moves
+    no frequency, so the plain base is the simpler true reading."""
+    from pecli.analysis.identify import identify_table
+    from pecli.cli.reproduce import reproduce
+
+    cos, _ = embeddings.get_1d_rotary_pos_embed(
+        dim, length, theta=50.0, use_real=True, repeat_interleave_real=interleaved, freqs_dtype=torch.float64
+    )
+    found = identify_table(cos.numpy())
+    assert found.level == "exact"
+    assert found.best.scheme == "rope" and found.best.params["base"] == 50.0
+    assert found.best.params.get("scaling") in (None, "none"), reproduce(found)
