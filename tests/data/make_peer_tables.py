@@ -584,6 +584,80 @@ def gaussian():
     return torch.randn(128, 64) * 0.02
 
 
+# --- timm's axial RoPE (s9 diffrope: cross-check of build_rotary_pos_embed; one block, keep together) ---------
+
+
+@peer(
+    "timm_build_rotary_pos_embed_eva02_6x10_d64_cos",
+    "timm",
+    "timm.layers.pos_embed_sincos.build_rotary_pos_embed([6, 10], dim=64, in_pixels=False)[1]",
+    "pecli generate --preset eva02 --grid 6,10 --part cos --d 64 -o pe.npy",
+)
+def timm_rope_eva02_cos():
+    return _timm_sincos().build_rotary_pos_embed([6, 10], dim=64, in_pixels=False)[1]
+
+
+@peer(
+    "timm_build_rotary_pos_embed_eva02_9x4_d40_sin",
+    "timm",
+    "timm.layers.pos_embed_sincos.build_rotary_pos_embed([9, 4], dim=40, in_pixels=False)[0]",
+    "pecli generate --preset eva02 --grid 9,4 --part sin --d 40 -o pe.npy",
+)
+def timm_rope_eva02_sin():
+    return _timm_sincos().build_rotary_pos_embed([9, 4], dim=40, in_pixels=False)[0]
+
+
+@peer(
+    "timm_build_rotary_pos_embed_xy_5x19_d128_sin",
+    "timm",
+    "timm.layers.pos_embed_sincos.build_rotary_pos_embed([5, 19], dim=128, in_pixels=False, grid_indexing='xy')[0]",
+    "pecli generate rope2d --grid 5,19 --part sin --d 128 -o pe.npy",
+)
+def timm_rope_xy_sin():
+    return _timm_sincos().build_rotary_pos_embed([5, 19], dim=128, in_pixels=False, grid_indexing="xy")[0]
+
+
+@peer(
+    "timm_build_rotary_pos_embed_rotate_half_6x10_d64_cos",
+    "timm",
+    "timm.layers.pos_embed_sincos.build_rotary_pos_embed([6, 10], dim=64, in_pixels=False, rotate_half=True)[1]",
+    "not yet supported: timm's rotate_half=True layout [h bands, w bands, h bands, w bands] "
+    "(rope2d's 2-D --layout half is [h, h | w, w])",
+)
+def timm_rope_rotate_half_cos():
+    return _timm_sincos().build_rotary_pos_embed([6, 10], dim=64, in_pixels=False, rotate_half=True)[1]
+
+
+@peer(
+    "timm_build_rotary_pos_embed_pixels_8x8_d64_cos",
+    "timm",
+    "timm.layers.pos_embed_sincos.build_rotary_pos_embed([8, 8], dim=64)[1]",
+    "not yet supported: timm's in_pixels=True bands (linspace(-1, 1) grid, π·2^k bands up to max_res / 2)",
+)
+def timm_rope_pixels_cos():
+    return _timm_sincos().build_rotary_pos_embed([8, 8], dim=64)[1]
+
+
+@peer(
+    "timm_rotary_embedding_cat_6x10_d64",
+    "timm",
+    "timm.layers.pos_embed_sincos.RotaryEmbeddingCat(64, in_pixels=False, feat_shape=[6, 10]).get_embed()",
+    "not yet supported: RotaryEmbeddingCat's [sin | cos] in one (N, 2·d) table",
+)
+def timm_rope_cat():
+    return _timm_sincos().RotaryEmbeddingCat(64, in_pixels=False, feat_shape=[6, 10]).get_embed()
+
+
+@peer(
+    "timm_build_fourier_pos_embed_8x8_bands16_sin",
+    "timm",
+    "timm.layers.pos_embed_sincos.build_fourier_pos_embed([8, 8], num_bands=16)[0].reshape(64, -1)",
+    "not yet supported: timm's Fourier features of pixel coordinates (in_pixels=True, log-spaced π·2^k bands)",
+)
+def timm_fourier_sin():
+    return _timm_sincos().build_fourier_pos_embed([8, 8], num_bands=16)[0].reshape(64, -1)
+
+
 def _version(distribution: str) -> str:
     return importlib.metadata.version(distribution) if distribution != "numpy" else np.__version__
 
