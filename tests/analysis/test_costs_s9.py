@@ -53,3 +53,16 @@ def test_pca_of_a_long_table_holds_its_gram_matrix_not_float64_copies(tmp_path):
     assert abs(document["coordinates"][-1][0] - centred[-1]) < 0.5  # the first component is column 0
     table_mb = table.nbytes / 2**20
     assert peak < _BASELINE_MB + 2 * table_mb, f"peak {peak:.0f} MB for a {table_mb:.0f} MiB table"
+
+
+def test_compare_of_tables_longer_than_float16_holds_is_a_difference_not_a_usage_error(tmp_path):
+    """70000 × 4 against itself + 1e-3: the diagnosis rounded positions 0..69999 to float16, which stops at
+    65504, and the comparison ended "float16 cannot hold the table's values" (exit 2, nothing reported)."""
+    a = np.random.default_rng(0).standard_normal((70_000, 4)).astype(np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", a + np.float32(1e-3))
+    code, stdout, stderr, peak = run_peak("compare", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"))
+    assert code == 1, stderr
+    assert "float16" not in stderr
+    assert "max |A − B|        0.00100" in stdout
+    assert peak < _BASELINE_MB + 60, f"peak {peak:.0f} MB"
