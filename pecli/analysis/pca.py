@@ -1,9 +1,9 @@
 """What a trained position table learned: its positions in the plane of their first principal components.
 
-A learned table's rows, centred, are decomposed by SVD in float64; the first components' coordinates
-show the table's order (the curve, or helix, a trained table draws through its positions) and, for
-a ViT's 2-D table, its grid. The explained variance ratio says how much of the table those
-components hold.
+A learned table's rows, centred, are decomposed in float64 (the eigenvectors of their smaller Gram
+matrix, built a block at a time); the first components' coordinates show the table's order (the curve,
+or helix, a trained table draws through its positions) and, for a ViT's 2-D table, its grid. The
+explained variance ratio says how much of the table those components hold.
 
 >>> import numpy as np
 >>> angles = np.linspace(0, np.pi, 50)
@@ -55,7 +55,7 @@ class PositionPCA:
 
 
 def position_pca(table: np.ndarray, *, components: int = 2, grid: tuple[int, int] | None = None) -> PositionPCA:
-    """The first ``components`` principal components of ``table``'s positions (rows), by SVD in float64.
+    """The first ``components`` principal components of ``table``'s positions (rows), in float64.
 
     Args:
         table: (N, C) or (1, N, C), a learned position table.
@@ -82,18 +82,65 @@ def position_pca(table: np.ndarray, *, components: int = 2, grid: tuple[int, int
                 f"the grid {grid[0]}x{grid[1]} holds {grid[0] * grid[1]} positions, the table has {values.shape[0]}",
                 hint="give the grid it was trained on as {grid} HxW",
             )
-    rows = values[prefix:].astype(np.float64)
+    rows = values[prefix:]
     if rows.shape[0] < 2 or components < 1 or components > min(rows.shape):
         raise ParameterError(
             f"cannot take {components} components of {rows.shape[0]} positions × {rows.shape[1]} channels",
             hint="a table of at least 2 positions, and at most min(positions, channels) components",
         )
-    centred = rows - rows.mean(axis=0)
-    left, singular, _ = np.linalg.svd(centred, full_matrices=False)
-    power = singular**2
+    power, coordinates = _principal_components(rows, components)
     total = power.sum()
     ratio = power[:components] / total if total > 0 else np.zeros(components)
-    coordinates = left[:, :components] * singular[:components]
     order = np.arange(rows.shape[0], dtype=np.float64) - (rows.shape[0] - 1) / 2
     signs = np.where(order @ coordinates < 0, -1.0, 1.0)
     return PositionPCA(coordinates * signs, ratio, grid, prefix)
+
+
+#: float64 values in one block of the table (8 MiB): the table is read, centred and multiplied a block at a time
+_BLOCK_VALUES = 1 << 20
+
+
+def _principal_components(rows: np.ndarray, components: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every component's variance (the squared singular values, largest first) and the positions'
+    coordinates on the first ``components``, from the smaller Gram matrix of the centred table.
+
+    The table (N, C) is read in blocks of rows (or, when C > N, of columns) and never held in float64
+    whole: the memory is the min(N, C)² Gram matrix, the N × components coordinates and one block —
+    an SVD of the whole table took its float64 copy, its centred copy and an N × min(N, C) factor.
+
+    >>> table = np.outer(np.arange(5.0), [3.0, 4.0])  # 5 positions on a line of slope (3, 4)
+    >>> power, coordinates = _principal_components(table, 1)
+    >>> np.round(power, 6).tolist(), np.round(np.abs(coordinates[:, 0]), 6).tolist()
+    ([250.0, 0.0], [10.0, 5.0, 0.0, 5.0, 10.0])
+    """
+    from pecli.memory import check_fits_in_memory
+
+    count, channels = rows.shape
+    small = min(count, channels)
+    check_fits_in_memory(8 * (small * small + count * components), what="principal components' Gram matrix")
+    mean = np.zeros(channels)
+    step = max(1, _BLOCK_VALUES // max(channels, 1))
+    for start in range(0, count, step):
+        mean += rows[start : start + step].sum(axis=0, dtype=np.float64)
+    mean /= count
+    if channels <= count:
+        gram = np.zeros((channels, channels))
+        for start in range(0, count, step):
+            block = rows[start : start + step].astype(np.float64) - mean
+            gram += block.T @ block
+        values, vectors = np.linalg.eigh(gram)
+        power = np.clip(values[::-1], 0.0, None)
+        axes = vectors[:, ::-1][:, :components]
+        coordinates = np.empty((count, components))
+        for start in range(0, count, step):
+            coordinates[start : start + step] = (rows[start : start + step].astype(np.float64) - mean) @ axes
+        return power, coordinates
+    gram = np.zeros((count, count))
+    width = max(1, _BLOCK_VALUES // max(count, 1))
+    for start in range(0, channels, width):
+        block = rows[:, start : start + width].astype(np.float64) - mean[start : start + width]
+        gram += block @ block.T
+    values, vectors = np.linalg.eigh(gram)
+    power = np.clip(values[::-1], 0.0, None)
+    coordinates = vectors[:, ::-1][:, :components] * np.sqrt(power[:components])
+    return power, coordinates

@@ -9,8 +9,8 @@ from pecli.dtypes import round_to
 
 __all__ = ["aliased_positions", "precision_findings"]
 
-#: the dtypes positions are computed in by mistake, and their significant bits
-_DTYPES = (("bfloat16", 8), ("float16", 11))
+#: the dtypes positions are computed in by mistake, their significant bits and their largest finite value
+_DTYPES = (("bfloat16", 8, 3.3895313892515355e38), ("float16", 11, 65504.0))
 
 
 def aliased_positions(length: int, dtype: str, start: int = 0) -> np.ndarray:
@@ -40,23 +40,29 @@ def precision_findings(
     ('bfloat16', 257, "B's positions")
     >>> precision_findings(b, a, 1e-9, None)[0].message[:13]
     "A's positions"
+    >>> long = np.zeros((70_000, 1))  # beyond float16's 65504: its rows up to 65504 are checked
+    >>> precision_findings(long, long + 1.0, 1e-9, None)
+    []
     """
     bound = per_row(tolerance, b.shape)
     length = len(a)
     offset = int(reference.params.get("offset") or 0) if reference is not None else 0
-    for dtype, bits in _DTYPES:
-        rounded = aliased_positions(length, dtype, start=offset).astype(np.int64) - offset
-        moved = np.flatnonzero(rounded != np.arange(length))
+    for dtype, bits, largest in _DTYPES:
+        # positions beyond the dtype's largest value are not held at all (float16 stops at 65504): the
+        # rows up to it are checked, as those whose rounded position falls beyond the table are not
+        usable = min(length, max(0, int(largest) - offset + 1))
+        rounded = aliased_positions(usable, dtype, start=offset).astype(np.int64) - offset
+        moved = np.flatnonzero(rounded != np.arange(usable))
         if not len(moved):
             continue
-        inside = rounded < length
-        if not inside[moved].any():
+        rows = np.flatnonzero(rounded < length)
+        if not np.isin(moved, rows).any():
             continue
         for side, right, aliased in (("B", a, b), ("A", b, a)):
             # the aliased table's row p is the right table's row at p's rounded position
-            if not np.all(np.abs(right[rounded[inside]] - aliased[inside]) <= bound[inside]):
+            if not np.all(np.abs(right[rounded[rows]] - aliased[rows]) <= bound[rows]):
                 continue
-            off = float(np.abs(right[rounded[inside]] - aliased[inside]).max())
+            off = float(np.abs(right[rounded[rows]] - aliased[rows]).max())
             first = int(moved[0]) + offset
             return [
                 Finding(
@@ -66,7 +72,7 @@ def precision_findings(
                     {
                         "dtype": dtype,
                         "first_aliased_position": first,
-                        "rows_checked": int(inside.sum()),
+                        "rows_checked": len(rows),
                         "residual": off,
                     },
                 )
