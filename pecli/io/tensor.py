@@ -129,14 +129,18 @@ def read_array(handle: IO[bytes], offset: int, dtype: np.dtype, count: int, name
 
     >>> read_array(io.BytesIO(bytes(4) + np.float32([1.5, 2]).tobytes()), 4, np.dtype("<f4"), 2, "x").tolist()
     [1.5, 2.0]
+    >>> read_array(io.BytesIO(np.float64([0.25]).astype(">f8").tobytes()), 0, np.dtype(">f8"), 1, "x").dtype.str
+    '<f8'
     """
     if isinstance(handle, io.BytesIO):
-        return np.frombuffer(handle.getbuffer(), dtype=dtype, count=count, offset=offset).copy()
-    array = np.empty(count, dtype)
-    handle.seek(offset)
-    if handle.readinto(array.view(np.uint8)) != array.nbytes:  # type: ignore[attr-defined]
-        raise TableFileError(f"{name} ended while it was read (it changed or was cut short)", hint="read it again")
-    return array
+        array = np.frombuffer(handle.getbuffer(), dtype=dtype, count=count, offset=offset).copy()
+    else:
+        array = np.empty(count, dtype)
+        handle.seek(offset)
+        if handle.readinto(array.view(np.uint8)) != array.nbytes:  # type: ignore[attr-defined]
+            raise TableFileError(f"{name} ended while it was read (it changed or was cut short)", hint="read it again")
+    # a big-endian .npy (">f8") is swapped once here: the analysis views float bits as native integers
+    return array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
 
 
 @dataclass
