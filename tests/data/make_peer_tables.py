@@ -520,6 +520,19 @@ def x_transformers_rotary_base500():
     return RotaryEmbedding(20, base=500).forward_from_seq_len(193)[0][0]
 
 
+for _heads, _total, _length in ((6, 8, 68), (10, 18, 41)):
+    peer(
+        f"x_transformers_alibi_{_heads}heads_total{_total}_{_length}x{_length}",
+        "x-transformers",
+        f"AlibiPositionalBias(heads={_heads}, total_heads={_total})({_length}, {_length})",
+        f"pecli generate alibi --heads {_heads} --total-heads {_total} --len {_length} -o pe.npy",
+    )(
+        lambda heads=_heads, total=_total, length=_length: __import__(
+            "x_transformers.x_transformers", fromlist=["AlibiPositionalBias"]
+        ).AlibiPositionalBias(heads=heads, total_heads=total)(length, length)
+    )
+
+
 # --- the seed articles' code, copied verbatim in spirit (torch float32 arithmetic) -----------------
 
 

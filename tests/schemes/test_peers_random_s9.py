@@ -38,3 +38,23 @@ def test_identify_names_a_plain_rope_not_a_scaling_that_changes_nothing(name, di
     assert "--scaling" not in command and "--base 500 " in command, command
     ours = pecli.encode("rope", length, dim, part="angle", layout="interleaved", base=500.0, dtype="float64")
     assert np.abs(ours - table).max() <= 2e-6 * np.abs(table).max()
+
+
+@pytest.mark.parametrize(
+    ("name", "heads", "total", "length"),
+    [
+        ("x_transformers_alibi_6heads_total8_68x68", 6, 8, 68),
+        ("x_transformers_alibi_10heads_total18_41x41", 10, 18, 41),  # not a power of two: get_slopes' interleaving
+    ],
+)
+def test_identify_reads_x_transformers_padded_alibi_heads(name, heads, total, length):
+    """AlibiPositionalBias(heads, total_heads) pads with unbiased heads: identify found no match (exit 1)
+    for a convention pecli generates (--total-heads); it names heads and total_heads."""
+    table = np.load(PEERS / f"{name}.npy")
+    assert not table[heads:].any() and table[:heads].any()
+    found = identify_table(table)
+    assert found.level == "exact", found.best.describe()
+    assert found.best.params["heads"] == heads and found.best.params["total_heads"] == total
+    assert f"--heads {heads} --total-heads {total} --len {length}" in reproduce(found)
+    ours = pecli.encode("alibi", length, None, heads=heads, total_heads=total, dtype="float64")
+    assert np.abs(ours - table).max() <= 1e-6 * np.abs(table).max()
