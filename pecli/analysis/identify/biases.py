@@ -70,10 +70,11 @@ def alibi_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
         # the last query row tells the forms apart: −m·(L − 1 − j) or m·j
         heads, length = table.shape[0], table.shape[-1]
         rows = np.asarray(table[:, -1], dtype=np.float64)
+        biased, padding = _unpadded(rows)
         found = [
-            {"heads": heads, **({"form": "key"} if form == "key" else {}), **scaling}
+            {"heads": biased, **({"form": "key"} if form == "key" else {}), **scaling, **padding}
             for form in ("distance", "key")
-            for scaling in alibi_scalings(rows, _basis(form, length, length - 1))
+            for scaling in alibi_scalings(rows[:biased], _basis(form, length, length - 1))
         ]
         yield from found or [{"heads": heads}]
     elif table.ndim == 2 and table.shape[0] == table.shape[1] >= 2:
@@ -95,7 +96,7 @@ def alibi_row_candidates(table: np.ndarray) -> Iterator[tuple[dict[str, Any], in
     Head 0's row steps by its slope m_0 of H heads: the key form rises from 0 at j = 0; the
     distance form peaks at 0 on the query's own position.
     """
-    heads, length = table.shape
+    length = table.shape[1]
     if length < 2:
         return
     first = np.asarray(table[0], dtype=np.float64)
@@ -105,12 +106,31 @@ def alibi_row_candidates(table: np.ndarray) -> Iterator[tuple[dict[str, Any], in
         shapes.append(("key", 0))
     if first[query] == 0:  # peaks at 0 on the query's own position
         shapes.append(("distance", query))
+    biased, padding = _unpadded(table)
     for form, row in shapes:
         basis = _basis(form, length, row)
         if not _proportional(first, basis):  # head 0's row is its slope × the basis (a sinusoid's is not)
             continue
-        for scaling in alibi_scalings(table, basis):
-            yield {"heads": heads, "form": form, **scaling}, row
+        for scaling in alibi_scalings(table[:biased], basis):
+            yield {"heads": biased, "form": form, **scaling, **padding}, row
+
+
+def _unpadded(rows: np.ndarray) -> tuple[int, dict[str, Any]]:
+    """The heads before trailing all-zero ones, and ``total_heads`` when there are such heads: x-transformers'
+    ``AlibiPositionalBias(heads, total_heads)`` pads with heads that get no bias.
+
+    >>> _unpadded(alibi_table(4, heads=3, total_heads=5)[:, -1])
+    (3, {'total_heads': 5})
+    >>> _unpadded(alibi_table(4, heads=3)[:, -1])
+    (3, {})
+    """
+    heads = len(rows)
+    biased = heads
+    while biased > 1 and not np.any(rows[biased - 1]):
+        biased -= 1
+    if biased == heads or not np.any(rows[0]):
+        return heads, {}
+    return biased, {"total_heads": heads}
 
 
 def _proportional(row: np.ndarray, basis: np.ndarray) -> bool:
@@ -175,6 +195,6 @@ def alibi_rows(params: dict[str, Any], length: int, query_row: int, heads: range
     return np.concatenate(
         [
             alibi_table(length, dtype="float64", rows=range(query_row, query_row + 1), **{**params, "head": head})
-            for head in (range(params["heads"]) if heads is None else heads)
+            for head in (range(params.get("total_heads") or params["heads"]) if heads is None else heads)
         ]
     )

@@ -138,6 +138,12 @@ def _scalings(
     resolved = rates * (length - 1) > 0.5  # frequencies whose angle turns enough to be read well
     # a base read off the table, to 2…7 significant digits (gpt-oss's 150000), when no round base is near
     for base in round_bases if near else list(dict.fromkeys([*round_bases, *fitted])):
+        if _agrees(rates, rows, dim, length, tolerance, base, "none"):
+            # the plain RoPE of this base: a scaling that changes none of its frequencies here (llama3's
+            # factor 2 leaves base 500's short wavelengths alone) is not what the table shows
+            if base not in round_bases:
+                yield {"base": base}
+            continue
         # a scaling only lowers frequencies, each by at most its factor
         ratio = rates[resolved] / base ** (-2.0 * np.flatnonzero(resolved) / dim)
         if not ratio.size or ratio.max() > 1.0 + tolerance:  # no frequency turns enough to bound a scaling
