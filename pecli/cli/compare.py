@@ -7,7 +7,16 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.options import DimOpt, KeyOpt, LayerTypeOpt, LenOpt, complete_choices, dtype_names, output_options
+from pecli.cli.options import (
+    DimOpt,
+    KeyOpt,
+    LayerTypeOpt,
+    LenOpt,
+    complete_choices,
+    dtype_names,
+    output_options,
+    output_path,
+)
 from pecli.cli.output import Output, printable
 from pecli.errors import ExitCode, ParameterError
 
@@ -89,7 +98,11 @@ def compare(
     output: Annotated[
         Optional[str],
         typer.Option(
-            "-o", "--output", help="Figure of A, B and A − B side by side (.png, .svg, .pdf).", metavar="PATH"
+            "-o",
+            "--output",
+            help="Figure of A, B and A − B side by side (.png, .svg, .pdf).",
+            metavar="PATH",
+            callback=output_path,
         ),
     ] = None,
     layer_type: LayerTypeOpt = None,

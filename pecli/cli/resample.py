@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.options import FormatOpt, KeyOpt, LenOpt, complete_choices, output_options, parse_int
+from pecli.cli.options import FormatOpt, KeyOpt, LenOpt, complete_choices, output_options, output_path, parse_int
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
 
@@ -64,7 +64,13 @@ def resample(
     source: Annotated[str, typer.Argument(metavar="INPUT", help="A table file, - (stdin), or a model directory.")],
     output: Annotated[
         Optional[str],
-        typer.Option("-o", "--output", help="Output file (.npy, .safetensors, .pt, .csv, .tsv), or -.", metavar="PATH"),
+        typer.Option(
+            "-o",
+            "--output",
+            help="Output file (.npy, .safetensors, .pt, .csv, .tsv), or -.",
+            metavar="PATH",
+            callback=output_path,
+        ),
     ] = None,
     grid: Annotated[Optional[str], typer.Option("--grid", help="Target grid, e.g. 24x24.", metavar="HxW")] = None,
     from_grid: Annotated[
