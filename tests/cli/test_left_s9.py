@@ -32,3 +32,43 @@ def test_an_empty_output_path_is_a_usage_error(tmp_path, command, spelling):
     assert result.stderr.strip() == message
     assert result.stdout == b""
     assert sorted(path.name for path in tmp_path.iterdir()) == ["t.npy"]
+
+
+@pytest.mark.parametrize(
+    ("model_type", "arch", "extra"),
+    [
+        ("gpt_neox", "gptneox", {"rotary_pct": 0.25}),
+        ("deepseek_v3", "deepseek2", {"qk_rope_head_dim": 64, "rope_scaling": {
+            "type": "yarn", "factor": 40.0, "original_max_position_embeddings": 16, "mscale": 1.0,
+            "mscale_all_dim": 1.0, "beta_fast": 32, "beta_slow": 1}}),
+        ("deepseek_v2", "deepseek2", {"qk_rope_head_dim": 32}),
+        ("cohere", "command-r", {}),
+        ("mistral", "llama", {}),
+        ("qwen2_moe", "qwen2moe", {}),
+        ("phi", "phi2", {"partial_rotary_factor": 0.5}),
+        ("llama", "llama", {}),
+    ],
+)  # fmt: skip
+def test_the_gguf_view_names_llama_cpps_architecture_and_reads_back(tmp_path, model_type, arch, extra):
+    # info --as gguf wrote the transformers model type (gpt_neox, deepseek_v3) where llama.cpp's converter writes
+    # gptneox, deepseek2 (gguf.constants.MODEL_ARCH_NAMES); the view must still give the config's own table
+    import json
+
+    config = {"model_type": model_type, "hidden_size": 512, "num_attention_heads": 4,
+              "max_position_embeddings": 64, "rope_theta": 10000.0, **extra}  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    view = run_in_process("info", str(tmp_path / "config.json"), "--as", "gguf")
+    assert view.code == 0, view.stderr
+    metadata = json.loads(view.out)["metadata"]
+    assert metadata["general.architecture"] == arch
+    assert f"{arch}.rope.freq_base" in metadata
+    (tmp_path / "view.json").write_bytes(view.stdout)
+    tables = []
+    for source in ("config.json", "view.json"):
+        out = tmp_path / f"{source}.npy"
+        result = run_in_process("generate", "--from-config", str(tmp_path / source), "--part", "cos", "--dtype",
+                                "float64", "-o", str(out))  # fmt: skip
+        assert result.code == 0, result.stderr
+        tables.append(np.load(out))
+    assert tables[0].shape == tables[1].shape and tables[0].shape[0] == 64
+    np.testing.assert_allclose(tables[1], tables[0], rtol=1e-12, atol=0)
