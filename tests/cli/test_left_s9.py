@@ -72,3 +72,37 @@ def test_the_gguf_view_names_llama_cpps_architecture_and_reads_back(tmp_path, mo
         tables.append(np.load(out))
     assert tables[0].shape == tables[1].shape and tables[0].shape[0] == 64
     np.testing.assert_allclose(tables[1], tables[0], rtol=1e-12, atol=0)
+
+
+def _probe(tmp_path, name, *options):
+    path = str(tmp_path / name)
+    result = run_in_process("generate", "rope", "--d", "16", "--len", "8", *options, "--probe", "-o", path)
+    assert result.code == 0, result.stderr
+    return path
+
+
+def test_two_probes_of_the_same_inputs_compare_their_rotations(tmp_path):
+    # two probe files: "holds 6 tensors; choose one with --key (2-D candidates: none is 2-D)", exit 2
+    import json
+
+    first, same = _probe(tmp_path, "a.safetensors"), _probe(tmp_path, "b.safetensors")
+    agreed = run_in_process("compare", first, same, "--json")
+    assert agreed.code == 0, agreed.stderr
+    report = json.loads(agreed.out)
+    assert report["agree"] is True and report["engine"] == "b.safetensors"
+    assert [tensor["max_abs_diff"] for tensor in report["tensors"].values()] == [0.0, 0.0]
+    other_base = _probe(tmp_path, "c.safetensors", "--base", "500000")
+    differs = run_in_process("compare", first, other_base)
+    assert differs.code == 1, differs.stderr
+    assert differs.out.count("cause: the base differs: the reference's is 10000, the rotation's 500000") == 2
+
+
+def test_probes_of_different_inputs_are_refused_naming_what_differs(tmp_path):
+    first, longer = _probe(tmp_path, "a.safetensors"), _probe(tmp_path, "b.safetensors", "--len", "12")
+    result = run_in_process("compare", first, longer)
+    assert result.code == 2
+    assert result.stderr.startswith(
+        "pecli: error: a.safetensors and b.safetensors are probes of different inputs: their positions differ "
+        "(9 against 10)"
+    )
+    assert result.stderr.count("\n") == 1 and result.stdout == b""
