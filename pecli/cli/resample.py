@@ -204,7 +204,10 @@ def resample(
         write_tensors(
             target, {name: Tensor.from_array(resampled)}, fmt=written_format, metadata={"pecli_resample": how}
         )
-        wrote = [f"wrote {output}: {shape(resampled)} {dtype} ({written_format}) from {shape(table.array)}; {how}"]
+        read = f" ({table.array.shape[1]} positions of {table.array.shape[2]} channels)" if _batch_of_one(table) else ""
+        wrote = [
+            f"wrote {output}: {shape(resampled)} {dtype} ({written_format}) from {shape(table.array)}{read}; {how}"
+        ]
     written = {
         "input": source,
         "key": table.key,
@@ -334,3 +337,8 @@ def _prepare_output(out: Output, output: str, fmt: str | None) -> tuple[Any, str
             raise ParameterError(f"-o {output!r} is a directory", hint="give a file name, e.g. -o resampled.npy")
     fmt = format_for(output, fmt)
     return output_target(out, output, fmt), fmt
+
+
+def _batch_of_one(table: Any) -> bool:
+    """A (1, N, C) tensor: read as N positions of C channels (ViT's pos_embed), never as a one-channel grid."""
+    return table.array.ndim == 3 and table.array.shape[0] == 1

@@ -106,3 +106,32 @@ def test_probes_of_different_inputs_are_refused_naming_what_differs(tmp_path):
         "(9 against 10)"
     )
     assert result.stderr.count("\n") == 1 and result.stdout == b""
+
+
+def test_a_batch_of_one_is_read_as_positions_of_channels_and_says_so(tmp_path):
+    # a (1, H, W) tensor was read as H positions of W channels without a word: ambiguous with a one-channel grid
+    rng = np.random.default_rng(7)
+    table = rng.normal(size=(1, 4, 5))
+    np.save(tmp_path / "b.npy", table)
+    np.save(tmp_path / "t.npy", table[0])
+    batched = run_in_process("resample", str(tmp_path / "b.npy"), "--grid", "3x3", "-o", str(tmp_path / "b3.npy"))
+    assert batched.code == 0, batched.stderr
+    assert "from 1 × 4 × 5 (4 positions of 5 channels); grid=3x3" in batched.stderr + batched.out
+    plain = run_in_process("resample", str(tmp_path / "t.npy"), "--grid", "3x3", "-o", str(tmp_path / "t3.npy"))
+    assert plain.code == 0 and "positions of" not in plain.stderr + plain.out
+    resampled = np.load(tmp_path / "b3.npy")
+    assert resampled.shape == (1, 9, 5)
+    np.testing.assert_array_equal(resampled[0], np.load(tmp_path / "t3.npy"))
+
+
+def test_a_one_channel_grid_resamples_as_the_documented_h_w_by_1_table(tmp_path):
+    # docs/resample.md: a one-channel (1, H, W) grid is given as (H·W, 1): torch's interpolate of the grid
+    torch = pytest.importorskip("torch")
+    grid = np.random.default_rng(3).normal(size=(1, 4, 4))
+    np.save(tmp_path / "g.npy", grid.reshape(-1, 1))
+    result = run_in_process("resample", str(tmp_path / "g.npy"), "--grid", "6x6", "--method", "bilinear",
+                            "--no-antialias", "-o", str(tmp_path / "g6.npy"))  # fmt: skip
+    assert result.code == 0, result.stderr
+    expected = torch.nn.functional.interpolate(torch.from_numpy(grid)[None], size=(6, 6), mode="bilinear",
+                                               align_corners=False)[0, 0].numpy()  # fmt: skip
+    np.testing.assert_allclose(np.load(tmp_path / "g6.npy").reshape(6, 6), expected, rtol=0, atol=1e-12)
