@@ -356,8 +356,25 @@ def _engine_tensors(tensors: Mapping[str, Any]) -> dict[str, Any]:
     return named
 
 
+def _check_same_inputs(first: Probe, second: Probe, labels: Sequence[str]) -> None:
+    """Two probes compare only when they rotate the same q and k at the same positions."""
+    for name in ("positions", "q", "k"):
+        a, b = getattr(first, name), getattr(second, name)
+        if a.shape != b.shape or not np.array_equal(a, b):
+            shapes = f" ({' × '.join(map(str, a.shape))} against {' × '.join(map(str, b.shape))})"
+            raise ParameterError(
+                f"{labels[0]} and {labels[1]} are probes of different inputs: their {name} differ"
+                + (shapes if a.shape != b.shape else ""),
+                hint="write both probes with the same head width, length and seed, or compare each with an "
+                "engine's rotation of its q and k",
+            )
+
+
 def compare_probe_files(paths: Sequence[str], *, atol: float | None = None) -> RotatedComparison | None:
     """Two files one of which is a probe: the other's rotated q and k against it; None when neither is a probe.
+
+    Two probes of the same q, k and positions compare the second's rotation against the first's (as an
+    engine's); probes of different inputs are refused.
 
     Only the headers are read to decide; a file that cannot be read is left to the table comparison.
     """
@@ -377,7 +394,7 @@ def compare_probe_files(paths: Sequence[str], *, atol: float | None = None) -> R
         except PecliError:
             return None
     probes = [is_probe(header) for header in headers]
-    if probes.count(True) != 1:
+    if not any(probes):
         return None
     side = probes.index(True)
     loaded = []
@@ -386,5 +403,10 @@ def compare_probe_files(paths: Sequence[str], *, atol: float | None = None) -> R
             loaded.append({name: entry.load() for name, entry in opened.entries.items()})
     probe = read_probe(loaded[side], headers[side])
     labels = [printable(os.path.basename(path)) for path in paths]
+    if all(probes):  # two probes: the second's rotation of the same q and k is read as an engine's
+        other = read_probe(loaded[1], headers[1])
+        _check_same_inputs(probe, other, labels)
+        engine = {"q_rotated": other.q_rotated, "k_rotated": other.k_rotated}
+        return compare_rotated(probe, engine, atol=atol, engine=labels[1], probe_label=labels[0])
     return compare_rotated(probe, _engine_tensors(loaded[1 - side]), atol=atol, engine=labels[1 - side],
                            probe_label=labels[side])  # fmt: skip

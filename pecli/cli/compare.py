@@ -7,7 +7,16 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.options import DimOpt, KeyOpt, LayerTypeOpt, LenOpt, complete_choices, dtype_names, output_options
+from pecli.cli.options import (
+    DimOpt,
+    KeyOpt,
+    LayerTypeOpt,
+    LenOpt,
+    complete_choices,
+    dtype_names,
+    output_options,
+    output_path,
+)
 from pecli.cli.output import Output, printable
 from pecli.errors import ExitCode, ParameterError
 
@@ -32,6 +41,8 @@ SCHEME:preset=NAME,… picks one of that scheme's presets: 'sincos2d:preset=mae,
 
 When one file is a probe (generate --probe), the other holds an engine's rotation of its q and k
 (q_rotated, k_rotated): they are compared with the probe's, and the cause of a difference named.
+Two probes of the same q, k and positions (the same head width, length and seed): the second's
+rotation is compared with the first's, as an engine's; probes of other inputs are refused.
 
 With --properties, each SCHEME (a spec) is checked at --d (default 64) × --len (default 512)
 for the six properties of an ideal positional encoding, with the figure behind each verdict.
@@ -89,7 +100,11 @@ def compare(
     output: Annotated[
         Optional[str],
         typer.Option(
-            "-o", "--output", help="Figure of A, B and A − B side by side (.png, .svg, .pdf).", metavar="PATH"
+            "-o",
+            "--output",
+            help="Figure of A, B and A − B side by side (.png, .svg, .pdf).",
+            metavar="PATH",
+            callback=output_path,
         ),
     ] = None,
     layer_type: LayerTypeOpt = None,

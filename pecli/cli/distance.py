@@ -35,6 +35,7 @@ from pecli.cli.options import (
     PresetOpt,
     complete_choices,
     output_options,
+    output_path,
     scheme_options,
 )
 from pecli.cli.output import Output
@@ -113,6 +114,7 @@ def distance(
             "--output",
             help="Figure (.png, .svg, .pdf), data (.npy, .safetensors, .csv, .tsv) or -.",
             metavar="PATH",
+            callback=output_path,
         ),
     ] = None,
     qk: Annotated[

@@ -182,10 +182,31 @@ DtypeOpt = Annotated[
         autocompletion=complete_choices(dtype_names),
     ),
 ]
+
+
+def output_path(value: Optional[str]) -> Optional[str]:
+    """Every ``-o``'s check as it is parsed: an empty path is a usage error (exit 2), before any work.
+
+    >>> output_path("pe.npy"), output_path(None), output_path("-")
+    ('pe.npy', None, '-')
+    >>> output_path("")
+    Traceback (most recent call last):
+    ...
+    pecli.errors.ParameterError: -o: the output path is empty (give a file name after -o, or leave -o out)
+    """
+    if value == "":
+        raise ParameterError("-o: the output path is empty", hint="give a file name after -o, or leave -o out")
+    return value
+
+
 OutputOpt = Annotated[
     Optional[str],
     typer.Option(
-        "-o", "--output", help="Output file (.npy, .safetensors, .pt, .csv, .tsv), or - for stdout.", metavar="PATH"
+        "-o",
+        "--output",
+        help="Output file (.npy, .safetensors, .pt, .csv, .tsv), or - for stdout.",
+        metavar="PATH",
+        callback=output_path,
     ),
 ]
 FormatOpt = Annotated[

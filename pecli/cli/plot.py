@@ -39,6 +39,7 @@ from pecli.cli.options import (
     complete_choices,
     flag_for,
     output_options,
+    output_path,
     scheme_options,
 )
 from pecli.cli.output import Output
@@ -91,7 +92,7 @@ def plot(
     ],
     output: Annotated[
         Optional[str],
-        typer.Option("-o", "--output", help="Image file: .png, .svg or .pdf.", metavar="PATH"),
+        typer.Option("-o", "--output", help="Image file: .png, .svg or .pdf.", metavar="PATH", callback=output_path),
     ] = None,
     key: KeyOpt = None,
     rows: Annotated[Optional[str], typer.Option("--rows", help="Positions to draw, A:B.", metavar="A:B")] = None,

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.options import FormatOpt, KeyOpt, LenOpt, complete_choices, output_options, parse_int
+from pecli.cli.options import FormatOpt, KeyOpt, LenOpt, complete_choices, output_options, output_path, parse_int
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
 
@@ -64,7 +64,13 @@ def resample(
     source: Annotated[str, typer.Argument(metavar="INPUT", help="A table file, - (stdin), or a model directory.")],
     output: Annotated[
         Optional[str],
-        typer.Option("-o", "--output", help="Output file (.npy, .safetensors, .pt, .csv, .tsv), or -.", metavar="PATH"),
+        typer.Option(
+            "-o",
+            "--output",
+            help="Output file (.npy, .safetensors, .pt, .csv, .tsv), or -.",
+            metavar="PATH",
+            callback=output_path,
+        ),
     ] = None,
     grid: Annotated[Optional[str], typer.Option("--grid", help="Target grid, e.g. 24x24.", metavar="HxW")] = None,
     from_grid: Annotated[
@@ -198,7 +204,10 @@ def resample(
         write_tensors(
             target, {name: Tensor.from_array(resampled)}, fmt=written_format, metadata={"pecli_resample": how}
         )
-        wrote = [f"wrote {output}: {shape(resampled)} {dtype} ({written_format}) from {shape(table.array)}; {how}"]
+        read = f" ({table.array.shape[1]} positions of {table.array.shape[2]} channels)" if _batch_of_one(table) else ""
+        wrote = [
+            f"wrote {output}: {shape(resampled)} {dtype} ({written_format}) from {shape(table.array)}{read}; {how}"
+        ]
     written = {
         "input": source,
         "key": table.key,
@@ -328,3 +337,8 @@ def _prepare_output(out: Output, output: str, fmt: str | None) -> tuple[Any, str
             raise ParameterError(f"-o {output!r} is a directory", hint="give a file name, e.g. -o resampled.npy")
     fmt = format_for(output, fmt)
     return output_target(out, output, fmt), fmt
+
+
+def _batch_of_one(table: Any) -> bool:
+    """A (1, N, C) tensor: read as N positions of C channels (ViT's pos_embed), never as a one-channel grid."""
+    return table.array.ndim == 3 and table.array.shape[0] == 1

@@ -33,7 +33,15 @@ import numpy as np
 
 from pecli.errors import ParameterError, TableFileError
 
-__all__ = ["GGUF_KEYS", "GGUFWithoutSettings", "gguf_config", "gguf_view_config", "is_gguf_path", "is_gguf_view"]
+__all__ = [
+    "GGUF_KEYS",
+    "GGUFWithoutSettings",
+    "gguf_architecture",
+    "gguf_config",
+    "gguf_view_config",
+    "is_gguf_path",
+    "is_gguf_view",
+]
 
 #: the most a GGUF integer setting may be: what config.json's integers may be (encoding.CONFIG_INT_MAX)
 _INT_MAX = 2**31 - 1
@@ -54,6 +62,31 @@ _MODEL_TYPES = {
     "deepseek2-ocr": "deepseek_v2",
     "ernie4_5-moe": "ernie4_5_moe",
     "chatglm": "glm",
+    "gptneox": "gpt_neox",
+    "phi2": "phi",
+    "qwen2moe": "qwen2_moe",
+    "qwen3moe": "qwen3_moe",
+    "qwen3next": "qwen3_next",
+    "gpt-oss": "gpt_oss",
+    "glm4moe": "glm4_moe",
+    "hunyuan-dense": "hunyuan_v1_dense",
+    "hunyuan-moe": "hunyuan_v1_moe",
+    "falcon-h1": "falcon_h1",
+    "lfm2moe": "lfm2_moe",
+    "minimax-m2": "minimax_m2",
+    "granitehybrid": "granitemoehybrid",
+}
+#: the architecture name llama.cpp's convert_hf_to_gguf.py writes for a transformers model type, where the two
+#: differ: each converter class's model_arch (gguf.constants.MODEL_ARCH_NAMES) for the ForCausalLM class it
+#: registers (GPTNeoXModel: GPTNeoXForCausalLM -> MODEL_ARCH.GPTNEOX; DeepseekV2Model: DeepseekV2ForCausalLM and
+#: DeepseekV3ForCausalLM -> DEEPSEEK2; LlamaModel: MistralForCausalLM and MixtralForCausalLM -> LLAMA); the rest
+#: of _MODEL_TYPES read backwards. gemma3_text and llama4_text keep their names: llama.cpp's gemma3 and llama4 give
+#: their sliding or NoPE layers settings of their own (_SWA_BASE_10000), which a view of one rope set cannot hold
+_ARCHITECTURES = {
+    **{model_type: arch for arch, model_type in _MODEL_TYPES.items() if arch not in ("deepseek2-ocr",)},
+    "deepseek_v3": "deepseek2",
+    "mistral": "llama",
+    "mixtral": "llama",
 }
 #: llama.cpp's architectures that run without rotary embeddings (src/llama-model.cpp, llama_model_rope_type: the
 #: LLAMA_ROPE_TYPE_NONE list, less GPT-J, whose transformers model rotates, and BLOOM, whose ALiBi pecli reads from
@@ -78,6 +111,15 @@ _SWA_BASE_10000 = ("gemma3", "gemma3n", "gemma-embedding")
 _LONGROPE_TENSORS = ("rope_factors_long.weight", "rope_factors_short.weight")
 #: the tensor types a factor tensor may have (pecli.io.gguf's names of ggml's F32, F16, F64, BF16)
 _FLOAT_TYPES = ("float32", "float16", "float64", "bfloat16")
+
+
+def gguf_architecture(model_type: str) -> str:
+    """The ``general.architecture`` llama.cpp's converter writes for a transformers ``model_type``.
+
+    >>> gguf_architecture("gpt_neox"), gguf_architecture("deepseek_v3"), gguf_architecture("llama")
+    ('gptneox', 'deepseek2', 'llama')
+    """
+    return _ARCHITECTURES.get(model_type, model_type)
 
 
 class GGUFWithoutSettings(TableFileError):
@@ -293,7 +335,7 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
             # get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim) with mscale = mscale_all_dim for
             # LLM_ARCH_DEEPSEEK2 only and mscale = 1 for every other architecture
             rope["mscale_all_dim"] = log_multiplier / 0.1
-            # (pecli's GGUF view of a config names the architecture by its transformers model type)
+            # (views written before pecli wrote llama.cpp's names named it by its transformers model type)
             rope["mscale"] = rope["mscale_all_dim"] if arch in ("deepseek2", "deepseek_v2", "deepseek_v3") else 1.0
         for unsupported in ("yarn_ext_factor", "yarn_attn_factor"):
             value = fields.get(key(f"rope.scaling.{unsupported}"))

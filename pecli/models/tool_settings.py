@@ -22,6 +22,7 @@ import math
 from typing import Any
 
 from pecli.errors import ParameterError
+from pecli.models.gguf import gguf_architecture
 from pecli.models.info import ConfigInfo, LayerInfo, head_width, is_rotary
 from pecli.models.rope_config import ROPE_TYPE_SCALING
 from pecli.models.rope_settings import class_partial, own_spelling
@@ -162,7 +163,7 @@ def _gguf(info: ConfigInfo, rope: list[LayerInfo]) -> dict[str, Any]:
         )
     encoding = rope[0].encoding
     params, scaling = encoding.params, encoding.params.get("scaling", "none")
-    arch = encoding.model_type.split("/")[-1]
+    arch = gguf_architecture(encoding.model_type.split("/")[-1])  # llama.cpp's name: gptneox, deepseek2
     head = head_width(encoding)
     heads = info.settings.get("num_attention_heads")
     heads = heads if isinstance(heads, int) and not isinstance(heads, bool) and heads > 0 else 1
@@ -204,7 +205,7 @@ def _gguf(info: ConfigInfo, rope: list[LayerInfo]) -> dict[str, Any]:
         metadata[f"{arch}.rope.scaling.yarn_beta_fast"] = params["beta_fast"]
         metadata[f"{arch}.rope.scaling.yarn_beta_slow"] = params["beta_slow"]
         mscale, all_dim = params.get("mscale"), params.get("mscale_all_dim")
-        deepseek = arch in ("deepseek2", "deepseek_v2", "deepseek_v3")  # llama.cpp's mscale = all_dim there only
+        deepseek = arch == "deepseek2"  # llama.cpp's mscale = all_dim there only
         if params.get("attention_factor") is None and mscale and mscale == all_dim and deepseek:
             metadata[f"{arch}.rope.scaling.yarn_log_multiplier"] = 0.1 * all_dim  # the converter's spelling
         elif params.get("attention_factor") is not None or (mscale and all_dim):
