@@ -29,7 +29,7 @@ dinov2-original (scale_factor = (size + 0.1) / grid), each with one class token.
 
 Examples:
 
-
+\b
   pecli resample vit.safetensors --key pos_embed --grid 24x24 --convention timm -o pos.npy
   pecli resample pos.npy --prefix-tokens 1 --grid 16x12 --method bilinear --no-antialias -o new.npy
   pecli resample roberta.safetensors --key position_embeddings --len 4098 --keep-rows 2 --method tile -o long.npy

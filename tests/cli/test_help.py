@@ -143,3 +143,14 @@ def test_man_page_groups_options_under_the_same_headings():
     headings = re.findall(r"^\.PP\n(\S[^\n]*):$", generate, flags=re.MULTILINE)
     assert headings[:4] == ["Arguments", "Options", "Scheme options", "sinusoidal options"]
     assert "rope options" in headings and "t5 options" in headings
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_examples_keep_one_command_a_line(name):
+    # resample's examples had lost click's no-rewrap marker and ran together into one wrapped paragraph
+    text = _help(name, width=80)
+    block = text.split("Examples:\n", 1)[1].lstrip("\n").split("\n\n")[0]  # the lines under the heading
+    lines = block.splitlines()
+    assert lines and all(line.startswith("    ") for line in lines), block
+    assert all(line.split()[0] in ("pecli", "seq") for line in lines), block
+    assert all(line.count("pecli ") == 1 or "|" in line for line in lines), block
