@@ -35,7 +35,7 @@ from pecli.analysis.compare import rounding_tolerance, value_precision
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.presets import presets_of
 
-__all__ = ["diffusers_crops", "grid_candidates", "grid_scheme_candidates", "mrope_sections"]
+__all__ = ["diffusers_crops", "grid_bases", "grid_candidates", "grid_scheme_candidates", "mrope_sections"]
 
 #: grids tried per token count (the most square first)
 _MAX_GRIDS = 16
@@ -44,6 +44,58 @@ _DIFFUSERS_BASE = 10000.0
 #: diffusers' interpolation_scale, tried for the whole base_size it makes of the table's base_size / scale
 #: (1 first: only the quotient shows; PixArt's max(sample_size // 64, 1) and halves after)
 _INTERPOLATION_SCALES = (1.0, 2.0, 0.5, 3.0, 4.0, 1.5, 0.25, 0.75, 0.875, 1.25)
+#: a base read off a grid table is kept when within this (relative) of its 3 significant digits
+_ROUND_BASE = 1e-3
+
+
+def grid_bases(row: np.ndarray) -> tuple[float, ...]:
+    """Round bases (3 significant digits) that the second token's row of a grid table shows.
+
+    Token 1 turns by ω_k = ω_1^k along one axis (every grid layout's frequencies are geometric, ω_0 = 1):
+    its row holds sin ω_k and cos ω_k (sincos2d), or one part of them (RoPE's cos, sin or angle). ω_1 is
+    an angle below 1 radian read from the row whose square and cube are read there too; the base is
+    ω_1^(−n) for the exponents the layouts use (d/4 frequencies per axis, shifted by 1 (vit-pytorch's
+    ``temperature``), d/2 for M-RoPE). A vit-pytorch table at temperature 100 reads 100:
+
+    >>> import pecli
+    >>> table = pecli.encode("sincos2d", None, 32, preset="vit-pytorch", grid="4,4", base=100.0)
+    >>> 100.0 in grid_bases(table[1])
+    True
+    """
+    dim = row.size
+    values = row.astype(np.float64)
+    # the other axis stands at 0 (sin 0 = 0, cos 0 = 1, angle 0) in a quarter of the columns or more:
+    # a 1-D table's second row (a sinusoidal one's) is no grid's, and tries no other base
+    if dim < 8 or np.count_nonzero((np.abs(values) <= 1e-7) | (np.abs(values - 1.0) <= 1e-7)) < dim // 4:
+        return ()
+    values = values[(values > 1e-6) & (values < 1.0 - 1e-9)]
+    if not values.size:
+        return ()
+    angles = np.unique(np.concatenate([np.arcsin(values), np.arccos(values), values]))
+    angles = angles[(angles > 1e-3) & (angles < 0.999)]  # ω_0 = 1 (read as 1 − 1e-7) is no ω_1
+
+    def present(targets: np.ndarray) -> np.ndarray:
+        index = np.clip(np.searchsorted(angles, targets), 1, len(angles) - 1)
+        nearest = np.minimum(np.abs(angles[index] - targets), np.abs(angles[index - 1] - targets))
+        return nearest <= 1e-5 * np.maximum(targets, 1e-3)
+
+    if len(angles) < 3:
+        return ()
+    steps = angles[present(angles**2) & present(angles**3)]
+    if not steps.size:
+        return ()
+    step = float(steps[-1])  # ω_1 is the largest such angle (its powers qualify too)
+    exponents = sorted({dim // 4, dim // 4 - 1, (dim + 3) // 4, (dim + 3) // 4 - 1, dim // 2} - {0})
+    found: list[float] = []
+    for exponent in exponents:
+        logarithm = -exponent * math.log(step)
+        if not 0.0 < logarithm < math.log(1e12):
+            continue
+        base = math.exp(logarithm)
+        rounded = float(f"{base:.3g}")
+        if rounded > 1.0 and abs(base / rounded - 1.0) < _ROUND_BASE and rounded not in found:
+            found.append(rounded)
+    return tuple(found)
 
 
 def _factor_pairs(tokens: int) -> list[tuple[int, int]]:
@@ -178,22 +230,30 @@ def grid_scheme_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Itera
     dim = table.shape[1]
     sincos_presets = [resolve("sincos2d", name, {})[1] for name in presets_of("sincos2d")]
     diffusers = resolve("sincos2d", "diffusers", {})[1]
+    read_bases: dict[int, tuple[float, ...]] = {}
     for grid in grid_candidates(table):
         height, width = map(int, grid["grid"].split(","))
+        # behind diffusers' extra_tokens zero rows (cls_token with extra_tokens), or MAE's one cls row
+        lead = (grid["extra_tokens"] or 1) if grid["cls_token"] else 0
+        if lead not in read_bases:  # the bases the grid's second token shows, beyond the round ones
+            shown = grid_bases(table[lead + 1]) if len(table) > lead + 1 else ()
+            read_bases[lead] = tuple(base for base in shown if base not in bases)
+        grid_bases_here = (*bases, *read_bases[lead])
         for params in sincos_presets:  # the interleaved layout takes any d; the others d divisible by 4
             if dim % 4 == 0 or params["layout"] == "interleaved":
                 yield "sincos2d", {**params, **grid}
+        for params, base in itertools.product(sincos_presets, read_bases[lead]):  # a preset at a base read off the row
+            if dim % 4 == 0 or params["layout"] == "interleaved":
+                yield "sincos2d", {**params, **grid, "base": base}
         # every layout at the grid bases, beyond the presets' (the presets above come first)
-        for layout, base in itertools.product(SCHEMES["sincos2d"].choices["layout"], bases):
+        for layout, base in itertools.product(SCHEMES["sincos2d"].choices["layout"], grid_bases_here):
             if dim % 4 == 0 or layout == "interleaved":
                 yield "sincos2d", {**SCHEMES["sincos2d"].defaults, **grid, "layout": layout, "base": base}
-        # behind diffusers' extra_tokens zero rows (cls_token with extra_tokens), or MAE's one cls row
-        lead = (grid["extra_tokens"] or 1) if grid["cls_token"] else 0
         for read in diffusers_crops(table[lead:], height, width):
             yield "sincos2d", {**diffusers, **grid, **read}
         if dim in (2, 3) and not grid["cls_token"]:
             for layout in SCHEMES["coordconv"].choices["layout"]:  # uber's columns differ on a non-square grid
                 yield "coordconv", {**SCHEMES["coordconv"].defaults, "grid": grid["grid"], "layout": layout}
         if not grid["cls_token"]:
-            for params in _rope2d_candidates(table, height, width, bases):
+            for params in _rope2d_candidates(table, height, width, grid_bases_here):
                 yield "rope2d", {**SCHEMES["rope2d"].defaults, **params}

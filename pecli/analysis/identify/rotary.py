@@ -130,7 +130,9 @@ def _scalings(
         if _agrees(rates, rows, dim, length, tolerance, base, "none"):
             yield {"base": base}
     # scaled: HF's factors are > 1; YaRN's attention factor 0.1·ln(factor) + 1 is the cos amplitude
-    read_factors = [_significant(1.0 / rates[0], 3), _significant(math.exp((amplitude - 1.0) / 0.1), 3)]
+    # linear's factor is 1/ω_0 (rotary-embedding-torch's interpolate_factor 1.2345): 3 to 5 significant digits
+    read_factors = [*(_significant(1.0 / rates[0], digits) for digits in (3, 4, 5))]
+    read_factors.append(_significant(math.exp((amplitude - 1.0) / 0.1), 3))
     factors = [factor for factor in dict.fromkeys([*_FACTORS, *read_factors]) if factor > 1.0]
     attention = {"apply_attention_factor": True} if abs(amplitude - 1.0) > 1e-3 else {}
     resolved = rates * (length - 1) > 0.5  # frequencies whose angle turns enough to be read well
