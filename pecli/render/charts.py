@@ -13,7 +13,7 @@ import numpy as np
 
 from pecli.render.downsample import block_average, block_edges, column_structure, row_structure
 from pecli.render.image import draw_cells, fix_layout, image_format, save_figure
-from pecli.render.scale import color_limits, value_range
+from pecli.render.scale import ValueRange, color_limits, value_range
 
 #: a min … max band at most this fraction of the profile's range is drawn as its line alone
 _INVISIBLE_SPREAD = 1e-3
@@ -119,25 +119,41 @@ def save_heatmaps(
         True
     """
     image_format(path)
-    figsize = (4.2 * len(matrices), height)
-    figure, axes_row = _canvas(figsize, dpi, panels=len(matrices))
+    figure, axes_row, figsize = _heatmap_canvas(len(matrices), dpi, height)
     joint = [value_range(m) for m in matrices[:shared]]
-    shared_limits = (
-        color_limits(value_range(np.array([[r.low, r.high] for r in joint], dtype=np.float64))) if joint else None
-    )
-    for index, (matrix, title, axes) in enumerate(zip(matrices, titles, axes_row, strict=True)):
+    shared_limits = _joint_limits(joint) if joint else None
+    cells, limits = [], []
+    for index, (matrix, axes) in enumerate(zip(matrices, axes_row, strict=True)):
         matrix = np.asarray(matrix, dtype=np.float64)
-        low, high = shared_limits if index < shared and shared_limits else color_limits(value_range(matrix))
-        box = axes.get_position()
+        limits.append(shared_limits if index < shared and shared_limits else color_limits(value_range(matrix)))
+        rows, cols = _panel_pixels(axes, figsize, dpi)
         # blocks of one size, as pecli.render.image does: mixed sizes draw false stripes
-        shrunk = block_average(
-            matrix,
-            math.ceil(box.height * figsize[1] * dpi),
-            math.ceil(box.width * figsize[0] * dpi),
-            uniform=True,
-            structure=column_structure(matrix),
-            row_structure=row_structure(matrix),
-        )
+        cells.append(block_average(matrix, rows, cols, uniform=True, structure=column_structure(matrix),
+                                   row_structure=row_structure(matrix)))  # fmt: skip
+    _draw_heatmaps(figure, axes_row, cells, limits, path, titles=titles, x_label=x_label, y_label=y_label,
+                   cmap=cmap, dpi=dpi)  # fmt: skip
+
+
+def _heatmap_canvas(panels: int, dpi: float, height: float):
+    figsize = (4.2 * panels, height)
+    figure, axes_row = _canvas(figsize, dpi, panels=panels)
+    return figure, axes_row, figsize
+
+
+def _panel_pixels(axes, figsize: tuple[float, float], dpi: float) -> tuple[int, int]:
+    """The most cells (rows, columns) a panel shows: its pixels before the layout runs."""
+    box = axes.get_position()
+    return math.ceil(box.height * figsize[1] * dpi), math.ceil(box.width * figsize[0] * dpi)
+
+
+def _joint_limits(ranges: Sequence[ValueRange]) -> tuple[float, float]:
+    """One colour scale over panels of these value ranges (symmetric around 0)."""
+    return color_limits(value_range(np.array([[r.low, r.high] for r in ranges], dtype=np.float64)))
+
+
+def _draw_heatmaps(figure, axes_row, cells, limits, path: str, *, titles: Sequence[str], x_label: str,
+                   y_label: str, cmap: str, dpi: float) -> None:  # fmt: skip
+    for shrunk, (low, high), title, axes in zip(cells, limits, titles, axes_row, strict=True):
         mesh = draw_cells(axes, shrunk, cmap=cmap, low=low, high=high, x_label=x_label, y_label=y_label)
         figure.colorbar(mesh, ax=axes)
         axes.set_title(title, fontsize="small", parse_math=False)
