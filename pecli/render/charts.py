@@ -451,7 +451,7 @@ class _BlockSums:
             part = rows[max(low, start) - start : min(high, stop) - start]
             if not len(part):
                 continue
-            total = np.sum(part, axis=0, dtype=np.float64)
+            total = np.asarray(np.sum(part, axis=0, dtype=np.float64))
             if np.isfinite(total).all():  # every value in the part is finite
                 self.sums[block] += self._columns(total)
                 self.counts[block] += self.col_sizes * len(part)
