@@ -162,10 +162,10 @@ def compare(
         return
     if output is not None:
         _check_figure_path(output)
-    streamed = None if output is not None else _large_files(tables, (key_a or key, key_b or key))
+    streamed = _large_files(tables, (key_a or key, key_b or key))  # -o too: its figure is drawn from the chunks
     streamed_spec = (
         None
-        if output is not None or streamed is not None
+        if streamed is not None
         else _large_file_and_spec(tables, (key_a or key, key_b or key), (key_a, key_b), d=d, length=length, dtype=dtype)
     )
     if streamed is not None:
@@ -793,11 +793,21 @@ def _save_difference_figure(path: str, first: Any, second: Any) -> None:
 
     from pecli.render.charts import MOST_DIFFERENCE_ROWS, save_difference
 
-    shape = first.array.shape
+    shape = first.shape if isinstance(first, _StreamedTable) else first.array.shape
     if len(shape) > 2 and math.prod(shape[:-2]) > MOST_DIFFERENCE_ROWS:
         raise ParameterError(
             f"-o draws one row of panels per head, at most {MOST_DIFFERENCE_ROWS}; the tables hold "
             f"{math.prod(shape[:-2])} of {shape[-2]} × {shape[-1]}",
             hint="compare them without -o, or write fewer heads",
         )
+    if isinstance(first, _StreamedTable):  # block means summed chunk by chunk: never both tables whole
+        from pecli.render.charts import save_difference_chunks
+
+        step = max(1, _STREAM_CHUNK_BYTES // (8 * first.rows.shape[1]))
+
+        def pairs() -> Any:
+            return zip(first.rows.chunks(step, reuse=True), second.rows.chunks(step, reuse=True), strict=True)
+
+        save_difference_chunks(pairs, shape, path, labels=(first.label, second.label))
+        return
     save_difference(first.array, second.array, path, labels=(first.label, second.label))

@@ -7,18 +7,33 @@ atomic writes) and, for the terminal, plain text that any terminal shows.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from pecli.render.downsample import block_average, block_edges, column_structure, row_structure
+from pecli.render.downsample import (
+    AxisStructure,
+    Downsampled,
+    block_average,
+    block_edges,
+    column_structure,
+    row_structure,
+)
 from pecli.render.image import draw_cells, fix_layout, image_format, save_figure
-from pecli.render.scale import color_limits, value_range
+from pecli.render.scale import ValueRange, color_limits, value_range
 
 #: a min … max band at most this fraction of the profile's range is drawn as its line alone
 _INVISIBLE_SPREAD = 1e-3
 
-__all__ = ["MOST_DIFFERENCE_ROWS", "profile_chart", "save_difference", "save_heatmaps", "save_profile"]
+__all__ = [
+    "MOST_DIFFERENCE_ROWS",
+    "profile_chart",
+    "save_difference",
+    "save_difference_chunks",
+    "save_heatmaps",
+    "save_profile",
+]
 
 
 def _canvas(figsize: tuple[float, float], dpi: float, panels: int = 1):
@@ -119,25 +134,41 @@ def save_heatmaps(
         True
     """
     image_format(path)
-    figsize = (4.2 * len(matrices), height)
-    figure, axes_row = _canvas(figsize, dpi, panels=len(matrices))
+    figure, axes_row, figsize = _heatmap_canvas(len(matrices), dpi, height)
     joint = [value_range(m) for m in matrices[:shared]]
-    shared_limits = (
-        color_limits(value_range(np.array([[r.low, r.high] for r in joint], dtype=np.float64))) if joint else None
-    )
-    for index, (matrix, title, axes) in enumerate(zip(matrices, titles, axes_row, strict=True)):
+    shared_limits = _joint_limits(joint) if joint else None
+    cells, limits = [], []
+    for index, (matrix, axes) in enumerate(zip(matrices, axes_row, strict=True)):
         matrix = np.asarray(matrix, dtype=np.float64)
-        low, high = shared_limits if index < shared and shared_limits else color_limits(value_range(matrix))
-        box = axes.get_position()
+        limits.append(shared_limits if index < shared and shared_limits else color_limits(value_range(matrix)))
+        rows, cols = _panel_pixels(axes, figsize, dpi)
         # blocks of one size, as pecli.render.image does: mixed sizes draw false stripes
-        shrunk = block_average(
-            matrix,
-            math.ceil(box.height * figsize[1] * dpi),
-            math.ceil(box.width * figsize[0] * dpi),
-            uniform=True,
-            structure=column_structure(matrix),
-            row_structure=row_structure(matrix),
-        )
+        cells.append(block_average(matrix, rows, cols, uniform=True, structure=column_structure(matrix),
+                                   row_structure=row_structure(matrix)))  # fmt: skip
+    _draw_heatmaps(figure, axes_row, cells, limits, path, titles=titles, x_label=x_label, y_label=y_label,
+                   cmap=cmap, dpi=dpi)  # fmt: skip
+
+
+def _heatmap_canvas(panels: int, dpi: float, height: float):
+    figsize = (4.2 * panels, height)
+    figure, axes_row = _canvas(figsize, dpi, panels=panels)
+    return figure, axes_row, figsize
+
+
+def _panel_pixels(axes, figsize: tuple[float, float], dpi: float) -> tuple[int, int]:
+    """The most cells (rows, columns) a panel shows: its pixels before the layout runs."""
+    box = axes.get_position()
+    return math.ceil(box.height * figsize[1] * dpi), math.ceil(box.width * figsize[0] * dpi)
+
+
+def _joint_limits(ranges: Sequence[ValueRange]) -> tuple[float, float]:
+    """One colour scale over panels of these value ranges (symmetric around 0)."""
+    return color_limits(value_range(np.array([[r.low, r.high] for r in ranges], dtype=np.float64)))
+
+
+def _draw_heatmaps(figure, axes_row, cells, limits, path: str, *, titles: Sequence[str], x_label: str,
+                   y_label: str, cmap: str, dpi: float) -> None:  # fmt: skip
+    for shrunk, (low, high), title, axes in zip(cells, limits, titles, axes_row, strict=True):
         mesh = draw_cells(axes, shrunk, cmap=cmap, low=low, high=high, x_label=x_label, y_label=y_label)
         figure.colorbar(mesh, ax=axes)
         axes.set_title(title, fontsize="small", parse_math=False)
@@ -270,28 +301,41 @@ def _save_difference_lines(
     _save_laid_out(figure, path, dpi)
 
 
+def _stack_panel(count: int) -> float:
+    """Inches of one panel of a stack of ``count`` rows of three."""
+    return 2.6 if count <= 4 else 1.8
+
+
 def _save_difference_stack(a: np.ndarray, b: np.ndarray, path: str, *, titles: Sequence[str], dpi: float) -> None:
+    difference = a - b
+    pixels = math.ceil(_stack_panel(len(a)) * dpi)
+    panels = []
+    for row in range(len(a)):
+        # each head in its own scale (ALiBi's slopes differ by 2^8 between heads: one scale over all
+        # of them draws the last heads blank), A and B in one, A − B in its own
+        both = value_range(np.stack([a[row], b[row]]).reshape(2, -1))
+        cells = [block_average(matrix, pixels, pixels, uniform=True) for matrix in (a[row], b[row], difference[row])]
+        panels.append((both, value_range(difference[row]), cells))
+    _draw_difference_stack(panels, path, titles=titles, dpi=dpi)
+
+
+def _draw_difference_stack(panels, path: str, *, titles: Sequence[str], dpi: float) -> None:
+    """Rows of A, B and A − B: ``panels`` holds, per row, the range of A and B, that of A − B, and the three cells."""
     image_format(path)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    count = len(a)
-    panel = 2.6 if count <= 4 else 1.8
+    count = len(panels)
+    panel = _stack_panel(count)
     figsize = (3 * panel + 2.0, count * panel + 0.6)
     figure = Figure(figsize=figsize, dpi=dpi, layout="constrained")
     FigureCanvasAgg(figure)
     grid = figure.subplots(count, 3, squeeze=False)
-    difference = a - b
-    pixels = math.ceil(panel * dpi)
-    for row in range(count):
-        # each head in its own scale (ALiBi's slopes differ by 2^8 between heads: one scale over all
-        # of them draws the last heads blank), A and B in one, A − B in its own
-        both = value_range(np.stack([a[row], b[row]]).reshape(2, -1))
-        limits = [color_limits(both), color_limits(both), color_limits(value_range(difference[row]))]
+    for row, (both, difference, cells) in enumerate(panels):
+        limits = [color_limits(both), color_limits(both), color_limits(difference)]
         meshes = []
-        for column, matrix in enumerate((a[row], b[row], difference[row])):
+        for column, shrunk in enumerate(cells):
             axes = grid[row, column]
-            shrunk = block_average(matrix, pixels, pixels, uniform=True)
             low, high = limits[column]
             meshes.append(draw_cells(axes, shrunk, cmap="RdBu", low=low, high=high,
                                      x_label="key j" if row == count - 1 else "", y_label=""))  # fmt: skip
@@ -299,7 +343,193 @@ def _save_difference_stack(a: np.ndarray, b: np.ndarray, path: str, *, titles: S
             axes.tick_params(labelsize="x-small")
             if row == 0:
                 axes.set_title(titles[column], fontsize="small", parse_math=False)
-        for mesh, panels in ((meshes[0], [grid[row, 0], grid[row, 1]]), (meshes[2], [grid[row, 2]])):
-            bar = figure.colorbar(mesh, ax=panels, shrink=0.9, pad=0.01)
+        for mesh, columns in ((meshes[0], [grid[row, 0], grid[row, 1]]), (meshes[2], [grid[row, 2]])):
+            bar = figure.colorbar(mesh, ax=columns, shrink=0.9, pad=0.01)
             bar.ax.tick_params(labelsize="x-small")
     _save_laid_out(figure, path, dpi)
+
+
+def save_difference_chunks(
+    chunk_pairs: Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]],
+    shape: Sequence[int],
+    path: str,
+    *,
+    labels: tuple[str, str],
+    dpi: float = 100,
+) -> None:
+    """:func:`save_difference` of two tables of ``shape`` given as matching row chunks, never held whole.
+
+    ``chunk_pairs()`` yields (rows of A, the same rows of B) in order (a ``(heads, L, L')`` stack: its
+    heads' rows one after another); chunks may be overwritten once the next is asked for. The panels
+    are the same block means as :func:`save_difference` draws, summed chunk by chunk: memory in
+    proportion to the figure's cells, not the tables. A 2-D table is read twice (its value ranges and
+    the rows that show its structure, then the block sums), a stack once. A table of one row or one
+    column is drawn as lines of all its values, so its values are held (as :func:`save_difference`).
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "diff.png")
+        >>> a = np.sin(np.arange(4000.0)).reshape(400, 10)
+        >>> save_difference_chunks(lambda: ((a[i : i + 64], a[i : i + 64] + 1) for i in range(0, 400, 64)),
+        ...                        a.shape, path, labels=("a", "b"))
+        >>> os.path.getsize(path) > 0
+        True
+    """
+    shape = tuple(int(n) for n in shape)
+    if len(shape) < 2 or (len(shape) == 2 and 1 in shape):
+        pairs = [(np.array(a, dtype=np.float64), np.array(b, dtype=np.float64)) for a, b in chunk_pairs()]
+        a, b = (np.concatenate([pair[side] for pair in pairs]).reshape(shape) for side in (0, 1))
+        save_difference(a, b, path, labels=labels, dpi=dpi)
+        return
+    titles = [f"A: {labels[0]}", f"B: {labels[1]}", "A − B"]
+    if len(shape) == 2:
+        _save_difference_chunks_2d(chunk_pairs, shape, path, titles=titles, dpi=dpi)
+        return
+    heads, rows, cols = math.prod(shape[:-2]), shape[-2], shape[-1]
+    if heads > MOST_DIFFERENCE_ROWS:
+        raise ValueError(f"{heads} tables of {rows} × {cols}: more than {MOST_DIFFERENCE_ROWS} rows of panels")
+    pixels = math.ceil(_stack_panel(heads) * dpi)
+    row_edges, col_edges = block_edges(rows, pixels, uniform=True), block_edges(cols, pixels, uniform=True)
+    sums = [[_BlockSums(head * rows, row_edges, col_edges) for _ in range(3)] for head in range(heads)]
+    ranges = [[_EMPTY_RANGE] * 2 for _ in range(heads)]
+    for start, tables in _float64_chunks(chunk_pairs):
+        stop = start + len(tables[0])
+        for head in range(start // rows, (stop - 1) // rows + 1):
+            part = slice(max(head * rows, start) - start, min((head + 1) * rows, stop) - start)
+            pieces = [table[part] for table in tables]
+            ranges[head] = [_merged(ranges[head][0], *pieces[:2]), _merged(ranges[head][1], pieces[2])]
+            for block_sums, piece in zip(sums[head], pieces, strict=True):
+                block_sums.add(piece, start + part.start)
+    panels = [(both, diff, [block_sums.cells() for block_sums in head_sums])
+              for (both, diff), head_sums in zip(ranges, sums, strict=True)]  # fmt: skip
+    _draw_difference_stack(panels, path, titles=titles, dpi=dpi)
+
+
+_EMPTY_RANGE = ValueRange(float("nan"), float("nan"), 0)
+
+
+def _merged(known: ValueRange, *tables: np.ndarray) -> ValueRange:
+    """``known`` widened by the finite range of ``tables``."""
+    low, high, nonfinite = known
+    for table in tables:
+        seen = value_range(table)
+        if np.isfinite(seen.low):
+            low = seen.low if not np.isfinite(low) else min(low, seen.low)
+            high = seen.high if not np.isfinite(high) else max(high, seen.high)
+        nonfinite += seen.nonfinite
+    return ValueRange(low, high, nonfinite)
+
+
+def _float64_chunks(chunk_pairs: Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]]):
+    """(first row, [A, B, A − B]) per chunk, in float64 as :func:`save_difference` computes them."""
+    start = 0
+    for a, b in chunk_pairs():
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        yield start, [a, b, a - b]
+        start += len(a)
+
+
+class _BlockSums:
+    """The block means of :func:`~pecli.render.downsample.block_average` (non-finite values left out),
+    summed from row chunks: rows ``offset + row_edges`` of the chunks' rows, columns ``col_edges``."""
+
+    def __init__(self, offset: int, row_edges: np.ndarray, col_edges: np.ndarray) -> None:
+        self.offset, self.row_edges, self.col_edges = offset, row_edges, col_edges
+        self.col_sizes = np.diff(col_edges).astype(np.float64)
+        self.sums = np.zeros((len(row_edges) - 1, len(col_edges) - 1))
+        self.counts = np.zeros_like(self.sums)
+
+    def add(self, rows: np.ndarray, start: int) -> None:
+        """Add ``rows``, the chunks' rows from ``start`` on (within this table's)."""
+        edges = self.row_edges + self.offset
+        stop = start + len(rows)
+        first = max(int(np.searchsorted(edges, start, side="right")) - 1, 0)
+        for block in range(first, len(edges) - 1):
+            low, high = int(edges[block]), int(edges[block + 1])
+            if low >= stop:
+                break
+            part = rows[max(low, start) - start : min(high, stop) - start]
+            if not len(part):
+                continue
+            total = np.asarray(np.sum(part, axis=0, dtype=np.float64))
+            if np.isfinite(total).all():  # every value in the part is finite
+                self.sums[block] += self._columns(total)
+                self.counts[block] += self.col_sizes * len(part)
+                continue
+            finite = np.isfinite(part)
+            self.sums[block] += self._columns(np.where(finite, part, 0).sum(axis=0, dtype=np.float64))
+            self.counts[block] += self._columns(finite.sum(axis=0, dtype=np.float64))
+
+    def _columns(self, values: np.ndarray) -> np.ndarray:
+        if len(self.col_edges) - 1 == values.shape[-1]:
+            return values
+        return np.add.reduceat(values, self.col_edges[:-1], axis=-1)
+
+    def cells(self) -> Downsampled:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.where(self.counts > 0, self.sums / self.counts, np.nan)
+        return Downsampled(values, self.row_edges, self.col_edges)
+
+
+def _structure_rows(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The rows :func:`~pecli.render.downsample.column_structure` reads (every ``step``-th: the same
+    answer as the whole table's), the rows j, j + 1, j + 2 that :func:`~pecli.render.downsample.row_structure`
+    compares, and the column step it reads them at (as its ``_alternates``)."""
+    column_rows = np.arange(0, rows, max(1, rows // 256), dtype=np.int64)
+    count = min(_TRIPLES, rows - 2)
+    lines = (np.arange(max(count, 0), dtype=np.int64) * (rows - 2)) // max(count, 1)
+    return column_rows, np.concatenate([lines, lines + 1, lines + 2]), max(1, cols // 256)
+
+
+#: how many positions j row_structure compares with j + 1 and j + 2 at most (downsample._alternates)
+_TRIPLES = 256
+
+
+def _rows_alternate(rows: int, sample: np.ndarray) -> AxisStructure:
+    """:func:`~pecli.render.downsample.row_structure` of a table of ``rows`` rows from its rows j, j + 1,
+    j + 2 (``sample``, as :func:`_structure_rows` picks them): the same test, on the same values."""
+    if rows < 4 or rows % 2:
+        return AxisStructure()
+    sample = sample.reshape(3, len(sample) // 3, -1)
+    mean = np.mean if np.isfinite(sample).all() else np.nanmean
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+        next_row = mean(np.abs(sample[1] - sample[0]), axis=1)
+        row_after = mean(np.abs(sample[2] - sample[0]), axis=1)
+        return AxisStructure(period=2) if bool(np.mean(row_after < 0.5 * next_row) > 0.5) else AxisStructure()
+
+
+def _save_difference_chunks_2d(chunk_pairs, shape: tuple[int, ...], path: str, *, titles: Sequence[str],
+                               dpi: float) -> None:  # fmt: skip
+    rows, cols = shape
+    column_rows, triple_rows, col_step = _structure_rows(rows, cols)
+    wanted_column, wanted_triple = set(column_rows.tolist()), set(triple_rows.tolist())
+    ranges = [_EMPTY_RANGE] * 3
+    kept: list[dict[int, np.ndarray]] = [{}, {}, {}]
+    kept_triples: list[dict[int, np.ndarray]] = [{}, {}, {}]
+    for start, tables in _float64_chunks(chunk_pairs):  # pass 1: value ranges, the rows that show structure
+        ranges = [_merged(known, table) for known, table in zip(ranges, tables, strict=True)]
+        for row in range(start, start + len(tables[0])):
+            for index, table in enumerate(tables):
+                if row in wanted_column:
+                    kept[index][row] = table[row - start].copy()
+                if row in wanted_triple:
+                    kept_triples[index][row] = table[row - start, ::col_step].copy()
+    figure, axes_row, figsize = _heatmap_canvas(3, dpi, 4.5)
+    shared = _joint_limits(ranges[:2])
+    limits = [shared, shared, color_limits(ranges[2])]
+    sums = []
+    for index, axes in enumerate(axes_row):
+        sampled = np.stack([kept[index][row] for row in column_rows.tolist()])
+        triples = np.stack([kept_triples[index][row] for row in triple_rows.tolist()]) if len(triple_rows) else None
+        by_rows = _rows_alternate(rows, triples) if triples is not None else AxisStructure()
+        max_rows, max_cols = _panel_pixels(axes, figsize, dpi)
+        row_edges = block_edges(rows, max_rows, uniform=True, structure=by_rows)
+        col_edges = block_edges(cols, max_cols, uniform=True, structure=column_structure(sampled))
+        sums.append(_BlockSums(0, row_edges, col_edges))
+    del kept, kept_triples
+    for start, tables in _float64_chunks(chunk_pairs):  # pass 2: the block sums
+        for block_sums, table in zip(sums, tables, strict=True):
+            block_sums.add(table, start)
+    _draw_heatmaps(figure, axes_row, [block_sums.cells() for block_sums in sums], limits, path, titles=titles,
+                   x_label="Embedding Dimension", y_label="Position", cmap="RdBu", dpi=dpi)  # fmt: skip
