@@ -7,7 +7,6 @@ atomic writes) and, for the terminal, plain text that any terminal shows.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
@@ -15,10 +14,12 @@ import numpy as np
 from pecli.render.downsample import (
     AxisStructure,
     Downsampled,
+    alternation_window,
     block_average,
     block_edges,
     column_structure,
     row_structure,
+    sample_alternates,
 )
 from pecli.render.image import draw_cells, fix_layout, image_format, save_figure
 from pecli.render.scale import ValueRange, color_limits, value_range
@@ -476,13 +477,8 @@ def _structure_rows(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray, int]:
     answer as the whole table's), the rows j, j + 1, j + 2 that :func:`~pecli.render.downsample.row_structure`
     compares, and the column step it reads them at (as its ``_alternates``)."""
     column_rows = np.arange(0, rows, max(1, rows // 256), dtype=np.int64)
-    count = min(_TRIPLES, rows - 2)
-    lines = (np.arange(max(count, 0), dtype=np.int64) * (rows - 2)) // max(count, 1)
-    return column_rows, np.concatenate([lines, lines + 1, lines + 2]), max(1, cols // 256)
-
-
-#: how many positions j row_structure compares with j + 1 and j + 2 at most (downsample._alternates)
-_TRIPLES = 256
+    window = alternation_window(rows) if rows >= 3 else np.zeros(0, dtype=np.int64)
+    return column_rows, window, max(1, cols // 256)
 
 
 def _rows_alternate(rows: int, sample: np.ndarray) -> AxisStructure:
@@ -490,13 +486,7 @@ def _rows_alternate(rows: int, sample: np.ndarray) -> AxisStructure:
     j + 2 (``sample``, as :func:`_structure_rows` picks them): the same test, on the same values."""
     if rows < 4 or rows % 2:
         return AxisStructure()
-    sample = sample.reshape(3, len(sample) // 3, -1)
-    mean = np.mean if np.isfinite(sample).all() else np.nanmean
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-        next_row = mean(np.abs(sample[1] - sample[0]), axis=1)
-        row_after = mean(np.abs(sample[2] - sample[0]), axis=1)
-        return AxisStructure(period=2) if bool(np.mean(row_after < 0.5 * next_row) > 0.5) else AxisStructure()
+    return AxisStructure(period=2) if sample_alternates(sample) else AxisStructure()
 
 
 def _save_difference_chunks_2d(chunk_pairs, shape: tuple[int, ...], path: str, *, titles: Sequence[str],

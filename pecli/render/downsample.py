@@ -130,16 +130,38 @@ def _alternates(matrix: np.ndarray, axis: int = 1) -> bool:
     if size < 4 or size % 2:
         return False
     step = max(1, matrix.shape[1 - axis] // 256)
-    lines = (np.arange(min(_TRIPLES, size - 2), dtype=np.int64) * (size - 2)) // min(_TRIPLES, size - 2)
-    window = np.concatenate([lines, lines + 1, lines + 2])  # j, then j + 1, then j + 2
+    window = alternation_window(size)
     picked = matrix[window, ::step] if axis == 0 else matrix[::step, window].T  # lines along axis 0
-    sample = np.asarray(picked, dtype=np.float64).reshape(3, len(lines), -1)
+    return sample_alternates(np.asarray(picked, dtype=np.float64))
+
+
+def alternation_window(size: int) -> np.ndarray:
+    """The lines :func:`_alternates` reads along an axis of ``size``: at most :data:`_TRIPLES` evenly spaced j,
+    then their j + 1, then their j + 2 (``size`` ≥ 3).
+
+    >>> alternation_window(6).tolist()
+    [0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5]
+    """
+    count = min(_TRIPLES, size - 2)
+    lines = (np.arange(count, dtype=np.int64) * (size - 2)) // count
+    return np.concatenate([lines, lines + 1, lines + 2])
+
+
+def sample_alternates(picked: np.ndarray) -> bool:
+    """Whether the lines of ``picked`` (float64, those :func:`alternation_window` names, in its order) alternate:
+    for most j, line j + 2 is much closer to line j than line j + 1 is.
+
+    >>> rows = np.tile([[0.0], [5.0]], (4, 3))  # 8 rows: j and j + 2 alike
+    >>> sample_alternates(rows[alternation_window(8)]), sample_alternates(np.cumsum(rows, 0)[alternation_window(8)])
+    (True, False)
+    """
+    sample = picked.reshape(3, len(picked) // 3, -1)
     mean = np.mean if np.isfinite(sample).all() else np.nanmean  # equal sums when nothing is NaN
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-        next_column = mean(np.abs(sample[1] - sample[0]), axis=1)
-        column_after = mean(np.abs(sample[2] - sample[0]), axis=1)
-        return bool(np.mean(column_after < 0.5 * next_column) > 0.5)
+        next_line = mean(np.abs(sample[1] - sample[0]), axis=1)
+        line_after = mean(np.abs(sample[2] - sample[0]), axis=1)
+        return bool(np.mean(line_after < 0.5 * next_line) > 0.5)
 
 
 def block_edges(
