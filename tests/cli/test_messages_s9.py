@@ -34,3 +34,54 @@ def test_a_long_double_table_is_refused_as_the_files_dtype(tmp_path, command):
     assert "save it as float64" in result.stderr
     assert "unknown dtype" not in result.stderr
     assert not (tmp_path / "out.npy").exists()
+
+
+@pytest.mark.parametrize(
+    ("array", "command", "said"),
+    [
+        (np.full((8, 4), np.nan, dtype=np.float16), ["identify"], "the table holds NaN or infinite values"),
+        (np.full((8, 4), np.inf, dtype=np.float32), ["resample", "--len", "16"], "the table holds 32 values that"),
+        (np.ones((2, 4, 4), dtype=np.float32), ["resample", "--len", "16"], "a 3-D tensor of shape 2 × 4 × 4 is not"),
+        (np.ones((8, 4), dtype=bool), ["resample", "--len", "16"], "an integer or boolean tensor (bool) is not"),
+        (np.ones((8, 4), dtype=np.int64), ["resample", "--len", "16"], "an integer or boolean tensor (int64) is not"),
+        (np.ones((8, 4), dtype=np.float32), ["plot", "--rows", "5:3", "--width", "40", "--height", "10"], "--rows 5:3"),
+    ],
+    ids=["identify-nan", "resample-inf", "resample-3d", "resample-bool", "resample-int", "plot-rows"],
+)
+def test_an_error_about_the_table_names_its_file(tmp_path, array, command, said):
+    """The core gets an array, not a file: the CLI names the file (printable) once, where it prints the error."""
+    path = tmp_path / "weird\x1bname.npy"
+    np.save(path, array)
+    out = tmp_path / "out.npy"
+    result = run_in_process(
+        command[0], str(path), *command[1:], *(["-o", str(out)] if command[0] == "resample" else [])
+    )
+    assert result.code == 2
+    assert result.stderr.count("\n") == 1
+    escaped = str(path).replace("\x1b", "\\x1b")
+    assert result.stderr.startswith(f"pecli: error: {escaped}: {said}"), result.stderr
+    assert "\x1b" not in result.stderr
+    assert not out.exists()
+
+
+def test_stdin_is_named_as_stdin(tmp_path):
+    path = tmp_path / "nan.npy"
+    np.save(path, np.full((8, 4), np.nan, dtype=np.float32))
+    result = run_in_process("identify", "-", stdin=path.read_bytes())
+    assert result.code == 2
+    assert (
+        result.stderr
+        == "pecli: error: <stdin>: the table holds NaN or infinite values (no encoding convention produces them)\n"
+    )
+
+
+def test_an_error_that_names_the_file_or_no_table_is_left_alone(tmp_path):
+    path = tmp_path / "pe.npy"
+    np.save(path, np.ones((8, 4), dtype=np.float32))
+    named = run_in_process("resample", str(path), "--len", "0", "-o", str(tmp_path / "o.npy"))
+    assert named.code == 2
+    assert str(path) not in named.stderr and named.stderr.startswith("pecli: error: --len"), named.stderr
+    empty = tmp_path / "empty.npy"
+    np.save(empty, np.ones((0, 4), dtype=np.float32))
+    once = run_in_process("identify", str(empty))
+    assert once.code == 2 and once.stderr.count(str(empty)) == 1, once.stderr
