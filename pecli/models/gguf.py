@@ -146,9 +146,12 @@ def gguf_config(path: str) -> dict[str, Any]:
     if not os.path.isfile(path):
         _refuse_other(path)
     from pecli.io.gguf import gguf_settings
+    from pecli.io.source import open_source
 
-    with open(path, "rb") as handle:  # pecli's own parser: every length checked, a vocabulary skipped unread
-        tensors, fields = gguf_settings(handle, path, os.fstat(handle.fileno()).st_size, _is_setting)
+    # opened as the table readers open it (a file up to 16 MiB read whole): its header is parsed once per run
+    handle, name, size = open_source(path)
+    with handle:  # pecli's own parser: every length checked, a vocabulary skipped unread
+        tensors, fields = gguf_settings(handle, name, size, _is_setting)
         return _config(path, fields, tensors)  # inside: the factor tensors are read from the open file
 
 
