@@ -126,3 +126,66 @@ def test_a_gguf_rewritten_is_parsed_again(tmp_path):
     assert first.code == second.code == 0
     assert '"t1"' not in first.out and '"t1"' in second.out
     assert "1.5" in first.out and "2.5" in second.out and "1.5" not in second.out
+
+
+def _llama_gguf(extra: list[tuple[str, int, bytes]]) -> bytes:
+    """A llama GGUF of settings only: context 4096, width 256, 4 heads, and ``extra`` (key, type, value)."""
+    import struct
+
+    def text(s: str) -> bytes:
+        return struct.pack("<Q", len(s)) + s.encode()
+
+    settings = [
+        ("general.architecture", 8, text("llama")),
+        ("llama.context_length", 4, struct.pack("<I", 4096)),
+        ("llama.embedding_length", 4, struct.pack("<I", 256)),
+        ("llama.attention.head_count", 4, struct.pack("<I", 4)),
+        *extra,
+    ]
+    body = b"GGUF" + struct.pack("<IQQ", 3, 0, len(settings))
+    return body + b"".join(text(key) + struct.pack("<I", kind) + value for key, kind, value in settings)
+
+
+@pytest.mark.parametrize(
+    ("extra", "key", "context"),
+    [
+        (
+            [
+                ("llama.rope.scaling.type", 8, b"\x04\0\0\0\0\0\0\0yarn"),
+                ("llama.rope.scaling.factor", 12, np.float64(1e308).tobytes()),
+                ("llama.rope.scaling.original_context_length", 4, np.uint32(4096).tobytes()),
+            ],
+            "llama.rope.scaling.factor = 1e+308",
+            "4,096",
+        ),
+        ([("llama.rope.scale_linear", 6, np.float32(1e6).tobytes())], "llama.rope.scale_linear = 1e+06", "4,096"),
+    ],
+    ids=["yarn-1e308", "linear-1e6"],
+)
+def test_an_absurd_scaling_factor_is_refused_naming_its_key(tmp_path, extra, key, context):
+    """YaRN by 1e308 gave cos values of ±71.9 (attention factor 0.1·ln(factor) + 1) with exit 0."""
+    path = tmp_path / "m.gguf"
+    path.write_bytes(_llama_gguf(extra))
+    out = tmp_path / "cos.npy"
+    result = run_in_process("generate", "--from-config", str(path), "--len", "8", "--part", "cos", "-o", str(out))
+    assert result.code == 2, result.stderr
+    assert result.stderr.count("\n") == 1
+    assert f"{path}: {key} stretches the context of {context} positions past the last position" in result.stderr
+    assert "2,147,483,647" in result.stderr
+    assert not out.exists()
+
+
+def test_a_real_yarn_factor_is_read(tmp_path):
+    """DeepSeek-V3's YaRN: factor 40 over 4,096 positions (163,840) is a model, not corruption."""
+    path = tmp_path / "m.gguf"
+    yarn = [
+        ("llama.rope.scaling.type", 8, b"\x04\0\0\0\0\0\0\0yarn"),
+        ("llama.rope.scaling.factor", 6, np.float32(40.0).tobytes()),
+        ("llama.rope.scaling.original_context_length", 4, np.uint32(4096).tobytes()),
+    ]
+    path.write_bytes(_llama_gguf(yarn))
+    out = tmp_path / "cos.npy"
+    result = run_in_process("generate", "--from-config", str(path), "--len", "8", "--part", "cos", "-o", str(out))
+    assert result.code == 0, result.stderr
+    cos = np.load(out)
+    assert cos.shape == (8, 64) and np.abs(cos).max() <= 0.1 * np.log(40.0) + 1 + 1e-6
