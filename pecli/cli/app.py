@@ -461,7 +461,8 @@ def _run(argv: list[str] | None, output: Any) -> int:
             raise
         from pecli.cli.options import flag_for
 
-        output.error(error.spelled(flag_for))  # the core names parameters (dim), the CLI their flags (--d)
+        # the core names parameters (dim), the CLI their flags (--d); and the file, where the core had an array
+        output.error(output.naming_the_input(error.spelled(flag_for)))
         return int(error.exit_code)
     except NoArgsIsHelpError as error:
         try:

@@ -116,6 +116,7 @@ def load_input(
         out.note(table.key_note.spelled(flag_for))
     if _sources().reads_a_file(source):
         table.label = printable(table.label)  # titles: text from the file
+        out.read_from(source)
     return table
 
 
@@ -138,6 +139,7 @@ def input_parts(
     tables = _sources().resolve_parts(source, preset=preset, scheme_params=scheme_params, length=length, dim=dim,
                                       dtype=dtype, stdin=lambda: stdin_table(out), layer_type=layer_type)  # fmt: skip
     if tables is not None and _sources().reads_a_file(source):
+        out.read_from(source)
         for table in tables:
             table.label = printable(table.label)
     return tables

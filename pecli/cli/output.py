@@ -25,6 +25,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import sys
 from collections.abc import Callable, Iterator
@@ -129,6 +130,10 @@ class _ClosedStdout:
         return self
 
 
+#: an error's text that is about a table's content or shape (not an option's value alone)
+_SPEAKS_OF_A_TABLE = re.compile(r"\b(tables?|tensors?)\b")
+
+
 class Output:
     """The run's context: its streams (stdin, stdout, stderr; whether each is a terminal, the terminal's
     size) and switches (quiet, JSON, colour). One per run, shared by the app (its errors and warnings)
@@ -158,6 +163,8 @@ class Output:
         self.spell = spell if spell is not None else _dashed
         #: the bytes of a table read from stdin, kept so that it can be read again (tensor by tensor)
         self.stdin_table: bytes | None = None
+        #: the files (``-`` for stdin) this run read a table from: an error about "the table" names its file
+        self.input_files: list[str] = []
 
     def set_switches(self, *, quiet: bool, no_color: bool, json_output: bool) -> None:
         """Apply a command line's ``-q``, ``--no-color`` and ``--json`` to this run's output."""
@@ -282,6 +289,30 @@ class Output:
         """A warning on stderr (silenced by --quiet)."""
         if not self.quiet:
             self.stderr.write(f"pecli: warning: {printable(text)}\n")
+
+    def read_from(self, source: str) -> None:
+        """Record that this run read a table from the file ``source`` (for :meth:`naming_the_input`)."""
+        if source not in self.input_files:
+            self.input_files.append(source)
+
+    def naming_the_input(self, text: str) -> str:
+        """An error's ``text``, led by the file it is about when the run read one and the text speaks of
+        "the table" (or a tensor) without naming it: the core, given an array, cannot know its file.
+
+        >>> out = Output()
+        >>> out.read_from("runs/pe.npy")
+        >>> out.naming_the_input("the table holds NaN or infinite values")
+        'runs/pe.npy: the table holds NaN or infinite values'
+        >>> out.naming_the_input("runs/pe.npy: tensor 'w' is empty"), out.naming_the_input("--len must be >= 1")
+        ("runs/pe.npy: tensor 'w' is empty", '--len must be >= 1')
+        """
+        if len(self.input_files) != 1 or not _SPEAKS_OF_A_TABLE.search(text):
+            return text  # no file, or two (compare A B): which one the core cannot say
+        source = self.input_files[0]
+        name = "<stdin>" if source == "-" else source  # as the readers name it
+        if name in text or os.path.basename(os.path.normpath(name)) in text:
+            return text
+        return f"{name}: {text}"
 
     def error(self, error: PecliError | str) -> None:
         """A one-line error on stderr (never silenced)."""

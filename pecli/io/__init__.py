@@ -385,6 +385,15 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
     )
 
 
+def _extended_float(name: str) -> bool:
+    """Whether dtype ``name`` is numpy's extended-precision float (``float128``/``float96``, C's long double).
+
+    >>> _extended_float("float128"), _extended_float("float64"), _extended_float("bfloat16")
+    (True, False, False)
+    """
+    return name != "bfloat16" and is_real_dtype(name) and np.dtype(name).kind == "f" and np.dtype(name).itemsize > 8
+
+
 def read_table(source: str | IO[bytes], key: str | None = None, *, complex_ok: bool = False) -> LoadedTable:
     """Read one tensor from a .npy, .safetensors, .pt, CSV or TSV file, or a binary stream.
 
@@ -414,6 +423,11 @@ def read_table(source: str | IO[bytes], key: str | None = None, *, complex_ok: b
             raise TableFileError(
                 f"{name}: tensor {label} has dtype {entry.dtype}, which is not a real number type",
                 hint="pecli reads float or integer tables",
+            )
+        if _extended_float(entry.dtype):  # numpy's long double: no format pecli writes holds it
+            raise TableFileError(
+                f"{name}: tensor {label} has dtype {entry.dtype} (extended precision), which pecli does not read",
+                hint="pecli reads float16, bfloat16, float32, float64 and integer tables: save it as float64",
             )
         if math.prod(entry.shape) == 0:
             raise TableFileError(

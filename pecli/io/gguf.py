@@ -22,9 +22,13 @@ This reader needs no ``gguf`` package, nor does ``--from-config model.gguf`` (:f
 
 from __future__ import annotations
 
+import hashlib
+import io
 import math
+import os
 import struct
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import IO, Any
 
@@ -204,6 +208,70 @@ def gguf_settings(
     >>> gguf_settings(io.BytesIO(data), "<stream>", len(data), lambda key: key.startswith("llama."))
     ({}, {'llama.context_length': 4096})
     """
+    header = _header(handle, name, size)
+    cursor = _Cursor(handle, name, size)
+    settings: dict[str, Any] = {}
+    for key, kind, position in header.keys:
+        if wanted(key):
+            cursor.position = position
+            handle.seek(position)
+            settings[key] = cursor.decode(kind, f"metadata {key!r}")
+    if header.entries is not None:  # a file in memory, seen before: its tensors read from the bytes kept
+        return dict(header.entries), settings
+    entries = {
+        key: _entry(handle, name, size, key, shape, kind, header.data_start + offset)
+        for key, shape, kind, offset in header.tensors
+    }
+    return entries, settings
+
+
+@dataclass(frozen=True)
+class _Header:
+    """A GGUF file's header, checked: its metadata keys (with each value's type and byte position, not
+    decoded) and its tensors' descriptions (name, shape in numpy's order, ggml type, offset in the data)."""
+
+    keys: tuple[tuple[str, int, int], ...]
+    tensors: tuple[tuple[str, tuple[int, ...], int, int], ...]
+    data_start: int
+    #: a file read whole into memory: its tensors, loaded from a copy of the handle the cache keeps
+    entries: dict[str, StoredTensor] | None = None
+
+
+#: headers already parsed, by file identity (device, inode, size, mtime, ctime): a run reads one file's
+#: header several times (its tensors, its settings, the chosen table), and a header of 100,000 tensors
+#: takes a second to parse
+_HEADERS: dict[tuple[Any, ...], _Header] = {}
+_HEADERS_KEPT = 2  # compare's two files; a file in memory is kept with its header (at most 16 MiB)
+
+
+def _identity(handle: IO[bytes], name: str, size: int) -> tuple[Any, ...] | None:
+    """What tells a file apart from any other or from itself rewritten: a file read whole into memory (every one
+    up to 16 MiB) by a digest of its bytes, one read in place by its device, inode, size and times."""
+    if isinstance(handle, io.BytesIO):
+        return "bytes", name, size, hashlib.blake2b(handle.getbuffer(), digest_size=16).digest()
+    try:
+        status = os.fstat(handle.fileno())
+    except (AttributeError, OSError, ValueError):
+        return None
+    if status.st_size != size:
+        return None
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
+
+
+def _header(handle: IO[bytes], name: str, size: int) -> _Header:
+    """The file's header, parsed once per file (and again only if the file changed)."""
+    identity = _identity(handle, name, size)
+    if identity is not None and identity in _HEADERS:
+        return _HEADERS[identity]
+    header = _parse_header(handle, name, size)
+    if identity is not None:
+        while len(_HEADERS) >= _HEADERS_KEPT:
+            del _HEADERS[next(iter(_HEADERS))]
+        _HEADERS[identity] = header
+    return header
+
+
+def _parse_header(handle: IO[bytes], name: str, size: int) -> _Header:
     cursor = _Cursor(handle, name, size)
     handle.seek(0)
     if cursor.read(4, "magic") != GGUF_MAGIC:
@@ -217,7 +285,7 @@ def gguf_settings(
     tensor_count = cursor.count("tensors", 8 + 4 + 4 + 8)  # name length, n_dims, type, offset
     check_tensor_count(name, tensor_count)
     alignment = _DEFAULT_ALIGNMENT
-    settings: dict[str, Any] = {}
+    keys: list[tuple[str, int, int]] = []
     seen: set[str] = set()
     for _ in range(cursor.count("metadata keys", 8 + 4)):
         key = cursor.string("metadata key")
@@ -225,22 +293,22 @@ def gguf_settings(
             raise TableFileError(f"{name} lists metadata key {key!r} twice", hint="the file is corrupt")
         seen.add(key)
         (kind,) = cursor.unpack("I", f"type of {key!r}")
-        if wanted(key):
-            settings[key] = value = cursor.decode(kind, f"metadata {key!r}")
-        else:
-            value = cursor.value(kind, f"metadata {key!r}")
+        keys.append((key, kind, cursor.position))
+        value = cursor.value(kind, f"metadata {key!r}")
         if key == "general.alignment":
             if kind != _UINT32 or value is None or value <= 0 or value & (value - 1):
                 raise TableFileError(f"{name}: general.alignment must be a power of two", hint="the file is corrupt")
             alignment = value
     described = [_describe(cursor) for _ in range(tensor_count)]
     data_start = cursor.position + (-cursor.position % alignment)
+    # a file in memory: its tensors read from the same bytes in a handle of the cache's own, which no caller closes
+    loader = io.BytesIO(handle.getvalue()) if isinstance(handle, io.BytesIO) else handle
     entries: dict[str, StoredTensor] = {}
     for key, shape, kind, offset in described:
         if key in entries:
             raise TableFileError(f"{name} lists tensor {key!r} twice", hint="the file is corrupt")
-        entries[key] = _entry(handle, name, size, key, shape, kind, data_start + offset)
-    return entries, settings
+        entries[key] = _entry(loader, name, size, key, shape, kind, data_start + offset)  # checked against the size
+    return _Header(tuple(keys), tuple(described), data_start, entries if loader is not handle else None)
 
 
 def _describe(cursor: _Cursor) -> tuple[str, tuple[int, ...], int, int]:

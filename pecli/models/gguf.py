@@ -146,9 +146,12 @@ def gguf_config(path: str) -> dict[str, Any]:
     if not os.path.isfile(path):
         _refuse_other(path)
     from pecli.io.gguf import gguf_settings
+    from pecli.io.source import open_source
 
-    with open(path, "rb") as handle:  # pecli's own parser: every length checked, a vocabulary skipped unread
-        tensors, fields = gguf_settings(handle, path, os.fstat(handle.fileno()).st_size, _is_setting)
+    # opened as the table readers open it (a file up to 16 MiB read whole): its header is parsed once per run
+    handle, name, size = open_source(path)
+    with handle:  # pecli's own parser: every length checked, a vocabulary skipped unread
+        tensors, fields = gguf_settings(handle, name, size, _is_setting)
         return _config(path, fields, tensors)  # inside: the factor tensors are read from the open file
 
 
@@ -312,9 +315,9 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
     # Phi-3's converter writes no rope.scaling.type: its LongRoPE shows in the factor tensors, beside
     # rope.scaling.original_context_length and rope.scaling.attn_factor (convert_hf_to_gguf.py, Phi3MiniModel)
     long_rope = scaling in ("yarn", "longrope") or any(name in tensors for name in _LONGROPE_TENSORS)
-    factor = number("rope.scaling.factor")
+    factor, factor_key = number("rope.scaling.factor"), key("rope.scaling.factor")
     if factor is None:  # load_hparams: "try the old key name" LLM_KV_ROPE_SCALE_LINEAR
-        factor = number("rope.scale_linear")
+        factor, factor_key = number("rope.scale_linear"), key("rope.scale_linear")
     if factor is not None and scaling != "none":  # llama_context: "never scale if scaling type is none"
         rope["factor"] = factor
     if scaling == "linear" and factor is None and key("rope.scaling.type") not in fields:
@@ -322,6 +325,8 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
     original = integer("rope.scaling.original_context_length", required=False)
     if original is not None and long_rope:
         rope["original_max_position_embeddings"] = original
+    if "factor" in rope:
+        _check_factor(path, factor_key, rope["factor"], original or context or 1)
     attention = number("rope.scaling.attn_factor")
     if scaling == "yarn":
         for gguf_key, hf_key in (("yarn_beta_fast", "beta_fast"), ("yarn_beta_slow", "beta_slow")):
@@ -384,6 +389,30 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
 
 #: the config entry that maps the config keys pecli builds to the GGUF keys and tensors they came from
 GGUF_KEYS = "_gguf_keys"
+
+
+#: the last position llama.cpp can give a token (``llama_pos`` is an ``int32_t``, include/llama.h)
+_LAST_POSITION = 2**31 - 1
+
+
+def _check_factor(path: str, name: str, factor: float, context: int) -> None:
+    """Refuse a scaling factor that stretches the context past any position a model is run at.
+
+    A factor scales a context of ``context`` positions (the original one, else the file's) to ``factor · context``;
+    llama.cpp's positions are 32-bit, so a factor that reaches past 2^31 − 1 is corrupt, not a model: 1e308 gave
+    cos values of ±71.9 (YaRN's attention factor 0.1·ln(factor) + 1) and exit 0.
+
+    >>> _check_factor("m.gguf", "llama.rope.scaling.factor", 40.0, 4096)
+    >>> _check_factor("m.gguf", "llama.rope.scaling.factor", 1e308, 4096)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    pecli.errors.ParameterError: m.gguf: llama.rope.scaling.factor = 1e+308 stretches the context of 4,096 positions...
+    """
+    if factor * context > _LAST_POSITION:
+        raise ParameterError(
+            f"{path}: {name} = {factor:.6g} stretches the context of {context:,} positions past the last position "
+            f"llama.cpp can give ({_LAST_POSITION:,}: llama_pos is a 32-bit integer)",
+            hint="the file's scaling settings are corrupt",
+        )
 
 
 def _key_names(fields: dict[str, Any], tensors: dict[str, Any], rope: dict[str, Any], key: Any) -> dict[str, str]:
