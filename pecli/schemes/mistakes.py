@@ -11,6 +11,8 @@ diagnosis (:mod:`pecli.analysis.diagnosis`) reads these and regenerates the vari
 ('base', 'none', 'layout')
 >>> round(hints.factors["the attention factor squared (applied twice)"], 6)
 1.296477
+>>> [changes for code, _, changes in hints.swaps if code == "original_max_position"]
+[{'original_max_position': 8192}, {'original_max_position': 4096}, {'original_max_position': 1024}]
 """
 
 from __future__ import annotations
@@ -80,6 +82,16 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
             ("longrope_short_factor", "the short factor set where the long one applies",
              {"long_factor": params["short_factor"]}),
         ]  # fmt: skip
+    original = params.get("original_max_position")
+    if scaling in ("yarn", "llama3") and original and params.get("factor"):
+        # the context the scaling is computed from, taken from another field: the scaled length (the config's
+        # max_position_embeddings, factor × it), or a length off by two
+        scaled = round(float(params["factor"]) * int(original))
+        lengths = ((scaled, f"the scaled length factor × {original}"), (2 * int(original), f"twice {original}"),
+                   (int(original) // 2, f"half of {original}"))  # fmt: skip
+        for length, why in lengths:
+            swaps.append(("original_max_position", f"original_max_position {length} ({why}) where {original} "
+                          "applies", {"original_max_position": length}))  # fmt: skip
     part = params.get("part")
     if part in ("cos", "sin"):  # the other of the pair: cos where sin belongs (the two tensors passed in swap)
         other = "sin" if part == "cos" else "cos"

@@ -132,17 +132,74 @@ def _base(
     if mistakes.base is None:
         return
     ours = float(reference.params.get(mistakes.base) or 0.0)
-    for base in BASES:
+    for base in (*BASES, *((float(np.sqrt(ours)), ours**2) if ours > 0 else ())):  # a shipped base, √A's, A's²
         if base == ours:
             continue
         table, off = _reproduces(reference, b, tolerance, {mistakes.base: base})
         if table is not None:
-            yield Finding(
-                "base_differs",
-                f"the base differs: A uses {mistakes.base} {ours:g}, B is the same table with {mistakes.base} {base:g}",
-                {"parameter": mistakes.base, "a_base": ours, "b_base": base, "residual": off},
-            )
+            yield _base_finding(mistakes.base, ours, base, off)
             return
+    fitted = _fitted_base(reference, b, tolerance, mistakes.base) if ours > 0 else None
+    if fitted is None:
+        return
+    for base in (*(float(f"{fitted:.{digits}g}") for digits in (3, 4, 6)), fitted):  # the roundest that reproduces
+        table, off = _reproduces(reference, b, tolerance, {mistakes.base: base})
+        if table is not None:
+            yield _base_finding(mistakes.base, ours, base, off)
+            return
+
+
+def _base_finding(parameter: str, ours: float, base: float, off: float) -> Finding:
+    """``base_differs``, naming B's base as A's square root or square when it is one.
+
+    >>> print(_base_finding("base", 10000.0, 100.0, 0.0).message)
+    the base differs: A uses base 10000, B is the same table with base 100 (the square root of A's)
+    """
+    related = {"the square root of A's": np.sqrt(ours), "A's squared": ours**2}
+    named = next((f" ({words})" for words, value in related.items() if abs(base / value - 1.0) < 1e-6), "")
+    return Finding(
+        "base_differs",
+        f"the base differs: A uses {parameter} {ours:g}, B is the same table with {parameter} {base:g}{named}",
+        {"parameter": parameter, "a_base": ours, "b_base": base, "residual": off},
+    )
+
+
+#: the bracket of log(base) a base is fitted in (2 to 1e12), and the points tried in it at each position
+_LOG_BASES, _FIT_POINTS = (np.log(2.0), np.log(1e12)), 41
+#: the error past which a fit stops (values of unit scale: no base comes near)
+_FIT_GIVE_UP = 0.1
+
+
+def _fitted_base(reference: Reference, b: np.ndarray, tolerance: np.ndarray, parameter: str) -> float | None:
+    """The base that reproduces ``b``'s rows 1, 4, 16… (a base no shipped model uses: √θ, dynamic NTK's), fitted
+    coarse to fine: at row 1 each angle is below 1 radian, so the error is unimodal in the base; each later row
+    narrows the bracket to the points around the best. None when a row's best is beyond its noise.
+
+    >>> import pecli
+    >>> b = pecli.encode("rope", 512, 32, part="cos", base=707.1, dtype="float64")
+    >>> reference = Reference("rope", {"part": "cos", "base": 10000.0})
+    >>> round(_fitted_base(reference, b, np.full(b.shape[0], 1e-9), "base"), 3)
+    707.1
+    """
+    length, dim = b.shape
+    low, high = _LOG_BASES
+    best = None
+    rows = [4**k for k in range(12) if 4**k < length - 1] + [length - 1] * 4  # the last row again: to its noise
+    for stage, row in enumerate(rows):
+        grid = np.linspace(low, high, _FIT_POINTS)
+        errors = []
+        for log_base in grid:
+            table = _table(reference, length, dim, {parameter: float(np.exp(log_base))}, rows=range(row, row + 1))
+            if table is None:
+                return None
+            errors.append(float(np.max(np.abs(table - b[row : row + 1]))))
+        at = int(np.argmin(errors))
+        if stage and errors[at] > _FIT_GIVE_UP:  # no base comes near this row: another cause
+            return None
+        best = float(grid[at])
+        step = grid[1] - grid[0]
+        low, high = best - 2 * step, best + 2 * step
+    return None if best is None else float(np.exp(best))
 
 
 def _toggles(
