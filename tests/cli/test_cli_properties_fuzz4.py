@@ -252,6 +252,21 @@ def test_generate_json_params_are_the_files(argv: list[str], part: str | None, t
     assert params.get("part", "absent") == (part or "absent")
 
 
+@pytest.mark.parametrize(("width", "height"), [(30, 13), (20, 20), (24, 30)])
+def test_wavelength_chart_fits_a_narrow_width(width: int, height: int) -> None:
+    """Found by fuzz3's wide run: the band legend kept a 20-character floor under an 11-column indent
+    (31 cells at --width 30), the context's label and "pair i" were added past the width."""
+    argv = ["plot", "rope", "--d", "6", "--len", "50", "--scaling", "llama3", "--factor", "2",
+            "--original-max-position", "32", "--view", "wavelength", "--terminal", "--no-color",
+            "--width", str(width), "--height", str(height)]  # fmt: skip
+    result = run_in_process(*argv)
+    assert result.code == 0, result.stderr
+    lines = result.out.rstrip("\n").split("\n")
+    assert max(map(cells, lines)) <= width, lines
+    assert len(lines) <= height, lines
+    assert any(line.lstrip().startswith("l low frequency") for line in lines), lines  # the legend still says it
+
+
 if __name__ == "__main__":  # the wide run: python tests/cli/test_cli_properties_fuzz4.py CASES [FIRST_SEED]
     from tests.cli.wide_fuzz import wide_run
 
