@@ -89,7 +89,9 @@ def _band_legends(bands: Any, width: int, indent: str) -> list[list[str]]:
     """
     if not bands:
         return [[]]
-    room = max(width, len(indent) + 20)
+    if len(indent) + 20 > width:  # a narrow chart: the legend starts at the left edge, not under the plot
+        indent = ""
+    room = max(width, 1)
     entries = [f"{band.name[0]} {band.name}: {band.description}" for band in bands]
     full = [line for entry in entries
             for line in textwrap.wrap(entry, room, initial_indent=indent, subsequent_indent=indent + "  ")]  # fmt: skip
@@ -152,6 +154,8 @@ def wavelength_chart(waves: RopeWavelengths, *, width: int, height: int, title: 
     rows = max(2, height - frame - len(legend))
     # the context's label follows its row: the columns leave room for it within the width
     context_label = "" if context is None else f" context {waves.context_length}"
+    if width - margin - 2 < len(context_label):  # a narrow chart: the label would push its row past the width
+        context_label = ""
     columns = min(pairs, max(1, width - margin - 1 - len(context_label)))
     span = top - bottom if top > bottom else 1.0
     # each column shows the pairs of one block, at the block's mean log wavelength (one block in memory)
@@ -186,7 +190,7 @@ def wavelength_chart(waves: RopeWavelengths, *, width: int, height: int, title: 
     last = str(pairs - 1)
     axis = "0" + " " * max(1, columns - 1 - len(last)) + last
     axis = " " * (margin + 1) + axis
-    fits = len(axis) + len("  pair i (log wavelength)") <= width
-    lines.append(axis + ("  pair i (log wavelength)" if fits else "  pair i"))
+    name = next((text for text in ("  pair i (log wavelength)", "  pair i") if len(axis) + len(text) <= width), "")
+    lines.append(axis + name)
     lines.extend(legend)
     return "\n".join(lines)

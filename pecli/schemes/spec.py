@@ -228,7 +228,8 @@ class TableSpec:
             "dtype": self.dtype,
             "nbytes": self.nbytes,
             "size": format_bytes(self.nbytes),
-            "params": dict(self.params),
+            # the parameters the file records (its metadata): the part written, or none for several parts
+            "params": {name: value for name, value in parts[0].params.items() if len(parts) == 1 or name != "part"},
         }
         if len(parts) > 1:
             summary["parts"] = {part.name: list(part.shape) for part in parts}

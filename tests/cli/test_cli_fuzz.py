@@ -255,3 +255,19 @@ def test_sincos2d_freq_shift_refusal_names_the_d_given():
     result = run_in_process("generate", "sincos2d", "--d", "4", "--grid", "1,5", "--freq-shift", "1")
     assert result.code == 2 and result.stderr.count("\n") == 1
     assert "but --d 4 gives 1" in result.stderr and "--d 2" not in result.stderr
+
+
+if __name__ == "__main__":  # the wide run: python tests/cli/test_cli_fuzz.py SEEDS [FIRST_SEED] (PER_SEED lines a seed)
+    import sys
+    import tempfile
+
+    count, first = int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    failed = 0
+    for seed in range(first, first + count):
+        with tempfile.TemporaryDirectory() as name:
+            make_inputs(Path(name))
+            for argv, stdin in draw(seed, PER_SEED):
+                for problem in run_case(argv, stdin, Path(name)):
+                    failed += 1
+                    print(f"FAIL seed {seed}: pecli {' '.join(argv)} (stdin {stdin!r}): {problem}", flush=True)
+    print(f"{count * PER_SEED} command lines, {failed} failures")
