@@ -309,11 +309,16 @@ def compare_tables(
             f"shape mismatch: A is {' × '.join(map(str, a.shape))}, B is {' × '.join(map(str, b.shape))}",
             hint="compare tables of the same shape (for a scheme spec, {dim} and {length} set its shape)",
         )
+    step = max(64, _CHUNK_BYTES // (8 * max(1, a.shape[1])))  # float64 rows widened at once: bounded memory
     result = compare_row_chunks(
-        lambda: [(a, b)], atol=atol, rtol=rtol, exact=exact, reference=reference, reference_side=reference_side,
-        positions=positions,
+        lambda: ((a[start : start + step], b[start : start + step]) for start in range(0, max(len(a), 1), step)),
+        atol=atol, rtol=rtol, exact=exact, reference=reference, reference_side=reference_side, positions=positions,
     )  # fmt: skip
     return result if axes is None else replace(result, axes=tuple(axes))
+
+
+#: float64 bytes of the rows of each table compare_tables widens at once (whole tables took ~6 float64 copies)
+_CHUNK_BYTES = 8 << 20
 
 
 def compare_row_chunks(

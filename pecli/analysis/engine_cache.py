@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["EngineCache", "cache_parts", "engine_cache_as_pair", "frequency_placement", "placed"]
+__all__ = ["EngineCache", "cache_parts", "engine_cache_as_pair", "frequency_placement", "on_one_circle", "placed"]
 
 
 @dataclass(frozen=True)
@@ -90,10 +90,27 @@ def frequency_placement(cos: np.ndarray) -> str | None:
     return None
 
 
+def on_one_circle(cos: np.ndarray, sin: np.ndarray) -> bool:
+    """Whether every (cos, sin) entry pair lies on one circle about 0 (cos² + sin² the same everywhere within 5 %:
+    1, or the square of a factor on both, as YaRN's attention factor), as a cache's halves do and a cos table's
+    halves (2·cos²) or a sinusoid table's do not, unless they are its sin and cos.
+
+    >>> p = np.arange(6.0)[:, None]
+    >>> on_one_circle(1.2 * np.cos(p), 1.2 * np.sin(p)), on_one_circle(np.cos(p), np.cos(p))
+    (True, False)
+    """
+    radius = np.asarray(cos, dtype=np.float64) ** 2 + np.asarray(sin, dtype=np.float64) ** 2
+    if not radius.size or not np.isfinite(radius).all():
+        return False
+    low, high = float(radius.min()), float(radius.max())
+    return low > 0.0 and high <= 1.05 * low
+
+
 def engine_cache_as_pair(array: np.ndarray, reference_cos: np.ndarray) -> EngineCache | None:
     """A one-table engine cache (vLLM's ``cos_sin_cache``, or complex ``freqs_cis``) as a (cos, sin) pair placed
     as ``reference_cos`` places its frequencies; None when its shape or the reference's placement does not fit
-    (a real table as wide as the reference's rotary columns; a complex one half as wide)."""
+    (a real table as wide as the reference's rotary columns; a complex one half as wide), or when a real table's
+    halves are no cos and sin (cos² + sin² not one constant: another table, a cos part alone)."""
     if array.ndim != 2 or reference_cos.ndim != 2 or array.shape[0] != reference_cos.shape[0]:
         return None
     width = reference_cos.shape[1]
@@ -103,4 +120,6 @@ def engine_cache_as_pair(array: np.ndarray, reference_cos: np.ndarray) -> Engine
     if placement is None:
         return None
     layout, cos, sin = cache_parts(array)
+    if not np.iscomplexobj(array) and not on_one_circle(cos, sin):
+        return None
     return EngineCache(layout, cos.shape[1], placement, placed(cos, placement), placed(sin, placement))
