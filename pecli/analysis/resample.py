@@ -278,8 +278,8 @@ def source_grid(count: int, given: tuple[int, int] | None, prefix_tokens: int = 
             ways = " or ".join(f"{rows} = {k} + {n}×{n}" for k, n in fits)
             raise ParameterError(
                 f"the table's {count} positions are not a square grid, but {ways}",
-                hint=f"give {{prefix_tokens}} {' or '.join(str(k) for k, _ in fits)} (its leading class/register "
-                "tokens), or its grid as {from_grid} HxW",
+                hint=f"give {{prefix_tokens}} {' or '.join(str(k) for k, _ in fits)} for its leading class/register "
+                "tokens, or its grid as {from_grid} HxW",
             )
         raise ParameterError(
             f"the table's {count} positions are not a square grid",

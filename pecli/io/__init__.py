@@ -377,7 +377,9 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
     if not entries:
         raise TableFileError(f"{name} holds no tensors", hint="give a file with a table in it")
     # a table is 2-D, or (1, N, C) as ViT's pos_embed; a name with "pos" in it first (pos_embed beside the weights)
-    tables = [(k, e) for k, e in entries.items() if len(e.shape) == 2 or (len(e.shape) == 3 and e.shape[0] == 1)]
+    tables = [
+        (k, e) for k, e in entries.items() if len(e.shape) == 2 or (len(e.shape) == 3 and e.shape[0] == 1 < e.shape[1])
+    ]
     tables.sort(key=lambda item: "pos" not in item[0].lower())
     candidates = [f"{k!r} {list(e.shape)}" for k, e in tables]
     listing = "; ".join(candidates[:_LISTED]) if candidates else "none is 2-D"
