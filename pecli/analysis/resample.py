@@ -36,6 +36,7 @@ __all__ = [
     "LENGTH_METHODS",
     "Convention",
     "axis_weights",
+    "check_stored_target",
     "grid_layout",
     "resample_grid",
     "resample_length",
@@ -211,8 +212,9 @@ def grid_layout(shape: tuple[int, ...], prefix_tokens: int = 0) -> str:
 
 
 def _not_a_table(shape: tuple[int, ...]) -> ParameterError:
+    what = f"of shape {' × '.join(map(str, shape))}" if shape else "(a single value, shape ())"
     return ParameterError(
-        f"a {len(shape)}-D tensor of shape {' × '.join(map(str, shape))} is not a position table",
+        f"a {len(shape)}-D tensor {what} is not a position table",
         hint="give an (N, C), (1, N, C) or (C, H, W) tensor; {key} chooses it",
     )
 
@@ -223,10 +225,13 @@ def _check_table(table: np.ndarray) -> None:
             f"an integer or boolean tensor ({table.dtype.name}) is not a position table",
             hint="give the float position embedding; {key} chooses it",
         )
-    finite = np.isfinite(table)
-    if not finite.all():
+    # a block of rows at a time: a whole-table mask would cost a byte per value
+    flat = table.reshape(-1)
+    count = sum(int(len(flat[start : start + _BLOCK_VALUES]) - np.isfinite(flat[start : start + _BLOCK_VALUES]).sum())
+                for start in range(0, len(flat), _BLOCK_VALUES))  # fmt: skip
+    if count:
+        finite = np.isfinite(table)
         where = tuple(int(index) for index in np.argwhere(~finite)[0])
-        count = int(finite.size - finite.sum())
         raise ParameterError(
             f"the table holds {count:,} value{'s' if count > 1 else ''} that {'are' if count > 1 else 'is'} not "
             f"finite (first {float(table[where])} at index {list(where)}): resampling would spread them",
@@ -246,8 +251,12 @@ def _split_tokens(table: np.ndarray, prefix_tokens: int, rows_name: str) -> tupl
     return rows[:prefix_tokens], rows[prefix_tokens:]
 
 
-def source_grid(count: int, given: tuple[int, int] | None) -> tuple[int, int]:
-    """The grid a table's ``count`` positions fill: ``given`` (checked), else the square one.
+#: the most leading tokens (a class token and registers) a non-square table is checked for
+_MAX_PREFIX_GUESS = 8
+
+
+def source_grid(count: int, given: tuple[int, int] | None, prefix_tokens: int = 0) -> tuple[int, int]:
+    """The grid a table's ``count`` positions (after ``prefix_tokens``) fill: ``given`` (checked), else the square one.
 
     >>> source_grid(196, None), source_grid(24, (4, 6))
     ((14, 14), (4, 6))
@@ -261,6 +270,17 @@ def source_grid(count: int, given: tuple[int, int] | None) -> tuple[int, int]:
         return given
     side = math.isqrt(count)
     if side * side != count:
+        rows = count + prefix_tokens
+        # a class token and a few registers before a square grid: ViT's (1, 197, C) is 1 + 14 × 14
+        fits = [(k, math.isqrt(rows - k)) for k in range(1, min(_MAX_PREFIX_GUESS, rows - 1) + 1)
+                if k != prefix_tokens and math.isqrt(rows - k) ** 2 == rows - k]  # fmt: skip
+        if fits:
+            ways = " or ".join(f"{rows} = {k} + {n}×{n}" for k, n in fits)
+            raise ParameterError(
+                f"the table's {count} positions are not a square grid, but {ways}",
+                hint=f"give {{prefix_tokens}} {' or '.join(str(k) for k, _ in fits)} for its leading class/register "
+                "tokens, or its grid as {from_grid} HxW",
+            )
         raise ParameterError(
             f"the table's {count} positions are not a square grid",
             hint="give its grid as {from_grid} HxW, or the leading class tokens as {prefix_tokens}",
@@ -276,6 +296,33 @@ def check_target(shape: tuple[int, ...], itemsize: int) -> None:
         raise ParameterError(f"the target {' × '.join(map(str, shape))} has no positions", hint="give sizes >= 1")
     # the float64 result and its rounded copy
     check_fits_in_memory(math.prod(shape) * (8 + itemsize), what="resampled table", hint="ask for a smaller target")
+
+
+def check_stored_target(shape: tuple[int, ...], dtype: str, *, grid: tuple[int, int] | None = None,
+                        prefix_tokens: int = 0, length: int | None = None) -> None:  # fmt: skip
+    """Refuse, from a tensor's header alone (before its data is read), a target larger than the memory available.
+
+    ``shape`` and ``dtype`` as the file declares them; ``grid`` or ``length`` as :func:`resample_grid` and
+    :func:`resample_length` take them. A shape that is no table is left to those functions to refuse.
+
+    >>> check_stored_target((197, 768), "float32", grid=(24, 24), prefix_tokens=1)
+    >>> try:
+    ...     check_stored_target((512, 768), "float32", length=10**15)
+    ... except ParameterError as error:
+    ...     print(error.message.split(",")[0])
+    the resampled table would take 8.0 EiB
+    """
+    try:
+        itemsize = 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
+    except TypeError:  # not a numeric dtype: refused as no table once read
+        return
+    tokens = len(shape) == 2 or (len(shape) == 3 and shape[0] == 1)
+    if length is not None and length > 0 and tokens:
+        check_target((length, shape[-1]), itemsize)
+    elif grid is not None and tokens and min(grid) > 0:
+        check_target((prefix_tokens + grid[0] * grid[1], shape[-1]), itemsize)
+    elif grid is not None and len(shape) == 3 and prefix_tokens == 0 and min(grid) > 0:
+        check_target((shape[0], *grid), itemsize)
 
 
 def resample_grid(
@@ -328,7 +375,7 @@ def resample_grid(
         values = np.asarray(table).transpose(1, 2, 0)  # (H, W, C): a view; each channel block widened in turn
     else:
         prefix, positions = _split_tokens(table, prefix_tokens, "prefix_tokens")
-        source = source_grid(len(positions), from_grid)
+        source = source_grid(len(positions), from_grid, len(prefix))
         values = np.asarray(positions).reshape(*source, -1)
     channels = values.shape[-1]
     check_target((grid[0] * grid[1] + len(prefix), channels), np.dtype(table.dtype).itemsize)
@@ -387,14 +434,20 @@ def resample_length(
         raise ParameterError(f"{{length}} {length} leaves no positions after the {keep_rows} kept rows",
                              hint=f"give {{length}} above {keep_rows}")  # fmt: skip
     check_target((length, positions.shape[1]), np.dtype(table.dtype).itemsize)
-    count = length - keep_rows
-    values = np.asarray(positions, dtype=np.float64)
-    if method == "tile":
-        result = values[np.arange(count) % len(values)]
-    else:
-        wide = np.dtype(table.dtype) == np.float64  # torch's nearest index in the tensor's opmath type
-        result = _resample_axis(values, count, "bilinear" if method == "linear" else method, index_float64=wide)
-    from pecli.dtypes import round_to
+    from pecli.dtypes import numpy_dtype, round_to
 
-    flat = np.concatenate([np.asarray(kept, dtype=np.float64), result])
-    return round_to(flat, dtype or table.dtype.name).reshape((1,) * (table.ndim - 2) + flat.shape)
+    dtype = dtype or table.dtype.name
+    count, channels = length - keep_rows, positions.shape[1]
+    out = np.empty((length, channels), dtype=numpy_dtype(dtype))
+    out[:keep_rows] = round_to(np.asarray(kept, dtype=np.float64), dtype)
+    wide = np.dtype(table.dtype) == np.float64  # torch's nearest index in the tensor's opmath type
+    # channels a block at a time: the float64 working copies stay a few MiB, never the table's size in float64
+    step = max(1, _BLOCK_VALUES // max(count, len(positions)))
+    for first in range(0, channels, step):
+        values = np.asarray(positions[:, first : first + step], dtype=np.float64)
+        if method == "tile":
+            result = values[np.arange(count) % len(values)]
+        else:
+            result = _resample_axis(values, count, "bilinear" if method == "linear" else method, index_float64=wide)
+        out[keep_rows:, first : first + values.shape[1]] = round_to(result, dtype)
+    return out.reshape((1,) * (table.ndim - 2) + out.shape)

@@ -171,6 +171,8 @@ def resample(
             "at any length",
             hint=f"pecli generate --from-config {source} --len N -o table.safetensors",
         )
+    if source != "-" and not os.path.isdir(source):
+        _check_before_reading(core, source, key, settings, written_format if not in_checkpoint else "safetensors")
     if in_checkpoint and os.path.isdir(source):
         from pecli.cli.inputs import InputTable
         from pecli.models import open_model_directory
@@ -181,6 +183,7 @@ def resample(
     else:
         table = load_input(out, source, key=key)
     dtype = table.dtype_name
+    _check_holds(dtype, written_format if not in_checkpoint else "safetensors")
     if grid is not None:
         resampled = core.resample_grid(table.array, **settings, dtype=dtype)
     else:
@@ -221,6 +224,33 @@ def resample(
     }
     # the file is the result: a note says so, or --json says what was done
     out.show(Listing(written, [], notes=wrote if output != "-" else []))
+
+
+def _check_before_reading(core: Any, source: str, key: str | None, settings: dict[str, Any], fmt: str) -> None:
+    """From the file's headers alone: refuse a result the output format cannot hold, or one larger than memory,
+    before the table is read (a --len of 10^9 was refused only after reading a 256 MiB input)."""
+    from pecli.sources import source_tensors
+
+    tensors = source_tensors(source) or {}
+    chosen = tensors.get(key) if key is not None else next(iter(tensors.values())) if len(tensors) == 1 else None
+    if chosen is None:  # --key a part of a name, or a file of several tensors: checked once read
+        return
+    shape, dtype = chosen
+    _check_holds(dtype, fmt)
+    if "length" in settings:
+        core.check_stored_target(shape, dtype, length=settings["length"])
+    else:
+        core.check_stored_target(shape, dtype, grid=settings["grid"], prefix_tokens=settings["prefix_tokens"])
+
+
+def _check_holds(dtype: str, fmt: str) -> None:
+    """A bfloat16 table resampled stays bfloat16: refuse a format without it, naming what resample offers."""
+    if dtype == "bfloat16" and fmt in ("npy", "csv", "tsv"):
+        raise ParameterError(
+            f"the table is bfloat16, which {fmt} cannot store (numpy has no bfloat16 dtype), and resample keeps "
+            "the table's dtype",
+            hint="write -o resampled.safetensors or -o resampled.pt, which keep bfloat16",
+        )
 
 
 def _text(value: Any) -> str:

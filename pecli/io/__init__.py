@@ -376,13 +376,17 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
         return own
     if not entries:
         raise TableFileError(f"{name} holds no tensors", hint="give a file with a table in it")
-    candidates = [f"{k!r} {list(e.shape)}" for k, e in entries.items() if len(e.shape) == 2]
+    # a table is 2-D, or (1, N, C) as ViT's pos_embed; a name with "pos" in it first (pos_embed beside the weights)
+    tables = [
+        (k, e) for k, e in entries.items() if len(e.shape) == 2 or (len(e.shape) == 3 and e.shape[0] == 1 < e.shape[1])
+    ]
+    tables.sort(key=lambda item: "pos" not in item[0].lower())
+    candidates = [f"{k!r} {list(e.shape)}" for k, e in tables]
     listing = "; ".join(candidates[:_LISTED]) if candidates else "none is 2-D"
+    label = "2-D candidates" if all(len(e.shape) == 2 for _, e in tables) else "candidates (2-D or (1, N, C))"
     if len(candidates) > _LISTED:
         listing += f"; and {len(candidates) - _LISTED} more (pecli info lists them)"
-    raise TableFileError(
-        f"{name} holds {len(entries)} tensors; choose one with {{key}}", hint=f"2-D candidates: {listing}"
-    )
+    raise TableFileError(f"{name} holds {len(entries)} tensors; choose one with {{key}}", hint=f"{label}: {listing}")
 
 
 def _extended_float(name: str) -> bool:
