@@ -110,3 +110,21 @@ def test_real_models_factors_stay_inside_the_bound(tmp_path):
         "generate", "--from-config", str(config), "--len", "8", "-o", str(tmp_path / "x.safetensors")
     )
     assert result.code == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("scaling", "said"),
+    [
+        ({**YARN, "factor": 1e308}, "rope_scaling.factor = 1e+308 stretches the rope_scaling.original_max_position"),
+        ({**YARN, "attention_factor": 1e308}, "rope_scaling.attention_factor gives an attention factor of 1e+308"),
+    ],
+    ids=["factor", "attention-factor"],
+)
+def test_info_describes_the_config_and_warns_that_its_table_is_refused(tmp_path, scaling, said):
+    """info said "attention factor 1e+308 (cos and sin are multiplied by it)" with no word that generate refuses."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({**BASE, "rope_scaling": scaling}))
+    result = run_in_process("info", str(config), "--json")
+    assert result.code == 0, result.stderr
+    warnings = json.loads(result.stdout)["warnings"]
+    assert [w for w in warnings if w.startswith(said) and w.endswith("generate, compare and plot refuse this table")]
