@@ -391,26 +391,30 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
 GGUF_KEYS = "_gguf_keys"
 
 
-#: the last position llama.cpp can give a token (``llama_pos`` is an ``int32_t``, include/llama.h)
-_LAST_POSITION = 2**31 - 1
-
-
 def _check_factor(path: str, name: str, factor: float, context: int) -> None:
     """Refuse a scaling factor that stretches the context past any position a model is run at.
 
     A factor scales a context of ``context`` positions (the original one, else the file's) to ``factor · context``;
     llama.cpp's positions are 32-bit, so a factor that reaches past 2^31 − 1 is corrupt, not a model: 1e308 gave
-    cos values of ±71.9 (YaRN's attention factor 0.1·ln(factor) + 1) and exit 0.
+    cos values of ±71.9 (YaRN's attention factor 0.1·ln(factor) + 1) and exit 0. The rule is
+    :func:`~pecli.schemes.rope_scaling.stretches_past_last_position`, shared with configs and specs.
 
     >>> _check_factor("m.gguf", "llama.rope.scaling.factor", 40.0, 4096)
     >>> _check_factor("m.gguf", "llama.rope.scaling.factor", 1e308, 4096)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     pecli.errors.ParameterError: m.gguf: llama.rope.scaling.factor = 1e+308 stretches the context of 4,096 positions...
     """
-    if factor * context > _LAST_POSITION:
+    from pecli.schemes.rope_scaling import LAST_POSITION, stretches_past_last_position
+
+    if stretches_past_last_position(factor, context):
+        does = (
+            f"stretches the context of {context:,} positions"
+            if factor > 1
+            else f"multiplies the frequencies by {1 / factor:.6g}, as if it stretched positions"
+        )
         raise ParameterError(
-            f"{path}: {name} = {factor:.6g} stretches the context of {context:,} positions past the last position "
-            f"llama.cpp can give ({_LAST_POSITION:,}: llama_pos is a 32-bit integer)",
+            f"{path}: {name} = {factor:.6g} {does} past the last position "
+            f"llama.cpp can give ({LAST_POSITION:,}: llama_pos is a 32-bit integer)",
             hint="the file's scaling settings are corrupt",
         )
 

@@ -398,6 +398,7 @@ def _describe(source: str, config_file: str, config: dict[str, Any]) -> ConfigIn
     read: dict[str, Any] = {}
     for layer in layers:
         read.update({gguf_names.get(key, key): value for key, value in layer.encoding.provenance.values()})
+    warnings += _refused_scalings(layers, config_file)
     notes: list[str] = list(encoding.notes)
     length_key, length = layers[0].encoding.provenance.get("length", ("", 0))
     if isinstance(length_key, str) and length_key and length is None:  # absent: said so, never "None"
@@ -434,6 +435,29 @@ def rope_part(config: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             prefix, part = rope_part(config[key])
             return f"{key}.{prefix}", part
     return "", config
+
+
+def _refused_scalings(layers: list[LayerInfo], config_file: str) -> list[str]:
+    """Each layer's scaling settings that generate, compare and plot refuse (a factor past the last position a
+    model is run at, an attention factor float32 cannot hold), named by their config fields: info still describes
+    the config as it is written."""
+    from pecli.models.from_config import _blamed_on_config
+    from pecli.schemes.rope_scaling import SCALINGS, scaling_parameters
+
+    refused: list[str] = []
+    for layer in layers:
+        params = layer.encoding.params
+        scaling = params.get("scaling")
+        if not is_rotary(layer.encoding) or scaling not in SCALINGS:
+            continue
+        try:
+            scaling_parameters(scaling, {name: params.get(name) for name in SCALINGS[scaling]})
+        except ParameterError as error:
+            blamed = _blamed_on_config(error, dict(layer.encoding.fields), "").message.removeprefix(": ")
+            text = f"{blamed}: generate, compare and plot refuse this table"
+            if text not in refused:
+                refused.append(text)
+    return refused
 
 
 def config_warnings(config: dict[str, Any]) -> list[str]:

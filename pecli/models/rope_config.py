@@ -262,6 +262,8 @@ def _one_encoding(
     _check_supported(rope_type, params)
     fields = {_PARAMETER_OF.get(key, key): where.get(key, key) for key in used if key in where}
     fields.update(dim=dim_field, length=length_key)
+    if rope_type == "dynamic":  # its original context is max_position_embeddings
+        fields["original_max_position"] = length_key
     if odd_width is not None:
         fields["rotary_dim"] = dim_field
     if rope_type == "proportional":

@@ -24,7 +24,20 @@ from pecli.errors import ParameterError
 from pecli.schemes._angles import geometric_frequencies
 from pecli.schemes.checks import choice, even_dim, finite_above, positive_floats, positive_int
 
-__all__ = ["SCALINGS", "rope_attention_factor", "rope_frequencies", "scaling_parameters"]
+__all__ = [
+    "LAST_POSITION",
+    "SCALINGS",
+    "rope_attention_factor",
+    "rope_frequencies",
+    "scaling_parameters",
+    "stretches_past_last_position",
+]
+
+#: the last position a model is run at: llama.cpp's ``llama_pos`` is an ``int32_t`` (include/llama.h)
+LAST_POSITION = 2**31 - 1
+
+#: the largest attention factor transformers' table holds: it multiplies cos and sin by it in float32
+_LARGEST_ATTENTION_FACTOR = float(np.finfo(np.float32).max)
 
 #: each scaling's parameters and their defaults (None: required, except the names in ``_OPTIONAL``),
 #: after HF's rope_scaling keys
@@ -65,6 +78,39 @@ _EXAMPLES = {"factor": "4", "original_max_position": "4096", "short_factor": "1,
 SCALING_PARAMETERS = tuple(dict.fromkeys(name for takes in SCALINGS.values() for name in takes))
 
 
+def stretches_past_last_position(factor: float, context: int = 1) -> bool:
+    """Whether a scaling ``factor`` (or one LongRoPE divisor) over ``context`` positions is corrupt, not a model.
+
+    A factor stretches a context of ``context`` positions to ``factor · context``: past :data:`LAST_POSITION`
+    no engine gives a token that position (llama.cpp's positions are 32-bit). A factor below 1 multiplies every
+    frequency by ``1 / factor``, as absurd past the same bound (at 1e-308 transformers' angles overflow to inf).
+    The one rule for a GGUF file's, a config's and a spec's factors.
+
+    >>> stretches_past_last_position(40.0, 4096), stretches_past_last_position(1e308, 4096)
+    (False, True)
+    >>> stretches_past_last_position(0.25), stretches_past_last_position(1e-308)
+    (False, True)
+    """
+    return factor * context > LAST_POSITION or factor * LAST_POSITION < 1
+
+
+def _check_stretch(name: str, factor: float, context: int) -> None:
+    """A ParameterError naming ``{name}`` when :func:`stretches_past_last_position`."""
+    if not stretches_past_last_position(factor, context):
+        return
+    if factor < 1:
+        does = f"multiplies the frequencies by {1 / factor:.6g}, as if it stretched positions"
+    elif context > 1:
+        does = f"stretches the {{original_max_position}} of {context:,} positions {factor:.6g}-fold,"
+    else:
+        does = f"stretches the positions {factor:.6g}-fold,"
+    raise ParameterError(
+        f"{{{name}}} = {factor:.6g} {does} past the last position a model is run at "
+        f"({LAST_POSITION:,}: llama.cpp's positions are 32-bit integers)",
+        hint=f"a model's scaling factors are a few to a few hundred, e.g. {{{name}=4}}",
+    )
+
+
 def scaling_parameters(scaling: str, given: dict[str, Any]) -> dict[str, Any]:
     """The parameters of ``scaling`` with defaults filled in; one it does not take, or a missing one, is an error.
 
@@ -95,15 +141,32 @@ def scaling_parameters(scaling: str, given: dict[str, Any]) -> dict[str, Any]:
                 "(its attention factor is √(1 + ln factor / ln original_max_position))",
                 hint="e.g. {original_max_position=4096}",
             )
+    if "factor" in full:
+        _check_stretch("factor", full["factor"], full.get("original_max_position") or 1)
     for name in ("beta_fast", "beta_slow", "low_freq_factor", "high_freq_factor", *_OPTIONAL):
         if full.get(name) is not None:
             full[name] = finite_above(name, full[name], 0.0, example="1")
+    if scaling in ("yarn", "longrope"):
+        _check_attention_factor(scaling, full)
     if scaling == "llama3" and full["high_freq_factor"] <= full["low_freq_factor"]:
         raise ParameterError(
             "{high_freq_factor} must be greater than {low_freq_factor}",
             hint="e.g. {low_freq_factor=1} {high_freq_factor=4}",
         )
     return full
+
+
+def _check_attention_factor(scaling: str, full: dict[str, Any]) -> None:
+    """Refuse an attention factor (given, or derived from mscale) that transformers' float32 table cannot hold."""
+    attention = rope_attention_factor(scaling, **full)
+    if attention > _LARGEST_ATTENTION_FACTOR:
+        given = "{attention_factor}" if full.get("attention_factor") is not None else "{mscale}/{mscale_all_dim}"
+        raise ParameterError(
+            f"{given} gives an attention factor of {attention:.6g}, past float32's largest value "
+            f"({_LARGEST_ATTENTION_FACTOR:.6g}): transformers multiplies cos and sin by it in float32, "
+            "so its table is infinite",
+            hint="a model's attention factor is about 1: YaRN's default is 0.1·ln factor + 1",
+        )
 
 
 def _mscale(factor: float, mscale: float = 1.0) -> float:
@@ -203,6 +266,9 @@ def rope_frequencies(
         # HF _compute_longrope_parameters and _longrope_frequency_update: 1 / (ext_factors · base^(2i/d)),
         # the long factors once the positions go past the original context
         short, long = (positive_floats(name, params[name], (dim + 1) // 2) for name in ("short_factor", "long_factor"))
+        for name, divisors in (("short_factor", short), ("long_factor", long)):
+            for divisor in divisors:
+                _check_stretch(name, divisor, params["original_max_position"])
         use_long = length is not None and length > params["original_max_position"]
         return inv_freq / np.array(long if use_long else short)
     return inv_freq

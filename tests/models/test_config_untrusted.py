@@ -229,4 +229,5 @@ def test_a_dynamic_factor_too_large_for_its_base_is_named(cli, tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(config))
     result = cli("generate", "--from-config", str(tmp_path / "config.json"), "--len", "3", "--json")
     assert result.code == 2, result.stderr
-    assert "rope_parameters.factor 1e+300 gives dynamic NTK scaling a base of 0" in result.stderr
+    # session 9: refused earlier by the one bound on scaling factors (factor × context ≤ 2^31 − 1)
+    assert "rope_parameters.factor = 1e+300 stretches the max_position_embeddings of" in result.stderr
