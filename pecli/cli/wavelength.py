@@ -151,6 +151,12 @@ def _chart_lines(out: Output, waves: Any, heading: str, size: tuple[int | None, 
         chart = wavelength_chart(waves, width=width, height=max(room - overflow, 3),
                                  title=None if heading_lines else heading)  # fmt: skip
     text = "\n".join([*heading_lines, chart])
+    taken = text.count("\n") + 1
+    if taken > height:  # the wrapped title is never cut and the plot keeps its least rows: more than was asked
+        raise ParameterError(
+            f"--height {height} cannot hold the wavelength chart at --width {width}: it takes {taken} lines",
+            hint=f"give --height {taken} or more, a wider --width, or --json for the numbers",
+        )
     from pecli.render.terminal import ascii_text, color_mode
 
     # a stdout that cannot encode the chart's characters (PYTHONIOENCODING=ascii) gets them in ASCII, as the
