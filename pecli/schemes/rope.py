@@ -167,7 +167,7 @@ def rope_table(
         >>> rope_table(1, 4, part="cos", offset=1, rotary_dim=3, dtype="float64")[0].round(6).tolist()
         [0.540302, 0.999998, 0.540302, 0.999998]
         >>> rope_table(1, 4, part="angle", offset=1000, freqs_dtype="float16", dtype="float64")[0].tolist()
-        [1000.0, 10.0009765625, 1000.0, 10.0009765625]
+        [1000.0, 10.00213623046875, 1000.0, 10.00213623046875]
     """
     length = positive_int("length", length)
     layout = choice("layout", layout, ("half", "interleaved"))
