@@ -322,12 +322,14 @@ SCHEMES: Mapping[str, Scheme] = MappingProxyType(
                     "partial_rotary_factor": 1.0,
                     "rotary_dim": None,
                     "arithmetic": None,
+                    "freqs_dtype": None,
                 },
                 choices={
                     "layout": ("half", "interleaved"),
                     "part": ("cos", "sin", "angle"),
                     "scaling": ("none", "linear", "dynamic", "yarn", "llama3", "longrope", "proportional"),
                     "arithmetic": _ARITHMETICS,
+                    "freqs_dtype": ("float32", "bfloat16", "float16"),  # pecli.schemes.rope.FREQS_DTYPES
                 },
                 arithmetics=_ARITHMETICS,
                 parts=("cos", "sin", "angle"),

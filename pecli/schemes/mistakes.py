@@ -43,6 +43,10 @@ class Mistakes:
     position_offset: str | None = None
     #: the parameter that multiplies the positions: negated, it gives the table at −p (when no offset does)
     position_scale: str | None = None
+    #: the parameter that holds the frequencies in a dtype (None: exact), and the dtypes an engine holds them in:
+    #: the reference regenerated with its frequencies rounded (an engine's ``inv_freq.half()``)
+    frequency_dtype: str | None = None
+    frequency_dtypes: tuple[str, ...] = ()
 
 
 def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
@@ -104,7 +108,14 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
                       {"partial_rotary_factor": 1.0, "rotary_dim": None}))  # fmt: skip
     unscaled = None if scaling == "none" else {"scaling": "none", **dict.fromkeys(SCALING_PARAMETERS)}
     return Mistakes(
-        base="base", unscaled=unscaled, pairing="layout", factors=factors, swaps=tuple(swaps), position_offset="offset"
+        base="base",
+        unscaled=unscaled,
+        pairing="layout",
+        factors=factors,
+        swaps=tuple(swaps),
+        position_offset="offset",
+        frequency_dtype="freqs_dtype",
+        frequency_dtypes=("float16", "bfloat16", "float32"),
     )
 
 

@@ -96,6 +96,14 @@ PARAMS: Mapping[str, Param] = MappingProxyType(
                 "slopes times positions in bfloat16.",
                 "DTYPE",
             ),
+            Param(
+                "freqs_dtype",
+                "--freqs-dtype",
+                str,
+                "RoPE: hold the inverse frequencies in this dtype, float32, bfloat16 or float16 (an engine's "
+                "inv_freq.half(); diffusers' freqs_dtype): each angle p·θ drifts with p. Default: exact.",
+                "DTYPE",
+            ),
             Param("std", "--std", float, "Standard deviation of the N(0, std²) initialisation.", "STD"),
             Param("seed", "--seed", int, "Random seed (numpy PCG64): same seed, same table everywhere.", "SEED"),
             # diffusion timestep embeddings

@@ -32,6 +32,7 @@ from pecli.schemes.rope_scaling import (
 
 #: ``position_phasors`` (exp(i·p·θ) at any positions) is public for code that rotates queries and keys (analysis)
 __all__ = [
+    "FREQS_DTYPES",
     "SCALINGS",
     "apply_rotary",
     "position_phasors",
@@ -41,6 +42,10 @@ __all__ = [
     "rope_table",
     "rotary_dim",
 ]
+
+
+#: the dtypes an engine may hold RoPE's inverse frequencies in (``freqs_dtype``; None: exact)
+FREQS_DTYPES = ("float32", "bfloat16", "float16")
 
 
 def _fraction(partial_rotary_factor: float) -> float:
@@ -117,6 +122,7 @@ def rope_table(
     rows: range | None = None,
     arithmetic: str | None = None,
     rotary_dim: int | None = None,
+    freqs_dtype: str | None = None,
     **scaling_params: Any,
 ) -> np.ndarray:
     """One (length, d) RoPE table: ``cos``, ``sin`` or the ``angle`` θ = p·inv_freq, in ``layout``'s columns.
@@ -147,6 +153,9 @@ def rope_table(
             rotary modules do (float32 ``inv_freq``, positions, product, cos/sin, times the attention
             factor); ``bfloat16``/``float16`` hold the positions in that dtype first (``position_ids``
             in bfloat16, huggingface/transformers#29285). See :mod:`pecli.schemes.arithmetic`.
+        freqs_dtype: hold the inverse frequencies in ``float32``, ``bfloat16`` or ``float16`` (None: exact):
+            the float32 ``inv_freq`` an engine computes, rounded to nearest even as torch's ``.half()`` /
+            ``.bfloat16()`` does (diffusers' ``freqs_dtype``); every angle p·θ then drifts with p.
 
     Example:
         >>> rope_table(2, 4, part="sin", dtype="float64")[1].round(6).tolist()
@@ -157,6 +166,8 @@ def rope_table(
         [0.540302, 0.540302, 1.0, 1.0]
         >>> rope_table(1, 4, part="cos", offset=1, rotary_dim=3, dtype="float64")[0].round(6).tolist()
         [0.540302, 0.999998, 0.540302, 0.999998]
+        >>> rope_table(1, 4, part="angle", offset=1000, freqs_dtype="float16", dtype="float64")[0].tolist()
+        [1000.0, 10.00213623046875, 1000.0, 10.00213623046875]
     """
     length = positive_int("length", length)
     layout = choice("layout", layout, ("half", "interleaved"))
@@ -170,6 +181,9 @@ def rope_table(
     inv_freq = rope_frequencies(
         width, base=base, scaling=scaling, length=offset + length, odd=width != rotated, **scaling_params
     )
+    if freqs_dtype is not None:  # the engine's float32 inv_freq, rounded once more to its dtype (torch's .half())
+        freqs_dtype = choice("freqs_dtype", freqs_dtype, FREQS_DTYPES)
+        inv_freq = held(_frequencies32(inv_freq, width, base, scaling, scaling_params), freqs_dtype)
     if proportional:  # HF: int(p·d // 2) frequencies of the whole head, then zero frequencies
         inv_freq[int(_fraction(partial_rotary_factor) * dim // 2) :] = 0.0
     rows = row_range(rows, length, per_row=dim)
@@ -178,7 +192,8 @@ def rope_table(
     start, stop = offset + rows.start, offset + rows.stop
     arithmetic = check_arithmetic(arithmetic)
     if arithmetic != "float64":
-        inv_freq32 = _frequencies32(inv_freq, width, base, scaling, scaling_params)
+        held_freqs = freqs_dtype is not None  # already the engine's float32 frequencies, rounded
+        inv_freq32 = inv_freq if held_freqs else _frequencies32(inv_freq, width, base, scaling, scaling_params)
         factor = 1.0
         if scaling_params.get("apply_attention_factor"):
             factor = rope_attention_factor(scaling, **scaling_parameters(scaling, scaling_params))

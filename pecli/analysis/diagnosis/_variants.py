@@ -1,6 +1,6 @@
 """Findings that regenerate the reference with one mistake (its scheme's :class:`pecli.schemes.mistakes.Mistakes`):
 the frequency scaling left out, another base, a flipped flag, another parameter set, the positions negated,
-vLLM's cos_sin_cache."""
+vLLM's cos_sin_cache, the frequencies rounded to a dtype."""
 
 from __future__ import annotations
 
@@ -233,6 +233,35 @@ def _swaps(
             yield Finding(code, f"B uses {meaning}", {"changed": sorted(changes), "residual": off})
 
 
+def _frequencies_rounded(
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
+) -> Iterator[Finding]:
+    """B is the reference with its frequencies held in another dtype (an engine's ``inv_freq.half()``: float16
+    keeps 11 significant bits, bfloat16 8), or exact where the reference rounds them: the angles p·θ drift with p,
+    so A and B part from some position on. The first dtype that reproduces B is named."""
+    parameter = mistakes.frequency_dtype
+    if parameter is None:
+        return
+    ours = reference.params.get(parameter)
+    for dtype in (*mistakes.frequency_dtypes, None):
+        if dtype == ours:
+            continue
+        table, off = _reproduces(reference, b, tolerance, {parameter: dtype})
+        if table is None:
+            continue
+        parted = np.flatnonzero(np.any(np.abs(a - b) > tolerance, axis=1))
+        first = int(parted[0]) if len(parted) else 0
+        held = "exact frequencies" if dtype is None else f"its frequencies rounded to {dtype}"
+        where = "exact frequencies" if ours is None else f"frequencies held in {ours}"
+        yield Finding(
+            "frequencies_rounded",
+            f"B is the same table with {held} where A has {where} ({parameter}): the angles p·θ drift with the "
+            f"position, so they part from position {first} on",
+            {"parameter": parameter, "a_dtype": ours, "b_dtype": dtype, "first_position": first, "residual": off},
+        )
+        return
+
+
 def _negated_table(reference: Reference, length: int, dim: int, mistakes: Any) -> np.ndarray | None:
     """The reference's rows at negated positions −p: from row 0's position (the rows of the table that starts at
     −(offset + L − 1), reversed: L the whole table's length, so a length-dependent scaling stays), or with the
@@ -325,6 +354,6 @@ def variant_findings(
         return []
     tolerance = per_row(tolerance, b.shape)
     found: list[Finding] = []
-    for explain in (_unscaled, _base, _toggles, _swaps, _negated_positions, _cos_sin_cache):
+    for explain in (_unscaled, _base, _toggles, _swaps, _negated_positions, _cos_sin_cache, _frequencies_rounded):
         found.extend(explain(a, b, tolerance, reference, mistakes))
     return found or list(_any_base(a, b, tolerance, reference, mistakes))
