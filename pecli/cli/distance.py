@@ -159,7 +159,7 @@ def distance(
     )  # fmt: skip
     check_terminal_size(width, height)
     from pecli.analysis.distance import check_metric
-    from pecli.cli.inputs import key_for_scheme, load_input, stdin_file_params, table_view
+    from pecli.cli.inputs import key_for_scheme, load_input, scheme_input, stdin_file_params, table_view
     from pecli.cli.relative import relative_distance
     from pecli.cli.relative_input import relative_input
     from pecli.sources import check_layer_type
@@ -172,7 +172,10 @@ def distance(
     if out.json_output and output is not None:
         raise ParameterError("--json prints the result; it cannot go with -o", hint="use one of them")
     kind = _output_kind(output, fmt)
-    key, scheme_params = key_for_scheme(source, key, stdin_file_params(out, scheme_params or {}))
+    # a spec (rope:base=500000) is its scheme with its parameters as options
+    source, preset, scheme_params = scheme_input(source, preset=preset, scheme_params=scheme_params, length=length,
+                                                 dim=d)  # fmt: skip
+    key, scheme_params = key_for_scheme(source, key, stdin_file_params(out, scheme_params))
     check_layer_type(source, layer_type)  # a model's config's option: refused for a file or scheme at once
     relative = relative_input(source, preset=preset, scheme_params=scheme_params or {}, length=length, dim=d, qk=qk,
                               layer_type=layer_type)  # fmt: skip

@@ -99,6 +99,11 @@ def generate(
     out: Output,
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
+    if scheme is not None:  # a spec (rope:base=500000) is its scheme with its parameters as options
+        from pecli.cli.inputs import scheme_input
+
+        scheme, preset, scheme_params = scheme_input(scheme, preset=preset, scheme_params=scheme_params,
+                                                     length=length, dim=d, dtype=dtype)  # fmt: skip
     if list_presets:
         _print_presets(out, scheme)
         return

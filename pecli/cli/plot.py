@@ -156,9 +156,12 @@ def plot(
         # --grid (a scheme's H,W elsewhere) says the file's positions are a ViT grid
         grid = (scheme_params or {}).pop("grid", None)
     check_view(view, json_output=out.json_output, unused=heatmap_only)
-    from pecli.cli.inputs import key_for_scheme, stdin_file_params
+    from pecli.cli.inputs import key_for_scheme, scheme_input, stdin_file_params
 
-    key, scheme_params = key_for_scheme(source, key, stdin_file_params(out, scheme_params or {}))
+    # a spec (rope:base=500000) is its scheme with its parameters as options, for every view
+    source, preset, scheme_params = scheme_input(source, preset=preset, scheme_params=scheme_params, length=length,
+                                                 dim=d, dtype=dtype)  # fmt: skip
+    key, scheme_params = key_for_scheme(source, key, stdin_file_params(out, scheme_params))
     from pecli.cli.drawing import check_terminal_size, color_note, drawing_style
 
     style = drawing_style(
