@@ -105,7 +105,7 @@ class SchemeSpec:
                 hint="give the preset once: in the spec or as {preset}",
             )
         for name, value in params.items():
-            if name in self.params and self.params[name] != value:
+            if name in self.params and not _same_value(self.params[name], value):
                 raise ParameterError(
                     f"{name}={self._raw(name)} in spec {self.text!r} and {{{name}={_shown(value)}}} disagree",
                     hint=f"give {name} once: in the spec or as {{{name}}}",
@@ -176,6 +176,23 @@ class SchemeSpec:
         with self.blaming():
             rows = [replace(table, params={**table.params, "head": head}).rows(range(0, 1)) for head in range(count)]
         return np.concatenate(rows), table
+
+
+def _same_value(first: Any, second: Any) -> bool:
+    """Whether two values of a parameter say the same: equal, or the same integers however separated (a grid's
+    ``14x14`` and ``14,14``).
+
+    >>> _same_value(2.0, 2.0), _same_value("14x14", "14, 14"), _same_value("14x14", "14,16")
+    (True, True, False)
+    """
+    if first == second:
+        return True
+    if not (isinstance(first, str) and isinstance(second, str)):
+        return False
+    sides = [re.split(r"[x,]", text.replace(" ", "")) for text in (first, second)]
+    numbers = [[int(side) for side in pieces] if all(p.isascii() and p.isdigit() for p in pieces) else None
+               for pieces in sides]  # fmt: skip
+    return numbers[0] is not None and numbers[0] == numbers[1]
 
 
 def _shown(value: Any) -> str:
