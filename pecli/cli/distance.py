@@ -43,7 +43,7 @@ from pecli.errors import ParameterError
 
 HELP = """Distances between positions: a len × len matrix, or its profile.
 
-INPUT is a table file, - (stdin), or a scheme with the generate options. Without -o, draw the
+INPUT is a table file, - (stdin), or a scheme or spec (rope:base=500000) with the generate options. Without -o, draw the
 matrix as a terminal heatmap; -o FILE.png|svg|pdf draws a figure; -o FILE.npy|safetensors|csv|tsv
 or -o - writes the matrix itself (streamed in row blocks, so it never has to fit in memory).
 The heatmap and figure of a long table show block means computed from block-mean vectors, in
@@ -88,7 +88,9 @@ def register(app: typer.Typer) -> None:
 @scheme_options
 @output_options
 def distance(
-    source: Annotated[str, typer.Argument(metavar="INPUT", help="A table file, - (stdin), or a scheme name.")],
+    source: Annotated[
+        str, typer.Argument(metavar="INPUT", help="A table file, - (stdin), or a scheme or spec (rope:base=500000).")
+    ],
     metric: Annotated[
         str,
         typer.Option(
