@@ -45,6 +45,7 @@ __all__ = [
     "reads_a_file",
     "resolve",
     "resolve_parts",
+    "scheme_of_spec",
     "source_tensors",
     "takes_layer_type",
 ]
@@ -356,9 +357,9 @@ class TableFileSource(SourceKind):
     def matches(self, source: str) -> bool:
         if os.path.exists(source):
             return True
-        from pecli.schemes.catalog import SCHEMES
+        from pecli.schemes.specs import names_a_scheme
 
-        if source.split(":", 1)[0] in SCHEMES:
+        if names_a_scheme(source):  # a spec's values may hold a dot (fairseq:base=1.5)
             return False
         return os.sep in source or "." in source
 
@@ -386,8 +387,11 @@ class SchemeSource(SourceKind):
         if request.key is not None:
             raise ParameterError(f"{{key}} applies to files, but {source!r} is a scheme", hint="drop {key}")
         _check_sizes(request.dim, request.length)
-        spec = TableSpec.resolve(source, request.preset, dict(request.scheme_params), length=request.length,
-                                 dim=request.dim, dtype=request.dtype, name="pe").single().check()  # fmt: skip
+        scheme, preset, params = scheme_of_spec(source, preset=request.preset, scheme_params=request.scheme_params,
+                                                length=request.length, dim=request.dim,
+                                                dtype=request.dtype)  # fmt: skip
+        spec = TableSpec.resolve(scheme, preset, params, length=request.length, dim=request.dim, dtype=request.dtype,
+                                 name="pe").single().check()  # fmt: skip
         metadata = spec.metadata()
         shape, wanted = spec.shape, request.first_slices
         if wanted is not None and len(shape) == 3 and shape[0] > wanted:  # only what is used: never the rest
@@ -583,14 +587,16 @@ def resolve_parts(
         if len(entries) < 2 or len(shapes) != 1 or len(next(iter(shapes))) != 2:
             return None
         return [resolve(source, key=name, stdin=stdin) for name in entries]
-    from pecli.schemes.catalog import SCHEMES
+    from pecli.schemes.specs import names_a_scheme
 
-    if source not in SCHEMES:
+    if not names_a_scheme(source):
         return None
     _check_sizes(dim, length)
     from pecli.schemes.spec import TableSpec
 
-    spec = TableSpec.resolve(source, preset, dict(scheme_params or {}), length=length, dim=dim, dtype=dtype, name="pe")
+    scheme, preset, params = scheme_of_spec(source, preset=preset, scheme_params=scheme_params, length=length,
+                                            dim=dim, dtype=dtype)  # fmt: skip
+    spec = TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype, name="pe")
     parts = spec.parts()
     if len(parts) < 2:
         return None
@@ -599,6 +605,55 @@ def resolve_parts(
                     params=dict(spec.params))
         for part in parts
     ]  # fmt: skip
+
+
+def scheme_of_spec(
+    source: str,
+    *,
+    preset: str | None = None,
+    scheme_params: dict[str, Any] | None = None,
+    length: int | None = None,
+    dim: int | None = None,
+    dtype: str = "float32",
+) -> tuple[str, str | None, dict[str, Any]]:
+    """The scheme, preset and parameters a scheme spec (``rope:base=500000``, ``fairseq``) names, merged with
+    ``preset`` and ``scheme_params`` given beside it: what every command computes, as if each were an option.
+
+    Any other source (a file, ``-``, a model's config, a misspelt name) comes back as it is. A parameter given
+    both ways must agree; a value of the spec's own that its scheme refuses at these sizes is blamed in the
+    spec's words (``in spec 'rope:base=0': base …``), not as an option the user did not give.
+
+    >>> scheme_of_spec("rope:base=500000", scheme_params={"factor": 4.0})
+    ('rope', None, {'base': 500000.0, 'factor': 4.0})
+    >>> scheme_of_spec("fairseq"), scheme_of_spec("pe.npy")
+    (('sinusoidal', 'fairseq', {}), ('pe.npy', None, {}))
+    >>> try:
+    ...     scheme_of_spec("rope:base=0", dim=8, length=4)
+    ... except ParameterError as error:
+    ...     print(error.message)
+    in spec 'rope:base=0': base must be a finite number greater than 1, got 0.0
+    """
+    from pecli.errors import PecliError
+    from pecli.schemes.specs import looks_like_spec, names_a_scheme, parse_spec
+
+    given = dict(scheme_params or {})
+    spec_like = names_a_scheme(source) or (":" in source and looks_like_spec(source))  # NAME:… names its part
+    if kind_of_source(source).reads_a_file or not spec_like:
+        return source, preset, given
+    spec = parse_spec(source)
+    scheme, preset, params = spec.merged(preset, given)
+    if spec.params and "-" not in params.values():  # a value read from stdin is read once, by the command
+        from pecli.schemes.spec import TableSpec
+
+        try:
+            TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype).check()
+        except ParameterError as error:
+            blamed = spec.blamed(error, only=spec.params)
+            if blamed is not error:
+                raise blamed from None
+        except PecliError:
+            pass  # not the spec's values: the command says it where it computes the table
+    return scheme, preset, params
 
 
 def is_config_source(source: str) -> bool:

@@ -43,7 +43,7 @@ from pecli.errors import ParameterError
 
 HELP = """Distances between positions: a len × len matrix, or its profile.
 
-INPUT is a table file, - (stdin), or a scheme with the generate options. Without -o, draw the
+INPUT is a table file, - (stdin), or a scheme or spec (rope:base=500000) with the generate options. Without -o, draw the
 matrix as a terminal heatmap; -o FILE.png|svg|pdf draws a figure; -o FILE.npy|safetensors|csv|tsv
 or -o - writes the matrix itself (streamed in row blocks, so it never has to fit in memory).
 The heatmap and figure of a long table show block means computed from block-mean vectors, in
@@ -88,7 +88,9 @@ def register(app: typer.Typer) -> None:
 @scheme_options
 @output_options
 def distance(
-    source: Annotated[str, typer.Argument(metavar="INPUT", help="A table file, - (stdin), or a scheme name.")],
+    source: Annotated[
+        str, typer.Argument(metavar="INPUT", help="A table file, - (stdin), or a scheme or spec (rope:base=500000).")
+    ],
     metric: Annotated[
         str,
         typer.Option(
@@ -159,7 +161,7 @@ def distance(
     )  # fmt: skip
     check_terminal_size(width, height)
     from pecli.analysis.distance import check_metric
-    from pecli.cli.inputs import key_for_scheme, load_input, stdin_file_params, table_view
+    from pecli.cli.inputs import key_for_scheme, load_input, scheme_input, stdin_file_params, table_view
     from pecli.cli.relative import relative_distance
     from pecli.cli.relative_input import relative_input
     from pecli.sources import check_layer_type
@@ -172,7 +174,10 @@ def distance(
     if out.json_output and output is not None:
         raise ParameterError("--json prints the result; it cannot go with -o", hint="use one of them")
     kind = _output_kind(output, fmt)
-    key, scheme_params = key_for_scheme(source, key, stdin_file_params(out, scheme_params or {}))
+    # a spec (rope:base=500000) is its scheme with its parameters as options
+    source, preset, scheme_params = scheme_input(source, preset=preset, scheme_params=scheme_params, length=length,
+                                                 dim=d)  # fmt: skip
+    key, scheme_params = key_for_scheme(source, key, stdin_file_params(out, scheme_params))
     check_layer_type(source, layer_type)  # a model's config's option: refused for a file or scheme at once
     relative = relative_input(source, preset=preset, scheme_params=scheme_params or {}, length=length, dim=d, qk=qk,
                               layer_type=layer_type)  # fmt: skip

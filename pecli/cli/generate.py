@@ -14,16 +14,27 @@ from pecli.cli.options import (
     LenOpt,
     OutputOpt,
     PresetOpt,
-    SchemeArg,
+    complete_scheme,
     output_options,
     scheme_options,
 )
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
 
+SchemeSpecArg = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="[SCHEME]",
+        help="Scheme name, preset, or spec such as rope:base=500000 (pecli schemes lists them).",
+        show_default=False,
+        autocompletion=complete_scheme,
+    ),
+]
+
 HELP = """Generate a positional-encoding table.
 
-SCHEME defaults to sinusoidal (Vaswani et al. 2017). The format follows the output's extension
+SCHEME defaults to sinusoidal (Vaswani et al. 2017); it may be a spec, rope:base=500000,factor=4 (its
+parameters as if given as options; one given both ways must agree). The format follows the output's extension
 (.npy, .safetensors, .pt, .csv, .tsv) unless --format says otherwise; -o - writes npy bytes (or
 --format csv/tsv text) to stdout. Without -o, print a summary and the first and last rows.
 
@@ -37,6 +48,7 @@ Examples:
   pecli generate rope --d 128 --len 4096 --scaling yarn --factor 4 --original-max-position 2048 -o rope.safetensors
   pecli generate alibi --heads 12 --len 128 --part slopes -o slopes.npy
   pecli generate sincos2d --preset mae --grid 14,14 --d 768 --cls-token -o mae.npy
+  pecli generate sincos2d:preset=mae,grid=14x14 --d 768 -o mae.npy
   pecli generate --from-config Llama-3.1-8B/config.json --len 8192 -o llama31.safetensors
   pecli generate --from-config Llama-3.1-8B/config.json --probe -o probe.safetensors
 """
@@ -79,7 +91,7 @@ def register(app: typer.Typer) -> None:
 @scheme_options
 @output_options
 def generate(
-    scheme: SchemeArg = None,
+    scheme: SchemeSpecArg = None,
     d: DimOpt = None,
     length: LenOpt = None,
     dtype: DtypeOpt = "float32",
@@ -99,6 +111,11 @@ def generate(
     out: Output,
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
+    if scheme is not None:  # a spec (rope:base=500000) is its scheme with its parameters as options
+        from pecli.cli.inputs import scheme_input
+
+        scheme, preset, scheme_params = scheme_input(scheme, preset=preset, scheme_params=scheme_params,
+                                                     length=length, dim=d, dtype=dtype)  # fmt: skip
     if list_presets:
         _print_presets(out, scheme)
         return

@@ -1,7 +1,7 @@
 """Table inputs shared by plot, distance, compare and identify: a file, ``-``, or a scheme.
 
-An existing path wins over a scheme name; a scheme takes the generate options (``--d``,
-``--len``, ``--preset``, ``--base``…). :func:`table_view` then makes any input a 2-D view
+An existing path wins over a scheme name; a scheme, or a spec (``rope:base=500000``), takes the
+generate options (``--d``, ``--len``, ``--preset``, ``--base``…). :func:`table_view` then makes any input a 2-D view
 (1-D as one row, ``(1, L, d)`` and ``(L, 1, d)`` squeezed) and applies ``--rows``/``--cols``.
 """
 
@@ -51,6 +51,29 @@ def key_for_scheme(source: str, key: str | None, scheme_params: dict[str, Any]) 
     if "bias_key" in scheme_params:
         raise ParameterError("--key and --bias-key both name the bias tensor", hint="give one of them")
     return None, {**scheme_params, "bias_key": key}
+
+
+def scheme_input(
+    source: str,
+    *,
+    preset: str | None,
+    scheme_params: dict[str, Any] | None,
+    length: int | None = None,
+    dim: int | None = None,
+    dtype: str = "float32",
+) -> tuple[str, str | None, dict[str, Any]]:
+    """A command's INPUT (or SCHEME), ``--preset`` and scheme options, a spec's parameters among them.
+
+    ``rope:base=500000 --factor 4`` is ``rope --base 500000 --factor 4`` from here on
+    (:func:`pecli.sources.scheme_of_spec`); a file, ``-`` or a model's config is passed on as it is.
+
+    >>> scheme_input("sincos2d:preset=mae,grid=14x14", preset=None, scheme_params={"cls_token": True})
+    ('sincos2d', 'mae', {'grid': '14x14', 'cls_token': True})
+    >>> scheme_input("pe.npy", preset=None, scheme_params=None)
+    ('pe.npy', None, {})
+    """
+    return _sources().scheme_of_spec(source, preset=preset, scheme_params=scheme_params, length=length, dim=dim,
+                                     dtype=dtype)  # fmt: skip
 
 
 def is_file_input(source: str) -> bool:

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 HELP = """Draw a table as a heatmap, in the terminal or as an image (-o).
 
 INPUT is a .npy, .safetensors or .pt file, - for stdin (npy or safetensors bytes), or a scheme
-with the generate options (an existing path wins over a scheme name). Large tables are
+or spec (rope:base=500000) with the generate options (an existing path wins over a scheme name). Large tables are
 block-averaged to fit. Signed tables are drawn in RdBu centred on 0, non-negative ones in viridis;
 when a few values would wash out the rest, the colour limits are the 99th percentile of |x| and a
 note says so (--no-robust or --vmin/--vmax for the full range).
@@ -88,7 +88,12 @@ def register(app: typer.Typer) -> None:
 @output_options
 def plot(
     source: Annotated[
-        str, typer.Argument(metavar="INPUT", help="A table file, - for stdin, or a scheme name.", show_default=False)
+        str,
+        typer.Argument(
+            metavar="INPUT",
+            help="A table file, - for stdin, or a scheme or spec (rope:base=500000).",
+            show_default=False,
+        ),
     ],
     output: Annotated[
         Optional[str],
@@ -156,9 +161,12 @@ def plot(
         # --grid (a scheme's H,W elsewhere) says the file's positions are a ViT grid
         grid = (scheme_params or {}).pop("grid", None)
     check_view(view, json_output=out.json_output, unused=heatmap_only)
-    from pecli.cli.inputs import key_for_scheme, stdin_file_params
+    from pecli.cli.inputs import key_for_scheme, scheme_input, stdin_file_params
 
-    key, scheme_params = key_for_scheme(source, key, stdin_file_params(out, scheme_params or {}))
+    # a spec (rope:base=500000) is its scheme with its parameters as options, for every view
+    source, preset, scheme_params = scheme_input(source, preset=preset, scheme_params=scheme_params, length=length,
+                                                 dim=d, dtype=dtype)  # fmt: skip
+    key, scheme_params = key_for_scheme(source, key, stdin_file_params(out, scheme_params))
     from pecli.cli.drawing import check_terminal_size, color_note, drawing_style
 
     style = drawing_style(

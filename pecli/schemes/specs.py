@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,23 +83,66 @@ class SchemeSpec:
         with self.blaming():
             return resolve(self.scheme, self.preset, self.params)
 
-    def blamed(self, error: ParameterError) -> ParameterError:
+    def merged(self, preset: str | None, params: dict[str, Any]) -> tuple[str, str | None, dict[str, Any]]:
+        """The scheme, preset and parameters of this spec with ``preset`` and ``params`` given beside it (a
+        command line's ``--preset`` and scheme options): the same parameter given both ways must agree.
+
+        >>> parse_spec("rope:base=500000").merged(None, {"factor": 4.0})
+        ('rope', None, {'base': 500000.0, 'factor': 4.0})
+        >>> parse_spec("fairseq").merged("fairseq", {})
+        ('sinusoidal', 'fairseq', {})
+        >>> try:
+        ...     parse_spec("rope:base=500000").merged(None, {"base": 10000.0})
+        ... except ParameterError as error:
+        ...     print(error.message)
+        base=500000 in spec 'rope:base=500000' and base=10000 disagree
+        """
+        from pecli.schemes.presets import get_preset
+
+        if preset is not None and self.preset is not None and preset != self.preset:
+            raise ParameterError(
+                f"preset {self.preset} in spec {self.text!r} and {{preset={preset}}} disagree",
+                hint="give the preset once: in the spec or as {preset}",
+            )
+        for name, value in params.items():
+            if name in self.params and not _same_value(self.params[name], value):
+                raise ParameterError(
+                    f"{name}={self._raw(name)} in spec {self.text!r} and {{{name}={_shown(value)}}} disagree",
+                    hint=f"give {name} once: in the spec or as {{{name}}}",
+                )
+        chosen = self.preset or preset
+        scheme = self.scheme if self.scheme is not None else get_preset(str(chosen)).scheme
+        return scheme, chosen, {**self.params, **params}
+
+    def _raw(self, name: str) -> str:
+        """The value of parameter ``name`` as the spec's text writes it."""
+        _, _, rest = self.text.partition(":")
+        for item in _SEPARATOR.split(rest) if rest else []:
+            key, _, value = item.partition("=")
+            if key.strip().replace("-", "_") == name:
+                return value.strip()
+        return _shown(self.params.get(name))
+
+    def blamed(self, error: ParameterError, only: Collection[str] | None = None) -> ParameterError:
         """``error`` about a value of this spec, said in the spec's words: ``in spec 'rope:base=-1': base …``.
 
         The spec sets the scheme's parameters, so they are named as it names them (``base``,
         ``original_max_position=4096``), never as flags the user did not type; the sizes (``length``,
         ``dim``) come from the caller and stay placeholders. An error naming no parameter is returned as is.
+        ``only``: the parameters the spec's text sets, where others are given beside it as options (those
+        stay placeholders, for the caller to spell).
 
         >>> spec = parse_spec("rope:base=-1")
         >>> str(spec.blamed(ParameterError("{base} must be > 1", hint="e.g. {base=10000}")))
         "in spec 'rope:base=-1': base must be > 1 (e.g. base=10000)"
         """
         template = " ".join(text for text in error._templates if text is not None)  # the hint may name it alone
-        if not names_a_parameter(template, [name for name in _names_in(template) if name not in _SIZES]):
+        own = [name for name in _names_in(template) if name not in _SIZES and (only is None or name in only)]
+        if not names_a_parameter(template, own):
             return error
 
         def spell(name: str, example: str | None) -> str | None:
-            if name in _SIZES:
+            if name not in own:
                 return None
             return name if example is None else f"{name}={example}"
 
@@ -133,6 +176,49 @@ class SchemeSpec:
         with self.blaming():
             rows = [replace(table, params={**table.params, "head": head}).rows(range(0, 1)) for head in range(count)]
         return np.concatenate(rows), table
+
+
+def _same_value(first: Any, second: Any) -> bool:
+    """Whether two values of a parameter say the same: equal, or the same integers however separated (a grid's
+    ``14x14`` and ``14,14``).
+
+    >>> _same_value(2.0, 2.0), _same_value("14x14", "14, 14"), _same_value("14x14", "14,16")
+    (True, True, False)
+    """
+    if first == second:
+        return True
+    if not (isinstance(first, str) and isinstance(second, str)):
+        return False
+    sides = [re.split(r"[x,]", text.replace(" ", "")) for text in (first, second)]
+    numbers = [[int(side) for side in pieces] if all(p.isascii() and p.isdigit() for p in pieces) else None
+               for pieces in sides]  # fmt: skip
+    return numbers[0] is not None and numbers[0] == numbers[1]
+
+
+def _shown(value: Any) -> str:
+    """A parameter's value as a command line writes it: ``true``, ``500000``, ``0.5``.
+
+    >>> _shown(True), _shown(500000.0), _shown(0.5), _shown("yarn")
+    ('true', '500000', '0.5', 'yarn')
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return str(value)
+
+
+def names_a_scheme(text: str) -> bool:
+    """Whether ``text``'s name (before any ``:``) is a scheme or a preset: a spec, however its values read.
+
+    >>> names_a_scheme("fairseq:base=1.5"), names_a_scheme("rope"), names_a_scheme("pe.npy")
+    (True, True, False)
+    """
+    from pecli.schemes.catalog import SCHEMES
+    from pecli.schemes.presets import preset_names
+
+    name = text.partition(":")[0]
+    return name in SCHEMES or name in preset_names()
 
 
 def _names_in(template: str) -> list[str]:
