@@ -467,8 +467,13 @@ def _load_config_side(
     """A model's config (or directory) as the table generate --from-config writes for it: the other side's
     length (or --len), its dtype (or --dtype); --key picks a part, else the parts side by side; ``layer_type``
     (--layer-type) picks the layer type whose rope parameters to use where they differ by type."""
+    import numpy as np
+
     from pecli.analysis.compare import Reference
-    from pecli.cli.inputs import as_matrix, input_parts, load_input
+    from pecli.analysis.engine_cache import as_halves, frequency_placement
+    from pecli.cli.inputs import as_matrix, input_parts, load_input, pair_label
+    from pecli.models.rope_family import transformers_cache_layout
+    from pecli.render.titles import scheme_title
 
     rows, other_dtype = _other_side(side, loaded, pairs)
     rows = length if length is not None else rows
@@ -476,6 +481,31 @@ def _load_config_side(
     if key is None:
         parts = input_parts(out, text, length=rows, dtype=table_dtype, layer_type=layer_type)
         if parts is not None and len(parts) == 2:
+            params = dict(parts[0].params or {})
+            module, other_pair = transformers_cache_layout(parts[0].metadata), pairs[1 - side]
+            scheme = parts[0].scheme
+            if (
+                module is not None
+                and scheme is not None
+                and other_pair is not None
+                and frequency_placement(parts[0].array) == "adjacent pairs"
+                and all(frequency_placement(np.asarray(table.array)) == "halves" for table in other_pair)
+            ):
+                # the other pair is in the layout transformers' rotary module returns (halves, cat(freqs, freqs)):
+                # the same rotation once the attention de-interleaves q and k. A cos/sin table does not carry which
+                # columns of q it turns, so the config's table is compared in that layout, and the note says so
+                params.update(module[0])
+                for table in parts:
+                    title = scheme_title(scheme, table.metadata, preset=table.metadata.get("preset"))
+                    table.metadata = {**table.metadata, **{name: str(value) for name, value in module[0].items()}}
+                    table.label = table.label.replace(title, scheme_title(scheme, table.metadata,
+                                                      preset=table.metadata.get("preset")), 1)  # fmt: skip
+                    table.array = as_halves(table.array)
+                out.note(
+                    f"{pair_label(*other_pair)} is in transformers' layout, compared with {text} in it: "
+                    f"{module[1]}; a cos/sin table does not say which columns of q it turns: "
+                    f"pecli generate --from-config {text} --probe checks the engine's rotation itself"
+                )
             pairs[side] = parts
             loaded[side] = _side_by_side(*parts)
             other = loaded[1 - side]
@@ -484,7 +514,7 @@ def _load_config_side(
                 cache = _engine_cache(out, other, parts[0].array, parts[1].array, as_one_part=one_part)
                 loaded[1 - side] = cache or other
             if parts[0].scheme is not None:
-                references[side] = _parts_reference(parts[0].scheme, parts[0].params, ["cos", "sin"])
+                references[side] = _parts_reference(parts[0].scheme, params, ["cos", "sin"])
             return
     elif pairs[1 - side] is not None:  # the other side's tensor of the part the key names
         loaded[1 - side] = dict(zip(("cos", "sin"), pairs[1 - side], strict=True)).get(key, loaded[1 - side])
