@@ -84,6 +84,15 @@ def test_transformers_pair_without_scaling_is_named_unscaled(files):
     assert [found["code"] for found in report["diagnosis"]] == ["unscaled"]
 
 
+@pytest.mark.parametrize("part", ["cos", "sin"])
+def test_one_part_of_transformers_pair(files, part):
+    keys = ("--key-a", part, "--key-b", part)
+    report, notes = _compare(files["engine"], files["config"], *keys)
+    assert report["agree"] is True and "transformers' layout" in notes  # before: different (pairing)
+    report, _ = _compare(files["config"], files["unscaled"], *keys, code=1)
+    assert [found["code"] for found in report["diagnosis"]] == ["unscaled"]
+
+
 def test_deepseek_own_adjacent_pairs_still_agree_without_the_note(files, tmp_path):
     out = tmp_path / "pecli.safetensors"
     made = run_in_process("generate", "--from-config", files["config"], "--len", str(POSITIONS), "-o", str(out))
