@@ -95,7 +95,11 @@ def assert_table_matches(actual: Any, reference: str, *, part: str | None = None
         atol, rtol: the tolerance (default: the rounding of the engine's dtype plus float32 angle noise).
 
     A table of the rotary_dim/2 frequencies is compared as the convention places them (its columns
-    repeated as halves or adjacent pairs), so the worst dimension is a column of the full table.
+    repeated as halves or adjacent pairs), so the worst dimension is a column of the full table. A pair
+    in halves for a config whose attention rotates adjacent pairs after de-interleaving q and k (DeepSeek
+    V3's ``rope_interleave``, GLM's re-interleaving ``apply_rotary_pos_emb``) is the pair transformers'
+    rotary module returns: it is checked in that layout, and :func:`assert_rotary_matches` checks the
+    rotation itself.
 
     >>> import numpy as np
     >>> p, k = np.arange(32)[:, None], np.arange(8)[None, :]
@@ -104,6 +108,7 @@ def assert_table_matches(actual: Any, reference: str, *, part: str | None = None
     from pecli.analysis.compare import Reference, compare_tables
     from pecli.analysis.compare_report import CompareReport, Side
     from pecli.analysis.engine_cache import frequency_placement, placed
+    from pecli.models.rope_family import transformers_cache_layout
     from pecli.probe import rotary_spec
 
     layout_name, cos, sin = _parts(actual)
@@ -115,6 +120,13 @@ def assert_table_matches(actual: Any, reference: str, *, part: str | None = None
                              hint="pass the table the engine built")  # fmt: skip
     spec = rotary_spec(reference, dim=width if layout_name == "(cos, sin)" else 2 * width, length=positions)
     spec = dataclasses.replace(spec, dtype="float64")
+    module = transformers_cache_layout(spec.extra_metadata)
+    if module is not None and layout_name == "(cos, sin)" and frequency_placement(cos) == "halves":
+        # the pair transformers' rotary module returns (halves) for a family whose attention de-interleaves q and
+        # k first: the same rotation, checked in that layout (assert_rotary_matches checks the rotation itself)
+        reference_cos = dataclasses.replace(spec, params={**spec.params, "part": "cos"}).array()
+        if frequency_placement(reference_cos) == "adjacent pairs":
+            spec = dataclasses.replace(spec, params={**spec.params, **module[0]})
     half = width * 2 == int(spec.dim or 0)
     if not half and width != spec.dim:
         raise AssertionError(f"the rotary table is {width} wide ({layout_name}); {reference}'s has {spec.dim} "

@@ -22,7 +22,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["EngineCache", "cache_parts", "engine_cache_as_pair", "frequency_placement", "on_one_circle", "placed"]
+__all__ = [
+    "EngineCache",
+    "as_halves",
+    "cache_parts",
+    "engine_cache_as_pair",
+    "frequency_placement",
+    "on_one_circle",
+    "placed",
+]
 
 
 @dataclass(frozen=True)
@@ -42,8 +50,10 @@ class EngineCache:
         >>> EngineCache("cos_sin_cache", 32, "halves", np.zeros((1, 64)), np.zeros((1, 64))).describe()
         "read as vLLM's cos_sin_cache ([cos | sin] of 32 frequencies), each placed as the reference's halves"
         """
-        what = {"cos_sin_cache": f"vLLM's cos_sin_cache ([cos | sin] of {self.frequencies} frequencies)",
-                "complex (freqs_cis)": f"complex e^(i·p·θ) of {self.frequencies} frequencies (Llama's freqs_cis)"}
+        what = {
+            "cos_sin_cache": f"vLLM's cos_sin_cache ([cos | sin] of {self.frequencies} frequencies)",
+            "complex (freqs_cis)": f"complex e^(i·p·θ) of {self.frequencies} frequencies (Llama's freqs_cis)",
+        }
         return f"read as {what[self.layout]}, each placed as the reference's {self.placement}"
 
 
@@ -88,6 +98,16 @@ def frequency_placement(cos: np.ndarray) -> str | None:
     if np.array_equal(cos[:, 0::2], cos[:, 1::2]):
         return "adjacent pairs"
     return None
+
+
+def as_halves(table: np.ndarray) -> np.ndarray:
+    """A table that places its frequencies as adjacent pairs, laid out as halves instead (``cat(freqs, freqs)``,
+    as transformers' rotary modules return cos and sin): the same values, columns moved.
+
+    >>> as_halves(np.array([[1, 1, 2, 2]])).tolist()
+    [[1, 2, 1, 2]]
+    """
+    return placed(table[:, 0::2], "halves")
 
 
 def on_one_circle(cos: np.ndarray, sin: np.ndarray) -> bool:

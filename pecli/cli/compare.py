@@ -467,8 +467,43 @@ def _load_config_side(
     """A model's config (or directory) as the table generate --from-config writes for it: the other side's
     length (or --len), its dtype (or --dtype); --key picks a part, else the parts side by side; ``layer_type``
     (--layer-type) picks the layer type whose rope parameters to use where they differ by type."""
+    import numpy as np
+
     from pecli.analysis.compare import Reference
-    from pecli.cli.inputs import as_matrix, input_parts, load_input
+    from pecli.analysis.engine_cache import as_halves, frequency_placement
+    from pecli.cli.inputs import as_matrix, input_parts, load_input, pair_label
+    from pecli.models.rope_family import transformers_cache_layout
+    from pecli.render.titles import scheme_title
+
+    def module_layout(tables: list[Any], others: list[Any], other_label: str) -> dict[str, Any]:
+        """The config's ``tables`` laid out as transformers' rotary module returns them (halves, cat(freqs, freqs))
+        where the other side's are so and the model's attention de-interleaves q and k first (DeepSeek V3's
+        rope_interleave, GLM's re-interleave): the same rotation, the parameters it changes; else none changed.
+        A cos/sin table does not carry which columns of q it turns: the note says so and how to check that."""
+        module = transformers_cache_layout(tables[0].metadata)
+        scheme = tables[0].scheme
+        if (
+            module is None
+            or scheme is None
+            or frequency_placement(tables[0].array) != "adjacent pairs"
+            or not all(
+                other is not None and frequency_placement(np.asarray(other.array)) == "halves" for other in others
+            )
+        ):
+            return {}
+        changed, how = module
+        for table in tables:
+            title = scheme_title(scheme, table.metadata, preset=table.metadata.get("preset"))
+            table.metadata = {**table.metadata, **{name: str(value) for name, value in changed.items()}}
+            relaid = scheme_title(scheme, table.metadata, preset=table.metadata.get("preset"))
+            table.label = table.label.replace(title, relaid, 1)
+            table.array = as_halves(table.array)
+        out.note(
+            f"{other_label} is in transformers' layout, compared with {text} in it: {how}; a cos/sin table does "
+            f"not say which columns of q it turns: pecli generate --from-config {text} --probe checks the "
+            "engine's rotation itself"
+        )
+        return changed
 
     rows, other_dtype = _other_side(side, loaded, pairs)
     rows = length if length is not None else rows
@@ -476,6 +511,10 @@ def _load_config_side(
     if key is None:
         parts = input_parts(out, text, length=rows, dtype=table_dtype, layer_type=layer_type)
         if parts is not None and len(parts) == 2:
+            other_pair = pairs[1 - side]
+            params = dict(parts[0].params or {})
+            if other_pair is not None:
+                params.update(module_layout(parts, other_pair, pair_label(*other_pair)))
             pairs[side] = parts
             loaded[side] = _side_by_side(*parts)
             other = loaded[1 - side]
@@ -484,7 +523,7 @@ def _load_config_side(
                 cache = _engine_cache(out, other, parts[0].array, parts[1].array, as_one_part=one_part)
                 loaded[1 - side] = cache or other
             if parts[0].scheme is not None:
-                references[side] = _parts_reference(parts[0].scheme, parts[0].params, ["cos", "sin"])
+                references[side] = _parts_reference(parts[0].scheme, params, ["cos", "sin"])
             return
     elif pairs[1 - side] is not None:  # the other side's tensor of the part the key names
         loaded[1 - side] = dict(zip(("cos", "sin"), pairs[1 - side], strict=True)).get(key, loaded[1 - side])
@@ -493,8 +532,12 @@ def _load_config_side(
     if note:
         out.note(note)
     loaded[side] = table
+    params = dict(table.params)
+    other = loaded[1 - side]
+    if key is not None and other is not None and np.ndim(other.array) == 2:  # one part against the other's
+        params.update(module_layout([table], [other], other.label))
     if table.scheme is not None:
-        references[side] = Reference(table.scheme, dict(table.params))
+        references[side] = Reference(table.scheme, params)
 
 
 def _engine_cache(out: Output, table: Any, cos: Any, sin: Any, *, as_one_part: str) -> Any:

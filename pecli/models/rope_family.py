@@ -5,6 +5,8 @@ old names, Qwen2-VL's ``mrope``, rotary classes that run default rope only) and 
 ('interleaved', "rope_interleave not given: deepseek_v3's default (true, interleaved pairs)")
 >>> rope_type_of({"type": "su"}, {"type": "rope_scaling.type"}, "phi3")
 'longrope'
+>>> transformers_cache_layout({"model_type": "deepseek_v3", "pairing": "adjacent pairs"})[0]
+{'layout': 'half'}
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pecli.models.transformers_families import (
     USES_PARTIAL,
 )
 
-__all__ = ["pairing", "rope_type_of"]
+__all__ = ["pairing", "rope_type_of", "transformers_cache_layout"]
 
 #: model types whose config class takes only default or longrope rope (``su`` and ``yarn`` are its old names)
 _LONGROPE_ONLY = frozenset({"phi3", "phi4_multimodal"})
@@ -126,3 +128,34 @@ def pairing(config: Mapping[str, Any], model_type: str) -> tuple[str, str]:
 #: the model types transformers has a rotary module for (a GGUF's llama.cpp name, mapped to its transformers
 #: name where they differ, is one of them or not)
 _KNOWN = IGNORES_PARTIAL | USES_PARTIAL | _INTERLEAVED
+
+
+def transformers_cache_layout(metadata: Mapping[str, str]) -> tuple[dict[str, Any], str] | None:
+    """Where transformers' rotary module returns a config's cos and sin in another layout than the pairing its
+    attention rotates: the scheme parameters of the table in the module's layout, and how the attention uses it.
+
+    DeepSeek V3's family (``rope_interleave``) and the re-interleaving families (GLM, ERNIE 4.5, Helium…) rotate
+    adjacent pairs, but their rotary module returns ``cat(freqs, freqs)``: halves. Both are real engine layouts of
+    one rotation (a cos/sin table does not carry which columns of q it multiplies). ``metadata`` is a config
+    table's (:meth:`~pecli.models.encoding.ModelEncoding.metadata`); None where the layouts agree.
+
+    >>> transformers_cache_layout({"model_type": "glm", "pairing": "adjacent pairs"})[1][:47]
+    "transformers' glm rotary module returns cos and"
+    >>> transformers_cache_layout({"model_type": "llama", "pairing": "halves (rotate_half)"}) is None
+    True
+    """
+    model_type = metadata.get("model_type", "")
+    if metadata.get("pairing") != "adjacent pairs" or "config.rotary_emb_interleaved" in metadata:
+        return None
+    if model_type in INTERLEAVE_SWITCH:
+        how = (
+            "its apply_rotary_pos_emb_interleave rotates q's and k's even columns with their odd ones by the "
+            "first half (the pairs de-interleaved before rotate_half)"
+        )
+    elif model_type in REINTERLEAVED:
+        how = "its apply_rotary_pos_emb re-interleaves the first half (repeat_interleave) to rotate adjacent pairs"
+    else:
+        return None
+    return {"layout": "half"}, (
+        f"transformers' {model_type} rotary module returns cos and sin in halves (cat(freqs, freqs)); {how}"
+    )
