@@ -1061,6 +1061,8 @@ def partial_width(
             "(cos 1, sin 0)"
         )
     reproduced = compare_tables(np.hstack(mistake), np.hstack(found)).agree
-    figures = {"rotary_dim": narrow, "head_dim": head}
+    # the probe's figures: the columns the reference turns, those the engine's table turns, the head's
+    turned = head if width > rotary else narrow
+    figures = {"rotary_columns": rotary, "turned_columns": turned, "head_dim": head}
     finding = Finding(code, message, figures) if reproduced else None
     return PartialWidth(compared_reference, engine, reference, finding, words, widths)

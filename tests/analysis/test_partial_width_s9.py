@@ -68,7 +68,7 @@ def test_partial_rotary_ignored_named_against_the_config(tmp_path: Path, layout:
     code, report, stderr = _compare(engine, _config(tmp_path, 0.25))
     assert code == 1, stderr
     assert [found["code"] for found in report["diagnosis"]][:1] == ["partial_rotary_ignored"]
-    assert report["diagnosis"][0]["figures"] == {"rotary_dim": 8, "head_dim": HEAD}
+    assert report["diagnosis"][0]["figures"] == {"rotary_columns": 8, "turned_columns": HEAD, "head_dim": HEAD}
     assert "A is 32 columns a part, B 8" in stderr  # the widths in words
     assert report["max_abs"] > 0.5  # compared at the head width: the columns past the rotary ones differ
 
@@ -95,7 +95,7 @@ def test_partial_rotary_assumed_named_against_a_full_rotary_config(tmp_path: Pat
     code, report, stderr = _compare(_config(tmp_path, 1.0), engine)
     assert code == 1, stderr
     assert report["diagnosis"][0]["code"] == "partial_rotary_assumed"
-    assert report["diagnosis"][0]["figures"] == {"rotary_dim": 8, "head_dim": HEAD}
+    assert report["diagnosis"][0]["figures"] == {"rotary_columns": HEAD, "turned_columns": 8, "head_dim": HEAD}
 
 
 def test_another_difference_keeps_the_shape_error_with_the_widths(tmp_path: Path) -> None:
