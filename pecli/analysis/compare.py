@@ -1024,6 +1024,7 @@ def partial_width(
 
     head, narrow = max(width, rotary), min(width, rotary)
     other = "B" if engine_side == "A" else "A"  # the reference's side
+    each, a_part = (" of each part", " a part") if len(parts) == 2 else ("", "")
     partial = {"rotary_dim": narrow}
     at_head = [table(head, part, **partial) for part in parts]  # rotary columns, the rest passing through
     if width > rotary:  # the engine's table is the head's, every column turning: partial rotary ignored
@@ -1035,11 +1036,11 @@ def partial_width(
         reference = replace(reference, params={**params, **partial})
         code = "partial_rotary_ignored"
         message = (
-            f"{engine_side} turns all {head} columns of each part, with frequencies over the whole width, where "
+            f"{engine_side} turns all {head} columns{each}, with frequencies over the whole width, where "
             f"{other} turns only its {narrow} rotary columns (partial rotary {narrow / head:g} ignored)"
         )
         widths = (
-            f"{engine_side} is {head} columns a part, {other} {narrow}: the rotary columns of a head of {head} "
+            f"{engine_side} is {head} columns{a_part}, {other} {narrow}: the rotary columns of a head of {head} "
             f"(partial rotary {narrow / head:g})"
         )
         words = f"{widths}; compared at {head} columns, {other}'s columns past {narrow} passing through (cos 1, sin 0)"
@@ -1052,10 +1053,10 @@ def partial_width(
         compared_reference = reference_table
         code = "partial_rotary_assumed"
         message = (
-            f"{engine_side} turns only the leading {narrow} columns of each part, with frequencies over "
+            f"{engine_side} turns only the leading {narrow} columns{each}, with frequencies over "
             f"them, where {other} turns all {head} (partial rotary {narrow / head:g} assumed)"
         )
-        widths = f"{engine_side} is {narrow} columns a part, {other} {head} (all of them rotary)"
+        widths = f"{engine_side} is {narrow} columns{a_part}, {other} {head} (all of them rotary)"
         words = (
             f"{widths}; compared at {head} columns, {engine_side}'s columns past {narrow} passing through "
             "(cos 1, sin 0)"

@@ -445,10 +445,11 @@ def _partial_width(out: Output, loaded: list[Any], pairs: list[Any], references:
             )
         out.note(found.words)
         width = found.reference_table.shape[1] // max(1, len(reference.parts))
-        loaded[side] = InputTable(found.reference_table, f"{mine.label} [at {width} columns a part]", mine.metadata,
+        at = f"at {width} columns a part" if reference.parts else f"at {width} columns"
+        loaded[side] = InputTable(found.reference_table, f"{mine.label} [{at}]", mine.metadata,
                                   mine.source)  # fmt: skip
         if found.engine_table is not engine.array:
-            loaded[1 - side] = InputTable(found.engine_table, f"{engine.label} [at {width} columns a part]",
+            loaded[1 - side] = InputTable(found.engine_table, f"{engine.label} [{at}]",
                                           engine.metadata, engine.source,
                                           dtype=str(found.engine_table.dtype) if np.iscomplexobj(engine.array)
                                           else engine.dtype)  # fmt: skip

@@ -105,3 +105,14 @@ def test_another_difference_keeps_the_shape_error_with_the_widths(tmp_path: Path
     assert "shape mismatch: A is 64 × 64, B is 64 × 16 (A is 32 columns a part, B 8" in stderr
     assert "partial rotary does not explain the difference" in stderr
     assert "Traceback" not in stderr
+
+
+def test_one_part_of_each_named_too(tmp_path: Path) -> None:
+    engine = _engine(tmp_path / "engine.safetensors", _inv_freq(1.0), "pair")
+    result = run_in_process("compare", str(engine), str(_config(tmp_path, 0.25)), "--key-a", "sin", "--key-b", "sin",
+                            "--json")  # fmt: skip
+    assert result.code == 1, result.stderr
+    report = json.loads(result.out)
+    assert report["diagnosis"][0]["code"] == "partial_rotary_ignored"
+    assert report["diagnosis"][0]["message"].startswith("A turns all 32 columns, with frequencies")
+    assert "A is 32 columns, B 8" in result.stderr
