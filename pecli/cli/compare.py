@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Optional
 
 import typer
@@ -18,7 +18,7 @@ from pecli.cli.options import (
     output_path,
 )
 from pecli.cli.output import Output, printable
-from pecli.errors import ExitCode, ParameterError
+from pecli.errors import ExitCode, ParameterError, TableFileError
 
 HELP = """Compare two tables, or check schemes' properties (--properties).
 
@@ -179,6 +179,7 @@ def compare(
     else:
         references: list[Any] = [None, None]
         query_rows = [False, False]
+        partial: list[Any] = []
         first, second = _load_pair(
             out,
             tables,
@@ -190,6 +191,7 @@ def compare(
             references=references,
             query_rows=query_rows,
             layer_type=layer_type,
+            partial=partial,
         )
         from pecli.analysis.compare import compare_tables, recorded_positions
 
@@ -206,6 +208,10 @@ def compare(
             axes=("head", "key") if any(query_rows) and first.array.ndim == 2 else None,
             positions=recorded_positions((first.metadata, second.metadata), len(first.array)) if plain_rows else None,
         )
+        named = [found.finding for found in partial if found.finding is not None]
+        if named and not result.agree:  # the width mistake first (the diagnosis at one width may name it too)
+            others = [found for found in result.diagnosis if found.code != named[0].code]
+            result = replace(result, diagnosis=[named[0], *others])
     if output is not None:
         _save_difference_figure(output, first, second)
         out.note(f"wrote {output}")
@@ -229,10 +235,13 @@ def _load_pair(
     references: list[Any] | None = None,
     query_rows: list[bool] | None = None,
     layer_type: str | None = None,
+    partial: list[Any] | None = None,
 ) -> list[Any]:
     """Both tables: files first, then scheme specs shaped like the file (or by --d/--len); a spec's
     scheme and parameters go to ``references`` (a list of two), for the diagnosis; ``query_rows`` (a list of
-    two) says which side is a (heads, 1, L) file, one query row per head, squeezed to heads × L."""
+    two) says which side is a (heads, 1, L) file, one query row per head, squeezed to heads × L; ``partial``
+    (a list) gets the :class:`~pecli.analysis.compare.PartialWidth` of a RoPE reference and an engine's table of
+    another width, both brought to one width."""
     import numpy as np
 
     from pecli.analysis.compare import Reference, value_precision
@@ -387,17 +396,66 @@ def _load_pair(
             array = array[None, :]  # a vector (ALiBi's slopes) as one row, as the file's vector was read (issue 30)
         loaded[side] = InputTable(array, spec.text, table.metadata(), spec.text)
         references[side] = Reference(table.scheme, dict(table.params))
+    found = _partial_width(out, loaded, pairs, references)
+    if found is not None and partial is not None:
+        partial.append(found)
     for table in loaded:
         if table is not None and np.iscomplexobj(table.array):
             _refuse_complex(table)
     for side, pair in enumerate(pairs):
         if pair is not None and all(loaded[side] is not part for part in pair):
-            cols = pair[0].array.shape[1]
+            cols = loaded[side].array.shape[1] // 2  # a pair brought to another width has its columns
             out.note(
                 f"{loaded[side].label}: cos and sin compared side by side "
                 f"(columns 0–{cols - 1} cos, {cols}–{2 * cols - 1} sin; --key-{'ab'[side]} takes one)"
             )
     return loaded
+
+
+def _partial_width(out: Output, loaded: list[Any], pairs: list[Any], references: list[Any]) -> Any:
+    """A RoPE reference (a config, a spec) and an engine's table of another width (partial rotary ignored, or
+    assumed), both brought to one width in ``loaded`` with a note; the shape-mismatch error, its widths in words,
+    when the mistake does not reproduce the engine's table; None when the widths match or no width applies."""
+    import numpy as np
+
+    from pecli.analysis.compare import partial_width, value_precision
+    from pecli.cli.inputs import InputTable
+    from pecli.dtypes import DTYPES
+
+    for side in (0, 1):
+        reference, mine, engine = references[side], loaded[side], loaded[1 - side]
+        if reference is None or references[1 - side] is not None or mine is None or engine is None:
+            continue
+        if engine.array.shape == mine.array.shape and not np.iscomplexobj(engine.array):
+            return None
+        dtype = mine.metadata.get("dtype") or value_precision(mine.array)
+        found = partial_width(
+            reference, mine.array, engine.array, engine_pair=pairs[1 - side] is not None,
+            dtype=dtype if dtype in DTYPES else "float32", engine_side="AB"[1 - side],
+        )  # fmt: skip
+        if found is None:
+            return None
+        if found.finding is None:
+            shapes = [" × ".join(map(str, table.array.shape)) for table in loaded]
+            raise TableFileError(
+                f"shape mismatch: A is {shapes[0]}, B is {shapes[1]} ({found.widths}), and partial rotary does not "
+                "explain the difference",
+                hint="compare tables of one head width (a config's or spec's rotary columns: check its "
+                "partial rotary and head_dim)",
+            )
+        out.note(found.words)
+        width = found.reference_table.shape[1] // max(1, len(reference.parts))
+        at = f"at {width} columns a part" if reference.parts else f"at {width} columns"
+        loaded[side] = InputTable(found.reference_table, f"{mine.label} [{at}]", mine.metadata,
+                                  mine.source)  # fmt: skip
+        if found.engine_table is not engine.array:
+            loaded[1 - side] = InputTable(found.engine_table, f"{engine.label} [{at}]",
+                                          engine.metadata, engine.source,
+                                          dtype=str(found.engine_table.dtype) if np.iscomplexobj(engine.array)
+                                          else engine.dtype)  # fmt: skip
+        references[side] = found.reference
+        return found
+    return None
 
 
 def _refuse_complex(table: Any) -> None:
