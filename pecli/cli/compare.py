@@ -617,7 +617,8 @@ def _engine_cache(out: Output, table: Any, cos: Any, sin: Any, *, as_one_part: s
     out.note(f"{table.label}: {cache.describe()}{one_part}")
     array = np.hstack([cache.cos, cache.sin])
     dtype = str(cache.cos.dtype) if np.iscomplexobj(table.array) else table.dtype  # complex64: float32 parts
-    return InputTable(array, f"{table.label} [{cache.layout}]", table.metadata, table.source, dtype=dtype)
+    label = table.label if table.label.endswith(f"[{cache.layout}]") else f"{table.label} [{cache.layout}]"
+    return InputTable(array, label, table.metadata, table.source, dtype=dtype)
 
 
 def _parts_reference(scheme: str, params: Any, parts: list[str]) -> Any:

@@ -14,22 +14,12 @@ from pecli.cli.options import (
     LenOpt,
     OutputOpt,
     PresetOpt,
-    complete_scheme,
+    SchemeArg,
     output_options,
     scheme_options,
 )
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
-
-SchemeSpecArg = Annotated[
-    str | None,
-    typer.Argument(
-        metavar="[SCHEME]",
-        help="Scheme name, preset, or spec such as rope:base=500000 (pecli schemes lists them).",
-        show_default=False,
-        autocompletion=complete_scheme,
-    ),
-]
 
 HELP = """Generate a positional-encoding table.
 
@@ -91,7 +81,7 @@ def register(app: typer.Typer) -> None:
 @scheme_options
 @output_options
 def generate(
-    scheme: SchemeSpecArg = None,
+    scheme: SchemeArg = None,
     d: DimOpt = None,
     length: LenOpt = None,
     dtype: DtypeOpt = "float32",

@@ -254,7 +254,7 @@ SchemeArg = Annotated[
     Optional[str],
     typer.Argument(
         metavar="[SCHEME]",
-        help="Scheme name (pecli schemes lists them).",
+        help="Scheme name, preset, or spec such as rope:base=500000 (pecli schemes lists them).",
         show_default=False,
         autocompletion=complete_scheme,
     ),

@@ -134,6 +134,10 @@ def scheme_document(name: str) -> dict[str, list[dict[str, Any]]]:
         }
     if name in preset_names():
         return {"schemes": [], "presets": [preset for preset in document["presets"] if preset["name"] == name]}
+    scheme = name.split(":", 1)[0]
+    if ":" in name and (scheme in SCHEMES or scheme in preset_names()):  # a spec: its parameters set no listing
+        raise ParameterError(f"{name!r} is a spec (a scheme with parameters); schemes lists a scheme or a preset",
+                             hint=f"pecli schemes {scheme}")  # fmt: skip
     raise ParameterError(f"unknown scheme or preset {name!r}", hint=did_you_mean(name, [*SCHEMES, *preset_names()]))
 
 
