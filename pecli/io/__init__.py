@@ -426,7 +426,9 @@ def read_table(source: str | IO[bytes], key: str | None = None, *, complex_ok: b
         if not is_real_dtype(entry.dtype) and not (complex_ok and str(entry.dtype).startswith("complex")):
             raise TableFileError(
                 f"{name}: tensor {label} has dtype {entry.dtype}, which is not a real number type",
-                hint="pecli reads float or integer tables",
+                hint="pecli reads float or integer tables"
+                + ("; compare reads a complex freqs_cis against a model's config or a rope spec"
+                   if str(entry.dtype).startswith("complex") else ""),
             )
         if _extended_float(entry.dtype):  # numpy's long double: no format pecli writes holds it
             raise TableFileError(

@@ -25,3 +25,12 @@ def test_a_cache_tensor_named_as_its_layout_is_labelled_once(tmp_path: Path) -> 
     result = run_in_process("compare", str(path), "rope")
     assert result.code == 0, result.stderr
     assert "A: ok.safetensors [cos_sin_cache] — 16 × 16 float32" in result.out
+
+
+def test_a_complex_table_elsewhere_points_to_compare(tmp_path: Path) -> None:
+    path = tmp_path / "freqs_cis.npy"
+    np.save(path, np.exp(1j * np.outer(np.arange(8.0), [1.0, 0.1])).astype(np.complex64))
+    for command in ("identify", "plot"):
+        result = run_in_process(command, str(path))
+        assert result.code == 2 and result.stderr.count("\n") == 1
+        assert "compare reads a complex freqs_cis against a model's config or a rope spec" in result.stderr
