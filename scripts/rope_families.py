@@ -283,7 +283,8 @@ def main() -> None:
     transformers.logging.set_verbosity_error()
     found = scan()
     print(f"defaults ({len(found['defaults'])} model types)")  # type: ignore[arg-type]
-    for key in ("reinterleave", "always_interleaved", "mixed_pairs", "ignores_partial", "reads_partial", "own_scaled_init"):
+    keys = ("reinterleave", "always_interleaved", "mixed_pairs", "ignores_partial", "reads_partial", "own_scaled_init")
+    for key in keys:
         values = found[key]
         print(f"{key} ({len(values)}): {', '.join(values)}")  # type: ignore[arg-type]
     text = render(found)
