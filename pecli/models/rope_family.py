@@ -47,24 +47,28 @@ _MROPE_AS_DEFAULT = frozenset({"qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2
 #: transformers_families.REINTERLEAVED, and the families whose attention always calls
 #: ``apply_rotary_pos_emb_interleave`` (DeepSeek V3.2, GLM-MoE-DSA, LongCat-Flash…) from ALWAYS_INTERLEAVED, both
 #: read by scripts/rope_families.py from transformers' source
-_INTERLEAVED = REINTERLEAVED | ALWAYS_INTERLEAVED | frozenset(
-    {
-        "cohere",
-        "cohere2",
-        "cohere2_moe",
-        "llama4",
-        "llama4_text",
-        "gptj",
-        "codegen",
-        "deepseek_v2",
-        "deepseek_v4",
-        "ernie4_5_vl_moe",
-        "ernie4_5_vl_moe_text",
-        "glm_ocr",
-        "glm_ocr_text",
-        "glm4v",
-        "glm4v_text",
-    }
+_INTERLEAVED = (
+    REINTERLEAVED
+    | ALWAYS_INTERLEAVED
+    | frozenset(
+        {
+            "cohere",
+            "cohere2",
+            "cohere2_moe",
+            "llama4",
+            "llama4_text",
+            "gptj",
+            "codegen",
+            "deepseek_v2",
+            "deepseek_v4",
+            "ernie4_5_vl_moe",
+            "ernie4_5_vl_moe_text",
+            "glm_ocr",
+            "glm_ocr_text",
+            "glm4v",
+            "glm4v_text",
+        }
+    )
 )
 
 
