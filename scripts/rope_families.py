@@ -82,6 +82,11 @@ def always_interleaved(module: object) -> set[str]:
     (an attention or indexer calling it), the model type from the config class its ``__init__`` is annotated
     with, so a composite module's other towers (dots3's audio attention, which rotates halves) are not counted."""
     found: set[str] = set()
+    try:
+        if not _INTERLEAVE_CALL.search(inspect.getsource(module)):  # type: ignore[arg-type]
+            return found  # most modules: no call at all (reading each class's source is slow)
+    except (OSError, TypeError):
+        return found
     for obj in vars(module).values():
         if not isinstance(obj, type) or obj.__module__ != getattr(module, "__name__", None):
             continue
