@@ -221,6 +221,7 @@ def write_corpus(
     np.savez_compressed(os.path.join(CORPUS, "tables.npz"), **arrays)
     with open(os.path.join(CORPUS, "configs.json"), "w") as file:
         json.dump({package: entry["config"] for package, entry in sorted(corpus.items())}, file, sort_keys=True)
+    applied_pairs = reinterleaved_packages()  # once: it imports every modeling module
     record = {
         "transformers": version,
         "positions": POSITIONS,
@@ -228,7 +229,7 @@ def write_corpus(
         "written_by": "scripts/sweep_transformers_rope.py --write-corpus",
         "passed": sorted(p for p in corpus if results[p][0] == "pass" or (merge and p in passed_before)),
         "reinterleaved": sorted(
-            p for p in corpus if p in reinterleaved_packages() or corpus[p]["config"].get("rope_interleave") is True
+            p for p in corpus if p in applied_pairs or corpus[p]["config"].get("rope_interleave") is True
         ),
         "results": {package: list(result) for package, result in sorted(results.items())},
     }

@@ -30,8 +30,8 @@ FAMILIES = [
     ("mistral_large4_text", "mistral_large4", "MistralLarge4TextRotaryEmbedding"),
     ("dots3_note_text", "dots3_note", "Dots3NoteTextRotaryEmbedding"),
 ]
-TINY = {"hidden_size": 64, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 16, "qk_rope_head_dim": 8, "rope_theta": 1000.0,
-        "max_position_embeddings": 64, "num_hidden_layers": 2}  # fmt: skip
+TINY = {"hidden_size": 64, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 16,
+        "qk_rope_head_dim": 8, "rope_theta": 1000.0, "max_position_embeddings": 64, "num_hidden_layers": 2}  # fmt: skip
 
 
 def _scores(q, k):
