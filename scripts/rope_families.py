@@ -8,6 +8,11 @@ class its ``__init__`` is annotated with):
 * re-interleave: the module's ``apply_rotary_pos_emb`` takes ``cos[..., : cos.shape[-1] // 2]`` and
   ``repeat_interleave(2, dim=-1)`` (GLM, GLM-4, ERNIE 4.5, Helium, Moonshine): its attention rotates
   (x_2i, x_2i+1) with the module's first-half frequencies.
+* always interleaved: a class of the module (its attention, an indexer) calls DeepSeek's
+  ``apply_rotary_pos_emb_interleave`` without a ``rope_interleave`` switch (DeepSeek V3.2, GLM-MoE-DSA,
+  LongCat-Flash, AXK2, Bailing hybrid, Mistral Large 4, dots3): adjacent pairs by the first half of the
+  module's cos/sin, whatever the config says; the model type is that class's config class's (and the composite
+  configs' whose ``text_config`` it is). The families with the switch are ``INTERLEAVE_SWITCH``.
 * partial_rotary_factor: the class's ``compute_default_rope_parameters`` (else its ``__init__``) does or
   does not spell ``partial_rotary_factor``; a model type counts as ignoring it only when every rotary class
   built on its config ignores it. The scaled rope types (``ROPE_INIT_FUNCTIONS``: linear, dynamic, yarn,
@@ -65,6 +70,50 @@ def switches_pairing(module: object) -> bool:
     except (OSError, TypeError):
         return False
     return "config.rope_interleave" in source and "apply_rotary_pos_emb_interleave" in source
+
+
+#: a call of DeepSeek's ``apply_rotary_pos_emb_interleave`` (not its ``def``)
+_INTERLEAVE_CALL = re.compile(r"(?<!def )\bapply_rotary_pos_emb_interleave\(")
+
+
+def always_interleaved(module: object) -> set[str]:
+    """The model types whose attention calls ``apply_rotary_pos_emb_interleave`` with no ``rope_interleave``
+    switch (DeepSeek V3.2, GLM-MoE-DSA, LongCat-Flash…): adjacent pairs whatever the config says. Read per class
+    (an attention or indexer calling it), the model type from the config class its ``__init__`` is annotated
+    with, so a composite module's other towers (dots3's audio attention, which rotates halves) are not counted."""
+    found: set[str] = set()
+    try:
+        if not _INTERLEAVE_CALL.search(inspect.getsource(module)):  # type: ignore[arg-type]
+            return found  # most modules: no call at all (reading each class's source is slow)
+    except (OSError, TypeError):
+        return found
+    for obj in vars(module).values():
+        if not isinstance(obj, type) or obj.__module__ != getattr(module, "__name__", None):
+            continue
+        try:
+            source = inspect.getsource(obj)
+        except (OSError, TypeError):
+            continue
+        if not _INTERLEAVE_CALL.search(source) or "rope_interleave" in source:
+            continue
+        config_cls = config_class(obj)
+        model_type = getattr(config_cls, "model_type", "") if config_cls is not None else ""
+        if model_type:
+            found.add(model_type)
+            found |= composites(config_cls)  # type: ignore[arg-type]
+    return found
+
+
+def composites(text_config: type) -> set[str]:
+    """The model types of the composite configs (``mistral_large4``, ``dots3_note``) whose ``text_config`` is
+    ``text_config``: a config.json of theirs that spells the rope keys at its top runs the same attention."""
+    module = sys.modules.get(text_config.__module__)
+    found = set()
+    for obj in vars(module).values() if module is not None else ():
+        sub = getattr(obj, "sub_configs", None) if isinstance(obj, type) else None
+        if isinstance(sub, dict) and sub.get("text_config") is text_config and getattr(obj, "model_type", ""):
+            found.add(obj.model_type)
+    return found
 
 
 def reads_partial(rotary: type) -> bool:
@@ -127,6 +176,7 @@ def scan() -> dict[str, object]:
     own_scaled: set[str] = set()
     switch: dict[str, bool] = {}
     defaults: dict[str, dict[str, object]] = {}
+    always: set[str] = set()
     for _package, name, rotary in rotary_classes():
         config_cls = config_class(rotary)
         model_type = getattr(config_cls, "model_type", "") if config_cls is not None else ""
@@ -136,6 +186,7 @@ def scan() -> dict[str, object]:
             defaults[model_type] = class_defaults(config_cls)
         module = sys.modules[rotary.__module__]
         pairs.setdefault(model_type, set()).add(reinterleaves(module))
+        always |= always_interleaved(module)
         if switches_pairing(module):
             switch[model_type] = bool(getattr(config_cls, "rope_interleave", False))
         partial.setdefault(model_type, set()).add(reads_partial(rotary))
@@ -149,6 +200,7 @@ def scan() -> dict[str, object]:
         "reads_partial": sorted(t for t, seen in partial.items() if True in seen),
         "own_scaled_init": sorted(own_scaled),
         "interleave_switch": dict(sorted(switch.items())),
+        "always_interleaved": sorted(always - set(switch)),
         "defaults": {model_type: values for model_type, values in sorted(defaults.items()) if values},
     }
 
@@ -177,6 +229,7 @@ def render(found: dict[str, object]) -> str:
             "from __future__ import annotations",
             "",
             "__all__ = [",
+            '    "ALWAYS_INTERLEAVED",',
             '    "CLASS_DEFAULTS",',
             '    "IGNORES_PARTIAL",',
             '    "INTERLEAVE_SWITCH",',
@@ -198,6 +251,12 @@ def render(found: dict[str, object]) -> str:
             *[f'    "{name}": {value},' for name, value in found["interleave_switch"].items()],  # type: ignore[attr-defined]
             "}",
             "",
+            _frozenset(
+                "ALWAYS_INTERLEAVED",
+                "model types whose attention always rotates adjacent pairs (apply_rotary_pos_emb_interleave with no\n"
+                "#: rope_interleave switch); their rotary module returns halves, cat(freqs, freqs)",
+                found["always_interleaved"],  # type: ignore[arg-type]
+            ),
             _frozenset(
                 "IGNORES_PARTIAL",
                 "model types whose default rope init rotates the full head_dim whatever partial_rotary_factor says",
@@ -229,7 +288,8 @@ def main() -> None:
     transformers.logging.set_verbosity_error()
     found = scan()
     print(f"defaults ({len(found['defaults'])} model types)")  # type: ignore[arg-type]
-    for key in ("reinterleave", "mixed_pairs", "ignores_partial", "reads_partial", "own_scaled_init"):
+    keys = ("reinterleave", "always_interleaved", "mixed_pairs", "ignores_partial", "reads_partial", "own_scaled_init")
+    for key in keys:
         values = found[key]
         print(f"{key} ({len(values)}): {', '.join(values)}")  # type: ignore[arg-type]
     text = render(found)

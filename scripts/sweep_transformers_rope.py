@@ -5,7 +5,9 @@ default config, save it with ``save_pretrained``, read it back as pecli reads a 
 pecli's tables in-process (``pecli.models.model_encoding`` → ``TableSpec``) and compare them with the
 module's own cos/sin over the first ``POSITIONS`` positions (float32 tolerance): for a module whose
 ``apply_rotary_pos_emb`` re-interleaves them (GLM, GLM-4, ERNIE 4.5, Helium, Moonshine:
-``cos[..., : cos.shape[-1] // 2].repeat_interleave(2, dim=-1)``), the cos/sin its attention applies. Prints one line per
+``cos[..., : cos.shape[-1] // 2].repeat_interleave(2, dim=-1)``), or whose attention calls
+``apply_rotary_pos_emb_interleave`` (DeepSeek V3 with rope_interleave, V3.2, GLM-MoE-DSA, LongCat-Flash…), the
+cos/sin its attention applies. Prints one line per
 architecture — pass / fail (max error) / refused (pecli's message) / cannot check (why) — and the totals.
 
 ``--write-corpus`` also writes tests/data/sweep/: each checkable architecture's config.json and the
@@ -93,14 +95,16 @@ def module_tables(rotary: Any, config: Any, dim_hint: int, layer_type: str | Non
         if cos.shape[-2] != POSITIONS:
             raise ValueError("the module returns frequencies, not cos and sin per position")
     cos, sin = (t.float().reshape(-1, POSITIONS, t.shape[-1])[0].numpy() for t in (cos, sin))
-    from rope_families import reinterleaves, switches_pairing
+    from rope_families import always_interleaved, reinterleaves, switches_pairing
 
     module = sys.modules[type(rotary).__module__]
     # DeepSeek V3's rope_interleave: apply_rotary_pos_emb_interleave rotates adjacent pairs by the first half
     interleaved_weights = switches_pairing(module) and bool(
         getattr(getattr(rotary, "config", None), "rope_interleave", False)
     )
-    if reinterleaves(module) or interleaved_weights:
+    # DeepSeek V3.2, GLM-MoE-DSA, LongCat-Flash…: their attention calls it whatever the config says
+    always = getattr(getattr(rotary, "config", None), "model_type", "") in always_interleaved(module)
+    if reinterleaves(module) or interleaved_weights or always:
         # what the attention applies: the first half of each, every column twice (adjacent pairs)
         cos, sin = (np.repeat(t[:, : t.shape[1] // 2], 2, axis=1) for t in (cos, sin))
     return cos, sin
@@ -217,6 +221,7 @@ def write_corpus(
     np.savez_compressed(os.path.join(CORPUS, "tables.npz"), **arrays)
     with open(os.path.join(CORPUS, "configs.json"), "w") as file:
         json.dump({package: entry["config"] for package, entry in sorted(corpus.items())}, file, sort_keys=True)
+    applied_pairs = reinterleaved_packages()  # once: it imports every modeling module
     record = {
         "transformers": version,
         "positions": POSITIONS,
@@ -224,7 +229,7 @@ def write_corpus(
         "written_by": "scripts/sweep_transformers_rope.py --write-corpus",
         "passed": sorted(p for p in corpus if results[p][0] == "pass" or (merge and p in passed_before)),
         "reinterleaved": sorted(
-            p for p in corpus if p in reinterleaved_packages() or corpus[p]["config"].get("rope_interleave") is True
+            p for p in corpus if p in applied_pairs or corpus[p]["config"].get("rope_interleave") is True
         ),
         "results": {package: list(result) for package, result in sorted(results.items())},
     }
@@ -234,10 +239,18 @@ def write_corpus(
 
 
 def reinterleaved_packages() -> set[str]:
-    """The packages whose apply_rotary_pos_emb re-interleaves cos/sin (the sweep compares what it applies)."""
-    from rope_families import reinterleaves
+    """The packages whose apply_rotary_pos_emb re-interleaves cos/sin, or whose attention always calls
+    apply_rotary_pos_emb_interleave (the sweep compares what it applies: adjacent pairs)."""
+    from rope_families import always_interleaved, reinterleaves
 
-    return {package for package, _name, cls in rotary_classes() if reinterleaves(sys.modules[cls.__module__])}
+    found = set()
+    for package, _name, cls in rotary_classes():
+        module = sys.modules[cls.__module__]
+        config_cls = config_class(cls)
+        always = getattr(config_cls, "model_type", "") in always_interleaved(module)
+        if reinterleaves(module) or always:
+            found.add(package)
+    return found
 
 
 def main() -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from pecli.errors import ParameterError
 from pecli.models.encoding import config_bool, config_value, known_rope_type
 from pecli.models.transformers_families import (
+    ALWAYS_INTERLEAVED,
     IGNORES_PARTIAL,
     INTERLEAVE_SWITCH,
     REINTERLEAVED,
@@ -43,25 +44,31 @@ _MROPE_AS_DEFAULT = frozenset({"qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2
 #: and GLM-OCR's text models and DeepSeek V4's, or the complex view of (…, d/2, 2) as Llama 4's and DeepSeek V2's
 #: ``apply_rotary_emb``): pecli's ``interleaved`` layout. The families whose ``apply_rotary_pos_emb`` re-interleaves
 #: the first half of the module's cos/sin (GLM, GLM-4, ERNIE 4.5, Helium, Moonshine) come from
-#: transformers_families.REINTERLEAVED, which scripts/rope_families.py reads from transformers' source
-_INTERLEAVED = REINTERLEAVED | frozenset(
-    {
-        "cohere",
-        "cohere2",
-        "cohere2_moe",
-        "llama4",
-        "llama4_text",
-        "gptj",
-        "codegen",
-        "deepseek_v2",
-        "deepseek_v4",
-        "ernie4_5_vl_moe",
-        "ernie4_5_vl_moe_text",
-        "glm_ocr",
-        "glm_ocr_text",
-        "glm4v",
-        "glm4v_text",
-    }
+#: transformers_families.REINTERLEAVED, and the families whose attention always calls
+#: ``apply_rotary_pos_emb_interleave`` (DeepSeek V3.2, GLM-MoE-DSA, LongCat-Flash…) from ALWAYS_INTERLEAVED, both
+#: read by scripts/rope_families.py from transformers' source
+_INTERLEAVED = (
+    REINTERLEAVED
+    | ALWAYS_INTERLEAVED
+    | frozenset(
+        {
+            "cohere",
+            "cohere2",
+            "cohere2_moe",
+            "llama4",
+            "llama4_text",
+            "gptj",
+            "codegen",
+            "deepseek_v2",
+            "deepseek_v4",
+            "ernie4_5_vl_moe",
+            "ernie4_5_vl_moe_text",
+            "glm_ocr",
+            "glm_ocr_text",
+            "glm4v",
+            "glm4v_text",
+        }
+    )
 )
 
 
@@ -134,7 +141,8 @@ def transformers_cache_layout(metadata: Mapping[str, str]) -> tuple[dict[str, An
     """Where transformers' rotary module returns a config's cos and sin in another layout than the pairing its
     attention rotates: the scheme parameters of the table in the module's layout, and how the attention uses it.
 
-    DeepSeek V3's family (``rope_interleave``) and the re-interleaving families (GLM, ERNIE 4.5, Helium…) rotate
+    DeepSeek V3's family (``rope_interleave``), the families that always call its ``apply_rotary_pos_emb_interleave``
+    (DeepSeek V3.2, GLM-MoE-DSA, LongCat-Flash…) and the re-interleaving families (GLM, ERNIE 4.5, Helium…) rotate
     adjacent pairs, but their rotary module returns ``cat(freqs, freqs)``: halves. Both are real engine layouts of
     one rotation (a cos/sin table does not carry which columns of q it multiplies). ``metadata`` is a config
     table's (:meth:`~pecli.models.encoding.ModelEncoding.metadata`); None where the layouts agree.
@@ -144,10 +152,11 @@ def transformers_cache_layout(metadata: Mapping[str, str]) -> tuple[dict[str, An
     >>> transformers_cache_layout({"model_type": "llama", "pairing": "halves (rotate_half)"}) is None
     True
     """
-    model_type = metadata.get("model_type", "")
+    # a composite config's table is its text model's: "mistral_large4/mistral_large4_text"
+    model_type = metadata.get("model_type", "").rsplit("/", 1)[-1]
     if metadata.get("pairing") != "adjacent pairs" or "config.rotary_emb_interleaved" in metadata:
         return None
-    if model_type in INTERLEAVE_SWITCH:
+    if model_type in INTERLEAVE_SWITCH or model_type in ALWAYS_INTERLEAVED:
         how = (
             "its apply_rotary_pos_emb_interleave rotates q's and k's even columns with their odd ones by the "
             "first half (the pairs de-interleaved before rotate_half)"

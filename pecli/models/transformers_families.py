@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "ALWAYS_INTERLEAVED",
     "CLASS_DEFAULTS",
     "IGNORES_PARTIAL",
     "INTERLEAVE_SWITCH",
@@ -37,6 +38,22 @@ INTERLEAVE_SWITCH = {
     "mistral4": True,
     "youtu": True,
 }
+
+#: model types whose attention always rotates adjacent pairs (apply_rotary_pos_emb_interleave with no
+#: rope_interleave switch); their rotary module returns halves, cat(freqs, freqs)
+ALWAYS_INTERLEAVED = frozenset(
+    {
+        "axk2",
+        "bailing_hybrid",
+        "deepseek_v32",
+        "dots3_note",
+        "dots3_note_text",
+        "glm_moe_dsa",
+        "longcat_flash",
+        "mistral_large4",
+        "mistral_large4_text",
+    }
+)
 
 #: model types whose default rope init rotates the full head_dim whatever partial_rotary_factor says
 IGNORES_PARTIAL = frozenset(

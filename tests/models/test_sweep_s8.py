@@ -15,6 +15,7 @@ import pytest
 
 from pecli.models import model_encoding
 from pecli.models.class_defaults import HEAD_DIM_IS_QK_ROPE
+from pecli.models.transformers_families import ALWAYS_INTERLEAVED
 from pecli.schemes.spec import TableSpec
 
 POSITIONS = 24
@@ -54,6 +55,8 @@ def test_head_dim_of_a_latent_attention_family_is_qk_rope_head_dim(model_type, p
         if torch.is_tensor(out) and out.is_complex():  # DeepSeek V2: freqs_cis, one value per adjacent pair
             out = (out.real.repeat_interleave(2, -1), out.imag.repeat_interleave(2, -1))
         cos, sin = (t[0].double().numpy() for t in out)
+        if model_type in ALWAYS_INTERLEAVED:  # its apply_rotary_pos_emb_interleave: adjacent pairs, first half
+            cos, sin = (np.repeat(t[:, : t.shape[1] // 2], 2, axis=1) for t in (cos, sin))
         encoding = model_encoding(config)
         spec = TableSpec.resolve(encoding.scheme, encoding.preset, encoding.params, length=POSITIONS, dim=encoding.dim)
         parts = {part.name: np.asarray(part.array(), dtype=np.float64) for part in spec.parts()}
