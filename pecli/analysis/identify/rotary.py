@@ -94,6 +94,20 @@ def _significant(value: float, digits: int) -> float:
     return float(f"{value:.{digits}g}")
 
 
+def _fitted_base(rates: np.ndarray, rows: np.ndarray, dim: int) -> float | None:
+    """The base of unscaled frequencies ``base^(−2k/d)`` fitted to every frequency read: log ω_k is read to
+    (angle noise) / (its angle at the row read), so the frequencies that turned furthest weigh most
+    (500001 reads as 500000.99; the ratio ω_1/ω_0 alone gives 500001.6)."""
+    index = np.arange(len(rates))
+    angles = rates * rows
+    usable = (index > 0) & (angles > 0.5) & (rates > 0)
+    if not usable.any():
+        return None
+    slope, logs, weights = -2.0 * index[usable] / dim, np.log(rates[usable]), angles[usable] ** 2
+    logarithm = float((weights * slope * logs).sum() / (weights * slope * slope).sum())
+    return math.exp(logarithm) if 0.0 < logarithm < math.log(1e12) else None
+
+
 def _agrees(
     rates: np.ndarray,
     rows: np.ndarray,
@@ -112,6 +126,41 @@ def _agrees(
     return float((np.abs(expected - rates) * rows).max()) <= tolerance
 
 
+def _residual(rates: np.ndarray, rows: np.ndarray, dim: int, length: int, base: float) -> float:
+    """The largest angle (radians, at the rows read) between unscaled frequencies of ``base`` and the ones read
+    that turned past half a radian."""
+    try:
+        expected = rope_frequencies(dim, base=base, length=length)
+    except PecliError:
+        return math.inf
+    turned = rates * rows > 0.5  # a small angle read from its cosine is ill conditioned (3e-8 / sin θ)
+    return float((np.abs(expected - rates) * rows)[turned].max()) if turned.any() else math.inf
+
+
+def _closer_fitted(
+    rates: np.ndarray,
+    rows: np.ndarray,
+    dim: int,
+    length: int,
+    tolerance: float,
+    near: list[float],
+    fitted: list[float],
+) -> float | None:
+    """The fitted base (fewest digits) that reads 8× closer than every round base near it (or, with none
+    near, than the fitted base of fewest digits that agrees: 123457 for 123456.7), if any."""
+    residuals = [(_residual(rates, rows, dim, length, base), base) for base in fitted]
+    agreeing = [residual for residual, _ in residuals if residual <= tolerance]
+    if not agreeing:
+        return None
+    round_residual = min(_residual(rates, rows, dim, length, base) for base in near) if near else agreeing[0]
+    if round_residual > tolerance or round_residual <= 1e-4 * tolerance:  # no round base, or one within reading noise
+        return None
+    least = min(residual for residual, _ in residuals)
+    if 8 * least >= round_residual:
+        return None
+    return next(base for residual, base in residuals if residual <= 2 * least + 1e-4 * tolerance)
+
+
 def _scalings(
     rates: np.ndarray,
     amplitude: float,
@@ -125,7 +174,17 @@ def _scalings(
     read_base = (rates[1] / rates[0]) ** (-dim / 2)
     near = [base for base in bases if abs(base / read_base - 1.0) < _NEAR_BASE]
     fitted = list(dict.fromkeys([*(_significant(read_base, digits) for digits in range(2, 8)), read_base]))
+    # the base fitted to every frequency, to full precision as it reads (rope base 500001, 12345.6)
+    whole = _fitted_base(rates, rows, dim)
+    if whole is not None:
+        fitted = list(dict.fromkeys([*fitted, *(_significant(whole, digits) for digits in range(2, 10)), whole]))
     round_bases = list(dict.fromkeys([*near, *bases]))
+    # a base read to full precision whose frequencies fit far closer than the nearest round base's (500001
+    # against 500000: 2e-6 radians at the rows read, against float32's 1e-7) comes first: both are within
+    # float32 arithmetic's noise on the table, where the first tried would win
+    closest = _closer_fitted(rates, rows, dim, length, tolerance, near, fitted)
+    if closest is not None:
+        yield {"base": closest}
     for base in round_bases:
         if _agrees(rates, rows, dim, length, tolerance, base, "none"):
             yield {"base": base}
