@@ -29,7 +29,7 @@ import numpy as np
 
 from pecli.analysis.compare import value_precision
 from pecli.errors import PecliError
-from pecli.schemes.rope import rope_frequencies
+from pecli.schemes.rope import rope_frequencies, rope_table
 
 __all__ = ["frequency_profile", "rope_candidates", "rope_layouts"]
 
@@ -92,6 +92,14 @@ def frequency_profile(columns: np.ndarray, part: str) -> tuple[np.ndarray, float
 
 def _significant(value: float, digits: int) -> float:
     return float(f"{value:.{digits}g}")
+
+
+def _near(read: float, bases: tuple[float, ...]) -> list[float]:
+    return [base for base in bases if abs(base / read - 1.0) < _NEAR_BASE]
+
+
+def _fits(read: float) -> list[float]:
+    return list(dict.fromkeys([*(_significant(read, digits) for digits in range(2, 8)), read]))
 
 
 def _fitted_base(rates: np.ndarray, rows: np.ndarray, dim: int) -> float | None:
@@ -232,6 +240,27 @@ def _scalings(
             yield {"base": base}
 
 
+def _rounded_frequencies(
+    rates: np.ndarray, rows: np.ndarray, dim: int, length: int, bases: list[float], tolerance: float
+) -> Iterator[dict]:
+    """Unscaled frequencies held in float16 or bfloat16 (an engine's ``inv_freq.half()``, diffusers'
+    ``freqs_dtype``) at the bases given, kept where they read closer than the exact ones do: tried only
+    when the rounding explains what the exact frequencies leave (their residual at the rows read)."""
+    turned = rates * rows > 0.5
+    if not turned.any():
+        return
+    for base in bases:
+        exact = _residual(rates, rows, dim, length, base)
+        for freqs_dtype in ("float16", "bfloat16"):
+            try:  # row 1 of the angle table holds each frequency, rounded as the engine holds it
+                held = rope_table(2, dim, part="angle", base=base, freqs_dtype=freqs_dtype, dtype="float64")[1]
+            except PecliError:
+                continue
+            residual = float((np.abs(held[: dim // 2] - rates) * rows)[turned].max())
+            if residual <= tolerance and residual < exact / 4:
+                yield {"base": base, "freqs_dtype": freqs_dtype}
+
+
 def rope_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Iterator[dict[str, Any]]:
     """RoPE parameters (layout, part, base, scaling…) that ``table``'s columns agree with, simplest first."""
     length, dim = table.shape
@@ -247,6 +276,18 @@ def rope_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Iterator[dic
                 profile = frequency_profile(rows, part)
                 if profile is None or found:
                     continue
+                found_bases = []
                 for params in _scalings(*profile, dim, length, bases, tolerance):
+                    found = True
+                    found_bases.append(params["base"])
+                    yield {"layout": layout, "part": part, **params}
+                rates, _, read_rows = profile
+                # frequencies held in a half type: at the bases read (rounded ω_1/ω_0 reads the base to
+                # ~d·2^-12), the round ones near them and the one fitted to every frequency
+                read = _fitted_base(rates, read_rows, dim)
+                tried = [*found_bases, *bases] if read is None else [*found_bases, *_near(read, bases), *_fits(read)]
+                for params in _rounded_frequencies(
+                    rates, read_rows, dim, length, list(dict.fromkeys(tried)), tolerance
+                ):
                     found = True
                     yield {"layout": layout, "part": part, **params}
