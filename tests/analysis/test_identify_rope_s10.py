@@ -30,3 +30,14 @@ def test_a_base_that_does_not_round_is_read_in_full(base) -> None:
     found = identify_table(pecli.encode("rope", 512, 64, part="cos", base=base))
     assert found.level == "exact"
     assert found.best.params["base"] == base
+
+
+def test_alibi_with_fewer_query_rows_than_keys_says_how_to_pass_it(cli, tmp_path) -> None:
+    import numpy as np
+
+    path = tmp_path / "decoding.npy"
+    np.save(path, pecli.encode("alibi", 16, None, heads=8)[:, -4:, :])
+    result = cli("identify", str(path))
+    assert result.code == 2
+    assert "4 query rows of 16 keys" in result.stderr and "pe[:, -1:, :]" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
