@@ -48,9 +48,7 @@ def _cases():
                 yield pytest.param(name, preset, {}, _sizes(name, rng), id=f"{name}-{preset}")
         for sample in range(SAMPLES):
             params = {key: str(rng.choice(values)) for key, values in scheme.choices.items() if key != "scaling"}
-            # frequencies rounded to a half type model an engine's mistake (compare names it): identify does not
-            # search them (a gap, as RoPE's offset); drawn and dropped, so the other samples stay as they were
-            params.pop("freqs_dtype", None)
+            # frequencies rounded to a half type (an engine's inv_freq.half()): identify reads them (issue 30)
             if "base" in scheme.defaults:  # identify reads a sequence's base off the table; a grid's is one of three
                 params["base"] = float(rng.choice([100.0, 10000.0, 500000.0] if scheme.is_sequence else _GRID_BASES))
             # a RoPE table's first position is not searched (a gap: see test_rope_offset_is_not_searched)

@@ -29,7 +29,7 @@ import numpy as np
 
 from pecli.analysis.compare import value_precision
 from pecli.errors import PecliError
-from pecli.schemes.rope import rope_frequencies
+from pecli.schemes.rope import rope_frequencies, rope_table
 
 __all__ = ["frequency_profile", "rope_candidates", "rope_layouts"]
 
@@ -94,6 +94,28 @@ def _significant(value: float, digits: int) -> float:
     return float(f"{value:.{digits}g}")
 
 
+def _near(read: float, bases: tuple[float, ...]) -> list[float]:
+    return [base for base in bases if abs(base / read - 1.0) < _NEAR_BASE]
+
+
+def _fits(read: float) -> list[float]:
+    return list(dict.fromkeys([*(_significant(read, digits) for digits in range(2, 8)), read]))
+
+
+def _fitted_base(rates: np.ndarray, rows: np.ndarray, dim: int) -> float | None:
+    """The base of unscaled frequencies ``base^(−2k/d)`` fitted to every frequency read: log ω_k is read to
+    (angle noise) / (its angle at the row read), so the frequencies that turned furthest weigh most
+    (500001 reads as 500000.99; the ratio ω_1/ω_0 alone gives 500001.6)."""
+    index = np.arange(len(rates))
+    angles = rates * rows
+    usable = (index > 0) & (angles > 0.5) & (rates > 0)
+    if not usable.any():
+        return None
+    slope, logs, weights = -2.0 * index[usable] / dim, np.log(rates[usable]), angles[usable] ** 2
+    logarithm = float((weights * slope * logs).sum() / (weights * slope * slope).sum())
+    return math.exp(logarithm) if 0.0 < logarithm < math.log(1e12) else None
+
+
 def _agrees(
     rates: np.ndarray,
     rows: np.ndarray,
@@ -112,6 +134,41 @@ def _agrees(
     return float((np.abs(expected - rates) * rows).max()) <= tolerance
 
 
+def _residual(rates: np.ndarray, rows: np.ndarray, dim: int, length: int, base: float) -> float:
+    """The largest angle (radians, at the rows read) between unscaled frequencies of ``base`` and the ones read
+    that turned past half a radian."""
+    try:
+        expected = rope_frequencies(dim, base=base, length=length)
+    except PecliError:
+        return math.inf
+    turned = rates * rows > 0.5  # a small angle read from its cosine is ill conditioned (3e-8 / sin θ)
+    return float((np.abs(expected - rates) * rows)[turned].max()) if turned.any() else math.inf
+
+
+def _closer_fitted(
+    rates: np.ndarray,
+    rows: np.ndarray,
+    dim: int,
+    length: int,
+    tolerance: float,
+    near: list[float],
+    fitted: list[float],
+) -> float | None:
+    """The fitted base (fewest digits) that reads 8× closer than every round base near it (or, with none
+    near, than the fitted base of fewest digits that agrees: 123457 for 123456.7), if any."""
+    residuals = [(_residual(rates, rows, dim, length, base), base) for base in fitted]
+    agreeing = [residual for residual, _ in residuals if residual <= tolerance]
+    if not agreeing:
+        return None
+    round_residual = min(_residual(rates, rows, dim, length, base) for base in near) if near else agreeing[0]
+    if round_residual > tolerance or round_residual <= 1e-4 * tolerance:  # no round base, or one within reading noise
+        return None
+    least = min(residual for residual, _ in residuals)
+    if 8 * least >= round_residual:
+        return None
+    return next(base for residual, base in residuals if residual <= 2 * least + 1e-4 * tolerance)
+
+
 def _scalings(
     rates: np.ndarray,
     amplitude: float,
@@ -125,7 +182,17 @@ def _scalings(
     read_base = (rates[1] / rates[0]) ** (-dim / 2)
     near = [base for base in bases if abs(base / read_base - 1.0) < _NEAR_BASE]
     fitted = list(dict.fromkeys([*(_significant(read_base, digits) for digits in range(2, 8)), read_base]))
+    # the base fitted to every frequency, to full precision as it reads (rope base 500001, 12345.6)
+    whole = _fitted_base(rates, rows, dim)
+    if whole is not None:
+        fitted = list(dict.fromkeys([*fitted, *(_significant(whole, digits) for digits in range(2, 10)), whole]))
     round_bases = list(dict.fromkeys([*near, *bases]))
+    # a base read to full precision whose frequencies fit far closer than the nearest round base's (500001
+    # against 500000: 2e-6 radians at the rows read, against float32's 1e-7) comes first: both are within
+    # float32 arithmetic's noise on the table, where the first tried would win
+    closest = _closer_fitted(rates, rows, dim, length, tolerance, near, fitted)
+    if closest is not None:
+        yield {"base": closest}
     for base in round_bases:
         if _agrees(rates, rows, dim, length, tolerance, base, "none"):
             yield {"base": base}
@@ -173,6 +240,27 @@ def _scalings(
             yield {"base": base}
 
 
+def _rounded_frequencies(
+    rates: np.ndarray, rows: np.ndarray, dim: int, length: int, bases: list[float], tolerance: float
+) -> Iterator[dict]:
+    """Unscaled frequencies held in float16 or bfloat16 (an engine's ``inv_freq.half()``, diffusers'
+    ``freqs_dtype``) at the bases given, kept where they read closer than the exact ones do: tried only
+    when the rounding explains what the exact frequencies leave (their residual at the rows read)."""
+    turned = rates * rows > 0.5
+    if not turned.any():
+        return
+    for base in bases:
+        exact = _residual(rates, rows, dim, length, base)
+        for freqs_dtype in ("float16", "bfloat16"):
+            try:  # row 1 of the angle table holds each frequency, rounded as the engine holds it
+                held = rope_table(2, dim, part="angle", base=base, freqs_dtype=freqs_dtype, dtype="float64")[1]
+            except PecliError:
+                continue
+            residual = float((np.abs(held[: dim // 2] - rates) * rows)[turned].max())
+            if residual <= tolerance and residual < exact / 4:
+                yield {"base": base, "freqs_dtype": freqs_dtype}
+
+
 def rope_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Iterator[dict[str, Any]]:
     """RoPE parameters (layout, part, base, scaling…) that ``table``'s columns agree with, simplest first."""
     length, dim = table.shape
@@ -188,6 +276,18 @@ def rope_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Iterator[dic
                 profile = frequency_profile(rows, part)
                 if profile is None or found:
                     continue
+                found_bases = []
                 for params in _scalings(*profile, dim, length, bases, tolerance):
+                    found = True
+                    found_bases.append(params["base"])
+                    yield {"layout": layout, "part": part, **params}
+                rates, _, read_rows = profile
+                # frequencies held in a half type: at the bases read (rounded ω_1/ω_0 reads the base to
+                # ~d·2^-12), the round ones near them and the one fitted to every frequency
+                read = _fitted_base(rates, read_rows, dim)
+                tried = [*found_bases, *bases] if read is None else [*found_bases, *_near(read, bases), *_fits(read)]
+                for params in _rounded_frequencies(
+                    rates, read_rows, dim, length, list(dict.fromkeys(tried)), tolerance
+                ):
                     found = True
                     yield {"layout": layout, "part": part, **params}

@@ -542,6 +542,12 @@ def _checked(table: np.ndarray) -> np.ndarray:
         values = values.astype(np.float64)
     if values.ndim == 3 and values.shape[1] == 1:  # one query row per head (BLOOM, MPT): read as (H, L)
         values = values[:, 0]
+    if values.ndim == 3 and 1 < values.shape[1] < values.shape[2]:  # decoding's last q query rows of k keys
+        raise TableFileError(
+            f"identify reads ALiBi's (H, L, L) biases or one query row per head (H, 1, L), not the "
+            f"{values.shape[1]} query rows of {values.shape[2]} keys in shape {values.shape}",
+            hint="save its last query row, pe[:, -1:, :], and identify that",
+        )
     if (values.ndim != 2 and not alibi_shape(values.shape)) or values.size == 0:
         raise TableFileError(
             f"identify needs a non-empty (len, d) table, ALiBi's (H, L, L), (H, 1, L) biases or (H,) slopes, "
