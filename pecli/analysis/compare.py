@@ -969,7 +969,9 @@ def partial_width(
     ``reference.parts`` side by side (cos, then sin), or the one part ``reference.params["part"]``;
     ``engine_table`` is the engine's pair side by side (``engine_pair``), a one-table cache (vLLM's
     ``cos_sin_cache`` or a complex ``freqs_cis``: :func:`pecli.analysis.engine_cache.engine_cache_as_pair`)
-    or the one part. None when the reference has no rotary width to set, or the widths give no head width.
+    or the one part. None when the reference's scheme names no rotary width (its
+    :class:`~pecli.schemes.mistakes.Mistakes`' ``rotary_width`` and ``rotary_fraction``), it is partial already,
+    or the widths give no head width.
 
     >>> import pecli
     >>> from pecli.sources import resolve_parts
@@ -982,11 +984,16 @@ def partial_width(
     """
     import pecli
     from pecli.analysis.engine_cache import engine_cache_as_pair
+    from pecli.schemes import SCHEMES
 
     params = dict(reference.params)
-    if not {"rotary_dim", "partial_rotary_factor"} <= params.keys() or params["rotary_dim"] is not None:
-        return None
-    if float(params["partial_rotary_factor"] or 1.0) != 1.0:
+    scheme = SCHEMES.get(str(reference.scheme))
+    mistakes = scheme.known_mistakes(params) if scheme is not None else None
+    width_name = getattr(mistakes, "rotary_width", None)
+    fraction_name = getattr(mistakes, "rotary_fraction", None)
+    if width_name is None or fraction_name is None or not {width_name, fraction_name} <= params.keys():
+        return None  # the scheme turns every column: it names no rotary width
+    if params[width_name] is not None or float(params[fraction_name] or 1.0) != 1.0:
         return None  # a partial reference is generated at the head's width already
     parts = reference.parts or (str(params.get("part")),)
     if not set(parts) <= {"cos", "sin"} or reference_table.ndim != 2 or engine_table.ndim != 2:
@@ -1025,7 +1032,7 @@ def partial_width(
     head, narrow = max(width, rotary), min(width, rotary)
     other = "B" if engine_side == "A" else "A"  # the reference's side
     each, a_part = (" of each part", " a part") if len(parts) == 2 else ("", "")
-    partial = {"rotary_dim": narrow}
+    partial = {width_name: narrow}
     at_head = [table(head, part, **partial) for part in parts]  # rotary columns, the rest passing through
     if width > rotary:  # the engine's table is the head's, every column turning: partial rotary ignored
         mistake = [table(width, part) for part in parts]

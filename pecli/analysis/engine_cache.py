@@ -18,16 +18,20 @@ column for column with the reference's pair.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 __all__ = [
     "EngineCache",
+    "ModuleLayout",
     "as_halves",
     "cache_parts",
     "engine_cache_as_pair",
     "frequency_placement",
+    "in_module_layout",
     "on_one_circle",
     "placed",
 ]
@@ -143,3 +147,42 @@ def engine_cache_as_pair(array: np.ndarray, reference_cos: np.ndarray) -> Engine
     if not np.iscomplexobj(array) and not on_one_circle(cos, sin):
         return None
     return EngineCache(layout, cos.shape[1], placement, placed(cos, placement), placed(sin, placement))
+
+
+@dataclass(frozen=True)
+class ModuleLayout:
+    """A model's tables relaid as its rotary module returns them (:func:`in_module_layout`)."""
+
+    tables: list[np.ndarray]  #: the tables in the module's layout (halves), in the order given
+    changed: Mapping[str, Any]  #: the scheme parameters of a table in that layout
+    how: str  #: how the model's attention uses the module's tables, for a note
+
+
+def in_module_layout(
+    module: tuple[Mapping[str, Any], str] | None,
+    tables: Sequence[np.ndarray],
+    others: Sequence[np.ndarray | None],
+) -> ModuleLayout | None:
+    """A model's ``tables`` (a config's cos and sin, or one of them) laid out as its rotary module returns them,
+    where the model's module returns them in another layout than the pairing its attention rotates (``module``:
+    the parameters of the module's layout and how the attention uses it, as
+    :func:`pecli.models.rope_family.transformers_cache_layout` says) and the ``others`` an engine wrote are in
+    the module's layout: the tables place their frequencies as adjacent pairs, every other one as halves. Both
+    are real engine layouts of one rotation; None where nothing is relaid.
+
+    >>> import pecli
+    >>> pairs = pecli.encode("rope", 4, 8, part="cos", layout="interleaved", dtype="float64")
+    >>> engine = pecli.encode("rope", 4, 8, part="cos", dtype="float64")
+    >>> module = ({"layout": "half"}, "its attention re-interleaves the first half")
+    >>> relaid = in_module_layout(module, [pairs], [engine])
+    >>> dict(relaid.changed), np.array_equal(relaid.tables[0], engine)
+    ({'layout': 'half'}, True)
+    >>> in_module_layout(module, [pairs], [pairs]) is None  # the engine's are adjacent pairs too
+    True
+    """
+    if module is None or not tables or frequency_placement(np.asarray(tables[0])) != "adjacent pairs":
+        return None
+    if not all(other is not None and frequency_placement(np.asarray(other)) == "halves" for other in others):
+        return None
+    changed, how = module
+    return ModuleLayout([as_halves(np.asarray(table)) for table in tables], changed, how)

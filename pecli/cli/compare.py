@@ -528,40 +528,7 @@ def _load_config_side(
     import numpy as np
 
     from pecli.analysis.compare import Reference
-    from pecli.analysis.engine_cache import as_halves, frequency_placement
     from pecli.cli.inputs import as_matrix, input_parts, load_input, pair_label
-    from pecli.models.rope_family import transformers_cache_layout
-    from pecli.render.titles import scheme_title
-
-    def module_layout(tables: list[Any], others: list[Any], other_label: str) -> dict[str, Any]:
-        """The config's ``tables`` laid out as transformers' rotary module returns them (halves, cat(freqs, freqs))
-        where the other side's are so and the model's attention de-interleaves q and k first (DeepSeek V3's
-        rope_interleave, GLM's re-interleave): the same rotation, the parameters it changes; else none changed.
-        A cos/sin table does not carry which columns of q it turns: the note says so and how to check that."""
-        module = transformers_cache_layout(tables[0].metadata)
-        scheme = tables[0].scheme
-        if (
-            module is None
-            or scheme is None
-            or frequency_placement(tables[0].array) != "adjacent pairs"
-            or not all(
-                other is not None and frequency_placement(np.asarray(other.array)) == "halves" for other in others
-            )
-        ):
-            return {}
-        changed, how = module
-        for table in tables:
-            title = scheme_title(scheme, table.metadata, preset=table.metadata.get("preset"))
-            table.metadata = {**table.metadata, **{name: str(value) for name, value in changed.items()}}
-            relaid = scheme_title(scheme, table.metadata, preset=table.metadata.get("preset"))
-            table.label = table.label.replace(title, relaid, 1)
-            table.array = as_halves(table.array)
-        out.note(
-            f"{other_label} is in transformers' layout, compared with {text} in it: {how}; a cos/sin table does "
-            f"not say which columns of q it turns: pecli generate --from-config {text} --probe checks the "
-            "engine's rotation itself"
-        )
-        return changed
 
     rows, other_dtype = _other_side(side, loaded, pairs)
     rows = length if length is not None else rows
@@ -572,7 +539,7 @@ def _load_config_side(
             other_pair = pairs[1 - side]
             params = dict(parts[0].params or {})
             if other_pair is not None:
-                params.update(module_layout(parts, other_pair, pair_label(*other_pair)))
+                params.update(_in_module_layout(out, text, parts, other_pair, pair_label(*other_pair)))
             pairs[side] = parts
             loaded[side] = _side_by_side(*parts)
             other = loaded[1 - side]
@@ -593,9 +560,41 @@ def _load_config_side(
     params = dict(table.params)
     other = loaded[1 - side]
     if key is not None and other is not None and np.ndim(other.array) == 2:  # one part against the other's
-        params.update(module_layout([table], [other], other.label))
+        params.update(_in_module_layout(out, text, [table], [other], other.label))
     if table.scheme is not None:
         references[side] = Reference(table.scheme, params)
+
+
+def _in_module_layout(out: Output, text: str, tables: list[Any], others: list[Any], other_label: str) -> dict[str, Any]:
+    """The config's ``tables`` relaid in place as its model's rotary module returns them, where the other side's
+    are so (:func:`~pecli.analysis.engine_cache.in_module_layout`), retitled, with a note: the parameters that
+    changed; else none. A cos/sin table does not carry which columns of q it turns: the note says so and
+    how to check that."""
+    import numpy as np
+
+    from pecli.analysis.engine_cache import in_module_layout
+    from pecli.models.rope_family import transformers_cache_layout
+    from pecli.render.titles import scheme_title
+
+    scheme = tables[0].scheme
+    if scheme is None:
+        return {}
+    arrays = [None if other is None else np.asarray(other.array) for other in others]
+    relaid = in_module_layout(transformers_cache_layout(tables[0].metadata), [t.array for t in tables], arrays)
+    if relaid is None:
+        return {}
+    for table, array in zip(tables, relaid.tables, strict=True):
+        title = scheme_title(scheme, table.metadata, preset=table.metadata.get("preset"))
+        table.metadata = {**table.metadata, **{name: str(value) for name, value in relaid.changed.items()}}
+        relaid_title = scheme_title(scheme, table.metadata, preset=table.metadata.get("preset"))
+        table.label = table.label.replace(title, relaid_title, 1)
+        table.array = array
+    out.note(
+        f"{other_label} is in transformers' layout, compared with {text} in it: {relaid.how}; a cos/sin table does "
+        f"not say which columns of q it turns: pecli generate --from-config {text} --probe checks the "
+        "engine's rotation itself"
+    )
+    return dict(relaid.changed)
 
 
 def _engine_cache(out: Output, table: Any, cos: Any, sin: Any, *, as_one_part: str) -> Any:

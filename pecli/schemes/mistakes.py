@@ -1,14 +1,15 @@
 """What a scheme knows about the mistakes an implementation of it makes: the diagnosis's per-scheme facts.
 
 A :class:`Mistakes` description names the parameter that is the frequency base, the one that
-scales the frequencies (and its "off" value), the one that picks the column pairing, the boolean
+scales the frequencies (and its "off" value), the one that picks the column pairing, the ones that set a
+partial rotary's width, the boolean
 parameters whose flip is a known bug, and the constant factors a table may be off by. The
 diagnosis (:mod:`pecli.analysis.diagnosis`) reads these and regenerates the variants through
 :func:`pecli.encode`; it never branches on a scheme's name.
 
 >>> hints = rope_mistakes({"scaling": "yarn", "factor": 4.0, "original_max_position": 2048})
->>> hints.base, hints.unscaled["scaling"], hints.pairing
-('base', 'none', 'layout')
+>>> hints.base, hints.unscaled["scaling"], hints.pairing, hints.rotary_width, hints.rotary_fraction
+('base', 'none', 'layout', 'rotary_dim', 'partial_rotary_factor')
 >>> round(hints.factors["the attention factor squared (applied twice)"], 6)
 1.296477
 >>> [changes for code, _, changes in hints.swaps if code == "original_max_position"]
@@ -47,6 +48,11 @@ class Mistakes:
     #: the reference regenerated with its frequencies rounded (an engine's ``inv_freq.half()``)
     frequency_dtype: str | None = None
     frequency_dtypes: tuple[str, ...] = ()
+    #: partial rotary: the parameter that sets the rotated width (columns) and the one that sets it as a fraction
+    #: of the head (its "every column" value 1): an engine's table of another width than the reference's is the
+    #: partial rotary ignored or assumed (:func:`pecli.analysis.compare.partial_width`); None: every column turns
+    rotary_width: str | None = None
+    rotary_fraction: str | None = None
 
 
 def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
@@ -101,11 +107,12 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
         other = "sin" if part == "cos" else "cos"
         swaps.append(("part_swapped", f"the {other} table where the {part} one belongs (cos and sin swapped)",
                       {"part": other}))  # fmt: skip
-    partial = params.get("partial_rotary_factor")
-    if params.get("rotary_dim") is not None or (partial is not None and float(partial) < 1.0):
+    width, fraction = "rotary_dim", "partial_rotary_factor"
+    partial = params.get(fraction)
+    if params.get(width) is not None or (partial is not None and float(partial) < 1.0):
         swaps.append(("partial_rotary_ignored", "a rotation of every column, with frequencies over the whole "
                       "width, where only the leading rotary columns turn (partial rotary ignored)",
-                      {"partial_rotary_factor": 1.0, "rotary_dim": None}))  # fmt: skip
+                      {fraction: 1.0, width: None}))  # fmt: skip
     unscaled = None if scaling == "none" else {"scaling": "none", **dict.fromkeys(SCALING_PARAMETERS)}
     return Mistakes(
         base="base",
@@ -116,6 +123,8 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
         position_offset="offset",
         frequency_dtype="freqs_dtype",
         frequency_dtypes=("float16", "bfloat16", "float32"),
+        rotary_width=width,
+        rotary_fraction=fraction,
     )
 
 
