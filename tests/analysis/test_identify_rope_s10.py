@@ -9,7 +9,10 @@ from pecli.analysis.identify import identify_table
 
 
 @pytest.mark.parametrize("freqs_dtype", ["float16", "bfloat16"])
-@pytest.mark.parametrize(("layout", "part", "base"), [("half", "cos", 10000.0), ("interleaved", "sin", 500000.0)])
+@pytest.mark.parametrize(
+    ("layout", "part", "base"),
+    [("half", "cos", 10000.0), ("interleaved", "sin", 500000.0), ("interleaved", "angle", 10000.0)],
+)
 def test_rounded_frequencies_are_named(freqs_dtype, layout, part, base) -> None:
     table = pecli.encode("rope", 512, 64, part=part, layout=layout, base=base, freqs_dtype=freqs_dtype)
     found = identify_table(table)

@@ -134,14 +134,16 @@ def _agrees(
     return float((np.abs(expected - rates) * rows).max()) <= tolerance
 
 
-def _residual(rates: np.ndarray, rows: np.ndarray, dim: int, length: int, base: float) -> float:
+def _residual(
+    rates: np.ndarray, rows: np.ndarray, dim: int, length: int, base: float, least_angle: float = 0.5
+) -> float:
     """The largest angle (radians, at the rows read) between unscaled frequencies of ``base`` and the ones read
     that turned past half a radian."""
     try:
         expected = rope_frequencies(dim, base=base, length=length)
     except PecliError:
         return math.inf
-    turned = rates * rows > 0.5  # a small angle read from its cosine is ill conditioned (3e-8 / sin θ)
+    turned = rates * rows > least_angle  # a small angle read from its cosine is ill conditioned (3e-8 / sin θ)
     return float((np.abs(expected - rates) * rows)[turned].max()) if turned.any() else math.inf
 
 
@@ -241,16 +243,18 @@ def _scalings(
 
 
 def _rounded_frequencies(
-    rates: np.ndarray, rows: np.ndarray, dim: int, length: int, bases: list[float], tolerance: float
+    rates: np.ndarray, rows: np.ndarray, dim: int, length: int, bases: list[float], tolerance: float, part: str
 ) -> Iterator[dict]:
     """Unscaled frequencies held in float16 or bfloat16 (an engine's ``inv_freq.half()``, diffusers'
     ``freqs_dtype``) at the bases given, kept where they read closer than the exact ones do: tried only
     when the rounding explains what the exact frequencies leave (their residual at the rows read)."""
-    turned = rates * rows > 0.5
+    # an angle table holds each angle itself (no cosine to invert): every frequency reads well
+    least_angle = 0.0 if part == "angle" else 0.5
+    turned = rates * rows > least_angle
     if not turned.any():
         return
     for base in bases:
-        exact = _residual(rates, rows, dim, length, base)
+        exact = _residual(rates, rows, dim, length, base, least_angle)
         for freqs_dtype in ("float16", "bfloat16"):
             try:  # row 1 of the angle table holds each frequency, rounded as the engine holds it
                 held = rope_table(2, dim, part="angle", base=base, freqs_dtype=freqs_dtype, dtype="float64")[1]
@@ -287,7 +291,7 @@ def rope_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Iterator[dic
                 read = _fitted_base(rates, read_rows, dim)
                 tried = [*found_bases, *bases] if read is None else [*found_bases, *_near(read, bases), *_fits(read)]
                 for params in _rounded_frequencies(
-                    rates, read_rows, dim, length, list(dict.fromkeys(tried)), tolerance
+                    rates, read_rows, dim, length, list(dict.fromkeys(tried)), tolerance, part
                 ):
                     found = True
                     yield {"layout": layout, "part": part, **params}
