@@ -10,7 +10,7 @@ import pytest
 
 import pecli
 from pecli.errors import ParameterError
-from tests.conftest import assert_clean_error, run_pecli
+from tests.conftest import assert_clean_error, run_in_process
 
 
 def _table(tmp_path, name="a.npy", length=8, dim=16):
@@ -21,7 +21,7 @@ def _table(tmp_path, name="a.npy", length=8, dim=16):
 
 def test_a_rope_spec_without_part_is_told_part_not_the_flag(tmp_path):
     """`compare a.npy rope` said 'pick one with --part cos|sin|angle': the user wrote a spec, not --part."""
-    result = run_pecli("compare", _table(tmp_path), "rope")
+    result = run_in_process("compare", _table(tmp_path), "rope")
     assert_clean_error(result, 2, "in spec 'rope'", "part=cos|sin|angle")
     assert "--part" not in result.stderr
 
@@ -31,7 +31,7 @@ def test_a_grid_spec_against_a_file_of_other_length_is_a_shape_mismatch(tmp_path
 
     The user typed no --len: the 8 came from the file. Now the shapes are compared as they are.
     """
-    result = run_pecli("compare", _table(tmp_path), "sincos2d:grid=3x3")
+    result = run_in_process("compare", _table(tmp_path), "sincos2d:grid=3x3")
     assert_clean_error(result, 2, "shape mismatch", "8 × 16", "9 × 16")
     assert "--len" not in result.stderr.split("(")[0]
     assert "drop --len" not in result.stderr
@@ -42,18 +42,18 @@ def test_a_grid_spec_with_a_matching_file_is_compared(tmp_path):
     """The grid's 8 tokens against an 8-row file: compared (exit 1: a different table), not refused."""
     path = tmp_path / "g.npy"
     np.save(path, pecli.encode("sincos2d", None, 16, grid="2,4"))
-    result = run_pecli("compare", str(path), "sincos2d:grid=2x4")
+    result = run_in_process("compare", str(path), "sincos2d:grid=2x4")
     assert result.code == 0, result.stderr
-    result = run_pecli("compare", str(path), "sincos2d:grid=2x4,base=100")
+    result = run_in_process("compare", str(path), "sincos2d:grid=2x4,base=100")
     assert result.code == 1, result.stderr
 
 
 def test_two_grid_specs_need_no_len():
     """`compare sincos2d:grid=3x3 sincos2d:grid=3x3,base=100 --d 8` said 'missing --len (e.g. pecli generate …)'."""
-    result = run_pecli("compare", "sincos2d:grid=3x3", "sincos2d:grid=3x3,base=100", "--d", "8")
+    result = run_in_process("compare", "sincos2d:grid=3x3", "sincos2d:grid=3x3,base=100", "--d", "8")
     assert result.code == 1, result.stderr
     assert "9 × 8" in result.stdout.decode()
-    result = run_pecli("compare", "sincos2d:grid=3x3", "sincos2d:grid=3x3", "--d", "8")
+    result = run_in_process("compare", "sincos2d:grid=3x3", "sincos2d:grid=3x3", "--d", "8")
     assert result.code == 0, result.stderr
 
 
@@ -61,7 +61,7 @@ def _probe_files(tmp_path):
     from safetensors.numpy import load_file
 
     probe = tmp_path / "probe.safetensors"
-    result = run_pecli("generate", "rope", "--d", "16", "--len", "8", "--probe", "-o", str(probe))
+    result = run_in_process("generate", "rope", "--d", "16", "--len", "8", "--probe", "-o", str(probe))
     assert result.code == 0, result.stderr
     return str(probe), load_file(str(probe))
 
@@ -77,12 +77,12 @@ def test_probe_counts_infinite_engine_values_as_it_counts_nan(tmp_path):
     k[1, 7, 0] = np.inf
     engine = str(tmp_path / "engine.safetensors")
     save_file({"q_rotated": tensors["q_rotated"], "k_rotated": k}, engine)
-    result = run_pecli("compare", engine, probe)
+    result = run_in_process("compare", engine, probe)
     assert result.code == 1, result.stderr
     text = result.stdout.decode()
     assert "k_rotated: differs: infinite at 1 of 288 entries (the first at head 1" in text
     assert "elsewhere max |Δ| 0" in text and "no known mistake" not in text and "inf at" not in text
-    report = json.loads(run_pecli("compare", engine, probe, "--json").stdout)
+    report = json.loads(run_in_process("compare", engine, probe, "--json").stdout)
     assert report["tensors"]["k_rotated"]["inf"] == 1 and report["tensors"]["k_rotated"]["max_abs_diff"] == 0.0
 
 
@@ -94,7 +94,7 @@ def test_probe_refuses_integer_and_bool_engine_outputs(tmp_path):
     for dtype in (np.int32, np.bool_):
         engine = str(tmp_path / f"engine_{np.dtype(dtype).name}.safetensors")
         save_file({name: tensors[name].astype(dtype) for name in ("q_rotated", "k_rotated")}, engine)
-        result = run_pecli("compare", engine, probe)
+        result = run_in_process("compare", engine, probe)
         assert_clean_error(result, 2, "q_rotated must hold real numbers", f"got {np.dtype(dtype).name}", "floating")
 
 
@@ -108,7 +108,7 @@ def test_probe_allows_a_float16_engine_its_own_rounding(tmp_path):
     probe_path, tensors = _probe_files(tmp_path)
     engine = str(tmp_path / "engine.safetensors")
     save_file({name: tensors[name].astype(np.float16) for name in ("q_rotated", "k_rotated")}, engine)
-    result = run_pecli("compare", engine, probe_path)
+    result = run_in_process("compare", engine, probe_path)
     assert result.code == 0, result.stdout.decode() + result.stderr
     # a real mistake in float16 is still found and named
     from safetensors import safe_open

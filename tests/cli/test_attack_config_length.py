@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.conftest import run_pecli
+from tests.conftest import run_in_process
 
 LLAMA = os.path.join(os.path.dirname(__file__), os.pardir, "data", "models", "llama-default", "config.json")
 
@@ -25,21 +25,21 @@ def _without_context(tmp_path) -> str:
 def test_len_given_makes_the_table(tmp_path):
     # was "has no max_position_embeddings (add max_position_embeddings to the config)", exit 2, even with --len
     config = _without_context(tmp_path)
-    made = run_pecli(
+    made = run_in_process(
         "generate", "--from-config", config, "--len", "16", "--part", "cos", "-o", "a.npy", cwd=str(tmp_path)
     )
     assert made.code == 0, made.stderr
-    reference = run_pecli("generate", "--from-config", LLAMA, "--len", "16", "--part", "cos", "-o", "b.npy",
+    reference = run_in_process("generate", "--from-config", LLAMA, "--len", "16", "--part", "cos", "-o", "b.npy",
                           cwd=str(tmp_path))  # fmt: skip
     assert reference.code == 0, reference.stderr
     assert np.array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
-    same = run_pecli("compare", config, LLAMA, "--len", "16")
+    same = run_in_process("compare", config, LLAMA, "--len", "16")
     assert same.code == 0, same.stderr
 
 
 def test_without_len_the_message_says_to_pass_it(tmp_path):
     config = _without_context(tmp_path)
-    result = run_pecli("generate", "--from-config", config, "-o", "a.npy", cwd=str(tmp_path))
+    result = run_in_process("generate", "--from-config", config, "-o", "a.npy", cwd=str(tmp_path))
     assert result.code == 2
     line = result.stderr.strip()
     assert "\n" not in line and "has no max_position_embeddings" in line and "--len" in line, line
@@ -48,7 +48,7 @@ def test_without_len_the_message_says_to_pass_it(tmp_path):
 
 def test_settings_written_for_other_tools_invent_no_context(tmp_path):
     config = _without_context(tmp_path)
-    written = run_pecli("info", config, "--as", "hf-v5")
+    written = run_in_process("info", config, "--as", "hf-v5")
     assert written.code == 0, written.stderr
     settings = json.loads(written.out)
     assert "max_position_embeddings" not in settings and settings["rope_parameters"]["rope_theta"] == 500000.0
@@ -62,9 +62,9 @@ def test_a_rope_type_that_reads_the_context_takes_the_config_class_default(tmp_p
     config["rope_parameters"] = {"rope_type": "dynamic", "rope_theta": 10000.0, "factor": 2.0}
     (tmp_path / "config.json").write_text(json.dumps(config))
     (tmp_path / "explicit.json").write_text(json.dumps({**config, "max_position_embeddings": 2048}))
-    result = run_pecli("generate", "--from-config", str(tmp_path / "config.json"), "--len", "16", "-o", "a.safetensors",
-                       cwd=str(tmp_path))  # fmt: skip
+    result = run_in_process("generate", "--from-config", str(tmp_path / "config.json"), "--len", "16",
+                            "-o", "a.safetensors", cwd=str(tmp_path))  # fmt: skip
     assert result.code == 0, result.stderr
     assert "max_position_embeddings not given: llama's default 2048, read by 'dynamic'" in result.stderr
-    same = run_pecli("compare", "a.safetensors", "explicit.json", "--exact", cwd=str(tmp_path))
+    same = run_in_process("compare", "a.safetensors", "explicit.json", "--exact", cwd=str(tmp_path))
     assert same.code == 0, same.stdout

@@ -13,7 +13,7 @@ import pytest
 
 from pecli.dtypes import format_bytes
 from tests.cli.test_bad_inputs import assert_one_line_error
-from tests.conftest import run_in_process, run_pecli
+from tests.conftest import run_in_process
 
 
 @pytest.mark.parametrize(
@@ -26,7 +26,7 @@ def test_format_bytes_stays_short_however_large(nbytes, shown):
 
 def test_an_absurd_output_size_is_said_in_human_units_without_flags_the_scheme_lacks(tmp_path):
     """ALiBi has no --d and no --rows: the free-space hint named both, with a 32-digit number of TiB."""
-    result = run_pecli("generate", "alibi", "--heads", "65536", "--len", "9223372036854775807", "-o", "b.npy",
+    result = run_in_process("generate", "alibi", "--heads", "65536", "--len", "9223372036854775807", "-o", "b.npy",
                        cwd=str(tmp_path))  # fmt: skip
     assert_one_line_error(result, 3, ("the output would take 2.2e+43 bytes", "free"))
     assert "--d" not in result.stderr and "--rows" not in result.stderr and not re.search(r"\d{10}", result.stderr)
@@ -34,11 +34,11 @@ def test_an_absurd_output_size_is_said_in_human_units_without_flags_the_scheme_l
 
 
 def test_positions_past_2_53_blame_the_length_when_no_offset_was_given(tmp_path):
-    result = run_pecli("distance", "sinusoidal", "--d", "4", "--len", "9223372036854775807", "-o", "d.npy",
+    result = run_in_process("distance", "sinusoidal", "--d", "4", "--len", "9223372036854775807", "-o", "d.npy",
                        cwd=str(tmp_path))  # fmt: skip
     assert_one_line_error(result, 2, ("2^53", "use a smaller --len"))
     assert "--offset" not in result.stderr
-    shifted = run_pecli("generate", "--d", "4", "--len", "4", "--offset", str(2**60), cwd=str(tmp_path))
+    shifted = run_in_process("generate", "--d", "4", "--len", "4", "--offset", str(2**60), cwd=str(tmp_path))
     assert_one_line_error(shifted, 2, ("2^53", "--offset"))
 
 
@@ -65,7 +65,7 @@ def test_a_3d_npy_is_not_told_to_pick_a_key_it_cannot_have(tmp_path):
     import numpy as np
 
     np.save(tmp_path / "cube.npy", np.zeros((2, 3, 4)))
-    result = run_pecli("distance", "cube.npy", cwd=str(tmp_path))
+    result = run_in_process("distance", "cube.npy", cwd=str(tmp_path))
     assert_one_line_error(result, 2, ("(2, 3, 4)", "save a 2-D slice"))
     assert "--key" not in result.stderr
 
@@ -76,7 +76,7 @@ def test_identify_of_a_npy_that_holds_no_table_is_not_told_to_pick_a_key(tmp_pat
     import numpy as np
 
     np.save(tmp_path / "t.npy", np.zeros(shape))
-    result = run_pecli("identify", "t.npy", cwd=str(tmp_path))
+    result = run_in_process("identify", "t.npy", cwd=str(tmp_path))
     assert_one_line_error(result, 2, (f"shape {shape}", fix))
     assert "--key" not in result.stderr
 

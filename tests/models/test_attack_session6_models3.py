@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.conftest import require_module, run_pecli
+from tests.conftest import require_module, run_in_process
 
 RECURRENT_GEMMA = {"model_type": "recurrent_gemma", "hidden_size": 256, "num_attention_heads": 4,
                    "attention_window_size": 64, "rope_theta": 10000.0}  # fmt: skip
@@ -30,7 +30,7 @@ def test_a_scaled_rope_type_of_a_default_only_rotary_class_is_refused_naming_the
     config = tmp_path / "config.json"
     config.write_text(json.dumps({**base, key: scaling}))
     out = tmp_path / "t.npy"
-    result = run_pecli("generate", "--from-config", str(config), "-o", str(out))
+    result = run_in_process("generate", "--from-config", str(config), "-o", str(out))
     assert result.code == 2, result.stderr
     assert f"{field} = " in result.stderr and "default rope only" in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
@@ -81,11 +81,11 @@ def test_a_bfloat16_model_directory_s_table_has_its_stored_dtype(tmp_path, key):
 
 def test_compare_of_a_bfloat16_model_directory_with_its_file_says_bfloat16(tmp_path):
     directory, file = _bf16_directory(tmp_path)
-    result = run_pecli("compare", str(directory), str(file), "--json")
+    result = run_in_process("compare", str(directory), str(file), "--json")
     assert result.code == 0, result.stderr
     found = json.loads(result.stdout)
     assert found["a"]["dtype"] == "bfloat16" and found["b"]["dtype"] == "bfloat16"
-    info = run_pecli("info", str(directory))
+    info = run_in_process("info", str(directory))
     assert info.code == 0 and b"bfloat16" in info.stdout
 
 
@@ -112,7 +112,8 @@ def test_a_shipped_qwen2_vl_mrope_config_is_the_text_rotary_module_at_text_posit
         cos, sin = module(torch.zeros(1, 64, 4), torch.arange(64)[None])
     for part, expected in (("cos", cos), ("sin", sin)):
         out = tmp_path / f"{part}.npy"
-        result = run_pecli("generate", "--from-config", str(tmp_path / "config.json"), "--part", part, "-o", str(out))
+        config_path = str(tmp_path / "config.json")
+        result = run_in_process("generate", "--from-config", config_path, "--part", part, "-o", str(out))
         assert result.code == 0, result.stderr
         text = expected.reshape(-1, 64, expected.shape[-1])[0].numpy()  # (3, 1, 64, d) or (1, 64, d): one axis
         np.testing.assert_allclose(np.load(out), text, rtol=0, atol=2e-5, err_msg=part)
@@ -135,6 +136,6 @@ def test_a_vision_encoder_s_2d_rope_config_is_refused_not_read_as_a_1d_table(tmp
     # the old code wrote a 1-D rope table (exit 0) for pixtral's, Llama 4's and DINOv3's 2-D vision rope
     (tmp_path / "config.json").write_text(json.dumps(config))
     out = tmp_path / "t.npy"
-    result = run_pecli("generate", "--from-config", str(tmp_path / "config.json"), "--len", "8", "-o", str(out))
+    result = run_in_process("generate", "--from-config", str(tmp_path / "config.json"), "--len", "8", "-o", str(out))
     assert result.code == 2 and message in result.stderr and "2-D" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr and not out.exists()
