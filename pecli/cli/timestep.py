@@ -208,6 +208,7 @@ def _print_table(out: Output, table: Any) -> None:
 
     from pecli.render.preview import preview_lines
     from pecli.render.summary import VALUES_LIMIT, TableSummary
+    from pecli.schemes.timestep import number_text
 
     summary = table.summary(with_values=table.nbytes <= VALUES_LIMIT)  # --range 0:1e15 prints without a pass
     shown = min(_SHOWN_ROWS, table.length)
@@ -215,8 +216,8 @@ def _print_table(out: Output, table: Any) -> None:
     times = table.timesteps.array(0, shown)
     first_rows = [{"t": float(t), "embedding": row.tolist()} for t, row in zip(times, values, strict=True)]
 
-    def labels(rows: range) -> list[str]:  # each t exactly, as short as it reads back (999999999999999, 0.1)
-        return [np.format_float_positional(t, trim="-") for t in table.timesteps.array(rows.start, rows.stop)]
+    def labels(rows: range) -> list[str]:  # each t exactly, as short as it reads back (999999999999999, 0.1, 1e+308)
+        return [number_text(t) for t in table.timesteps.array(rows.start, rows.stop)]
 
     preview = preview_lines(table.rows, table.length, table.dim, row_label="t", row_labels=labels)
     report = TableSummary(
@@ -230,11 +231,11 @@ def _print_table(out: Output, table: Any) -> None:
 
 
 def _describe_timesteps(timesteps: Any) -> str:
-    from pecli.schemes.timestep import TimestepRange
+    from pecli.schemes.timestep import TimestepRange, number_text
 
     if isinstance(timesteps, TimestepRange):
         return f"{len(timesteps)} from {{range}} {timesteps.describe()}"
-    if len(timesteps) <= 10:
-        return ", ".join(f"{t:g}" for t in timesteps.values)
-    head = ", ".join(f"{t:g}" for t in timesteps.values[:8])
-    return f"{len(timesteps)}: {head}, …, {timesteps.values[-1]:g}"
+    if len(timesteps) <= 10:  # each t as it reads back: 1234567.5, not 1.23457e+06
+        return ", ".join(number_text(t) for t in timesteps.values)
+    head = ", ".join(number_text(t) for t in timesteps.values[:8])
+    return f"{len(timesteps)}: {head}, …, {number_text(timesteps.values[-1])}"
