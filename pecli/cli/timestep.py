@@ -86,6 +86,7 @@ def timestep(
     SCHEMES["timestep"].sizes(1, d, {})  # checks --dim before reading the timesteps (stdin may be a terminal)
     if output is None and fmt is not None:
         raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
+    _refuse_ignored_by_repeat_only(scheme_params or {})
     table = TimestepSpec.build(
         _read_timesteps(out, timesteps or [], range_text),
         d,
@@ -103,6 +104,23 @@ def timestep(
     write_table(out, table, target, fmt, label=output)
     # the file is the result (its note is on stderr); --json adds the summary
     out.show(Deferred(lambda: {**table.summary(with_values=False), "output": output}, list))
+
+
+def _refuse_ignored_by_repeat_only(params: dict[str, Any]) -> None:
+    """--repeat-only embeds t as it is: the sinusoid's options given with it would be silently ignored."""
+    from pecli.cli.options import flag_for
+
+    if not params.get("repeat_only"):
+        return
+    ignored = [flag_for(name) if params[name] is not False else "--no-" + flag_for(name)[2:]
+               for name in ("max_period", "freq_shift", "scale", "flip_sin_to_cos", "arithmetic")
+               if params.get(name) is not None]  # fmt: skip
+    if ignored:
+        verb = "shapes" if len(ignored) == 1 else "shape"
+        raise ParameterError(
+            f"{', '.join(ignored)} {verb} the sinusoid, which --repeat-only does not compute (it repeats t d times)",
+            hint="drop it" if len(ignored) == 1 else "drop them",
+        )
 
 
 #: the most text of timesteps a safetensors header records (the format's header limit is 100 MB)

@@ -158,12 +158,23 @@ def _in_arithmetic(
     dtype: str,
 ) -> np.ndarray:
     """diffusers' get_timestep_embedding in float32, the timesteps held in ``arithmetic`` first."""
+    if arithmetic == "float16" and len(times):
+        peak = float(np.abs(times).max())
+        if peak >= _FLOAT16_OVERFLOW:  # float16 rounds it to inf: every angle of its row would be NaN
+            raise ParameterError(
+                f"timestep {peak:g} overflows float16 (its largest is 65504), in which {{arithmetic=float16}} holds t",
+                hint="use {arithmetic=float32} or {arithmetic=bfloat16}, or timesteps below 65504",
+            )
     half = dim // 2
     freqs32 = exponential_frequencies32(half, math.log(max_period), half - freq_shift, order="diffusers")
     _, cos, sin = angle_sin_cos(times, freqs32, arithmetic, product_scale=scale)
     wide = np.zeros((len(times), dim))  # an odd dim's last column stays 0, as diffusers pads it
     place_pairs(wide[:, : 2 * half], cos if flip_sin_to_cos else sin, sin if flip_sin_to_cos else cos, layout="split")
     return round_to(wide, dtype)
+
+
+#: the smallest magnitude float16 rounds to inf (65504 + half its last step of 32)
+_FLOAT16_OVERFLOW = 65520.0
 
 
 def timestep_table(
