@@ -331,7 +331,10 @@ def _image_settings(
         ]
         if colouring:
             verb = "colours" if len(colouring) == 1 else "colour"
-            raise ParameterError(f"{', '.join(colouring)} {verb} the heatmap; --lines draws curves", hint="drop them")
+            raise ParameterError(
+                f"{', '.join(colouring)} {verb} the heatmap; --lines draws curves",
+                hint="drop it" if len(colouring) == 1 else "drop them",
+            )
         return LinesImage(output, style.dpi, size, dims)
     return HeatmapImage(output, style.dpi, size)
 

@@ -46,7 +46,7 @@ def refuse_unused(options: dict[str, Any], what: str) -> None:
     if given:
         verb = "applies" if len(given) == 1 else "apply"
         raise ParameterError(f"{', '.join(given)} {verb} to tables of position vectors, not to {what}",
-                             hint="drop them")  # fmt: skip
+                             hint="drop it" if len(given) == 1 else "drop them")  # fmt: skip
 
 
 def relative_distance(

@@ -86,6 +86,7 @@ def timestep(
     SCHEMES["timestep"].sizes(1, d, {})  # checks --dim before reading the timesteps (stdin may be a terminal)
     if output is None and fmt is not None:
         raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
+    _refuse_ignored_by_repeat_only(scheme_params or {})
     table = TimestepSpec.build(
         _read_timesteps(out, timesteps or [], range_text),
         d,
@@ -103,6 +104,23 @@ def timestep(
     write_table(out, table, target, fmt, label=output)
     # the file is the result (its note is on stderr); --json adds the summary
     out.show(Deferred(lambda: {**table.summary(with_values=False), "output": output}, list))
+
+
+def _refuse_ignored_by_repeat_only(params: dict[str, Any]) -> None:
+    """--repeat-only embeds t as it is: the sinusoid's options given with it would be silently ignored."""
+    from pecli.cli.options import flag_for
+
+    if not params.get("repeat_only"):
+        return
+    ignored = [flag_for(name) if params[name] is not False else "--no-" + flag_for(name)[2:]
+               for name in ("max_period", "freq_shift", "scale", "flip_sin_to_cos", "arithmetic")
+               if params.get(name) is not None]  # fmt: skip
+    if ignored:
+        verb = "shapes" if len(ignored) == 1 else "shape"
+        raise ParameterError(
+            f"{', '.join(ignored)} {verb} the sinusoid, which --repeat-only does not compute (it repeats t d times)",
+            hint="drop it" if len(ignored) == 1 else "drop them",
+        )
 
 
 #: the most text of timesteps a safetensors header records (the format's header limit is 100 MB)
@@ -208,6 +226,7 @@ def _print_table(out: Output, table: Any) -> None:
 
     from pecli.render.preview import preview_lines
     from pecli.render.summary import VALUES_LIMIT, TableSummary
+    from pecli.schemes.timestep import number_text
 
     summary = table.summary(with_values=table.nbytes <= VALUES_LIMIT)  # --range 0:1e15 prints without a pass
     shown = min(_SHOWN_ROWS, table.length)
@@ -215,8 +234,8 @@ def _print_table(out: Output, table: Any) -> None:
     times = table.timesteps.array(0, shown)
     first_rows = [{"t": float(t), "embedding": row.tolist()} for t, row in zip(times, values, strict=True)]
 
-    def labels(rows: range) -> list[str]:  # each t exactly, as short as it reads back (999999999999999, 0.1)
-        return [np.format_float_positional(t, trim="-") for t in table.timesteps.array(rows.start, rows.stop)]
+    def labels(rows: range) -> list[str]:  # each t exactly, as short as it reads back (999999999999999, 0.1, 1e+308)
+        return [number_text(t) for t in table.timesteps.array(rows.start, rows.stop)]
 
     preview = preview_lines(table.rows, table.length, table.dim, row_label="t", row_labels=labels)
     report = TableSummary(
@@ -230,11 +249,11 @@ def _print_table(out: Output, table: Any) -> None:
 
 
 def _describe_timesteps(timesteps: Any) -> str:
-    from pecli.schemes.timestep import TimestepRange
+    from pecli.schemes.timestep import TimestepRange, number_text
 
     if isinstance(timesteps, TimestepRange):
         return f"{len(timesteps)} from {{range}} {timesteps.describe()}"
-    if len(timesteps) <= 10:
-        return ", ".join(f"{t:g}" for t in timesteps.values)
-    head = ", ".join(f"{t:g}" for t in timesteps.values[:8])
-    return f"{len(timesteps)}: {head}, …, {timesteps.values[-1]:g}"
+    if len(timesteps) <= 10:  # each t as it reads back: 1234567.5, not 1.23457e+06
+        return ", ".join(number_text(t) for t in timesteps.values)
+    head = ", ".join(number_text(t) for t in timesteps.values[:8])
+    return f"{len(timesteps)}: {head}, …, {number_text(timesteps.values[-1])}"

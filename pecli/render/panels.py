@@ -209,11 +209,14 @@ def faint_note(count: int, total: int | None = None, *, fix: bool = False) -> st
     ('4 panels span < 5% of the colour scale', '1 of 4 panels spans < 5% of the colour scale')
     >>> faint_note(2, fix=True).spelled(lambda name: "--" + name)
     '2 panels span < 5% of the colour scale: they look flat; each in its own: --scale per-panel'
+    >>> faint_note(1, fix=True).spelled(lambda name: "--" + name)
+    '1 panel spans < 5% of the colour scale: it looks flat; each in its own: --scale per-panel'
     """
     of = "" if total is None else f" of {total}"
     what = f"{count}{of} panel{'s' if count > 1 or of else ''} span{'s' if count == 1 else ''}"
     text = f"{what} < {FAINT_SPAN:.0%} of the colour scale"
-    return Message(text + ": they look flat; each in its own: {scale=per-panel}") if fix else text
+    looks = "it looks" if count == 1 else "they look"
+    return Message(text + f": {looks} flat; each in its own: {{scale=per-panel}}") if fix else text
 
 
 def _colorbar(figure: Any, scale: ColorScale, axes: Any, **kwargs: Any) -> Any:

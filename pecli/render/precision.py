@@ -142,6 +142,9 @@ def precision_chart(errors: PrecisionErrors, *, width: int, height: int, color: 
         rows = _merged_rows(errors, cell_rows)
     merged = np.fmax.reduceat(errors.heatmap, rows[:-1], axis=0)
     logs = np.log10(np.maximum(merged, floor))
+    low = float(np.log10(floor))
+    # no error above the floor (one position, or every angle exact): a unit span, not vmin = vmax
+    high = max(float(np.nanmax(logs)), low + 1.0)
     summary = summary_lines
     # rows are log-spaced position bins: label each by its first position (start, step) cannot say it,
     # so the caption names the bins and the summary the positions that matter
@@ -153,8 +156,8 @@ def precision_chart(errors: PrecisionErrors, *, width: int, height: int, color: 
         x_label="Column (dimension)",
         y_label="position bin (log-spaced)",
         title=title,
-        vmin=float(np.log10(floor)),
-        vmax=float(np.nanmax(logs)),
+        vmin=low,
+        vmax=high,
         cmap="magma",
     )
     text = "\n".join([chart, *summary])

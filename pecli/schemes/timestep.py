@@ -42,6 +42,7 @@ __all__ = [
     "TimestepList",
     "TimestepRange",
     "TimestepSpec",
+    "number_text",
     "parse_range",
     "parse_timesteps",
     "timestep_embedding",
@@ -52,7 +53,7 @@ __all__ = [
 def _frequencies(dim: int, max_period: float, freq_shift: float, scale: float) -> np.ndarray:
     """``scale · ω``: the angle per unit of t, after checking every parameter."""
     max_period = finite_above("max_period", max_period, 1.0, example="10000")
-    freq_shift = finite("freq shift", freq_shift, example="0")
+    freq_shift = finite("freq_shift", freq_shift, example="0")
     scale = finite("scale", scale, example="1")
     if dim // 2 and dim // 2 - freq_shift <= 0:
         # diffusers divides by half_dim − downscale_freq_shift unchecked: NaN (0/0) or growing frequencies.
@@ -157,12 +158,23 @@ def _in_arithmetic(
     dtype: str,
 ) -> np.ndarray:
     """diffusers' get_timestep_embedding in float32, the timesteps held in ``arithmetic`` first."""
+    if arithmetic == "float16" and len(times):
+        peak = float(np.abs(times).max())
+        if peak >= _FLOAT16_OVERFLOW:  # float16 rounds it to inf: every angle of its row would be NaN
+            raise ParameterError(
+                f"timestep {peak:g} overflows float16 (its largest is 65504), in which {{arithmetic=float16}} holds t",
+                hint="use {arithmetic=float32} or {arithmetic=bfloat16}, or timesteps below 65504",
+            )
     half = dim // 2
     freqs32 = exponential_frequencies32(half, math.log(max_period), half - freq_shift, order="diffusers")
     _, cos, sin = angle_sin_cos(times, freqs32, arithmetic, product_scale=scale)
     wide = np.zeros((len(times), dim))  # an odd dim's last column stays 0, as diffusers pads it
     place_pairs(wide[:, : 2 * half], cos if flip_sin_to_cos else sin, sin if flip_sin_to_cos else cos, layout="split")
     return round_to(wide, dtype)
+
+
+#: the smallest magnitude float16 rounds to inf (65504 + half its last step of 32)
+_FLOAT16_OVERFLOW = 65520.0
 
 
 def timestep_table(
@@ -204,8 +216,13 @@ def timestep_table(
 # -- where the timesteps come from ---------------------------------------------------------------
 
 
-def _number_text(value: float) -> str:
-    """Shortest text of a float that reads back exactly; integers without ``.0``."""
+def number_text(value: float) -> str:
+    """Shortest text of a float that reads back exactly; integers without ``.0`` (up to 2**53).
+
+    >>> number_text(250.0), number_text(998.39), number_text(1234567.5), number_text(-1e308)
+    ('250', '998.39', '1234567.5', '-1e+308')
+    """
+    value = float(value)
     return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
 
 
@@ -229,7 +246,7 @@ class TimestepList:
         ('[0, 250, 999.5]', '0:7:2')
         """
         even = self.as_range()
-        return even.describe() if even is not None else "[" + ", ".join(_number_text(v) for v in self.values) + "]"
+        return even.describe() if even is not None else "[" + ", ".join(number_text(v) for v in self.values) + "]"
 
     def as_range(self) -> TimestepRange | None:
         """The :class:`TimestepRange` yielding exactly these timesteps, if they are evenly spaced (three or more)."""
@@ -283,7 +300,7 @@ class TimestepRange:
 
     def describe(self) -> str:
         """``START:STOP:STEP``, as ``--range`` takes it."""
-        return ":".join(_number_text(v) for v in (self.start, self.stop, self.step))
+        return ":".join(number_text(v) for v in (self.start, self.stop, self.step))
 
 
 def _parse_number(token: str, where: str) -> float:

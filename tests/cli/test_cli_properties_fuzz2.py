@@ -210,6 +210,10 @@ def draw_timestep(rng: random.Random) -> tuple[list[float], int, dict, list[str]
     if rng.random() < 0.5:
         kwargs["dtype"] = value = rng.choice(DTYPES)
         argv += ["--dtype", value]
+    if kwargs.get("repeat_only"):  # --repeat-only refuses the sinusoid's options (it would ignore them)
+        sinusoid = {"max_period", "flip_sin_to_cos", "freq_shift", "scale", "arithmetic"}
+        kwargs = {name: value for name, value in kwargs.items() if name not in sinusoid}
+        argv = ["--repeat-only", *(["--dtype", kwargs["dtype"]] if "dtype" in kwargs else [])]
     return times, dim, kwargs, argv
 
 
