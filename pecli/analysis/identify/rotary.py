@@ -191,9 +191,10 @@ def _scalings(
     round_bases = list(dict.fromkeys([*near, *bases]))
     # a base read to full precision whose frequencies fit far closer than the nearest round base's (500001
     # against 500000: 2e-6 radians at the rows read, against float32's 1e-7) comes first: both are within
-    # float32 arithmetic's noise on the table, where the first tried would win
+    # float32 arithmetic's noise, where the first tried would win. With no round base near, a scaling of a round
+    # base (dynamic NTK's effective base) is tried first, and the closest fit stands for the plain bases read
     closest = _closer_fitted(rates, rows, dim, length, tolerance, near, fitted)
-    if closest is not None:
+    if closest is not None and near:
         yield {"base": closest}
     for base in round_bases:
         if _agrees(rates, rows, dim, length, tolerance, base, "none"):
@@ -211,7 +212,7 @@ def _scalings(
             # the plain RoPE of this base: a scaling that changes none of its frequencies here (llama3's
             # factor 2 leaves base 500's short wavelengths alone) is not what the table shows
             if base not in round_bases:
-                yield {"base": base}
+                yield {"base": base if closest is None else closest}
             continue
         # a scaling only lowers frequencies, each by at most its factor
         ratio = rates[resolved] / base ** (-2.0 * np.flatnonzero(resolved) / dim)
@@ -239,7 +240,7 @@ def _scalings(
                     yield {"base": base, "scaling": "dynamic", **common}
     for base in fitted:
         if _agrees(rates, rows, dim, length, tolerance, base, "none"):
-            yield {"base": base}
+            yield {"base": base if closest is None else closest}
 
 
 def _rounded_frequencies(
