@@ -3,13 +3,13 @@ compared with the model's config through the CLI, and the diagnosis's cost on lo
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.analysis.test_diagnosis_sweep_s9 import LLAMA, LLAMA3, _diagnosis, _engine, _rotary
+from tests.conftest import run_in_process
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -26,3 +26,27 @@ def test_llama31_max_position_embeddings_as_the_original_context_is_named(tmp_pa
     assert [item["code"] for item in found][:1] == ["original_max_position"]
     assert "original_max_position 131072 (16 × 8192" in str(found[0]["message"])
     assert "max_position_embeddings" in str(found[0]["message"])
+
+
+@pytest.mark.parametrize(
+    ("beta", "raised"),
+    [({"beta_fast": 1e308}, "math domain error"), ({"beta_slow": 1e-320}, "OverflowError")],
+)
+def test_yarn_beta_that_transformers_cannot_compute_is_refused_in_one_line(
+    tmp_path: Path, beta: dict[str, float], raised: str
+) -> None:
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096, **beta}
+    with pytest.raises((ValueError, OverflowError)):  # transformers' own _compute_yarn_parameters
+        LlamaRotaryEmbedding(LlamaConfig(**{**LLAMA, "rope_scaling": yarn}))
+    name = next(iter(beta))
+    flag = "--" + name.replace("_", "-")
+    result = run_in_process("generate", "rope", "--len", "8", "--dim", "16", "--scaling", "yarn", "--factor", "4",
+                            "--original-max-position", "4096", flag, repr(beta[name]), "--part", "cos",
+                            "-o", str(tmp_path / "y.npy"))  # fmt: skip
+    assert result.code == 2 and not (tmp_path / "y.npy").exists()
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"pecli: error: {flag} = {beta[name]!r} puts the ramp's end")
+    assert raised in lines[0]
