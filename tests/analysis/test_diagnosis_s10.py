@@ -50,3 +50,33 @@ def test_yarn_beta_that_transformers_cannot_compute_is_refused_in_one_line(
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"pecli: error: {flag} = {beta[name]!r} puts the ramp's end")
     assert raised in lines[0]
+
+
+def _pair(length: int, width: int, **params: object) -> np.ndarray:
+    import pecli
+
+    parts = [pecli.encode("rope", length, width // 2, part=part, dtype="float64", **params) for part in ("cos", "sin")]
+    return np.hstack(parts)
+
+
+LLAMA3_PARAMS = {"scaling": "llama3", "factor": 8.0, "original_max_position": 8192, "low_freq_factor": 1.0,
+                 "high_freq_factor": 4.0, "base": 500000.0}  # fmt: skip
+
+
+def test_a_failing_diagnosis_of_a_long_table_holds_no_whole_table_copies() -> None:
+    """An unscaled cos | sin pair against llama3's (nothing explains it): the diagnosis held two float64 copies of
+    the tables at once (|A − B| and its comparison, a slope product per row): now the differences go by blocks."""
+    import tracemalloc
+
+    from pecli.analysis.diagnosis import Reference, diagnose_difference
+
+    a, b = _pair(8192, 256, base=500000.0), _pair(8192, 256, **LLAMA3_PARAMS)
+    reference = Reference("rope", {"base": 500000.0}, parts=("cos", "sin"))
+    tracemalloc.start()
+    try:
+        found = diagnose_difference(a, b, tolerance=1e-6, reference=reference)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found == []
+    assert peak <= 1.4 * (a.nbytes + b.nbytes), peak / (a.nbytes + b.nbytes)  # was 2.0 × the two tables
