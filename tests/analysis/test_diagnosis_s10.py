@@ -105,3 +105,19 @@ def test_the_fitted_base_of_a_cos_sin_pair_regenerates_only_its_cos(monkeypatch:
     assert [(f.code, f.figures["b_base"]) for f in found] == [("base_differs", 707.1)]
     fitted = parts.index("sin")  # the fit's trial bases, then the roundest base's checks regenerate the pair
     assert fitted > 300 and parts[:fitted] == ["cos"] * fitted  # was cos, sin at each trial base
+
+
+def test_gemma3_full_attention_pair_in_float16_with_cos_and_sin_swapped_is_named() -> None:
+    """Gemma 3's full_attention table (linear factor 8, base 1e6) as float16 cos | sin, cos and sin swapped: its
+    slow columns round to 1 and 0 alike, so the column matching found another reordering than the halves' swap
+    ("the columns are permuted: [256, 257, …]"); a named reordering that reproduces B is preferred."""
+    from pecli.analysis.diagnosis import Reference, diagnose_difference
+
+    params = {"base": 1e6, "scaling": "linear", "factor": 8.0}
+    a = _pair(1024, 512, **params).astype(np.float32).astype(np.float64)  # generate's float32 tables
+    b = np.hstack([a[:, 256:], a[:, :256]]).astype(np.float16).astype(np.float64)  # the engine's, in float16
+    assert [f.code for f in diagnose_difference(a, b, tolerance=1e-3)] == ["flip_sin_to_cos"]
+    reference = Reference("rope", params, parts=("cos", "sin"))
+    found = diagnose_difference(a, b, tolerance=1e-3, reference=reference)
+    assert [f.code for f in found][:1] == ["parts_swapped"]
+    assert found[0].figures["permutation"] == [*range(256, 512), *range(256)]
