@@ -12,8 +12,8 @@ diagnosis (:mod:`pecli.analysis.diagnosis`) reads these and regenerates the vari
 ('base', 'none', 'layout', 'rotary_dim', 'partial_rotary_factor')
 >>> round(hints.factors["the attention factor squared (applied twice)"], 6)
 1.296477
->>> [changes for code, _, changes in hints.swaps if code == "original_max_position"]
-[{'original_max_position': 8192}, {'original_max_position': 4096}, {'original_max_position': 1024}]
+>>> [changes["original_max_position"] for code, _, changes in hints.swaps if code == "original_max_position"]
+[8192, 4096, 1024, 16384, 32768, 65536, 131072]
 """
 
 from __future__ import annotations
@@ -97,9 +97,17 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
         # the context the scaling is computed from, taken from another field: the scaled length (the config's
         # max_position_embeddings, factor × it), or a length off by two
         scaled = round(float(params["factor"]) * int(original))
-        lengths = ((scaled, f"the scaled length factor × {original}"), (2 * int(original), f"twice {original}"),
-                   (int(original) // 2, f"half of {original}"))  # fmt: skip
+        lengths = [(scaled, f"the scaled length factor × {original}"), (2 * int(original), f"twice {original}"),
+                   (int(original) // 2, f"half of {original}")]  # fmt: skip
+        # a longer context read from another field (Llama 3.1's max_position_embeddings 131072 = 16 × 8192, not the
+        # scaled 8 × 8192): the powers of two times the original context models ship
+        lengths += [(times * int(original), f"{times} × {original}, a longer context such as the config's "
+                     "max_position_embeddings") for times in (4, 8, 16, 32, 64)]  # fmt: skip
+        tried = set()
         for length, why in lengths:
+            if length in tried or length == int(original):
+                continue
+            tried.add(length)
             swaps.append(("original_max_position", f"original_max_position {length} ({why}) where {original} "
                           "applies", {"original_max_position": length}))  # fmt: skip
     part = params.get("part")

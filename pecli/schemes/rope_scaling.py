@@ -146,6 +146,8 @@ def scaling_parameters(scaling: str, given: dict[str, Any]) -> dict[str, Any]:
     for name in ("beta_fast", "beta_slow", "low_freq_factor", "high_freq_factor", *_OPTIONAL):
         if full.get(name) is not None:
             full[name] = finite_above(name, full[name], 0.0, example="1")
+    if scaling == "yarn":
+        _check_betas(full)
     if scaling in ("yarn", "longrope"):
         _check_attention_factor(scaling, full)
     if scaling == "llama3" and full["high_freq_factor"] <= full["low_freq_factor"]:
@@ -154,6 +156,39 @@ def scaling_parameters(scaling: str, given: dict[str, Any]) -> dict[str, Any]:
             hint="e.g. {low_freq_factor=1} {high_freq_factor=4}",
         )
     return full
+
+
+def _check_betas(full: dict[str, Any]) -> None:
+    """Refuse a YaRN beta whose correction dimension transformers cannot compute: ``original / (β·2π)`` is 0 when
+    β·2π overflows (``math.log(0)``: ValueError), and infinite when β is a subnormal, which ``truncate``'s
+    ``math.floor``/``math.ceil`` cannot round (OverflowError); a table no model loads is no reference.
+
+    >>> try:
+    ...     _check_betas({"beta_fast": 1e308, "beta_slow": 1.0, "original_max_position": 4096, "truncate": True})
+    ... except ParameterError as error:
+    ...     print(str(error)[:49])
+    beta_fast = 1e+308 puts the ramp's end at log(0):
+    """
+    for name in ("beta_fast", "beta_slow"):
+        beta = full.get(name)
+        if beta is None:
+            continue
+        ratio = full["original_max_position"] / (beta * 2 * math.pi)
+        if ratio == 0.0:
+            why = "puts the ramp's end at log(0)"
+            raised = (
+                f"{name}·2π) underflows to 0, and transformers' _compute_yarn_parameters raises (math domain error)"
+            )
+        elif ratio == math.inf and full.get("truncate", True):
+            why = "puts the ramp's end at an infinite dimension"
+            raised = (f"{name}·2π) overflows, and transformers' truncate cannot round it (math.floor/ceil of inf: "
+                      "OverflowError)")  # fmt: skip
+        else:
+            continue
+        raise ParameterError(
+            f"{{{name}}} = {beta!r} {why}: original_max_position / ({raised}",
+            hint=f"a model's betas are about 1 to 32: e.g. {{{name}={32 if name == 'beta_fast' else 1}}}",
+        )
 
 
 def _check_attention_factor(scaling: str, full: dict[str, Any]) -> None:

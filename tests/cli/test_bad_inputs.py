@@ -779,14 +779,19 @@ def test_a_huge_timestep_range_prints_its_first_rows_without_a_pass_over_the_tab
 
 @pytest.mark.parametrize(("extreme", "moderate"), [({"beta_fast": 1e308}, {"beta_fast": 1e100}),
                                                    ({"beta_slow": 1e-320}, {"beta_slow": 1e-100})])
-def test_yarn_with_an_extreme_beta_is_the_table_of_a_beta_past_every_dimension(extreme, moderate):
-    """A beta of 1e308 or 1e-320 puts the ramp's end past every dimension, as 1e100 or 1e-100 already do."""
+def test_yarn_with_an_extreme_beta_is_refused_as_transformers_cannot_compute_it(extreme, moderate):
+    """A beta of 1e308 (β·2π overflows: log(0)) or 1e-320 (an infinite dimension that truncate cannot round) makes
+    transformers' _compute_yarn_parameters raise: refused, naming the field; 1e100 or 1e-100 still computes (session
+    10 reversed session 5's choice of writing the limit table: a reference should not write a table no model loads)."""
     import pecli
+    from pecli.errors import ParameterError
 
     scaling = {"scaling": "yarn", "factor": 4.0, "original_max_position": 4096, "part": "angle", "dtype": "float64"}
-    table = pecli.encode("rope", 64, 16, **scaling, **extreme)
-    assert np.array_equal(table, pecli.encode("rope", 64, 16, **scaling, **moderate))
-    assert not np.array_equal(table, pecli.encode("rope", 64, 16, **scaling))  # the beta did change the table
+    name = next(iter(extreme))
+    with pytest.raises(ParameterError, match="^" + re.escape(f"{name} = {extreme[name]!r} puts the ramp's end")):
+        pecli.encode("rope", 64, 16, **scaling, **extreme)
+    table = pecli.encode("rope", 64, 16, **scaling, **moderate)
+    assert not np.array_equal(table, pecli.encode("rope", 64, 16, **scaling))
 
 
 def test_a_title_in_dollars_is_drawn_as_written_not_as_mathtext(tmp_path):

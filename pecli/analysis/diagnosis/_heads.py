@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.diagnosis.finding import Finding, Reference, per_row
+from pecli.analysis.diagnosis.finding import Finding, Reference, per_row, row_blocks
 from pecli.schemes.catalog import SCHEMES
 
 __all__ = ["head_findings", "head_ranges"]
@@ -53,15 +53,21 @@ def _slopes(flat: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 def _off(slopes: np.ndarray, offsets: np.ndarray, flat: np.ndarray) -> float:
-    return float(np.abs(np.multiply.outer(slopes, offsets) - flat).max(initial=0.0))
+    return max((float(np.abs(np.multiply.outer(slopes[rows], offsets) - part).max(initial=0.0))
+                for _, part, rows in row_blocks(flat, flat)), default=0.0)  # fmt: skip
 
 
 def _fits(slopes: np.ndarray, offsets: np.ndarray, flat: np.ndarray, tolerance: np.ndarray) -> bool:
     """Whether each head of ``flat`` is its slope times ``offsets`` within each entry's bound, plus the float64
     rounding of the product and of the fitted slope (a few units in the last place of the entry: a float64 table
     of slopes that are no powers of two is not exact, while the bound may be that of exact values)."""
-    product = np.multiply.outer(slopes, offsets)
-    return bool(np.all(np.abs(product - flat) <= tolerance + 8.0 * np.finfo(np.float64).eps * np.abs(product)))
+    eps = 8.0 * np.finfo(np.float64).eps
+    for _, part, rows in row_blocks(flat, flat):  # in blocks of heads: a long table's product is never held whole
+        product = np.multiply.outer(slopes[rows], offsets)
+        bound = tolerance[rows] if len(tolerance) == len(flat) else tolerance
+        if not np.all(np.abs(product - part) <= bound + eps * np.abs(product)):
+            return False
+    return True
 
 
 def _visible(change: np.ndarray, offsets: np.ndarray, tolerance: np.ndarray) -> np.ndarray:
@@ -113,7 +119,9 @@ def head_findings(
     if heads < 2 and a.ndim == 2:
         return []
     flat_a, flat_b = a.reshape(heads, -1), b.reshape(heads, -1)
-    bound = np.broadcast_to(per_row(tolerance, b.shape), b.shape).reshape(heads, -1)  # each entry's row's bound
+    bound = per_row(tolerance, b.shape)  # each row's bound: (heads, 1) for a 2-D table, broadcast over its entries
+    if a.ndim > 2:  # each entry's row's bound
+        bound = np.broadcast_to(bound, b.shape).reshape(heads, -1)
     offsets = _pattern(flat_a, bound)
     if offsets is None:
         return []

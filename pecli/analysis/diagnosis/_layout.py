@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from pecli.analysis.diagnose import diagnose
+from pecli.analysis.diagnose import _describe, _named, diagnose, permutation_name
 from pecli.analysis.diagnosis.finding import Finding, Reference, per_row, residual, within
 
 __all__ = ["layout_findings", "pairing_permutation", "rotary_columns"]
@@ -91,6 +93,16 @@ def _shift_or_permutation(
         part_a = part_a[:, found.permutation]
     if not within(part_a, b[rows], tolerance[rows]):
         return None
+    if found.permutation is not None and permutation_name(found.permutation) is None:
+        # columns that repeat (RoPE's halves hold each frequency twice) or that rounding makes equal (float16's
+        # slow columns) match more than one way: a named reordering that also reproduces B is the one meant
+        width = len(found.permutation)
+        for perm, _ in _named(width):
+            if within(part_a[:, np.argsort(found.permutation)][:, perm], b[rows], tolerance[rows]):
+                off = residual(part_a[:, np.argsort(found.permutation)][:, perm], b[rows])
+                found = replace(found, permutation=[int(i) for i in perm], residual=off,
+                                description=_describe(found.shift, [int(i) for i in perm], shared))  # fmt: skip
+                break
     figures = {"shift": found.shift, "permutation": found.permutation, "residual": found.residual}
     if found.permutation is None:
         steps = abs(found.shift)

@@ -5,6 +5,7 @@ vLLM's cos_sin_cache, the frequencies rounded to a dtype."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -147,7 +148,7 @@ def _any_base(
     """A base no shipped model uses, fitted to B (dynamic NTK's): tried only when no named mistake explains B, as
     another base can imitate one (a sinusoid's other freq_shift is the base 10000^(h/(h−1)))."""
     ours = float(reference.params.get(mistakes.base) or 0.0) if mistakes.base is not None else 0.0
-    fitted = _fitted_base(reference, b, tolerance, mistakes.base) if ours > 0 else None
+    fitted = _fitted_base(*_first_part(reference, b), tolerance, mistakes.base) if ours > 0 else None
     if fitted is None:
         return
     for base in (*(float(f"{fitted:.{digits}g}") for digits in (3, 4, 6)), fitted):  # the roundest that reproduces
@@ -155,6 +156,20 @@ def _any_base(
         if table is not None:
             yield _base_finding(mistakes.base, ours, base, off)
             return
+
+
+def _first_part(reference: Reference, b: np.ndarray) -> tuple[Reference, np.ndarray]:
+    """The reference and ``b`` cut to the first of the parts side by side (RoPE's cos of a cos | sin pair): a base
+    fitted to it is the pair's (each part holds every frequency), for half the tables regenerated.
+
+    >>> part, cut = _first_part(Reference("rope", {}, parts=("cos", "sin")), np.zeros((2, 8)))
+    >>> part.parts, cut.shape
+    (('cos',), (2, 4))
+    """
+    if len(reference.parts) < 2 or b.shape[-1] % len(reference.parts):
+        return reference, b
+    width = b.shape[-1] // len(reference.parts)
+    return replace(reference, parts=reference.parts[:1]), b[..., :width]
 
 
 def _base_finding(parameter: str, ours: float, base: float, off: float) -> Finding:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Finding", "Reference", "per_row", "residual", "within"]
+__all__ = ["Finding", "Reference", "per_row", "residual", "row_blocks", "within"]
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def residual(expected: np.ndarray, b: np.ndarray) -> float:
     """
     if expected.shape != b.shape:
         return float("inf")
-    return float(np.abs(expected - b).max(initial=0.0))
+    return max((float(np.abs(e - o).max(initial=0.0)) for e, o, _ in row_blocks(expected, b)), default=0.0)
 
 
 def per_row(tolerance: float | np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -80,4 +80,27 @@ def within(expected: np.ndarray, b: np.ndarray, tolerance: float | np.ndarray) -
     """
     if expected.shape != b.shape:
         return False
-    return bool(np.all(np.abs(expected - b) <= tolerance))
+    bound = np.asarray(tolerance, dtype=np.float64)
+    if bound.ndim == expected.ndim and bound.shape[0] == len(expected) > 1:  # one bound per row: cut with the rows
+        return all(bool(np.all(np.abs(e - o) <= bound[rows])) for e, o, rows in row_blocks(expected, b))
+    return all(bool(np.all(np.abs(e - o) <= bound)) for e, o, _ in row_blocks(expected, b))
+
+
+#: values per block when two tables are compared (float64: 4 MiB a temporary), so a long table's difference is
+#: never held whole
+_BLOCK_VALUES = 1 << 19
+
+
+def row_blocks(expected: np.ndarray, b: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, slice]]:
+    """``expected`` and ``b`` (one shape) in blocks of whole rows along the first axis, with each block's rows.
+
+    >>> [(rows.start, rows.stop) for _, _, rows in row_blocks(np.zeros((3, 2)), np.zeros((3, 2)))]
+    [(0, 3)]
+    """
+    if expected.ndim == 0 or len(expected) == 0:
+        yield expected, b, slice(None)
+        return
+    step = max(1, _BLOCK_VALUES // max(1, expected[0].size))
+    for start in range(0, len(expected), step):
+        rows = slice(start, min(start + step, len(expected)))
+        yield expected[rows], b[rows], rows
