@@ -9,7 +9,16 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pecli.cli.options import FormatOpt, KeyOpt, LenOpt, complete_choices, output_options, output_path, parse_int
+from pecli.cli.options import (
+    FormatOpt,
+    KeyOpt,
+    LenOpt,
+    complete_choices,
+    flag_for,
+    output_options,
+    output_path,
+    parse_int,
+)
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
 
@@ -171,15 +180,17 @@ def resample(
             "at any length",
             hint=f"pecli generate --from-config {source} --len N -o table.safetensors",
         )
-    if source != "-" and not os.path.isdir(source):
+    if source != "-":
         _check_before_reading(core, source, key, settings, written_format if not in_checkpoint else "safetensors")
-    if in_checkpoint and os.path.isdir(source):
+    if os.path.isdir(source):  # a learned table among its weights (a config's tables are computed, not resampled)
         from pecli.cli.inputs import InputTable
         from pecli.models import open_model_directory
 
         # the tensor's dtype as stored (a bfloat16 tensor's copy must be bfloat16, not numpy's float32)
         stored, values = open_model_directory(source).position_table(key)
-        table = InputTable(values, source, {}, source, stored.name, stored.dtype)
+        table = InputTable(values, source, {}, source, stored.name, stored.dtype, requested_key=key)
+        if table.key_note is not None:
+            out.note(table.key_note.spelled(flag_for))
     else:
         table = load_input(out, source, key=key)
     dtype = table.dtype_name
@@ -228,14 +239,23 @@ def resample(
 
 def _check_before_reading(core: Any, source: str, key: str | None, settings: dict[str, Any], fmt: str) -> None:
     """From the file's headers alone: refuse a result the output format cannot hold, or one larger than memory,
-    before the table is read (a --len of 10^9 was refused only after reading a 256 MiB input)."""
-    from pecli.sources import source_tensors
+    before the table is read (a --len of 10^9 was refused only after reading a 256 MiB input). The tensor is
+    the one the read will take: --key exact or a part of one name, a file's only or own tensor, a model
+    directory's one position table."""
+    from pecli.errors import PecliError
 
-    tensors = source_tensors(source) or {}
-    chosen = tensors.get(key) if key is not None else next(iter(tensors.values())) if len(tensors) == 1 else None
-    if chosen is None:  # --key a part of a name, or a file of several tensors: checked once read
+    try:
+        if os.path.isdir(source):
+            from pecli.models import open_model_directory
+
+            stored = open_model_directory(source).stored_table(key)
+            shape, dtype = stored.shape, stored.dtype
+        else:
+            from pecli.io import chosen_tensor
+
+            _, shape, dtype = chosen_tensor(source, key)
+    except PecliError:  # no such tensor, or several: the read says so, naming the candidates
         return
-    shape, dtype = chosen
     _check_holds(dtype, fmt)
     if "length" in settings:
         core.check_stored_target(shape, dtype, length=settings["length"])

@@ -61,6 +61,7 @@ __all__ = [
     "check_format_holds",
     "check_free_space",
     "check_output_path",
+    "chosen_tensor",
     "find_key",
     "format_for",
     "is_real_dtype",
@@ -387,6 +388,24 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
     if len(candidates) > _LISTED:
         listing += f"; and {len(candidates) - _LISTED} more (pecli info lists them)"
     raise TableFileError(f"{name} holds {len(entries)} tensors; choose one with {{key}}", hint=f"{label}: {listing}")
+
+
+def chosen_tensor(source: str | IO[bytes], key: str | None = None) -> tuple[str, tuple[int, ...], str]:
+    """The name, shape and dtype of the tensor :func:`read_table` would read (``key`` exact, a part of
+    one name, or the file's only or own tensor), from the headers alone: no value is read.
+
+    >>> import io
+    >>> buffer = io.BytesIO()
+    >>> tensors = {"pos_embed": Tensor.from_array(np.zeros((1, 5, 2), np.float32)),
+    ...            "head.weight": Tensor.from_array(np.zeros((3, 2), np.float16))}
+    >>> write_tensors(buffer, tensors, fmt="safetensors")
+    >>> chosen_tensor(io.BytesIO(buffer.getvalue()), "pos")
+    ('pos_embed', (1, 5, 2), 'float32')
+    """
+    with open_tensors(source) as opened:
+        chosen = _choose_key(opened.entries, opened.metadata, key, opened.name)
+        entry = opened.entries[chosen]
+        return chosen, tuple(entry.shape), entry.dtype
 
 
 def _extended_float(name: str) -> bool:

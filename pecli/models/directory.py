@@ -45,6 +45,15 @@ SINGLE_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"
 
 
+def _is_table(shape: tuple[int, ...]) -> bool:
+    """A position table's shape: 2-D, or ``(1, N, C)`` as a ViT's ``pos_embed`` is stored.
+
+    >>> _is_table((512, 768)), _is_table((1, 197, 768)), _is_table((64,)), _is_table((2, 4, 8))
+    (True, True, False, False)
+    """
+    return len(shape) == 2 or (len(shape) == 3 and shape[0] == 1 < shape[1])
+
+
 def is_position_tensor(name: str) -> bool:
     """Whether weight ``name`` is a position table (or a rotary ``inv_freq``), by its dotted components."""
     return any(part in POSITION_TENSOR_NAMES for part in name.split("."))
@@ -92,17 +101,27 @@ class ModelDirectory:
         """
         from pecli.io import read_table
 
-        if key is not None:
-            from pecli.io import find_key, read_tensors
+        tensor = self.stored_table(key)
+        loaded = read_table(tensor.file, key=tensor.name)
+        # the dtype stored in the file (a bfloat16 tensor is held as float32 by numpy)
+        return replace(tensor, dtype=loaded.dtype or loaded.array.dtype.name), loaded.array
 
+    def stored_table(self, key: str | None = None) -> ModelTensor:
+        """The tensor :meth:`position_table` reads (its name, shard, shape and stored dtype), from the headers
+        alone: tensor ``key`` (exact, or the one weight whose name contains it), else the one 2-D position
+        tensor, else the one ``(1, N, C)`` position tensor (a ViT's ``pos_embed``)."""
+        from pecli.io import find_key, read_tensors
+
+        if key is not None:
             key = find_key(self.weight_files, key, self.path, what="weight")
             file = self.weight_files[key]
-            check_shard_holds(self._index_name(), key, file, read_tensors(file)[0])
-            loaded = read_table(file, key=key)
-            # the dtype stored in the file (a bfloat16 tensor is held as float32 by numpy)
-            stored = loaded.dtype or loaded.array.dtype.name
-            return ModelTensor(key, file, tuple(loaded.array.shape), stored), loaded.array
-        tables = [tensor for tensor in self.position_tensors() if len(tensor.shape) == 2]
+            header = read_tensors(file)[0]
+            check_shard_holds(self._index_name(), key, file, header)
+            shape, dtype = header[key]
+            return ModelTensor(key, file, tuple(shape), dtype)
+        found = self.position_tensors()
+        # 2-D tables first (as before); a ViT's (1, N, C) pos_embed when there is none
+        tables = [tensor for tensor in found if len(tensor.shape) == 2] or [t for t in found if _is_table(t.shape)]
         if len(tables) != 1:
             listing = "; ".join(f"{shown(t.name)} {list(t.shape)}" for t in tables)
             problem = f"{self.path} holds {len(tables)} 2-D position tensors" if tables else None
@@ -112,9 +131,7 @@ class ModelDirectory:
                     hint="its encoding may be computed: pecli generate {from_config=" + self.path + "}",
                 )
             raise TableFileError(f"{problem}; choose one with {{key}}", hint=f"candidates: {listing}")
-        tensor = tables[0]
-        loaded = read_table(tensor.file, key=tensor.name)
-        return replace(tensor, dtype=loaded.dtype or loaded.array.dtype.name), loaded.array
+        return tables[0]
 
     def _index_name(self) -> str:
         return os.path.join(self.path, INDEX_FILE)

@@ -39,6 +39,7 @@ __all__ = [
     "gguf_architecture",
     "gguf_config",
     "gguf_view_config",
+    "has_swa_base",
     "is_gguf_path",
     "is_gguf_view",
 ]
@@ -75,13 +76,16 @@ _MODEL_TYPES = {
     "lfm2moe": "lfm2_moe",
     "minimax-m2": "minimax_m2",
     "granitehybrid": "granitemoehybrid",
+    # llama.cpp's converters register Gemma3ForCausalLM and Llama4ForConditionalGeneration: their text models
+    "gemma3": "gemma3_text",
+    "llama4": "llama4_text",
 }
 #: the architecture name llama.cpp's convert_hf_to_gguf.py writes for a transformers model type, where the two
 #: differ: each converter class's model_arch (gguf.constants.MODEL_ARCH_NAMES) for the ForCausalLM class it
 #: registers (GPTNeoXModel: GPTNeoXForCausalLM -> MODEL_ARCH.GPTNEOX; DeepseekV2Model: DeepseekV2ForCausalLM and
 #: DeepseekV3ForCausalLM -> DEEPSEEK2; LlamaModel: MistralForCausalLM and MixtralForCausalLM -> LLAMA); the rest
-#: of _MODEL_TYPES read backwards. gemma3_text and llama4_text keep their names: llama.cpp's gemma3 and llama4 give
-#: their sliding or NoPE layers settings of their own (_SWA_BASE_10000), which a view of one rope set cannot hold
+#: of _MODEL_TYPES read backwards (gemma3_text -> gemma3, llama4_text -> llama4; Gemma 3's sliding layers' base is
+#: rope.freq_base_swa, see swa_base_key)
 _ARCHITECTURES = {
     **{model_type: arch for arch, model_type in _MODEL_TYPES.items() if arch not in ("deepseek2-ocr",)},
     "deepseek_v3": "deepseek2",
@@ -120,6 +124,16 @@ def gguf_architecture(model_type: str) -> str:
     ('gptneox', 'deepseek2', 'llama')
     """
     return _ARCHITECTURES.get(model_type, model_type)
+
+
+def has_swa_base(arch: str) -> bool:
+    """Whether llama.cpp's ``arch`` rotates its sliding-window layers with a base of their own
+    (``ARCH.rope.freq_base_swa``, default 10000) and no scaling, whatever the global layers' settings.
+
+    >>> has_swa_base("gemma3"), has_swa_base("llama")
+    (True, False)
+    """
+    return arch in _SWA_BASE_10000
 
 
 class GGUFWithoutSettings(TableFileError):

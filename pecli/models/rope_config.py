@@ -77,6 +77,20 @@ def has_rope(config: Mapping[str, Any], model_type: str) -> bool:
     )
 
 
+#: what a family's table leaves out, as transformers 5.23 runs it: one note with every description of the config
+FAMILY_NOTES = {
+    # MistralLarge4TextRotaryEmbedding.forward: inv_freq * alpha.exp(), alpha a buffer loaded with the weights
+    **dict.fromkeys(
+        ("mistral_large4", "mistral_large4_text"),
+        "the table assumes the learned alpha is 0: the model multiplies its rotary frequencies by exp(alpha), "
+        "a buffer (rotary_emb.alpha) loaded with the weights, not in config.json",
+    ),
+    # DeepseekV32Indexer calls apply_rotary_pos_emb (rotate_half); the MLA attention apply_rotary_pos_emb_interleave
+    "deepseek_v32": "the table is the main attention's (adjacent pairs); the sparse-attention indexer rotates the "
+    "same angles as halves (rotate_half)",
+}
+
+
 def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str | None = None) -> ModelEncoding:
     """The ``rope`` scheme, parameters and sizes of a RoPE model's ``config``, with each value's config key.
 
@@ -86,7 +100,10 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
     """
     config, filled = with_class_defaults(modernbert_layers(config, model_type), model_type)
     encoding = _rope_encoding(config, model_type, layer_type)
-    return replace(encoding, notes=(*filled, *encoding.notes)) if filled else encoding
+    family = (FAMILY_NOTES[model_type],) if model_type in FAMILY_NOTES else ()
+    if filled or family:
+        encoding = replace(encoding, notes=(*filled, *encoding.notes, *family))
+    return encoding
 
 
 def _rope_encoding(config: Mapping[str, Any], model_type: str, layer_type: str | None) -> ModelEncoding:

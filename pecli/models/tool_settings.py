@@ -22,7 +22,7 @@ import math
 from typing import Any
 
 from pecli.errors import ParameterError
-from pecli.models.gguf import gguf_architecture
+from pecli.models.gguf import gguf_architecture, has_swa_base
 from pecli.models.info import ConfigInfo, LayerInfo, head_width, is_rotary
 from pecli.models.rope_config import ROPE_TYPE_SCALING
 from pecli.models.rope_settings import class_partial, own_spelling
@@ -152,8 +152,33 @@ def _hf_v4(info: ConfigInfo, rope: list[LayerInfo], model_type: str) -> dict[str
     return _hf_v4(info, global_layers, model_type) | {"rope_local_base_freq": sliding["rope_theta"]}
 
 
-def _gguf(info: ConfigInfo, rope: list[LayerInfo]) -> dict[str, Any]:
-    """llama.cpp's metadata keys (``ARCH.rope.freq_base``…) and the factor tensors its converter writes."""
+def _gguf(info: ConfigInfo, rope: list[LayerInfo], *, global_layers: bool = False) -> dict[str, Any]:
+    """llama.cpp's metadata keys (``ARCH.rope.freq_base``…) and the factor tensors its converter writes.
+
+    Gemma 3's two layer types are llama.cpp's global settings (the full-attention layers') and
+    ``rope.freq_base_swa`` (the sliding layers': their base, unscaled), when the sliding layers' rope is that;
+    ``global_layers``: ``rope`` is those global layers' alone."""
+    swa_base = _swa_base(rope)
+    if swa_base is not None:
+        full = next(layer for layer in rope if layer.layer_type == "full_attention")
+        written = _gguf(info, [full], global_layers=True)
+        arch = written["metadata"]["general.architecture"]
+        written["metadata"][f"{arch}.rope.freq_base_swa"] = swa_base
+        return written
+    arch = gguf_architecture(rope[0].encoding.model_type.split("/")[-1])
+    if len(rope) == 1 and has_swa_base(arch) and not global_layers:
+        # llama.cpp's Gemma 3 runs sliding and global layers, the sliding ones unscaled with rope.freq_base_swa
+        kinds = set(info.layer_types or ()) or {"sliding_attention", "full_attention"}
+        if kinds != {"sliding_attention", "full_attention"} or rope[0].encoding.params.get("scaling", "none") != "none":
+            raise ParameterError(
+                f"{info.config_file}: llama.cpp's {arch} runs sliding layers unscaled beside global ones, which "
+                f"these layer types ({', '.join(sorted(kinds))}) and rope parameters are not",
+                hint="write them as hf-v5 (rope_parameters per layer type)",
+            )
+        written = _gguf(
+            info, [LayerInfo("full_attention", rope[0].encoding), LayerInfo("sliding_attention", rope[0].encoding)]
+        )
+        return written
     if len(rope) > 1:
         names = ", ".join(str(layer.layer_type) for layer in rope)
         raise ParameterError(
@@ -219,6 +244,25 @@ def _gguf(info: ConfigInfo, rope: list[LayerInfo]) -> dict[str, Any]:
     if params.get("layout") == "interleaved":
         notes.append(f"adjacent-pair rotation: llama.cpp takes it from the architecture ({arch})")
     return {"metadata": metadata, "tensors": tensors, "notes": notes}
+
+
+def _swa_base(rope: list[LayerInfo]) -> float | None:
+    """The sliding layers' base, where the layer types are llama.cpp's sliding and global layers of an
+    architecture with ``rope.freq_base_swa`` (Gemma 3): the sliding layers unscaled, over the same columns."""
+    by_type = {layer.layer_type: layer.encoding for layer in rope}
+    if set(by_type) != {"sliding_attention", "full_attention"}:
+        return None
+    sliding, full = by_type["sliding_attention"], by_type["full_attention"]
+    if not has_swa_base(gguf_architecture(full.model_type.split("/")[-1])):
+        return None
+    plain = {key: value for key, value in sliding.params.items() if key != "base"}
+    global_plain = {key: full.params[key] for key in plain if key in full.params}
+    # unscaled, and otherwise as the global layers (columns, layout, offset): the one base apart
+    if sliding.params.get("scaling", "none") != "none" or sliding.dim != full.dim:
+        return None
+    if {k: v for k, v in plain.items() if k != "scaling"} != {k: v for k, v in global_plain.items() if k != "scaling"}:
+        return None
+    return float(sliding.params["base"])
 
 
 def _llama3_factors(dim: int, params: dict[str, Any]) -> list[float]:
