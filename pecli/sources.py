@@ -295,12 +295,12 @@ def _config_spec(model: Any, request: SourceRequest, part: str | None = None) ->
 
 
 def _holds_a_table(directory: str) -> bool:
-    """Whether a model directory's weights hold a 2-D position tensor (headers only)."""
+    """Whether a model directory's weights hold a position table, 2-D or a ViT's ``(1, N, C)`` (headers only)."""
     from pecli.errors import PecliError
-    from pecli.models.directory import open_model_directory
+    from pecli.models.directory import is_table_shape, open_model_directory
 
     try:
-        return any(len(tensor.shape) == 2 for tensor in open_model_directory(directory).position_tensors())
+        return any(is_table_shape(tensor.shape) for tensor in open_model_directory(directory).position_tensors())
     except PecliError:
         return False
 

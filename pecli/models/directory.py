@@ -24,6 +24,7 @@ __all__ = [
     "ModelDirectory",
     "ModelTensor",
     "is_position_tensor",
+    "is_table_shape",
     "open_model_directory",
     "shown",
 ]
@@ -45,10 +46,10 @@ SINGLE_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"
 
 
-def _is_table(shape: tuple[int, ...]) -> bool:
+def is_table_shape(shape: tuple[int, ...]) -> bool:
     """A position table's shape: 2-D, or ``(1, N, C)`` as a ViT's ``pos_embed`` is stored.
 
-    >>> _is_table((512, 768)), _is_table((1, 197, 768)), _is_table((64,)), _is_table((2, 4, 8))
+    >>> is_table_shape((512, 768)), is_table_shape((1, 197, 768)), is_table_shape((64,)), is_table_shape((2, 4, 8))
     (True, True, False, False)
     """
     return len(shape) == 2 or (len(shape) == 3 and shape[0] == 1 < shape[1])
@@ -121,7 +122,7 @@ class ModelDirectory:
             return ModelTensor(key, file, tuple(shape), dtype)
         found = self.position_tensors()
         # 2-D tables first (as before); a ViT's (1, N, C) pos_embed when there is none
-        tables = [tensor for tensor in found if len(tensor.shape) == 2] or [t for t in found if _is_table(t.shape)]
+        tables = [tensor for tensor in found if len(tensor.shape) == 2] or [t for t in found if is_table_shape(t.shape)]
         if len(tables) != 1:
             listing = "; ".join(f"{shown(t.name)} {list(t.shape)}" for t in tables)
             problem = f"{self.path} holds {len(tables)} 2-D position tensors" if tables else None
