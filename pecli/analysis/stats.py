@@ -125,7 +125,7 @@ def tensor_stats(entry: StoredTensor, key: str, nbytes: int) -> dict[str, float 
     return found
 
 
-def _infinity_counts(values: Any) -> dict[str, float | int | None]:
+def _infinity_counts(values: Any) -> dict[str, int]:
     """``posinf`` and ``neginf``: how many of ``values`` are +inf and −inf, each only when there are some.
 
     >>> import numpy as np
@@ -239,7 +239,7 @@ def _blockwise_stats(read_values: Callable[[int, int], Any], count: int) -> dict
             present += block.size
             if max(abs(block_low), abs(block_high)) == math.inf:  # rare: only then count them
                 for name, how_many in _infinity_counts(block).items():
-                    infinities[name] += int(how_many)
+                    infinities[name] += how_many
     found: dict[str, float | int | None] = {"min": None, "max": None, "mean": None, "std": None}
     if present:
         scale = max(abs(low), abs(high))
