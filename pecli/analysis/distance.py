@@ -31,6 +31,7 @@ __all__ = [
     "OffsetProfile",
     "block_mean_matrix",
     "check_metric",
+    "cosine_note",
     "distance_blocks",
     "distance_matrix",
     "offset_profile",
@@ -51,6 +52,31 @@ def check_metric(metric: str) -> str:
     if metric not in METRICS:
         raise ParameterError(f"unknown metric {metric!r}", hint=did_you_mean(metric, METRICS))
     return metric
+
+
+def cosine_note(vectors: np.ndarray, metric: str) -> str | None:
+    """For ``cosine``, a note when some rows are all zeros (no direction: their cosine is set to 0), else None.
+
+    Read a block of rows at a time, so the check holds no copy of the table.
+
+    >>> print(cosine_note(np.array([[0.0, 0.0], [1.0, 2.0], [0.0, 0.0]]), "cosine"))  # doctest: +ELLIPSIS
+    2 positions (first 0) are all zeros: a zero vector has no direction, so its cosine with every ...
+    >>> cosine_note(np.array([[0.0], [1.0]]), "dot") is None, cosine_note(np.array([[1.0]]), "cosine") is None
+    (True, True)
+    """
+    if metric != "cosine" or vectors.ndim != 2:
+        return None
+    zero, first = 0, None
+    step = max(1, (_TILE_BYTES // 8) // max(1, vectors.shape[1]))
+    for start in range(0, len(vectors), step):
+        rows = ~np.any(vectors[start : start + step] != 0, axis=1)
+        if first is None and rows.any():
+            first = start + int(np.argmax(rows))
+        zero += int(np.count_nonzero(rows))
+    if not zero:
+        return None
+    which = f"position {first} is" if zero == 1 else f"{zero} positions (first {first}) are"
+    return f"{which} all zeros: a zero vector has no direction, so its cosine with every position is shown as 0"
 
 
 class _Positions:

@@ -85,8 +85,9 @@ class FileInfo(Shown):
             stats = tensor.get("stats")
             if stats and stats["min"] is not None:
                 line += "  " + ", ".join(f"{k} {stats[k]:.6g}" for k in ("min", "max", "mean", "std"))
-            if stats and stats.get("nan"):
-                line += f", {stats['nan']} NaN"
+            for field, what in (("nan", "NaN"), ("posinf", "+inf"), ("neginf", "-inf")):
+                if stats and stats.get(field):
+                    line += f", {stats[field]} {what}"
             lines.append(line.rstrip())
         if len(tensors) > len(listed):
             more = len(tensors) - len(listed)

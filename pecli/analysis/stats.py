@@ -64,8 +64,11 @@ def tensor_stats(entry: StoredTensor, key: str, nbytes: int) -> dict[str, float 
     """min, max, mean and std (in float64, scaled so values near 1e308 do not overflow, nor 1e-300 underflow).
 
     None for a dtype with no real numbers. NaN values are left out and counted (``nan``, present
-    only when there are some). Refuses (a :class:`~pecli.errors.ParameterError`) a tensor that,
-    with its float64 copy, would not fit in the memory available.
+    only when there are some); infinities are kept (so ``max`` is inf, the mean ±inf or NaN, the std
+    NaN) and counted too (``posinf``, ``neginf``, present only when there are some), so that a JSON
+    reader, which sees null for every non-finite figure, can tell an infinity from no data.
+    Refuses (a :class:`~pecli.errors.ParameterError`) a tensor that, with its float64 copy, would not
+    fit in the memory available.
 
     >>> import numpy as np
     >>> from pecli.io import StoredTensor
@@ -75,6 +78,9 @@ def tensor_stats(entry: StoredTensor, key: str, nbytes: int) -> dict[str, float 
     >>> huge = np.array([1e308, 1e308, np.nan])
     >>> tensor_stats(StoredTensor((3,), "float64", lambda: huge), "", 24)
     {'min': 1e+308, 'max': 1e+308, 'mean': 1e+308, 'std': 0.0, 'nan': 1}
+    >>> endless = np.array([[1, np.inf], [2, 3]])
+    >>> tensor_stats(StoredTensor((2, 2), "float64", lambda: endless), "", 32)
+    {'min': 1.0, 'max': inf, 'mean': inf, 'std': nan, 'posinf': 1}
     """
     from pecli.io import is_real_dtype
     from pecli.memory import check_fits_in_memory
@@ -112,9 +118,24 @@ def tensor_stats(entry: StoredTensor, key: str, nbytes: int) -> dict[str, float 
         else:
             mean, std = _mean_and_std(values)
         found = {"min": low, "max": high, "mean": mean, "std": std}
+        if scale == math.inf:
+            found.update(_infinity_counts(values))
     if nan_count:
         found["nan"] = nan_count
     return found
+
+
+def _infinity_counts(values: Any) -> dict[str, int]:
+    """``posinf`` and ``neginf``: how many of ``values`` are +inf and −inf, each only when there are some.
+
+    >>> import numpy as np
+    >>> _infinity_counts(np.array([np.inf, -np.inf, np.inf, 1.0])), _infinity_counts(np.array([1.0]))
+    ({'posinf': 2, 'neginf': 1}, {})
+    """
+    import numpy as np
+
+    counts = {"posinf": int(np.count_nonzero(values == np.inf)), "neginf": int(np.count_nonzero(values == -np.inf))}
+    return {name: count for name, count in counts.items() if count}
 
 
 #: tensors of at most this many values have their statistics computed together, a batch at a time
@@ -210,14 +231,20 @@ def _blockwise_stats(read_values: Callable[[int, int], Any], count: int) -> dict
             yield block[~np.isnan(block)] if math.isnan(np.minimum.reduce(block)) else block
 
     low, high, present = math.inf, -math.inf, 0
+    infinities = {"posinf": 0, "neginf": 0}
     for block in blocks():
         if block.size:
-            low, high = min(low, float(np.minimum.reduce(block))), max(high, float(np.maximum.reduce(block)))
+            block_low, block_high = float(np.minimum.reduce(block)), float(np.maximum.reduce(block))
+            low, high = min(low, block_low), max(high, block_high)
             present += block.size
+            if max(abs(block_low), abs(block_high)) == math.inf:  # rare: only then count them
+                for name, how_many in _infinity_counts(block).items():
+                    infinities[name] += how_many
     found: dict[str, float | int | None] = {"min": None, "max": None, "mean": None, "std": None}
     if present:
         scale = max(abs(low), abs(high))
         found = {"min": low, "max": high, **_merged_moments(blocks(), scale)}
+        found.update({name: how_many for name, how_many in infinities.items() if how_many})
     if present < count:
         found["nan"] = count - present
     return found

@@ -94,7 +94,10 @@ def distance(
     metric: Annotated[
         str,
         typer.Option(
-            "--metric", help="dot, cosine or euclidean.", metavar="METRIC", autocompletion=complete_choices(_metrics)
+            "--metric",
+            help="dot, cosine or euclidean (a row of zeros has cosine 0 with every row, with a note).",
+            metavar="METRIC",
+            autocompletion=complete_choices(_metrics),
         ),
     ] = "dot",
     rows: Annotated[
@@ -193,6 +196,11 @@ def distance(
     for note in view.notes:
         out.note(note)
     vectors = view.values
+    from pecli.analysis.distance import cosine_note
+
+    zero_note = cosine_note(vectors, metric)
+    if zero_note is not None:
+        out.note(zero_note)
     positions = range(view.row_start, view.row_start + len(vectors))
     from pecli.render.titles import table_title
 

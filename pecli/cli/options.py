@@ -86,18 +86,23 @@ def complete_scheme(incomplete: str) -> list[tuple[str, str]]:
 def complete_preset(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     """Shell completion of ``--preset``: (name, "scheme: convention") of the presets starting with ``incomplete``.
 
-    Only the chosen scheme's presets once a scheme is on the command line; each name once.
+    Only the chosen scheme's presets once a scheme is on the command line; each name once. A command
+    that computes one scheme (``pecli timestep``) completes that scheme's presets alone, the only
+    ones it accepts.
 
     >>> from pecli.cli.app import app
     >>> context = typer.Context(typer.main.get_command(app))
     >>> [name for name, _ in complete_preset(context, "fair")]
     ['fairseq']
+    >>> timestep = typer.Context(typer.main.get_command(app).commands["timestep"])
+    >>> [name for name, _ in complete_preset(timestep, "")], complete_preset(timestep, "fair")
+    (['ldm', 'guided-diffusion', 'diffusers', 'ddpm'], [])
     """
     from pecli.schemes.presets import PRESETS
 
     scheme = _scheme_on_command_line(ctx)
     presets = [p for p in PRESETS.values() if p.name.startswith(incomplete)]
-    if any(p.scheme == scheme for p in presets):
+    if _command_scheme(ctx) is not None or any(p.scheme == scheme for p in presets):
         presets = [p for p in presets if p.scheme == scheme]
     first = {p.name: p for p in reversed(presets)}  # the first registered wins, as for --preset NAME
     return [
@@ -105,10 +110,19 @@ def complete_preset(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]
     ]
 
 
+def _command_scheme(ctx: typer.Context) -> str | None:
+    """The one scheme the command being completed computes (:func:`scheme_options`' ``scheme``), if any."""
+    command = getattr(ctx, "command", None)
+    return getattr(getattr(command, "callback", None), "pecli_scheme", None)
+
+
 def _scheme_on_command_line(ctx: typer.Context) -> str | None:
-    """The scheme named on the command line being completed, if any."""
+    """The scheme the command computes, or else the one named on the command line being completed, if any."""
     from pecli.schemes.catalog import SCHEMES
 
+    fixed = _command_scheme(ctx)
+    if fixed is not None:
+        return fixed
     # while an option waits for its value, click leaves the positional arguments unparsed in ctx.args
     scheme = (ctx.params or {}).get("scheme")
     return scheme if scheme in SCHEMES else next((arg for arg in ctx.args if arg in SCHEMES), None)
@@ -356,14 +370,19 @@ def _scheme_parameter(name: str, taken: frozenset[str] = frozenset(), among: Ite
     )
 
 
-def scheme_options(command: Any = None, *, names: Iterable[str] | None = None) -> Any:
+def scheme_options(command: Any = None, *, names: Iterable[str] | None = None, scheme: str | None = None) -> Any:
     """Give ``command`` every scheme option (or only ``names``); it receives the given ones as ``scheme_params``.
 
-    ``@scheme_options`` adds them all; ``@scheme_options(names=SCHEMES["timestep"].defaults)`` only
-    one scheme's, for a command that computes that scheme alone.
+    ``@scheme_options`` adds them all; ``@scheme_options(scheme="timestep")`` only that scheme's, for a
+    command that computes that scheme alone (its ``--preset`` and choices then complete that scheme's
+    values only).
     """
     if command is None:
-        return functools.partial(scheme_options, names=names)
+        return functools.partial(scheme_options, names=names, scheme=scheme)
+    if scheme is not None and names is None:
+        from pecli.schemes.catalog import SCHEMES
+
+        names = SCHEMES[scheme].defaults
     chosen = _panel_order(tuple(names) if names is not None else tuple(PARAMS))
 
     def given_params(**values: Any) -> dict[str, Any]:
@@ -373,7 +392,10 @@ def scheme_options(command: Any = None, *, names: Iterable[str] | None = None) -
     among = chosen if names is not None else ()  # a command of one scheme's options shows them under its heading
     # a flag the command declares itself (plot's --scale) is the command's: it hands the scheme its value
     extra = [_scheme_parameter(name, taken, among) for name in chosen if PARAMS[name].flag not in taken]
-    return _replace_parameter(command, "scheme_params", extra, given_params)
+    wrapped = _replace_parameter(command, "scheme_params", extra, given_params)
+    if scheme is not None:  # read by completion (typer's callback wrapper copies it)
+        wrapped.pecli_scheme = scheme
+    return wrapped
 
 
 def _own_flags(command: Any) -> frozenset[str]:

@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
     app.command("timestep", help=HELP)(timestep)
 
 
-@scheme_options(names=SCHEMES["timestep"].defaults)
+@scheme_options(scheme="timestep")
 @output_options
 def timestep(
     timesteps: Annotated[

@@ -43,13 +43,20 @@ def table_title(metadata: Mapping[str, str]) -> str | None:
     'sinusoidal, 2048 × 512'
     >>> table_title({"scheme": "rope", "len": "4096", "d": "128", "part": "cos", "scaling": "none", "base": "500000"})
     'rope, 4096 × 128: base=500000, part=cos'
+
+    A size given alone (a relative scheme's length, with no d) is named, as the other titles name
+    sizes (``d=128, len=4096``): a bare number would read as a parameter's value.
+
+    >>> table_title({"scheme": "alibi", "len": "2", "heads": "3"})
+    'alibi, len=2: heads=3'
     """
     from pecli.schemes.catalog import SCHEMES
 
     scheme = SCHEMES.get(metadata.get("scheme", ""))
     if scheme is None:
         return None
-    shape = " × ".join(metadata[name] for name in ("len", "d") if metadata.get(name) not in (None, *_UNSET))
+    sizes = {name: metadata[name] for name in ("len", "d") if metadata.get(name) not in (None, *_UNSET)}
+    shape = " × ".join(sizes.values()) if len(sizes) == 2 else "".join(f"{name}={size}" for name, size in sizes.items())
     return scheme_title(scheme.name, metadata, preset=metadata.get("preset"), shape=shape)
 
 
