@@ -85,7 +85,9 @@ class ModelInfo(Shown):
             lines.append(f"  {printable(tensor.name):<{width}}  {list(tensor.shape)}  {tensor.dtype}  {size}  ({file})")
         described = self.description.text_lines()[1:] if self.description is not None else []
         if "problem" in settings:
-            return [*lines, f"position settings: {printable(settings['problem'])}", *described]
+            # the config's description fails for the same reason: said once
+            repeated = self.description is not None and self.description.problem is not None
+            return [*lines, f"position settings: {printable(settings['problem'])}", *([] if repeated else described)]
         preset = f" (preset {settings['preset']})" if settings["preset"] else ""
         params = " ".join(f"{k}={printable(str(v))}" for k, v in settings["params"].items() if k != "layout")
         lines.append(f"position settings: {settings['scheme']}{preset}" + (f": {params}" if params else ""))

@@ -38,3 +38,11 @@ def test_compare_reads_the_stored_table(vit_directory, cli, tmp_path):
     same = cli("compare", str(directory), "mae:grid=4,4,cls_token=true")
     assert same.code == 0, same.stderr
     assert cli("compare", str(directory), str(tmp_path / "shifted.npy")).code == 1
+
+
+def test_info_says_the_config_problem_once(vit_directory, cli):
+    directory, _ = vit_directory
+    result = cli("info", str(directory))
+    assert result.code == 0, result.stderr
+    assert "vit.embeddings.position_embeddings  [1, 17, 32]  float32" in result.out
+    assert result.out.count("has no position settings pecli knows") == 1, result.out
