@@ -111,6 +111,12 @@ class IdentifyReport(Shown):
             lines.append(
                 f"  the table is query row {row} of each head: pe[:, {row}:{row + 1}, :] of the {biases} biases"
             )
+        if found.query_start is not None:
+            heads, length, first = found.shape[0], found.shape[-1], found.query_start
+            lines.append(
+                f"  the table is query rows {first} to {length - 1} of each head: pe[:, {first}:, :] of the "
+                f"{heads} × {length} × {length} biases (the command writes them all; take those rows to compare)"
+            )
         # a runner-up is news only when it comes near: within 100× the rounding tolerance
         for candidate in [c for c in found.runners_up[:1] if c.max_error <= 100 * found.tolerance]:
             within = (

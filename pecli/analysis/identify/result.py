@@ -104,6 +104,9 @@ class Identification:
     gaussian: bool = False  #: no match, and the values look like N(mean, std²) draws (a random or learned table)
     #: the table is this query row of each head's ALiBi biases (BLOOM's, MPT's (H, 1, L)): pe[:, q, :]
     query_row: int | None = None
+    #: the table is query rows query_start … L − 1 of each head's (H, L, L) ALiBi biases (a decoding step's
+    #: last q rows, (H, q, L)): pe[:, query_start:, :]
+    query_start: int | None = None
     #: the tensors identified together as one table (a RoPE file's ``cos`` and ``sin``); empty for one tensor
     parts: tuple[str, ...] = ()
     #: why no answer can be given whatever the values (too few rows to tell the frequencies apart)
@@ -168,6 +171,7 @@ class Identification:
             "value_mean": self.value_mean,
             "value_std": self.value_std,
             **({"query_row": self.query_row} if self.query_row is not None else {}),
+            **({"query_start": self.query_start} if self.query_start is not None else {}),
             **({"parts": list(self.parts)} if self.parts else {}),
             **({"reason": self.reason} if self.reason else {}),
             **({"unverified": True} if self.unverified else {}),
