@@ -66,3 +66,22 @@ def test_more_query_rows_than_keys_is_still_refused(cli, tmp_path) -> None:
     result = cli("identify", str(path))
     assert result.code == 2
     assert "(H, q, L)" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_one_row_rope2d_grid_is_named_beside_the_1d_reading(cli, tmp_path) -> None:
+    # grid 1,8: the row axis stands at 0 (cos 0 = 1), which a 1-D RoPE at base 1e8 holds within rounding
+    path = tmp_path / "grid.npy"
+    np.save(path, pecli.encode("rope2d", None, 32, grid="1,8", part="cos"))
+    found = identify_table(np.load(path))
+    assert found.level == "exact" and found.best.scheme == "rope"
+    assert found.also is not None and found.also.scheme == "rope2d" and found.also.params["grid"] == "1,8"
+    assert found.also.max_error < found.best.max_error  # the grid reading writes it closer (bit for bit here)
+    text = cli("identify", str(path)).out
+    assert "also within rounding: rope2d: grid=1,8 part=cos" in text
+    assert "    reproduce: pecli generate rope2d --grid 1,8 --part cos --d 32 -o pe.npy" in text
+    report = json.loads(cli("identify", str(path), "--json").out)
+    assert report["also"]["command"] == "pecli generate rope2d --grid 1,8 --part cos --d 32 -o pe.npy"
+
+
+def test_a_1d_table_far_from_any_grid_gets_no_grid_note() -> None:
+    assert identify_table(pecli.encode("rope", 64, 32, part="cos")).also is None

@@ -105,6 +105,13 @@ class IdentifyReport(Shown):
             lines.append(
                 f"  equivalently: freq_shift 0 at base {base} = {equivalent.params['base']:.10g} (the same table)"
             )
+        if found.also is not None:
+            grid = found.also.params["grid"]
+            lines.append(
+                f"  also within rounding: {found.also.describe()}, max error {found.also.max_error:.3g} (a grid of "
+                f"one row, {grid}: this table cannot tell it from the 1-D reading)"
+            )
+            lines.append(f"    reproduce: {self.command(found._recipe_for(found.also))}")
         if found.query_row is not None:
             heads, length, row = found.shape[0], found.shape[-1], found.query_row
             biases = f"{heads} × {length} × {length}"

@@ -116,6 +116,9 @@ class Identification:
     #: no match because the closest candidate, within identify's noise, does not regenerate the table
     #: within compare's tolerance (entry by entry): its command would not reproduce it
     unverified: bool = False
+    #: the same values within rounding read as a grid of one row or column (a 1 × W rope2d table): a single
+    #: grid row cannot tell it from the 1-D table matched
+    also: Candidate | None = None
 
     @property
     def matched(self) -> bool:
@@ -178,6 +181,12 @@ class Identification:
             **({"transposed": self.transposed.to_json()} if self.transposed is not None else {}),
             # the same table described another way (shift 1 at b = shift 0 at b^(h/(h−1))), with its command
             **({"equivalent": equivalent_json} if equivalent is not None else {}),
+            # a grid of one row that writes the table within rounding too, with its command
+            **(
+                {"also": {**self.also.to_json(), "command": command(self._recipe_for(self.also))}}
+                if self.also is not None
+                else {}
+            ),
         }
 
 

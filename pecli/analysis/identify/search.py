@@ -894,6 +894,7 @@ def identify_table(
         other = identify_table(values.T, dtype=dtype, verify=verify, _transposed=False)
         transposed = other.best if other.matched else None
     runners_up = _distinct_runners_up(values, best, [c for _, c in sampled], sample, 3)
+    also = _one_line_grid(values, best, screened, tolerance) if level == "exact" else None
     return Identification(
         shape=(length, dim),
         dtype=given,
@@ -911,4 +912,28 @@ def identify_table(
         reason=reason,
         transposed=transposed,
         unverified=unverified,
+        also=also,
     )
+
+
+def _one_line_grid(
+    values: np.ndarray, best: Candidate, screened: list[tuple[float, Candidate]], tolerance: float
+) -> Candidate | None:
+    """The first screened grid reading of one row or one column (a 1 × W rope2d or sincos2d table) of another
+    scheme than ``best``'s that writes every row within rounding too; None when there is none.
+
+    Such a grid's other axis stands at 0: its half of the columns is cos 0 = 1 (sin 0 = 0), which a 1-D
+    table at base b² holds within rounding on a few positions (its frequencies there are b^(−1) and less).
+    Those values cannot tell the two apart; the search names the 1-D reading (the simpler, tried first) and
+    this one beside it."""
+    if best.params.get("grid") is not None:
+        return None
+    for excess, candidate in screened:
+        if excess > 1.0:
+            break  # sorted: the rest are beyond the noise
+        grid = candidate.params.get("grid")
+        if candidate.scheme == best.scheme or grid is None or 1 not in axial_grid(grid, None):
+            continue
+        error = _max_error(values, candidate, [range(0, len(values))], tolerance)
+        return replace(candidate, max_error=error) if error <= tolerance else None
+    return None
