@@ -280,7 +280,7 @@ LIBRARY_BAD_CALLS = {
     ).position_table(),
     "model no table": lambda tmp: open_model_directory(_model(tmp, ("wte.weight",))).position_table(),
     "model no config": lambda tmp: open_model_directory(str(tmp)),
-    "identify 3-D": lambda tmp: identify_table(np.zeros((2, 3, 4))),
+    "identify 3-D": lambda tmp: identify_table(np.zeros((2, 4, 3))),  # more query rows than keys
     "identify NaN": lambda tmp: identify_table(np.full((4, 4), np.nan)),
     "save_lines no dims": lambda tmp: save_lines(np.zeros((4, 4)), str(tmp / "l.png"), dims=[], title="t"),
     "save_lines bad dim": lambda tmp: save_lines(np.zeros((4, 4)), str(tmp / "l.png"), dims=[9], title="t"),

@@ -167,8 +167,8 @@ def test_bad_input(cli, tmp_path):
     assert_clean_error(cli("identify", "sinusoidal"), 2, "names a scheme", "pecli generate")
     assert_clean_error(cli("identify", str(tmp_path / "missing.npy")), 2, "missing.npy")
     flat = tmp_path / "flat.npy"
-    np.save(flat, np.zeros((2, 3, 4), dtype=np.float32))
-    assert_clean_error(cli("identify", str(flat)), 2, "(2, 3, 4)", "(H, L, L)")
+    np.save(flat, np.zeros((2, 4, 3), dtype=np.float32))  # more query rows than keys: no ALiBi tensor
+    assert_clean_error(cli("identify", str(flat)), 2, "(2, 4, 3)", "(H, L, L)")
     for name, values, problem in [
         ("nan.npy", np.full((3, 4), np.nan), "NaN"),
         ("inf.npy", np.array([[0.0, np.inf]]), "infinite"),

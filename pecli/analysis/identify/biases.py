@@ -54,12 +54,13 @@ _ALIKE = 2.0**-8
 
 
 def alibi_shape(shape: tuple[int, ...]) -> bool:
-    """True for the shapes of ALiBi's tensors other than a (len, d) table: (H, L, L) and (H,).
+    """True for the shapes of ALiBi's tensors other than a (len, d) table: (H, L, L), the last q query rows of
+    L keys (H, q, L) that a decoding step holds, and (H,); never more query rows than keys.
 
-    >>> alibi_shape((8, 32, 32)), alibi_shape((8,)), alibi_shape((2, 3, 4))
-    (True, True, False)
+    >>> alibi_shape((8, 32, 32)), alibi_shape((8,)), alibi_shape((2, 3, 4)), alibi_shape((2, 4, 3))
+    (True, True, True, False)
     """
-    return len(shape) == 1 or (len(shape) == 3 and shape[1] == shape[2])
+    return len(shape) == 1 or (len(shape) == 3 and 1 <= shape[1] <= shape[2])
 
 
 def alibi_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:

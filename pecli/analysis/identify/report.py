@@ -105,11 +105,24 @@ class IdentifyReport(Shown):
             lines.append(
                 f"  equivalently: freq_shift 0 at base {base} = {equivalent.params['base']:.10g} (the same table)"
             )
+        if found.also is not None:
+            grid = found.also.params["grid"]
+            lines.append(
+                f"  also within rounding: {found.also.describe()}, max error {found.also.max_error:.3g} (a grid of "
+                f"one row, {grid}: this table cannot tell it from the 1-D reading)"
+            )
+            lines.append(f"    reproduce: {self.command(found._recipe_for(found.also))}")
         if found.query_row is not None:
             heads, length, row = found.shape[0], found.shape[-1], found.query_row
             biases = f"{heads} × {length} × {length}"
             lines.append(
                 f"  the table is query row {row} of each head: pe[:, {row}:{row + 1}, :] of the {biases} biases"
+            )
+        if found.query_start is not None:
+            heads, length, first = found.shape[0], found.shape[-1], found.query_start
+            lines.append(
+                f"  the table is query rows {first} to {length - 1} of each head: pe[:, {first}:, :] of the "
+                f"{heads} × {length} × {length} biases (the command writes them all; take those rows to compare)"
             )
         # a runner-up is news only when it comes near: within 100× the rounding tolerance
         for candidate in [c for c in found.runners_up[:1] if c.max_error <= 100 * found.tolerance]:

@@ -104,6 +104,9 @@ class Identification:
     gaussian: bool = False  #: no match, and the values look like N(mean, std²) draws (a random or learned table)
     #: the table is this query row of each head's ALiBi biases (BLOOM's, MPT's (H, 1, L)): pe[:, q, :]
     query_row: int | None = None
+    #: the table is query rows query_start … L − 1 of each head's (H, L, L) ALiBi biases (a decoding step's
+    #: last q rows, (H, q, L)): pe[:, query_start:, :]
+    query_start: int | None = None
     #: the tensors identified together as one table (a RoPE file's ``cos`` and ``sin``); empty for one tensor
     parts: tuple[str, ...] = ()
     #: why no answer can be given whatever the values (too few rows to tell the frequencies apart)
@@ -113,6 +116,9 @@ class Identification:
     #: no match because the closest candidate, within identify's noise, does not regenerate the table
     #: within compare's tolerance (entry by entry): its command would not reproduce it
     unverified: bool = False
+    #: the same values within rounding read as a grid of one row or column (a 1 × W rope2d table): a single
+    #: grid row cannot tell it from the 1-D table matched
+    also: Candidate | None = None
 
     @property
     def matched(self) -> bool:
@@ -168,12 +174,19 @@ class Identification:
             "value_mean": self.value_mean,
             "value_std": self.value_std,
             **({"query_row": self.query_row} if self.query_row is not None else {}),
+            **({"query_start": self.query_start} if self.query_start is not None else {}),
             **({"parts": list(self.parts)} if self.parts else {}),
             **({"reason": self.reason} if self.reason else {}),
             **({"unverified": True} if self.unverified else {}),
             **({"transposed": self.transposed.to_json()} if self.transposed is not None else {}),
             # the same table described another way (shift 1 at b = shift 0 at b^(h/(h−1))), with its command
             **({"equivalent": equivalent_json} if equivalent is not None else {}),
+            # a grid of one row that writes the table within rounding too, with its command
+            **(
+                {"also": {**self.also.to_json(), "command": command(self._recipe_for(self.also))}}
+                if self.also is not None
+                else {}
+            ),
         }
 
 

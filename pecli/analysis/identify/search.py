@@ -542,15 +542,9 @@ def _checked(table: np.ndarray) -> np.ndarray:
         values = values.astype(np.float64)
     if values.ndim == 3 and values.shape[1] == 1:  # one query row per head (BLOOM, MPT): read as (H, L)
         values = values[:, 0]
-    if values.ndim == 3 and 1 < values.shape[1] < values.shape[2]:  # decoding's last q query rows of k keys
-        raise TableFileError(
-            f"identify reads ALiBi's (H, L, L) biases or one query row per head (H, 1, L), not the "
-            f"{values.shape[1]} query rows of {values.shape[2]} keys in shape {values.shape}",
-            hint="save its last query row, pe[:, -1:, :], and identify that",
-        )
     if (values.ndim != 2 and not alibi_shape(values.shape)) or values.size == 0:
         raise TableFileError(
-            f"identify needs a non-empty (len, d) table, ALiBi's (H, L, L), (H, 1, L) biases or (H,) slopes, "
+            f"identify needs a non-empty (len, d) table, ALiBi's (H, L, L), (H, q, L) biases or (H,) slopes, "
             f"got shape {values.shape}",
             hint="give a position table, or choose a tensor with {key}",
         )
@@ -563,9 +557,10 @@ def _checked(table: np.ndarray) -> np.ndarray:
 def _identify_alibi(
     values: np.ndarray, dtype: str, precision: str, tolerance: float, stored_tolerance: float, scale: float
 ) -> Identification:
-    """All heads' (H, L, L) ALiBi biases or the (H,) slopes, regenerated head by head (a block of rows at a
-    time, compared in place: no float64 copy of the whole table): each form and scaling read off the values,
-    the closest on the last query row first, until one holds (else the closest, no match)."""
+    """All heads' (H, L, L) ALiBi biases, their last q query rows (H, q, L) as a decoding step holds them, or
+    the (H,) slopes, regenerated head by head (a block of rows at a time, compared in place: no float64 copy
+    of the whole table): each form and scaling read off the values, the closest on the last query row first,
+    until one holds (else the closest, no match)."""
     found = [{**SCHEMES["alibi"].defaults, **params} for params in alibi_candidates(values)]
     length = values.shape[-1] if values.ndim == 3 else None
     if length is not None and len(found) > 1:  # screened on the last query row of each head (H × L values)
@@ -601,25 +596,29 @@ def _identify_alibi(
         value_std=std,
         gaussian=level == "none" and _looks_gaussian(values.reshape(-1), mean, std),
         unverified=unverified,
+        # decoding's last q query rows of L keys: rows L − q … L − 1 of the (H, L, L) biases
+        query_start=length - values.shape[1] if length is not None and values.shape[1] < length else None,
     )
 
 
 def _alibi_blocks(
     values: np.ndarray, params: Mapping[str, Any], dtype: str | None = None
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(the values' rows, the candidate's same rows in float64) of ALiBi's (H, L, L) biases, head by head and
-    a block of query rows at a time (about ``_CHUNK_BYTES`` of float64), or of the (H,) slopes whole;
-    ``dtype``: the candidate's rows rounded once to it (as its command writes them), widened again."""
+    """(the values' rows, the candidate's same rows in float64) of ALiBi's (H, L, L) biases, or their last q
+    query rows (H, q, L), head by head and a block of query rows at a time (about ``_CHUNK_BYTES`` of float64),
+    or of the (H,) slopes whole; ``dtype``: the candidate's rows rounded once to it (as its command writes
+    them), widened again."""
     given = _set(params)
     if values.ndim != 3:
         blocks: Iterator[tuple[np.ndarray, Any]] = iter([(values, None)])
     else:
-        length = values.shape[-1]
+        held, length = values.shape[1:]
+        first = length - held  # the table's row 0 is this query of the (L, L) biases
         step = max(1, _CHUNK_BYTES // (8 * length))
         blocks = (
-            (values[head, start : start + step], (head, range(start, min(start + step, length))))
+            (values[head, start : start + step], (head, range(first + start, first + min(start + step, held))))
             for head in range(values.shape[0])
-            for start in range(0, length, step)
+            for start in range(0, held, step)
         )
     for rows, where in blocks:
         if where is None:
@@ -895,6 +894,7 @@ def identify_table(
         other = identify_table(values.T, dtype=dtype, verify=verify, _transposed=False)
         transposed = other.best if other.matched else None
     runners_up = _distinct_runners_up(values, best, [c for _, c in sampled], sample, 3)
+    also = _one_line_grid(values, best, screened, tolerance) if level == "exact" else None
     return Identification(
         shape=(length, dim),
         dtype=given,
@@ -912,4 +912,28 @@ def identify_table(
         reason=reason,
         transposed=transposed,
         unverified=unverified,
+        also=also,
     )
+
+
+def _one_line_grid(
+    values: np.ndarray, best: Candidate, screened: list[tuple[float, Candidate]], tolerance: float
+) -> Candidate | None:
+    """The first screened grid reading of one row or one column (a 1 × W rope2d or sincos2d table) of another
+    scheme than ``best``'s that writes every row within rounding too; None when there is none.
+
+    Such a grid's other axis stands at 0: its half of the columns is cos 0 = 1 (sin 0 = 0), which a 1-D
+    table at base b² holds within rounding on a few positions (its frequencies there are b^(−1) and less).
+    Those values cannot tell the two apart; the search names the 1-D reading (the simpler, tried first) and
+    this one beside it."""
+    if best.params.get("grid") is not None:
+        return None
+    for excess, candidate in screened:
+        if excess > 1.0:
+            break  # sorted: the rest are beyond the noise
+        grid = candidate.params.get("grid")
+        if candidate.scheme == best.scheme or grid is None or 1 not in axial_grid(grid, None):
+            continue
+        error = _max_error(values, candidate, [range(0, len(values))], tolerance)
+        return replace(candidate, max_error=error) if error <= tolerance else None
+    return None
