@@ -240,7 +240,7 @@ def _load_pair(
     """Both tables: files first, then scheme specs shaped like the file (or by --d/--len); a spec's
     scheme and parameters go to ``references`` (a list of two), for the diagnosis; ``query_rows`` (a list of
     two) says which side is a (heads, 1, L) file, one query row per head, squeezed to heads × L; ``partial``
-    (a list) gets the :class:`~pecli.analysis.compare.PartialWidth` of a RoPE reference and an engine's table of
+    (a list) gets the :class:`~pecli.analysis.partial_width.PartialWidth` of a RoPE reference and an engine's table of
     another width, both brought to one width."""
     import numpy as np
 
@@ -418,7 +418,8 @@ def _partial_width(out: Output, loaded: list[Any], pairs: list[Any], references:
     when the mistake does not reproduce the engine's table; None when the widths match or no width applies."""
     import numpy as np
 
-    from pecli.analysis.compare import partial_width, value_precision
+    from pecli.analysis.compare import value_precision
+    from pecli.analysis.partial_width import partial_width
     from pecli.cli.inputs import InputTable
     from pecli.dtypes import DTYPES
 
