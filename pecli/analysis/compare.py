@@ -273,6 +273,7 @@ def compare_tables(
     reference_side: str = "a",
     axes: tuple[str, str] | None = None,
     positions: Sequence[float] | np.ndarray | None = None,
+    parts: Sequence[str] = (),
 ) -> Comparison:
     """Compare tables ``a`` and ``b`` entry by entry; diagnose the difference when they disagree.
 
@@ -291,6 +292,8 @@ def compare_tables(
             "key") for a per-head bias at one query row. A 3-D table's are (head, query, key).
         positions: each row's own position, when the rows are not positions 0, 1, 2, …: a timestep
             table's timesteps t (the angle noise is float32's at t·ω, not at the row number). One per row.
+        parts: the parts both tables hold side by side, each its own columns, when a file names them and no
+            ``reference`` does (an engine's cos and sin tensors, cos then sin): the diagnosis names those parts.
 
     Example:
         >>> import numpy as np
@@ -303,6 +306,7 @@ def compare_tables(
         return compare_row_chunks(
             lambda: [(a.reshape(-1, a.shape[2]), b.reshape(-1, b.shape[2]))],
             atol=atol, rtol=rtol, exact=exact, reference=reference, reference_side=reference_side, heads=len(a),
+            parts=parts,
         )  # fmt: skip
     if a.ndim != 2 or b.ndim != 2 or a.shape != b.shape:
         raise TableFileError(
@@ -313,6 +317,7 @@ def compare_tables(
     result = compare_row_chunks(
         lambda: ((a[start : start + step], b[start : start + step]) for start in range(0, max(len(a), 1), step)),
         atol=atol, rtol=rtol, exact=exact, reference=reference, reference_side=reference_side, positions=positions,
+        parts=parts,
     )  # fmt: skip
     return result if axes is None else replace(result, axes=tuple(axes))
 
@@ -332,6 +337,7 @@ def compare_row_chunks(
     reference_side: str = "a",
     heads: int | None = None,
     positions: Sequence[float] | np.ndarray | None = None,
+    parts: Sequence[str] = (),
 ) -> Comparison:
     """:func:`compare_tables` over two tables given as matching row chunks, holding one pair at a time.
 
@@ -342,7 +348,8 @@ def compare_row_chunks(
     table's are kept as they pass: the only rows held in memory). ``heads``: the rows are
     those of ``heads`` per-head tables stacked (a bias, not angles: no angle noise; diagnosed per head,
     on the first ``diagnose_rows`` rows of each head: ALiBi's slopes show in any of its rows).
-    ``positions``: each row's own position (a timestep table's t), one per row, as :func:`compare_tables`.
+    ``positions``: each row's own position (a timestep table's t), one per row, and ``parts``, the parts the
+    tables hold side by side, as :func:`compare_tables`.
 
     >>> a = np.arange(12.0).reshape(6, 2)
     >>> result = compare_row_chunks(lambda: ((a[i : i + 4], a[i : i + 4] + 1e-9) for i in (0, 4)), atol=1e-6)
@@ -355,7 +362,9 @@ def compare_row_chunks(
         precisions, length = _first_pass(chunk_pairs())
     else:  # one pass, its tolerance from the precision the first chunks show (most tables show theirs there)
         precisions, length = None, None
-    settings = _Settings(atol, rtol, exact, diagnose_rows, reference, reference_side, heads, row_positions)
+    settings = _Settings(
+        atol, rtol, exact, diagnose_rows, reference, reference_side, heads, row_positions, tuple(parts)
+    )
     result = _compare_pass(chunk_pairs, precisions, length, settings)
     if isinstance(result, list):  # the later rows set another tolerance: again, with the whole tables' precision
         result = _compare_pass(chunk_pairs, result, None, settings)
@@ -376,6 +385,7 @@ class _Settings:
     reference_side: str
     heads: int | None
     positions: np.ndarray | None = None  #: |each row's position| (a timestep table's t), when not its index
+    parts: tuple[str, ...] = ()  #: the parts the tables hold side by side, named by a file (for the diagnosis)
 
 
 def recorded_positions(metadatas: Iterable[Mapping[str, str] | None], rows: int) -> np.ndarray | None:
@@ -456,7 +466,7 @@ def _compare_pass(
                 length or 0, tables, 0.0, settings.atol, settings.rtol, settings.exact, diagnose_rows
             )
             stats.reference, stats.reference_side = settings.reference, settings.reference_side
-            stats.positions = settings.positions
+            stats.positions, stats.parts = settings.positions, settings.parts
             if settings.heads:
                 stats.per_head(settings.heads)
         a, b = (_widen(part, widened, side) for side, part in enumerate((part_a, part_b)))
@@ -663,6 +673,8 @@ class _DifferenceStats:
         self.buffers: dict[str, np.ndarray] = {}  #: scratch of :meth:`_add_finite`, reused chunk after chunk
         #: |each row's position| when the rows are not positions 0, 1, 2, … (a timestep table's t)
         self.positions: np.ndarray | None = None
+        #: the parts the tables hold side by side (cos, then sin), named by a file and not by the reference
+        self.parts: tuple[str, ...] = ()
 
     def per_head(self, heads: int) -> None:
         """The rows are those of ``heads`` per-head tables stacked: biases m_h·d, a per-head factor (ALiBi's
@@ -847,10 +859,12 @@ class _DifferenceStats:
             with np.errstate(invalid="ignore", over="ignore"):  # inf at the same places: inf − inf matches nothing
                 if self.reference_side == "b" and reference is not None:
                     diagnosis = diagnose_difference(
-                        head_b, head_a, tolerance=tolerance, reference=reference, swapped=True
+                        head_b, head_a, tolerance=tolerance, reference=reference, swapped=True, parts=self.parts
                     )
                 else:
-                    diagnosis = diagnose_difference(head_a, head_b, tolerance=tolerance, reference=reference)
+                    diagnosis = diagnose_difference(
+                        head_a, head_b, tolerance=tolerance, reference=reference, parts=self.parts
+                    )
             if kept_rows < self.length:
                 where = f"{kept_rows // self.heads} rows of each head" if self.heads else f"{kept_rows} rows"
                 diagnosis = [
