@@ -26,7 +26,6 @@ __all__ = [
     "Comparison",
     "Diagnosis",
     "Finding",
-    "PartialWidth",
     "Reference",
     "arithmetic_tolerance",
     "check_tolerances",
@@ -34,7 +33,6 @@ __all__ = [
     "compare_tables",
     "diagnose",
     "named_permutations",
-    "partial_width",
     "recorded_positions",
     "rounding_tolerance",
     "value_precision",
@@ -275,6 +273,7 @@ def compare_tables(
     reference_side: str = "a",
     axes: tuple[str, str] | None = None,
     positions: Sequence[float] | np.ndarray | None = None,
+    parts: Sequence[str] = (),
 ) -> Comparison:
     """Compare tables ``a`` and ``b`` entry by entry; diagnose the difference when they disagree.
 
@@ -293,6 +292,8 @@ def compare_tables(
             "key") for a per-head bias at one query row. A 3-D table's are (head, query, key).
         positions: each row's own position, when the rows are not positions 0, 1, 2, …: a timestep
             table's timesteps t (the angle noise is float32's at t·ω, not at the row number). One per row.
+        parts: the parts both tables hold side by side, each its own columns, when a file names them and no
+            ``reference`` does (an engine's cos and sin tensors, cos then sin): the diagnosis names those parts.
 
     Example:
         >>> import numpy as np
@@ -305,6 +306,7 @@ def compare_tables(
         return compare_row_chunks(
             lambda: [(a.reshape(-1, a.shape[2]), b.reshape(-1, b.shape[2]))],
             atol=atol, rtol=rtol, exact=exact, reference=reference, reference_side=reference_side, heads=len(a),
+            parts=parts,
         )  # fmt: skip
     if a.ndim != 2 or b.ndim != 2 or a.shape != b.shape:
         raise TableFileError(
@@ -315,6 +317,7 @@ def compare_tables(
     result = compare_row_chunks(
         lambda: ((a[start : start + step], b[start : start + step]) for start in range(0, max(len(a), 1), step)),
         atol=atol, rtol=rtol, exact=exact, reference=reference, reference_side=reference_side, positions=positions,
+        parts=parts,
     )  # fmt: skip
     return result if axes is None else replace(result, axes=tuple(axes))
 
@@ -334,6 +337,7 @@ def compare_row_chunks(
     reference_side: str = "a",
     heads: int | None = None,
     positions: Sequence[float] | np.ndarray | None = None,
+    parts: Sequence[str] = (),
 ) -> Comparison:
     """:func:`compare_tables` over two tables given as matching row chunks, holding one pair at a time.
 
@@ -344,7 +348,8 @@ def compare_row_chunks(
     table's are kept as they pass: the only rows held in memory). ``heads``: the rows are
     those of ``heads`` per-head tables stacked (a bias, not angles: no angle noise; diagnosed per head,
     on the first ``diagnose_rows`` rows of each head: ALiBi's slopes show in any of its rows).
-    ``positions``: each row's own position (a timestep table's t), one per row, as :func:`compare_tables`.
+    ``positions``: each row's own position (a timestep table's t), one per row, and ``parts``, the parts the
+    tables hold side by side, as :func:`compare_tables`.
 
     >>> a = np.arange(12.0).reshape(6, 2)
     >>> result = compare_row_chunks(lambda: ((a[i : i + 4], a[i : i + 4] + 1e-9) for i in (0, 4)), atol=1e-6)
@@ -357,7 +362,9 @@ def compare_row_chunks(
         precisions, length = _first_pass(chunk_pairs())
     else:  # one pass, its tolerance from the precision the first chunks show (most tables show theirs there)
         precisions, length = None, None
-    settings = _Settings(atol, rtol, exact, diagnose_rows, reference, reference_side, heads, row_positions)
+    settings = _Settings(
+        atol, rtol, exact, diagnose_rows, reference, reference_side, heads, row_positions, tuple(parts)
+    )
     result = _compare_pass(chunk_pairs, precisions, length, settings)
     if isinstance(result, list):  # the later rows set another tolerance: again, with the whole tables' precision
         result = _compare_pass(chunk_pairs, result, None, settings)
@@ -378,6 +385,7 @@ class _Settings:
     reference_side: str
     heads: int | None
     positions: np.ndarray | None = None  #: |each row's position| (a timestep table's t), when not its index
+    parts: tuple[str, ...] = ()  #: the parts the tables hold side by side, named by a file (for the diagnosis)
 
 
 def recorded_positions(metadatas: Iterable[Mapping[str, str] | None], rows: int) -> np.ndarray | None:
@@ -458,7 +466,7 @@ def _compare_pass(
                 length or 0, tables, 0.0, settings.atol, settings.rtol, settings.exact, diagnose_rows
             )
             stats.reference, stats.reference_side = settings.reference, settings.reference_side
-            stats.positions = settings.positions
+            stats.positions, stats.parts = settings.positions, settings.parts
             if settings.heads:
                 stats.per_head(settings.heads)
         a, b = (_widen(part, widened, side) for side, part in enumerate((part_a, part_b)))
@@ -665,6 +673,8 @@ class _DifferenceStats:
         self.buffers: dict[str, np.ndarray] = {}  #: scratch of :meth:`_add_finite`, reused chunk after chunk
         #: |each row's position| when the rows are not positions 0, 1, 2, … (a timestep table's t)
         self.positions: np.ndarray | None = None
+        #: the parts the tables hold side by side (cos, then sin), named by a file and not by the reference
+        self.parts: tuple[str, ...] = ()
 
     def per_head(self, heads: int) -> None:
         """The rows are those of ``heads`` per-head tables stacked: biases m_h·d, a per-head factor (ALiBi's
@@ -849,10 +859,12 @@ class _DifferenceStats:
             with np.errstate(invalid="ignore", over="ignore"):  # inf at the same places: inf − inf matches nothing
                 if self.reference_side == "b" and reference is not None:
                     diagnosis = diagnose_difference(
-                        head_b, head_a, tolerance=tolerance, reference=reference, swapped=True
+                        head_b, head_a, tolerance=tolerance, reference=reference, swapped=True, parts=self.parts
                     )
                 else:
-                    diagnosis = diagnose_difference(head_a, head_b, tolerance=tolerance, reference=reference)
+                    diagnosis = diagnose_difference(
+                        head_a, head_b, tolerance=tolerance, reference=reference, parts=self.parts
+                    )
             if kept_rows < self.length:
                 where = f"{kept_rows // self.heads} rows of each head" if self.heads else f"{kept_rows} rows"
                 diagnosis = [
@@ -934,143 +946,3 @@ def _largest_magnitude(values: np.ndarray) -> float:
 
 def _largest_finite(values: np.ndarray) -> float:
     return float(values.max(initial=0.0, where=np.isfinite(values)))
-
-
-@dataclass(frozen=True)
-class PartialWidth:
-    """A RoPE reference and an engine's table of another width, brought to one width (:func:`partial_width`)."""
-
-    reference_table: np.ndarray  #: the reference at the compared width
-    engine_table: np.ndarray  #: the engine's table at that width (its cache's cos and sin placed as a pair)
-    reference: Reference  #: the reference's parameters at that width (for the diagnosis)
-    finding: Finding | None  #: the mistake, when it reproduces the engine's table; else None
-    words: str  #: how the two tables were brought to one width, for a note
-    widths: str = ""  #: the two widths in words, for an error
-
-
-def partial_width(
-    reference: Reference,
-    reference_table: np.ndarray,
-    engine_table: np.ndarray,
-    *,
-    engine_pair: bool = False,
-    dtype: str = "float32",
-    engine_side: str = "A",
-) -> PartialWidth | None:
-    """A rotary reference whose table is ``rotary`` columns a part and an engine's table of another width, brought
-    to the wider of the two, with the partial-rotary mistake named when it reproduces the engine's table.
-
-    A model of partial rotary (GPT-NeoX's ``rotary_pct``, Phi's ``partial_rotary_factor``) has a table of its
-    rotary columns; an engine that ignores it writes one of the whole head, every column turning with frequencies
-    over the head's width (``partial_rotary_ignored``): the reference is then compared at the head width, its
-    columns past the rotary ones passing through (cos 1, sin 0). The reverse, an engine table narrower than a
-    full-rotary reference, is one that assumes a partial rotary (``partial_rotary_assumed``): compared at the
-    reference's width, the engine's columns past its own passing through. ``reference_table`` holds
-    ``reference.parts`` side by side (cos, then sin), or the one part ``reference.params["part"]``;
-    ``engine_table`` is the engine's pair side by side (``engine_pair``), a one-table cache (vLLM's
-    ``cos_sin_cache`` or a complex ``freqs_cis``: :func:`pecli.analysis.engine_cache.engine_cache_as_pair`)
-    or the one part. None when the reference's scheme names no rotary width (its
-    :class:`~pecli.schemes.mistakes.Mistakes`' ``rotary_width`` and ``rotary_fraction``), it is partial already,
-    or the widths give no head width.
-
-    >>> import pecli
-    >>> from pecli.sources import resolve_parts
-    >>> params = {**resolve_parts("rope", dim=8, length=4)[0].params, "part": "cos"}  # base 10000, full rotary
-    >>> narrow = pecli.encode("rope", 4, 8, part="cos", dtype="float64")
-    >>> engine = pecli.encode("rope", 4, 32, part="cos", dtype="float64")
-    >>> found = partial_width(Reference("rope", params), narrow, engine, dtype="float64")
-    >>> found.finding.code, found.reference_table.shape
-    ('partial_rotary_ignored', (4, 32))
-    """
-    import pecli
-    from pecli.analysis.engine_cache import engine_cache_as_pair
-    from pecli.schemes import SCHEMES
-
-    params = dict(reference.params)
-    scheme = SCHEMES.get(str(reference.scheme))
-    mistakes = scheme.known_mistakes(params) if scheme is not None else None
-    width_name = getattr(mistakes, "rotary_width", None)
-    fraction_name = getattr(mistakes, "rotary_fraction", None)
-    if width_name is None or fraction_name is None or not {width_name, fraction_name} <= params.keys():
-        return None  # the scheme turns every column: it names no rotary width
-    if params[width_name] is not None or float(params[fraction_name] or 1.0) != 1.0:
-        return None  # a partial reference is generated at the head's width already
-    parts = reference.parts or (str(params.get("part")),)
-    if not set(parts) <= {"cos", "sin"} or reference_table.ndim != 2 or engine_table.ndim != 2:
-        return None
-    if len(reference_table) != len(engine_table) or reference_table.shape[1] % len(parts):
-        return None
-    rotary, columns = reference_table.shape[1] // len(parts), engine_table.shape[1]
-    complex_table = np.iscomplexobj(engine_table)
-    if (len(parts) == 1 and complex_table) or (engine_pair and columns % 2):
-        return None
-    # a pair side by side holds two parts; a cache (vLLM's cos_sin_cache) one column per frequency in each half,
-    # a complex freqs_cis one per frequency
-    width = columns // 2 if engine_pair else columns * (2 if complex_table else 1) if len(parts) == 2 else columns
-    if width == rotary or width < 2 or width % 2 or rotary % 2:
-        return None
-    rows = len(reference_table)
-
-    def table(dim: int, part: str, **changes: Any) -> np.ndarray:
-        return np.asarray(pecli.encode(reference.scheme, rows, dim, dtype=dtype, **{**params, "part": part, **changes}))
-
-    def engine_parts(cos: np.ndarray) -> list[np.ndarray] | None:
-        if len(parts) == 1:
-            return [engine_table]
-        if engine_pair:
-            by_part = {"cos": engine_table[:, :width], "sin": engine_table[:, width:]}
-        else:
-            cache = engine_cache_as_pair(engine_table, cos)
-            if cache is None:
-                return None
-            by_part = {"cos": cache.cos, "sin": cache.sin}
-        return [by_part[part] for part in parts]
-
-    def cos_of(tables: list[np.ndarray]) -> np.ndarray:
-        return dict(zip(parts, tables, strict=True)).get("cos", tables[0])
-
-    head, narrow = max(width, rotary), min(width, rotary)
-    other = "B" if engine_side == "A" else "A"  # the reference's side
-    each, a_part = (" of each part", " a part") if len(parts) == 2 else ("", "")
-    partial = {width_name: narrow}
-    at_head = [table(head, part, **partial) for part in parts]  # rotary columns, the rest passing through
-    if width > rotary:  # the engine's table is the head's, every column turning: partial rotary ignored
-        mistake = [table(width, part) for part in parts]
-        found = engine_parts(cos_of(mistake))
-        if found is None:
-            return None
-        engine, compared_reference = np.hstack(found), np.hstack(at_head)
-        reference = replace(reference, params={**params, **partial})
-        code = "partial_rotary_ignored"
-        message = (
-            f"{engine_side} turns all {head} columns{each}, with frequencies over the whole width, where "
-            f"{other} turns only its {narrow} rotary columns (partial rotary {narrow / head:g} ignored)"
-        )
-        widths = (
-            f"{engine_side} is {head} columns{a_part}, {other} {narrow}: the rotary columns of a head of {head} "
-            f"(partial rotary {narrow / head:g})"
-        )
-        words = f"{widths}; compared at {head} columns, {other}'s columns past {narrow} passing through (cos 1, sin 0)"
-    else:  # the engine's table is narrower: only its leading columns turn, frequencies over them
-        mistake = [table(width, part) for part in parts]
-        found = engine_parts(cos_of(mistake))
-        if found is None:
-            return None
-        engine = np.hstack([np.hstack([own, passing[:, width:]]) for own, passing in zip(found, at_head, strict=True)])
-        compared_reference = reference_table
-        code = "partial_rotary_assumed"
-        message = (
-            f"{engine_side} turns only the leading {narrow} columns{each}, with frequencies over "
-            f"them, where {other} turns all {head} (partial rotary {narrow / head:g} assumed)"
-        )
-        widths = f"{engine_side} is {narrow} columns{a_part}, {other} {head} (all of them rotary)"
-        words = (
-            f"{widths}; compared at {head} columns, {engine_side}'s columns past {narrow} passing through "
-            "(cos 1, sin 0)"
-        )
-    reproduced = compare_tables(np.hstack(mistake), np.hstack(found)).agree
-    # the probe's figures: the columns the reference turns, those the engine's table turns, the head's
-    turned = head if width > rotary else narrow
-    figures = {"rotary_columns": rotary, "turned_columns": turned, "head_dim": head}
-    finding = Finding(code, message, figures) if reproduced else None
-    return PartialWidth(compared_reference, engine, reference, finding, words, widths)

@@ -180,6 +180,7 @@ def compare(
         references: list[Any] = [None, None]
         query_rows = [False, False]
         partial: list[Any] = []
+        side_parts: list[str] = []  # the parts a file's tensors name, compared side by side (cos, sin)
         first, second = _load_pair(
             out,
             tables,
@@ -192,6 +193,7 @@ def compare(
             query_rows=query_rows,
             layer_type=layer_type,
             partial=partial,
+            side_parts=side_parts,
         )
         from pecli.analysis.compare import compare_tables, recorded_positions
 
@@ -207,6 +209,7 @@ def compare(
             reference_side="ab"[side],
             axes=("head", "key") if any(query_rows) and first.array.ndim == 2 else None,
             positions=recorded_positions((first.metadata, second.metadata), len(first.array)) if plain_rows else None,
+            parts=tuple(side_parts),
         )
         named = [found.finding for found in partial if found.finding is not None]
         if named and not result.agree:  # the width mistake first (the diagnosis at one width may name it too)
@@ -236,12 +239,14 @@ def _load_pair(
     query_rows: list[bool] | None = None,
     layer_type: str | None = None,
     partial: list[Any] | None = None,
+    side_parts: list[str] | None = None,
 ) -> list[Any]:
     """Both tables: files first, then scheme specs shaped like the file (or by --d/--len); a spec's
     scheme and parameters go to ``references`` (a list of two), for the diagnosis; ``query_rows`` (a list of
     two) says which side is a (heads, 1, L) file, one query row per head, squeezed to heads × L; ``partial``
-    (a list) gets the :class:`~pecli.analysis.compare.PartialWidth` of a RoPE reference and an engine's table of
-    another width, both brought to one width."""
+    (a list) gets the :class:`~pecli.analysis.partial_width.PartialWidth` of a RoPE reference and an engine's table of
+    another width, both brought to one width; ``side_parts`` (a list) gets the parts a side's tensors name when
+    they are compared side by side (a file's cos and sin: the diagnosis names them, where no reference does)."""
     import numpy as np
 
     from pecli.analysis.compare import Reference, value_precision
@@ -404,6 +409,8 @@ def _load_pair(
             _refuse_complex(table)
     for side, pair in enumerate(pairs):
         if pair is not None and all(loaded[side] is not part for part in pair):
+            if side_parts is not None and not side_parts:
+                side_parts.extend(("cos", "sin"))  # a pair is read as its cos, then its sin (rope_pair, input_parts)
             cols = loaded[side].array.shape[1] // 2  # a pair brought to another width has its columns
             out.note(
                 f"{loaded[side].label}: cos and sin compared side by side "
@@ -418,7 +425,8 @@ def _partial_width(out: Output, loaded: list[Any], pairs: list[Any], references:
     when the mistake does not reproduce the engine's table; None when the widths match or no width applies."""
     import numpy as np
 
-    from pecli.analysis.compare import partial_width, value_precision
+    from pecli.analysis.compare import value_precision
+    from pecli.analysis.partial_width import partial_width
     from pecli.cli.inputs import InputTable
     from pecli.dtypes import DTYPES
 

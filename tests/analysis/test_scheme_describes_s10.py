@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import pecli
-from pecli.analysis.compare import Reference, partial_width
+from pecli.analysis.compare import Reference
 from pecli.analysis.engine_cache import in_module_layout
+from pecli.analysis.partial_width import partial_width
 from pecli.schemes import get_scheme
 from pecli.schemes import mistakes as mistakes_module
 from pecli.schemes.catalog import SCHEMES

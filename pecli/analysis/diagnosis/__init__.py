@@ -46,6 +46,7 @@ def diagnose_difference(
     tolerance: float | np.ndarray,
     reference: Reference | None = None,
     swapped: bool = False,
+    parts: tuple[str, ...] = (),
 ) -> list[Finding]:
     """The findings that reproduce ``b`` from ``a`` within ``tolerance`` (abs, row by row), best first.
 
@@ -59,12 +60,20 @@ def diagnose_difference(
             that need them (scaling, base, factor names) regenerate variants through :func:`pecli.encode`.
         swapped: the reference is the second table of the comparison: the sentences name it B and
             the other table A, and a figure of one side (``a_slopes``, ``b_base``) is named by its letter.
+        parts: the parts the tables hold side by side, each its own columns, when a file names them and no
+            ``reference`` does (an engine's cache saved as its ``cos`` and ``sin`` tensors): their halves
+            swapped are those parts swapped, not the sin and cos halves of one sinusoidal table.
 
     Example:
         >>> import pecli
         >>> a = pecli.encode("sinusoidal", 32, 8, dtype="float64")
         >>> [(f.code, f.figures["shift"]) for f in diagnose_difference(a[1:], a[:-1], tolerance=1e-9)]
         [('positions_shifted', -1)]
+        >>> pair = np.hstack([pecli.encode("rope", 8, 8, part=part, dtype="float64") for part in ("cos", "sin")])
+        >>> [found.code for found in diagnose_difference(pair, np.roll(pair, 8, axis=1), tolerance=1e-9)]
+        ['flip_sin_to_cos']
+        >>> [f.code for f in diagnose_difference(pair, np.roll(pair, 8, axis=1), tolerance=1e-9, parts=("cos", "sin"))]
+        ['parts_swapped']
         >>> diagnose_difference(a, np.random.default_rng(0).normal(size=a.shape), tolerance=1e-6)
         []
     """
@@ -82,7 +91,12 @@ def diagnose_difference(
     if a.ndim == 3:  # per-head tables: their heads, and a constant factor over all of them
         explanations = (head_findings, _all_heads_factor, _all_heads_offset)
     for explain in explanations:
-        for finding in explain(a, b, bound, reference):
+        # the layout also takes the parts a file names (its halves swapped are those parts swapped)
+        if explain is layout_findings:
+            findings = layout_findings(a, b, bound, reference, parts=parts)
+        else:
+            findings = explain(a, b, bound, reference)
+        for finding in findings:
             found.setdefault(finding.code, finding)
     ordered = sorted(found.values(), key=lambda finding: finding.figures.get("residual", 0.0))
     ordered = _negation_first(ordered)

@@ -79,7 +79,7 @@ def _pairing_in_blocks(a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, bloc
 
 
 def _shift_or_permutation(
-    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference | None = None
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference | None = None, parts: tuple[str, ...] = ()
 ) -> Finding | None:
     found = diagnose(a, b, tolerance=float(tolerance.max(initial=0.0)))  # searched within the loosest bound…
     if found is None:
@@ -114,8 +114,9 @@ def _shift_or_permutation(
         )
     width = len(found.permutation)
     swapped = found.shift == 0 and np.array_equal(found.permutation, np.roll(np.arange(width), -(width // 2)))
-    if swapped and reference is not None and len(reference.parts) == 2:  # a pair side by side (RoPE's cos | sin)
-        first, second = reference.parts
+    named = reference.parts if reference is not None and reference.parts else parts
+    if swapped and len(named) == 2:  # a pair side by side (RoPE's cos | sin), its parts named by a reference or a file
+        first, second = named
         return Finding(
             "parts_swapped",
             f"the {first} and {second} are swapped: B holds the {second} where the {first} belongs, and the {first} "
@@ -132,9 +133,17 @@ def _shift_or_permutation(
 
 
 def layout_findings(
-    a: np.ndarray, b: np.ndarray, tolerance: float | np.ndarray, reference: Reference | None = None
+    a: np.ndarray,
+    b: np.ndarray,
+    tolerance: float | np.ndarray,
+    reference: Reference | None = None,
+    *,
+    parts: tuple[str, ...] = (),
 ) -> list[Finding]:
     """The layout explanations that reproduce ``b`` from ``a`` within ``tolerance`` (a number, or one per row).
+
+    ``parts``: the parts the tables hold side by side (cos, then sin) when no ``reference`` names them: a file's
+    tensors. Their halves swapped are then ``parts_swapped``, not a sinusoidal table's ``flip_sin_to_cos``.
 
     >>> import pecli
     >>> a = pecli.encode("sinusoidal", 32, 8, dtype="float64")
@@ -147,7 +156,7 @@ def layout_findings(
     if pairing is not None:
         found.append(pairing)
     else:
-        shifted = _shift_or_permutation(a, b, tolerance, reference)
+        shifted = _shift_or_permutation(a, b, tolerance, reference, parts)
         if shifted is not None:
             found.append(shifted)
     # B's row p holds A's column p: A's row p against B's column p, each judged by its own row's bound (B's row p
