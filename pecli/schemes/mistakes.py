@@ -50,7 +50,7 @@ class Mistakes:
     frequency_dtypes: tuple[str, ...] = ()
     #: partial rotary: the parameter that sets the rotated width (columns) and the one that sets it as a fraction
     #: of the head (its "every column" value 1): an engine's table of another width than the reference's is the
-    #: partial rotary ignored or assumed (:func:`pecli.analysis.compare.partial_width`); None: every column turns
+    #: partial rotary ignored or assumed (:func:`pecli.analysis.partial_width.partial_width`); None: every column turns
     rotary_width: str | None = None
     rotary_fraction: str | None = None
 
