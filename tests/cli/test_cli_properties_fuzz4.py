@@ -222,7 +222,7 @@ def _reproduced(doc: dict, path: Path, tmp: Path, argv: list[str]) -> float:
 
 
 def identify_misses_half_frequencies(argv: list[str], doc: dict) -> bool:
-    """The identify gap this fuzz found (tests/cli/test_fuzz_found_s10b.py, strict xfail): a 3-pair rope cos
+    """The identify gap this fuzz found (issue 30, reported to identify's owner): a 3-pair rope cos
     table with float16 frequencies at base 10000 is named an approximate match at base 9999.13, computed in
     float32, instead of the exact base 10000 with freqs_dtype float16."""
     return doc["match"] == "approximate" and argv[argv.index("--d") + 1] == "6"
