@@ -36,3 +36,11 @@ def test_compare_atol_help_names_the_rounding_of_the_lower_precision_table():
     assert "rounding" in text and "lower-precision" in text and "float32 arithmetic noise" in text
     man = (ROOT / "man" / "pecli.1").read_text(encoding="utf-8").replace("\\-", "-")
     assert text in man
+
+
+def test_every_test_module_the_docs_name_exists():
+    """docs/scripting.md said `python -m tests.test_bad_inputs`, a module moved to tests/cli/."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "CONTRIBUTING.md"]
+    named = {module for page in pages for module in re.findall(r"python -m (tests(?:\.\w+)+)", page.read_text())}
+    missing = sorted(module for module in named if not (ROOT / (module.replace(".", "/") + ".py")).exists())
+    assert named and not missing, missing
