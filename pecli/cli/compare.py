@@ -78,7 +78,10 @@ def compare(
     atol: Annotated[
         Optional[float],
         typer.Option(
-            "--atol", help="Absolute tolerance (default: float32 arithmetic noise of the data).", metavar="FLOAT"
+            "--atol",
+            help="Absolute tolerance (default: per row, the lower-precision table's rounding plus float32"
+            " arithmetic noise).",
+            metavar="FLOAT",
         ),
     ] = None,
     rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance (of |B|).", metavar="FLOAT")] = 0.0,
