@@ -99,10 +99,31 @@ def diagnose_difference(
         for finding in findings:
             found.setdefault(finding.code, finding)
     ordered = sorted(found.values(), key=lambda finding: finding.figures.get("residual", 0.0))
-    ordered = _negation_first(ordered)
+    ordered = _without_ties(_negation_first(ordered))
     if swapped:
         ordered = [_swapped(found) for found in ordered]
     return ordered
+
+
+def _without_ties(ordered: list[Finding]) -> list[Finding]:
+    """The findings less each changed parameter that reproduces B exactly as well as a finding before it (the
+    same residual to the last bit: the same table over these rows): the unscaled RoPE is the cause, not the
+    original context 64× longer that scales none of the frequencies the rows show.
+
+    >>> unscaled = Finding("unscaled", "no scaling", {"residual": 7.7e-06})
+    >>> figures = {"changed": ["original_max_position"], "residual": 7.7e-06}
+    >>> longer = Finding("original_max_position", "64 × 8192", figures)
+    >>> [found.code for found in _without_ties([unscaled, longer])]
+    ['unscaled']
+    """
+    kept: list[Finding] = []
+    for finding in ordered:
+        residual = finding.figures.get("residual")
+        tied = any(earlier.figures.get("residual") == residual for earlier in kept)
+        if "changed" in finding.figures and residual is not None and tied:
+            continue
+        kept.append(finding)
+    return kept
 
 
 def _negation_first(ordered: list[Finding]) -> list[Finding]:
