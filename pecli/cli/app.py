@@ -253,6 +253,21 @@ def _stdout_error(error: OSError) -> str:
     return f"cannot write to stdout: {error.strerror or error} ({hint})"
 
 
+def _negative_number(option: str | None) -> bool:
+    """Whether an unknown option is a negative number (click reads ``-1`` as an option's name).
+
+    >>> _negative_number("-1"), _negative_number("-0.5e3"), _negative_number("-inf"), _negative_number("--dim")
+    (True, True, True, False)
+    """
+    if not option or not option.startswith("-"):
+        return False
+    try:
+        float(option)
+    except ValueError:
+        return False
+    return True
+
+
 def _stdout_failed(output: Any) -> bool:
     """Whether stdout refuses what is waiting in its buffer (then it is emptied for good: /dev/null).
 
@@ -475,6 +490,10 @@ def _run(argv: list[str] | None, output: Any) -> int:
         message = error.format_message().replace("\n", " ")
         context = getattr(error, "ctx", None)
         where = context.command_path if context is not None else "pecli"
+        if _negative_number(getattr(error, "option_name", None)):  # timestep -1 5: a value, read as an option
+            message += (
+                f"; a value starting with '-' goes after '--', with the options before it ({where} [OPTIONS] -- -1 5)"
+            )
         output.error(f"{message} (see '{where} --help')")
         # click's usage errors exit 2; any other click failure is a runtime one, never "no"
         return int(ExitCode.USAGE) if error.exit_code == 2 else int(ExitCode.FAILURE)

@@ -110,7 +110,10 @@ def distance(
         bool, typer.Option("--profile", help="The metric as a function of the offset h = j − i.")
     ] = False,
     max_offset: Annotated[
-        Optional[int], typer.Option("--max-offset", help="Last offset of --profile (default: all).", metavar="H")
+        Optional[int],
+        typer.Option(
+            "--max-offset", help="Last offset of --profile (default: all; 1024 past 16384 positions).", metavar="H"
+        ),
     ] = None,
     output: Annotated[
         Optional[str],

@@ -191,7 +191,7 @@ DtypeOpt = Annotated[
     str,
     typer.Option(
         "--dtype",
-        help="float32, float64, float16 or bfloat16 (computed in float64, rounded once).",
+        help="float32, float64, float16 or bfloat16 (computed in float64 unless --arithmetic, rounded once).",
         metavar="DTYPE",
         autocompletion=complete_choices(dtype_names),
     ),
