@@ -140,6 +140,30 @@ def run_capped(*args: str, code: str | None = None, timeout: int = 240) -> subpr
                           timeout=timeout, env=env, cwd=str(ROOT))  # fmt: skip
 
 
+def run_measured(
+    *args: str, cwd: str | None = None, address_limit: int | None = None, timeout: int = 300
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """``python -m pecli ARGS`` in a fresh child (under ``address_limit`` bytes of address space, when given):
+    its result and its peak resident memory in MiB, for tests whose subject is the memory a command takes."""
+    from tests.paths import ROOT
+
+    code = (
+        "import resource, subprocess, sys;"
+        + (f"resource.setrlimit(resource.RLIMIT_AS, ({address_limit}, {address_limit}));" if address_limit else "")
+        + "r = subprocess.run(sys.argv[1:], capture_output=True, text=True);"
+        "sys.stdout.write(r.stdout); sys.stderr.write(r.stderr);"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr);"
+        "sys.exit(r.returncode)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    env.pop("PECLI_DEBUG", None)
+    done = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "pecli", *args], capture_output=True,
+                          text=True, cwd=cwd or str(ROOT), env=env, timeout=timeout, check=False)  # fmt: skip
+    *lines, peak = done.stderr.rstrip("\n").split("\n")
+    done.stderr = "\n".join(lines)
+    return done, int(peak) / 1024.0
+
+
 def require_tool(name: str) -> str:
     """The path of an external tool; a missing one skips the test, but fails it in CI (CI set)."""
     import shutil

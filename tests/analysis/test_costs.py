@@ -15,6 +15,7 @@ import sys
 import numpy as np
 import pytest
 
+from tests.conftest import run_measured as measured
 from tests.paths import ROOT as ROOT_PATH
 
 ROOT = str(ROOT_PATH)
@@ -31,22 +32,8 @@ def _limit() -> None:
 
 
 def run_measured(*args: str, cwd: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    """Run ``python -m pecli args`` in a fresh child; its result and peak resident memory in MB."""
-    code = (
-        "import resource, subprocess, sys;"
-        "r = subprocess.run(sys.argv[1:], capture_output=True, text=True);"
-        "sys.stdout.write(r.stdout); sys.stderr.write(r.stderr);"
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr);"
-        "sys.exit(r.returncode)"
-    )
-    env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    done = subprocess.run(
-        [sys.executable, "-c", code, sys.executable, "-m", "pecli", *args],
-        capture_output=True, text=True, cwd=cwd, env=env, preexec_fn=_limit, timeout=300,
-    )  # fmt: skip
-    *lines, peak = done.stderr.rstrip("\n").split("\n")
-    done.stderr = "\n".join(lines)
-    return done, int(peak) / 1024.0
+    """``python -m pecli args`` in a fresh child under :data:`_ADDRESS_LIMIT`; its result and peak RSS in MiB."""
+    return measured(*args, cwd=cwd, address_limit=_ADDRESS_LIMIT)
 
 
 def test_diagnosis_of_a_wide_permuted_table_is_linear_in_its_width(tmp_path):

@@ -13,26 +13,14 @@ import sys
 import numpy as np
 import pytest
 
-from tests.paths import ROOT
+from tests.conftest import run_measured
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="peak memory read as Linux reports it")
 
 
 def _measured(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    """``python -m pecli args`` in a fresh child: its result and its peak resident memory in MiB."""
-    code = (
-        "import resource, subprocess, sys;"
-        "r = subprocess.run(sys.argv[1:], capture_output=True, text=True);"
-        "sys.stdout.write(r.stdout); sys.stderr.write(r.stderr);"
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr);"
-        "sys.exit(r.returncode)"
-    )
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
-    done = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "pecli", *args],
-                          capture_output=True, text=True, env=env, cwd=str(ROOT), check=False)  # fmt: skip
-    *lines, peak = done.stderr.rstrip("\n").split("\n")
-    done.stderr = "\n".join(lines)
-    return done, int(peak) / 1024
+    """``python -m pecli args`` in a fresh child, from the checkout: its result and peak RSS in MiB."""
+    return run_measured(*args)
 
 
 def _checkpoint(path, tensors: dict[str, tuple[tuple[int, ...], np.ndarray | None]]) -> str:
