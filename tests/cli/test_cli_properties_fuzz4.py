@@ -221,13 +221,6 @@ def _reproduced(doc: dict, path: Path, tmp: Path, argv: list[str]) -> float:
     return float(np.max(np.abs(np.load(again).astype(np.float64) - np.load(path).astype(np.float64))))
 
 
-def identify_misses_half_frequencies(argv: list[str], doc: dict) -> bool:
-    """The identify gap this fuzz found (issue 30, reported to identify's owner): a 3-pair rope cos
-    table with float16 frequencies at base 10000 is named an approximate match at base 9999.13, computed in
-    float32, instead of the exact base 10000 with freqs_dtype float16."""
-    return doc["match"] == "approximate" and argv[argv.index("--d") + 1] == "6"
-
-
 def check_freqs_dtype_identify(rng: random.Random, tmp: Path) -> str:
     """``generate rope --freqs-dtype`` (float16, bfloat16): identify names the rope with that freqs_dtype, or
     (d = 4: one free frequency, which a nearby base explains) a command that writes the same table."""
@@ -244,8 +237,6 @@ def check_freqs_dtype_identify(rng: random.Random, tmp: Path) -> str:
     doc = json.loads(named.out)
     best = doc["best"]
     assert best["scheme"] == "rope", (shlex.join(argv), doc["match"], best)
-    if identify_misses_half_frequencies(argv, doc):
-        return "freqs-dtype: known identify gap (d = 6)"
     assert doc["match"] == "exact" or d == 4, (shlex.join(argv), doc["match"], best)
     error = _reproduced(doc, path, tmp, argv)
     allowed = 2 * max(doc["tolerance"], best["max_error"])
@@ -357,9 +348,8 @@ def test_engine_caches_generate_info_plot_fit_and_timestep_against_references(se
 @pytest.mark.parametrize("seed", range(3))
 def test_timestep_identified_back_and_info_is_numpys_reading(seed: int, tmp_path: Path) -> None:
     rng = random.Random(4100 + seed)
-    # freqs-dtype-identify runs wide only: its failures (identify's bfloat16 angle and 3-pair float16 gaps,
-    # issue 30) are the identify owner's to fix
-    names = ["timestep-identify", "info-numpy"]
+    # freqs-dtype-identify joined once identify named bfloat16 angle tables and 3-pair float16 ones (issue 30)
+    names = ["timestep-identify", "info-numpy", "freqs-dtype-identify"]
     for case in range(6):
         folder = tmp_path / str(case)
         folder.mkdir()

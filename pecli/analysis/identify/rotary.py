@@ -243,27 +243,108 @@ def _scalings(
             yield {"base": base if closest is None else closest}
 
 
+def _rope_error(columns: np.ndarray, part: str, amplitude: float, freqs: np.ndarray) -> float:
+    """The largest |error| of the (length, d/2) ``columns`` against the RoPE ``part`` of ``freqs`` (float64),
+    over every row of a short table, the first and last 256 of a long one: how exactly the reading regenerates."""
+    length = len(columns)
+    positions = np.arange(length) if length <= 512 else np.r_[0:256, length - 256 : length]
+    angles = positions[:, None] * freqs[None, : columns.shape[1]]
+    expected = angles if part == "angle" else amplitude * np.cos(angles) if part == "cos" else np.sin(angles)
+    return float(np.abs(columns[positions].astype(np.float64) - expected).max())
+
+
+def _exact_error(columns: np.ndarray, part: str, amplitude: float, dim: int, length: int, params: dict) -> float:
+    """:func:`_rope_error` of a reading of exact (float64) frequencies, scaled or not."""
+    rest = {key: value for key, value in params.items() if key not in ("base", "scaling")}
+    try:
+        freqs = rope_frequencies(dim, base=params["base"], scaling=params.get("scaling", "none"), length=length, **rest)
+    except PecliError:
+        return math.inf
+    return _rope_error(columns, part, amplitude if params.get("apply_attention_factor") else 1.0, freqs)
+
+
+def _rounded_fit(rates: np.ndarray, rows: np.ndarray, dim: int, least_angle: float) -> float | None:
+    """The base fitted to frequencies held in a half type: each is off by its rounding, the same relative
+    error at every k, so every frequency read well weighs alike in log ω_k (not the furthest turned: a
+    bfloat16 table of d=30 read from its first frequencies alone gives 9514 for 10000)."""
+    index = np.arange(len(rates))
+    usable = (index > 0) & (rates * rows > least_angle) & (rates > 0)
+    if not usable.any():
+        return None
+    slope = -2.0 * index[usable] / dim
+    logarithm = float((slope * np.log(rates[usable])).sum() / (slope * slope).sum())
+    return math.exp(logarithm) if 0.0 < logarithm < math.log(1e12) else None
+
+
 def _rounded_frequencies(
-    rates: np.ndarray, rows: np.ndarray, dim: int, length: int, bases: list[float], tolerance: float, part: str
-) -> Iterator[dict]:
+    columns: np.ndarray,
+    profile: tuple[np.ndarray, float, np.ndarray],
+    dim: int,
+    length: int,
+    bases: list[float],
+    tolerance: float,
+    part: str,
+) -> Iterator[tuple[dict, float]]:
     """Unscaled frequencies held in float16 or bfloat16 (an engine's ``inv_freq.half()``, diffusers'
-    ``freqs_dtype``) at the bases given, kept where they read closer than the exact ones do: tried only
-    when the rounding explains what the exact frequencies leave (their residual at the rows read)."""
-    # an angle table holds each angle itself (no cosine to invert): every frequency reads well
-    least_angle = 0.0 if part == "angle" else 0.5
+    ``freqs_dtype``) at the bases given, each with its error (:func:`_rope_error`): kept where their
+    profile agrees and they regenerate ``columns`` more exactly than the exact frequencies of that base."""
+    rates, _, rows = profile
+    # an angle table holds each angle itself (no cosine to invert), a sine reads a small angle well
+    least_angle = 0.5 if part == "cos" else 0.0
     turned = rates * rows > least_angle
-    if not turned.any():
-        return
     for base in bases:
-        exact = _residual(rates, rows, dim, length, base, least_angle)
+        exact = None
         for freqs_dtype in ("float16", "bfloat16"):
             try:  # row 1 of the angle table holds each frequency, rounded as the engine holds it
                 held = rope_table(2, dim, part="angle", base=base, freqs_dtype=freqs_dtype, dtype="float64")[1]
             except PecliError:
                 continue
-            residual = float((np.abs(held[: dim // 2] - rates) * rows)[turned].max())
-            if residual <= tolerance and residual < exact / 4:
-                yield {"base": base, "freqs_dtype": freqs_dtype}
+            held = held[: dim // 2]
+            if turned.any() and float((np.abs(held - rates) * rows)[turned].max()) > tolerance:
+                continue
+            error = _rope_error(columns, part, 1.0, held)
+            if exact is None:
+                exact = _exact_error(columns, part, 1.0, dim, length, {"base": base})
+            if error < exact:
+                yield {"base": base, "freqs_dtype": freqs_dtype}, error
+
+
+def _ordered(
+    columns: np.ndarray,
+    profile: tuple[np.ndarray, float, np.ndarray],
+    dim: int,
+    length: int,
+    bases: tuple[float, ...],
+    tolerance: float,
+    part: str,
+) -> list[dict]:
+    """The readings of ``columns`` as ``part``: exact frequencies (:func:`_scalings`, round ones first) and
+    ones held in a half type, the kind that regenerates the table more exactly first (a refitted base
+    explains the rounding of a few frequencies nearly as well: d=6 holds 3). Within the table's own
+    rounding both regenerate it alike: the exact reading first, unless only the half-type one has a round base."""
+    rates, amplitude, rows = profile
+    exact = list(_scalings(rates, amplitude, rows, dim, length, bases, tolerance))
+    found = [params["base"] for params in exact]
+    # frequencies held in a half type: at the bases read (rounded ω_1/ω_0 reads the base to ~d·2^-12),
+    # the round ones near them and the one fitted to every frequency
+    read = _rounded_fit(rates, rows, dim, 0.5 if part == "cos" else 0.0)
+    tried = [*found, *bases] if read is None else [*_near(read, bases), *found, *_fits(read)]
+    rounded = list(_rounded_frequencies(columns, profile, dim, length, list(dict.fromkeys(tried)), tolerance, part))
+    if not rounded:
+        return exact
+    readings = [params for params, _ in rounded]
+    if not exact:
+        return readings
+    # the table's own rounding, at its largest value
+    floor = float(np.finfo(columns.dtype).eps if columns.dtype.kind == "f" else 0.0) * float(np.abs(columns).max())
+    best_rounded = min(rounded, key=lambda item: max(item[1], floor))
+    errors = [max(_exact_error(columns, part, amplitude, dim, length, params), floor) for params in exact]
+    least_exact = min(errors)
+    least_rounded = max(best_rounded[1], floor)
+    round_only = best_rounded[0]["base"] in bases and exact[errors.index(least_exact)]["base"] not in bases
+    if least_rounded < least_exact or (least_rounded == least_exact and round_only):
+        return [best_rounded[0], *(params for params in readings if params is not best_rounded[0]), *exact]
+    return [*exact, *readings]
 
 
 def rope_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Iterator[dict[str, Any]]:
@@ -274,25 +355,14 @@ def rope_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Iterator[dic
     for layout in rope_layouts(table):
         columns = table[:, : dim // 2] if layout == "half" else table[:, 0::2]
         for part in ("cos", "sin", "angle"):
-            found = False
             # positions held in bfloat16 alias past 256 (huggingface/transformers#29285): a profile that
             # agrees with no scaling over the whole table is read again from the rows before that
             for rows in (columns, columns[:_BFLOAT16_EXACT]) if length > _BFLOAT16_EXACT else (columns,):
                 profile = frequency_profile(rows, part)
-                if profile is None or found:
+                if profile is None:
                     continue
-                found_bases = []
-                for params in _scalings(*profile, dim, length, bases, tolerance):
-                    found = True
-                    found_bases.append(params["base"])
+                readings = _ordered(rows, profile, dim, length, bases, tolerance, part)
+                for params in readings:
                     yield {"layout": layout, "part": part, **params}
-                rates, _, read_rows = profile
-                # frequencies held in a half type: at the bases read (rounded ω_1/ω_0 reads the base to
-                # ~d·2^-12), the round ones near them and the one fitted to every frequency
-                read = _fitted_base(rates, read_rows, dim)
-                tried = [*found_bases, *bases] if read is None else [*found_bases, *_near(read, bases), *_fits(read)]
-                for params in _rounded_frequencies(
-                    rates, read_rows, dim, length, list(dict.fromkeys(tried)), tolerance, part
-                ):
-                    found = True
-                    yield {"layout": layout, "part": part, **params}
+                if readings:
+                    break
