@@ -315,7 +315,8 @@ def _load_pair(
             other_dtype = other.metadata.get("dtype") or value_precision(_real(other.array))
             other_dtype = other_dtype if other_dtype in DTYPES else "float32"
             table = spec.table(length=cols if length is None else length, dim=d, dtype=dtype or other_dtype)
-            loaded[side] = InputTable(table.array(), spec.text, table.metadata(), spec.text)
+            array, label = _last_query_rows(out, table.array(), spec.text, rows, "ab"[side])
+            loaded[side] = InputTable(array, label, table.metadata(), spec.text)
             references[side] = Reference(table.scheme, dict(table.params))
             continue
         per_head_rows = (
@@ -487,6 +488,18 @@ def _grid_sets_rows(spec: Any) -> bool:
     return spec.resolved()[1].get("grid") is not None
 
 
+def _last_query_rows(out: Output, array: Any, label: str, rows: int, side: str) -> tuple[Any, str]:
+    """``array``'s last ``rows`` query rows, where it is a per-head bias (heads, k, k) and the other side holds
+    fewer query rows than keys (an engine's bias while decoding: the last q queries over k keys), with a note;
+    else ``array`` as it is."""
+    if array.ndim != 3 or not rows < array.shape[1] == array.shape[2]:
+        return array, label
+    keys = array.shape[2]
+    out.note(f"{label}: {side.upper()}'s query rows {keys - rows}..{keys - 1} of the {keys} x {keys} biases "
+             f"(the other side holds the last {rows} query rows of each head)")  # fmt: skip
+    return array[:, keys - rows :, :], f"{label} [query rows {keys - rows}–{keys - 1} of each head]"
+
+
 def _per_head(array: Any) -> bool:
     """Whether ``array`` is a per-head table (heads, L, L') that compare keeps 3-D (ALiBi's biases)."""
     return array.ndim == 3 and 1 not in array.shape[:2] and 0 not in array.shape
@@ -539,7 +552,10 @@ def _load_config_side(
     from pecli.cli.inputs import as_matrix, input_parts, load_input, pair_label
 
     rows, other_dtype = _other_side(side, loaded, pairs)
-    rows = length if length is not None else rows
+    other = loaded[1 - side]
+    #: a per-head file (heads, q, k): the config's (heads, k, k) biases, its last q query rows compared
+    query_rows = other.array.shape[1] if other is not None and _per_head(other.array) else None
+    rows = length if length is not None else (other.array.shape[2] if query_rows is not None else rows)
     table_dtype = dtype or other_dtype
     if key is None:
         parts = input_parts(out, text, length=rows, dtype=table_dtype, layer_type=layer_type)
@@ -561,9 +577,12 @@ def _load_config_side(
     elif pairs[1 - side] is not None:  # the other side's tensor of the part the key names
         loaded[1 - side] = dict(zip(("cos", "sin"), pairs[1 - side], strict=True)).get(key, loaded[1 - side])
     table = load_input(out, text, key=key, length=rows, dtype=table_dtype, layer_type=layer_type)
-    table.array, note = as_matrix(table.array, table.label)
-    if note:
-        out.note(note)
+    if query_rows is not None and _per_head(table.array):  # per-head biases stay 3-D, as the file's
+        table.array, table.label = _last_query_rows(out, table.array, table.label, query_rows, "ab"[side])
+    else:
+        table.array, note = as_matrix(table.array, table.label)
+        if note:
+            out.note(note)
     loaded[side] = table
     params = dict(table.params)
     other = loaded[1 - side]
