@@ -118,6 +118,10 @@ def compare(
         raise ParameterError("--exact asks for bit equality; it cannot go with --atol or --rtol", hint="drop one")
     if atol is None and rtol:
         atol = 0.0  # --rtol alone replaces the data-driven tolerance too, as --atol does
+    from pecli.schemes.specs import looks_like_spec
+
+    for text in (text for text in tables if looks_like_spec(text)):  # before any spec is read (rope's pairs too)
+        _size_in_spec(text, {"--d": d, "--len": length, "--dtype": dtype})
     if properties:
         given = (("-o", output), ("--key", key or key_a or key_b), ("--layer-type", layer_type))
         extra = [flag for flag, value in given if value]
@@ -481,6 +485,35 @@ def _real(array: Any) -> Any:
     import numpy as np
 
     return array.real if np.iscomplexobj(array) else array
+
+
+#: the options that set a spec's table size and dtype, and the names a spec might give them by (issue 30)
+_SIZE_OPTIONS = {"dim": "--d", "d": "--d", "length": "--len", "len": "--len", "dtype": "--dtype"}
+
+
+def _size_in_spec(text: str, given: dict[str, Any]) -> None:
+    """Refuse a spec that names its table's size or dtype (``rope:dim=64``): no scheme takes it, --d, --len and
+    --dtype (or the other table) set it; one line naming both where the option is given too (issue 30)."""
+    import re
+
+    _, _, rest = text.partition(":")
+    for item in re.split(r",(?=\s*[A-Za-z_][\w-]*\s*=)", rest) if rest else []:
+        key, equals, value = item.partition("=")
+        option = _SIZE_OPTIONS.get(key.strip().replace("-", "_")) if equals else None
+        if option is None:
+            continue
+        shown = f"{key.strip()}={value.strip()}"
+        if given[option] is not None:
+            raise ParameterError(
+                f"{shown} in spec {text!r} and {option} {given[option]} both set the table's "
+                f"{'dtype' if option == '--dtype' else 'size'}",
+                hint=f"give it once, as {option}: drop {shown} from the spec",
+            )
+        raise ParameterError(
+            f"{shown} in spec {text!r}: a spec's table takes its {'dtype' if option == '--dtype' else 'size'} "
+            f"from {option} or the other table, not from the spec",
+            hint=f"drop {shown} from the spec; give {option} {value.strip()}",
+        )
 
 
 def _grid_sets_rows(spec: Any) -> bool:
