@@ -851,12 +851,18 @@ def _large_file_and_spec(
 
 
 def _compare_streamed(first: _StreamedTable, second: _StreamedTable, **tolerances: Any) -> Any:
-    from pecli.analysis.compare import compare_row_chunks
+    from pecli.analysis.compare import DIAGNOSE_VALUES, compare_row_chunks
 
     heads, cols = first.rows.heads, first.rows.shape[1]
     step = max(1, _STREAM_CHUNK_BYTES // (8 * cols))
     # a per-head table: the first rows of each head, enough to fit each head's slope and name its formula
-    diagnose_rows = _STREAM_DIAGNOSE_ROWS if heads is None else max(1, _STREAM_DIAGNOSE_HEAD_VALUES // (heads * cols))
+    # a wide table: as many rows as compare_tables diagnoses of a loaded one (72 × 10^6 diagnosed whole took 3.5 GB)
+    wide_rows = max(2, DIAGNOSE_VALUES // cols)
+    diagnose_rows = (
+        min(_STREAM_DIAGNOSE_ROWS, wide_rows)
+        if heads is None
+        else max(1, _STREAM_DIAGNOSE_HEAD_VALUES // (heads * cols))
+    )
     return compare_row_chunks(
         lambda: zip(first.rows.chunks(step, reuse=True), second.rows.chunks(step, reuse=True), strict=True),
         diagnose_rows=diagnose_rows,
@@ -971,4 +977,18 @@ def _save_difference_figure(path: str, first: Any, second: Any) -> None:
 
         save_difference_chunks(pairs, shape, path, labels=(first.label, second.label))
         return
-    save_difference(first.array, second.array, path, labels=(first.label, second.label))
+    a, b = first.array, second.array
+    if a.ndim == 2 and 1 not in a.shape and a.size > _FIGURE_WHOLE_VALUES:  # drawn from float64 row chunks
+        from pecli.render.charts import save_difference_chunks
+
+        step = max(1, _STREAM_CHUNK_BYTES // (8 * a.shape[1]))
+        save_difference_chunks(
+            lambda: ((a[start : start + step], b[start : start + step]) for start in range(0, len(a), step)),
+            a.shape, path, labels=(first.label, second.label),
+        )  # fmt: skip
+        return
+    save_difference(a, b, path, labels=(first.label, second.label))
+
+
+#: a loaded 2-D table of more values is drawn from row chunks: its float64 A, B and A − B whole were 1.5 GB at 64 × 10^6
+_FIGURE_WHOLE_VALUES = 1 << 22
