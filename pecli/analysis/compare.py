@@ -313,15 +313,20 @@ def compare_tables(
             f"shape mismatch: A is {' × '.join(map(str, a.shape))}, B is {' × '.join(map(str, b.shape))}",
             hint="compare tables of the same shape (for a scheme spec, {dim} and {length} set its shape)",
         )
-    step = max(64, _CHUNK_BYTES // (8 * max(1, a.shape[1])))  # float64 rows widened at once: bounded memory
+    # float64 rows widened at once: bounded memory (at least one row: a row of 10^6 columns is 8 MB, 64 were 512)
+    step = max(1, _CHUNK_BYTES // (8 * max(1, a.shape[1])))
+    # a wide table is diagnosed on its first rows, as a streamed one (64 × 10^6 diagnosed whole took 3 GB)
+    diagnose_rows = None if a.size <= DIAGNOSE_VALUES else max(2, DIAGNOSE_VALUES // max(1, a.shape[1]))
     result = compare_row_chunks(
         lambda: ((a[start : start + step], b[start : start + step]) for start in range(0, max(len(a), 1), step)),
         atol=atol, rtol=rtol, exact=exact, reference=reference, reference_side=reference_side, positions=positions,
-        parts=parts,
+        parts=parts, diagnose_rows=diagnose_rows,
     )  # fmt: skip
     return result if axes is None else replace(result, axes=tuple(axes))
 
 
+#: compare_tables diagnoses a disagreement on the first rows of each table, this many values (all of a smaller one)
+DIAGNOSE_VALUES = 1 << 24
 #: float64 bytes of the rows of each table compare_tables widens at once (whole tables took ~6 float64 copies)
 _CHUNK_BYTES = 8 << 20
 

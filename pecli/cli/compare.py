@@ -121,6 +121,10 @@ def compare(
         raise ParameterError("--exact asks for bit equality; it cannot go with --atol or --rtol", hint="drop one")
     if atol is None and rtol:
         atol = 0.0  # --rtol alone replaces the data-driven tolerance too, as --atol does
+    from pecli.schemes.specs import looks_like_spec
+
+    for text in (text for text in tables if looks_like_spec(text)):  # before any spec is read (rope's pairs too)
+        _size_in_spec(text, {"--d": d, "--len": length, "--dtype": dtype})
     if properties:
         given = (("-o", output), ("--key", key or key_a or key_b), ("--layer-type", layer_type))
         extra = [flag for flag, value in given if value]
@@ -318,7 +322,8 @@ def _load_pair(
             other_dtype = other.metadata.get("dtype") or value_precision(_real(other.array))
             other_dtype = other_dtype if other_dtype in DTYPES else "float32"
             table = spec.table(length=cols if length is None else length, dim=d, dtype=dtype or other_dtype)
-            loaded[side] = InputTable(table.array(), spec.text, table.metadata(), spec.text)
+            array, label = _last_query_rows(out, table.array(), spec.text, rows, "ab"[side])
+            loaded[side] = InputTable(array, label, table.metadata(), spec.text)
             references[side] = Reference(table.scheme, dict(table.params))
             continue
         per_head_rows = (
@@ -485,9 +490,50 @@ def _real(array: Any) -> Any:
     return array.real if np.iscomplexobj(array) else array
 
 
+#: the options that set a spec's table size and dtype, and the names a spec might give them by (issue 30)
+_SIZE_OPTIONS = {"dim": "--d", "d": "--d", "length": "--len", "len": "--len", "dtype": "--dtype"}
+
+
+def _size_in_spec(text: str, given: dict[str, Any]) -> None:
+    """Refuse a spec that names its table's size or dtype (``rope:dim=64``): no scheme takes it, --d, --len and
+    --dtype (or the other table) set it; one line naming both where the option is given too (issue 30)."""
+    import re
+
+    _, _, rest = text.partition(":")
+    for item in re.split(r",(?=\s*[A-Za-z_][\w-]*\s*=)", rest) if rest else []:
+        key, equals, value = item.partition("=")
+        option = _SIZE_OPTIONS.get(key.strip().replace("-", "_")) if equals else None
+        if option is None:
+            continue
+        shown = f"{key.strip()}={value.strip()}"
+        if given[option] is not None:
+            raise ParameterError(
+                f"{shown} in spec {text!r} and {option} {given[option]} both set the table's "
+                f"{'dtype' if option == '--dtype' else 'size'}",
+                hint=f"give it once, as {option}: drop {shown} from the spec",
+            )
+        raise ParameterError(
+            f"{shown} in spec {text!r}: a spec's table takes its {'dtype' if option == '--dtype' else 'size'} "
+            f"from {option} or the other table, not from the spec",
+            hint=f"drop {shown} from the spec; give {option} {value.strip()}",
+        )
+
+
 def _grid_sets_rows(spec: Any) -> bool:
     """Whether ``spec`` sets its own row count by a grid (``sincos2d:grid=3x3``): no length comes from elsewhere."""
     return spec.resolved()[1].get("grid") is not None
+
+
+def _last_query_rows(out: Output, array: Any, label: str, rows: int, side: str) -> tuple[Any, str]:
+    """``array``'s last ``rows`` query rows, where it is a per-head bias (heads, k, k) and the other side holds
+    fewer query rows than keys (an engine's bias while decoding: the last q queries over k keys), with a note;
+    else ``array`` as it is."""
+    if array.ndim != 3 or not rows < array.shape[1] == array.shape[2]:
+        return array, label
+    keys = array.shape[2]
+    out.note(f"{label}: {side.upper()}'s query rows {keys - rows}..{keys - 1} of the {keys} x {keys} biases "
+             f"(the other side holds the last {rows} query rows of each head)")  # fmt: skip
+    return array[:, keys - rows :, :], f"{label} [query rows {keys - rows}–{keys - 1} of each head]"
 
 
 def _per_head(array: Any) -> bool:
@@ -542,7 +588,10 @@ def _load_config_side(
     from pecli.cli.inputs import as_matrix, input_parts, load_input, pair_label
 
     rows, other_dtype = _other_side(side, loaded, pairs)
-    rows = length if length is not None else rows
+    other = loaded[1 - side]
+    #: a per-head file (heads, q, k): the config's (heads, k, k) biases, its last q query rows compared
+    query_rows = other.array.shape[1] if other is not None and _per_head(other.array) else None
+    rows = length if length is not None else (other.array.shape[2] if query_rows is not None else rows)
     table_dtype = dtype or other_dtype
     if key is None:
         parts = input_parts(out, text, length=rows, dtype=table_dtype, layer_type=layer_type)
@@ -564,9 +613,12 @@ def _load_config_side(
     elif pairs[1 - side] is not None:  # the other side's tensor of the part the key names
         loaded[1 - side] = dict(zip(("cos", "sin"), pairs[1 - side], strict=True)).get(key, loaded[1 - side])
     table = load_input(out, text, key=key, length=rows, dtype=table_dtype, layer_type=layer_type)
-    table.array, note = as_matrix(table.array, table.label)
-    if note:
-        out.note(note)
+    if query_rows is not None and _per_head(table.array):  # per-head biases stay 3-D, as the file's
+        table.array, table.label = _last_query_rows(out, table.array, table.label, query_rows, "ab"[side])
+    else:
+        table.array, note = as_matrix(table.array, table.label)
+        if note:
+            out.note(note)
     loaded[side] = table
     params = dict(table.params)
     other = loaded[1 - side]
@@ -802,12 +854,18 @@ def _large_file_and_spec(
 
 
 def _compare_streamed(first: _StreamedTable, second: _StreamedTable, **tolerances: Any) -> Any:
-    from pecli.analysis.compare import compare_row_chunks
+    from pecli.analysis.compare import DIAGNOSE_VALUES, compare_row_chunks
 
     heads, cols = first.rows.heads, first.rows.shape[1]
     step = max(1, _STREAM_CHUNK_BYTES // (8 * cols))
     # a per-head table: the first rows of each head, enough to fit each head's slope and name its formula
-    diagnose_rows = _STREAM_DIAGNOSE_ROWS if heads is None else max(1, _STREAM_DIAGNOSE_HEAD_VALUES // (heads * cols))
+    # a wide table: as many rows as compare_tables diagnoses of a loaded one (72 × 10^6 diagnosed whole took 3.5 GB)
+    wide_rows = max(2, DIAGNOSE_VALUES // cols)
+    diagnose_rows = (
+        min(_STREAM_DIAGNOSE_ROWS, wide_rows)
+        if heads is None
+        else max(1, _STREAM_DIAGNOSE_HEAD_VALUES // (heads * cols))
+    )
     return compare_row_chunks(
         lambda: zip(first.rows.chunks(step, reuse=True), second.rows.chunks(step, reuse=True), strict=True),
         diagnose_rows=diagnose_rows,
@@ -922,4 +980,18 @@ def _save_difference_figure(path: str, first: Any, second: Any) -> None:
 
         save_difference_chunks(pairs, shape, path, labels=(first.label, second.label))
         return
-    save_difference(first.array, second.array, path, labels=(first.label, second.label))
+    a, b = first.array, second.array
+    if a.ndim == 2 and 1 not in a.shape and a.size > _FIGURE_WHOLE_VALUES:  # drawn from float64 row chunks
+        from pecli.render.charts import save_difference_chunks
+
+        step = max(1, _STREAM_CHUNK_BYTES // (8 * a.shape[1]))
+        save_difference_chunks(
+            lambda: ((a[start : start + step], b[start : start + step]) for start in range(0, len(a), step)),
+            a.shape, path, labels=(first.label, second.label),
+        )  # fmt: skip
+        return
+    save_difference(a, b, path, labels=(first.label, second.label))
+
+
+#: a loaded 2-D table of more values is drawn from row chunks: its float64 A, B and A − B whole were 1.5 GB at 64 × 10^6
+_FIGURE_WHOLE_VALUES = 1 << 22
