@@ -33,6 +33,9 @@ class Mistakes:
     #: the parameter overrides that turn the frequency scaling off (None: no scaling, or it is off already)
     unscaled: Mapping[str, Any] | None = None
     pairing: str | None = None  #: the parameter that picks how columns pair (its choices are the pairings)
+    #: the pairing parameter's values and what each pairs (a word first: "halves (NeoX, rotate_half)"): B is the
+    #: reference regenerated with another (found whatever the tables' rounding, which may hide the slow columns)
+    pairings: tuple[tuple[str, str], ...] = ()
     toggles: tuple[str, ...] = ()  #: boolean parameters whose flip is a known mistake
     factors: Mapping[str, float] = field(default_factory=dict)  #: named constants a table may be scaled by
     #: the other parameter sets a known mistake uses instead: (code, what it is, the parameters it changes)
@@ -126,6 +129,7 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
         base="base",
         unscaled=unscaled,
         pairing="layout",
+        pairings=(("half", "halves (NeoX, rotate_half)"), ("interleaved", "adjacent pairs (GPT-J, rotate every two)")),
         factors=factors,
         swaps=tuple(swaps),
         position_offset="offset",

@@ -12,6 +12,7 @@ import numpy as np
 
 from pecli.analysis.diagnosis._layout import rotary_columns
 from pecli.analysis.diagnosis.finding import Finding, Reference, per_row, residual, within
+from pecli.dtypes import round_to
 from pecli.errors import PecliError
 from pecli.schemes import encode, get_scheme
 
@@ -277,6 +278,52 @@ def _frequencies_rounded(
         return
 
 
+def _held_in(table: np.ndarray) -> str | None:
+    """The coarsest of bfloat16 and float16 that holds every value of ``table`` exactly, else None.
+
+    >>> _held_in(np.array([0.5, 1.0 + 2.0**-10])), _held_in(np.array([0.1]))
+    ('float16', None)
+    """
+    for name in ("bfloat16", "float16"):
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.array_equal(np.asarray(round_to(table, name), dtype=np.float64), table):
+                return name
+    return None
+
+
+def _pairings(
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
+) -> Iterator[Finding]:
+    """B is the reference regenerated with another pairing of its columns (RoPE's halves against adjacent pairs).
+    The layout findings find it as a column permutation of A when A's slow columns turn; a table rounded to
+    float16 or bfloat16 holds them constant (cos 1), and the permutation found there is another one."""
+    parameter, ours = mistakes.pairing, reference.params.get(mistakes.pairing or "")
+    names = dict(mistakes.pairings)
+    if parameter is None or ours not in names:
+        return
+    parts = len(reference.parts or (None,))
+    for value, meaning in mistakes.pairings:
+        if value == ours:
+            continue
+        table, off = _reproduces(reference, b, tolerance, {parameter: value})
+        if table is None:
+            continue
+        held = _held_in(b)
+        if held is not None:  # B's own rounding of the regenerated table: what an engine storing it holds
+            off = min(off, residual(np.asarray(round_to(table, held), dtype=np.float64), b))
+        width = a.shape[1] // parts
+        rotary = rotary_columns(table[:, :width])
+        partial = f" over the first {rotary} of {width} columns (partial rotary)" if rotary < width else ""
+        each = f" in each of {parts} blocks of {width} columns (cos | sin)" if parts > 1 else ""
+        yield Finding(
+            "pairing",
+            f"the pairing differs: A pairs {names[ours]}, B {meaning}{partial}{each}",
+            {"a_pairing": names[ours].split(" (")[0], "b_pairing": meaning.split(" (")[0], "rotary_columns": rotary,
+             "blocks": parts, "residual": off},
+        )  # fmt: skip
+        return
+
+
 def _negated_table(reference: Reference, length: int, dim: int, mistakes: Any) -> np.ndarray | None:
     """The reference's rows at negated positions −p: from row 0's position (the rows of the table that starts at
     −(offset + L − 1), reversed: L the whole table's length, so a length-dependent scaling stays), or with the
@@ -371,4 +418,5 @@ def variant_findings(
     found: list[Finding] = []
     for explain in (_unscaled, _base, _toggles, _swaps, _negated_positions, _cos_sin_cache, _frequencies_rounded):
         found.extend(explain(a, b, tolerance, reference, mistakes))
+    found.extend(_pairings(a, b, tolerance, reference, mistakes))
     return found or list(_any_base(a, b, tolerance, reference, mistakes))
