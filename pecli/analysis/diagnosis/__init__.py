@@ -84,7 +84,13 @@ def diagnose_difference(
     if within(a, b, bound):  # within every row's noise bound: no cause stands out from noise
         # only rounding, or nothing: the row bound is at the table's scale, and small entries may differ well
         # beyond their own rounding (a base off by 10 moves the slow columns' small values) — not "only rounding"
-        return _rounding_only(a, b)
+        rounding = _rounding_only(a, b)
+        if rounding:
+            return rounding
+        # beyond each entry's rounding (the comparison found them different): judged by that rounding instead
+        bound = np.minimum(bound, 4.0 * _entry_rounding(a, b).max(axis=-1).reshape(bound.shape))
+        if within(a, b, bound):
+            return []
     found: dict[str, Finding] = {}
     explanations: tuple[Callable[[np.ndarray, np.ndarray, np.ndarray, Reference | None], list[Finding]], ...]
     explanations = _EXPLANATIONS

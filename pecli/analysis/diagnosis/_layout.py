@@ -49,7 +49,8 @@ def _pairing(a: np.ndarray, b: np.ndarray, tolerance: np.ndarray) -> Finding | N
 
 def _pairing_in_blocks(a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, blocks: int) -> Finding | None:
     width = a.shape[1] // blocks
-    rotary = rotary_columns(a[:, :width])
+    # each block's turning columns: a cos block rounded to float16 holds its slow columns at 1 (constant)
+    rotary = max(rotary_columns(a[:, block * width : (block + 1) * width]) for block in range(blocks))
     if rotary < 4 or rotary > width:
         return None
     half = rotary // 2
