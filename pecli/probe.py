@@ -94,7 +94,10 @@ def rotary_spec(
             hint="give a config.json, a model directory, a cached model id or a scheme spec such as 'rope'",
         )
     else:
-        spec = TableSpec.resolve(reference, preset, dict(scheme_params or {}), length=length, dim=dim)
+        scheme: str | None = reference
+        if looks_like_spec(reference) and parse_spec(reference).scheme is None:  # a preset's name: its own scheme
+            scheme, preset = None, preset or reference
+        spec = TableSpec.resolve(scheme, preset, dict(scheme_params or {}), length=length, dim=dim)
     from pecli.schemes.catalog import get_scheme
 
     if get_scheme(spec.scheme).kind != "rotary" or "layout" not in spec.params or len(spec.shape) != 2:
