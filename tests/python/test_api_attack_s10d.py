@@ -195,3 +195,41 @@ def test_timestep_module_names_a_non_tensor():
 
     with pytest.raises(ParameterError, match="timesteps must be a torch tensor, got list"):
         TimestepEmbedding(4)([1.0])
+
+
+# --- pecli.probe / pecli.probe_check -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("positions", [[0.5, 1.5], [0, -1], [0.0, float("nan")], []])
+def test_rotate_refuses_positions_that_are_no_integers_at_or_above_zero(positions):
+    from pecli.probe import rotary_spec, rotate
+
+    spec = rotary_spec("rope", dim=4, length=8)
+    x = np.ones((max(1, len(positions)), 4))
+    with pytest.raises(ParameterError, match="positions must be a non-empty list of integer positions"):
+        rotate(spec, x, positions)  # 0.5 was truncated to 0 silently; -1 and NaN named an internal row range
+
+
+def test_rotate_and_make_probe_name_a_head_narrower_than_the_table():
+    from pecli.probe import make_probe, rotary_spec, rotate
+
+    spec = rotary_spec("rope", dim=16, length=64)
+    with pytest.raises(ParameterError, match=r"last axis \(head_dim\) of at least 16"):  # was numpy's pad error
+        rotate(spec, np.ones((2, 8)), [0, 1])
+    with pytest.raises(ParameterError, match=r"last axis \(head_dim\) of at least 16"):
+        make_probe(spec, head_dim=8)
+    with pytest.raises(ParameterError, match="head_dim must be a positive integer"):
+        make_probe(spec, head_dim="16")
+
+
+def test_compare_rotated_and_diagnose_check_their_arguments():
+    from pecli.probe import diagnose_rotated, make_probe, rotary_spec
+    from pecli.probe_check import compare_rotated
+
+    probe = make_probe(rotary_spec("rope", dim=8, length=16))
+    rotated = {"q_rotated": probe.q_rotated, "k_rotated": probe.k_rotated}
+    for atol in ("x", -1.0):  # "x": numpy's ValueError; -1: a right rotation reported as differing
+        with pytest.raises(ParameterError, match="atol must be a finite number"):
+            compare_rotated(probe, rotated, atol=atol)
+    with pytest.raises(ParameterError, match="which must be 'q' or 'k'"):
+        diagnose_rotated(probe, probe.q, which="z")
