@@ -233,3 +233,33 @@ def test_compare_rotated_and_diagnose_check_their_arguments():
             compare_rotated(probe, rotated, atol=atol)
     with pytest.raises(ParameterError, match="which must be 'q' or 'k'"):
         diagnose_rotated(probe, probe.q, which="z")
+
+
+# --- pecli.encode and friends --------------------------------------------------------------------------------------
+
+
+def test_encode_rows_of_another_type_is_named_as_the_range_it_must_be():
+    with pytest.raises(ParameterError, match=r"rows must be a contiguous range inside 0\.\.4, got slice"):
+        pecli.encode("sinusoidal", 4, 4, rows=slice(0, 2))  # was len()'s TypeError
+
+
+def test_a_size_refusal_names_the_sizes_the_call_gave():
+    with pytest.raises(ParameterError) as raised:
+        pecli.encode("alibi", 10**6, None, heads=64)
+    assert raised.value.hint == "use a smaller length or heads"  # was "length or dim": alibi has no dim
+    with pytest.raises(ParameterError) as raised:
+        pecli.encode("sincos2d", None, 8, grid=(10**6, 10**6))
+    assert raised.value.hint == "use a smaller dim or grid"
+
+
+def test_timesteps_as_a_string_are_refused_not_read_digit_by_digit():
+    with pytest.raises(ParameterError, match="got the string '12'"):  # was the timesteps [1, 2]
+        pecli.timestep_embedding("12", 2)
+
+
+def test_apply_rotary_names_an_odd_width_and_a_list():
+    ones = np.ones((3, 5))
+    with pytest.raises(ParameterError, match="needs an even d"):  # was numpy's broadcast error
+        pecli.apply_rotary(ones, ones, ones)
+    with pytest.raises(ParameterError, match="x must be a numpy array or a torch tensor, got list"):
+        pecli.apply_rotary([[1.0, 0.0]], np.ones((1, 2)), np.zeros((1, 2)))
