@@ -233,8 +233,13 @@ def assert_rotary_matches(apply_fn: Callable[[Any, Any, Any], Any], reference: s
 def _torch_device(device: Any) -> str:
     """``device`` if torch can compute there, else a :class:`ParameterError` (never torch's own
     ``AssertionError("Torch not compiled with CUDA enabled")``, which a test would report as a mismatch)."""
-    import torch
-
+    try:
+        import torch
+    except ImportError as error:
+        raise ParameterError(
+            f"device {device!r} needs torch, which is not installed",
+            hint="pip install 'pecli[torch]', or drop device to get numpy arrays",
+        ) from error
     from pecli.torch_backend import check_device
 
     text = str(device)

@@ -15,8 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
-from torch import nn
+
+try:
+    import torch
+    from torch import nn
+except ImportError as error:  # the optional extra: say how to get it
+    raise ImportError("pecli.torch needs torch: pip install 'pecli[torch]'") from error
 
 from pecli.errors import ParameterError
 

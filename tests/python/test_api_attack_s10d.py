@@ -263,3 +263,24 @@ def test_apply_rotary_names_an_odd_width_and_a_list():
         pecli.apply_rotary(ones, ones, ones)
     with pytest.raises(ParameterError, match="x must be a numpy array or a torch tensor, got list"):
         pecli.apply_rotary([[1.0, 0.0]], np.ones((1, 2)), np.zeros((1, 2)))
+
+
+def test_without_torch_a_device_and_pecli_torch_say_how_to_get_it():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import pecli\n"
+        "from pecli.testing import assert_rotary_matches\n"
+        "try:\n    assert_rotary_matches(lambda q, k, p: (q, k), 'rope', dim=4, length=8, device='cpu')\n"
+        "except pecli.ParameterError as error:\n    print(error)\n"
+        "try:\n    import pecli.torch\nexcept ImportError as error:\n    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "device 'cpu' needs torch, which is not installed"
+        " (pip install 'pecli[torch]', or drop device to get numpy arrays)",
+        "pecli.torch needs torch: pip install 'pecli[torch]'",
+    ]
