@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,6 +39,7 @@ def _table(value: Any, *, key: str | None = None, length: int | None = None, dim
     """``value`` as a resolved table: an array as it is, a string through the CLI's source resolver."""
     from pecli.sources import SourceTable, resolve
 
+    value = _source_text(value, label)
     if isinstance(value, str):
         from pecli.schemes.specs import looks_like_spec, parse_spec
 
@@ -56,13 +58,52 @@ def _table(value: Any, *, key: str | None = None, length: int | None = None, dim
         return resolve(value, key=key, length=length, dtype=dtype)
     if key is not None:
         raise ParameterError("key applies to a file or a config, not to an array", hint="drop key")
-    array = np.asarray(value.detach().cpu() if hasattr(value, "detach") else value)
+    array, stored = _as_array(value, label)
     if array.dtype.kind in "cOSU":  # complex, strings, objects (bfloat16, kind V, is a number): refused by name
         raise ParameterError(
             f"{label} has dtype {array.dtype}, which is not a real number type",
             hint="pass a float or integer array (np.real(a) if the imaginary parts are 0)",
         )
-    return SourceTable(array, label, kind="array")
+    return SourceTable(array, label, kind="array", dtype=stored)
+
+
+def _source_text(value: Any, label: str) -> Any:
+    """A path (``pathlib.Path``, ``os.PathLike``) as its text, read as the CLI reads a path; bytes refused by name."""
+    import os
+
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, bytes):
+        raise ParameterError(f"{label} is bytes, not a table or a path", hint="pass a str path, or an array")
+    return value
+
+
+def _as_array(value: Any, label: str) -> tuple[np.ndarray, str]:
+    """``value`` as a numpy array and its stored dtype's name when numpy holds it wider ("" otherwise): a
+    torch tensor is detached and moved to the CPU (bfloat16 widened to float32, which holds it exactly); a
+    ragged list is refused by name instead of numpy's error."""
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor, without importing torch
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":
+            return np.asarray(value.float().numpy()), "bfloat16"
+        return np.asarray(value.numpy()), ""
+    try:
+        return np.asarray(value), ""
+    except (ValueError, TypeError) as error:  # ragged nested lists: "inhomogeneous shape …"
+        raise ParameterError(
+            f"{label} has rows of different lengths (a ragged {type(value).__name__}), so it is no table",
+            hint="pass a rectangular array (every row the same length)",
+        ) from error
+
+
+def _check_tolerance(name: str, value: Any) -> None:
+    """A :class:`ParameterError` naming ``name`` unless ``value`` is None or a finite real number >= 0."""
+    import numbers
+
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (0 <= float(value) < float("inf")):
+        raise ParameterError(f"{name} must be a finite number >= 0, got {value!r}", hint=f"e.g. {name}=1e-6")
 
 
 def identify(table: Any, *, key: str | None = None) -> IdentifyReport:
@@ -105,6 +146,9 @@ def compare(
     from pecli.analysis.compare import Reference, compare_tables, recorded_positions
     from pecli.analysis.compare_report import CompareReport, Side
 
+    _check_tolerance("atol", atol)
+    _check_tolerance("rtol", rtol)
+    a, b = _source_text(a, "A"), _source_text(b, "B")
     computed = [isinstance(side, str) and not _is_file(side) for side in (a, b)]
     if all(computed):
         raise ParameterError(
@@ -112,6 +156,7 @@ def compare(
         )
     first = None if computed[0] else _table(a, key=key, label="A")
     second = None if computed[1] else _table(b, key=key_b, label="B")
+    first, second = (_as_rows(side) for side in (first, second))
     shaped = first if first is not None else second
     assert shaped is not None
     rows, width = np.asarray(shaped.array).shape[0], np.asarray(shaped.array).shape[-1]
@@ -128,6 +173,19 @@ def compare(
                             reference_side="ab"[side], positions=positions)  # fmt: skip
     sides = [Side(t.label, np.asarray(t.array).shape, t.dtype_name) for t in (first, second)]
     return CompareReport(sides[0], sides[1], result)
+
+
+def _as_rows(side: SourceTable | None) -> SourceTable | None:
+    """A 1-D table as one row (the CLI reads a file's vector so); a 0-d or empty one refused by name."""
+    if side is None or side.kind != "array":
+        return side
+    array = np.asarray(side.array)
+    if array.ndim == 0 or array.size == 0:
+        raise ParameterError(f"{side.label} has shape {array.shape}: no values to compare",
+                             hint="pass a (len, d) table, or a vector")  # fmt: skip
+    if array.ndim == 1:
+        return dataclasses.replace(side, array=array[None, :])
+    return side
 
 
 def _is_file(text: str) -> bool:
@@ -154,6 +212,12 @@ def from_config(source: str, *, length: int | None = None, layer_type: str | Non
     """
     from pecli.models.from_config import config_encoding, config_spec
 
+    source = _source_text(source, "source")
+    if not isinstance(source, str):
+        raise ParameterError(
+            f"source must be a path or a model id, got {type(source).__name__}",
+            hint="pass a config.json, a model directory, a .gguf file or a cached model id",
+        )
     model = config_encoding(source, layer_type=layer_type, per_layer=True)
     spec = config_spec(model, length=length, dtype=dtype)
     return {part.name: part.array() for part in spec.parts()}
@@ -178,10 +242,20 @@ def figure(table: Any, *, key: str | None = None, title: str | None = None, **st
             f"figure() got an unexpected keyword argument {unknown[0]!r}",
             hint=f"valid: key, title, {', '.join(_FIGURE_STYLE)}",
         )
+    if title is not None and not isinstance(title, str):
+        raise ParameterError(f"title must be a str, got {type(title).__name__}", hint="pass title=str(...)")
+    figsize = style.get("figsize")
+    if figsize is not None and not (
+        isinstance(figsize, (tuple, list)) and len(figsize) == 2
+        and all(isinstance(side, (int, float)) and not isinstance(side, bool) for side in figsize)
+    ):  # fmt: skip
+        raise ParameterError(f"figsize must be (width, height) in inches, got {figsize!r}", hint="e.g. figsize=(8, 6)")
     resolved = _table(table, key=key)
     values = np.asarray(resolved.array, dtype=np.float64)
     if values.ndim != 2:
         raise ParameterError(f"figure draws a 2-D table, got shape {values.shape}", hint="pick a 2-D slice")
+    if not values.size:
+        raise ParameterError(f"figure draws a non-empty table, got shape {values.shape}", hint="pass the table's rows")
     drawn, _ = heatmap_figure(values, title=title if title is not None else resolved.label, **style)
     return drawn
 

@@ -26,7 +26,12 @@ _ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2}
 
 def check_dtype(name: str) -> str:
     """``name`` if it is a dtype pecli writes, else a :class:`ParameterError` listing them."""
-    if not isinstance(name, str) or name not in _ITEMSIZE:  # np.float32 too: the name is asked for
+    if not isinstance(name, str) and str(getattr(name, "__name__", name)).split(".")[-1] in _ITEMSIZE:
+        # np.float32, np.dtype("float32"), torch.float32: a dtype object is refused (the name is asked for),
+        # with the name that means it rather than "unknown dtype <class 'numpy.float32'>"
+        spelled = str(getattr(name, "__name__", name)).split(".")[-1]
+        raise ParameterError(f"dtype is given by its name, got the object {name!r}", hint=f"pass dtype={spelled!r}")
+    if not isinstance(name, str) or name not in _ITEMSIZE:
         raise ParameterError(f"unknown dtype {name!r}", hint=did_you_mean(name, DTYPES))
     return name
 

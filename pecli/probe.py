@@ -94,7 +94,10 @@ def rotary_spec(
             hint="give a config.json, a model directory, a cached model id or a scheme spec such as 'rope'",
         )
     else:
-        spec = TableSpec.resolve(reference, preset, dict(scheme_params or {}), length=length, dim=dim)
+        scheme: str | None = reference
+        if looks_like_spec(reference) and parse_spec(reference).scheme is None:  # a preset's name: its own scheme
+            scheme, preset = None, preset or reference
+        spec = TableSpec.resolve(scheme, preset, dict(scheme_params or {}), length=length, dim=dim)
     from pecli.schemes.catalog import get_scheme
 
     if get_scheme(spec.scheme).kind != "rotary" or "layout" not in spec.params or len(spec.shape) != 2:
@@ -179,7 +182,7 @@ def rotate(
     """
     from pecli.schemes.rope import apply_rotary
 
-    positions = np.asarray(positions, dtype=np.int64)
+    positions = _positions(positions)
     all_params = {**spec.params, **params}
     layout = layout or all_params["layout"]
     table = dataclasses.replace(spec, length=int(positions.max()) + 1 if length is None else length, dtype="float64")
@@ -209,12 +212,41 @@ def rotate(
     if swap_cos_sin:
         cos, sin = sin, cos
     x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 0 or x.shape[-1] < cos.shape[1]:
+        raise ParameterError(
+            f"x has shape {x.shape}: the rotation needs a last axis (head_dim) of at least {cos.shape[1]}, "
+            "the table's rotary columns",
+            hint=f"pass x of shape (…, positions, head_dim ≥ {cos.shape[1]})",
+        )
     passed = x.shape[-1] - cos.shape[1]  # a config's table covers the rotary columns only: the rest pass
     cos, sin = np.pad(cos, ((0, 0), (0, passed)), constant_values=1.0), np.pad(sin, ((0, 0), (0, passed)))
     turned = x.shape[-1] if partner_over_head else _rotated_columns(dataclasses.replace(spec, params=all_params))
     out = x.copy()
     out[..., :turned] = apply_rotary(x[..., :turned], cos[:, :turned], sin[:, :turned], layout=layout)
     return out
+
+
+def _positions(positions: Any) -> np.ndarray:
+    """``positions`` as a 1-D int64 array; a :class:`ParameterError` for a fraction, NaN, a negative or an empty list
+    (a cast would truncate 0.5 to 0 and turn NaN into −2**63, named as an internal row range).
+
+    >>> _positions([0, 1.0, np.int32(7)]).tolist()
+    [0, 1, 7]
+    """
+    wanted = "{positions} must be a non-empty list of integer positions ≥ 0"
+    try:
+        values = np.asarray(positions)
+    except (ValueError, TypeError) as error:
+        raise ParameterError(wanted, hint="e.g. {positions=0,1,4096}") from error
+    numeric = values.dtype.kind in "iub" or (values.dtype.kind == "f" and bool(np.isfinite(values).all()))
+    if (values.ndim != 1 or not values.size or not numeric or (values < 0).any()
+            or (values.dtype.kind == "f" and bool((values != np.round(values)).any()))
+            or float(values.max()) >= 2.0**62):  # fmt: skip
+        raise ParameterError(
+            f"{wanted}, got {np.array2string(values, threshold=8)}",
+            hint="e.g. {positions=0,1,4096}",
+        )
+    return values.astype(np.int64)
 
 
 #: positions spanning fewer rows than this are computed as one block of rows
@@ -334,9 +366,9 @@ def make_probe(
     from pecli.schemes.checks import non_negative_int, positive_int
 
     heads, seed = positive_int("heads", heads), non_negative_int("seed", seed)
-    chosen = np.asarray(probe_positions(spec) if positions is None else positions, dtype=np.int64)
-    if chosen.ndim != 1 or not len(chosen) or (chosen < 0).any():
-        raise ParameterError("{positions} must be a non-empty list of positions ≥ 0", hint="e.g. {positions=0,1,4096}")
+    chosen = _positions(probe_positions(spec) if positions is None else positions)
+    if head_dim is not None:
+        head_dim = positive_int("head_dim", head_dim)
     rng = np.random.default_rng(seed)
     shape = (heads, len(chosen), int(head_dim or spec.dim or 0))
     # q, k, their rotations (float64) and the scores, before any of them is drawn
@@ -399,6 +431,8 @@ def diagnose_rotated(probe: Probe, actual: Any, *, which: str = "q", tolerance: 
     the attention factor left out, applied twice or inverted, LongRoPE's other factor set, positions
     off by one, and other usual bases. An empty list: no known mistake explains the difference.
     """
+    if which not in ("q", "k"):
+        raise ParameterError(f"which must be 'q' or 'k', got {which!r}", hint="which='q'")
     actual = np.asarray(actual, dtype=np.float64)
     vectors = np.asarray(getattr(probe, which), dtype=np.float64)
     expected = np.asarray(getattr(probe, f"{which}_rotated"), dtype=np.float64)

@@ -37,14 +37,37 @@ from pecli.errors import ParameterError
 __all__ = ["assert_rotary_matches", "assert_table_matches"]
 
 
-def _to_numpy(value: Any) -> np.ndarray:
+def _to_numpy(value: Any, label: str = "the engine's table") -> np.ndarray:
     """A numpy array of ``value``: a torch tensor is detached and moved to the CPU (bfloat16 widened to float32)."""
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor: no torch import needed to read it
-        value = value.detach().cpu()
-        if not value.is_complex() and value.dtype.itemsize == 2 and str(value.dtype) == "torch.bfloat16":
-            value = value.float()
-        return np.asarray(value.numpy())
-    return np.asarray(value)
+    from pecli.api import _as_array
+
+    return _as_array(value, label)[0]
+
+
+def _reference(reference: Any) -> str:
+    """``reference`` as the text the resolvers read: a ``pathlib.Path`` as its path; anything else not a str refused."""
+    import os
+
+    if isinstance(reference, os.PathLike):
+        reference = os.fspath(reference)
+    if not isinstance(reference, str):
+        raise ParameterError(
+            f"reference must be a config.json, a model directory, a cached model id or a scheme spec, "
+            f"got {type(reference).__name__}",
+            hint="pass e.g. 'rope:base=500000' or the path of the model's config.json",
+        )
+    return reference
+
+
+def _non_finite(name: str, values: np.ndarray) -> str | None:
+    """Where ``values`` first holds NaN or ±inf, as an assertion message; None when every value is finite."""
+    if values.dtype.kind not in "fc" or np.isfinite(values).all():
+        return None
+    position, column = (int(i) for i in np.argwhere(~np.isfinite(values))[0])
+    count = int((~np.isfinite(values)).sum())
+    return (f"the engine's {name} holds {count} non-finite value{'s' if count > 1 else ''} "
+            f"(first {values[position, column]} at position {position}, dimension {column})\n"
+            "named cause: non_finite")  # fmt: skip
 
 
 def _squeezed(array: np.ndarray) -> np.ndarray:
@@ -108,9 +131,15 @@ def assert_table_matches(actual: Any, reference: str, *, part: str | None = None
     from pecli.analysis.compare import Reference, compare_tables
     from pecli.analysis.compare_report import CompareReport, Side
     from pecli.analysis.engine_cache import frequency_placement, placed
+    from pecli.api import _check_tolerance
     from pecli.models.rope_family import transformers_cache_layout
     from pecli.probe import rotary_spec
 
+    reference = _reference(reference)
+    _check_tolerance("atol", atol)
+    _check_tolerance("rtol", rtol)
+    if part not in (None, "cos", "sin"):
+        raise ParameterError(f"part must be 'cos', 'sin' or None (both), got {part!r}", hint="part='cos'")
     layout_name, cos, sin = _parts(actual)
     positions, width = cos.shape
     if cos.shape != sin.shape:
@@ -135,6 +164,9 @@ def assert_table_matches(actual: Any, reference: str, *, part: str | None = None
         if part not in (None, name):
             continue
         table = dataclasses.replace(spec, params={**spec.params, "part": name})
+        problem = _non_finite(name, values)
+        if problem is not None:
+            raise AssertionError(problem)
         expected = table.array()
         engine = placed(values, frequency_placement(expected) or "halves") if half else values
         result = compare_tables(expected, engine, atol=atol, rtol=rtol or 0.0, reference=Reference(table.scheme,
@@ -175,6 +207,12 @@ def assert_rotary_matches(apply_fn: Callable[[Any, Any, Any], Any], reference: s
             f"apply_fn must be a function (q, k, positions) -> (q, k), got {type(apply_fn).__name__}",
             hint="pass the engine's rotary function, wrapped to that signature",
         )
+    from pecli.api import _check_tolerance
+
+    reference = _reference(reference)
+    _check_tolerance("atol", atol)
+    if device is not None:
+        device = _torch_device(device)
     spec = rotary_spec(reference, dim=dim, length=length)
     probe = make_probe(spec, heads=heads, seed=seed, head_dim=head_dim_of(reference, spec))
     inputs: tuple[Any, ...] = (probe.q, probe.k, probe.positions)
@@ -190,6 +228,28 @@ def assert_rotary_matches(apply_fn: Callable[[Any, Any, Any], Any], reference: s
     if not report.agree:
         causes = _named([found for check in report.checks for found in check.diagnosis])
         raise AssertionError(f"the rotation differs from {reference}'s:\n" + "\n".join(report.text_lines() + causes))
+
+
+def _torch_device(device: Any) -> str:
+    """``device`` if torch can compute there, else a :class:`ParameterError` (never torch's own
+    ``AssertionError("Torch not compiled with CUDA enabled")``, which a test would report as a mismatch)."""
+    try:
+        import torch
+    except ImportError as error:
+        raise ParameterError(
+            f"device {device!r} needs torch, which is not installed",
+            hint="pip install 'pecli[torch]', or drop device to get numpy arrays",
+        ) from error
+    from pecli.torch_backend import check_device
+
+    text = str(device)
+    try:
+        parsed = torch.device(text)
+    except (RuntimeError, TypeError) as error:
+        raise ParameterError(f"device {text!r} is not a torch device", hint="pass 'cpu', 'cuda' or 'cuda:0'") from error
+    if parsed.type not in ("cpu", "cuda"):
+        raise ParameterError(f"device {text!r}: pecli.testing runs on 'cpu' or a CUDA device", hint="pass 'cpu'")
+    return check_device(text)
 
 
 def _named(findings: Any) -> list[str]:

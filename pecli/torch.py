@@ -15,8 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
-from torch import nn
+
+try:
+    import torch
+    from torch import nn
+except ImportError as error:  # the optional extra: say how to get it
+    raise ImportError("pecli.torch needs torch: pip install 'pecli[torch]'") from error
 
 from pecli.errors import ParameterError
 
@@ -37,6 +41,37 @@ def to_tensor(array: np.ndarray) -> torch.Tensor:
     if array.dtype.name == "bfloat16":
         return torch.from_numpy(np.ascontiguousarray(array).view(np.uint16).copy()).view(torch.bfloat16)
     return torch.from_numpy(np.ascontiguousarray(array).copy())
+
+
+def _check_input(name: str, x: Any, layout: str, *, ndim: int, width: int) -> None:
+    """A :class:`ParameterError` naming ``name`` unless ``x`` is a floating-point tensor whose last axis is ``width``,
+    with ``ndim`` axes (at least ``ndim`` for a ``…`` layout). An integer tensor would get the table cast to
+    integers (every value truncated to -1, 0 or 1), so it is refused instead."""
+    if not isinstance(x, torch.Tensor):
+        raise ParameterError(f"{name} must be a torch tensor {layout}, got {type(x).__name__}",
+                             hint=f"pass torch.as_tensor({name})")  # fmt: skip
+    if x.ndim != ndim if "…" not in layout else x.ndim < ndim:
+        raise ParameterError(f"{name} must be {layout}, got shape {tuple(x.shape)}", hint=f"reshape {name} to {layout}")
+    if x.shape[-1] != width:
+        raise ParameterError(f"{name}'s last axis is {x.shape[-1]}, but the module's dim is {width}",
+                             hint=f"build the module with dim={x.shape[-1]}")  # fmt: skip
+    if not (x.is_floating_point() or x.is_complex()):
+        raise ParameterError(f"{name} must be a floating-point tensor, got {x.dtype}",
+                             hint=f"pass {name}.float()")  # fmt: skip
+
+
+def _count(name: str, value: Any, *, least: int) -> int:
+    """``value`` as an int >= ``least`` (a numpy or 0-d torch integer too), else a :class:`ParameterError`."""
+    import operator
+
+    try:
+        number = operator.index(value) if not isinstance(value, bool) else None
+    except TypeError:
+        number = None
+    if number is None or number < least:
+        kind = "a positive integer" if least > 0 else "an integer >= 0"
+        raise ParameterError(f"{name} must be {kind}, got {value!r}", hint=f"pass e.g. {name}={least}")
+    return number
 
 
 class SinusoidalPositionalEncoding(nn.Module):
@@ -76,6 +111,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.register_buffer("pe", to_tensor(encode("sinusoidal", max_len, dim, preset=preset, dtype=dtype, **params)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        order = "(batch, len, dim)" if self.batch_first else "(len, batch, dim)"
+        _check_input("x", x, order, ndim=3, width=self.pe.shape[1])
         length = x.shape[1] if self.batch_first else x.shape[0]
         if length > self.pe.shape[0]:
             raise ParameterError(
@@ -127,6 +164,11 @@ class TimestepEmbedding(nn.Module):
     def forward(self, timesteps: torch.Tensor) -> torch.Tensor:
         from pecli.schemes.timestep import timestep_embedding
 
+        if not isinstance(timesteps, torch.Tensor):
+            raise ParameterError(
+                f"timesteps must be a torch tensor, got {type(timesteps).__name__}",
+                hint="pass torch.as_tensor(timesteps); pecli.timestep_embedding takes numpy arrays and lists",
+            )
         times = timesteps.detach().to("cpu", torch.float64).reshape(-1).numpy()
         return to_tensor(timestep_embedding(times, self.dim, **self.params)).to(timesteps.device)
 
@@ -172,16 +214,19 @@ class RotaryEmbedding(nn.Module):
         self.register_buffer("cos", cos, persistent=False)
         self.register_buffer("sin", sin, persistent=False)
 
-    def _tables(self, length: int) -> tuple[torch.Tensor, torch.Tensor]:
-        from pecli.schemes.rope import rope_table
+    def _tables(self, length: int, start: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rows ``start … length − 1`` of the ``length``-position tables (only those rows are computed)."""
+        from pecli.schemes import encode
 
+        rows = range(start, length)
         return tuple(  # type: ignore[return-value]
-            to_tensor(rope_table(length, self.dim, part=part, dtype=self.dtype, **self.params))
+            to_tensor(encode("rope", length, self.dim, part=part, dtype=self.dtype, rows=rows, **self.params))
             for part in ("cos", "sin")
         )
 
     def tables(self, length: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The (length, dim) cos and sin tables: ``pecli generate rope --len length``'s tensors."""
+        length = _count("length", length, least=1)
         if self.params["scaling"] == "dynamic" or length > self.cos.shape[0]:
             cos, sin = self._tables(length)
             return cos.to(self.cos.device), sin.to(self.sin.device)
@@ -191,9 +236,18 @@ class RotaryEmbedding(nn.Module):
         """Rotate ``q`` and ``k`` (…, len, dim) for positions ``offset … offset + len − 1``."""
         from pecli.schemes.rope import apply_rotary
 
+        offset = _count("offset", offset, least=0)
+        for name, x in (("q", q), ("k", k)):
+            _check_input(name, x, "(…, len, dim)", ndim=2, width=self.dim)
+        if q.shape[-2] != k.shape[-2]:
+            raise ParameterError(f"q has {q.shape[-2]} positions but k has {k.shape[-2]}",
+                                 hint="rotate q and k of one sequence (the same len axis)")  # fmt: skip
         length = q.shape[-2]
-        cos, sin = self.tables(offset + length)
-        cos, sin = cos[offset : offset + length], sin[offset : offset + length]
+        if self.params["scaling"] == "dynamic" or offset + length > self.cos.shape[0]:
+            # only the rows rotated: an offset far past the cache costs len rows, not offset + len
+            cos, sin = (table.to(self.cos.device) for table in self._tables(offset + length, start=offset))
+        else:
+            cos, sin = self.cos[offset : offset + length], self.sin[offset : offset + length]
         return (
             apply_rotary(q, cos.to(q.dtype), sin.to(q.dtype), self.layout),
             apply_rotary(k, cos.to(k.dtype), sin.to(k.dtype), self.layout),

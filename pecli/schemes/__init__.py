@@ -77,10 +77,17 @@ def encode(
     spec = TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype)
     if out is not None:
         return _fill(spec.single(), rows, out)
+    if rows is not None:  # a slice or a list: named as the range it must be, not len()'s TypeError
+        from pecli.schemes.checks import row_range
+
+        rows = row_range(rows, spec.shape[0])
     tables = {}
     for part in spec.parts():
         count = len(rows) if rows is not None else part.shape[0]
-        check_fits_in_memory(count * (part.nbytes // max(1, part.shape[0])))
+        sizes = [name for name, given in (("length", length), ("dim", dim)) if given is not None]
+        sizes += [name for name in ("heads", "grid") if name in spec.params]  # what sets the size, as given
+        hint = f"use a smaller {' or '.join(f'{{{name}}}' for name in sizes)}" if sizes else None
+        check_fits_in_memory(count * (part.nbytes // max(1, part.shape[0])), hint=hint)
         tables[part.name] = part.rows(rows if rows is not None else range(part.shape[0]))
     return tables if len(tables) > 1 else next(iter(tables.values()))
 

@@ -302,6 +302,10 @@ def apply_rotary(x: Any, cos: Any, sin: Any, layout: str = "half") -> Any:
         [-1.9841106486, 1.9599006675, 2.4623779024, 4.0197996683]
     """
     layout = choice("layout", layout, ("half", "interleaved"))
+    for name, value in (("x", x), ("cos", cos), ("sin", sin)):
+        if not hasattr(value, "shape"):
+            raise ParameterError(f"{name} must be a numpy array or a torch tensor, got {type(value).__name__}",
+                                 hint=f"pass np.asarray({name})")  # fmt: skip
     _check_rotary_shapes(tuple(x.shape), tuple(cos.shape), tuple(sin.shape), layout)
     rotated = x * 0
     if layout == "half":
@@ -325,8 +329,9 @@ def _check_rotary_shapes(x: tuple[int, ...], cos: tuple[int, ...], sin: tuple[in
             f"x's last axis is {x[-1]} but the table's d is {cos[-1]} (x {x}, cos/sin {cos})",
             hint="x is (…, len, d) and cos/sin (len, d) with the same d",
         )
-    if layout == "interleaved" and x[-1] % 2:
-        raise ParameterError(f"an interleaved rotation needs an even d, got {x[-1]}", hint="use layout='half'")
+    if x[-1] % 2:  # pairs of columns: an odd d has one left over (half: numpy's broadcast error)
+        raise ParameterError(f"a rotation needs an even d (it turns pairs of columns), got {x[-1]}",
+                             hint="pass the rotary columns only, an even number")  # fmt: skip
     if len(cos) >= 2 and (len(x) < 2 or x[-2] != cos[-2]) and cos[-2] != 1:
         got = f"x's sequence axis is {x[-2]}" if len(x) >= 2 else f"x has no sequence axis (shape {x})"
         raise ParameterError(

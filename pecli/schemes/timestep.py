@@ -110,6 +110,11 @@ def timestep_embedding(
         [[998.39, 998.39, 998.39]]
     """
     dim = positive_int("dim", dim)
+    if isinstance(timesteps, (str, bytes)):  # list("12") is ["1", "2"]: two timesteps read from one string
+        raise ParameterError(
+            f"timesteps must be a 1-d sequence of real numbers, got the string {_shown(timesteps)}",
+            hint="pass e.g. timesteps=[0, 250, 999]",
+        )
     try:
         given = np.asarray(list(timesteps) if not isinstance(timesteps, np.ndarray) else timesteps)
         times = given.astype(np.float64) if given.dtype.kind != "c" else given
