@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
-from tests.conftest import require_module, run_in_process
+from tests.conftest import run_in_process
+from tests.models.test_info_config import write_gguf
 
 _BASE = {"head_dim": 16, "hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 4096}
 _FULL = {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0}
@@ -21,21 +22,8 @@ _LLAMA4 = {**_BASE, "model_type": "llama4_text", "rope_parameters": {"rope_type"
 
 
 def _write_gguf(path, view) -> str:
-    gguf = require_module("gguf")
-    metadata = dict(view["metadata"])
-    writer = gguf.GGUFWriter(str(path), metadata.pop("general.architecture"))
-    for key, value in metadata.items():
-        if isinstance(value, str):
-            writer.add_string(key, value)
-        elif isinstance(value, int):
-            writer.add_uint32(key, value)
-        else:
-            writer.add_float64(key, value)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return str(path)
+    """The ``info --as gguf`` view written as a real .gguf file (the metadata only)."""
+    return str(write_gguf(path, {**view, "tensors": {}}))
 
 
 def _tables(source, out) -> dict[str, np.ndarray]:

@@ -226,7 +226,7 @@ def _tables(cli, config, out):
     return load_file(str(out))
 
 
-def _write_gguf(path, settings):
+def write_gguf(path, settings):
     gguf = require_module("gguf")
     metadata = dict(settings["metadata"])
     writer = gguf.GGUFWriter(str(path), metadata.pop("general.architecture"))
@@ -261,7 +261,7 @@ def test_settings_as_another_tool_read_back_give_the_same_table(saved, cli, tmp_
     settings = json.loads(result.out)
     assert json.loads(cli("info", str(saved[name]), "--as", tool, "--json").out) == settings
     if tool == "gguf":
-        written = _write_gguf(tmp_path / "model.gguf", settings)
+        written = write_gguf(tmp_path / "model.gguf", settings)
         described = json.loads(cli("info", str(written), "--json").out)  # its tensors, then its rope metadata
         assert {entry["name"] for entry in described["tensors"]} == set(settings["tensors"])
         layer = described["positional_encoding"]["layers"][0]
