@@ -177,19 +177,26 @@ def diffusers_crops(table: np.ndarray, height: int, width: int) -> Iterator[dict
             return
 
 
-def mrope_sections(table: np.ndarray, height: int, width: int, layout: str) -> str | None:
+def mrope_sections(
+    table: np.ndarray, height: int, width: int, layout: str, thresholds: dict[str, float] | None = None
+) -> str | None:
     """Qwen2-VL's ``t,h,w`` sections of an image's M-RoPE table (t = 0 throughout), or None.
 
     Frequencies fall along the head, t's first: the t section never turns, the first frequency
     that turns between tokens (0, 0) and (H − 1, 0) starts h's, and the first that turns between
-    (0, 0) and (0, W − 1) starts w's.
+    (0, 0) and (0, W − 1) starts w's. ``thresholds`` keeps each layout's threshold (64 roundings at its largest
+    |value|) between calls on one table: one pass over it, not one a grid.
     """
     half = table.shape[1] // 2
     if table.shape[1] % 2 or height < 2 or width < 2 or len(table) != height * width:
         return None
     columns = table[:, :half] if layout == "half" else table[:, 0::2]
-    scale = float(np.abs(columns).max()) or 1.0
-    threshold = 64 * rounding_tolerance(value_precision(table), scale=scale)
+    threshold = None if thresholds is None else thresholds.get(layout)
+    if threshold is None:
+        scale = float(np.abs(columns).max()) or 1.0
+        threshold = 64 * rounding_tolerance(value_precision(table), scale=scale)
+        if thresholds is not None:
+            thresholds[layout] = threshold
     turns_with_h = np.abs(columns[(height - 1) * width] - columns[0]) > threshold
     turns_with_w = np.abs(columns[width - 1] - columns[0]) > threshold
     if not turns_with_h.any() or not turns_with_w.any():
@@ -200,7 +207,9 @@ def mrope_sections(table: np.ndarray, height: int, width: int, layout: str) -> s
     return f"{h_start},{w_start - h_start},{half - w_start}"
 
 
-def _rope2d_candidates(table: np.ndarray, height: int, width: int, bases: tuple[float, ...]) -> Iterator[dict]:
+def _rope2d_candidates(
+    table: np.ndarray, height: int, width: int, bases: tuple[float, ...], thresholds: dict[str, float]
+) -> Iterator[dict]:
     """Axial RoPE over H × W: diffusers' (w first), timm's/EVA-02's (h first), Qwen2-VL's M-RoPE sections.
 
     Token (0, 0) has angle 0, so its row tells the part.
@@ -218,7 +227,7 @@ def _rope2d_candidates(table: np.ndarray, height: int, width: int, bases: tuple[
                     spelled = {"layout": layout, "grid_indexing": "ij"}
                 yield {"grid": grid, "part": part, **spelled, "base": base}
         for layout in ("half", "interleaved"):
-            sections = mrope_sections(table, height, width, layout)
+            sections = mrope_sections(table, height, width, layout, thresholds)
             if sections is not None:
                 for base in bases:
                     named = None if layout == "half" else layout  # Qwen2-VL's half is the default with sections
@@ -231,6 +240,7 @@ def grid_scheme_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Itera
     sincos_presets = [resolve("sincos2d", name, {})[1] for name in presets_of("sincos2d")]
     diffusers = resolve("sincos2d", "diffusers", {})[1]
     read_bases: dict[int, tuple[float, ...]] = {}
+    thresholds: dict[str, float] = {}  # each layout's turning threshold, for M-RoPE's sections
     for grid in grid_candidates(table):
         height, width = map(int, grid["grid"].split(","))
         # behind diffusers' extra_tokens zero rows (cls_token with extra_tokens), or MAE's one cls row
@@ -255,5 +265,5 @@ def grid_scheme_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Itera
             for layout in SCHEMES["coordconv"].choices["layout"]:  # uber's columns differ on a non-square grid
                 yield "coordconv", {**SCHEMES["coordconv"].defaults, "grid": grid["grid"], "layout": layout}
         if not grid["cls_token"]:
-            for params in _rope2d_candidates(table, height, width, grid_bases_here):
+            for params in _rope2d_candidates(table, height, width, grid_bases_here, thresholds):
                 yield "rope2d", {**SCHEMES["rope2d"].defaults, **params}

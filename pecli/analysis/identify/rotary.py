@@ -78,16 +78,41 @@ def frequency_profile(columns: np.ndarray, part: str) -> tuple[np.ndarray, float
         if (part == "cos" and not 0.5 < amplitude < 2.0) or (part == "sin" and np.abs(first).max() > 1e-6):
             return None
         inverse = np.arccos if part == "cos" else np.arcsin
-        normalised = np.clip(columns.astype(np.float64) / amplitude, -1.0, 1.0)
         # each frequency is read at the first row where its angle passes 1 radian (cos) or 0.5 (sin):
         # well conditioned, and short of π (cos) or π/2 (sin), where the inverse would fold
-        reached = normalised <= math.cos(1.0) if part == "cos" else normalised >= math.sin(0.5)
-        rows = np.maximum(np.where(reached.any(axis=0), reached.argmax(axis=0), length - 1), 1)
-        rates = inverse(normalised[rows, np.arange(columns.shape[1])]) / rows
+        rows = np.maximum(_first_reached(columns, amplitude, part), 1)
+        picked = columns[rows, np.arange(columns.shape[1])].astype(np.float64)
+        rates = inverse(np.clip(picked / amplitude, -1.0, 1.0)) / rows
     # a frequency too low to turn the angle within the table reads as 0 (cos rounds to 1)
     if (rates >= 0).all() and rates[:2].min() > 0 and rates.max() <= 1.01:
         return rates, amplitude, rows
     return None
+
+
+def _first_reached(columns: np.ndarray, amplitude: float, part: str) -> np.ndarray:
+    """Each column's first row whose value, over ``amplitude``, is past cos 1 (``cos``: at most) or sin 0.5
+    (``sin``: at least); the last row where it never is.
+
+    Read a block of rows at a time, each block twice the last and over the columns not yet reached only:
+    a long table's high frequencies turn in its first rows, and its lowest by row 1/ω, so the rows past
+    the slowest column's turn are never read (a 65536-row RoPE table of base 10⁴ turns by row ~10⁴).
+    """
+    length, count = columns.shape
+    threshold = math.cos(1.0) if part == "cos" else math.sin(0.5)
+    found = np.full(count, length - 1)
+    pending = np.arange(count)
+    start, block = 0, 64
+    while pending.size and start < length:
+        stop = min(start + block, length)
+        rows = columns[start:stop]
+        values = (rows if pending.size == count else rows[:, pending]).astype(np.float64)
+        values /= amplitude  # (the clip to ±1 moves no value across either threshold)
+        reached = values <= threshold if part == "cos" else values >= threshold
+        hit = reached.any(axis=0)
+        found[pending[hit]] = start + reached[:, hit].argmax(axis=0)
+        pending = pending[~hit]
+        start, block = stop, 2 * block
+    return found
 
 
 def _significant(value: float, digits: int) -> float:
