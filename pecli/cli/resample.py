@@ -214,6 +214,8 @@ def resample(
         done = replace(source, output, name, resampled, note=note)
         wrote = [f"wrote {output}: {done.key} {shape(table.array)} -> {shape(resampled)} {dtype}, "
                  f"every other tensor copied; {how}"]  # fmt: skip
+        if os.path.isdir(source) and resampled.ndim == 2:
+            _note_stale_length(out, source, output, done.key, resampled.shape[0])
     else:
         write_tensors(
             target, {name: Tensor.from_array(resampled)}, fmt=written_format, metadata={"pecli_resample": how}
@@ -235,6 +237,27 @@ def resample(
     }
     # the file is the result: a note says so, or --json says what was done
     out.show(Listing(written, [], notes=wrote if output != "-" else []))
+
+
+def _note_stale_length(out: Output, source: str, output: str, key: str, rows: int) -> None:
+    """A model directory's copy whose config.json still states the old table length: a note naming the key and
+    the value to set (transformers refuses a weight whose size disagrees with its config)."""
+    import json
+
+    from pecli.models.config import stale_length_setting
+
+    try:
+        with open(os.path.join(source, "config.json"), encoding="utf-8") as handle:
+            config = json.load(handle)
+    except (OSError, ValueError):
+        return
+    stale = stale_length_setting(config, key, rows) if isinstance(config, dict) else None
+    if stale is not None:
+        length_key, stated, needed = stale
+        out.note(
+            f"{os.path.join(output, 'config.json')} still says {length_key} = {stated} (copied as it was): set it "
+            f"to {needed} for the {rows}-row table, or transformers refuses to load the weights"
+        )
 
 
 def _check_before_reading(core: Any, source: str, key: str | None, settings: dict[str, Any], fmt: str) -> None:
@@ -346,6 +369,12 @@ def _check_checkpoint_output(source: str, output: str, fmt: str | None) -> None:
     if os.path.isdir(source):
         if os.path.exists(output) and not (os.path.isdir(output) and not os.listdir(output)):
             raise ParameterError(f"-o {output!r} exists", hint="a model directory is copied to a new directory")
+        suffix = os.path.splitext(output.rstrip(os.sep))[1].lower()
+        if suffix in (".safetensors", ".npy", ".pt", ".pth", ".bin", ".csv", ".tsv", ".json"):
+            raise ParameterError(
+                f"-o {output!r} names a {suffix} file, but a model directory is copied to a new directory",
+                hint="give a directory name, e.g. -o resampled-model",
+            )
         return
     if not output.endswith(".safetensors"):
         raise ParameterError(f"-o {output!r} is not a .safetensors file", hint="e.g. -o resampled.safetensors")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Annotated, Any, Optional
 
@@ -81,6 +82,7 @@ def timestep(
     from pecli.report import Deferred  # now: nothing is imported once the file is written
     from pecli.schemes.timestep import TimestepSpec
 
+    _refuse_options_after_dashes(timesteps or [])
     if d is None:
         raise ParameterError("missing --dim", hint="e.g. pecli timestep 0 250 999 --dim 320")
     SCHEMES["timestep"].sizes(1, d, {})  # checks --dim before reading the timesteps (stdin may be a terminal)
@@ -141,6 +143,21 @@ def _check_recorded_timesteps(table: Any) -> None:
             f"more than the {format_bytes(_MAX_RECORDED)} pecli records",
             hint="write .npy (no metadata), or evenly spaced timesteps (--range START:STOP:STEP)",
         )
+
+
+def _refuse_options_after_dashes(arguments: list[str]) -> None:
+    """An option's name among the timesteps (``pecli timestep -- -1 --dim 4``): after ``--`` every word is a
+    timestep, so it was not read as an option; say to put the options first (was 'missing --dim', or
+    "'--scale' is not a number")."""
+    for token in arguments:
+        if re.match(r"-{1,2}[A-Za-z]", token):
+            try:
+                float(token)  # -inf, -nan, -Infinity: values, refused or taken later
+            except ValueError:
+                raise ParameterError(
+                    f"{token!r} was read as a timestep: every word after '--' is one",
+                    hint="give the options before '--', e.g. pecli timestep --dim 4 -o t.npy -- -1 5",
+                ) from None
 
 
 def _read_timesteps(out: Output, arguments: list[str], range_text: str | None):

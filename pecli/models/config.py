@@ -35,7 +35,15 @@ from pecli.models.encoding import (
 from pecli.models.rope_config import has_rope, rope_encoding
 from pecli.models.transformers_families import CLASS_DEFAULTS
 
-__all__ = ["ROPE_TYPES", "ModelEncoding", "config_int", "known_rope_type", "model_encoding", "read_config"]
+__all__ = [
+    "ROPE_TYPES",
+    "ModelEncoding",
+    "config_int",
+    "known_rope_type",
+    "model_encoding",
+    "read_config",
+    "stale_length_setting",
+]
 
 #: fairseq-style sinusoidal tables (transformers' ``*SinusoidalPositionalEmbedding``): model_type ->
 #: (preset, config key of the length); these offset positions by padding_idx + 1
@@ -54,6 +62,30 @@ _LEARNED = {
     "opt": ("max_position_embeddings", "hidden_size", "decoder.embed_positions.weight", 2),
     "esm": ("max_position_embeddings", "hidden_size", "embeddings.position_embeddings.weight", 0),
 }
+
+
+def stale_length_setting(config: Mapping[str, Any], tensor: str, rows: int) -> tuple[str, int, int] | None:
+    """The key of a learned-position ``config`` that sizes weight ``tensor``, its value and the value a table of
+    ``rows`` rows needs, when they differ (a resampled copy whose config still states the old length, which
+    transformers refuses to load); None when they agree or the config does not size that tensor.
+
+    >>> stale_length_setting({"model_type": "bert", "max_position_embeddings": 40},
+    ...                      "embeddings.position_embeddings.weight", 64)
+    ('max_position_embeddings', 40, 64)
+    >>> stale_length_setting({"model_type": "opt", "max_position_embeddings": 40}, "decoder.embed_positions.weight", 66)
+    ('max_position_embeddings', 40, 64)
+    >>> stale_length_setting({"model_type": "gpt2", "n_positions": 64}, "wpe.weight", 64) is None
+    True
+    """
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or model_type not in _LEARNED:
+        return None
+    length_key, _, weight, offset = _LEARNED[model_type]
+    stated = config.get(length_key)
+    if not (tensor == weight or tensor.endswith("." + weight)) or type(stated) is not int:
+        return None
+    return None if stated == rows - offset else (length_key, stated, rows - offset)
+
 
 #: families whose model applies rotary only when ``position_embedding_type`` says so, whatever rope keys the file
 #: holds (EsmConfig's to_dict writes rope_theta even for an absolute model): model_type -> (the config class's
