@@ -81,3 +81,22 @@ def test_negative_numbers_after_the_separator_still_read(cli):
     done = cli("timestep", "--dim", "4", "--", "-1", "-2e3")
     assert done.code == 0, done.stderr
     assert "-2000" in done.out
+
+
+def test_a_key_part_that_one_position_tensor_holds_picks_it_in_a_model_directory(cli, tmp_path):
+    """BART's --key encoder: 'encoder' is in the decoder's encoder_attn weights too, but in one position tensor."""
+    directory = tmp_path / "bart"
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps({"model_type": "bart", "max_position_embeddings": 4}))
+    rng = np.random.default_rng(0)
+    encoder, decoder = (rng.normal(0, 0.02, (6, 8)).astype(np.float32) for _ in range(2))
+    weights = {"encoder.embed_positions.weight": encoder, "decoder.embed_positions.weight": decoder,
+               "decoder.layers.0.encoder_attn.k_proj.weight": np.ones((8, 8), np.float32)}  # fmt: skip
+    save_file(weights, str(directory / "model.safetensors"))
+    for part, table in (("encoder", encoder), ("decoder", decoder)):
+        out = tmp_path / f"{part}.npy"
+        done = cli("resample", str(directory), "--key", part, "--len", "6", "-o", str(out))
+        assert done.code == 0, done.stderr
+        assert np.array_equal(np.load(out), table)  # the same length: that tensor's values as they are
+    refused = cli("resample", str(directory), "--key", "weight", "--len", "6", "-o", str(tmp_path / "w.npy"))
+    assert_clean_error(refused, 2, "3 weights whose names contain 'weight'")
