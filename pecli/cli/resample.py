@@ -214,8 +214,9 @@ def resample(
         done = replace(source, output, name, resampled, note=note)
         wrote = [f"wrote {output}: {done.key} {shape(table.array)} -> {shape(resampled)} {dtype}, "
                  f"every other tensor copied; {how}"]  # fmt: skip
-        if os.path.isdir(source) and resampled.ndim == 2:
-            _note_stale_length(out, source, output, done.key, resampled.shape[0])
+        if os.path.isdir(source):
+            grid_tokens = (table.array.shape[-2], resampled.shape[-2], settings["prefix_tokens"]) if grid else None
+            _note_stale_length(out, source, output, done.key, resampled.shape[0], grid_tokens)
     else:
         write_tensors(
             target, {name: Tensor.from_array(resampled)}, fmt=written_format, metadata={"pecli_resample": how}
@@ -239,24 +240,33 @@ def resample(
     out.show(Listing(written, [], notes=wrote if output != "-" else []))
 
 
-def _note_stale_length(out: Output, source: str, output: str, key: str, rows: int) -> None:
-    """A model directory's copy whose config.json still states the old table length: a note naming the key and
-    the value to set (transformers refuses a weight whose size disagrees with its config)."""
+def _note_stale_length(
+    out: Output, source: str, output: str, key: str, rows: int, grid_tokens: tuple[int, int, int] | None
+) -> None:
+    """A model directory's copy whose config.json still states the old table length (or a ViT's image size:
+    ``grid_tokens`` are the rows before and after and the prefix tokens): a note naming the key and the value to
+    set (transformers refuses a weight whose size disagrees with its config)."""
     import json
 
-    from pecli.models.config import stale_length_setting
+    from pecli.models.config import stale_image_size, stale_length_setting
 
     try:
         with open(os.path.join(source, "config.json"), encoding="utf-8") as handle:
             config = json.load(handle)
     except (OSError, ValueError):
         return
-    stale = stale_length_setting(config, key, rows) if isinstance(config, dict) else None
+    if not isinstance(config, dict):
+        return
+    if grid_tokens is not None:
+        before, after, prefix = grid_tokens
+        stale, table = stale_image_size(config, before - prefix, after - prefix), f"{after - prefix}-patch grid"
+    else:
+        stale, table = stale_length_setting(config, key, rows), f"{rows}-row table"
     if stale is not None:
         length_key, stated, needed = stale
         out.note(
             f"{os.path.join(output, 'config.json')} still says {length_key} = {stated} (copied as it was): set it "
-            f"to {needed} for the {rows}-row table, or transformers refuses to load the weights"
+            f"to {needed} for the {table}, or transformers refuses to load the weights"
         )
 
 

@@ -17,6 +17,7 @@ models to their preset, and learned positions to the weight that holds the table
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import replace
@@ -42,6 +43,7 @@ __all__ = [
     "known_rope_type",
     "model_encoding",
     "read_config",
+    "stale_image_size",
     "stale_length_setting",
 ]
 
@@ -85,6 +87,27 @@ def stale_length_setting(config: Mapping[str, Any], tensor: str, rows: int) -> t
     if not (tensor == weight or tensor.endswith("." + weight)) or type(stated) is not int:
         return None
     return None if stated == rows - offset else (length_key, stated, rows - offset)
+
+
+def stale_image_size(config: Mapping[str, Any], positions: int, new_positions: int) -> tuple[str, int, int] | None:
+    """A vision config's ``image_size`` that sized a table of ``positions`` patches ((image_size / patch_size)²),
+    its value and the value a square grid of ``new_positions`` patches needs, when they differ (a ViT's
+    resampled ``pos_embed`` copy); None when they agree, or the config does not size this table so.
+
+    >>> stale_image_size({"image_size": 224, "patch_size": 16}, 196, 576)
+    ('image_size', 224, 384)
+    >>> stale_image_size({"image_size": 224, "patch_size": 16}, 196, 196) is None
+    True
+    >>> stale_image_size({"image_size": 224, "patch_size": 16}, 100, 576) is None  # 224/16 is not this table's grid
+    True
+    """
+    size, patch = config.get("image_size"), config.get("patch_size")
+    if type(size) is not int or type(patch) is not int or patch <= 0 or (size // patch) ** 2 != positions:
+        return None
+    side = math.isqrt(new_positions)
+    if side * side != new_positions or side * patch == size:
+        return None
+    return "image_size", size, side * patch
 
 
 #: families whose model applies rotary only when ``position_embedding_type`` says so, whatever rope keys the file

@@ -100,3 +100,22 @@ def test_a_key_part_that_one_position_tensor_holds_picks_it_in_a_model_directory
         assert np.array_equal(np.load(out), table)  # the same length: that tensor's values as they are
     refused = cli("resample", str(directory), "--key", "weight", "--len", "6", "-o", str(tmp_path / "w.npy"))
     assert_clean_error(refused, 2, "3 weights whose names contain 'weight'")
+
+
+def test_a_resampled_vit_copy_names_its_stale_image_size(cli, tmp_path):
+    """A ViT's pos_embed to a 6x6 grid of 8-pixel patches needs image_size 48 (transformers' ViTModel loads it so)."""
+    directory = tmp_path / "vit"
+    directory.mkdir()
+    config = {"model_type": "vit", "image_size": 32, "patch_size": 8, "hidden_size": 8}
+    (directory / "config.json").write_text(json.dumps(config))
+    table = np.random.default_rng(0).normal(0, 0.02, (1, 17, 8)).astype(np.float32)
+    save_file({"embeddings.position_embeddings": table}, str(directory / "model.safetensors"))
+    done = cli("resample", str(directory), "--grid", "6x6", "--prefix-tokens", "1", "--in-checkpoint",
+               "-o", str(tmp_path / "copy"))  # fmt: skip
+    assert done.code == 0, done.stderr
+    note = [line for line in done.stderr.splitlines() if "config.json" in line]
+    assert len(note) == 1 and "still says image_size = 32" in note[0]
+    assert "set it to 48 for the 36-patch grid" in note[0]
+    same = cli("resample", str(directory), "--grid", "4x4", "--prefix-tokens", "1", "--in-checkpoint",
+               "-o", str(tmp_path / "same"))  # fmt: skip
+    assert same.code == 0 and "config.json" not in same.stderr
