@@ -119,3 +119,14 @@ def test_a_resampled_vit_copy_names_its_stale_image_size(cli, tmp_path):
     same = cli("resample", str(directory), "--grid", "4x4", "--prefix-tokens", "1", "--in-checkpoint",
                "-o", str(tmp_path / "same"))  # fmt: skip
     assert same.code == 0 and "config.json" not in same.stderr
+
+
+def test_a_learned_models_config_points_resample_to_its_directory(cli, tmp_path):
+    """Was: 'a model's config, whose tables pecli computes (pecli generate --from-config …)', which refuses a
+    learned config in turn ('learns its positions … not a formula'): a dead end."""
+    source = _model(tmp_path / "m", "bert", "max_position_embeddings", 40, "embeddings.position_embeddings.weight", 40)
+    refused = cli("resample", f"{source}/config.json", "--len", "64", "-o", str(tmp_path / "r.npy"))
+    assert_clean_error(refused, 2, "its model's weights do", f"pecli resample {source} ")
+    assert not (tmp_path / "r.npy").exists()
+    done = cli("resample", source, "--len", "64", "-o", str(tmp_path / "r.npy"))  # the advice works
+    assert done.code == 0 and np.load(tmp_path / "r.npy").shape == (64, 8)
