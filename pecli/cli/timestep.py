@@ -89,8 +89,10 @@ def timestep(
     if output is None and fmt is not None:
         raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
     _refuse_ignored_by_repeat_only(scheme_params or {})
+    times = _read_timesteps(out, timesteps or [], range_text)
+    _refuse_repeated_overflow(times, scheme_params or {}, dtype)
     table = TimestepSpec.build(
-        _read_timesteps(out, timesteps or [], range_text),
+        times,
         d,
         preset=preset,
         params=scheme_params,
@@ -106,6 +108,27 @@ def timestep(
     write_table(out, table, target, fmt, label=output)
     # the file is the result (its note is on stderr); --json adds the summary
     out.show(Deferred(lambda: {**table.summary(with_values=False), "output": output}, list))
+
+
+def _refuse_repeated_overflow(times: Any, params: dict[str, Any], dtype: str) -> None:
+    """--repeat-only writes t itself: a timestep --dtype float16 cannot hold is named (was 'cannot hold the
+    table's values … or smaller --len', an option timestep does not have)."""
+    import numpy as np
+
+    from pecli.schemes.timestep import TimestepRange
+
+    count = len(times)
+    if not params.get("repeat_only") or dtype != "float16" or not count:
+        return
+    # a range is monotone: its ends hold its largest magnitude (a long range is never built whole here)
+    values = np.concatenate([times.array(0, 1), times.array(count - 1, count)]) if isinstance(
+        times, TimestepRange) else times.array()  # fmt: skip
+    peak = float(np.abs(values).max())
+    if peak >= 65520.0:  # float16 rounds it to inf (65504 + half its last step of 32)
+        raise ParameterError(
+            f"timestep {peak:g} overflows float16 (its largest is 65504), which --repeat-only writes as it is",
+            hint="use --dtype float32 or --dtype bfloat16, or timesteps below 65504",
+        )
 
 
 def _refuse_ignored_by_repeat_only(params: dict[str, Any]) -> None:

@@ -130,3 +130,14 @@ def test_a_learned_models_config_points_resample_to_its_directory(cli, tmp_path)
     assert not (tmp_path / "r.npy").exists()
     done = cli("resample", source, "--len", "64", "-o", str(tmp_path / "r.npy"))  # the advice works
     assert done.code == 0 and np.load(tmp_path / "r.npy").shape == (64, 8)
+
+
+@pytest.mark.parametrize("source", [("--", "70000", "-1"), ("--range", "0:70000:1000")])
+def test_repeat_only_names_the_timestep_float16_cannot_hold(cli, tmp_path, source):
+    """Was: "float16 cannot hold the table's values … or smaller --len", an option timestep does not have."""
+    out = tmp_path / "t.npy"
+    refused = cli("timestep", "--dim", "4", "--repeat-only", "--dtype", "float16", "-o", str(out), *source)
+    assert_clean_error(refused, 2, "overflows float16 (its largest is 65504)", "--dtype float32")
+    assert "--len" not in refused.stderr and not out.exists()
+    done = cli("timestep", "--dim", "4", "--repeat-only", "--dtype", "float16", "-o", str(out), "65519")
+    assert done.code == 0 and np.load(out).tolist() == [[65504.0] * 4]  # float16 rounds 65519 to its largest
