@@ -665,6 +665,21 @@ def is_config_source(source: str) -> bool:
     return bool(kind_of_source(source).options)
 
 
+def weights_beside_config(source: str) -> str | None:
+    """The model directory of config file ``source`` when its config computes no table (a learned one, or a
+    ViT's with no position settings) and the directory's weights hold one: the table to read; else None.
+
+    >>> weights_beside_config("no/such/config.json") is None
+    True
+    """
+    directory = os.path.dirname(source) or "."
+    if os.path.isdir(source) or not os.path.isdir(directory) or ModelDirectorySource._formula(directory) is not None:
+        return None
+    if os.path.basename(source) != "config.json":
+        return None  # another config file beside weights is not the one the directory is read with
+    return directory if _holds_a_table(directory) else None
+
+
 def config_table_spec(source: str, *, length: int | None = None, layer_type: str | None = None) -> Any:
     """The spec (:class:`~pecli.schemes.spec.TableSpec`, its first part) of the table a model's config, directory
     or id implies, computing nothing; None when ``source`` is none of them or its model learns its positions.

@@ -171,9 +171,15 @@ def resample(
     written_format = fmt or "safetensors"
 
     from pecli.cli.inputs import load_input, require_table
-    from pecli.sources import is_config_source
+    from pecli.sources import is_config_source, weights_beside_config
 
     require_table("resample", source)
+    directory = weights_beside_config(source) if not os.path.isdir(source) and is_config_source(source) else None
+    if directory is not None:  # a learned (or ViT's) config: its table is in the weights beside it
+        raise ParameterError(
+            f"resample reads a learned table, which {source!r} does not hold: its model's weights do",
+            hint=f"give its model directory instead, with the same options: pecli resample {directory} …",
+        )
     if not os.path.isdir(source) and is_config_source(source):  # a config computes its tables at any length
         raise ParameterError(
             f"resample reads a learned table, but {source!r} is a model's config, whose tables pecli computes "
@@ -214,6 +220,9 @@ def resample(
         done = replace(source, output, name, resampled, note=note)
         wrote = [f"wrote {output}: {done.key} {shape(table.array)} -> {shape(resampled)} {dtype}, "
                  f"every other tensor copied; {how}"]  # fmt: skip
+        if os.path.isdir(source):
+            grid_tokens = (table.array.shape[-2], resampled.shape[-2], settings["prefix_tokens"]) if grid else None
+            _note_stale_length(out, source, output, done.key, resampled.shape[0], grid_tokens)
     else:
         write_tensors(
             target, {name: Tensor.from_array(resampled)}, fmt=written_format, metadata={"pecli_resample": how}
@@ -235,6 +244,36 @@ def resample(
     }
     # the file is the result: a note says so, or --json says what was done
     out.show(Listing(written, [], notes=wrote if output != "-" else []))
+
+
+def _note_stale_length(
+    out: Output, source: str, output: str, key: str, rows: int, grid_tokens: tuple[int, int, int] | None
+) -> None:
+    """A model directory's copy whose config.json still states the old table length (or a ViT's image size:
+    ``grid_tokens`` are the rows before and after and the prefix tokens): a note naming the key and the value to
+    set (transformers refuses a weight whose size disagrees with its config)."""
+    import json
+
+    from pecli.models.config import stale_image_size, stale_length_setting
+
+    try:
+        with open(os.path.join(source, "config.json"), encoding="utf-8") as handle:
+            config = json.load(handle)
+    except (OSError, ValueError):
+        return
+    if not isinstance(config, dict):
+        return
+    if grid_tokens is not None:
+        before, after, prefix = grid_tokens
+        stale, table = stale_image_size(config, before - prefix, after - prefix), f"{after - prefix}-patch grid"
+    else:
+        stale, table = stale_length_setting(config, key, rows), f"{rows}-row table"
+    if stale is not None:
+        length_key, stated, needed = stale
+        out.note(
+            f"{os.path.join(output, 'config.json')} still says {length_key} = {stated} (copied as it was): set it "
+            f"to {needed} for the {table}, or transformers refuses to load the weights"
+        )
 
 
 def _check_before_reading(core: Any, source: str, key: str | None, settings: dict[str, Any], fmt: str) -> None:
@@ -346,6 +385,12 @@ def _check_checkpoint_output(source: str, output: str, fmt: str | None) -> None:
     if os.path.isdir(source):
         if os.path.exists(output) and not (os.path.isdir(output) and not os.listdir(output)):
             raise ParameterError(f"-o {output!r} exists", hint="a model directory is copied to a new directory")
+        suffix = os.path.splitext(output.rstrip(os.sep))[1].lower()
+        if suffix in (".safetensors", ".npy", ".pt", ".pth", ".bin", ".csv", ".tsv", ".json"):
+            raise ParameterError(
+                f"-o {output!r} names a {suffix} file, but a model directory is copied to a new directory",
+                hint="give a directory name, e.g. -o resampled-model",
+            )
         return
     if not output.endswith(".safetensors"):
         raise ParameterError(f"-o {output!r} is not a .safetensors file", hint="e.g. -o resampled.safetensors")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Annotated, Any, Optional
 
@@ -81,14 +82,17 @@ def timestep(
     from pecli.report import Deferred  # now: nothing is imported once the file is written
     from pecli.schemes.timestep import TimestepSpec
 
+    _refuse_options_after_dashes(timesteps or [])
     if d is None:
         raise ParameterError("missing --dim", hint="e.g. pecli timestep 0 250 999 --dim 320")
     SCHEMES["timestep"].sizes(1, d, {})  # checks --dim before reading the timesteps (stdin may be a terminal)
     if output is None and fmt is not None:
         raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
     _refuse_ignored_by_repeat_only(scheme_params or {})
+    times = _read_timesteps(out, timesteps or [], range_text)
+    _refuse_repeated_overflow(times, scheme_params or {}, dtype)
     table = TimestepSpec.build(
-        _read_timesteps(out, timesteps or [], range_text),
+        times,
         d,
         preset=preset,
         params=scheme_params,
@@ -104,6 +108,27 @@ def timestep(
     write_table(out, table, target, fmt, label=output)
     # the file is the result (its note is on stderr); --json adds the summary
     out.show(Deferred(lambda: {**table.summary(with_values=False), "output": output}, list))
+
+
+def _refuse_repeated_overflow(times: Any, params: dict[str, Any], dtype: str) -> None:
+    """--repeat-only writes t itself: a timestep --dtype float16 cannot hold is named (was 'cannot hold the
+    table's values … or smaller --len', an option timestep does not have)."""
+    import numpy as np
+
+    from pecli.schemes.timestep import TimestepRange
+
+    count = len(times)
+    if not params.get("repeat_only") or dtype != "float16" or not count:
+        return
+    # a range is monotone: its ends hold its largest magnitude (a long range is never built whole here)
+    values = np.concatenate([times.array(0, 1), times.array(count - 1, count)]) if isinstance(
+        times, TimestepRange) else times.array()  # fmt: skip
+    peak = float(np.abs(values).max())
+    if peak >= 65520.0:  # float16 rounds it to inf (65504 + half its last step of 32)
+        raise ParameterError(
+            f"timestep {peak:g} overflows float16 (its largest is 65504), which --repeat-only writes as it is",
+            hint="use --dtype float32 or --dtype bfloat16, or timesteps below 65504",
+        )
 
 
 def _refuse_ignored_by_repeat_only(params: dict[str, Any]) -> None:
@@ -141,6 +166,21 @@ def _check_recorded_timesteps(table: Any) -> None:
             f"more than the {format_bytes(_MAX_RECORDED)} pecli records",
             hint="write .npy (no metadata), or evenly spaced timesteps (--range START:STOP:STEP)",
         )
+
+
+def _refuse_options_after_dashes(arguments: list[str]) -> None:
+    """An option's name among the timesteps (``pecli timestep -- -1 --dim 4``): after ``--`` every word is a
+    timestep, so it was not read as an option; say to put the options first (was 'missing --dim', or
+    "'--scale' is not a number")."""
+    for token in arguments:
+        if re.match(r"-{1,2}[A-Za-z]", token):
+            try:
+                float(token)  # -inf, -nan, -Infinity: values, refused or taken later
+            except ValueError:
+                raise ParameterError(
+                    f"{token!r} was read as a timestep: every word after '--' is one",
+                    hint="give the options before '--', e.g. pecli timestep --dim 4 -o t.npy -- -1 5",
+                ) from None
 
 
 def _read_timesteps(out: Output, arguments: list[str], range_text: str | None):

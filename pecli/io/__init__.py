@@ -367,6 +367,21 @@ def find_key(names: Iterable[str], key: str, where: str, *, what: str = "tensor"
     raise TableFileError(f"{where} has no {what} {key!r}", hint=did_you_mean(key, names))
 
 
+def _table_kind(shape: tuple[int, ...]) -> str | None:
+    """The kind of table a tensor's shape holds, as a --key hint lists it; None for other tensors.
+
+    >>> _table_kind((40, 8)), _table_kind((1, 17, 8)), _table_kind((8, 3, 10)), _table_kind((8, 10, 3))
+    ('2-D', '(1, N, C)', '(heads, q, k)', None)
+    """
+    if len(shape) == 2:
+        return "2-D"
+    if len(shape) == 3 and shape[0] == 1 < shape[1]:
+        return "(1, N, C)"
+    if len(shape) == 3 and shape[0] > 1 and shape[1] <= shape[2]:
+        return "(heads, q, k)"
+    return None
+
+
 def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str], key: str | None, name: str) -> str:
     if key is not None:
         return find_key(entries, key, name)
@@ -377,14 +392,15 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
         return own
     if not entries:
         raise TableFileError(f"{name} holds no tensors", hint="give a file with a table in it")
-    # a table is 2-D, or (1, N, C) as ViT's pos_embed; a name with "pos" in it first (pos_embed beside the weights)
-    tables = [
-        (k, e) for k, e in entries.items() if len(e.shape) == 2 or (len(e.shape) == 3 and e.shape[0] == 1 < e.shape[1])
-    ]
-    tables.sort(key=lambda item: "pos" not in item[0].lower())
+    # a table is 2-D, (1, N, C) as ViT's pos_embed, or (heads, q, k) with q <= k as ALiBi's biases (all query rows
+    # or decoding's last q); a name with "pos" or "alibi" in it first (pos_embed beside the weights)
+    tables = [(k, e) for k, e in entries.items() if _table_kind(tuple(e.shape))]
+    tables.sort(key=lambda item: not any(word in item[0].lower() for word in ("pos", "alibi")))
     candidates = [f"{k!r} {list(e.shape)}" for k, e in tables]
     listing = "; ".join(candidates[:_LISTED]) if candidates else "none is 2-D"
-    label = "2-D candidates" if all(len(e.shape) == 2 for _, e in tables) else "candidates (2-D or (1, N, C))"
+    found = [kind for kind in ("2-D", "(1, N, C)", "(heads, q, k)") if any(_table_kind(tuple(e.shape)) == kind
+                                                                         for _, e in tables)]  # fmt: skip
+    label = "2-D candidates" if found == ["2-D"] else f"candidates ({', '.join(found[:-1])} or {found[-1]})"
     if len(candidates) > _LISTED:
         listing += f"; and {len(candidates) - _LISTED} more (pecli info lists them)"
     raise TableFileError(f"{name} holds {len(entries)} tensors; choose one with {{key}}", hint=f"{label}: {listing}")
@@ -446,8 +462,11 @@ def read_table(source: str | IO[bytes], key: str | None = None, *, complex_ok: b
             raise TableFileError(
                 f"{name}: tensor {label} has dtype {entry.dtype}, which is not a real number type",
                 hint="pecli reads float or integer tables"
-                + ("; compare reads a complex freqs_cis against a model's config or a rope spec"
-                   if str(entry.dtype).startswith("complex") else ""),
+                + (
+                    "; compare reads a complex freqs_cis against a model's config or a rope spec"
+                    if str(entry.dtype).startswith("complex")
+                    else ""
+                ),
             )
         if _extended_float(entry.dtype):  # numpy's long double: no format pecli writes holds it
             raise TableFileError(

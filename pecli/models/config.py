@@ -17,6 +17,7 @@ models to their preset, and learned positions to the weight that holds the table
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import replace
@@ -35,7 +36,16 @@ from pecli.models.encoding import (
 from pecli.models.rope_config import has_rope, rope_encoding
 from pecli.models.transformers_families import CLASS_DEFAULTS
 
-__all__ = ["ROPE_TYPES", "ModelEncoding", "config_int", "known_rope_type", "model_encoding", "read_config"]
+__all__ = [
+    "ROPE_TYPES",
+    "ModelEncoding",
+    "config_int",
+    "known_rope_type",
+    "model_encoding",
+    "read_config",
+    "stale_image_size",
+    "stale_length_setting",
+]
 
 #: fairseq-style sinusoidal tables (transformers' ``*SinusoidalPositionalEmbedding``): model_type ->
 #: (preset, config key of the length); these offset positions by padding_idx + 1
@@ -54,6 +64,51 @@ _LEARNED = {
     "opt": ("max_position_embeddings", "hidden_size", "decoder.embed_positions.weight", 2),
     "esm": ("max_position_embeddings", "hidden_size", "embeddings.position_embeddings.weight", 0),
 }
+
+
+def stale_length_setting(config: Mapping[str, Any], tensor: str, rows: int) -> tuple[str, int, int] | None:
+    """The key of a learned-position ``config`` that sizes weight ``tensor``, its value and the value a table of
+    ``rows`` rows needs, when they differ (a resampled copy whose config still states the old length, which
+    transformers refuses to load); None when they agree or the config does not size that tensor.
+
+    >>> stale_length_setting({"model_type": "bert", "max_position_embeddings": 40},
+    ...                      "embeddings.position_embeddings.weight", 64)
+    ('max_position_embeddings', 40, 64)
+    >>> stale_length_setting({"model_type": "opt", "max_position_embeddings": 40}, "decoder.embed_positions.weight", 66)
+    ('max_position_embeddings', 40, 64)
+    >>> stale_length_setting({"model_type": "gpt2", "n_positions": 64}, "wpe.weight", 64) is None
+    True
+    """
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or model_type not in _LEARNED:
+        return None
+    length_key, _, weight, offset = _LEARNED[model_type]
+    stated = config.get(length_key)
+    if not (tensor == weight or tensor.endswith("." + weight)) or type(stated) is not int:
+        return None
+    return None if stated == rows - offset else (length_key, stated, rows - offset)
+
+
+def stale_image_size(config: Mapping[str, Any], positions: int, new_positions: int) -> tuple[str, int, int] | None:
+    """A vision config's ``image_size`` that sized a table of ``positions`` patches ((image_size / patch_size)²),
+    its value and the value a square grid of ``new_positions`` patches needs, when they differ (a ViT's
+    resampled ``pos_embed`` copy); None when they agree, or the config does not size this table so.
+
+    >>> stale_image_size({"image_size": 224, "patch_size": 16}, 196, 576)
+    ('image_size', 224, 384)
+    >>> stale_image_size({"image_size": 224, "patch_size": 16}, 196, 196) is None
+    True
+    >>> stale_image_size({"image_size": 224, "patch_size": 16}, 100, 576) is None  # 224/16 is not this table's grid
+    True
+    """
+    size, patch = config.get("image_size"), config.get("patch_size")
+    if type(size) is not int or type(patch) is not int or patch <= 0 or (size // patch) ** 2 != positions:
+        return None
+    side = math.isqrt(new_positions)
+    if side * side != new_positions or side * patch == size:
+        return None
+    return "image_size", size, side * patch
+
 
 #: families whose model applies rotary only when ``position_embedding_type`` says so, whatever rope keys the file
 #: holds (EsmConfig's to_dict writes rope_theta even for an absolute model): model_type -> (the config class's

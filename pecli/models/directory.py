@@ -109,11 +109,17 @@ class ModelDirectory:
 
     def stored_table(self, key: str | None = None) -> ModelTensor:
         """The tensor :meth:`position_table` reads (its name, shard, shape and stored dtype), from the headers
-        alone: tensor ``key`` (exact, or the one weight whose name contains it), else the one 2-D position
-        tensor, else the one ``(1, N, C)`` position tensor (a ViT's ``pos_embed``)."""
+        alone: tensor ``key`` (exact, or the one weight, else the one position tensor, whose name contains it),
+        else the one 2-D position tensor, else the one ``(1, N, C)`` position tensor (a ViT's ``pos_embed``)."""
         from pecli.io import find_key, read_tensors
 
         if key is not None:
+            containing = [name for name in self.weight_files if key in name]
+            if key not in self.weight_files and len(containing) > 1:
+                # a part several weights contain but one position tensor does (BART's --key encoder: its
+                # encoder.embed_positions.weight, not the decoder's encoder_attn weights)
+                positions = [name for name in containing if is_position_tensor(name)]
+                key = positions[0] if len(positions) == 1 else key
             key = find_key(self.weight_files, key, self.path, what="weight")
             file = self.weight_files[key]
             header = read_tensors(file)[0]
