@@ -87,6 +87,12 @@ class Comparison:
     #: (head, key) for one query row per head
     axes: tuple[str, ...] = ("position", "dimension")
     nan_first_head: int | None = None  #: the head of ``nan_first`` in a (heads, rows, columns) comparison
+    #: the entry furthest beyond its own tolerance, (position, dimension), when they disagree: its head, its
+    #: |A − B| and the tolerance there (the data-driven tolerance differs by row: row 0's is not row 127's)
+    beyond: tuple[int, int] = (0, 0)
+    beyond_head: int | None = None
+    beyond_abs: float = 0.0
+    beyond_tolerance: float = 0.0
 
     def where(self, head: int | None, row: int, column: int) -> str:
         """An entry named by its axes: ``position 3, dimension 1``, ``head 2, query 0, key 5``.
@@ -118,13 +124,41 @@ class Comparison:
         where = f"tolerance {self.atol:.2g} at {self.axes[-2]} {self.tolerance_position}"
         if self.tolerance_at is not None:  # a row that embeds another position: its angle sets the noise
             where = f"tolerance {self.atol:.2g} at position {self.tolerance_at:g}, row {self.tolerance_position}"
+        return f"{self.tolerance_name()} ({where}{self._rounding_note()})"
+
+    def beyond_text(self) -> str:
+        """The data-driven tolerance broken: where, by how much, and that entry's own tolerance (not the loosest
+        row's, which a wide angle sets far from it).
+
+        >>> a = np.linspace(0.1, 0.9, 512).reshape(128, 4)
+        >>> compare_tables(a, a + 1e-9).beyond_text()
+        'float64 rounding and float32 arithmetic at position 0, dimension 0: |A − B| 1e-09 > tolerance 8.9e-17 there'
+        """
+        row = f"{self.axes[-2]} {self.beyond[0]}"
+        if self.tolerance_at is not None and self.beyond_head is None:
+            row = f"row {self.beyond[0]}"
+        where = self.where(self.beyond_head, *self.beyond).replace(f"{self.axes[-2]} {self.beyond[0]}", row, 1)
+        note = self._rounding_note()
+        return (
+            f"{self.tolerance_name()} at {where}: |A − B| {self.beyond_abs:.2g} > tolerance "
+            f"{self.beyond_tolerance:.2g} there" + (f" ({note[2:]})" if note else "")
+        )
+
+    def tolerance_name(self) -> str:
+        """The data-driven tolerance's noise model: the coarser table's rounding and float32's angle noise."""
         arithmetic = " and float32 arithmetic" if self.tolerance_angles else ""
         if self.tolerance_rounding not in _EPSILON:  # longdouble: its differences exact, float64's slack
-            return f"float64 rounding{arithmetic} ({where}; {self.tolerance_rounding} values, their differences exact)"
-        if _EPSILON[self.tolerance_rounding] <= _EPSILON["float32"]:  # float32, float64: the arithmetic's
-            return f"float32 arithmetic ({where})"
-        # a coarser table's rounding (float16, bfloat16), plus float32's angle noise for computed sinusoids
-        return f"{self.tolerance_rounding} rounding{arithmetic} ({where})"
+            return f"float64 rounding{arithmetic}"
+        if self.tolerance_rounding == "float32":  # its rounding is float32 arithmetic's own
+            return "float32 arithmetic"
+        # the tables' own rounding (float64's: two float64 tables may differ by no more near position 0, where
+        # float32's angle noise is nil), plus float32's angle noise for computed sinusoids
+        return f"{self.tolerance_rounding} rounding{arithmetic}"
+
+    def _rounding_note(self) -> str:
+        if self.tolerance_rounding and self.tolerance_rounding not in _EPSILON:
+            return f"; {self.tolerance_rounding} values, their differences exact"
+        return ""
 
 
 #: what one row of a table is called, by the name of its row axis (singular, plural)
@@ -665,6 +699,8 @@ class _DifferenceStats:
         self.max_abs, self.worst, self.sum_abs, self.max_rel = -1.0, (0, 0), 0.0, 0.0
         self.cosine_min, self.cosine_sum, self.cosine_undefined = np.inf, 0.0, 0
         self.allowed_max, self.allowed_position = 0.0, 0
+        #: the entry furthest beyond its own tolerance: |A − B| / tolerance there, its (row, column), |A − B|, tolerance
+        self.beyond_ratio, self.beyond, self.beyond_abs, self.beyond_tolerance = -1.0, (0, 0), 0.0, 0.0
         self.kept: list[tuple[np.ndarray, np.ndarray]] = []
         self.reference: Reference | None = None
         self.reference_side = "a"
@@ -774,6 +810,8 @@ class _DifferenceStats:
         relative_allowed = 0.0 if self.exact else self.rtol * magnitude
         within = difference <= allowed + relative_allowed
         self.agree = self.agree and bool(np.all(within))
+        if not np.all(within | nan_one):
+            self._note_beyond(np.where(nan_one, 0.0, difference), allowed + relative_allowed)
         self.values_agree = self.values_agree and bool(np.all(within | nan_one))
         # the figures below are over the comparable entries: NaN in one table only is counted apart
         difference[nan_one] = -1.0
@@ -819,6 +857,8 @@ class _DifferenceStats:
             allowed = allowed + self.rtol * magnitude
         within = bool(np.all(np.less_equal(difference, allowed, out=self._scratch("within", a.shape, bool))))
         self.agree, self.values_agree = self.agree and within, self.values_agree and within
+        if not within:
+            self._note_beyond(difference, allowed)
         flat = int(np.argmax(difference))
         if difference.flat[flat] > self.max_abs:
             self.max_abs = float(difference.flat[flat])
@@ -831,6 +871,17 @@ class _DifferenceStats:
         self.cosine_sum += float(cosines.sum())
         self.row += len(a)
         return scale
+
+    def _note_beyond(self, difference: np.ndarray, allowed: np.ndarray) -> None:
+        """Keep the entry of this chunk furthest beyond its own tolerance (|A − B| / tolerance), if the furthest yet."""
+        allowed = np.broadcast_to(allowed, difference.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(allowed > 0, difference / np.where(allowed > 0, allowed, 1.0), np.inf * (difference > 0))
+        flat = int(np.argmax(ratio))
+        if ratio.flat[flat] > self.beyond_ratio:
+            self.beyond_ratio = float(ratio.flat[flat])
+            self.beyond = (self.row + flat // self.width, flat % self.width)
+            self.beyond_abs, self.beyond_tolerance = float(difference.flat[flat]), float(allowed.flat[flat])
 
     def _row_tolerance(self, kept_rows: int) -> np.ndarray:
         """The diagnosis's noise bound of each kept row: what :meth:`_allowed` lets that row differ by at
@@ -885,6 +936,9 @@ class _DifferenceStats:
             worst_head, worst = self.worst[0] // shape[1], (self.worst[0] % shape[1], self.worst[1])
             nan_first_head, nan_first = self.nan_first[0] // shape[1], (self.nan_first[0] % shape[1], self.nan_first[1])
             tolerance_position %= shape[1]
+        beyond, beyond_head = self.beyond, None
+        if self.heads:
+            beyond_head, beyond = self.beyond[0] // shape[1], (self.beyond[0] % shape[1], self.beyond[1])
         return Comparison(
             shape=shape,
             max_abs=self.max_abs if comparable else np.nan,
@@ -909,6 +963,10 @@ class _DifferenceStats:
             values_agree=self.values_agree,
             nan_first=nan_first,
             nan_first_head=nan_first_head if self.nan_one else None,
+            beyond=beyond,
+            beyond_head=beyond_head,
+            beyond_abs=self.beyond_abs,
+            beyond_tolerance=self.beyond_tolerance,
             axes=("head", "query", "key") if self.heads else ("position", "dimension"),
         )
 

@@ -69,6 +69,12 @@ class CompareReport(Shown):
             | ({} if result.worst_head is None else {"head": result.worst_head}),
             "cosine": {"min": result.cosine_min, "mean": result.cosine_mean, "undefined": result.cosine_undefined},
             "same_nan": result.same_nan,
+            # the entry furthest beyond its own tolerance (the data-driven one differs by row), when they disagree
+            "beyond": None
+            if result.agree
+            else {"position": result.beyond[0], "dimension": result.beyond[1]}
+            | ({} if result.beyond_head is None else {"head": result.beyond_head})
+            | {"abs": result.beyond_abs, "tolerance": result.beyond_tolerance},
             "nan_in_one": {"count": result.nan_one, "first": nan_first if result.nan_one else None},
             "diagnosis": [found.to_json() for found in result.diagnosis],
         }
@@ -100,6 +106,9 @@ class CompareReport(Shown):
             # only the NaN differ: say so, not "beyond" a tolerance the numbers keep
             text = f"different: NaN in one table only; the other entries agree within {result.tolerance_text()}"
             return [text]
+        elif not result.agree and result.tolerance_kind != "given" and result.tolerance_rounding and result.atol:
+            # the data-driven tolerance differs row by row: name the entry beyond its own, not the loosest row's
+            lines = [f"different beyond {result.beyond_text()}"]
         else:
             lines = [f"{'same within' if result.agree else 'different beyond'} {result.tolerance_text()}"]
         if result.agree:

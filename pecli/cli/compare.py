@@ -310,6 +310,12 @@ def _load_pair(
             layer_types[side] = None
             out.note(f"{texts[side]} has one set of rope parameters for every layer: --layer-type picks the other's")
     for side in (side for side in (0, 1) if configs[side]):
+        if query_rows[1 - side] and keys[side] is None:  # BLOOM's (heads, 1, k): the config's bias at query 0
+            found = _config_query_rows(out, texts[side], loaded[1 - side], length=length, dtype=dtype,
+                                       layer_type=layer_types[side])  # fmt: skip
+            if found is not None:
+                loaded[side], references[side] = found
+                continue
         _load_config_side(out, texts[side], side, keys[side], loaded, pairs, references, length=length, dtype=dtype,
                           layer_type=layer_types[side])  # fmt: skip
     for side, spec in enumerate(specs):
@@ -564,6 +570,44 @@ def _other_side(side: int, loaded: list[Any], pairs: list[Any]) -> tuple[int | N
     rows = (other if pairs[1 - side] is None else pairs[1 - side][0]).array.shape[0]
     other_dtype = other.metadata.get("dtype") or value_precision(_real(other.array))
     return rows, other_dtype if other_dtype in DTYPES else "float32"
+
+
+def _config_query_rows(
+    out: Output, text: str, other: Any, *, length: int | None, dtype: str | None, layer_type: str | None
+) -> tuple[Any, Any] | None:
+    """A model's config's per-head bias (ALiBi: BLOOM, MPT, Falcon) at query position 0 of each head, as a
+    (heads, 1, k) file holds it (squeezed to ``other``, heads × k): the scheme's ``query_row`` parameters
+    (ALiBi's key form, m·j) where the config leaves them at their defaults, as a spec is compared; the
+    table (an :class:`~pecli.cli.inputs.InputTable`) and its reference, or None for a config of no such bias."""
+    import os
+
+    from pecli.analysis.compare import Reference, value_precision
+    from pecli.cli.inputs import InputTable
+    from pecli.dtypes import DTYPES
+    from pecli.schemes.catalog import get_scheme
+    from pecli.schemes.specs import SchemeSpec
+    from pecli.sources import config_table_spec
+
+    heads, keys = other.array.shape
+    keys = keys if length is None else length
+    table_spec = config_table_spec(text, length=keys, layer_type=layer_type)
+    if table_spec is None:
+        return None
+    scheme = get_scheme(table_spec.scheme)
+    if not scheme.query_row or "heads" not in scheme.defaults:
+        return None
+    implied = {name: value for name, value in scheme.query_row.items()
+               if table_spec.params.get(name) == scheme.defaults.get(name) != value}  # fmt: skip
+    spec = SchemeSpec(text, table_spec.scheme, None, {**table_spec.params, **implied})
+    other_dtype = other.metadata.get("dtype") or value_precision(_real(other.array))
+    other_dtype = other_dtype if other_dtype in DTYPES else "float32"
+    found = spec.query_rows(heads=heads, length=keys, dtype=dtype or other_dtype)
+    if found is None:
+        return None
+    array, table = found
+    shown = "".join(f", {name}={value}" for name, value in implied.items())
+    label = f"{printable(os.path.basename(os.path.normpath(text)))} [{table.scheme}, query 0 of each head{shown}]"
+    return InputTable(array, label, table.metadata(), text), Reference(table.scheme, dict(table.params))
 
 
 def _load_config_side(

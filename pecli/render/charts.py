@@ -171,9 +171,40 @@ def _draw_heatmaps(figure, axes_row, cells, limits, path: str, *, titles: Sequen
                    y_label: str, cmap: str, dpi: float) -> None:  # fmt: skip
     for shrunk, (low, high), title, axes in zip(cells, limits, titles, axes_row, strict=True):
         mesh = draw_cells(axes, shrunk, cmap=cmap, low=low, high=high, x_label=x_label, y_label=y_label)
+        _compact_index_ticks(axes)
         figure.colorbar(mesh, ax=axes)
         axes.set_title(title, fontsize="small", parse_math=False)
     _save_laid_out(figure, path, dpi)
+
+
+#: indices from this many on are ticked in engineering notation (200k, 1M): a panel of a million columns
+#: ticked 200000, 400000, … ran its labels together ("200000400000600000800000")
+_ENGINEERING_FROM = 10_000
+
+
+def _compact_index_ticks(axes) -> None:
+    """Index axes reaching :data:`_ENGINEERING_FROM` ticked as 0, 250k, 500k, … (at most 5 ticks across), so
+    their labels keep apart; smaller tables keep their ticks as they are.
+
+    >>> from matplotlib.figure import Figure
+    >>> axes = Figure().subplots()
+    >>> _ = axes.set_xlim(-0.5, 999_999.5)
+    >>> _compact_index_ticks(axes)
+    >>> [axes.xaxis.get_major_formatter()(tick) for tick in axes.get_xticks() if 0 <= tick < 1e6]
+    ['0', '200k', '400k', '600k', '800k']
+    >>> _ = axes.set_ylim(63.5, -0.5)
+    >>> type(axes.yaxis.get_major_formatter()).__name__
+    'ScalarFormatter'
+    """
+    from matplotlib.ticker import EngFormatter, MaxNLocator
+
+    for axis, limits in ((axes.xaxis, axes.get_xlim()), (axes.yaxis, axes.get_ylim())):
+        if max(abs(limit) for limit in limits) < _ENGINEERING_FROM:
+            continue
+        axis.set_major_formatter(EngFormatter(sep=""))
+        locator = axis.get_major_locator()
+        if axis is axes.xaxis and isinstance(locator, MaxNLocator):  # whole indices, fewer of them across
+            locator.set_params(nbins=5)
 
 
 def profile_chart(
@@ -340,6 +371,7 @@ def _draw_difference_stack(panels, path: str, *, titles: Sequence[str], dpi: flo
             low, high = limits[column]
             meshes.append(draw_cells(axes, shrunk, cmap="RdBu", low=low, high=high,
                                      x_label="key j" if row == count - 1 else "", y_label=""))  # fmt: skip
+            _compact_index_ticks(axes)
             axes.set_ylabel(f"{row}\nquery i" if column == 0 else "", fontsize="small")
             axes.tick_params(labelsize="x-small")
             if row == 0:

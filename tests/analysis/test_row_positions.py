@@ -96,7 +96,10 @@ def test_rows_of_a_plain_file_are_positions(tmp_path):
     np.save(tmp_path / "ours.npy", _ours(times))
     result = run_in_process("compare", str(tmp_path / "ours.npy"), str(tmp_path / "theirs.npy"))
     assert result.code == 1
-    assert "at position 27" in result.out
+    # the verdict names the entry beyond its own tolerance (issue 30): a row's, at its row number, not at t
+    verdict = next(line for line in result.out.splitlines() if line.startswith("different beyond"))
+    assert verdict.startswith("different beyond float32 arithmetic at position ")
+    assert float(verdict.split("> tolerance ")[1].split()[0]) < 27 * 2.0**-23 + 1e-5  # not t = 999's 1.2e-4
 
 
 def test_pecli_compare_reads_the_recorded_timesteps(tmp_path):
