@@ -13,6 +13,8 @@ PAIR_FILES = [
     ("rope", "--d 32 --len 64", "rope: its defaults"),
     ("rope2d", "--grid 14,14 --d 32", "rope2d: grid=14,14"),
     ("rope2d", "--grid 8,12 --layout half --d 64", "rope2d: grid=8,12 layout=half"),
+    ("rope2d", "--grid 4,6 --sections 2,6,8 --d 32", "rope2d: grid=4,6 sections=2,6,8"),  # Qwen2-VL's image
+    ("rope2d", "--grid 14,14 --d 32 --dtype bfloat16", "rope2d: grid=14,14"),
     # one row of a grid: its cos part alone is as close to a llama3-scaled 1-D RoPE; the sin part tells them apart
     ("rope2d", "--grid 1,16 --d 32", "rope2d: grid=1,16"),
 ]
