@@ -1,4 +1,5 @@
-"""A RoPE table stored as its two parts (``cos`` and ``sin``, as ``pecli generate rope`` writes it) identified as one.
+"""A RoPE table stored as its two parts (``cos`` and ``sin``, as ``pecli generate rope`` and ``rope2d`` write
+them) identified as one.
 
 >>> import pecli
 >>> cos, sin = (pecli.encode("rope", 32, 16, base=500000.0, part=part) for part in ("cos", "sin"))
@@ -7,17 +8,29 @@
 ('exact', 'rope: base=500000.0', ('cos', 'sin'))
 >>> print(found.recipe())
 rope(base=500000.0, dim=16, length=32) -> pe.safetensors
+>>> cos, sin = (pecli.encode("rope2d", 16, 8, grid="4,4", part=part) for part in ("cos", "sin"))
+>>> found = identify_rope_pair(cos, sin)
+>>> found.level, found.best.describe()
+('exact', 'rope2d: grid=4,4')
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
 
 from pecli.analysis.identify.candidates import presets_with
-from pecli.analysis.identify.result import Identification
-from pecli.analysis.identify.search import Progress, _checked, _errors, identify_table
+from pecli.analysis.identify.result import Candidate, Identification
+from pecli.analysis.identify.search import (
+    Progress,
+    _checked,
+    _errors,
+    _looks_gaussian,
+    _value_statistics,
+    identify_table,
+)
 from pecli.schemes.catalog import SCHEMES
 
 __all__ = ["identify_rope_pair"]
@@ -28,10 +41,12 @@ def identify_rope_pair(
 ) -> Identification:
     """Identify ``cos`` and ``sin`` as the two parts of one RoPE table.
 
-    The cos part is searched as any table is; a RoPE match is then regenerated as its sin part and
-    held against ``sin`` with the same tolerance. The result describes the pair (no ``part``), its
-    error is the larger of the two, and its command writes both parts (``.safetensors``). When the
-    cos part is no RoPE table, or the sin part does not follow it, the pair matches nothing.
+    The cos part is searched as any table is; a match that is the cos part of a scheme written as its
+    cos and sin (RoPE, axial RoPE over a grid) is then regenerated as its sin part and held against
+    ``sin`` with the same tolerance. The result describes the pair (no ``part``), its error is the
+    larger of the two, and its command writes both parts (``.safetensors``). When the cos part is no
+    such table, or the sin part does not follow it, the pair matches nothing, and the value statistics
+    are those of both parts.
 
     Args:
         cos: the cos part, a 2-D (positions × dimensions) table.
@@ -43,18 +58,57 @@ def identify_rope_pair(
         raise ValueError(f"the cos and sin parts differ in shape: {np.shape(cos)} and {np.shape(sin)}")
     found = identify_table(cos, dtype=dtype, progress=progress)
     best = found.best
-    described = SCHEMES[best.scheme]  # a 1-D rotary table (an axial one's pair is not searched)
-    if described.kind != "rotary" or described.axes != "positions" or best.params.get("part") != "cos":
-        return replace(found, level="none", parts=("cos", "sin"))
+    values = _checked(sin)
+    if not _cos_part(best):
+        return _unmatched(replace(found, level="none"), cos, values)
     if progress is not None:
         progress("checking the sin part")
-    values = _checked(sin)
     scale = max(float(values.max()), -float(values.min())) or 1.0
-    sin_candidate = replace(best, params={**best.params, "part": "sin"}, presets=())
-    sin_error, sin_excess = _errors(values, sin_candidate, [range(0, values.shape[0])], found.precision, scale)
+    sin_error, sin_excess = _sin_errors(values, best, found.precision, scale)
+    also = found.also
+    if found.matched and sin_excess > 1.0:
+        # the cos part alone cannot tell some readings apart (a 1 × W grid's and a 1-D RoPE's): another
+        # reading within its rounding whose sin part holds names the pair
+        others = [also, *(c for c in found.runners_up if c.max_error <= found.tolerance)]
+        for other in (c for c in others if c is not None and _cos_part(c)):
+            other_error, other_excess = _sin_errors(values, other, found.precision, scale)
+            if other_excess <= 1.0:
+                best, sin_error, sin_excess, also = other, other_error, other_excess, None
+                break
     pair_params = {**best.params, "part": None}
     error = max(best.max_error, sin_error)
     pair = replace(best, params=pair_params, max_error=error, presets=presets_with(best.scheme, pair_params))
     level = "exact" if error <= found.tolerance else "approximate"
     level = "none" if not found.matched or sin_excess > 1.0 else level
-    return replace(found, best=pair, level=level, runners_up=[], parts=("cos", "sin"))
+    if also is not None and _cos_part(also):  # a one-line grid's other reading: when its sin part holds too
+        also_error, _ = _sin_errors(values, also, found.precision, scale)
+        also_params = {**also.params, "part": None}
+        also = replace(also, params=also_params, max_error=max(also.max_error, also_error), presets=())
+        also = also if also.max_error <= found.tolerance else None
+    paired = replace(found, best=pair, level=level, runners_up=[], parts=("cos", "sin"), also=also)
+    return _unmatched(paired, cos, values) if level == "none" else paired
+
+
+def _cos_part(candidate: Candidate) -> bool:
+    """Whether ``candidate`` is the cos part of a scheme written as its cos and sin (RoPE, axial RoPE)."""
+    return SCHEMES[candidate.scheme].default_parts == ("cos", "sin") and candidate.params.get("part") == "cos"
+
+
+def _sin_errors(sin: np.ndarray, cos_match: Candidate, precision: str, scale: float) -> tuple[float, float]:
+    """The largest |error| of ``sin`` against ``cos_match``'s sin part, and in units of its noise."""
+    candidate = replace(cos_match, params={**cos_match.params, "part": "sin"}, presets=())
+    return _errors(sin, candidate, [range(0, sin.shape[0])], precision, scale)
+
+
+def _unmatched(found: Identification, cos: np.ndarray, sin: np.ndarray) -> Identification:
+    """``found`` (no match) with the statistics of both parts' values (the cos part's search gives its own,
+    or none when that part alone matched)."""
+    cos = np.asarray(cos)
+    mean_cos, std_cos = _value_statistics(cos)
+    mean_sin, std_sin = _value_statistics(sin)
+    mean = (mean_cos + mean_sin) / 2  # both parts hold as many values
+    std = math.sqrt(max(0.0, (std_cos**2 + mean_cos**2 + std_sin**2 + mean_sin**2) / 2 - mean**2))
+    gaussian = all(
+        _looks_gaussian(part.reshape(-1), m, s) for part, m, s in ((cos, mean_cos, std_cos), (sin, mean_sin, std_sin))
+    )
+    return replace(found, parts=("cos", "sin"), value_mean=mean, value_std=std, gaussian=gaussian)
