@@ -54,3 +54,23 @@ def test_compare_and_identify_read_a_cos_cached_pair(tmp_path):
     found = run_in_process("identify", path)
     assert found.code == 0, found.stderr
     assert "match: rope" in found.out
+
+
+@pytest.mark.parametrize("preset", ["diffusers", "ldm"])
+def test_timestep_repeat_only_refuses_a_preset(tmp_path, preset):
+    path = tmp_path / "t.safetensors"
+    # was: accepted, the preset's flip_sin_to_cos / freq_shift recorded in the file though never used
+    result = run_in_process("timestep", "--repeat-only", "--preset", preset, "--dim", "4", "1", "2", "-o", str(path))
+    assert result.code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"pecli: error: --preset {preset} shapes the sinusoid, which --repeat-only does not compute "
+        "(it repeats t d times) (drop it)"
+    ]
+    assert not path.exists()
+    # an unknown preset is named as unknown; without --preset, --repeat-only still writes t
+    assert (
+        "unknown preset 'nosuch'"
+        in run_in_process("timestep", "--repeat-only", "--preset", "nosuch", "--dim", "4", "1").stderr
+    )
+    assert run_in_process("timestep", "--repeat-only", "--dim", "4", "1", "2", "-o", str(path)).code == 0
+    assert run_in_process("timestep", "--preset", preset, "--dim", "4", "1", "2").code == 0
