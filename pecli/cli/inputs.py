@@ -168,23 +168,43 @@ def input_parts(
     return tables
 
 
+_NAME_PARTS = re.compile(r"([._/-])")
+
+
+def _pair_part(name: str) -> tuple[str, tuple[str, ...]] | None:
+    """``name``'s one ``cos`` or ``sin`` part (between separators ``.``, ``_``, ``/``, ``-``), with the name
+    around it (that part blanked); None where it has none, or more than one."""
+    pieces = _NAME_PARTS.split(name)
+    found = [index for index, piece in enumerate(pieces) if piece.lower() in ("cos", "sin")]
+    if len(found) != 1:
+        return None
+    index = found[0]
+    return pieces[index].lower(), (*pieces[:index], "", *pieces[index + 1 :])
+
+
 def rope_pair_names(entries: dict[str, Any]) -> tuple[str, str] | None:
     """The names of a RoPE table's (cos, sin) when a file's tensors (name -> (shape, dtype)) are just those two.
 
-    ``cos``/``sin`` as ``pecli generate rope`` writes them, or with a common prefix (``rope.cos``), of
-    one 2-D shape; None for any other file.
+    ``cos``/``sin`` as ``pecli generate rope`` writes them, or as engines name their caches (``freqs_cos``,
+    ``rope.cos``, ``cos_cached``, ``cos_cache``): two names that differ only in one part, ``cos`` in one and
+    ``sin`` in the other, of one 2-D shape; None for any other file (``acos``/``asin`` are no pair).
 
     >>> rope_pair_names({"sin": ((4, 2), "float32"), "cos": ((4, 2), "float32")})
     ('cos', 'sin')
+    >>> rope_pair_names({"sin_cached": ((4, 2), "float32"), "cos_cached": ((4, 2), "float32")})
+    ('cos_cached', 'sin_cached')
+    >>> rope_pair_names({"acos": ((4, 2), "float32"), "asin": ((4, 2), "float32")}) is None
+    True
     >>> rope_pair_names({"cos": ((4, 2), "float32"), "sin": ((4, 3), "float32")}) is None
     True
     """
     if len(entries) != 2:
         return None
-    by_part = {name[-3:].lower(): name for name in entries}
-    cos, sin = by_part.get("cos"), by_part.get("sin")
-    if cos is None or sin is None or cos[:-3] != sin[:-3]:
+    parts = {name: _pair_part(name) for name in entries}
+    by_part = {part[0]: (name, part[1]) for name, part in parts.items() if part is not None}
+    if set(by_part) != {"cos", "sin"} or by_part["cos"][1] != by_part["sin"][1]:
         return None
+    cos, sin = by_part["cos"][0], by_part["sin"][0]
     (cos_shape, _), (sin_shape, _) = entries[cos], entries[sin]
     return (cos, sin) if len(cos_shape) == 2 and tuple(cos_shape) == tuple(sin_shape) else None
 

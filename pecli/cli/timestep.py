@@ -88,7 +88,7 @@ def timestep(
     SCHEMES["timestep"].sizes(1, d, {})  # checks --dim before reading the timesteps (stdin may be a terminal)
     if output is None and fmt is not None:
         raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
-    _refuse_ignored_by_repeat_only(scheme_params or {})
+    _refuse_ignored_by_repeat_only(scheme_params or {}, preset)
     times = _read_timesteps(out, timesteps or [], range_text)
     _refuse_repeated_overflow(times, scheme_params or {}, dtype)
     table = TimestepSpec.build(
@@ -131,8 +131,9 @@ def _refuse_repeated_overflow(times: Any, params: dict[str, Any], dtype: str) ->
         )
 
 
-def _refuse_ignored_by_repeat_only(params: dict[str, Any]) -> None:
-    """--repeat-only embeds t as it is: the sinusoid's options given with it would be silently ignored."""
+def _refuse_ignored_by_repeat_only(params: dict[str, Any], preset: str | None = None) -> None:
+    """--repeat-only embeds t as it is: the sinusoid's options (a --preset's among them) given with it would be
+    silently ignored (a preset's were recorded in the file's metadata, unused)."""
     from pecli.cli.options import flag_for
 
     if not params.get("repeat_only"):
@@ -140,6 +141,11 @@ def _refuse_ignored_by_repeat_only(params: dict[str, Any]) -> None:
     ignored = [flag_for(name) if params[name] is not False else "--no-" + flag_for(name)[2:]
                for name in ("max_period", "freq_shift", "scale", "flip_sin_to_cos", "arithmetic")
                if params.get(name) is not None]  # fmt: skip
+    if preset is not None:
+        from pecli.schemes.presets import get_preset
+
+        get_preset(preset, "timestep")  # an unknown name is named as such, not as one the sinusoid ignores
+        ignored.append(f"{flag_for('preset')} {preset}")
     if ignored:
         verb = "shapes" if len(ignored) == 1 else "shape"
         raise ParameterError(
