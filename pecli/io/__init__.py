@@ -382,6 +382,19 @@ def _table_kind(shape: tuple[int, ...]) -> str | None:
     return None
 
 
+def _candidates_label(kinds: list[str]) -> str:
+    """The words before a --key hint's list of the table kinds found.
+
+    >>> _candidates_label(["2-D"]), _candidates_label(["(1, N, C)"]), _candidates_label([])
+    ('2-D candidates', '(1, N, C) candidates', 'candidates')
+    >>> _candidates_label(["2-D", "(1, N, C)", "(heads, q, k)"])
+    'candidates (2-D, (1, N, C) or (heads, q, k))'
+    """
+    if len(kinds) <= 1:
+        return " ".join([*kinds, "candidates"])
+    return f"candidates ({', '.join(kinds[:-1])} or {kinds[-1]})"
+
+
 def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str], key: str | None, name: str) -> str:
     if key is not None:
         return find_key(entries, key, name)
@@ -397,10 +410,10 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
     tables = [(k, e) for k, e in entries.items() if _table_kind(tuple(e.shape))]
     tables.sort(key=lambda item: not any(word in item[0].lower() for word in ("pos", "alibi")))
     candidates = [f"{k!r} {list(e.shape)}" for k, e in tables]
-    listing = "; ".join(candidates[:_LISTED]) if candidates else "none is 2-D"
+    listing = "; ".join(candidates[:_LISTED]) if candidates else "none is 2-D, (1, N, C) or (heads, q, k)"
     found = [kind for kind in ("2-D", "(1, N, C)", "(heads, q, k)") if any(_table_kind(tuple(e.shape)) == kind
                                                                          for _, e in tables)]  # fmt: skip
-    label = "2-D candidates" if found == ["2-D"] else f"candidates ({', '.join(found[:-1])} or {found[-1]})"
+    label = _candidates_label(found)
     if len(candidates) > _LISTED:
         listing += f"; and {len(candidates) - _LISTED} more (pecli info lists them)"
     raise TableFileError(f"{name} holds {len(entries)} tensors; choose one with {{key}}", hint=f"{label}: {listing}")
