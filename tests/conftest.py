@@ -104,12 +104,15 @@ def run_pecli(
 
 
 def default_sigint() -> None:
-    """``preexec_fn`` for a child that the test interrupts: Ctrl-C (SIGINT) acts as it does in a terminal.
+    """``preexec_fn`` for a child that the test interrupts or stops: Ctrl-C (SIGINT), SIGTERM and SIGHUP act
+    as they do in a terminal.
 
-    A shell starts a background job (``pytest … &``) with SIGINT ignored, and an ignored signal stays
-    ignored across exec, so without this the child would never see the test's Ctrl-C.
+    A shell starts a background job (``pytest … &``) with SIGINT ignored, ``nohup`` starts one with SIGHUP
+    ignored, and an ignored signal stays ignored across exec (pecli keeps it so, on purpose), so without
+    this the child would never see the test's signal.
     """
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def assert_clean_error(result: Result, code: int, *words: str) -> None:
