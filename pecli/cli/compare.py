@@ -256,10 +256,9 @@ def _load_pair(
     they are compared side by side (a file's cos and sin: the diagnosis names them, where no reference does)."""
     import numpy as np
 
-    from pecli.analysis.compare import Reference, value_precision
+    from pecli.analysis.compare import Reference
     from pecli.cli.common import require_shape
     from pecli.cli.inputs import InputTable, as_matrix, load_input, rope_pair
-    from pecli.dtypes import DTYPES
     from pecli.schemes.catalog import get_scheme
     from pecli.schemes.specs import looks_like_spec, parse_spec
     from pecli.sources import kind_of_source
@@ -325,8 +324,7 @@ def _load_pair(
         if other is not None and _per_head(other.array):  # a per-head spec (alibi): heads and length from B
             heads, rows, cols = other.array.shape
             spec = _with_heads(spec, heads)
-            other_dtype = other.metadata.get("dtype") or value_precision(_real(other.array))
-            other_dtype = other_dtype if other_dtype in DTYPES else "float32"
+            other_dtype = _rounded_dtype(other)
             table = spec.table(length=cols if length is None else length, dim=d, dtype=dtype or other_dtype)
             array, label = _last_query_rows(out, table.array(), spec.text, rows, "ab"[side])
             loaded[side] = InputTable(array, label, table.metadata(), spec.text)
@@ -354,9 +352,7 @@ def _load_pair(
         if other is not None:
             rows, cols = (other if pairs[1 - side] is None else pairs[1 - side][0]).array.shape
             cols *= 2 if np.iscomplexobj(other.array) else 1  # freqs_cis: one complex column per rotary pair
-            # the dtype the other table was rounded to: its file's record, else what its values show
-            other_dtype = other.metadata.get("dtype") or value_precision(_real(other.array))
-            other_dtype = other_dtype if other_dtype in DTYPES else "float32"
+            other_dtype = _rounded_dtype(other)
             # a bias over query and key positions (alibi, t5) has no dimension: the other table's columns are keys
             takes_dim = d is not None or spec.resolved()[0].takes_dim
             # a spec whose grid sets its token count takes no length from the other table: a mismatch is
@@ -561,15 +557,21 @@ def _with_heads(spec: Any, heads: int) -> Any:
 
 def _other_side(side: int, loaded: list[Any], pairs: list[Any]) -> tuple[int | None, str]:
     """The other side's rows and the dtype it was rounded to (its file's record, else what its values show)."""
-    from pecli.analysis.compare import value_precision
-    from pecli.dtypes import DTYPES
-
     other = loaded[1 - side]
     if other is None:
         return None, "float32"
     rows = (other if pairs[1 - side] is None else pairs[1 - side][0]).array.shape[0]
-    other_dtype = other.metadata.get("dtype") or value_precision(_real(other.array))
-    return rows, other_dtype if other_dtype in DTYPES else "float32"
+    return rows, _rounded_dtype(other)
+
+
+def _rounded_dtype(table: Any) -> str:
+    """The dtype ``table`` was rounded to: its file's record, else what its values show (float32 for one pecli
+    does not compute in)."""
+    from pecli.analysis.compare import value_precision
+    from pecli.dtypes import DTYPES
+
+    found = table.metadata.get("dtype") or value_precision(_real(table.array))
+    return found if found in DTYPES else "float32"
 
 
 def _config_query_rows(
@@ -581,9 +583,8 @@ def _config_query_rows(
     table (an :class:`~pecli.cli.inputs.InputTable`) and its reference, or None for a config of no such bias."""
     import os
 
-    from pecli.analysis.compare import Reference, value_precision
+    from pecli.analysis.compare import Reference
     from pecli.cli.inputs import InputTable
-    from pecli.dtypes import DTYPES
     from pecli.schemes.catalog import get_scheme
     from pecli.schemes.specs import SchemeSpec
     from pecli.sources import config_table_spec
@@ -599,8 +600,7 @@ def _config_query_rows(
     implied = {name: value for name, value in scheme.query_row.items()
                if table_spec.params.get(name) == scheme.defaults.get(name) != value}  # fmt: skip
     spec = SchemeSpec(text, table_spec.scheme, None, {**table_spec.params, **implied})
-    other_dtype = other.metadata.get("dtype") or value_precision(_real(other.array))
-    other_dtype = other_dtype if other_dtype in DTYPES else "float32"
+    other_dtype = _rounded_dtype(other)
     found = spec.query_rows(heads=heads, length=keys, dtype=dtype or other_dtype)
     if found is None:
         return None

@@ -174,13 +174,14 @@ def resample(
     from pecli.sources import is_config_source, weights_beside_config
 
     require_table("resample", source)
-    directory = weights_beside_config(source) if not os.path.isdir(source) and is_config_source(source) else None
-    if directory is not None:  # a learned (or ViT's) config: its table is in the weights beside it
-        raise ParameterError(
-            f"resample reads a learned table, which {source!r} does not hold: its model's weights do",
-            hint=f"give its model directory instead, with the same options: pecli resample {directory} …",
-        )
-    if not os.path.isdir(source) and is_config_source(source):  # a config computes its tables at any length
+    if not os.path.isdir(source) and is_config_source(source):
+        directory = weights_beside_config(source)
+        if directory is not None:  # a learned (or ViT's) config: its table is in the weights beside it
+            raise ParameterError(
+                f"resample reads a learned table, which {source!r} does not hold: its model's weights do",
+                hint=f"give its model directory instead, with the same options: pecli resample {directory} …",
+            )
+        # a config that computes its tables at any length
         raise ParameterError(
             f"resample reads a learned table, but {source!r} is a model's config, whose tables pecli computes "
             "at any length",

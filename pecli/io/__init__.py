@@ -68,6 +68,7 @@ __all__ = [
     "open_tensors",
     "read_table",
     "read_tensors",
+    "table_kind",
     "write_all",
     "write_tensors",
 ]
@@ -367,10 +368,10 @@ def find_key(names: Iterable[str], key: str, where: str, *, what: str = "tensor"
     raise TableFileError(f"{where} has no {what} {key!r}", hint=did_you_mean(key, names))
 
 
-def _table_kind(shape: tuple[int, ...]) -> str | None:
+def table_kind(shape: tuple[int, ...]) -> str | None:
     """The kind of table a tensor's shape holds, as a --key hint lists it; None for other tensors.
 
-    >>> _table_kind((40, 8)), _table_kind((1, 17, 8)), _table_kind((8, 3, 10)), _table_kind((8, 10, 3))
+    >>> table_kind((40, 8)), table_kind((1, 17, 8)), table_kind((8, 3, 10)), table_kind((8, 10, 3))
     ('2-D', '(1, N, C)', '(heads, q, k)', None)
     """
     if len(shape) == 2:
@@ -407,13 +408,12 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
         raise TableFileError(f"{name} holds no tensors", hint="give a file with a table in it")
     # a table is 2-D, (1, N, C) as ViT's pos_embed, or (heads, q, k) with q <= k as ALiBi's biases (all query rows
     # or decoding's last q); a name with "pos" or "alibi" in it first (pos_embed beside the weights)
-    tables = [(k, e) for k, e in entries.items() if _table_kind(tuple(e.shape))]
+    tables = [(k, e) for k, e in entries.items() if table_kind(tuple(e.shape))]
     tables.sort(key=lambda item: not any(word in item[0].lower() for word in ("pos", "alibi")))
     candidates = [f"{k!r} {list(e.shape)}" for k, e in tables]
     listing = "; ".join(candidates[:_LISTED]) if candidates else "none is 2-D, (1, N, C) or (heads, q, k)"
-    found = [kind for kind in ("2-D", "(1, N, C)", "(heads, q, k)") if any(_table_kind(tuple(e.shape)) == kind
-                                                                         for _, e in tables)]  # fmt: skip
-    label = _candidates_label(found)
+    kinds = {table_kind(tuple(e.shape)) for _, e in tables}
+    label = _candidates_label([kind for kind in ("2-D", "(1, N, C)", "(heads, q, k)") if kind in kinds])
     if len(candidates) > _LISTED:
         listing += f"; and {len(candidates) - _LISTED} more (pecli info lists them)"
     raise TableFileError(f"{name} holds {len(entries)} tensors; choose one with {{key}}", hint=f"{label}: {listing}")

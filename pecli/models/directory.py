@@ -52,7 +52,9 @@ def is_table_shape(shape: tuple[int, ...]) -> bool:
     >>> is_table_shape((512, 768)), is_table_shape((1, 197, 768)), is_table_shape((64,)), is_table_shape((2, 4, 8))
     (True, True, False, False)
     """
-    return len(shape) == 2 or (len(shape) == 3 and shape[0] == 1 < shape[1])
+    from pecli.io import table_kind
+
+    return table_kind(shape) in ("2-D", "(1, N, C)")
 
 
 def is_position_tensor(name: str) -> bool:
