@@ -127,16 +127,22 @@ def _fits(read: float) -> list[float]:
     return list(dict.fromkeys([*(_significant(read, digits) for digits in range(2, 8)), read]))
 
 
-def _fitted_base(rates: np.ndarray, rows: np.ndarray, dim: int) -> float | None:
-    """The base of unscaled frequencies ``base^(−2k/d)`` fitted to every frequency read: log ω_k is read to
-    (angle noise) / (its angle at the row read), so the frequencies that turned furthest weigh most
-    (500001 reads as 500000.99; the ratio ω_1/ω_0 alone gives 500001.6)."""
+def _fitted_base(
+    rates: np.ndarray, rows: np.ndarray, dim: int, *, least_angle: float = 0.5, rounded: bool = False
+) -> float | None:
+    """The base of unscaled frequencies ``base^(−2k/d)`` fitted to every frequency read past ``least_angle``
+    (radians, at the rows read), in log ω_k. Exact frequencies: log ω_k is read to (angle noise) / (its angle),
+    so the frequencies that turned furthest weigh most (500001 reads as 500000.99; the ratio ω_1/ω_0 alone
+    gives 500001.6). Frequencies held in a half type (``rounded``): each is off by its rounding, the same
+    relative error at every k, so every one weighs alike (a bfloat16 table of d=30 read from its first
+    frequencies alone gives 9514 for 10000)."""
     index = np.arange(len(rates))
     angles = rates * rows
-    usable = (index > 0) & (angles > 0.5) & (rates > 0)
+    usable = (index > 0) & (angles > least_angle) & (rates > 0)
     if not usable.any():
         return None
-    slope, logs, weights = -2.0 * index[usable] / dim, np.log(rates[usable]), angles[usable] ** 2
+    slope, logs = -2.0 * index[usable] / dim, np.log(rates[usable])
+    weights = np.ones_like(slope) if rounded else angles[usable] ** 2
     logarithm = float((weights * slope * logs).sum() / (weights * slope * slope).sum())
     return math.exp(logarithm) if 0.0 < logarithm < math.log(1e12) else None
 
@@ -159,16 +165,14 @@ def _agrees(
     return float((np.abs(expected - rates) * rows).max()) <= tolerance
 
 
-def _residual(
-    rates: np.ndarray, rows: np.ndarray, dim: int, length: int, base: float, least_angle: float = 0.5
-) -> float:
+def _residual(rates: np.ndarray, rows: np.ndarray, dim: int, length: int, base: float) -> float:
     """The largest angle (radians, at the rows read) between unscaled frequencies of ``base`` and the ones read
     that turned past half a radian."""
     try:
         expected = rope_frequencies(dim, base=base, length=length)
     except PecliError:
         return math.inf
-    turned = rates * rows > least_angle  # a small angle read from its cosine is ill conditioned (3e-8 / sin θ)
+    turned = rates * rows > 0.5  # a small angle read from its cosine is ill conditioned (3e-8 / sin θ)
     return float((np.abs(expected - rates) * rows)[turned].max()) if turned.any() else math.inf
 
 
@@ -288,17 +292,10 @@ def _exact_error(columns: np.ndarray, part: str, amplitude: float, dim: int, len
     return _rope_error(columns, part, amplitude if params.get("apply_attention_factor") else 1.0, freqs)
 
 
-def _rounded_fit(rates: np.ndarray, rows: np.ndarray, dim: int, least_angle: float) -> float | None:
-    """The base fitted to frequencies held in a half type: each is off by its rounding, the same relative
-    error at every k, so every frequency read well weighs alike in log ω_k (not the furthest turned: a
-    bfloat16 table of d=30 read from its first frequencies alone gives 9514 for 10000)."""
-    index = np.arange(len(rates))
-    usable = (index > 0) & (rates * rows > least_angle) & (rates > 0)
-    if not usable.any():
-        return None
-    slope = -2.0 * index[usable] / dim
-    logarithm = float((slope * np.log(rates[usable])).sum() / (slope * slope).sum())
-    return math.exp(logarithm) if 0.0 < logarithm < math.log(1e12) else None
+def _least_angle(part: str) -> float:
+    """The least angle (radians) at which a frequency reads well from ``part``: a small angle read from its
+    cosine is ill conditioned; an angle table holds each angle itself, and a sine reads a small one well."""
+    return 0.5 if part == "cos" else 0.0
 
 
 def _rounded_frequencies(
@@ -314,9 +311,7 @@ def _rounded_frequencies(
     ``freqs_dtype``) at the bases given, each with its error (:func:`_rope_error`): kept where their
     profile agrees and they regenerate ``columns`` more exactly than the exact frequencies of that base."""
     rates, _, rows = profile
-    # an angle table holds each angle itself (no cosine to invert), a sine reads a small angle well
-    least_angle = 0.5 if part == "cos" else 0.0
-    turned = rates * rows > least_angle
+    turned = rates * rows > _least_angle(part)
     for base in bases:
         exact = None
         for freqs_dtype in ("float16", "bfloat16"):
@@ -352,7 +347,7 @@ def _ordered(
     found = [params["base"] for params in exact]
     # frequencies held in a half type: at the bases read (rounded ω_1/ω_0 reads the base to ~d·2^-12),
     # the round ones near them and the one fitted to every frequency
-    read = _rounded_fit(rates, rows, dim, 0.5 if part == "cos" else 0.0)
+    read = _fitted_base(rates, rows, dim, least_angle=_least_angle(part), rounded=True)
     tried = [*found, *bases] if read is None else [*_near(read, bases), *found, *_fits(read)]
     rounded = list(_rounded_frequencies(columns, profile, dim, length, list(dict.fromkeys(tried)), tolerance, part))
     if not rounded:
