@@ -409,7 +409,10 @@ def _out_of_memory(args: list[str], flags: frozenset[str] | None = None) -> str:
     def takes(flag: str) -> bool:
         return flags is None or flag in flags
 
-    files = [arg for arg in args[1:] if not arg.startswith("-") and os.path.isfile(arg)]
+    # the files read: not the output, which may exist already (``-o d.npy`` is written, not read)
+    outputs = {i + 1 for i, arg in enumerate(args) if arg in ("-o", "--output")}
+    files = [arg for i, arg in enumerate(args[1:], 1)
+             if i not in outputs and not arg.startswith("-") and os.path.isfile(arg)]  # fmt: skip
     if files:
         sizes = ", ".join(f"{name} ({format_bytes(os.path.getsize(name))})" for name in files)
         parts = [flag for flag in ("--key", "--rows") if takes(flag)]

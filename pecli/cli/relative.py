@@ -139,9 +139,9 @@ def _rope_matrix(out: Output, source: RelativeInput, request: DistanceRequest) -
         from pecli.io import Tensor
 
         block = max(1, (8 << 20) // (8 * length))
-        keys = np.arange(length)
 
-        def blocks() -> Any:
+        def blocks() -> Any:  # the keys made here: the output's size is checked before any work
+            keys = np.arange(length)
             for first in range(0, length, block):
                 yield scores(np.arange(first, min(first + block, length)), keys).astype(np.float32)
 

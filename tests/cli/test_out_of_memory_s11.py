@@ -1,0 +1,27 @@
+"""The out-of-memory line names the files read, never the output the command was writing (issue 30, class 3).
+
+`pecli distance rope --d 64 --len 1000000000 -o d.npy` under a memory cap, with d.npy left from an earlier
+run, said "out of memory reading d.npy (192 B)": the output, a 192-byte file, named as the table read.
+"""
+
+import numpy as np
+
+from pecli.cli.app import _out_of_memory
+
+
+def test_an_existing_output_is_not_named_as_read(tmp_path):
+    output = tmp_path / "d.npy"
+    np.save(output, np.zeros((4, 4), np.float32))
+    for flag in ("-o", "--output"):
+        line = _out_of_memory(["distance", "rope", "--d", "64", flag, str(output)])
+        assert "d.npy" not in line and "reading" not in line
+        assert line.startswith("out of memory (use a smaller --len or --d")
+
+
+def test_an_input_file_beside_the_output_is_still_named(tmp_path):
+    table, output = tmp_path / "t.npy", tmp_path / "d.npy"
+    np.save(table, np.zeros((8, 4), np.float32))
+    np.save(output, np.zeros((2, 2), np.float32))
+    line = _out_of_memory(["distance", str(table), "-o", str(output)])
+    assert str(table) in line and str(output) not in line
+    assert line.startswith("out of memory reading")
