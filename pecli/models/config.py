@@ -261,7 +261,13 @@ def _model_encoding(config: Mapping[str, Any], layer_type: str | None, *, depth:
             hint="a text model's table is read from a config with text_config (or the text model's own settings)",
         )
     if sub is not None and depth < 2:
-        inner = _model_encoding(config[sub], layer_type, depth=depth + 1)
+        try:
+            inner = _model_encoding(config[sub], layer_type, depth=depth + 1)
+        except ParameterError as error:  # named where it is: the sub-config's head_dim, not a top-level one
+            message, hint = error._templates
+            if not message.startswith("config.json"):
+                raise
+            raise type(error)(f"config.json's {sub}" + message.removeprefix("config.json"), hint=hint) from None
         return _prefixed(inner, sub, model_type)
     if model_type == "marian":
         return _sinusoidal(config, model_type, "marian", "max_position_embeddings", offset=None)

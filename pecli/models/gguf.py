@@ -257,7 +257,11 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
         if value is None and not required:
             return None
         if value is None:
-            raise GGUFWithoutSettings(f"{path} has no {key(name)}", hint="pecli needs it to size the table")
+            # with rope settings beside it the file is a model's whose settings are broken, not one without any
+            has_rope = any(isinstance(field, str) and field.startswith(key("rope.")) for field in fields)
+            raise (TableFileError if has_rope else GGUFWithoutSettings)(
+                f"{path} has no {key(name)}", hint="pecli needs it to size the table"
+            )
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _INT_MAX:
             raise ParameterError(f"{path}: {key(name)}: expected an integer from 1 to {_INT_MAX}, got {_shown(value)}")
         return value

@@ -400,7 +400,7 @@ def _describe(source: str, config_file: str, config: dict[str, Any]) -> ConfigIn
     read: dict[str, Any] = {}
     for layer in layers:
         read.update({gguf_names.get(key, key): value for key, value in layer.encoding.provenance.values()})
-    warnings += _refused_scalings(layers, config_file)
+    warnings += _refused_tables(layers, config_file)
     notes: list[str] = list(encoding.notes)
     length_key, length = layers[0].encoding.provenance.get("length", ("", 0))
     if isinstance(length_key, str) and length_key and length is None:  # absent: said so, never "None"
@@ -439,24 +439,26 @@ def rope_part(config: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return "", config
 
 
-def _refused_scalings(layers: list[LayerInfo], config_file: str) -> list[str]:
-    """Each layer's scaling settings that generate, compare and plot refuse (a factor past the last position a
-    model is run at, an attention factor float32 cannot hold), named by their config fields: info still describes
-    the config as it is written."""
+def _refused_tables(layers: list[LayerInfo], config_file: str) -> list[str]:
+    """Each layer's settings that generate, compare and plot refuse (a base of 1 or less, a factor past the last
+    position a model is run at, an attention factor float32 cannot hold), found by the scheme's own check of the
+    table's first row and named by their config fields: info still describes the config as it is written."""
     from pecli.models.from_config import _blamed_on_config
-    from pecli.schemes.rope_scaling import SCALINGS, scaling_parameters
+    from pecli.schemes.spec import TableSpec
 
     refused: list[str] = []
     for layer in layers:
-        params = layer.encoding.params
-        scaling = params.get("scaling")
-        if not is_rotary(layer.encoding) or scaling not in SCALINGS:
+        encoding = layer.encoding
+        if encoding.scheme is None:  # learned positions: a weight, nothing to compute
             continue
         try:
-            scaling_parameters(scaling, {name: params.get(name) for name in SCALINGS[scaling]})
+            TableSpec.resolve(encoding.scheme, encoding.preset, encoding.params, length=encoding.length or 1,
+                              dim=encoding.dim, dtype="float64").check()  # fmt: skip
         except ParameterError as error:
-            blamed = _blamed_on_config(error, dict(layer.encoding.fields), "").message.removeprefix(": ")
-            text = f"{blamed}: generate, compare and plot refuse this table"
+            blamed = _blamed_on_config(error, dict(encoding.fields), "")
+            if blamed is error:  # not a value the config sets (the caller's length, say)
+                continue
+            text = f"{blamed.message.removeprefix(': ')}: generate, compare and plot refuse this table"
             if text not in refused:
                 refused.append(text)
     return refused
@@ -493,6 +495,15 @@ def config_warnings(config: dict[str, Any]) -> list[str]:
         if rope_type != "yarn":
             continue
         factor = _yarn_factor(settings, part)
+        if "factor" not in settings:  # _validate_yarn_rope_parameters: factor is a required key (null is allowed)
+            from pecli.models.transformers_families import TRANSFORMERS_VERSION
+
+            derived = f" = {factor:g}" if factor is not None else ""
+            warnings.append(
+                f"{at}factor is absent: transformers {TRANSFORMERS_VERSION} refuses a yarn config without it "
+                f"(KeyError: missing required keys); pecli reads factor as max_position_embeddings / "
+                f"original_max_position_embeddings{derived}, as transformers does for factor: null"
+            )
         mscale, all_dim = settings.get("mscale"), settings.get("mscale_all_dim")
         given = settings.get("attention_factor")
         if given is not None and (mscale or all_dim):

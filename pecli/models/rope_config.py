@@ -384,7 +384,15 @@ def config_head_dim(config: Mapping[str, Any]) -> tuple[int, tuple[str, Any]]:
 def _number(found: Mapping[str, Any], where: Mapping[str, str], key: str, default: float | None) -> float:
     value = default if found.get(key) is None else found[key]
     if value is None:
-        raise ParameterError(f"config.json: rope_type needs {key}", hint=f"add {key} to the rope parameters")
+        # named where the config keeps its rope parameters (rope_parameters.full_attention.rope_type, rope_scaling.type)
+        type_key = next((k for k in ("rope_type", "type") if k in where), "rope_type")
+        type_field = where.get(type_key, type_key)
+        container = type_field.rpartition(".")[0]
+        field = f"{container}.{key}" if container else key
+        raise ParameterError(
+            f"config.json: {type_field} {config_value(found.get(type_key))} needs {field}, which the config lacks",
+            hint=f"add {key} to {container or 'the rope parameters'}",
+        )
     return config_number(value, where.get(key, key))
 
 

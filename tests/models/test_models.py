@@ -213,7 +213,7 @@ LLAMA = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "ma
              "original_max_position_embeddings": 64},
             ["short_factor has 3 values", "head_dim/2 = 8"],
         ),
-        ({**LLAMA, "rope_parameters": {"rope_type": "linear"}}, ["needs factor"]),
+        ({**LLAMA, "rope_parameters": {"rope_type": "linear"}}, ["'linear' needs rope_parameters.factor"]),
         ({**LLAMA, "max_position_embeddings": -1, "rope_theta": 1e4}, ["max_position_embeddings", "positive"]),
     ],
 )
