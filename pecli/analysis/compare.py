@@ -121,7 +121,11 @@ class Comparison:
             return f"atol {self.atol:g}, rtol {self.rtol:g}"
         if not self.tolerance_rounding or self.atol == 0:
             return "tolerance 0 (both tables hold exact values)"
-        where = f"tolerance {self.atol:.2g} at {self.axes[-2]} {self.tolerance_position}"
+        where = (
+            f"tolerance {self.atol:.2g} at {self.axes[-2]} {self.tolerance_position}"
+            if self.tolerance_angles and self.axes[-2] != "head"
+            else f"tolerance up to {self.atol:.2g}"
+        )  # a bias's: no row is the loosest
         if self.tolerance_at is not None:  # a row that embeds another position: its angle sets the noise
             where = f"tolerance {self.atol:.2g} at position {self.tolerance_at:g}, row {self.tolerance_position}"
         return f"{self.tolerance_name()} ({where}{self._rounding_note()})"

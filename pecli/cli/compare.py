@@ -203,18 +203,20 @@ def compare(
             side_parts=side_parts,
         )
         from pecli.analysis.compare import compare_tables, recorded_positions
+        from pecli.cli.relative_compare import bias_view
 
         side = 0 if references[0] is not None or references[1] is None else 1
-        plain_rows = first.array.ndim == 2 and not any(query_rows)
+        table_a, table_b, axes = bias_view(first.array, second.array, references, query_rows)
+        plain_rows = table_a.ndim == 2 and axes is None
         result = compare_tables(
-            first.array,
-            second.array,
+            table_a,
+            table_b,
             atol=atol,
             rtol=rtol,
             exact=exact,
             reference=references[side],
             reference_side="ab"[side],
-            axes=("head", "key") if any(query_rows) and first.array.ndim == 2 else None,
+            axes=axes,
             positions=recorded_positions((first.metadata, second.metadata), len(first.array)) if plain_rows else None,
             parts=tuple(side_parts),
         )

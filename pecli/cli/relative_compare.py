@@ -4,7 +4,8 @@ Two rope specs are compared where they differ as encodings — which frequency p
 much, and from which offset their long-term decay profiles part — with
 :func:`pecli.analysis.relative_compare.compare_rope`. ``compare --properties`` measures rope and
 alibi by the properties that apply to a score or a bias
-(:func:`~pecli.analysis.relative_compare.relative_properties`).
+(:func:`~pecli.analysis.relative_compare.relative_properties`). :func:`bias_view` names the axes of a
+bias compared as a table (head, query, key).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
 
-__all__ = ["compare_rope_specs", "relative_checks"]
+__all__ = ["bias_view", "compare_rope_specs", "relative_checks"]
 
 #: the default context of a RoPE comparison without --len: long enough to see scaled pairs turn
 DEFAULT_LENGTH = 4096
@@ -91,3 +92,38 @@ def relative_checks(text: str, *, length: int, dim: int) -> list[Any] | None:
                                      hint=f"e.g. {scheme}:{name}=8")  # fmt: skip
     with spec.blaming():
         return relative_properties(scheme, params, length=length, dim=dim)
+
+
+def bias_view(a: Any, b: Any, references: list[Any], query_rows: list[bool]) -> tuple[Any, Any, tuple[str, str] | None]:
+    """Tables A and B as compared, with the names of their axes (None: those ``compare_tables`` gives them).
+
+    By the axes the tables have, not by their number of heads: a (heads, 1, k) file squeezed to heads × k
+    (one query row per head, ``query_rows``) is (head, key); a 2-D table against a reference over query and
+    key positions, its (len, len) table, is (query, key), or, when the reference's own table has a head axis
+    (alibi: heads=1; a (1, L, L) file squeezed), a per-head table of one head: (head, query, key), named and
+    diagnosed as any per-head bias.
+
+    >>> import numpy as np
+    >>> from pecli.analysis.compare import Reference
+    >>> one = np.zeros((4, 4))
+    >>> a, b, axes = bias_view(one, one, [None, Reference("alibi", {"heads": 1})], [False, False])
+    >>> a.shape, axes
+    ((1, 4, 4), None)
+    >>> bias_view(one, one, [Reference("t5", {}), None], [False, False])[2]
+    ('query', 'key')
+    """
+    from pecli.schemes.catalog import find_scheme
+
+    if a.ndim != 2:
+        return a, b, None
+    if any(query_rows):
+        return a, b, ("head", "key")
+    reference = next((found for found in references if found is not None), None)
+    scheme = None if reference is None else find_scheme(reference.scheme)
+    if reference is None or scheme is None or scheme.axes != "query-key" or len(a) != a.shape[1]:
+        return a, b, None
+    if reference.params.get("part") not in (None, *scheme.default_parts):
+        return a, b, None  # not its query × key table (alibi's slopes as a row): named as any table
+    if reference.params.get("heads") is not None and reference.params.get("head") is None:
+        return a[None], b[None], None  # its table is (heads, L, L): one head's, squeezed
+    return a, b, ("query", "key")

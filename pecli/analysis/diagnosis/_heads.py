@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.diagnosis.finding import Finding, Reference, per_row, row_blocks
-from pecli.schemes.catalog import SCHEMES
+from pecli.schemes.catalog import SCHEMES, find_scheme
 
-__all__ = ["head_findings", "head_ranges"]
+__all__ = ["head_findings", "head_ranges", "row_offset_findings"]
 
 
 def head_ranges(heads: list[int]) -> str:
@@ -104,6 +104,13 @@ def _figures(slopes_a: np.ndarray, slopes_b: np.ndarray, differ: list[int], off:
 def head_findings(
     a: np.ndarray, b: np.ndarray, tolerance: float | np.ndarray, reference: Reference | None
 ) -> list[Finding]:
+    """:func:`slope_findings`, then :func:`row_offset_findings`: what tells a per-head bias B from A."""
+    return [*slope_findings(a, b, tolerance, reference), *row_offset_findings(a, b, tolerance, reference)]
+
+
+def slope_findings(
+    a: np.ndarray, b: np.ndarray, tolerance: float | np.ndarray, reference: Reference | None
+) -> list[Finding]:
     """Per-head slopes of ``a`` and ``b`` ((heads, …) tables), named when a slope formula explains them
     within each row's ``tolerance`` (a number, or one per row: ``b.shape[:-1]`` values).
 
@@ -111,7 +118,7 @@ def head_findings(
     >>> a = alibi_table(16, heads=12, dtype="float64")
     >>> power_of_two = 2.0 ** (-8.0 * np.arange(1, 13) / 12)
     >>> b = a * (power_of_two / alibi_table(None, heads=12, part="slopes", dtype="float64"))[:, None, None]
-    >>> found = head_findings(a, b, 1e-9, None)
+    >>> found = slope_findings(a, b, 1e-9, None)
     >>> found[0].code, found[0].message[:61]
     ('alibi_slopes_power_of_two', 'heads 0–11 differ: B has slopes from the power-of-two formula')
     """
@@ -181,3 +188,79 @@ def head_findings(
             _figures(slopes_a, slopes_b, differ, off_b, factors=ratios),
         ))  # fmt: skip
     return found
+
+
+def row_offset_findings(
+    a: np.ndarray, b: np.ndarray, tolerance: float | np.ndarray, reference: Reference | None
+) -> list[Finding]:
+    """B − A constant along each query row of an attention bias, beyond the noise: softmax removes a row's
+    constant, so the attention probabilities are identical (MPT's ``build_alibi_bias``, m·(j − (k − 1)), against
+    the paper's −m·|i − j| or BLOOM's m·j).
+
+    ``a``, ``b``: (heads, q, k) biases, the last q query rows of k keys (query row r is query k − q + r); or 2-D
+    rows of keys, one query row each ((heads, k): one per head), taken as bias rows only when ``reference`` is a
+    scheme over query and key positions or ``a`` holds per-head multiples of one pattern of offsets (ALiBi's).
+    A 3-D bias whose rows are not constant apart over every key may still be over the keys up to each query,
+    all that a causal mask keeps: that finding says so, and what the keys after the query differ by.
+
+    >>> from pecli.schemes.alibi import alibi_table
+    >>> paper = alibi_table(8, heads=4, dtype="float64")
+    >>> mpt = alibi_table(8, heads=4, form="key", dtype="float64") - alibi_table(None, heads=4, part="slopes",
+    ...                                                                          dtype="float64")[:, None, None] * 7
+    >>> [found.code for found in row_offset_findings(paper, mpt, 1e-12, None)]
+    ['attention_row_offset_causal']
+    >>> [found.code for found in row_offset_findings(paper[:, -1:, :][:, 0], mpt[:, -1:, :][:, 0], 1e-12, None)]
+    []
+    >>> [f.code for f in row_offset_findings(mpt[:, 0], alibi_table(8, heads=4, form="key")[:, 0], 1e-12, None)]
+    ['attention_row_offset']
+    """
+    if a.shape != b.shape or a.ndim not in (2, 3) or a.shape[-1] < 2 or not _bias_rows(a, tolerance, reference):
+        return []
+    cube_a, cube_b = (a if a.ndim == 3 else a[:, None, :]), (b if b.ndim == 3 else b[:, None, :])
+    bound = per_row(tolerance, cube_b.shape)  # (heads, q, 1)
+    _, rows, keys = cube_b.shape
+    # query row r is query k − q + r: the keys up to it are those a causal mask keeps (a 2-D row: every key)
+    queries = np.arange(keys - rows, keys)[:, None] if a.ndim == 3 else np.full((1, 1), keys - 1)
+    kept = np.arange(keys)[None, :] <= queries  # (q, k)
+    difference = cube_b - cube_a
+    offsets = difference[..., :1]  # key 0: kept in every row
+    # each entry's float64 rounding of b − a − c beside the comparison's bound, as slope_findings' fit
+    slack = bound + 8.0 * np.finfo(np.float64).eps * (np.abs(cube_a) + np.abs(cube_b) + np.abs(offsets))
+    off = np.abs(difference - offsets)
+    if not np.all(np.where(kept, off <= slack, True)):
+        return []
+    if np.all(np.abs(offsets) <= bound) or np.ptp(offsets) <= float(bound.min()):
+        return []  # no offset, or one constant over every row: constant_offset's finding, not a row's
+    figures = {
+        "offset_min": float(offsets.min()),
+        "offset_max": float(offsets.max()),
+        "residual": float(np.where(kept, off, 0.0).max()),
+    }
+    row = "query row" if a.ndim == 3 else "row"
+    shifted = f"B − A is one constant along each {row} ({figures['offset_min']:.4g} … {figures['offset_max']:.4g})"
+    if np.all(off <= slack):
+        message = f"{shifted}: softmax removes a {row}'s constant, so the attention probabilities are identical"
+        return [Finding("attention_row_offset", message, figures)]
+    figures["after_query_max_abs"] = float(np.where(kept, 0.0, off).max())
+    message = (
+        f"{shifted} over the keys up to each query, all a causal mask keeps: softmax removes a {row}'s constant, "
+        "so under a causal mask the attention probabilities are identical; the keys after the query differ by up to "
+        f"{figures['after_query_max_abs']:.4g} beyond that constant (seen only without a causal mask)"
+    )
+    return [Finding("attention_row_offset_causal", message, figures)]
+
+
+def _bias_rows(a: np.ndarray, tolerance: float | np.ndarray, reference: Reference | None) -> bool:
+    """Whether the rows of ``a`` are an attention bias's rows of keys: a per-head table (3-D), a reference
+    scheme over query and key positions, or rows that are per-head multiples of one pattern of offsets
+    that is no constant (ALiBi's key rows; a table of positions is no such thing)."""
+    if a.ndim == 3:
+        return True
+    scheme = None if reference is None else find_scheme(reference.scheme)
+    if scheme is not None:
+        return scheme.axes == "query-key"
+    if len(a) < 2:
+        return False
+    bound = np.broadcast_to(per_row(tolerance, a.shape), a.shape)
+    offsets = _pattern(a, bound)
+    return offsets is not None and bool(np.ptp(offsets) > 0) and _fits(_slopes(a, offsets), offsets, a, bound)
