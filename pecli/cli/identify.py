@@ -96,7 +96,9 @@ def _identified(out: Output, source: str, key: str | None, layer_type: str | Non
         cos, sin = pair
         table = InputTable(cos.array, pair_label(cos, sin), cos.metadata, source, dtype=cos.dtype)
         with _progress_line(out) as progress:
-            found = identify_rope_pair(cos.array, sin.array, dtype=cos.dtype_name, progress=progress)
+            found = identify_rope_pair(
+                cos.array, sin.array, dtype=cos.dtype_name, progress=progress, names=(str(cos.key), str(sin.key))
+            )
     else:
         table = load_input(out, source, key=key, layer_type=layer_type)
         values, note = table.array, None

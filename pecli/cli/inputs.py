@@ -187,7 +187,8 @@ def rope_pair_names(entries: dict[str, Any]) -> tuple[str, str] | None:
 
     ``cos``/``sin`` as ``pecli generate rope`` writes them, or as engines name their caches (``freqs_cos``,
     ``rope.cos``, ``cos_cached``, ``cos_cache``): two names that differ only in one part, ``cos`` in one and
-    ``sin`` in the other, of one 2-D shape; None for any other file (``acos``/``asin`` are no pair).
+    ``sin`` in the other, of one 2-D shape (behind leading axes of 1: old GPT-NeoX caches are (1, 1, L, d));
+    None for any other file (``acos``/``asin`` are no pair).
 
     >>> rope_pair_names({"sin": ((4, 2), "float32"), "cos": ((4, 2), "float32")})
     ('cos', 'sin')
@@ -196,6 +197,10 @@ def rope_pair_names(entries: dict[str, Any]) -> tuple[str, str] | None:
     >>> rope_pair_names({"acos": ((4, 2), "float32"), "asin": ((4, 2), "float32")}) is None
     True
     >>> rope_pair_names({"cos": ((4, 2), "float32"), "sin": ((4, 3), "float32")}) is None
+    True
+    >>> rope_pair_names({"cos_cached": ((1, 1, 4, 2), "float32"), "sin_cached": ((1, 1, 4, 2), "float32")})
+    ('cos_cached', 'sin_cached')
+    >>> rope_pair_names({"cos_cached": ((2, 1, 4, 2), "float32"), "sin_cached": ((2, 1, 4, 2), "float32")}) is None
     True
     """
     if len(entries) != 2:
@@ -206,7 +211,12 @@ def rope_pair_names(entries: dict[str, Any]) -> tuple[str, str] | None:
         return None
     cos, sin = by_part["cos"][0], by_part["sin"][0]
     (cos_shape, _), (sin_shape, _) = entries[cos], entries[sin]
-    return (cos, sin) if len(cos_shape) == 2 and tuple(cos_shape) == tuple(sin_shape) else None
+    return (cos, sin) if _is_table_shape(cos_shape) and tuple(cos_shape) == tuple(sin_shape) else None
+
+
+def _is_table_shape(shape: Any) -> bool:
+    """Whether ``shape`` is a 2-D table's, behind any number of leading axes of 1."""
+    return len(shape) >= 2 and all(side == 1 for side in shape[:-2])
 
 
 def rope_pair(out: Output, source: str) -> tuple[InputTable, InputTable] | None:
@@ -218,6 +228,10 @@ def rope_pair(out: Output, source: str) -> tuple[InputTable, InputTable] | None:
     if names is None:
         return None
     cos, sin = (load_input(out, source, key=name) for name in names)
+    for part in (cos, sin):  # (1, 1, L, d): the L × d table
+        part.array, note = as_matrix(part.array, part.label)
+        if note and part is cos:
+            out.note(note.replace(f"[{cos.key}]", f"[{cos.key}, {sin.key}]"))
     return cos, sin
 
 
@@ -269,7 +283,8 @@ class TableView:
 
 
 def as_matrix(array: Any, label: str) -> tuple[Any, str | None]:
-    """``array`` as 2-D: 1-D becomes one row, ``(1, L, d)`` and ``(L, 1, d)`` are squeezed (with a note).
+    """``array`` as 2-D: 1-D becomes one row, ``(1, L, d)`` and ``(L, 1, d)`` are squeezed (with a note), and
+    so are more leading axes of 1 (an old GPT-NeoX cache's ``(1, 1, L, d)``).
 
     >>> import numpy as np
     >>> matrix, note = as_matrix(np.zeros((1, 5, 3)), "x.npy")
@@ -277,6 +292,8 @@ def as_matrix(array: Any, label: str) -> tuple[Any, str | None]:
     ((5, 3), 'x.npy: squeezed shape (1, 5, 3) to 5 × 3')
     >>> as_matrix(np.arange(4.0), "v.npy")[0].shape
     (1, 4)
+    >>> as_matrix(np.zeros((1, 1, 5, 3)), "cache.safetensors [cos_cached]")[1]
+    'cache.safetensors [cos_cached]: squeezed shape (1, 1, 5, 3) to 5 × 3'
     """
     shape = tuple(array.shape)
     if array.ndim == 2:
@@ -286,9 +303,13 @@ def as_matrix(array: Any, label: str) -> tuple[Any, str | None]:
     elif array.ndim == 3 and 1 in shape[:2]:
         matrix = array[0] if shape[0] == 1 else array[:, 0]
         note = f"{label}: squeezed shape {shape} to {matrix.shape[0]} × {matrix.shape[1]}"
+    elif array.ndim > 3 and _is_table_shape(shape):
+        matrix = array.reshape(shape[-2:])
+        note = f"{label}: squeezed shape {shape} to {matrix.shape[0]} × {matrix.shape[1]}"
     else:
         raise TableFileError(
-            f"{label} has shape {shape}; pecli takes a 1-D or 2-D table (or (1, L, d) / (L, 1, d))",
+            f"{label} has shape {shape}; pecli takes a 1-D or 2-D table (or (L, 1, d), or one behind "
+            "leading axes of 1: (1, L, d), (1, 1, L, d))",
             # a .npy holds one unnamed array: no --key picks another
             hint=("save the table, not one number" if array.ndim == 0 else "save a 2-D slice of it")
             + ("" if label.lower().endswith(".npy") else ", or choose a 2-D tensor with --key"),

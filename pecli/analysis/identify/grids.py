@@ -6,7 +6,7 @@ factorisation is a candidate (square ones first), and regenerating decides. timm
 ``reverse_coord`` table of H × W *is* the plain table of W × H, so the transposed grid names it.
 The rest is read off the rows: diffusers' ``base_size`` and SD3's ``pos_embed_max_size`` crop
 from the lowest frequency's phase along each axis, Qwen2-VL's M-RoPE sections from the first
-frequency that turns with h and with w.
+frequency that turns with h and with w (and, over a video's T × H × W tokens, with t).
 
 >>> [params["grid"] for params in grid_candidates(np.ones((12, 8)))]
 ['3,4', '4,3', '2,6', '6,2', '1,12', '12,1']
@@ -178,17 +178,29 @@ def diffusers_crops(table: np.ndarray, height: int, width: int) -> Iterator[dict
 
 
 def mrope_sections(
-    table: np.ndarray, height: int, width: int, layout: str, thresholds: dict[str, float] | None = None
+    table: np.ndarray,
+    height: int,
+    width: int,
+    layout: str,
+    thresholds: dict[str, float] | None = None,
+    frames: int = 1,
 ) -> str | None:
-    """Qwen2-VL's ``t,h,w`` sections of an image's M-RoPE table (t = 0 throughout), or None.
+    """Qwen2-VL's ``t,h,w`` sections of an M-RoPE table: an image's (t = 0 throughout), or a video's of
+    ``frames`` frames (tokens row-major over t, h, w), or None.
 
-    Frequencies fall along the head, t's first: the t section never turns, the first frequency
-    that turns between tokens (0, 0) and (H − 1, 0) starts h's, and the first that turns between
-    (0, 0) and (0, W − 1) starts w's. ``thresholds`` keeps each layout's threshold (64 roundings at its largest
+    Frequencies fall along the head, t's first: the first frequency that turns between tokens (0, 0) and
+    (H − 1, 0) starts h's, and the first that turns between (0, 0) and (0, W − 1) starts w's. In an image
+    the t section never turns; in a video the first frequency turns between frames 0 and T − 1 and no
+    h or w one does. ``thresholds`` keeps each layout's threshold (64 roundings at its largest
     |value|) between calls on one table: one pass over it, not one a grid.
+
+    >>> import pecli
+    >>> video = pecli.encode("rope2d", None, 32, grid="3,4,5", sections="4,6,6", part="cos")
+    >>> mrope_sections(video, 4, 5, "half", frames=3), mrope_sections(video, 3, 20, "half")
+    ('4,6,6', None)
     """
     half = table.shape[1] // 2
-    if table.shape[1] % 2 or height < 2 or width < 2 or len(table) != height * width:
+    if table.shape[1] % 2 or height < 2 or width < 2 or len(table) != frames * height * width:
         return None
     columns = table[:, :half] if layout == "half" else table[:, 0::2]
     threshold = None if thresholds is None else thresholds.get(layout)
@@ -197,6 +209,19 @@ def mrope_sections(
         threshold = 64 * rounding_tolerance(value_precision(table), scale=scale)
         if thresholds is not None:
             thresholds[layout] = threshold
+    # a slow section's first frequency barely moves a cos over a small grid (1 − cos θ ≈ θ²/2): read again
+    # at one rounding when 64 see no turn (regenerating the table decides either way)
+    for margin in (1.0, 1 / 64):
+        sections = _turning_sections(columns, (frames, height, width), threshold * margin)
+        if sections is not None:
+            return sections
+    return None
+
+
+def _turning_sections(columns: np.ndarray, grid: tuple[int, int, int], threshold: float) -> str | None:
+    """:func:`mrope_sections` of one frequency per column (``columns``), read with ``threshold``."""
+    frames, height, width = grid
+    half = columns.shape[1]
     turns_with_h = np.abs(columns[(height - 1) * width] - columns[0]) > threshold
     turns_with_w = np.abs(columns[width - 1] - columns[0]) > threshold
     if not turns_with_h.any() or not turns_with_w.any():
@@ -204,20 +229,48 @@ def mrope_sections(
     h_start, w_start = int(turns_with_h.argmax()), int(turns_with_w.argmax())
     if not 0 < h_start < w_start < half:
         return None
+    if frames > 1:  # the last frame's first token: only t's frequencies have turned, the first of them at least
+        turns_with_t = np.abs(columns[(frames - 1) * height * width] - columns[0]) > threshold
+        if not turns_with_t[0] or turns_with_t[h_start:].any():
+            return None
     return f"{h_start},{w_start - h_start},{half - w_start}"
+
+
+def _rope_parts(table: np.ndarray) -> tuple[str, ...]:
+    """The parts an axial RoPE table can be: token (0, 0) has angle 0, so its row tells."""
+    first = table[0]
+    return ("cos",) if (first == 1).all() else ("sin", "angle") if not first.any() else ()
+
+
+def _mrope_candidates(
+    table: np.ndarray, grid: tuple[int, int, int], part: str, bases: tuple[float, ...], thresholds: dict[str, float]
+) -> Iterator[dict]:
+    """Qwen2-VL's M-RoPE over ``grid`` (T, H, W; T = 1 an image, written ``H,W``), its sections read off."""
+    frames, height, width = grid
+    spelled = f"{height},{width}" if frames == 1 else f"{frames},{height},{width}"
+    for layout in ("half", "interleaved"):
+        sections = mrope_sections(table, height, width, layout, thresholds, frames=frames)
+        if sections is not None:
+            for base in bases:
+                named = None if layout == "half" else layout  # Qwen2-VL's half is the default with sections
+                yield {"grid": spelled, "part": part, "sections": sections, "layout": named, "base": base}
+
+
+def _video_grids(tokens: int) -> Iterator[tuple[int, int, int]]:
+    """(T, H, W) of a video's tokens: T ≥ 2 frames of H × W (both ≥ 2), fewest frames first."""
+    for frames in range(2, tokens // 4 + 1):
+        if tokens % frames == 0:
+            for height, width in _factor_pairs(tokens // frames):
+                if height >= 2 and width >= 2:
+                    yield frames, height, width
 
 
 def _rope2d_candidates(
     table: np.ndarray, height: int, width: int, bases: tuple[float, ...], thresholds: dict[str, float]
 ) -> Iterator[dict]:
-    """Axial RoPE over H × W: diffusers' (w first), timm's/EVA-02's (h first), Qwen2-VL's M-RoPE sections.
-
-    Token (0, 0) has angle 0, so its row tells the part.
-    """
-    first = table[0]
-    parts = ("cos",) if (first == 1).all() else ("sin", "angle") if not first.any() else ()
+    """Axial RoPE over H × W: diffusers' (w first), timm's/EVA-02's (h first), Qwen2-VL's M-RoPE sections."""
     grid = f"{height},{width}"
-    for part in parts:
+    for part in _rope_parts(table):
         if table.shape[1] % 4 == 0:
             for layout, indexing, base in itertools.product(("interleaved", "half"), ("xy", "ij"), bases):
                 # diffusers' order is the scheme's default; timm's ij spells its layout as EVA-02's preset does
@@ -226,12 +279,7 @@ def _rope2d_candidates(
                 else:
                     spelled = {"layout": layout, "grid_indexing": "ij"}
                 yield {"grid": grid, "part": part, **spelled, "base": base}
-        for layout in ("half", "interleaved"):
-            sections = mrope_sections(table, height, width, layout, thresholds)
-            if sections is not None:
-                for base in bases:
-                    named = None if layout == "half" else layout  # Qwen2-VL's half is the default with sections
-                    yield {"grid": grid, "part": part, "sections": sections, "layout": named, "base": base}
+        yield from _mrope_candidates(table, (1, height, width), part, bases, thresholds)
 
 
 def grid_scheme_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -266,4 +314,10 @@ def grid_scheme_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Itera
                 yield "coordconv", {**SCHEMES["coordconv"].defaults, "grid": grid["grid"], "layout": layout}
         if not grid["cls_token"]:
             for params in _rope2d_candidates(table, height, width, grid_bases_here, thresholds):
+                yield "rope2d", {**SCHEMES["rope2d"].defaults, **params}
+    # a video's M-RoPE (Qwen2-VL, T frames of H × W): its sections read off, at the round bases and the row's
+    video_bases = (*bases, *read_bases.get(0, ()))
+    for part in _rope_parts(table):
+        for video in _video_grids(len(table)):
+            for params in _mrope_candidates(table, video, part, video_bases, thresholds):
                 yield "rope2d", {**SCHEMES["rope2d"].defaults, **params}

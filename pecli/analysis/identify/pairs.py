@@ -37,7 +37,12 @@ __all__ = ["identify_rope_pair"]
 
 
 def identify_rope_pair(
-    cos: np.ndarray, sin: np.ndarray, *, dtype: str | None = None, progress: Progress | None = None
+    cos: np.ndarray,
+    sin: np.ndarray,
+    *,
+    dtype: str | None = None,
+    progress: Progress | None = None,
+    names: tuple[str, str] = ("cos", "sin"),
 ) -> Identification:
     """Identify ``cos`` and ``sin`` as the two parts of one RoPE table.
 
@@ -53,6 +58,7 @@ def identify_rope_pair(
         sin: the sin part, of the same shape.
         dtype: the dtype the parts were stored in, when they are widened copies (see identify_table).
         progress: called with a short description of each stage.
+        names: the two tensors' names in their file (``cos_cached``, ``sin_cached``), the result's ``parts``.
     """
     if np.shape(cos) != np.shape(sin):
         raise ValueError(f"the cos and sin parts differ in shape: {np.shape(cos)} and {np.shape(sin)}")
@@ -60,7 +66,7 @@ def identify_rope_pair(
     best = found.best
     values = _checked(sin)
     if not _cos_part(best):
-        return _unmatched(replace(found, level="none"), cos, values)
+        return _unmatched(replace(found, level="none"), cos, values, names)
     if progress is not None:
         progress("checking the sin part")
     scale = max(float(values.max()), -float(values.min())) or 1.0
@@ -85,8 +91,8 @@ def identify_rope_pair(
         also_params = {**also.params, "part": None}
         also = replace(also, params=also_params, max_error=max(also.max_error, also_error), presets=())
         also = also if also.max_error <= found.tolerance else None
-    paired = replace(found, best=pair, level=level, runners_up=[], parts=("cos", "sin"), also=also)
-    return _unmatched(paired, cos, values) if level == "none" else paired
+    paired = replace(found, best=pair, level=level, runners_up=[], parts=names, also=also)
+    return _unmatched(paired, cos, values, names) if level == "none" else paired
 
 
 def _cos_part(candidate: Candidate) -> bool:
@@ -100,7 +106,7 @@ def _sin_errors(sin: np.ndarray, cos_match: Candidate, precision: str, scale: fl
     return _errors(sin, candidate, [range(0, sin.shape[0])], precision, scale)
 
 
-def _unmatched(found: Identification, cos: np.ndarray, sin: np.ndarray) -> Identification:
+def _unmatched(found: Identification, cos: np.ndarray, sin: np.ndarray, names: tuple[str, str]) -> Identification:
     """``found`` (no match) with the statistics of both parts' values (the cos part's search gives its own,
     or none when that part alone matched)."""
     cos = np.asarray(cos)
@@ -111,4 +117,4 @@ def _unmatched(found: Identification, cos: np.ndarray, sin: np.ndarray) -> Ident
     gaussian = all(
         _looks_gaussian(part.reshape(-1), m, s) for part, m, s in ((cos, mean_cos, std_cos), (sin, mean_sin, std_sin))
     )
-    return replace(found, parts=("cos", "sin"), value_mean=mean, value_std=std, gaussian=gaussian)
+    return replace(found, parts=names, value_mean=mean, value_std=std, gaussian=gaussian)

@@ -47,7 +47,7 @@ class IdentifyReport(Shown):
         shape = " × ".join(map(str, found.shape))
         lines = [f"{self.source}: {shape}, dtype {found.dtype}, value precision {found.precision}"]
         if found.parts:
-            tensors = " and ".join(map(repr, found.parts))
+            tensors = " and ".join(_literal(repr(name)) for name in found.parts)  # repr escapes control characters
             lines.append(Message(f"  read as one table: its tensors {tensors} (pass {{key}} to take one)"))
         if found.level == "exact":
             lines.append(f"match: {best.describe()}")
@@ -106,10 +106,15 @@ class IdentifyReport(Shown):
                 f"  equivalently: freq_shift 0 at base {base} = {equivalent.params['base']:.10g} (the same table)"
             )
         if found.also is not None:
-            grid = found.also.params["grid"]
+            grid = found.also.params.get("grid")
+            why = (
+                f"a grid of one row, {grid}: this table cannot tell it from the 1-D reading"
+                if grid is not None
+                else "frequencies held in a half type at one base are exact ones at another: this table cannot "
+                "tell them apart"
+            )
             lines.append(
-                f"  also within rounding: {found.also.describe()}, max error {found.also.max_error:.3g} (a grid of "
-                f"one row, {grid}: this table cannot tell it from the 1-D reading)"
+                f"  also within rounding: {found.also.describe()}, max error {found.also.max_error:.3g} ({why})"
             )
             lines.append(f"    reproduce: {self.command(found._recipe_for(found.also))}")
         if found.query_row is not None:
@@ -138,3 +143,13 @@ class IdentifyReport(Shown):
 def _swap(shape: tuple[int, ...]) -> str:
     """``shape``'s last two axes swapped, as the report writes a shape."""
     return " × ".join(map(str, (*shape[:-2], shape[-1], shape[-2])))
+
+
+def _literal(text: str) -> str:
+    r"""``text`` from a file kept literal in a :class:`~pecli.errors.Message`: its braces escaped (``\x7b``,
+    ``\x7d``), so no ``{name}`` in it reads as a parameter the CLI spells as a flag.
+
+    >>> print(_literal("'{rows}.cos'"))
+    '\x7brows\x7d.cos'
+    """
+    return text.replace("{", "\\x7b").replace("}", "\\x7d")

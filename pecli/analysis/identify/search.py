@@ -894,7 +894,11 @@ def identify_table(
         other = identify_table(values.T, dtype=dtype, verify=verify, _transposed=False)
         transposed = other.best if other.matched else None
     runners_up = _distinct_runners_up(values, best, [c for _, c in sampled], sample, 3)
-    also = _one_line_grid(values, best, screened, tolerance) if level == "exact" else None
+    also = None
+    if level == "exact":
+        also = _one_line_grid(values, best, screened, tolerance) or _half_type_twin(values, best, screened, tolerance)
+    if also is not None:  # named once, beside the match
+        runners_up = [candidate for candidate in runners_up if _filled(candidate) != _filled(also)]
     return Identification(
         shape=(length, dim),
         dtype=given,
@@ -932,8 +936,41 @@ def _one_line_grid(
         if excess > 1.0:
             break  # sorted: the rest are beyond the noise
         grid = candidate.params.get("grid")
-        if candidate.scheme == best.scheme or grid is None or 1 not in axial_grid(grid, None):
+        if (
+            candidate.scheme == best.scheme
+            or grid is None
+            or 1 not in axial_grid(grid, candidate.params.get("sections"))
+        ):
             continue
         error = _max_error(values, candidate, [range(0, len(values))], tolerance)
         return replace(candidate, max_error=error) if error <= tolerance else None
+    return None
+
+
+def _half_type_twin(
+    values: np.ndarray, best: Candidate, screened: list[tuple[float, Candidate]], tolerance: float
+) -> Candidate | None:
+    """The first screened reading of ``best``'s table with its frequencies held the other way (in a half type
+    when ``best``'s are exact, exact when ``best``'s are held) that writes every row within rounding too;
+    None when there is none.
+
+    A few frequencies held in float16 or bfloat16 at one base are exact frequencies at another (d = 4 has
+    one besides ω_0 = 1: bfloat16's 10000^(−1/2) is exactly 9980.497^(−1/2)): the table cannot tell them apart,
+    and the search names the one its order prefers and this one beside it."""
+    if "freqs_dtype" not in best.params:
+        return None
+    held = best.params.get("freqs_dtype") is not None
+    unrelated = ("base", "freqs_dtype")
+    same_reading = {name: value for name, value in best.params.items() if name not in unrelated}
+    for excess, candidate in screened:
+        if excess > 1.0:
+            break  # sorted: the rest are beyond the noise
+        params = candidate.params
+        if candidate.scheme != best.scheme or (params.get("freqs_dtype") is not None) == held:
+            continue
+        if {name: value for name, value in params.items() if name not in unrelated} != same_reading:
+            continue
+        error = _max_error(values, candidate, [range(0, len(values))], tolerance)
+        if error <= tolerance:
+            return replace(candidate, max_error=error)
     return None
