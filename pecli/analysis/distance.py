@@ -30,6 +30,7 @@ __all__ = [
     "METRICS",
     "OffsetProfile",
     "block_mean_matrix",
+    "check_fits",
     "check_metric",
     "cosine_note",
     "distance_blocks",
@@ -152,6 +153,51 @@ class _Positions:
 
 #: below this many offsets, offset_profile walks the band offset by offset (row tiles would be tiny)
 _NARROW_BAND = 32
+
+
+def check_fits(table: np.ndarray, metric: str, dtype: str) -> None:
+    """Refuse, before any is written, a matrix of ``metric`` whose values ``dtype`` cannot hold (float32's largest
+    is 3.4e38: the distance of rows near it, or the dot product of rows near 1e19, is not).
+
+    The rows' norms bound every value (|x·y| ≤ |x||y|, |x − y| ≤ |x| + |y|), so a table within the bound costs
+    one pass over its rows; past it, the matrix is computed once, tile by tile, for its largest value.
+
+    >>> check_fits(np.array([[1e19, 0.0], [0.0, 1e19]]), "euclidean", "float32")  # 1.4e19 fits
+    >>> try:
+    ...     check_fits(np.array([[1e19, 0.0], [2e19, 0.0]]), "dot", "float32")
+    ... except ParameterError as error:
+    ...     print(error.message)
+    the dot values reach 4e+38, past float32's largest (3.403e+38)
+    """
+    check_metric(metric)
+    if metric == "cosine":  # within [-1, 1]
+        return
+    largest = float(np.finfo(dtype).max)
+    with np.errstate(over="ignore", invalid="ignore"):
+        positions = _Positions(table)
+        if not len(positions):
+            return
+        top = float(positions.squared_norms.max())
+        bound = top if metric == "dot" else 2.0 * np.sqrt(top)
+        if np.isfinite(bound) and bound <= largest:
+            return
+        peak = 0.0
+        step = max(1, _TILE_BYTES // (8 * len(positions)))
+        for start in range(0, len(positions), step):
+            tile = positions.tile(metric, range(start, min(start + step, len(positions))), range(len(positions)))
+            peak = max(peak, float(np.max(np.abs(tile))))
+            if not np.isfinite(peak):
+                break
+    if not np.isfinite(peak):
+        raise ParameterError(
+            f"the {metric} values of the table's rows exceed float64's largest (1.8e+308), which pecli computes in",
+            hint="give a table of smaller values",
+        )
+    if peak > largest:
+        raise ParameterError(
+            f"the {metric} values reach {peak:.4g}, past {dtype}'s largest ({largest:.4g})",
+            hint="{dtype=float64} holds them" if dtype != "float64" else "give a table of smaller values",
+        )
 
 
 def distance_blocks(

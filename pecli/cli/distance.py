@@ -134,6 +134,15 @@ def distance(
             autocompletion=complete_choices(_qk_modes),
         ),
     ] = None,
+    dtype: Annotated[
+        Optional[str],
+        typer.Option(
+            "--dtype",
+            help="The matrix written with -o FILE.npy|safetensors|csv|tsv or -: float32 (default) or float64.",
+            metavar="DTYPE",
+            autocompletion=complete_choices(lambda: MATRIX_DTYPES),
+        ),
+    ] = None,
     fmt: FormatOpt = None,
     key: KeyOpt = None,
     cmap: CmapOpt = None,
@@ -180,6 +189,7 @@ def distance(
     if out.json_output and output is not None:
         raise ParameterError("--json prints the result; it cannot go with -o", hint="use one of them")
     kind = _output_kind(output, fmt)
+    _check_dtype(dtype, kind, profile)
     # a spec (rope:base=500000) is its scheme with its parameters as options
     source, preset, scheme_params = scheme_input(source, preset=preset, scheme_params=scheme_params, length=length,
                                                  dim=d)  # fmt: skip
@@ -190,7 +200,7 @@ def distance(
     if relative is not None:
         request = DistanceRequest(metric, range(relative.length), relative.label, output, fmt, kind, max_offset,
                                   style=style, size=(width, height), forced=terminal)  # fmt: skip
-        unused = {"--rows": rows, "--key": key, "--metric": None if metric == "dot" else metric}
+        unused = {"--rows": rows, "--key": key, "--metric": None if metric == "dot" else metric, "--dtype": dtype}
         relative_distance(out, relative, request, profile=profile, unused=unused)
         return
     table = load_input(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d,
@@ -210,12 +220,29 @@ def distance(
     name = table_title(table.metadata) or table.label  # a scheme's non-default parameters only
     title = f"{metric} — {name}" + (f", positions {positions.start}..{positions.stop - 1}" if rows else "")
     request = DistanceRequest(
-        metric, positions, style.title or title, output, fmt, kind, max_offset, style, (width, height), terminal
-    )
+        metric, positions, style.title or title, output, fmt, kind, max_offset, style, (width, height), terminal,
+        dtype or "float32",
+    )  # fmt: skip
     if profile:
         _profile(out, vectors, request)
     else:
         _matrix(out, vectors, request)
+
+
+#: the dtypes --dtype writes the matrix as
+MATRIX_DTYPES = ("float32", "float64")
+
+
+def _check_dtype(dtype: str | None, kind: str | None, profile: bool) -> None:
+    """--dtype: one of MATRIX_DTYPES, for a matrix written as data (a figure, a chart and --json show float64)."""
+    if dtype is None:
+        return
+    if dtype not in MATRIX_DTYPES:
+        raise ParameterError(f"unknown --dtype {dtype!r} for the matrix", hint=f"one of {', '.join(MATRIX_DTYPES)}")
+    if kind != "data" or profile:
+        raise ParameterError(
+            "--dtype applies to the matrix written with -o FILE.npy|safetensors|csv|tsv or -o -", hint="drop --dtype"
+        )
 
 
 def _output_kind(output: str | None, fmt: str | None) -> str | None:
@@ -245,10 +272,13 @@ def _matrix(out: Output, vectors: Any, request: DistanceRequest) -> None:
     count, metric, positions = len(vectors), request.metric, request.positions
     meta = {"metric": metric, "positions": f"{positions.start}:{positions.stop}"}
     if request.kind == "data":
+        from pecli.analysis.distance import check_fits
         from pecli.io import Tensor
 
+        dtype = request.dtype
+        check_fits(vectors, metric, dtype)  # before a byte is written: a value past float32's largest is refused
         # row blocks straight to the file: the matrix is never in memory
-        matrix_blocks = Tensor((count, count), "float32", lambda: distance_blocks(vectors, metric))
+        matrix_blocks = Tensor((count, count), dtype, lambda: distance_blocks(vectors, metric, dtype=dtype))
         write_data(out, request, "distance", matrix_blocks, meta)
         return
     if request.kind == "image":
@@ -259,14 +289,14 @@ def _matrix(out: Output, vectors: Any, request: DistanceRequest) -> None:
             cells, figure = _block_means(vectors, metric, *pixels), _block_mean_request(request)
         else:
             _check_matrix_fits(count)
-            cells, figure = distance_matrix(vectors, metric, dtype="float32"), request
+            cells, figure = distance_matrix(vectors, metric), request
         note = _save_matrix_figure(str(request.output), cells, figure)
         out.note(f"wrote {request.output}" + (f" ({note})" if note else ""))
         return
 
     def listed() -> dict[str, Any]:
         _check_matrix_fits(count, json_bytes=_JSON_BYTES_PER_CELL)
-        matrix = distance_matrix(vectors, metric, dtype="float32")
+        matrix = distance_matrix(vectors, metric)
         return {"metric": metric, "positions": [positions.start, positions.stop], "matrix": matrix.tolist()}
 
     def drawn() -> list[str]:
@@ -274,7 +304,7 @@ def _matrix(out: Output, vectors: Any, request: DistanceRequest) -> None:
         if cells is not None:
             return [_terminal_heatmap(out, cells, _block_mean_request(request))]
         _check_matrix_fits(count)
-        return [_terminal_heatmap(out, distance_matrix(vectors, metric, dtype="float32"), request)]
+        return [_terminal_heatmap(out, distance_matrix(vectors, metric), request)]
 
     out.show(Deferred(listed, drawn))
 
@@ -284,7 +314,7 @@ def _check_matrix_fits(count: int, *, json_bytes: int = 0) -> None:
     from pecli.memory import check_fits_in_memory
 
     check_fits_in_memory(
-        count * count * (4 + json_bytes),
+        count * count * (8 + json_bytes),  # float64 cells
         what=f"{count} × {count} distance matrix" + (" as JSON" if json_bytes else ""),
         hint="use --rows A:B for part of it, --profile for the offset profile, or -o FILE.npy, which streams",
     )

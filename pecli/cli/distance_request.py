@@ -21,3 +21,4 @@ class DistanceRequest:
     style: DrawingStyle = field(default_factory=DrawingStyle)  #: --cmap, --vmin/--vmax, --title, --dpi, --figsize…
     size: tuple[int | None, int | None] = (None, None)  #: --width/--height of the terminal chart
     forced: bool = False  #: --terminal: colour even into a pipe
+    dtype: str = "float32"  #: --dtype of the matrix written as data

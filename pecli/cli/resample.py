@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 from typing import Annotated, Any, Optional
 
 import typer
@@ -222,8 +223,7 @@ def resample(
         wrote = [f"wrote {output}: {done.key} {shape(table.array)} -> {shape(resampled)} {dtype}, "
                  f"every other tensor copied; {how}"]  # fmt: skip
         if os.path.isdir(source):
-            grid_tokens = (table.array.shape[-2], resampled.shape[-2], settings["prefix_tokens"]) if grid else None
-            _note_stale_length(out, source, output, done.key, resampled.shape[0], grid_tokens)
+            _note_stale_length(out, source, output, done.key, settings, table.array.shape[-2], resampled.shape[-2])
     else:
         write_tensors(
             target, {name: Tensor.from_array(resampled)}, fmt=written_format, metadata={"pecli_resample": how}
@@ -248,14 +248,15 @@ def resample(
 
 
 def _note_stale_length(
-    out: Output, source: str, output: str, key: str, rows: int, grid_tokens: tuple[int, int, int] | None
+    out: Output, source: str, output: str, key: str, settings: dict[str, Any], before: int, rows: int
 ) -> None:
-    """A model directory's copy whose config.json still states the old table length (or a ViT's image size:
-    ``grid_tokens`` are the rows before and after and the prefix tokens): a note naming the key and the value to
-    set (transformers refuses a weight whose size disagrees with its config)."""
+    """A model directory's copy whose config.json still states the old table length (or a ViT's image size): a
+    note naming the key and the value to set (transformers refuses a weight whose size disagrees with its
+    config), the other table the same key sizes (BART's), and the rows before the first position that --keep-rows
+    leaves out of the interpolation (OPT's and BART's 2). ``before``: the table's rows; ``rows``: the copy's."""
     import json
 
-    from pecli.models.config import stale_image_size, stale_length_setting
+    from pecli.models import config as model_config
 
     try:
         with open(os.path.join(source, "config.json"), encoding="utf-8") as handle:
@@ -264,17 +265,63 @@ def _note_stale_length(
         return
     if not isinstance(config, dict):
         return
-    if grid_tokens is not None:
-        before, after, prefix = grid_tokens
-        stale, table = stale_image_size(config, before - prefix, after - prefix), f"{after - prefix}-patch grid"
-    else:
-        stale, table = stale_length_setting(config, key, rows), f"{rows}-row table"
-    if stale is not None:
-        length_key, stated, needed = stale
+    stated_in = f"{os.path.join(output, 'config.json')} still says"
+    refused = "or transformers refuses to load the weights"
+    if "grid" in settings:
+        prefix, (height, width) = settings["prefix_tokens"], settings["grid"]
+        stale = model_config.stale_image_size(config, before - prefix, (height, width))
+        if stale is not None:
+            pair = "" if isinstance(stale[2], int) else " (height, width)"
+            if pair and not model_config.image_size_takes_pair(config):
+                pair += (
+                    ": a ViT-style config takes a pair; a model that reads one number (CLIP, SigLIP) cannot load a "
+                    "non-square grid"
+                )
+            out.note(f"{stated_in} image_size = {_json(stale[1])} (copied as it was): set it to {_json(stale[2])}"
+                     f"{pair} for the {height * width}-patch grid ({height}x{width}), {refused}")  # fmt: skip
+        return
+    setting = model_config.length_setting(config, key)
+    if setting is None:
+        return
+    if settings["keep_rows"] < setting.offset:
         out.note(
-            f"{os.path.join(output, 'config.json')} still says {length_key} = {stated} (copied as it was): set it "
-            f"to {needed} for the {table}, or transformers refuses to load the weights"
+            f"{key}'s first {setting.offset} rows precede its first position ({config['model_type']} offsets "
+            f"positions by {setting.offset}) and were resampled as positions: --keep-rows {setting.offset} keeps "
+            "them as they are"
         )
+    needed = setting.needed(rows)
+    others = _other_tables(output, setting.siblings, rows)
+    also = ""
+    if others:
+        also = (
+            f"resample {' and '.join(others)} to {rows} rows too, which {setting.key} sizes as well (with the same "
+            f"options: pecli resample {shlex.quote(output)} --key {others[0]} --len {rows} … --in-checkpoint -o NEW)"
+        )
+    if setting.stated != needed:
+        fix = f"set it to {needed} for the {rows}-row table" + (f", and {also}" if also else "")
+        out.note(f"{stated_in} {setting.key} = {setting.stated} (copied as it was): {fix}, {refused}")
+    elif also:
+        out.note(f"{output}: {also}, {refused}")
+
+
+def _other_tables(output: str, names: tuple[str, ...], rows: int) -> list[str]:
+    """Of the tables ``names`` (sized by the same config key), those in the copy ``output`` not of ``rows`` rows."""
+    from pecli.errors import PecliError
+    from pecli.models import open_model_directory
+
+    others = []
+    for name in names:
+        try:
+            shape = open_model_directory(output).stored_table(name).shape
+        except PecliError:  # not in this checkpoint
+            continue
+        if shape[0] != rows:
+            others.append(name)
+    return others
+
+
+def _json(value: Any) -> str:
+    return str(value) if isinstance(value, int) else "[" + ", ".join(map(str, value)) + "]"
 
 
 def _check_before_reading(core: Any, source: str, key: str | None, settings: dict[str, Any], fmt: str) -> None:

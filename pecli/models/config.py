@@ -17,10 +17,9 @@ models to their preset, and learned positions to the weight that holds the table
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pecli.errors import ParameterError, TableFileError
@@ -38,9 +37,12 @@ from pecli.models.transformers_families import CLASS_DEFAULTS
 
 __all__ = [
     "ROPE_TYPES",
+    "LengthSetting",
     "ModelEncoding",
     "config_int",
+    "image_size_takes_pair",
     "known_rope_type",
+    "length_setting",
     "model_encoding",
     "read_config",
     "stale_image_size",
@@ -66,6 +68,56 @@ _LEARNED = {
 }
 
 
+#: learned tables sized by one config key that another table shares (transformers' BartLearnedPositionalEmbedding:
+#: the encoder's and the decoder's tables both hold max_position_embeddings + 2 rows): model_type -> (length key,
+#: the weights, rows before the first token)
+_SHARED_LENGTH = {
+    model_type: ("max_position_embeddings", ("encoder.embed_positions.weight", "decoder.embed_positions.weight"), 2)
+    for model_type in ("bart", "mbart")
+}
+
+
+@dataclass(frozen=True)
+class LengthSetting:
+    """The config key sizing a learned table: its value as stated, the rows before the first token (OPT's and
+    BART's offset of 2), and the other weights the same key sizes (BART's other table), named as in the file."""
+
+    key: str
+    stated: int
+    offset: int
+    siblings: tuple[str, ...] = ()
+
+    def needed(self, rows: int) -> int:
+        """The value a table of ``rows`` rows needs."""
+        return rows - self.offset
+
+
+def length_setting(config: Mapping[str, Any], tensor: str) -> LengthSetting | None:
+    """How ``config`` sizes learned weight ``tensor`` (None when it does not, or its value is no integer).
+
+    >>> length_setting({"model_type": "bart", "max_position_embeddings": 16}, "model.encoder.embed_positions.weight")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    LengthSetting(key='max_position_embeddings', stated=16, offset=2,
+                  siblings=('model.decoder.embed_positions.weight',))
+    """
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str):
+        return None
+    if model_type in _LEARNED:
+        length_key, _, weight, offset = _LEARNED[model_type]
+        weights: tuple[str, ...] = (weight,)
+    elif model_type in _SHARED_LENGTH:
+        length_key, weights, offset = _SHARED_LENGTH[model_type]
+    else:
+        return None
+    stated = config.get(length_key)
+    match = next((weight for weight in weights if tensor == weight or tensor.endswith("." + weight)), None)
+    if match is None or type(stated) is not int:
+        return None
+    prefix = tensor[: len(tensor) - len(match)]
+    return LengthSetting(length_key, stated, offset, tuple(prefix + weight for weight in weights if weight != match))
+
+
 def stale_length_setting(config: Mapping[str, Any], tensor: str, rows: int) -> tuple[str, int, int] | None:
     """The key of a learned-position ``config`` that sizes weight ``tensor``, its value and the value a table of
     ``rows`` rows needs, when they differ (a resampled copy whose config still states the old length, which
@@ -76,38 +128,71 @@ def stale_length_setting(config: Mapping[str, Any], tensor: str, rows: int) -> t
     ('max_position_embeddings', 40, 64)
     >>> stale_length_setting({"model_type": "opt", "max_position_embeddings": 40}, "decoder.embed_positions.weight", 66)
     ('max_position_embeddings', 40, 64)
+    >>> stale_length_setting({"model_type": "bart", "max_position_embeddings": 16}, "encoder.embed_positions.weight",
+    ...                      34)
+    ('max_position_embeddings', 16, 32)
     >>> stale_length_setting({"model_type": "gpt2", "n_positions": 64}, "wpe.weight", 64) is None
     True
     """
-    model_type = config.get("model_type")
-    if not isinstance(model_type, str) or model_type not in _LEARNED:
+    setting = length_setting(config, tensor)
+    if setting is None or setting.stated == setting.needed(rows):
         return None
-    length_key, _, weight, offset = _LEARNED[model_type]
-    stated = config.get(length_key)
-    if not (tensor == weight or tensor.endswith("." + weight)) or type(stated) is not int:
-        return None
-    return None if stated == rows - offset else (length_key, stated, rows - offset)
+    return setting.key, setting.stated, setting.needed(rows)
 
 
-def stale_image_size(config: Mapping[str, Any], positions: int, new_positions: int) -> tuple[str, int, int] | None:
-    """A vision config's ``image_size`` that sized a table of ``positions`` patches ((image_size / patch_size)²),
-    its value and the value a square grid of ``new_positions`` patches needs, when they differ (a ViT's
-    resampled ``pos_embed`` copy); None when they agree, or the config does not size this table so.
+#: vision families whose patch embedding reads image_size and patch_size as one number or a (height, width) pair
+#: (transformers' ViTPatchEmbeddings and its copies); CLIP's and SigLIP's compute (image_size // patch_size) ** 2
+#: from one number, a square grid only
+_IMAGE_SIZE_PAIRS = frozenset({"vit", "deit", "dinov2", "beit", "vit_mae", "vit_msn", "data2vec-vision"})
 
-    >>> stale_image_size({"image_size": 224, "patch_size": 16}, 196, 576)
+
+def _pair(value: Any) -> tuple[int, int] | None:
+    """An image_size or patch_size as (height, width): one positive int, or a list of two."""
+    if type(value) is int:
+        return (value, value) if value > 0 else None
+    if isinstance(value, list) and len(value) == 2 and all(type(v) is int and v > 0 for v in value):
+        return value[0], value[1]
+    return None
+
+
+def stale_image_size(
+    config: Mapping[str, Any], positions: int, grid: tuple[int, int]
+) -> tuple[str, int | list[int], int | list[int]] | None:
+    """A vision config's ``image_size`` that sized a table of ``positions`` patches (image_size / patch_size per
+    axis), its value and the value a ``grid`` (height, width) of patches needs, when they differ (a ViT's resampled
+    ``pos_embed`` copy); None when they agree, or the config does not size this table so. A square grid keeps
+    a number a number; any other needs the (height, width) pair ViT's config takes.
+
+    >>> stale_image_size({"image_size": 224, "patch_size": 16}, 196, (24, 24))
     ('image_size', 224, 384)
-    >>> stale_image_size({"image_size": 224, "patch_size": 16}, 196, 196) is None
+    >>> stale_image_size({"image_size": 224, "patch_size": 16}, 196, (24, 32))
+    ('image_size', 224, [384, 512])
+    >>> stale_image_size({"image_size": [224, 320], "patch_size": 16}, 280, (14, 14))
+    ('image_size', [224, 320], [224, 224])
+    >>> stale_image_size({"image_size": 224, "patch_size": 16}, 196, (14, 14)) is None
     True
-    >>> stale_image_size({"image_size": 224, "patch_size": 16}, 100, 576) is None  # 224/16 is not this table's grid
+    >>> stale_image_size({"image_size": 224, "patch_size": 16}, 100, (24, 24)) is None  # 224/16 is not this grid
     True
     """
-    size, patch = config.get("image_size"), config.get("patch_size")
-    if type(size) is not int or type(patch) is not int or patch <= 0 or (size // patch) ** 2 != positions:
+    stated: Any = config.get("image_size")
+    size, patch = _pair(stated), _pair(config.get("patch_size"))
+    if size is None or patch is None or (size[0] // patch[0]) * (size[1] // patch[1]) != positions:
         return None
-    side = math.isqrt(new_positions)
-    if side * side != new_positions or side * patch == size:
+    needed = [grid[0] * patch[0], grid[1] * patch[1]]
+    if type(stated) is int and needed[0] == needed[1]:
+        return None if needed[0] == stated else ("image_size", stated, needed[0])
+    if needed == [size[0], size[1]]:
         return None
-    return "image_size", size, side * patch
+    return "image_size", stated, needed
+
+
+def image_size_takes_pair(config: Mapping[str, Any]) -> bool:
+    """Whether ``config``'s model reads an image_size pair (ViT and its copies), so can state a non-square grid.
+
+    >>> image_size_takes_pair({"model_type": "vit"}), image_size_takes_pair({"model_type": "clip_vision_model"})
+    (True, False)
+    """
+    return config.get("model_type") in _IMAGE_SIZE_PAIRS
 
 
 #: families whose model applies rotary only when ``position_embedding_type`` says so, whatever rope keys the file
