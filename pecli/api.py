@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pecli.errors import ParameterError
+from pecli.inputs import as_array, check_tolerance, source_text
 
 if TYPE_CHECKING:
     from pecli.analysis.compare_report import CompareReport
@@ -39,7 +40,7 @@ def _table(value: Any, *, key: str | None = None, length: int | None = None, dim
     """``value`` as a resolved table: an array as it is, a string through the CLI's source resolver."""
     from pecli.sources import SourceTable, resolve
 
-    value = _source_text(value, label)
+    value = source_text(value, label)
     if isinstance(value, str):
         from pecli.schemes.specs import looks_like_spec, parse_spec
 
@@ -58,52 +59,13 @@ def _table(value: Any, *, key: str | None = None, length: int | None = None, dim
         return resolve(value, key=key, length=length, dtype=dtype)
     if key is not None:
         raise ParameterError("key applies to a file or a config, not to an array", hint="drop key")
-    array, stored = _as_array(value, label)
+    array, stored = as_array(value, label)
     if array.dtype.kind in "cOSU":  # complex, strings, objects (bfloat16, kind V, is a number): refused by name
         raise ParameterError(
             f"{label} has dtype {array.dtype}, which is not a real number type",
             hint="pass a float or integer array (np.real(a) if the imaginary parts are 0)",
         )
     return SourceTable(array, label, kind="array", dtype=stored)
-
-
-def _source_text(value: Any, label: str) -> Any:
-    """A path (``pathlib.Path``, ``os.PathLike``) as its text, read as the CLI reads a path; bytes refused by name."""
-    import os
-
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if isinstance(value, bytes):
-        raise ParameterError(f"{label} is bytes, not a table or a path", hint="pass a str path, or an array")
-    return value
-
-
-def _as_array(value: Any, label: str) -> tuple[np.ndarray, str]:
-    """``value`` as a numpy array and its stored dtype's name when numpy holds it wider ("" otherwise): a
-    torch tensor is detached and moved to the CPU (bfloat16 widened to float32, which holds it exactly); a
-    ragged list is refused by name instead of numpy's error."""
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor, without importing torch
-        value = value.detach().cpu()
-        if str(value.dtype) == "torch.bfloat16":
-            return np.asarray(value.float().numpy()), "bfloat16"
-        return np.asarray(value.numpy()), ""
-    try:
-        return np.asarray(value), ""
-    except (ValueError, TypeError) as error:  # ragged nested lists: "inhomogeneous shape …"
-        raise ParameterError(
-            f"{label} has rows of different lengths (a ragged {type(value).__name__}), so it is no table",
-            hint="pass a rectangular array (every row the same length)",
-        ) from error
-
-
-def _check_tolerance(name: str, value: Any) -> None:
-    """A :class:`ParameterError` naming ``name`` unless ``value`` is None or a finite real number >= 0."""
-    import numbers
-
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (0 <= float(value) < float("inf")):
-        raise ParameterError(f"{name} must be a finite number >= 0, got {value!r}", hint=f"e.g. {name}=1e-6")
 
 
 def identify(table: Any, *, key: str | None = None) -> IdentifyReport:
@@ -146,9 +108,9 @@ def compare(
     from pecli.analysis.compare import Reference, compare_tables, recorded_positions
     from pecli.analysis.compare_report import CompareReport, Side
 
-    _check_tolerance("atol", atol)
-    _check_tolerance("rtol", rtol)
-    a, b = _source_text(a, "A"), _source_text(b, "B")
+    check_tolerance("atol", atol)
+    check_tolerance("rtol", rtol)
+    a, b = source_text(a, "A"), source_text(b, "B")
     computed = [isinstance(side, str) and not _is_file(side) for side in (a, b)]
     if all(computed):
         raise ParameterError(
@@ -212,12 +174,8 @@ def from_config(source: str, *, length: int | None = None, layer_type: str | Non
     """
     from pecli.models.from_config import config_encoding, config_spec
 
-    source = _source_text(source, "source")
-    if not isinstance(source, str):
-        raise ParameterError(
-            f"source must be a path or a model id, got {type(source).__name__}",
-            hint="pass a config.json, a model directory, a .gguf file or a cached model id",
-        )
+    source = source_text(source, "source", expected="a path or a model id",
+                         hint="pass a config.json, a model directory, a .gguf file or a cached model id")  # fmt: skip
     model = config_encoding(source, layer_type=layer_type, per_layer=True)
     spec = config_spec(model, length=length, dtype=dtype)
     return {part.name: part.array() for part in spec.parts()}

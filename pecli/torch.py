@@ -131,9 +131,17 @@ class TimestepEmbedding(nn.Module):
     ``flip_sin_to_cos=False, freq_shift=1`` is diffusers' ``get_timestep_embedding`` default.
     Computed in float64 from the timesteps as given, then rounded once to ``dtype``.
 
+    Differentiable in the timesteps, as diffusers' is (continuous-time models train through t): when they
+    require grad, the backward pass gives ∂E/∂t (``scale·ω`` times the quarter-turned sin and cos) in
+    float64, itself differentiable; the values are the same exact table either way.
+
     Example:
         >>> TimestepEmbedding(4, dtype="float64")(torch.tensor([1.0])).numpy().round(10).tolist()
         [[0.5403023059, 0.9999500004, 0.8414709848, 0.0099998333]]
+        >>> t = torch.tensor([1.0], dtype=torch.float64, requires_grad=True)
+        >>> TimestepEmbedding(4, dtype="float64")(t)[0, 0].backward()  # d cos(t)/dt = −sin(1)
+        >>> round(float(t.grad[0]), 10)
+        -0.8414709848
     """
 
     def __init__(
@@ -162,15 +170,55 @@ class TimestepEmbedding(nn.Module):
         timestep_embedding([0.0], dim, **self.params)  # checks every parameter now, not at the first call
 
     def forward(self, timesteps: torch.Tensor) -> torch.Tensor:
-        from pecli.schemes.timestep import timestep_embedding
-
         if not isinstance(timesteps, torch.Tensor):
             raise ParameterError(
                 f"timesteps must be a torch tensor, got {type(timesteps).__name__}",
                 hint="pass torch.as_tensor(timesteps); pecli.timestep_embedding takes numpy arrays and lists",
             )
+        if timesteps.requires_grad and torch.is_grad_enabled():
+            return _DifferentiableTimesteps.apply(timesteps, self)  # type: ignore[no-any-return]
+        return self.exact(timesteps)
+
+    def exact(self, timesteps: torch.Tensor) -> torch.Tensor:
+        """The embeddings of ``timesteps`` (any shape, flattened), computed by the core, on their device."""
+        from pecli.schemes.timestep import timestep_embedding
+
         times = timesteps.detach().to("cpu", torch.float64).reshape(-1).numpy()
         return to_tensor(timestep_embedding(times, self.dim, **self.params)).to(timesteps.device)
+
+    def derivative(self, timesteps: torch.Tensor) -> torch.Tensor:
+        """∂E/∂t of each flattened timestep's row, (N, dim) in float64, by torch ops (so differentiable again)."""
+        from pecli.schemes.timestep import timestep_frequencies
+
+        times = timesteps.to(torch.float64).reshape(-1, 1)
+        if self.params["repeat_only"]:  # E = t in every column
+            return torch.ones_like(times).expand(-1, self.dim)
+        freqs = torch.as_tensor(
+            timestep_frequencies(self.dim, self.params["max_period"], self.params["freq_shift"], self.params["scale"]),
+            device=times.device,
+        )
+        angles = times * freqs
+        cos_slope, sin_slope = -torch.sin(angles) * freqs, torch.cos(angles) * freqs  # d cos(a)/dt, d sin(a)/dt
+        halves = (cos_slope, sin_slope) if self.params["flip_sin_to_cos"] else (sin_slope, cos_slope)
+        padding = times.new_zeros(times.shape[0], self.dim - 2 * freqs.shape[0])  # an odd dim's zero column
+        return torch.cat([*halves, padding], dim=1)
+
+
+class _DifferentiableTimesteps(torch.autograd.Function):
+    """The module's exact table forward; backward: the incoming gradient times ∂E/∂t, summed over each row."""
+
+    @staticmethod
+    def forward(ctx: Any, timesteps: torch.Tensor, module: TimestepEmbedding) -> torch.Tensor:
+        ctx.save_for_backward(timesteps)
+        ctx.module = module
+        return module.exact(timesteps)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+        (timesteps,) = ctx.saved_tensors
+        slopes = ctx.module.derivative(timesteps)
+        grad_t = (grad.to(torch.float64) * slopes).sum(dim=1)
+        return grad_t.reshape(timesteps.shape).to(timesteps.dtype), None
 
 
 class RotaryEmbedding(nn.Module):
