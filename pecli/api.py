@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pecli.errors import ParameterError
-from pecli.inputs import as_array, check_tolerance, source_text
+from pecli.inputs import as_array, check_flag, check_tolerance, source_text
 
 if TYPE_CHECKING:
     from pecli.analysis.compare_report import CompareReport
@@ -36,8 +36,9 @@ __all__ = ["compare", "figure", "from_config", "identify"]
 
 
 def _table(value: Any, *, key: str | None = None, length: int | None = None, dim: int | None = None,
-           dtype: str = "float32", label: str = "table") -> SourceTable:  # fmt: skip
-    """``value`` as a resolved table: an array as it is, a string through the CLI's source resolver."""
+           dtype: str = "float32", label: str = "table", key_name: str = "key") -> SourceTable:  # fmt: skip
+    """``value`` as a resolved table: an array as it is, a string through the CLI's source resolver
+    (``key_name``: the caller's parameter that gave ``key``, for the message refusing it)."""
     from pecli.sources import SourceTable, resolve
 
     value = source_text(value, label)
@@ -58,7 +59,7 @@ def _table(value: Any, *, key: str | None = None, length: int | None = None, dim
                                scheme=table.scheme, params=dict(table.params))  # fmt: skip
         return resolve(value, key=key, length=length, dtype=dtype)
     if key is not None:
-        raise ParameterError("key applies to a file or a config, not to an array", hint="drop key")
+        raise ParameterError(f"{key_name} applies to a file or a config, not to an array", hint=f"drop {key_name}")
     array, stored = as_array(value, label)
     if array.dtype.kind in "cOSU":  # complex, strings, objects (bfloat16, kind V, is a number): refused by name
         raise ParameterError(
@@ -110,6 +111,7 @@ def compare(
 
     check_tolerance("atol", atol)
     check_tolerance("rtol", rtol)
+    exact = check_flag("exact", exact)
     a, b = source_text(a, "A"), source_text(b, "B")
     computed = [isinstance(side, str) and not _is_file(side) for side in (a, b)]
     if all(computed):
@@ -117,7 +119,7 @@ def compare(
             "compare needs one table to take the shape from", hint="give an array or a file as one side"
         )
     first = None if computed[0] else _table(a, key=key, label="A")
-    second = None if computed[1] else _table(b, key=key_b, label="B")
+    second = None if computed[1] else _table(b, key=key_b, label="B", key_name="key_b")
     first, second = (_as_rows(side) for side in (first, second))
     shaped = first if first is not None else second
     assert shaped is not None
@@ -126,7 +128,7 @@ def compare(
     if first is None:
         first = _table(a, key=key, length=rows, dim=width, dtype=dtype, label="A")
     if second is None:
-        second = _table(b, key=key_b, length=rows, dim=width, dtype=dtype, label="B")
+        second = _table(b, key=key_b, length=rows, dim=width, dtype=dtype, label="B", key_name="key_b")
     known = [Reference(t.scheme, t.params) if t.scheme and t.params else None for t in (first, second)]
     side = 0 if known[0] is not None or known[1] is None else 1
     arrays = [np.asarray(first.array), np.asarray(second.array)]

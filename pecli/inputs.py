@@ -22,7 +22,7 @@ import numpy as np
 
 from pecli.errors import ParameterError
 
-__all__ = ["as_array", "check_tolerance", "source_text"]
+__all__ = ["as_array", "check_flag", "check_has_values", "check_tolerance", "source_text"]
 
 
 def source_text(value: Any, label: str, *, expected: str | None = None, hint: str = "") -> Any:
@@ -31,9 +31,9 @@ def source_text(value: Any, label: str, *, expected: str | None = None, hint: st
     fix) anything else not a str is refused too; without it, anything else (an array, a tensor) is returned
     as it is.
 
-    >>> source_text(b"config.json", "source")
+    >>> source_text(b"c.json", "source")
     Traceback (most recent call last):
-    pecli.errors.ParameterError: source is bytes, not a str path (pass 'config.json' (the bytes decoded) or a pathlib.Path)
+    pecli.errors.ParameterError: source is bytes, not a str path (pass 'c.json' (the bytes decoded) or a pathlib.Path)
     >>> source_text(5, "reference", expected="a config.json or a scheme spec", hint="pass e.g. 'rope'")
     Traceback (most recent call last):
     pecli.errors.ParameterError: reference must be a config.json or a scheme spec, got int (pass e.g. 'rope')
@@ -41,7 +41,10 @@ def source_text(value: Any, label: str, *, expected: str | None = None, hint: st
     if isinstance(value, os.PathLike):
         value = os.fspath(value)  # a bytes path (os.fsencode'd) stays bytes: refused below
     if isinstance(value, bytes):
-        raise ParameterError(f"{label} is bytes, not a str path", hint=f"pass {_shown(value)} (the bytes decoded) or a pathlib.Path")
+        decoded = _shown(value)
+        raise ParameterError(
+            f"{label} is bytes, not a str path", hint=f"pass {decoded} (the bytes decoded) or a pathlib.Path"
+        )
     if expected is not None and not isinstance(value, str):
         raise ParameterError(f"{label} must be {expected}, got {type(value).__name__}", hint=hint)
     return value
@@ -58,11 +61,12 @@ def as_array(value: Any, label: str) -> tuple[np.ndarray, str]:
     torch tensor is detached and moved to the CPU (bfloat16 widened to float32, which holds it exactly); a
     ragged list is refused by name instead of numpy's error.
 
-    >>> as_array([[1.0], [2.0, 3.0]], "table")
+    >>> as_array([[1.0], [2.0, 3.0]], "table")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    pecli.errors.ParameterError: table has rows of different lengths (a ragged list), so it is no table (pass a rectangular array (every row the same length))
+    pecli.errors.ParameterError: table has rows of different lengths (a ragged list), so it is no table (...)
     """
     if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor, without importing torch
+        check_has_values(value, label)
         value = value.detach().cpu()
         if str(value.dtype) == "torch.bfloat16":
             return np.asarray(value.float().numpy()), "bfloat16"
@@ -74,6 +78,25 @@ def as_array(value: Any, label: str) -> tuple[np.ndarray, str]:
             f"{label} has rows of different lengths (a ragged {type(value).__name__}), so it is no table",
             hint="pass a rectangular array (every row the same length)",
         ) from error
+
+
+def check_has_values(tensor: Any, label: str) -> None:
+    """A :class:`ParameterError` when ``tensor`` is a torch tensor on the meta device (a shape without values)."""
+    if getattr(getattr(tensor, "device", None), "type", None) == "meta":
+        raise ParameterError(f"{label} is a meta tensor: it has a shape but no values to read",
+                             hint="pass the tensor after it is materialised (on 'cpu' or 'cuda')")  # fmt: skip
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """``value`` as a bool, if it is one (numpy's too); anything else (``"no"``, which is truthy) refused by name.
+
+    >>> check_flag("exact", "no")
+    Traceback (most recent call last):
+    pecli.errors.ParameterError: exact must be True or False, got 'no' (pass exact=True or exact=False)
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"{name} must be True or False, got {value!r}", hint=f"pass {name}=True or {name}=False")
+    return bool(value)
 
 
 def check_tolerance(name: str, value: Any) -> None:

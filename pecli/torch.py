@@ -23,6 +23,7 @@ except ImportError as error:  # the optional extra: say how to get it
     raise ImportError("pecli.torch needs torch: pip install 'pecli[torch]'") from error
 
 from pecli.errors import ParameterError
+from pecli.inputs import check_flag, check_has_values
 
 __all__ = [
     "RotaryEmbedding",
@@ -107,7 +108,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         super().__init__()
         from pecli.schemes import encode
 
-        self.batch_first = batch_first
+        self.batch_first = check_flag("batch_first", batch_first)
         self.register_buffer("pe", to_tensor(encode("sinusoidal", max_len, dim, preset=preset, dtype=dtype, **params)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -160,10 +161,10 @@ class TimestepEmbedding(nn.Module):
 
         self.params: dict[str, Any] = {
             "max_period": max_period,
-            "flip_sin_to_cos": flip_sin_to_cos,
+            "flip_sin_to_cos": check_flag("flip_sin_to_cos", flip_sin_to_cos),
             "freq_shift": freq_shift,
             "scale": scale,
-            "repeat_only": repeat_only,
+            "repeat_only": check_flag("repeat_only", repeat_only),
             "dtype": dtype,
         }
         self.dim = dim
@@ -175,8 +176,12 @@ class TimestepEmbedding(nn.Module):
                 f"timesteps must be a torch tensor, got {type(timesteps).__name__}",
                 hint="pass torch.as_tensor(timesteps); pecli.timestep_embedding takes numpy arrays and lists",
             )
+        check_has_values(timesteps, "timesteps")
+        if timesteps.is_complex():  # torch's cast to float64 would drop the imaginary parts with a warning
+            raise ParameterError(f"timesteps must be real numbers, got {timesteps.dtype}",
+                                 hint="pass timesteps.real if the imaginary parts are 0")  # fmt: skip
         if timesteps.requires_grad and torch.is_grad_enabled():
-            return _DifferentiableTimesteps.apply(timesteps, self)  # type: ignore[no-any-return]
+            return _DifferentiableTimesteps.apply(timesteps, self)
         return self.exact(timesteps)
 
     def exact(self, timesteps: torch.Tensor) -> torch.Tensor:
