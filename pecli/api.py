@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pecli.errors import ParameterError
+from pecli.inputs import as_array, check_flag, check_tolerance, source_text
 
 if TYPE_CHECKING:
     from pecli.analysis.compare_report import CompareReport
@@ -35,11 +36,12 @@ __all__ = ["compare", "figure", "from_config", "identify"]
 
 
 def _table(value: Any, *, key: str | None = None, length: int | None = None, dim: int | None = None,
-           dtype: str = "float32", label: str = "table") -> SourceTable:  # fmt: skip
-    """``value`` as a resolved table: an array as it is, a string through the CLI's source resolver."""
+           dtype: str = "float32", label: str = "table", key_name: str = "key") -> SourceTable:  # fmt: skip
+    """``value`` as a resolved table: an array as it is, a string through the CLI's source resolver
+    (``key_name``: the caller's parameter that gave ``key``, for the message refusing it)."""
     from pecli.sources import SourceTable, resolve
 
-    value = _source_text(value, label)
+    value = source_text(value, label)
     if isinstance(value, str):
         from pecli.schemes.specs import looks_like_spec, parse_spec
 
@@ -57,53 +59,14 @@ def _table(value: Any, *, key: str | None = None, length: int | None = None, dim
                                scheme=table.scheme, params=dict(table.params))  # fmt: skip
         return resolve(value, key=key, length=length, dtype=dtype)
     if key is not None:
-        raise ParameterError("key applies to a file or a config, not to an array", hint="drop key")
-    array, stored = _as_array(value, label)
+        raise ParameterError(f"{key_name} applies to a file or a config, not to an array", hint=f"drop {key_name}")
+    array, stored = as_array(value, label)
     if array.dtype.kind in "cOSU":  # complex, strings, objects (bfloat16, kind V, is a number): refused by name
         raise ParameterError(
             f"{label} has dtype {array.dtype}, which is not a real number type",
             hint="pass a float or integer array (np.real(a) if the imaginary parts are 0)",
         )
     return SourceTable(array, label, kind="array", dtype=stored)
-
-
-def _source_text(value: Any, label: str) -> Any:
-    """A path (``pathlib.Path``, ``os.PathLike``) as its text, read as the CLI reads a path; bytes refused by name."""
-    import os
-
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if isinstance(value, bytes):
-        raise ParameterError(f"{label} is bytes, not a table or a path", hint="pass a str path, or an array")
-    return value
-
-
-def _as_array(value: Any, label: str) -> tuple[np.ndarray, str]:
-    """``value`` as a numpy array and its stored dtype's name when numpy holds it wider ("" otherwise): a
-    torch tensor is detached and moved to the CPU (bfloat16 widened to float32, which holds it exactly); a
-    ragged list is refused by name instead of numpy's error."""
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor, without importing torch
-        value = value.detach().cpu()
-        if str(value.dtype) == "torch.bfloat16":
-            return np.asarray(value.float().numpy()), "bfloat16"
-        return np.asarray(value.numpy()), ""
-    try:
-        return np.asarray(value), ""
-    except (ValueError, TypeError) as error:  # ragged nested lists: "inhomogeneous shape …"
-        raise ParameterError(
-            f"{label} has rows of different lengths (a ragged {type(value).__name__}), so it is no table",
-            hint="pass a rectangular array (every row the same length)",
-        ) from error
-
-
-def _check_tolerance(name: str, value: Any) -> None:
-    """A :class:`ParameterError` naming ``name`` unless ``value`` is None or a finite real number >= 0."""
-    import numbers
-
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (0 <= float(value) < float("inf")):
-        raise ParameterError(f"{name} must be a finite number >= 0, got {value!r}", hint=f"e.g. {name}=1e-6")
 
 
 def identify(table: Any, *, key: str | None = None) -> IdentifyReport:
@@ -146,16 +109,17 @@ def compare(
     from pecli.analysis.compare import Reference, compare_tables, recorded_positions
     from pecli.analysis.compare_report import CompareReport, Side
 
-    _check_tolerance("atol", atol)
-    _check_tolerance("rtol", rtol)
-    a, b = _source_text(a, "A"), _source_text(b, "B")
+    check_tolerance("atol", atol)
+    check_tolerance("rtol", rtol)
+    exact = check_flag("exact", exact)
+    a, b = source_text(a, "A"), source_text(b, "B")
     computed = [isinstance(side, str) and not _is_file(side) for side in (a, b)]
     if all(computed):
         raise ParameterError(
             "compare needs one table to take the shape from", hint="give an array or a file as one side"
         )
     first = None if computed[0] else _table(a, key=key, label="A")
-    second = None if computed[1] else _table(b, key=key_b, label="B")
+    second = None if computed[1] else _table(b, key=key_b, label="B", key_name="key_b")
     first, second = (_as_rows(side) for side in (first, second))
     shaped = first if first is not None else second
     assert shaped is not None
@@ -164,7 +128,7 @@ def compare(
     if first is None:
         first = _table(a, key=key, length=rows, dim=width, dtype=dtype, label="A")
     if second is None:
-        second = _table(b, key=key_b, length=rows, dim=width, dtype=dtype, label="B")
+        second = _table(b, key=key_b, length=rows, dim=width, dtype=dtype, label="B", key_name="key_b")
     known = [Reference(t.scheme, t.params) if t.scheme and t.params else None for t in (first, second)]
     side = 0 if known[0] is not None or known[1] is None else 1
     arrays = [np.asarray(first.array), np.asarray(second.array)]
@@ -212,12 +176,8 @@ def from_config(source: str, *, length: int | None = None, layer_type: str | Non
     """
     from pecli.models.from_config import config_encoding, config_spec
 
-    source = _source_text(source, "source")
-    if not isinstance(source, str):
-        raise ParameterError(
-            f"source must be a path or a model id, got {type(source).__name__}",
-            hint="pass a config.json, a model directory, a .gguf file or a cached model id",
-        )
+    source = source_text(source, "source", expected="a path or a model id",
+                         hint="pass a config.json, a model directory, a .gguf file or a cached model id")  # fmt: skip
     model = config_encoding(source, layer_type=layer_type, per_layer=True)
     spec = config_spec(model, length=length, dtype=dtype)
     return {part.name: part.array() for part in spec.parts()}

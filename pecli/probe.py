@@ -105,6 +105,7 @@ def rotary_spec(
             f"{reference!r} is no 1-D rotary encoding ({spec.scheme}): rotary tables and probes are RoPE's",
             hint="give a RoPE model's config.json or a 'rope' spec",
         )
+    spec.check()  # every value now (an odd dim, base 0 …), not when the first table is built
     return dataclasses.replace(spec, params={**spec.params, "part": None})
 
 

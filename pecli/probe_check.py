@@ -185,10 +185,10 @@ def compare_rotated(probe: Probe, rotated: Mapping[str, Any], *, atol: float | N
     the attention's scores q·k are unchanged, and the check says so with their max |Δ|. One of them alone
     reordered differs, with that order named.
     """
-    from pecli.api import _check_tolerance
+    from pecli.inputs import check_tolerance
     from pecli.probe import column_orders
 
-    _check_tolerance("atol", atol)
+    check_tolerance("atol", atol)
     orders = column_orders(probe.spec, probe.q.shape[-1])
     seen: dict[str, _Seen] = {}
     for name in ("q_rotated", "k_rotated"):

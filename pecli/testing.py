@@ -33,30 +33,21 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import ParameterError
+from pecli.inputs import as_array, check_tolerance, source_text
 
 __all__ = ["assert_rotary_matches", "assert_table_matches"]
 
 
 def _to_numpy(value: Any, label: str = "the engine's table") -> np.ndarray:
     """A numpy array of ``value``: a torch tensor is detached and moved to the CPU (bfloat16 widened to float32)."""
-    from pecli.api import _as_array
-
-    return _as_array(value, label)[0]
+    return as_array(value, label)[0]
 
 
 def _reference(reference: Any) -> str:
     """``reference`` as the text the resolvers read: a ``pathlib.Path`` as its path; anything else not a str refused."""
-    import os
-
-    if isinstance(reference, os.PathLike):
-        reference = os.fspath(reference)
-    if not isinstance(reference, str):
-        raise ParameterError(
-            f"reference must be a config.json, a model directory, a cached model id or a scheme spec, "
-            f"got {type(reference).__name__}",
-            hint="pass e.g. 'rope:base=500000' or the path of the model's config.json",
-        )
-    return reference
+    return source_text(reference, "reference",
+                       expected="a config.json, a model directory, a cached model id or a scheme spec",
+                       hint="pass e.g. 'rope:base=500000' or the path of the model's config.json")  # fmt: skip
 
 
 def _non_finite(name: str, values: np.ndarray) -> str | None:
@@ -131,13 +122,12 @@ def assert_table_matches(actual: Any, reference: str, *, part: str | None = None
     from pecli.analysis.compare import Reference, compare_tables
     from pecli.analysis.compare_report import CompareReport, Side
     from pecli.analysis.engine_cache import frequency_placement, placed
-    from pecli.api import _check_tolerance
     from pecli.models.rope_family import transformers_cache_layout
     from pecli.probe import rotary_spec
 
     reference = _reference(reference)
-    _check_tolerance("atol", atol)
-    _check_tolerance("rtol", rtol)
+    check_tolerance("atol", atol)
+    check_tolerance("rtol", rtol)
     if part not in (None, "cos", "sin"):
         raise ParameterError(f"part must be 'cos', 'sin' or None (both), got {part!r}", hint="part='cos'")
     layout_name, cos, sin = _parts(actual)
@@ -207,10 +197,9 @@ def assert_rotary_matches(apply_fn: Callable[[Any, Any, Any], Any], reference: s
             f"apply_fn must be a function (q, k, positions) -> (q, k), got {type(apply_fn).__name__}",
             hint="pass the engine's rotary function, wrapped to that signature",
         )
-    from pecli.api import _check_tolerance
 
     reference = _reference(reference)
-    _check_tolerance("atol", atol)
+    check_tolerance("atol", atol)
     if device is not None:
         device = _torch_device(device)
     spec = rotary_spec(reference, dim=dim, length=length)

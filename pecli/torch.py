@@ -23,6 +23,7 @@ except ImportError as error:  # the optional extra: say how to get it
     raise ImportError("pecli.torch needs torch: pip install 'pecli[torch]'") from error
 
 from pecli.errors import ParameterError
+from pecli.inputs import check_flag, check_has_values
 
 __all__ = [
     "RotaryEmbedding",
@@ -107,7 +108,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         super().__init__()
         from pecli.schemes import encode
 
-        self.batch_first = batch_first
+        self.batch_first = check_flag("batch_first", batch_first)
         self.register_buffer("pe", to_tensor(encode("sinusoidal", max_len, dim, preset=preset, dtype=dtype, **params)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -131,9 +132,17 @@ class TimestepEmbedding(nn.Module):
     ``flip_sin_to_cos=False, freq_shift=1`` is diffusers' ``get_timestep_embedding`` default.
     Computed in float64 from the timesteps as given, then rounded once to ``dtype``.
 
+    Differentiable in the timesteps, as diffusers' is (continuous-time models train through t): when they
+    require grad, the backward pass gives ∂E/∂t (``scale·ω`` times the quarter-turned sin and cos) in
+    float64, itself differentiable; the values are the same exact table either way.
+
     Example:
         >>> TimestepEmbedding(4, dtype="float64")(torch.tensor([1.0])).numpy().round(10).tolist()
         [[0.5403023059, 0.9999500004, 0.8414709848, 0.0099998333]]
+        >>> t = torch.tensor([1.0], dtype=torch.float64, requires_grad=True)
+        >>> TimestepEmbedding(4, dtype="float64")(t)[0, 0].backward()  # d cos(t)/dt = −sin(1)
+        >>> round(float(t.grad[0]), 10)
+        -0.8414709848
     """
 
     def __init__(
@@ -152,25 +161,69 @@ class TimestepEmbedding(nn.Module):
 
         self.params: dict[str, Any] = {
             "max_period": max_period,
-            "flip_sin_to_cos": flip_sin_to_cos,
+            "flip_sin_to_cos": check_flag("flip_sin_to_cos", flip_sin_to_cos),
             "freq_shift": freq_shift,
             "scale": scale,
-            "repeat_only": repeat_only,
+            "repeat_only": check_flag("repeat_only", repeat_only),
             "dtype": dtype,
         }
         self.dim = dim
         timestep_embedding([0.0], dim, **self.params)  # checks every parameter now, not at the first call
 
     def forward(self, timesteps: torch.Tensor) -> torch.Tensor:
-        from pecli.schemes.timestep import timestep_embedding
-
         if not isinstance(timesteps, torch.Tensor):
             raise ParameterError(
                 f"timesteps must be a torch tensor, got {type(timesteps).__name__}",
                 hint="pass torch.as_tensor(timesteps); pecli.timestep_embedding takes numpy arrays and lists",
             )
+        check_has_values(timesteps, "timesteps")
+        if timesteps.is_complex():  # torch's cast to float64 would drop the imaginary parts with a warning
+            raise ParameterError(f"timesteps must be real numbers, got {timesteps.dtype}",
+                                 hint="pass timesteps.real if the imaginary parts are 0")  # fmt: skip
+        if timesteps.requires_grad and torch.is_grad_enabled():
+            return _DifferentiableTimesteps.apply(timesteps, self)
+        return self.exact(timesteps)
+
+    def exact(self, timesteps: torch.Tensor) -> torch.Tensor:
+        """The embeddings of ``timesteps`` (any shape, flattened), computed by the core, on their device."""
+        from pecli.schemes.timestep import timestep_embedding
+
         times = timesteps.detach().to("cpu", torch.float64).reshape(-1).numpy()
         return to_tensor(timestep_embedding(times, self.dim, **self.params)).to(timesteps.device)
+
+    def derivative(self, timesteps: torch.Tensor) -> torch.Tensor:
+        """∂E/∂t of each flattened timestep's row, (N, dim) in float64, by torch ops (so differentiable again)."""
+        from pecli.schemes.timestep import timestep_frequencies
+
+        times = timesteps.to(torch.float64).reshape(-1, 1)
+        if self.params["repeat_only"]:  # E = t in every column
+            return torch.ones_like(times).expand(-1, self.dim)
+        freqs = torch.as_tensor(
+            timestep_frequencies(self.dim, self.params["max_period"], self.params["freq_shift"], self.params["scale"]),
+            device=times.device,
+        )
+        angles = times * freqs
+        cos_slope, sin_slope = -torch.sin(angles) * freqs, torch.cos(angles) * freqs  # d cos(a)/dt, d sin(a)/dt
+        halves = (cos_slope, sin_slope) if self.params["flip_sin_to_cos"] else (sin_slope, cos_slope)
+        padding = times.new_zeros(times.shape[0], self.dim - 2 * freqs.shape[0])  # an odd dim's zero column
+        return torch.cat([*halves, padding], dim=1)
+
+
+class _DifferentiableTimesteps(torch.autograd.Function):
+    """The module's exact table forward; backward: the incoming gradient times ∂E/∂t, summed over each row."""
+
+    @staticmethod
+    def forward(ctx: Any, timesteps: torch.Tensor, module: TimestepEmbedding) -> torch.Tensor:
+        ctx.save_for_backward(timesteps)
+        ctx.module = module
+        return module.exact(timesteps)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+        (timesteps,) = ctx.saved_tensors
+        slopes = ctx.module.derivative(timesteps)
+        grad_t = (grad.to(torch.float64) * slopes).sum(dim=1)
+        return grad_t.reshape(timesteps.shape).to(timesteps.dtype), None
 
 
 class RotaryEmbedding(nn.Module):

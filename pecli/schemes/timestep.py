@@ -46,12 +46,17 @@ __all__ = [
     "parse_range",
     "parse_timesteps",
     "timestep_embedding",
+    "timestep_frequencies",
     "timestep_table",
 ]
 
 
-def _frequencies(dim: int, max_period: float, freq_shift: float, scale: float) -> np.ndarray:
-    """``scale · ω``: the angle per unit of t, after checking every parameter."""
+def timestep_frequencies(dim: int, max_period: float, freq_shift: float, scale: float) -> np.ndarray:
+    """``scale · ω``: the angle per unit of t (float64, d // 2 of them), after checking every parameter.
+
+    >>> timestep_frequencies(4, 10000.0, 0.0, 2.0).tolist()
+    [2.0, 0.02]
+    """
     max_period = finite_above("max_period", max_period, 1.0, example="10000")
     freq_shift = finite("freq_shift", freq_shift, example="0")
     scale = finite("scale", scale, example="1")
@@ -139,7 +144,7 @@ def timestep_embedding(
     check_table_size(len(times), dim, hint="use a smaller {dim} or fewer timesteps")
     if repeat_only:  # latent-diffusion: repeat(timesteps, "b -> b d", d=dim); no frequencies at all
         return round_to(np.repeat(times[:, None], dim, axis=1), dtype)
-    freqs = _frequencies(dim, max_period, freq_shift, scale)  # checks every parameter, in any arithmetic
+    freqs = timestep_frequencies(dim, max_period, freq_shift, scale)  # checks every parameter, in any arithmetic
     arithmetic = check_arithmetic(arithmetic)
     if arithmetic != "float64":
         return _in_arithmetic(times, dim, max_period, freq_shift, scale, flip_sin_to_cos, arithmetic, dtype)
@@ -209,7 +214,7 @@ def timestep_table(
     rows = row_range(rows, length, per_row=dim)
     if repeat_only:
         return timestep_embedding(np.arange(rows.start, rows.stop), dim, repeat_only=True, dtype=dtype)
-    freqs = _frequencies(dim, max_period, freq_shift, scale)
+    freqs = timestep_frequencies(dim, max_period, freq_shift, scale)
     table = np.empty((len(rows), dim), dtype=numpy_dtype(dtype))
     arithmetic = check_arithmetic(arithmetic)
     if arithmetic != "float64":  # diffusers' get_timestep_embedding in float32, timesteps held in `arithmetic`
