@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pecli.arguments import as_array, check_flag, check_tolerance, source_text
 from pecli.errors import ParameterError
-from pecli.inputs import as_array, check_flag, check_tolerance, source_text
 
 if TYPE_CHECKING:
     from pecli.analysis.compare_report import CompareReport

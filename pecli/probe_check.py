@@ -185,7 +185,7 @@ def compare_rotated(probe: Probe, rotated: Mapping[str, Any], *, atol: float | N
     the attention's scores q·k are unchanged, and the check says so with their max |Δ|. One of them alone
     reordered differs, with that order named.
     """
-    from pecli.inputs import check_tolerance
+    from pecli.arguments import check_tolerance
     from pecli.probe import column_orders
 
     check_tolerance("atol", atol)

@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from pecli.arguments import as_array, check_tolerance, source_text
 from pecli.errors import ParameterError
-from pecli.inputs import as_array, check_tolerance, source_text
 
 __all__ = ["assert_rotary_matches", "assert_table_matches"]
 

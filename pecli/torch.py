@@ -22,8 +22,8 @@ try:
 except ImportError as error:  # the optional extra: say how to get it
     raise ImportError("pecli.torch needs torch: pip install 'pecli[torch]'") from error
 
+from pecli.arguments import check_flag, check_has_values
 from pecli.errors import ParameterError
-from pecli.inputs import check_flag, check_has_values
 
 __all__ = [
     "RotaryEmbedding",

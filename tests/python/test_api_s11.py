@@ -1,7 +1,7 @@
 """Session 11 (issue 30): the Python API's answers are true and its refusals name the parameter.
 
 TimestepEmbedding is differentiable in t as diffusers' get_timestep_embedding is; rotary_spec checks
-its values when built; the API's shared argument checks live in pecli.inputs (no private imports).
+its values when built; the API's shared argument checks live in pecli.arguments (no private imports).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def test_rotary_spec_checks_its_values_when_built(reference, dim, named):
         assert_rotary_matches(lambda q, k, p: pytest.fail("apply_fn called"), reference, dim=dim, length=16)
 
 
-PYTHON_API = ("api.py", "testing.py", "torch.py", "inputs.py", "probe_check.py")
+PYTHON_API = ("api.py", "testing.py", "torch.py", "arguments.py", "probe_check.py")
 
 
 @pytest.mark.parametrize("module", PYTHON_API)
