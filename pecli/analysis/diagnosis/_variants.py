@@ -105,6 +105,9 @@ def _unscaled(
         table, off = _reproduces(reference, b, tolerance, mistakes.unscaled, scale)
         if table is not None:
             break
+    other_base = None if table is not None else _unscaled_base(b, tolerance, reference, mistakes)
+    if other_base is not None:  # the unscaled settings of another layer (Gemma 3's local layers: base 10000, none)
+        base, table, off = other_base
     if table is not None:
         kept = f", its factor {scale:.6g} on cos and sin kept" if scale != 1.0 else ""
         column = _first_parting_column(a, table, tolerance)
@@ -114,18 +117,38 @@ def _unscaled(
             for name in mistakes.unscaled
             if reference.params.get(name) is not None
         )
+        ours = reference.params.get(str(mistakes.base))
+        rebased = f" and with {mistakes.base} {base:g} where A has {ours:g}" if other_base is not None else ""
         yield Finding(
             "unscaled",
-            f"B is the same RoPE without its frequency scaling ({scaling}){kept}: they part from column {column} "
-            f"(frequency index {index}) on",
+            f"B is the same RoPE without its frequency scaling ({scaling}){kept}{rebased}: they part from column "
+            f"{column} (frequency index {index}) on",
             {
                 "scaling": scaling,
                 "first_column": column,
                 "frequency_index": index,
                 **({"factor": scale} if scale != 1.0 else {}),
+                **({"a_base": ours, "b_base": base} if other_base is not None else {}),
                 "residual": off,
             },
         )
+
+
+def _unscaled_base(
+    b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
+) -> tuple[float, np.ndarray, float] | None:
+    """The shipped base that, with the scaling left out, reproduces ``b`` (an engine giving a scaled layer another
+    layer's unscaled settings: Gemma 3's global layers computed as its local ones), with its table and residual."""
+    ours = float(reference.params.get(mistakes.base or "") or 0.0)
+    if mistakes.base is None or ours <= 0:
+        return None
+    for base in BASES:
+        if base == ours:
+            continue
+        table, off = _reproduces(reference, b, tolerance, {**mistakes.unscaled, mistakes.base: base})
+        if table is not None:
+            return base, table, off
+    return None
 
 
 def _base(
