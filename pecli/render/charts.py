@@ -21,7 +21,7 @@ from pecli.render.downsample import (
     row_structure,
     sample_alternates,
 )
-from pecli.render.image import draw_cells, fix_layout, image_format, save_figure
+from pecli.render.image import MASKED_COLOR, check_cmap, draw_cells, fix_layout, image_format, save_figure
 from pecli.render.scale import ValueRange, color_limits, value_range
 
 #: a min … max band at most this fraction of the profile's range is drawn as its line alone
@@ -138,16 +138,18 @@ def save_heatmaps(
     figure, axes_row, figsize = _heatmap_canvas(len(matrices), dpi, height)
     joint = [value_range(m) for m in matrices[:shared]]
     shared_limits = _joint_limits(joint) if joint else None
-    cells, limits = [], []
+    cells, limits, masked = [], [], []
     for index, (matrix, axes) in enumerate(zip(matrices, axes_row, strict=True)):
         matrix = np.asarray(matrix, dtype=np.float64)
-        limits.append(shared_limits if index < shared and shared_limits else color_limits(value_range(matrix)))
+        seen = value_range(matrix)
+        limits.append(shared_limits if index < shared and shared_limits else color_limits(seen))
+        masked.append(seen.nonfinite)
         rows, cols = _panel_pixels(axes, figsize, dpi)
         # blocks of one size, as pecli.render.image does: mixed sizes draw false stripes
         cells.append(block_average(matrix, rows, cols, uniform=True, structure=column_structure(matrix),
                                    row_structure=row_structure(matrix)))  # fmt: skip
     _draw_heatmaps(figure, axes_row, cells, limits, path, titles=titles, x_label=x_label, y_label=y_label,
-                   cmap=cmap, dpi=dpi)  # fmt: skip
+                   cmap=cmap, dpi=dpi, masked=masked)  # fmt: skip
 
 
 def _heatmap_canvas(panels: int, dpi: float, height: float):
@@ -168,13 +170,29 @@ def _joint_limits(ranges: Sequence[ValueRange]) -> tuple[float, float]:
 
 
 def _draw_heatmaps(figure, axes_row, cells, limits, path: str, *, titles: Sequence[str], x_label: str,
-                   y_label: str, cmap: str, dpi: float) -> None:  # fmt: skip
-    for shrunk, (low, high), title, axes in zip(cells, limits, titles, axes_row, strict=True):
-        mesh = draw_cells(axes, shrunk, cmap=cmap, low=low, high=high, x_label=x_label, y_label=y_label)
+                   y_label: str, cmap: str, dpi: float, masked: Sequence[int]) -> None:  # fmt: skip
+    colormap = _masking(cmap)
+    for shrunk, (low, high), title, axes, count in zip(cells, limits, titles, axes_row, masked, strict=True):
+        mesh = draw_cells(axes, shrunk, cmap=colormap, low=low, high=high, x_label=x_label, y_label=y_label)
         _compact_index_ticks(axes)
         figure.colorbar(mesh, ax=axes)
-        axes.set_title(title, fontsize="small", parse_math=False)
+        axes.set_title(title + _masked_caption(count), fontsize="small", parse_math=False)
     _save_laid_out(figure, path, dpi)
+
+
+def _masking(cmap: str):
+    """The colormap ``cmap`` with NaN/inf cells in :data:`~pecli.render.image.MASKED_COLOR`: matplotlib's default
+    leaves them transparent, so they showed as white, RdBu's zero, and a NaN row read as "no difference"."""
+    return check_cmap(cmap).with_extremes(bad=MASKED_COLOR)
+
+
+def _masked_caption(count: int) -> str:
+    """A panel title's second line naming its grey cells, or nothing when it has none.
+
+    >>> _masked_caption(0), _masked_caption(1), _masked_caption(65)
+    ('', '\\ngrey: 1 NaN or ±inf value', '\\ngrey: 65 NaN or ±inf values')
+    """
+    return f"\ngrey: {count:,} NaN or ±inf value{'s' * (count != 1)}" if count else ""
 
 
 #: indices from this many on are ticked in engineering notation (200k, 1M): a panel of a million columns
@@ -363,19 +381,23 @@ def _draw_difference_stack(panels, path: str, *, titles: Sequence[str], dpi: flo
     figure = Figure(figsize=figsize, dpi=dpi, layout="constrained")
     FigureCanvasAgg(figure)
     grid = figure.subplots(count, 3, squeeze=False)
+    colormap = _masking("RdBu")
+    # NaN/inf of A and B together (their one range counts them), of A − B: named under the first row's titles
+    masked = [sum(both.nonfinite for both, _, _ in panels), sum(difference.nonfinite for _, difference, _ in panels)]
+    captions = [_masked_caption(masked[0]).replace("\ngrey:", "\ngrey (A and B):"), "", _masked_caption(masked[1])]
     for row, (both, difference, cells) in enumerate(panels):
         limits = [color_limits(both), color_limits(both), color_limits(difference)]
         meshes = []
         for column, shrunk in enumerate(cells):
             axes = grid[row, column]
             low, high = limits[column]
-            meshes.append(draw_cells(axes, shrunk, cmap="RdBu", low=low, high=high,
+            meshes.append(draw_cells(axes, shrunk, cmap=colormap, low=low, high=high,
                                      x_label="key j" if row == count - 1 else "", y_label=""))  # fmt: skip
             _compact_index_ticks(axes)
             axes.set_ylabel(f"{row}\nquery i" if column == 0 else "", fontsize="small")
             axes.tick_params(labelsize="x-small")
             if row == 0:
-                axes.set_title(titles[column], fontsize="small", parse_math=False)
+                axes.set_title(titles[column] + captions[column], fontsize="small", parse_math=False)
         for mesh, columns in ((meshes[0], [grid[row, 0], grid[row, 1]]), (meshes[2], [grid[row, 2]])):
             bar = figure.colorbar(mesh, ax=columns, shrink=0.9, pad=0.01)
             bar.ax.tick_params(labelsize="x-small")
@@ -590,4 +612,5 @@ def _save_difference_chunks_2d(chunk_pairs, shape: tuple[int, ...], path: str, *
         for block_sums, table in zip(sums, tables, strict=True):
             block_sums.add(table, start)
     _draw_heatmaps(figure, axes_row, [block_sums.cells() for block_sums in sums], limits, path, titles=titles,
-                   x_label="Embedding Dimension", y_label="Position", cmap="RdBu", dpi=dpi)  # fmt: skip
+                   x_label="Embedding Dimension", y_label="Position", cmap="RdBu", dpi=dpi,
+                   masked=[seen.nonfinite for seen in ranges])  # fmt: skip
