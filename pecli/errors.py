@@ -28,6 +28,8 @@ import re
 from collections.abc import Callable, Iterable
 from enum import IntEnum
 
+from pecli.text import literal, unliteral
+
 __all__ = [
     "ExitCode",
     "Message",
@@ -175,15 +177,20 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     'valid: float32, float64'
     >>> did_you_mean("x", [f"t{i}" for i in range(1000)])[-30:]
     '16, t17, t18, t19 and 980 more'
+
+    The hint is a template: a name with braces (a tensor called ``{rows}``) stays as it is.
+
+    >>> name_parameters(did_you_mean("{row}", ["{rows}", "x"]))
+    "did you mean '{rows}'? valid: {rows}, x"
     """
     choices = list(choices)
     # a name given as a number, a type or a list (``dtype=np.float32``) is near none of them
     close = difflib.get_close_matches(word, choices, n=3, cutoff=0.6) if isinstance(word, str) else []
-    valid = "valid: " + ", ".join(choices[:_LISTED])
+    valid = "valid: " + ", ".join(literal(str(choice)) for choice in choices[:_LISTED])  # names from files
     if len(choices) > _LISTED:  # a file can hold a million tensor names: the line stays short
         valid += f" and {len(choices) - _LISTED} more"
     if close:
-        return "did you mean " + " or ".join(repr(c) for c in close) + "? " + valid
+        return "did you mean " + " or ".join(literal(repr(c)) for c in close) + "? " + valid
     return valid
 
 
@@ -228,6 +235,13 @@ def name_parameters(text: str, spell: Callable[[str], str] | None = None) -> str
     'use base=10000 or drop freq_shift'
     >>> name_parameters("use {base=10000} or drop {freq_shift}", lambda name: "--" + name.replace("_", "-"))
     'use --base 10000 or drop --freq-shift'
+
+    Text from outside entered the template through :func:`~pecli.text.literal`: its braces are
+    no placeholder, and read as they are once the template is filled.
+
+    >>> from pecli.text import literal
+    >>> name_parameters(f"{literal('{rows}.npy')}: use {{rows}}", lambda name: "--" + name)
+    '{rows}.npy: use --rows'
     """
 
     def fill(match: re.Match[str]) -> str:
@@ -236,4 +250,4 @@ def name_parameters(text: str, spell: Callable[[str], str] | None = None) -> str
             return name if example is None else f"{name}={example}"
         return spell(name) if example is None else f"{spell(name)} {example}"
 
-    return _PARAMETER.sub(fill, text)
+    return unliteral(_PARAMETER.sub(fill, text))

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Union
 
 from pecli.errors import Message, ParameterError
+from pecli.text import literal_repr
 
 __all__ = [
     "CONFIG_SUFFIXES",
@@ -84,7 +85,7 @@ class SourceTable:
         """
         if self.requested_key is None or self.key is None or self.key == self.requested_key:
             return None
-        return Message(f"{{key}} {self.requested_key!r} selects the tensor {self.key!r}")
+        return Message(f"{{key}} {literal_repr(self.requested_key)} selects the tensor {literal_repr(self.key)}")
 
 
 @dataclass(frozen=True)
@@ -322,13 +323,14 @@ def _config_table(source: str, model: Any, request: SourceRequest, kind: str) ->
     parts = _part_names(model)
     if request.key is not None and request.key not in parts:
         choice = f"{{key={'|'.join(parts)}}}" if parts else "no {key}"
-        raise ParameterError(f"{{key}} {request.key!r} is not a part of the table {model.config_file!r} gives",
+        raise ParameterError(f"{{key}} {literal_repr(request.key)} is not a part of the table"
+                             f" {literal_repr(model.config_file)} gives",
                              hint=f"give {choice}")  # fmt: skip
     spec = _config_spec(model, request, request.key)
     names = [part.params.get("part") for part in spec.parts()]
     if len(names) > 1:
         raise ParameterError(
-            f"{model.config_file!r} gives a table of several tensors ({', '.join(map(str, names))})",
+            f"{literal_repr(model.config_file)} gives a table of several tensors ({', '.join(map(str, names))})",
             hint=f"pick one with {{key={'|'.join(parts)}}}",
         )
     spec = spec.single()
@@ -385,7 +387,7 @@ class SchemeSource(SourceKind):
         from pecli.schemes.spec import TableSpec
 
         if request.key is not None:
-            raise ParameterError(f"{{key}} applies to files, but {source!r} is a scheme", hint="drop {key}")
+            raise ParameterError(f"{{key}} applies to files, but {literal_repr(source)} is a scheme", hint="drop {key}")
         _check_sizes(request.dim, request.length)
         scheme, preset, params = scheme_of_spec(source, preset=request.preset, scheme_params=request.scheme_params,
                                                 length=request.length, dim=request.dim,
@@ -551,7 +553,7 @@ def resolve(
     given = [option for option in request.scheme_options() if option.strip("{}") not in kind.options]
     if kind.reads_a_file and given:
         one = len(given) == 1
-        what = "stdin ('-') holds a table" if source == "-" else f"{source!r} is a file"
+        what = "stdin ('-') holds a table" if source == "-" else f"{literal_repr(source)} is a file"
         raise ParameterError(
             f"{', '.join(given)} appl{'ies' if one else 'y'} to a scheme, but {what}",
             hint=f"drop {'it' if one else 'them'}, or give a scheme name instead of the file",
@@ -744,7 +746,7 @@ def check_layer_type(source: str, layer_type: str | None, kind: SourceKind | Non
     if layer_type is None or kind.options:
         return
     what = {"stdin": "standard input", "scheme": "a scheme"}.get(kind.name, "a file")
-    raise ParameterError(f"{{layer_type}} picks a layer type of a model's config; {source!r} is {what}",
+    raise ParameterError(f"{{layer_type}} picks a layer type of a model's config; {literal_repr(source)} is {what}",
                          hint="drop {layer_type}")  # fmt: skip
 
 

@@ -5,6 +5,9 @@ Every human output path — the CLI's and a result's own text — goes through :
 
 >>> printable("pos\x1b[2J")
 'pos\\x1b[2J'
+
+Messages are templates (:func:`pecli.errors.name_parameters` turns ``{rows}`` into ``--rows``), so
+text from outside enters one through :func:`literal`: its braces stand for themselves.
 """
 
 from __future__ import annotations
@@ -12,11 +15,59 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["ascii_float", "ascii_int", "json_escaped", "printable"]
+__all__ = ["ascii_float", "ascii_int", "json_escaped", "literal", "literal_repr", "printable", "unliteral"]
 
 #: characters that move the cursor, retitle the window, clear the screen or break a line: C0 and C1
 #: controls, DEL, and Unicode's line separators and bidirectional overrides
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+#: what :func:`literal` writes for ``{`` and ``}``: two private-use characters no template placeholder
+#: matches, turned back into braces once the template is filled (:func:`unliteral`)
+OPEN, CLOSE = "\ue07b", "\ue07d"
+_TO_LITERAL = {ord("{"): OPEN, ord("}"): CLOSE, ord(OPEN): "\\ue07b", ord(CLOSE): "\\ue07d"}
+_FROM_LITERAL = {ord(OPEN): "{", ord(CLOSE): "}"}
+
+
+def literal(text: str) -> str:
+    r"""``text`` from outside (a file name, a tensor name, a config string, an option's value), to
+    interpolate into a message template: no ``{rows}`` or ``{key=1}`` in it reads as a parameter
+    placeholder. The filled template (:func:`pecli.errors.name_parameters`) and :func:`printable`
+    show the braces again, so the user reads the name exactly as it is.
+
+    >>> from pecli.errors import Message, name_parameters
+    >>> note = Message(f"{literal('{rows}.npy')} has no {{rows}}")
+    >>> note, note.spelled(lambda name: "--" + name)
+    ('{rows}.npy has no rows', '{rows}.npy has no --rows')
+    >>> printable(literal("}{x}}"))
+    '}{x}}'
+
+    The two stand-in characters themselves, were a name to hold them, are written as their escapes:
+    no name turns into braces it does not have.
+
+    >>> printable(literal("\ue07b"))
+    '\\ue07b'
+    """
+    return text.translate(_TO_LITERAL)
+
+
+def literal_repr(value: object) -> str:
+    """``repr(value)`` made :func:`literal`: a quoted name in a template, as ``{value!r}`` writes it.
+
+    >>> from pecli.errors import name_parameters
+    >>> name_parameters(f"no tensor {literal_repr('{len}b')}", lambda name: "--" + name)
+    "no tensor '{len}b'"
+    """
+    return literal(repr(value))
+
+
+def unliteral(text: str) -> str:
+    """The braces :func:`literal` stood in for, back: the last step of a filled template.
+
+    >>> unliteral(literal("{key=1}")) == "{key=1}"
+    True
+    """
+    return text.translate(_FROM_LITERAL)
 
 
 def printable(text: str) -> str:
@@ -36,7 +87,7 @@ def printable(text: str) -> str:
     >>> printable("\udcff.npy")
     '\\xff.npy'
     """
-    return _CONTROL.sub(_escaped, text)
+    return _CONTROL.sub(_escaped, unliteral(text))
 
 
 def json_escaped(text: str) -> str:

@@ -31,6 +31,7 @@ import numpy as np
 
 from pecli.errors import OutputError, ParameterError, TableFileError, did_you_mean
 from pecli.io.tensor import LoadedTable, StoredTensor, TableFile, Tensor, is_real_dtype
+from pecli.text import literal, literal_repr
 
 # Each format's module is imported where that format is read or written, so that reading a
 # .safetensors file loads neither the .npy, .pt and text writers nor the atomic-write helpers.
@@ -126,7 +127,7 @@ def check_format_holds(
         for name in dtypes:
             if not isinstance(name, str) or not name:
                 raise ParameterError(
-                    f"a tensor in a .{fmt} file needs a non-empty name, got {name!r}", hint="{name=pe}"
+                    f"a tensor in a .{fmt} file needs a non-empty name, got {literal_repr(name)}", hint="{name=pe}"
                 )
             if name == "__metadata__":
                 raise ParameterError(
@@ -140,7 +141,7 @@ def check_format_holds(
     if fmt in _SINGLE_TENSOR_FORMATS:
         if len(dtypes) != 1:
             raise ParameterError(
-                f"{fmt} holds one tensor, but {what} {len(dtypes)}: {', '.join(dtypes)}",
+                f"{fmt} holds one tensor, but {what} {len(dtypes)}: {literal(', '.join(dtypes))}",
                 hint=f"write .safetensors or .pt, or {pick}",
             )
         if "bfloat16" in dtypes.values():
@@ -280,19 +281,21 @@ def open_tensors(source: str | IO[bytes]) -> Iterator[TableFile]:
     from pecli.io.source import kind_of, open_source
 
     handle, name, size = open_source(source)
+    shown = literal(name)  # the file's name in messages, which are templates
     with handle:
         if size == 0:
-            raise TableFileError(f"{name} is empty", hint="give a .npy, .safetensors or .pt table")
+            raise TableFileError(f"{shown} is empty", hint="give a .npy, .safetensors or .pt table")
         head = handle.read(16)
         handle.seek(0)
         kind = kind_of(head)
         if kind is None:
             raise TableFileError(
-                f"{name} is not a .npy, .safetensors, .pt or .gguf file, nor a CSV or TSV table (unrecognised content)",
+                f"{shown} is not a .npy, .safetensors, .pt or .gguf file,"
+                " nor a CSV or TSV table (unrecognised content)",
                 hint="pecli reads tables written by numpy, safetensors, torch, or itself as text",
             )
-        entries, metadata = _read_entries(kind, handle, name, size)
-        _check_names(name, [*entries, *metadata.keys(), *metadata.values()])
+        entries, metadata = _read_entries(kind, handle, shown, size)  # the readers name the file in messages
+        _check_names(shown, [*entries, *metadata.keys(), *metadata.values()])
         yield TableFile(entries, metadata, name, size)
 
 
@@ -308,7 +311,7 @@ def _check_names(name: str, texts: Iterable[str]) -> None:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            shown = text.encode("unicode_escape", "backslashreplace").decode("ascii")[:80]
+            shown = literal(text.encode("unicode_escape", "backslashreplace").decode("ascii")[:80])
             raise TableFileError(
                 f"{name}: the name or metadata '{shown}' is not valid Unicode (it holds an unpaired surrogate)",
                 hint="the file is corrupt or was not written by a standard writer",
@@ -350,22 +353,23 @@ def find_key(names: Iterable[str], key: str, where: str, *, what: str = "tensor"
     names = list(names)
     if key in names:
         return key
+    where, quoted = literal(where), literal_repr(key)  # names from files and the command line, in templates
     containing = [candidate for candidate in names if key and key in candidate]
     if len(containing) == 1:
         return containing[0]
     if containing:
-        listed = ", ".join(repr(candidate) for candidate in containing[:_LISTED])
+        listed = ", ".join(literal_repr(candidate) for candidate in containing[:_LISTED])
         more = f" and {len(containing) - _LISTED} more" if len(containing) > _LISTED else ""
         raise TableFileError(
-            f"{where} has {len(containing)} {what}s whose names contain {key!r}",
+            f"{where} has {len(containing)} {what}s whose names contain {quoted}",
             hint=f"give more of the name: {listed}{more}",
         )
     if not any(names):  # a .npy or a CSV: one table without a name ("valid: " listed nothing)
         raise TableFileError(
-            f"{where} holds one unnamed table, so no {what} is called {key!r}",
+            f"{where} holds one unnamed table, so no {what} is called {quoted}",
             hint="give no key: keys name the tensors of .safetensors and .pt files",
         )
-    raise TableFileError(f"{where} has no {what} {key!r}", hint=did_you_mean(key, names))
+    raise TableFileError(f"{where} has no {what} {quoted}", hint=did_you_mean(key, names))
 
 
 def table_kind(shape: tuple[int, ...]) -> str | None:
@@ -404,13 +408,14 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
     own = metadata.get("tensor")
     if own is not None and own in entries:
         return own
+    name = literal(name)
     if not entries:
         raise TableFileError(f"{name} holds no tensors", hint="give a file with a table in it")
     # a table is 2-D, (1, N, C) as ViT's pos_embed, or (heads, q, k) with q <= k as ALiBi's biases (all query rows
     # or decoding's last q); a name with "pos" or "alibi" in it first (pos_embed beside the weights)
     tables = [(k, e) for k, e in entries.items() if table_kind(tuple(e.shape))]
     tables.sort(key=lambda item: not any(word in item[0].lower() for word in ("pos", "alibi")))
-    candidates = [f"{k!r} {list(e.shape)}" for k, e in tables]
+    candidates = [f"{literal_repr(k)} {list(e.shape)}" for k, e in tables]
     listing = "; ".join(candidates[:_LISTED]) if candidates else "none is 2-D, (1, N, C) or (heads, q, k)"
     kinds = {table_kind(tuple(e.shape)) for _, e in tables}
     label = _candidates_label([kind for kind in ("2-D", "(1, N, C)", "(heads, q, k)") if kind in kinds])
@@ -470,7 +475,8 @@ def read_table(source: str | IO[bytes], key: str | None = None, *, complex_ok: b
         entries, metadata, name = opened.entries, opened.metadata, opened.name
         chosen = _choose_key(entries, metadata, key, name)
         entry = entries[chosen]
-        label = repr(chosen) if chosen else "array"
+        label = literal_repr(chosen) if chosen else "array"
+        name = literal(name)  # in messages; the table's source is the name as it is
         if not is_real_dtype(entry.dtype) and not (complex_ok and str(entry.dtype).startswith("complex")):
             raise TableFileError(
                 f"{name}: tensor {label} has dtype {entry.dtype}, which is not a real number type",
@@ -499,4 +505,4 @@ def read_table(source: str | IO[bytes], key: str | None = None, *, complex_ok: b
             hint="read a smaller table, or another tensor of the file with {key}",
         )
         array = entry.load()
-    return LoadedTable(array=array, key=chosen or None, metadata=metadata, source=name, dtype=entry.dtype)
+    return LoadedTable(array=array, key=chosen or None, metadata=metadata, source=opened.name, dtype=entry.dtype)

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from pecli.errors import OutputError, PecliError
+from pecli.text import literal, literal_repr
 
 __all__ = [
     "TEMP_MARKER",
@@ -57,14 +58,19 @@ def check_output_path(path: str) -> None:
     if not path:
         raise OutputError("the output path is empty", hint="give a file name, e.g. -o pe.safetensors, or - for stdout")
     if os.path.isdir(path):
-        raise OutputError(f"output {path!r} is a directory", hint="give a file name, e.g. -o pe.safetensors")
+        raise OutputError(
+            f"output {literal_repr(path)} is a directory", hint="give a file name, e.g. -o pe.safetensors"
+        )
     directory = os.path.dirname(path) or "."
     if not os.path.isdir(directory):
-        raise OutputError(f"directory {directory!r} does not exist", hint=f"create it first: mkdir -p {directory}")
+        raise OutputError(
+            f"directory {literal_repr(directory)} does not exist",
+            hint=f"create it first: mkdir -p {literal(directory)}",
+        )
     if not os.access(directory, os.W_OK | os.X_OK):
-        raise OutputError(f"directory {directory!r} is not writable", hint="choose another output path")
+        raise OutputError(f"directory {literal_repr(directory)} is not writable", hint="choose another output path")
     if os.path.exists(path) and not os.access(path, os.W_OK):
-        raise OutputError(f"output {path!r} is not writable", hint="choose another output path")
+        raise OutputError(f"output {literal_repr(path)} is not writable", hint="choose another output path")
 
 
 def check_free_space(path: str, nbytes: int) -> None:
@@ -146,7 +152,7 @@ def atomic_file(path: str) -> Iterator[IO[bytes]]:
         descriptor, temp_path = tempfile.mkstemp(dir=directory, prefix=f".{basename}{TEMP_MARKER}{os.getpid()}-")
     except OSError as error:
         raise OutputError(
-            f"cannot create a file in {directory!r}: {error.strerror}", hint="choose another output path"
+            f"cannot create a file in {literal_repr(directory)}: {error.strerror}", hint="choose another output path"
         ) from None
     try:
         with reported_os_errors(path):
@@ -203,7 +209,9 @@ def reported_os_errors(path: str) -> Iterator[None]:
     except OSError as error:
         if isinstance(error, (PecliError, BrokenPipeError)):  # a closed pipe is main()'s quiet exit
             raise
-        raise OutputError(f"cannot write {path!r}: {error.strerror or error}", hint=_os_hint(error)) from None
+        raise OutputError(
+            f"cannot write {literal_repr(path)}: {error.strerror or error}", hint=_os_hint(error)
+        ) from None
 
 
 def _os_hint(error: OSError) -> str:

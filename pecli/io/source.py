@@ -29,6 +29,7 @@ import numpy as np
 from pecli.errors import TableFileError
 from pecli.io.safetensors import MAX_HEADER_BYTES
 from pecli.io.text import TEXT_BYTES, is_text
+from pecli.text import literal, literal_repr
 
 __all__ = ["STDIN_NAME", "ReadTable", "kind_of", "open_source", "read_stdin"]
 
@@ -135,11 +136,11 @@ def open_source(source: str | IO[bytes]) -> tuple[IO[bytes], str, int]:
         return _read_declared(source, name)
     if not os.path.exists(source):
         raise TableFileError(
-            f"no such file: {source!r}", hint="check the path, or give a scheme name such as sinusoidal"
+            f"no such file: {literal_repr(source)}", hint="check the path, or give a scheme name such as sinusoidal"
         )
     if os.path.isdir(source):
         raise TableFileError(
-            f"{source!r} is a directory, not a table file", hint="give a .npy, .safetensors or .pt file"
+            f"{literal_repr(source)} is a directory, not a table file", hint="give a .npy, .safetensors or .pt file"
         )
     try:
         handle = open(source, "rb")  # noqa: SIM115 - closed by the caller
@@ -147,7 +148,9 @@ def open_source(source: str | IO[bytes]) -> tuple[IO[bytes], str, int]:
             with handle:
                 return _read_declared(handle, source)
     except OSError as error:
-        raise TableFileError(f"cannot read {source!r}: {error.strerror}", hint="check its permissions") from None
+        raise TableFileError(
+            f"cannot read {literal_repr(source)}: {error.strerror}", hint="check its permissions"
+        ) from None
     size = os.fstat(handle.fileno()).st_size
     if size <= _READ_WHOLE:  # one read instead of a seek and a read per tensor (info --stats on 10,000 tensors)
         with handle:
@@ -237,7 +240,7 @@ def _check_memory(nbytes: int, name: str) -> None:
     available = available_memory()
     if available is not None and nbytes > available:
         raise TableFileError(
-            f"{name} declares {format_bytes(nbytes)} of data, more than the {format_bytes(available)} "
+            f"{literal(name)} declares {format_bytes(nbytes)} of data, more than the {format_bytes(available)} "
             "of memory available to read it from a pipe",
             hint="save it to a file and give the path, or read a smaller table",
         )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pecli.errors import ParameterError, did_you_mean
+from pecli.text import literal
 
 __all__ = [
     "CONFIG_INT_MAX",
@@ -89,7 +90,7 @@ def config_value(value: Any) -> str:
     else:
         text = repr(value)
     text = text if len(text) <= 60 else text[:50] + "..."
-    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+    return literal(text if text.isprintable() else text.encode("unicode_escape").decode("ascii"))  # in templates
 
 
 def config_int(config: Mapping[str, Any], key: str, *, name: str | None = None) -> int:

@@ -99,7 +99,7 @@ def test_a_pair_note_escapes_the_names(cli, tmp_path):
     assert result.code == 0, result.stderr
     note = next(line for line in result.out.splitlines() if "read as one table" in line)
     assert "\x1b" not in result.out and "\\x1b[2J" in note
-    assert "--rows" not in note and "\\x7brows\\x7d" in note  # braces from a file are no parameter
+    assert "--rows" not in note and "'rope.\\x1b[2J{rows}.cos'" in note  # braces from a file: as they are
 
 
 def test_a_gpt_neox_4d_cache_pair_is_read_as_its_table(cli, tmp_path):

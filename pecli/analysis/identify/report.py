@@ -25,6 +25,7 @@ from pecli.analysis.identify.result import Identification, Recipe
 from pecli.errors import Message
 from pecli.report import Shown, render_text
 from pecli.schemes.catalog import SCHEMES
+from pecli.text import literal_repr
 
 __all__ = ["IdentifyReport", "render_text"]
 
@@ -47,7 +48,7 @@ class IdentifyReport(Shown):
         shape = " × ".join(map(str, found.shape))
         lines = [f"{self.source}: {shape}, dtype {found.dtype}, value precision {found.precision}"]
         if found.parts:
-            tensors = " and ".join(_literal(repr(name)) for name in found.parts)  # repr escapes control characters
+            tensors = " and ".join(literal_repr(name) for name in found.parts)  # repr escapes control characters
             lines.append(Message(f"  read as one table: its tensors {tensors} (pass {{key}} to take one)"))
         if found.level == "exact":
             lines.append(f"match: {best.describe()}")
@@ -143,13 +144,3 @@ class IdentifyReport(Shown):
 def _swap(shape: tuple[int, ...]) -> str:
     """``shape``'s last two axes swapped, as the report writes a shape."""
     return " × ".join(map(str, (*shape[:-2], shape[-1], shape[-2])))
-
-
-def _literal(text: str) -> str:
-    r"""``text`` from a file kept literal in a :class:`~pecli.errors.Message`: its braces escaped (``\x7b``,
-    ``\x7d``), so no ``{name}`` in it reads as a parameter the CLI spells as a flag.
-
-    >>> print(_literal("'{rows}.cos'"))
-    '\x7brows\x7d.cos'
-    """
-    return text.replace("{", "\\x7b").replace("}", "\\x7d")
