@@ -138,15 +138,22 @@ class Comparison:
         >>> compare_tables(a, a + 1e-9).beyond_text()
         'float64 rounding and float32 arithmetic at position 0, dimension 0: |A − B| 1e-09 > tolerance 8.9e-17 there'
         """
+        note = self._rounding_note()
+        return f"{self.tolerance_name()} {self.beyond_entry_text()}" + (f" ({note[2:]})" if note else "")
+
+    def beyond_entry_text(self) -> str:
+        """Where the tolerance is broken and by how much, each figure with the digits that tell them apart
+        (|A − B| 0.010000000000000009 against atol 0.01 is beyond it; at two digits both read 0.01).
+
+        >>> compare_tables(np.zeros((1, 2)), np.array([[0.0, 0.1 + 0.2]]), atol=0.3).beyond_entry_text()
+        'at position 0, dimension 1: |A − B| 0.30000000000000004 > tolerance 0.3 there'
+        """
         row = f"{self.axes[-2]} {self.beyond[0]}"
         if self.tolerance_at is not None and self.beyond_head is None:
             row = f"row {self.beyond[0]}"
         where = self.where(self.beyond_head, *self.beyond).replace(f"{self.axes[-2]} {self.beyond[0]}", row, 1)
-        note = self._rounding_note()
-        return (
-            f"{self.tolerance_name()} at {where}: |A − B| {self.beyond_abs:.2g} > tolerance "
-            f"{self.beyond_tolerance:.2g} there" + (f" ({note[2:]})" if note else "")
-        )
+        difference, tolerance = _apart(self.beyond_abs, self.beyond_tolerance)
+        return f"at {where}: |A − B| {difference} > tolerance {tolerance} there"
 
     def tolerance_name(self) -> str:
         """The data-driven tolerance's noise model: the coarser table's rounding and float32's angle noise."""
@@ -163,6 +170,19 @@ class Comparison:
         if self.tolerance_rounding and self.tolerance_rounding not in _EPSILON:
             return f"; {self.tolerance_rounding} values, their differences exact"
         return ""
+
+
+def _apart(larger: float, smaller: float) -> tuple[str, str]:
+    """``larger`` and ``smaller`` at 2 significant digits, or at as many more as tell them apart.
+
+    >>> _apart(1e-9, 8.9e-17), _apart(0.010000000000000009, 0.01)
+    (('1e-09', '8.9e-17'), ('0.01000000000000001', '0.01'))
+    """
+    for digits in range(2, 18):
+        texts = f"{larger:.{digits}g}", f"{smaller:.{digits}g}"
+        if texts[0] != texts[1]:
+            return texts
+    return f"{larger:.17g}", f"{smaller:.17g}"
 
 
 #: what one row of a table is called, by the name of its row axis (singular, plural)
@@ -879,8 +899,10 @@ class _DifferenceStats:
     def _note_beyond(self, difference: np.ndarray, allowed: np.ndarray) -> None:
         """Keep the entry of this chunk furthest beyond its own tolerance (|A − B| / tolerance), if the furthest yet."""
         allowed = np.broadcast_to(allowed, difference.shape)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(allowed > 0, difference / np.where(allowed > 0, allowed, 1.0), np.inf * (difference > 0))
+        # where the tolerance is 0 (--exact, --atol 0, exact values), any difference is infinitely beyond it and
+        # an equal entry not at all (inf · 0 was NaN, which argmax picks first: the entry at (0, 0), |A − B| 0)
+        ratio = np.where(difference > 0, np.inf, 0.0)
+        np.divide(difference, allowed, out=ratio, where=allowed > 0)
         flat = int(np.argmax(ratio))
         if ratio.flat[flat] > self.beyond_ratio:
             self.beyond_ratio = float(ratio.flat[flat])

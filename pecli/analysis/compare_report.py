@@ -69,9 +69,10 @@ class CompareReport(Shown):
             | ({} if result.worst_head is None else {"head": result.worst_head}),
             "cosine": {"min": result.cosine_min, "mean": result.cosine_mean, "undefined": result.cosine_undefined},
             "same_nan": result.same_nan,
-            # the entry furthest beyond its own tolerance (the data-driven one differs by row), when they disagree
+            # the entry furthest beyond its own tolerance (the data-driven one differs by row), when they disagree;
+            # none when every entry that is a number in both agrees (NaN in one table only is the difference)
             "beyond": None
-            if result.agree
+            if result.agree or result.values_agree
             else {"position": result.beyond[0], "dimension": result.beyond[1]}
             | ({} if result.beyond_head is None else {"head": result.beyond_head})
             | {"abs": result.beyond_abs, "tolerance": result.beyond_tolerance},
@@ -109,8 +110,10 @@ class CompareReport(Shown):
         elif not result.agree and result.tolerance_kind != "given" and result.tolerance_rounding and result.atol:
             # the data-driven tolerance differs row by row: name the entry beyond its own, not the loosest row's
             lines = [f"different beyond {result.beyond_text()}"]
-        else:
+        elif result.agree or result.values_agree:
             lines = [f"{'same within' if result.agree else 'different beyond'} {result.tolerance_text()}"]
+        else:  # a given tolerance, or 0 between exact values: the entry beyond it, as the JSON's "beyond"
+            lines = [f"different beyond {result.tolerance_text()} {result.beyond_entry_text()}"]
         if result.agree:
             return lines
         if not result.diagnosis:

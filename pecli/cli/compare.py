@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, Optional
 
@@ -143,6 +144,8 @@ def compare(
         raise ParameterError(
             f"compare takes two tables, got {len(tables)}", hint="pecli compare A B, or pecli compare --properties S …"
         )
+    for text in tables:  # both inputs, before either is read: an error about B's tensor is not led by A's name
+        out.read_from(text)
     if key is not None and (key_a is not None or key_b is not None):
         raise ParameterError("--key sets both keys; it cannot go with --key-a or --key-b", hint="use one or the other")
     if layer_type is not None:  # a model's config's option: it applies to each side that is one, and needs one
@@ -374,8 +377,15 @@ def _load_pair(
                 shape = (None, require_shape(1, d)[1]) if grid_rows else require_shape(length, d)
         from pecli.memory import check_fits_in_memory
 
+        # the sizes the spec takes from the other table, not from --d/--len: an error about one names that table
+        sizes = (("dim", "width", d, shape[1]), ("length", "length", length, shape[0]))
+        taken = {
+            name: f"{'AB'[1 - side]}'s {noun}"
+            for name, noun, given, size in sizes
+            if other is not None and given is None and size is not None
+        }
         # the spec's grid sets its rows (values checked, nothing computed)
-        rows = spec.table(length=None, dim=shape[1], dtype="float64").shape[-2] if shape[0] is None else shape[0]
+        rows = _spec_table(spec, None, shape[1], "float64", taken).shape[-2] if shape[0] is None else shape[0]
         shape = (rows, shape[1])
         # before any work: the spec's table is computed in float64 (issue 30: --d 2**63 was a ValueError)
         width = rows if shape[1] is None else shape[1]  # a bias: at least one len × len matrix
@@ -384,7 +394,7 @@ def _load_pair(
             what=f"comparison with the {rows} × {width} table of {spec.text}",
             hint="compare at a smaller --len or --d",
         )
-        table = spec.table(length=shape[0], dim=shape[1], dtype=dtype or other_dtype)
+        table = _spec_table(spec, shape[0], shape[1], dtype or other_dtype, taken)
         parts = table.parts()
         if other is not None and pairs[1 - side] is None and len(parts) == 2:  # an engine's cache of both parts?
             pair = [part.array() for part in parts]
@@ -429,6 +439,36 @@ def _load_pair(
                 f"(columns 0–{cols - 1} cos, {cols}–{2 * cols - 1} sin; --key-{'ab'[side]} takes one)"
             )
     return loaded
+
+
+def _spec_table(spec: Any, length: int | None, dim: int | None, dtype: str, taken: dict[str, str]) -> Any:
+    """``spec``'s table at ``length`` × ``dim``; ``taken``: the sizes among them taken from the other table,
+    not from --d/--len (their name, ``dim`` or ``length``, and how to call them, ``A's width``).
+
+    A spec that sets such a size itself (fourier:num_freqs=3 its width) is computed at its own: the shapes
+    then differ, and compare says so. A size the spec cannot take is named as the other table's, never as
+    the --d or --len the user did not give.
+    """
+    from pecli.errors import names_a_parameter, respelled
+
+    try:
+        return spec.table(length=length, dim=dim, dtype=dtype)
+    except ParameterError as error:
+        template = " ".join(text for text in error._templates if text is not None)
+        named = [name for name in taken if names_a_parameter(template, [name])]
+        if not named:
+            raise
+        with contextlib.suppress(ParameterError):  # the spec sets it: its own size
+            return spec.table(length=None if "length" in named else length, dim=None if "dim" in named else dim,
+                              dtype=dtype)  # fmt: skip
+
+        def spell(name: str, example: str | None) -> str | None:
+            if name not in taken:
+                return None  # a flag the user gave stays a placeholder, for the CLI to spell
+            return taken[name] if example is None else f"{taken[name]} {example}"
+
+        message, hint = respelled(error, spell)
+        raise ParameterError(message, hint=hint) from None
 
 
 def _partial_width(out: Output, loaded: list[Any], pairs: list[Any], references: list[Any]) -> Any:
