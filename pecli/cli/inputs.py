@@ -245,9 +245,12 @@ def pair_label(cos: InputTable, sin: InputTable) -> str:
     'rope: base=2 — m [cos, sin]'
     >>> pair_label(InputTable(None, "rope: part=cos — m [cos]", key="cos"), InputTable(None, "", key="sin"))
     'rope — m [cos, sin]'
+    >>> pair_label(InputTable(None, "rope: base=1e6, part=cos — c [cos]", key="cos"), InputTable(None, "", key="sin"))
+    'rope: base=1e6 — c [cos, sin]'
     """
     label = cos.label.replace(f"[{cos.key}]", f"[{cos.key}, {sin.key}]")
-    label = re.sub(rf"\bpart={re.escape(str(cos.key))}(, )?", "", label)  # both parts are read, not the cos part
+    part = rf"\bpart={re.escape(str(cos.key))}\b"  # both parts are read, not the cos part
+    label = re.sub(rf"{part}(, )?|, {part}", "", label)
     return re.sub(r":\s+—", " —", label)
 
 
