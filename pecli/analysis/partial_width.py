@@ -33,6 +33,9 @@ class PartialWidth:
     finding: Finding | None  #: the mistake, when it reproduces the engine's table; else None
     words: str  #: how the two tables were brought to one width, for a note
     widths: str = ""  #: the two widths in words, for an error
+    #: the codes the diagnosis at one width may name that ``finding`` explains better (a head width read from
+    #: hidden_size / num_attention_heads is no partial rotary, though the table at one width looks like one)
+    supersedes: tuple[str, ...] = ()
 
 
 def partial_width(
@@ -158,6 +161,41 @@ def partial_width(
     reproduced = compare_tables(np.hstack(mistake), np.hstack(found)).agree
     # the probe's figures: the columns the reference turns, those the engine's table turns, the head's
     turned = head if width > rotary else narrow
-    figures = {"rotary_columns": rotary, "turned_columns": turned, "head_dim": head}
+    figures: dict[str, Any] = {"rotary_columns": rotary, "turned_columns": turned, "head_dim": head}
+    supersedes: tuple[str, ...] = ()
+    derived = _derived_head_dim(reference, width, rotary)
+    if derived is not None:  # the config sets every column rotary and its head width: no partial rotary
+        code, supersedes = "head_dim_from_hidden_size", ("partial_rotary_ignored", "partial_rotary_assumed")
+        key, keys, values = derived
+        derivation = f"{keys.replace('/', ' / ')} = {values.replace('/', ' / ')} = {width}"
+        message = (
+            f"{engine_side}'s head_dim is {derivation} where the config sets {key} {rotary}: {engine_side} is "
+            f"{other}'s RoPE at {width} columns{a_part}, every column turning (the config has no partial rotary)"
+        )
+        widths = f"{engine_side} is {width} columns{a_part}, {other} {rotary}: {derivation}, the config's "
+        widths += f"{key} {rotary}"
+        words = f"{widths}; compared at {words.partition('; compared at ')[2]}"
+        figures = {"config_head_dim": rotary, "engine_head_dim": width, "derived_from": f"{keys} = {values}"}
     finding = Finding(code, message, figures) if reproduced else None
-    return PartialWidth(compared_reference, engine, reference, finding, words, widths)
+    return PartialWidth(compared_reference, engine, reference, finding, words, widths, supersedes)
+
+
+def _derived_head_dim(reference: Reference, width: int, rotary: int) -> tuple[str, str, str] | None:
+    """The config's head_dim key and the hidden_size / num_attention_heads keys and values that give ``width``,
+    when the config sets the head width ``rotary`` explicitly and the engine's table is ``width`` columns (it
+    derived the head width, as a config without head_dim has it); else None.
+
+    >>> from pecli.analysis.diagnosis import ConfigFacts
+    >>> facts = ConfigFacts(("head_dim", 256), ("hidden_size/num_attention_heads", "1152/4", 288))
+    >>> _derived_head_dim(Reference("rope", {}, config=facts), 288, 256)
+    ('head_dim', 'hidden_size/num_attention_heads', '1152/4')
+    >>> _derived_head_dim(Reference("rope", {}, config=facts), 128, 256) is None
+    True
+    """
+    facts = reference.config
+    if facts is None or facts.head_dim is None or facts.hidden_over_heads is None:
+        return None
+    (key, head_dim), (keys, values, derived) = facts.head_dim, facts.hidden_over_heads
+    if head_dim != rotary or derived != width:
+        return None
+    return key, keys, values

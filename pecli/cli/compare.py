@@ -223,10 +223,11 @@ def compare(
             positions=recorded_positions((first.metadata, second.metadata), len(first.array)) if plain_rows else None,
             parts=tuple(side_parts),
         )
-        named = [found.finding for found in partial if found.finding is not None]
+        named = [found for found in partial if found.finding is not None]
         if named and not result.agree:  # the width mistake first (the diagnosis at one width may name it too)
-            others = [found for found in result.diagnosis if found.code != named[0].code]
-            result = replace(result, diagnosis=[named[0], *others])
+            dropped = {named[0].finding.code, *named[0].supersedes}  # and none it explains better
+            others = [found for found in result.diagnosis if found.code not in dropped]
+            result = replace(result, diagnosis=[named[0].finding, *others])
     if output is not None:
         _save_difference_figure(output, first, second)
         out.note(f"wrote {output}")
@@ -322,6 +323,10 @@ def _load_pair(
                 continue
         _load_config_side(out, texts[side], side, keys[side], loaded, pairs, references, length=length, dtype=dtype,
                           layer_type=layer_types[side])  # fmt: skip
+        if references[side] is not None:  # what the config says beyond the table's parameters, for the diagnosis
+            from pecli.models.from_config import with_config_facts
+
+            references[side] = with_config_facts(references[side], texts[side], layer_type=layer_types[side])
     for side, spec in enumerate(specs):
         if spec is None:
             continue

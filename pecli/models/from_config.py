@@ -29,9 +29,18 @@ from pecli.models.directory import shown
 from pecli.models.encoding import ModelEncoding
 
 if TYPE_CHECKING:
+    from pecli.analysis.diagnosis.finding import ConfigFacts, Reference
     from pecli.schemes.spec import TableSet, TableSpec
 
-__all__ = ["ABSURD_BYTES", "ROW_VALUES", "ConfigEncoding", "config_encoding", "config_spec"]
+__all__ = [
+    "ABSURD_BYTES",
+    "ROW_VALUES",
+    "ConfigEncoding",
+    "config_encoding",
+    "config_facts",
+    "config_spec",
+    "with_config_facts",
+]
 
 #: a table larger than this is no model's: no disk holds it, so the config is broken or hostile
 ABSURD_BYTES = 1 << 50
@@ -208,3 +217,69 @@ def _check_size(nbytes: int, encoding: ModelEncoding, length: int | None, config
         f"{shown(config_file)} asks for a table of {format_bytes(nbytes)} ({_config_sizes(encoding, length)})",
         hint="no disk holds it: pass a smaller {length}, or check the model's config",
     )
+
+
+def config_facts(source: str, *, layer_type: str | None = None) -> ConfigFacts | None:
+    """What the config ``source`` says beyond one table's parameters, for the diagnosis of an engine's table: the
+    head width it sets explicitly (``head_dim``) and hidden_size / num_attention_heads beside it (an engine that
+    derives the head width ignores the first), and each layer type's parameters (an engine that computes one layer
+    type with another's settings). None when the config sets no formula, or it cannot be read.
+
+    >>> import json, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "config.json")
+    >>> with open(path, "w") as file:
+    ...     json.dump({"model_type": "qwen3", "head_dim": 128, "hidden_size": 1024, "num_attention_heads": 16,
+    ...                "max_position_embeddings": 4096, "rope_theta": 1e6}, file)
+    >>> facts = config_facts(path)
+    >>> facts.head_dim, facts.hidden_over_heads, facts.layers
+    (('head_dim', 128), ('hidden_size/num_attention_heads', '1024/16', 64), ())
+    """
+    from pecli.analysis.diagnosis.finding import ConfigFacts
+
+    try:
+        config = read_config(source)
+        encoding = model_encoding(config, layer_type=layer_type)
+        everyone = model_encoding(config).layers if layer_type is not None else encoding.layers
+    except PecliError:
+        return None
+    if encoding.scheme is None:
+        return None
+    head_dim, hidden_over_heads = _head_dim_facts(config, encoding)
+    layers = tuple((name, dict(layer.params)) for name, layer in everyone if layer.dim == encoding.dim)
+    return ConfigFacts(head_dim, hidden_over_heads, layer_type, layers)
+
+
+def _head_dim_facts(
+    config: Mapping[str, Any], encoding: ModelEncoding
+) -> tuple[tuple[str, int] | None, tuple[str, str, int] | None]:
+    """The head width ``config`` sets by a key of its own (``("head_dim", 256)``), and the width its
+    hidden_size / num_attention_heads give (``("hidden_size/num_attention_heads", "1152/4", 288)``) when they
+    differ; (None, None) when it sets none, or the two agree."""
+    from pecli.models.class_defaults import HEAD_DIM_KEYS
+    from pecli.models.rope_config import config_head_dim
+
+    key, value = encoding.provenance.get("dim", (None, None))
+    if not isinstance(key, str) or not isinstance(value, int):
+        return None, None
+    *path, name = key.split(".")  # a composite config's text_config.head_dim: read beside it
+    sub: Any = config
+    for step in path:
+        sub = sub.get(step) if isinstance(sub, Mapping) else None
+    if name not in HEAD_DIM_KEYS or not isinstance(sub, Mapping):
+        return None, None
+    try:
+        width, (keys, values) = config_head_dim({k: v for k, v in sub.items() if k not in HEAD_DIM_KEYS})
+    except PecliError:
+        return None, None
+    if width == value:
+        return None, None
+    prefix = "".join(f"{step}." for step in path)
+    keys = "/".join(prefix + part for part in str(keys).split("/"))
+    return (key, value), (keys, str(values), width)
+
+
+def with_config_facts(reference: Reference, source: str, *, layer_type: str | None = None) -> Reference:
+    """``reference`` (a config's table) with what the config ``source`` says beyond its parameters
+    (:func:`config_facts`), for the diagnosis."""
+    facts = config_facts(source, layer_type=layer_type)
+    return reference if facts is None else dataclasses.replace(reference, config=facts)

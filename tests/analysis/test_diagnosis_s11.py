@@ -63,7 +63,8 @@ def test_the_right_frequencies_in_a_bfloat16_pair_raise_no_alarm(tmp_path: Path,
 def test_a_global_layer_computed_with_the_local_settings_is_unscaled_at_the_local_base(tmp_path: Path) -> None:
     # the full_attention layer's table with the sliding layers' base 10000 and no scaling: two changes at once
     code, found = _compare(tmp_path, _inv_freq("sliding_attention"), "full_attention", 256)
-    assert code == 1 and [item["code"] for item in found][:1] == ["unscaled"]
-    figures = found[0]["figures"]
+    # the layer type whose settings they are named first (test_diagnosis_headdim_s11), then the two changes
+    assert code == 1 and [item["code"] for item in found][:2] == ["layer_type_settings", "unscaled"]
+    figures = found[1]["figures"]
     assert (figures["a_base"], figures["b_base"], figures["scaling"]) == (10000.0, 1e6, "scaling=linear, factor=8.0")
-    assert "and with base 10000 where B has 1e+06" in found[0]["message"]
+    assert "and with base 10000 where B has 1e+06" in found[1]["message"]

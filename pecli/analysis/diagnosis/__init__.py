@@ -30,11 +30,11 @@ from pecli.analysis.diagnosis._layout import layout_findings
 from pecli.analysis.diagnosis._precision import precision_findings
 from pecli.analysis.diagnosis._scale import factor_findings, offset_findings
 from pecli.analysis.diagnosis._variants import variant_findings
-from pecli.analysis.diagnosis.finding import Finding, Reference, per_row, residual, within
+from pecli.analysis.diagnosis.finding import ConfigFacts, Finding, Reference, per_row, residual, within
 from pecli.dtypes import round_to
 from pecli.errors import PecliError
 
-__all__ = ["Finding", "Reference", "diagnose_difference"]
+__all__ = ["ConfigFacts", "Finding", "Reference", "diagnose_difference"]
 
 _EXPLANATIONS = (layout_findings, factor_findings, offset_findings, precision_findings, variant_findings, head_findings)
 

@@ -94,6 +94,57 @@ def _first_parting_column(a: np.ndarray, other: np.ndarray, tolerance: np.ndarra
     return int(parted[0]) if len(parted) else 0
 
 
+def _layer_type_settings(
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
+) -> Iterator[Finding]:
+    """B is the reference computed with another layer type's settings (an engine giving Gemma 3's sliding layers the
+    full layers' base and scaling, or the reverse): the settings that differ between the config's layer types
+    (:class:`~pecli.analysis.diagnosis.finding.ConfigFacts`) changed, the reference's other parameters kept."""
+    facts = reference.config
+    layers = dict(facts.layers) if facts is not None else {}
+    own = layers.get(facts.layer_type) if facts is not None and facts.layer_type is not None else None
+    if facts is None or own is None:
+        return
+    for name, settings in facts.layers:
+        removed = [key for key in own if key not in settings]
+        changed = {key: value for key, value in settings.items() if own.get(key) != value}
+        if name == facts.layer_type or not (removed or changed):
+            continue
+        params = {key: value for key, value in reference.params.items() if key not in removed}
+        table, off = _reproduces(replace(reference, params={**params, **changed}), b, tolerance, {})
+        if table is None:
+            continue
+        keys = [*changed, *(key for key in removed if key not in changed)]
+        theirs, ours = _settings_words(settings, keys), _settings_words(own, keys)
+        yield Finding(
+            "layer_type_settings",
+            f"B was computed with {name}'s rope settings ({theirs}) where A's layer type, {facts.layer_type}, has "
+            f"{ours}",
+            {"layer_type": facts.layer_type, "settings_of": name, "settings": {key: settings.get(key) for key in keys},
+             "layer_settings": {key: own.get(key) for key in keys}, "residual": off},
+        )  # fmt: skip
+        return
+
+
+def _settings_words(settings: Mapping[str, Any], keys: list[str]) -> str:
+    """The values of ``keys`` in ``settings`` in words, those it lacks as "no …".
+
+    >>> _settings_words({"base": 1e6, "scaling": "linear"}, ["base", "scaling", "factor"])
+    'base 1e+06, scaling linear, no factor'
+    >>> _settings_words({"base": 10000.0}, ["base", "scaling", "factor"])
+    'base 10000, no scaling or factor'
+    """
+
+    def shown(value: Any) -> str:
+        if isinstance(value, (list, tuple)):
+            return f"[{len(value)} values]"
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    given = [f"{key} {shown(settings[key])}" for key in keys if settings.get(key) is not None]
+    missing = [key for key in keys if settings.get(key) is None]
+    return ", ".join(given + ([f"no {' or '.join(missing)}"] if missing else []))
+
+
 def _unscaled(
     a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
 ) -> Iterator[Finding]:
@@ -439,7 +490,8 @@ def variant_findings(
         return []
     tolerance = per_row(tolerance, b.shape)
     found: list[Finding] = []
-    for explain in (_unscaled, _base, _toggles, _swaps, _negated_positions, _cos_sin_cache, _frequencies_rounded):
+    explanations = (_layer_type_settings, _unscaled, _base, _toggles, _swaps, _negated_positions, _cos_sin_cache)
+    for explain in (*explanations, _frequencies_rounded):
         found.extend(explain(a, b, tolerance, reference, mistakes))
     found.extend(_pairings(a, b, tolerance, reference, mistakes))
     return found or list(_any_base(a, b, tolerance, reference, mistakes))

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Finding", "Reference", "per_row", "residual", "row_blocks", "within"]
+__all__ = ["ConfigFacts", "Finding", "Reference", "per_row", "residual", "row_blocks", "within"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,26 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class ConfigFacts:
+    """What a model's config says beyond the parameters of the one table compared, for the diagnosis to try the
+    mistakes an engine makes reading it (:func:`pecli.models.from_config.config_facts`).
+
+    >>> facts = ConfigFacts(("head_dim", 256), ("hidden_size/num_attention_heads", "1152/4", 288))
+    >>> facts.head_dim, facts.hidden_over_heads[2]
+    (('head_dim', 256), 288)
+    """
+
+    #: the head width the config sets explicitly, with its key (``("head_dim", 256)``); None: none set
+    head_dim: tuple[str, int] | None = None
+    #: the width of hidden_size / num_attention_heads, its keys and values (``("hidden_size/…", "1152/4", 288)``)
+    hidden_over_heads: tuple[str, str, int] | None = None
+    #: the layer type the table is of (``sliding_attention``), None for all layers
+    layer_type: str | None = None
+    #: each layer type's parameters, when the config's layer types have their own (Gemma 3's full and sliding)
+    layers: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+
+
+@dataclass(frozen=True)
 class Reference:
     """The scheme and full parameters table A was generated with (a spec side of compare)."""
 
@@ -39,6 +59,8 @@ class Reference:
     #: the parts the table holds side by side, each its own columns (RoPE's cos, then its sin: an engine's
     #: cache file compared with a spec or a config), generated with ``part=`` each; empty: one table
     parts: tuple[str, ...] = ()
+    #: what the model's config says beyond ``params``, when the reference is a config's table
+    config: ConfigFacts | None = None
 
 
 def residual(expected: np.ndarray, b: np.ndarray) -> float:
