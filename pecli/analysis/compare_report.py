@@ -127,9 +127,15 @@ class CompareReport(Shown):
 
 
 def _figure(value: Any) -> str:
-    """One figure of a finding as the text report shows it."""
+    """One figure of a finding as the text report shows it: a setting's dict as ``name=value`` pairs.
+
+    >>> _figure(0.1 + 0.2), _figure({"base": 1e6, "scaling": "linear", "factor": 8.0}), _figure({})
+    ('0.3', '(base=1e+06, scaling=linear, factor=8)', '(none)')
+    """
     if isinstance(value, float):
         return f"{value:.6g}"
+    if isinstance(value, dict):
+        return "(" + (", ".join(f"{name}={_figure(item)}" for name, item in value.items()) or "none") + ")"
     if isinstance(value, list) and len(value) > 12:
         return "[" + ", ".join(map(str, value[:12])) + ", …]"
     return str(value)
