@@ -113,7 +113,7 @@ def compare(
     check_tolerance("rtol", rtol)
     exact = check_flag("exact", exact)
     a, b = source_text(a, "A"), source_text(b, "B")
-    computed = [isinstance(side, str) and not _is_file(side) for side in (a, b)]
+    computed = [isinstance(side, str) and _is_computed(side) for side in (a, b)]
     if all(computed):
         raise ParameterError(
             "compare needs one table to take the shape from", hint="give an array or a file as one side"
@@ -130,6 +130,11 @@ def compare(
     if second is None:
         second = _table(b, key=key_b, length=rows, dim=width, dtype=dtype, label="B", key_name="key_b")
     known = [Reference(t.scheme, t.params) if t.scheme and t.params else None for t in (first, second)]
+    for index, (text, table) in enumerate(((a, first), (b, second))):
+        if known[index] is not None and table.kind in ("config", "model-directory", "model-id"):
+            from pecli.models.from_config import with_config_facts  # the head_dim the config sets, …
+
+            known[index] = with_config_facts(known[index], text)
     side = 0 if known[0] is not None or known[1] is None else 1
     arrays = [np.asarray(first.array), np.asarray(second.array)]
     positions = recorded_positions((first.metadata, second.metadata), len(arrays[0])) if arrays[0].ndim == 2 else None
@@ -152,10 +157,12 @@ def _as_rows(side: SourceTable | None) -> SourceTable | None:
     return side
 
 
-def _is_file(text: str) -> bool:
-    from pecli.sources import reads_a_file
+def _is_computed(text: str) -> bool:
+    """Whether ``text`` names a table computed at the other side's shape (a scheme spec, a model's config or
+    directory, a cached model id), not a table read as it is (a file, stdin)."""
+    from pecli.sources import kind_of_source
 
-    return reads_a_file(text)
+    return kind_of_source(text).name not in ("file", "stdin")
 
 
 def from_config(source: str, *, length: int | None = None, layer_type: str | None = None,
