@@ -131,10 +131,11 @@ def compare(
         second = _table(b, key=key_b, length=rows, dim=width, dtype=dtype, label="B", key_name="key_b")
     known = [Reference(t.scheme, t.params) if t.scheme and t.params else None for t in (first, second)]
     for index, (text, table) in enumerate(((a, first), (b, second))):
-        if known[index] is not None and table.kind in ("config", "model-directory", "model-id"):
+        reference = known[index]
+        if reference is not None and table.kind in ("config", "model-directory", "model-id"):
             from pecli.models.from_config import with_config_facts  # the head_dim the config sets, …
 
-            known[index] = with_config_facts(known[index], text)
+            known[index] = with_config_facts(reference, text)
     side = 0 if known[0] is not None or known[1] is None else 1
     arrays = [np.asarray(first.array), np.asarray(second.array)]
     positions = recorded_positions((first.metadata, second.metadata), len(arrays[0])) if arrays[0].ndim == 2 else None
