@@ -28,6 +28,8 @@ __all__ = ["refuse_unused", "relative_distance"]
 _FIGURE_CELLS = (600, 700)
 #: the size in inches of a figure of one score or bias matrix
 _MATRIX_FIGSIZE = (7.0, 6.0)
+#: float64 values of the bias computed at once (8 MiB): every head at a block of offsets
+_BLOCK_VALUES = 1 << 20
 
 
 def _matrix_pixels(request: DistanceRequest) -> tuple[int, int]:
@@ -167,8 +169,11 @@ def _rope_matrix(out: Output, source: RelativeInput, request: DistanceRequest) -
     out.show(Deferred(listed, drawn))
 
 
-def _offset_curves(source: RelativeInput) -> Any:
-    """f(h) per head for h = −(len − 1) … len − 1: every matrix here is M[m, n] = f(m − n), O(len·d) to get."""
+def _offset_curves(source: RelativeInput, heads: int | None = None) -> Any:
+    """f(h) per head for h = −(len − 1) … len − 1: every matrix here is M[m, n] = f(m − n), O(len·d) to get.
+
+    ``heads``: only the first ``heads`` heads, computed a block of offsets at a time (never every head's curve).
+    """
     import numpy as np
 
     length = source.length
@@ -177,7 +182,18 @@ def _offset_curves(source: RelativeInput) -> Any:
 
         offsets = range(-(length - 1), length)
         return rope_profile(length, source.rotary_dim, offsets=offsets, **source.rope_options).score[None, :]
-    return _bias_at(source, -np.arange(-(length - 1), length))  # key − query = −h
+    key_offsets = -np.arange(-(length - 1), length)  # key − query = −h
+    if heads is None:
+        return _bias_at(source, key_offsets)
+    # a copy of each block's first heads: a view would keep every head's values alive until the end
+    return np.concatenate([block[:heads].copy() for block in _bias_blocks(source, key_offsets)], axis=1)
+
+
+def _bias_blocks(source: RelativeInput, key_offsets: Any) -> Any:
+    """The bias of every head at ``key_offsets``, a block of offsets at a time: (heads, block) arrays of ~8 MiB."""
+    block = max(1, _BLOCK_VALUES // len(_panel_names(source)))
+    for first in range(0, len(key_offsets), block):
+        yield _bias_at(source, key_offsets[first : first + block])
 
 
 def _bias_at(source: RelativeInput, offsets: Any) -> Any:
@@ -197,20 +213,23 @@ def _bias_profile(out: Output, source: RelativeInput, request: DistanceRequest) 
     import numpy as np
 
     # offset h = m − n: query m = h, key n = 0 (keys after the query for h < 0)
-    hs = np.asarray(_offsets(source, request, both_sides=True))
-    curves = _bias_at(source, -hs)  # key − query = −h
-    if np.array_equal(curves, curves[:, ::-1]):  # even in h (ALiBi): h ≥ 0 says it all; T5's buckets differ
-        hs, curves = hs[len(hs) // 2 :], curves[:, len(hs) // 2 :]
+    last = _offsets(source, request).stop - 1
+    # even in h (ALiBi): h ≥ 0 says it all; T5's buckets differ
+    hs = np.arange(0 if _even_in_offset(source, last) else -last, last + 1)
     names = _panel_names(source)
     what = "bucket" if names == ["bucket"] else "bias"
     title = f"{what} against offset h = m − n — {source.label}"
+
+    def curves() -> Any:  # (heads, offsets): what --json, -o and a figure show; the chart needs less
+        return _bias_at(source, -hs)  # key − query = −h
+
     if request.kind == "data":
-        _write_columns(out, request, {"offset": hs, **{name: curve for name, curve in zip(names, curves, strict=True)}})
+        _write_columns(out, request, {"offset": hs, **dict(zip(names, curves(), strict=True))})
         return
     if request.kind == "image":
         from pecli.render.offsets import save_offset_curves
 
-        save_offset_curves(hs, dict(zip(names, curves, strict=True)), str(request.output), y_label=what,
+        save_offset_curves(hs, dict(zip(names, curves(), strict=True)), str(request.output), y_label=what,
                            **_figure(request, title, (8.0, 5.0)))  # fmt: skip
         out.note(f"wrote {request.output}")
         return
@@ -218,13 +237,38 @@ def _bias_profile(out: Output, source: RelativeInput, request: DistanceRequest) 
     def drawn() -> list[str]:
         from pecli.render.charts import profile_chart
 
+        mean, low, high = _head_spread(source, -hs)
         width, height = chart_size(out, request)
         spread = "" if len(names) == 1 else f" (• mean, │ range over {len(names)} heads)"
-        return [profile_chart(hs, curves.mean(axis=0), curves.min(axis=0), curves.max(axis=0), width=width,
-                              height=_profile_height(request, height), title=title + spread, y_label=what)]  # fmt: skip
+        return [profile_chart(hs, mean, low, high, width=width, height=_profile_height(request, height),
+                              title=title + spread, y_label=what)]  # fmt: skip
 
-    listed = {"scheme": source.scheme, "offsets": hs.tolist(), "heads": names, what: curves.tolist()}
-    out.show(Deferred(lambda: listed, drawn))
+    def listed() -> dict[str, Any]:
+        return {"scheme": source.scheme, "offsets": hs.tolist(), "heads": names, what: curves().tolist()}
+
+    out.show(Deferred(listed, drawn))
+
+
+def _even_in_offset(source: RelativeInput, last: int) -> bool:
+    """Whether every head's bias is the same at offsets h and −h for h = 0 … ``last`` (block by block)."""
+    import numpy as np
+
+    offsets = np.arange(last + 1)
+    pairs = zip(_bias_blocks(source, offsets), _bias_blocks(source, -offsets), strict=True)
+    return all(np.array_equal(ahead, behind) for ahead, behind in pairs)
+
+
+def _head_spread(source: RelativeInput, key_offsets: Any) -> tuple[Any, Any, Any]:
+    """The mean, least and greatest bias over the heads at each of ``key_offsets``: O(offsets), not O(heads·offsets)."""
+    import numpy as np
+
+    spread = np.empty((3, len(key_offsets)))
+    first = 0
+    for block in _bias_blocks(source, key_offsets):
+        stop = first + block.shape[1]
+        spread[:, first:stop] = block.mean(axis=0), block.min(axis=0), block.max(axis=0)
+        first = stop
+    return spread[0], spread[1], spread[2]
 
 
 def _bias_matrices(out: Output, source: RelativeInput, request: DistanceRequest) -> None:
@@ -255,12 +299,14 @@ def _bias_matrices(out: Output, source: RelativeInput, request: DistanceRequest)
 
         write_data(out, request, "bias", Tensor((len(curves), length, length), "float32", blocks), {})
         return
+    drawn_heads = _drawn_heads(out, names) if request.kind != "data" and not out.json_output else len(names)
+    names = names[:drawn_heads]
     if request.kind == "image" and len(names) > 1:
         from pecli.render.panels import save_panels
         from pecli.render.scale import color_scale
 
         # small multiples in one colour scale (sequential: the biases are ≤ 0), as plot draws the heads
-        heads = [_matrix_values(head) for head in _cells(source, _FIGURE_CELLS)]
+        heads = [_matrix_values(head) for head in _cells(source, _FIGURE_CELLS, drawn_heads)]
         style = request.style
         scale: ColorScale | list[ColorScale] = color_scale(
             np.stack(heads), vmin=style.vmin, vmax=style.vmax, robust=style.robust, cmap=style.cmap
@@ -290,7 +336,7 @@ def _bias_matrices(out: Output, source: RelativeInput, request: DistanceRequest)
             _, panel_height = stack_layout(len(names), height - 1, shared=request.style.panel_scale == "shared")
             color = color_mode(out, force_terminal=request.forced, no_color=not out.color)
             grid = heatmap_cells(length, width=width, height=panel_height, title=title, color=color)
-            return _draw_heads(out, request, _cells(source, grid), names, title)
+            return _draw_heads(out, request, _cells(source, grid, drawn_heads), names, title)
         (cells,) = _cells(source, _terminal_cells(out, request, length, title))
         return _draw_matrix(out, request, cells, title, symmetric=False)
 
@@ -309,15 +355,24 @@ def _terminal_cells(out: Output, request: DistanceRequest, length: int, title: s
     return heatmap_cells(length, width=width, height=height, color=color, title=title)
 
 
-def _cells(source: RelativeInput, cells: tuple[int, int]) -> list[Any]:
-    """Per head, the matrix at the resolution drawn: itself when it fits, else its exact block means.
+def _drawn_heads(out: Output, names: list[str]) -> int:
+    """How many heads a figure or the terminal draws: at most MAX_PANELS (as ``pecli plot``), with a note."""
+    from pecli.cli.panels import MAX_PANELS
+
+    if len(names) > MAX_PANELS:
+        out.note(f"drawing the first {MAX_PANELS} of {len(names)} heads (--json or -o FILE.npy holds them all)")
+    return min(len(names), MAX_PANELS)
+
+
+def _cells(source: RelativeInput, cells: tuple[int, int], heads: int | None = None) -> list[Any]:
+    """Per head (the first ``heads``), the matrix at the resolution drawn: itself when it fits, else its block means.
 
     From the offset curves alone (:mod:`pecli.analysis.toeplitz`): O(len·d), never len × len.
     """
     from pecli.analysis.toeplitz import toeplitz_block_means, toeplitz_matrix
     from pecli.render.downsample import Downsampled, block_edges
 
-    length, curves = source.length, _offset_curves(source)
+    length, curves = source.length, _offset_curves(source, heads)
     if length <= min(cells):
         return list(toeplitz_matrix(curves))
     row_edges = block_edges(length, cells[0], uniform=True)

@@ -79,6 +79,11 @@ def check_qk(scheme: str | None, qk: str | None, seed: int | None) -> None:
     ... except ParameterError as error:
     ...     print(error.message)
     --qk applies to rope, whose score has a query and a key; 'alibi' has none
+    >>> try:
+    ...     check_qk("t5", None, 3)
+    ... except ParameterError as error:
+    ...     print(error.message)
+    --seed draws the random query and key of rope; 't5' has none
     """
     scored = scheme in _SCORED
     if qk is not None and not scored:
@@ -89,6 +94,11 @@ def check_qk(scheme: str | None, qk: str | None, seed: int | None) -> None:
         )
     if seed is not None and scored and qk != "random":
         raise ParameterError("--seed draws the random query and key of --qk random", hint="add --qk random")
+    if seed is not None and scheme in RELATIVE_SCHEMES and not scored:  # else ignored: nothing here is random
+        raise ParameterError(
+            f"--seed draws the random query and key of {and_list(list(_SCORED))}; {scheme!r} has none",
+            hint="drop --seed",
+        )
 
 
 def relative_input(

@@ -152,12 +152,14 @@ def resample(
             "--grid": grid,
             "--from-grid": from_grid,
             "--prefix-tokens": prefix_tokens,
-            "--antialias": antialias,
+            "--antialias" if antialias else "--no-antialias": antialias,  # the flag given, not its opposite
             "--convention": convention,
         }
         extra = [flag for flag, value in given.items() if value is not None]
         if extra:
-            raise ParameterError(f"{', '.join(extra)} apply to --grid, not --len", hint="drop them")
+            one = len(extra) == 1
+            raise ParameterError(f"{', '.join(extra)} appl{'ies' if one else 'y'} to --grid, not --len",
+                                 hint="drop it" if one else "drop them")  # fmt: skip
         settings = {"length": length, "method": method or "linear", "keep_rows": keep_rows}
         if settings["method"] not in core.LENGTH_METHODS:
             raise ParameterError(
