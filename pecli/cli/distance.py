@@ -239,7 +239,9 @@ def _check_dtype(dtype: str | None, kind: str | None, profile: bool) -> None:
         return
     if dtype not in MATRIX_DTYPES:
         raise ParameterError(f"unknown --dtype {dtype!r} for the matrix", hint=f"one of {', '.join(MATRIX_DTYPES)}")
-    if kind != "data" or profile:
+    if profile:  # the cause named: -o FILE.npy may be given already
+        raise ParameterError("--dtype applies to the matrix, not --profile's offsets", hint="drop --dtype")
+    if kind != "data":
         raise ParameterError(
             "--dtype applies to the matrix written with -o FILE.npy|safetensors|csv|tsv or -o -", hint="drop --dtype"
         )

@@ -1,4 +1,6 @@
-"""The out-of-memory line names the files read, never the output the command was writing (issue 30, class 3).
+"""Messages that blamed what the user did not give (issue 30, class 3).
+
+The out-of-memory line names the files read, never the output the command was writing:
 
 `pecli distance rope --d 64 --len 1000000000 -o d.npy` under a memory cap, with d.npy left from an earlier
 run, said "out of memory reading d.npy (192 B)": the output, a 192-byte file, named as the table read.
@@ -25,3 +27,12 @@ def test_an_input_file_beside_the_output_is_still_named(tmp_path):
     line = _out_of_memory(["distance", str(table), "-o", str(output)])
     assert str(table) in line and str(output) not in line
     assert line.startswith("out of memory reading")
+
+
+def test_distance_dtype_with_profile_names_the_profile(cli, tmp_path):
+    """`distance rope --profile --dtype float32 -o x.npy` said --dtype needs "-o FILE.npy", which was given."""
+    output = tmp_path / "x.npy"
+    result = cli("distance", "rope", "--d", "8", "--len", "8", "--profile", "--dtype", "float32", "-o", str(output))
+    assert result.code == 2
+    assert "--profile" in result.stderr and "-o FILE" not in result.stderr
+    assert not output.exists()
