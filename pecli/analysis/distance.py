@@ -25,6 +25,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from pecli.errors import ParameterError, did_you_mean
+from pecli.text import literal_repr
 
 __all__ = [
     "METRICS",
@@ -51,7 +52,7 @@ def check_metric(metric: str) -> str:
     'cosine'
     """
     if metric not in METRICS:
-        raise ParameterError(f"unknown metric {metric!r}", hint=did_you_mean(metric, METRICS))
+        raise ParameterError(f"unknown metric {literal_repr(metric)}", hint=did_you_mean(metric, METRICS))
     return metric
 
 

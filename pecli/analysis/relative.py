@@ -32,6 +32,7 @@ from pecli.memory import check_fits_in_memory
 from pecli.schemes.alibi import alibi_slopes
 from pecli.schemes.checks import choice, integer, positive_int
 from pecli.schemes.rope import position_phasors, rope_attention_factor, rope_frequencies
+from pecli.text import literal_repr
 
 __all__ = [
     "QK_MODES",
@@ -205,7 +206,7 @@ def rope_score_matrix(
         positions = range(length) if positions is None else positions
         if not isinstance(positions, range) or (len(positions) and (min(positions) < 0 or max(positions) >= length)):
             raise ParameterError(
-                f"{name} must be a range of positions inside 0..{length - 1}, got {positions!r}",
+                f"{name} must be a range of positions inside 0..{length - 1}, got {literal_repr(positions)}",
                 hint=f"pass e.g. {name}=range(0, {length}, 4)",
             )
         picked.append(np.asarray(positions))
@@ -275,7 +276,9 @@ def rope_profile(
     length = positive_int("length", length)
     offsets = range(length) if offsets is None else offsets
     if not isinstance(offsets, range) or not len(offsets):
-        raise ParameterError(f"offsets must be a non-empty range, got {offsets!r}", hint="pass e.g. range(0, 1024)")
+        raise ParameterError(
+            f"offsets must be a non-empty range, got {literal_repr(offsets)}", hint="pass e.g. range(0, 1024)"
+        )
     check_profile_fits(dim, len(offsets))
     inv_freq = _frequencies(dim, length, base, scaling, scaling_params)
     products, scale = _pair_products(dim, qk, seed, layout, scaling, scaling_params)
@@ -334,7 +337,9 @@ def alibi_profile(heads: int, length: int, *, offsets: range | None = None) -> A
     length = positive_int("length", length)
     offsets = range(length) if offsets is None else offsets
     if not isinstance(offsets, range) or not len(offsets):
-        raise ParameterError(f"offsets must be a non-empty range, got {offsets!r}", hint="pass e.g. range(0, 1024)")
+        raise ParameterError(
+            f"offsets must be a non-empty range, got {literal_repr(offsets)}", hint="pass e.g. range(0, 1024)"
+        )
     slopes = alibi_slopes(heads)
     check_fits_in_memory(8 * len(slopes) * len(offsets), what="bias profile")
     distance = np.abs(np.asarray(offsets, dtype=np.float64))

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pecli.errors import ParameterError
+from pecli.text import literal_repr
 
 __all__ = [
     "CONVENTIONS",
@@ -141,7 +142,7 @@ def _taps(source: int, target: int, method: str, antialias: bool, scale: float |
             for k in range(width)
         ]
     elif method not in ("bicubic", "bilinear", "linear"):
-        raise ParameterError(f"unknown {{method}} {method!r}", hint=f"one of {', '.join(GRID_METHODS)}")
+        raise ParameterError(f"unknown {{method}} {literal_repr(method)}", hint=f"one of {', '.join(GRID_METHODS)}")
     elif antialias:
         return _antialias_block(source, method, scale, rows)
     else:
@@ -355,7 +356,9 @@ def resample_grid(
     """
     _check_table(table)
     if method not in GRID_METHODS:
-        raise ParameterError(f"unknown {{method}} {method!r} for a grid", hint=f"one of {', '.join(GRID_METHODS)}")
+        raise ParameterError(
+            f"unknown {{method}} {literal_repr(method)} for a grid", hint=f"one of {', '.join(GRID_METHODS)}"
+        )
     if antialias and method not in ("bicubic", "bilinear"):
         raise ParameterError(f"{{antialias}} applies to bicubic and bilinear, not {method}", hint="drop it")
     layout = grid_layout(table.shape, prefix_tokens)
@@ -428,7 +431,9 @@ def resample_length(
     if table.ndim not in (2, 3) or (table.ndim == 3 and table.shape[0] != 1):
         raise _not_a_table(table.shape)
     if method not in LENGTH_METHODS:
-        raise ParameterError(f"unknown {{method}} {method!r} for a length", hint=f"one of {', '.join(LENGTH_METHODS)}")
+        raise ParameterError(
+            f"unknown {{method}} {literal_repr(method)} for a length", hint=f"one of {', '.join(LENGTH_METHODS)}"
+        )
     kept, positions = _split_tokens(table, keep_rows, "keep_rows")
     if length <= keep_rows:
         raise ParameterError(f"{{length}} {length} leaves no positions after the {keep_rows} kept rows",

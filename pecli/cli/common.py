@@ -10,6 +10,7 @@ from typing import IO, Any
 from pecli.cli.output import Output
 from pecli.dtypes import itemsize
 from pecli.errors import OutputError, ParameterError
+from pecli.text import literal
 
 
 def check_sizes_positive(length: int | None, dim: int | None) -> None:
@@ -150,7 +151,7 @@ def output_target(out: Output, output: str, fmt: str) -> str | IO[bytes]:
         return target
     if fmt in BINARY_FORMATS and _is_terminal_path(output):
         raise OutputError(
-            f"refusing to write binary {fmt} data to the terminal {output}",
+            f"refusing to write binary {fmt} data to the terminal {literal(output)}",
             hint="write to a file, or pipe it: -o - | pecli plot -",
         )
     return output

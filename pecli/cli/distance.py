@@ -40,6 +40,7 @@ from pecli.cli.options import (
 )
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
+from pecli.text import literal_repr
 
 HELP = """Distances between positions: a len × len matrix, or its profile.
 
@@ -238,7 +239,9 @@ def _check_dtype(dtype: str | None, kind: str | None, profile: bool) -> None:
     if dtype is None:
         return
     if dtype not in MATRIX_DTYPES:
-        raise ParameterError(f"unknown --dtype {dtype!r} for the matrix", hint=f"one of {', '.join(MATRIX_DTYPES)}")
+        raise ParameterError(
+            f"unknown --dtype {literal_repr(dtype)} for the matrix", hint=f"one of {', '.join(MATRIX_DTYPES)}"
+        )
     if profile:  # the cause named: -o FILE.npy may be given already
         raise ParameterError("--dtype applies to the matrix, not --profile's offsets", hint="drop --dtype")
     if kind != "data":

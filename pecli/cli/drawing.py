@@ -16,6 +16,7 @@ import typer
 
 from pecli.cli.options import complete_choices
 from pecli.errors import ParameterError
+from pecli.text import literal_repr
 
 IMAGE_PANEL = "Image options (-o)"
 TERMINAL_PANEL = "Terminal options"
@@ -143,7 +144,8 @@ def split_scale(
     params = dict(scheme_params or {})
     if color_scale is not None and color_scale not in PANEL_SCALES:
         raise ParameterError(
-            f"--color-scale takes shared or per-panel, got {color_scale!r}", hint="e.g. --color-scale per-panel"
+            f"--color-scale takes shared or per-panel, got {literal_repr(color_scale)}",
+            hint="e.g. --color-scale per-panel",
         )
     chosen = color_scale
     if scale in PANEL_SCALES:
@@ -155,7 +157,7 @@ def split_scale(
             params["scale"] = ascii_float(scale)
         except ValueError:
             raise ParameterError(
-                f"--scale takes shared, per-panel or a number (timestep's angle scale), got {scale!r}",
+                f"--scale takes shared, per-panel or a number (timestep's angle scale), got {literal_repr(scale)}",
                 hint="e.g. --scale per-panel",
             ) from None
     return chosen or "shared", params
@@ -192,7 +194,9 @@ def drawing_style(
     if dpi is not None and not (0 < dpi < float("inf")):
         raise ParameterError(f"--dpi must be a positive number, got {dpi:g}", hint="e.g. --dpi 100")
     if panel_scale not in PANEL_SCALES:
-        raise ParameterError(f"--scale takes shared or per-panel, got {panel_scale!r}", hint="e.g. --scale per-panel")
+        raise ParameterError(
+            f"--scale takes shared or per-panel, got {literal_repr(panel_scale)}", hint="e.g. --scale per-panel"
+        )
     size = None if figsize is None else parse_figsize(figsize)
     resolution = 100.0 if dpi is None else dpi
     check_pixels(size or (8.0, 6.0), resolution)
@@ -238,9 +242,11 @@ def parse_figsize(text: str) -> tuple[float, float]:
             raise ValueError
         width, height = (ascii_float(part) for part in parts)
     except ValueError:
-        raise ParameterError(f"--figsize takes W,H in inches, got {text!r}", hint="e.g. --figsize 8,6") from None
+        raise ParameterError(
+            f"--figsize takes W,H in inches, got {literal_repr(text)}", hint="e.g. --figsize 8,6"
+        ) from None
     if not (0 < width < float("inf") and 0 < height < float("inf")):
-        raise ParameterError(f"--figsize needs two positive sizes, got {text!r}", hint="e.g. --figsize 8,6")
+        raise ParameterError(f"--figsize needs two positive sizes, got {literal_repr(text)}", hint="e.g. --figsize 8,6")
     return width, height
 
 

@@ -20,6 +20,7 @@ from pecli.cli.options import (
 )
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
+from pecli.text import literal_repr
 
 HELP = """Generate a positional-encoding table.
 
@@ -199,7 +200,7 @@ def _phasor_backend(device: str) -> Any:
         return None
 
     if not (device == "cuda" or device.startswith("cuda:")):
-        raise ParameterError(f"unknown device {device!r}", hint="use --device cpu or --device cuda[:N]")
+        raise ParameterError(f"unknown device {literal_repr(device)}", hint="use --device cpu or --device cuda[:N]")
     try:
         from pecli.torch_backend import TorchPhasors, check_device
     except ImportError:

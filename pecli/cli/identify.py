@@ -13,6 +13,7 @@ import typer
 from pecli.cli.options import KeyOpt, LayerTypeOpt, output_options
 from pecli.cli.output import Output
 from pecli.errors import ExitCode, ParameterError
+from pecli.text import literal
 
 HELP = """Name the convention that produced a table, and its command.
 
@@ -77,7 +78,7 @@ def _length_from_config(source: str) -> Iterator[None]:
         raise ParameterError(
             error.message,
             hint=f"identify takes the length from the config: add max_position_embeddings to it, or write the "
-            f"table first (pecli generate --from-config {source} --len N -o table.npy) and identify that",
+            f"table first (pecli generate --from-config {literal(source)} --len N -o table.npy) and identify that",
         ) from None
 
 

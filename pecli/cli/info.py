@@ -11,6 +11,7 @@ import typer
 from pecli.cli.options import KeyOpt, complete_choices, output_options
 from pecli.cli.output import Output
 from pecli.errors import ParameterError, TableFileError
+from pecli.text import literal_repr
 
 HELP = """Describe a table file: every tensor's name, shape (e.g. [len, d]) and dtype, and its metadata.
 
@@ -90,7 +91,9 @@ def info(
         from pecli.cli.inputs import require_table
 
         require_table("info", file)  # a scheme's name: write its table first
-        raise TableFileError(f"no such file: {file!r}", hint="give a .npy, .safetensors or .pt file, or - for stdin")
+        raise TableFileError(
+            f"no such file: {literal_repr(file)}", hint="give a .npy, .safetensors or .pt file, or - for stdin"
+        )
     from pecli.io.source import read_stdin
 
     source = read_stdin(out.stdin_bytes) if file == "-" else file
@@ -133,13 +136,15 @@ def _show_model(out: Output, file: str, *, key: str | None, stats: bool, setting
             )
         verb = "describe" if " and " in given else "describes"
         raise ParameterError(
-            f"{given} {verb} a table file, but {file!r} is a model's config",
+            f"{given} {verb} a table file, but {literal_repr(file)} is a model's config",
             hint="pecli info CONFIG describes its positional encoding",
         )
     from pecli.models.info import describe_config
 
     if file != "-" and not os.path.exists(file) and not _is_model(file):
-        raise TableFileError(f"no such file: {file!r}", hint="give a config.json, a model directory or a .gguf file")
+        raise TableFileError(
+            f"no such file: {literal_repr(file)}", hint="give a config.json, a model directory or a .gguf file"
+        )
     info = describe_config(file)
     if settings_as is None:
         from pecli.cli.model_inputs import spelled_notes

@@ -15,6 +15,7 @@ from pecli.cli.options import flag_for, parse_int
 from pecli.cli.output import Output, printable
 from pecli.cli.stdin import stdin_file_params, stdin_table  # noqa: F401  (the commands' stdin, read once)
 from pecli.errors import ParameterError, TableFileError
+from pecli.text import literal, literal_repr
 
 if TYPE_CHECKING:
     from pecli.sources import SourceTable as InputTable
@@ -103,11 +104,11 @@ def require_table(command: str, source: str) -> None:
     name = source.partition(":")[0]
     if name in SCHEMES or name in preset_names():
         raise ParameterError(
-            f"{command} reads a table, but {source!r} names a scheme",
-            hint=f"write it first: pecli generate {source} --d … --len … -o pe.npy",
+            f"{command} reads a table, but {literal_repr(source)} names a scheme",
+            hint=f"write it first: pecli generate {literal(source)} --d … --len … -o pe.npy",
         )
     raise TableFileError(
-        f"no such file: {source!r}",
+        f"no such file: {literal_repr(source)}",
         hint=f"{command} reads a table file, a model directory, or - for stdin",
     )
 
@@ -265,12 +266,14 @@ def parse_range(text: str, size: int, *, flag: str, what: str) -> range:
     """
     match = _RANGE.match(text)
     if match is None:
-        raise ParameterError(f"{flag} takes A:B, got {text!r}", hint=f"e.g. {flag} 0:128 (A: or :B leave a side open)")
+        raise ParameterError(
+            f"{flag} takes A:B, got {literal_repr(text)}", hint=f"e.g. {flag} 0:128 (A: or :B leave a side open)"
+        )
     start, stop = (None if bound is None else parse_int(bound, flag=flag, example="0:128") for bound in match.groups())
     selected = range(size)[slice(start, stop)]
     if len(selected) == 0:
         raise ParameterError(
-            f"{flag} {text} selects no {what} of the table's {size}", hint=f"choose a range within 0:{size}"
+            f"{flag} {literal(text)} selects no {what} of the table's {size}", hint=f"choose a range within 0:{size}"
         )
     return selected
 
@@ -311,14 +314,14 @@ def as_matrix(array: Any, label: str) -> tuple[Any, str | None]:
         note = f"{label}: squeezed shape {shape} to {matrix.shape[0]} × {matrix.shape[1]}"
     else:
         raise TableFileError(
-            f"{label} has shape {shape}; pecli takes a 1-D or 2-D table (or (L, 1, d), or one behind "
+            f"{literal(label)} has shape {shape}; pecli takes a 1-D or 2-D table (or (L, 1, d), or one behind "
             "leading axes of 1: (1, L, d), (1, 1, L, d))",
             # a .npy holds one unnamed array: no --key picks another
             hint=("save the table, not one number" if array.ndim == 0 else "save a 2-D slice of it")
             + ("" if label.lower().endswith(".npy") else ", or choose a 2-D tensor with --key"),
         )
     if 0 in matrix.shape:
-        raise TableFileError(f"{label} is empty (shape {shape})", hint="give a table with at least one value")
+        raise TableFileError(f"{literal(label)} is empty (shape {shape})", hint="give a table with at least one value")
     return matrix, note
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
+from pecli.text import literal, literal_repr
 
 if TYPE_CHECKING:
     from pecli.models.info import ConfigInfo
@@ -47,9 +48,10 @@ def config_table(
     model = config_encoding(source, layer_type=layer_type, per_layer=True)
     if not model.is_formula:
         raise ParameterError(
-            f"{model.encoding.model_type} learns its positions: its table is the weight {model.learned_weight()!r}, "
+            f"{literal(model.encoding.model_type)} learns its positions: its table is the weight "
+            f"{literal_repr(model.learned_weight())}, "
             "not a formula",
-            hint=f"pecli plot {model.directory} draws it",
+            hint=f"pecli plot {literal(model.directory)} draws it",
         )
     encoding = model.encoding
     spec = config_spec(model, length=length, scheme_params=scheme_params, dtype=dtype, name=name)
@@ -66,7 +68,7 @@ def show_model_directory(out: Output, path: str, *, key: str | None = None, stat
     """``pecli info DIR``: the position tensors (headers only) and the config's position settings."""
     if key is not None or stats:
         raise ParameterError(
-            f"--key and --stats describe one file, but {path!r} is a model directory",
+            f"--key and --stats describe one file, but {literal_repr(path)} is a model directory",
             hint="pecli info DIR lists its position tensors; give one of its .safetensors files for --key/--stats",
         )
     from dataclasses import replace

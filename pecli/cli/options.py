@@ -27,7 +27,7 @@ import typer
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
 from pecli.schemes.params import PARAMS
-from pecli.text import ascii_float, ascii_int  # noqa: F401  (the CLI's number parsing)
+from pecli.text import ascii_float, ascii_int, literal_repr  # noqa: F401  (the CLI's number parsing)
 
 SCHEME_PANEL = "Scheme options"
 
@@ -69,7 +69,7 @@ def parse_int(text: str, *, flag: str, example: str) -> int:
         digits = text.strip().removeprefix("-")
         too_long = digits.isascii() and digits.isdigit()
         problem = "has too many digits" if too_long else "is not an integer in ASCII digits"
-        raise ParameterError(f"{flag}: {text[:20]!r} {problem}", hint=f"e.g. {flag} {example}") from None
+        raise ParameterError(f"{flag}: {literal_repr(text[:20])} {problem}", hint=f"e.g. {flag} {example}") from None
 
 
 def complete_scheme(incomplete: str) -> list[tuple[str, str]]:

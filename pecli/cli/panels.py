@@ -15,6 +15,7 @@ import typer
 from pecli.cli.drawing import DRAWING_PANEL, DrawingStyle, TerminalHeatmap, color_note
 from pecli.cli.output import Output, printable
 from pecli.errors import Message, ParameterError
+from pecli.text import literal
 
 if TYPE_CHECKING:  # the inputs (and the resolver) load when a table is read, not for --help
     from pecli.cli.images import ImageFile
@@ -71,8 +72,10 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
     stacked = getattr(array, "ndim", 0) == 3 and array.shape[0] > 1 and 1 not in array.shape[1:]
     if not stacked:
         if index is not None:
-            raise ParameterError(f"--slice picks a slice of a 3-D table, but {table.label} has shape {array.shape}",
-                                 hint="drop --slice")  # fmt: skip
+            raise ParameterError(
+                f"--slice picks a slice of a 3-D table, but {literal(table.label)} has shape {array.shape}",
+                hint="drop --slice",
+            )
         return [_computed(table)]
     from pecli.schemes.catalog import find_scheme
 
@@ -81,7 +84,8 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
     if index is not None:
         if not -array.shape[0] <= index < array.shape[0]:
             raise ParameterError(
-                f"--slice {index} is outside the {array.shape[0]} slices of {table.label} (0…{array.shape[0] - 1})",
+                f"--slice {index} is outside the {array.shape[0]} slices of {literal(table.label)}"
+                f" (0…{array.shape[0] - 1})",
                 hint=f"give --slice 0 to {array.shape[0] - 1}",
             )
         index %= array.shape[0]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
+from pecli.text import literal_repr
 
 __all__ = ["plot_pca"]
 
@@ -32,7 +33,7 @@ def plot_pca(
 
     if not is_file_input(source):
         raise ParameterError(
-            f"--view pca shows what a trained table learned; {source!r} is a scheme",
+            f"--view pca shows what a trained table learned; {literal_repr(source)} is a scheme",
             hint="give a table file or a model directory, e.g. pecli plot model.safetensors --view pca -o pca.png",
         )
     shape = None

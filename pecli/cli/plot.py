@@ -45,6 +45,7 @@ from pecli.cli.options import (
 from pecli.cli.output import Output
 from pecli.cli.panels import SliceOpt, draw_panels
 from pecli.errors import ParameterError
+from pecli.text import literal_repr
 
 if TYPE_CHECKING:
     import numpy as np
@@ -352,10 +353,10 @@ def _parse_dims(text: str) -> tuple[int, ...]:
         dims = tuple(ascii_int(part) for part in text.split(","))
     except ValueError:
         raise ParameterError(
-            f"--lines takes comma-separated dimension indices, got {text!r}", hint="e.g. --lines 0,1,4,8"
+            f"--lines takes comma-separated dimension indices, got {literal_repr(text)}", hint="e.g. --lines 0,1,4,8"
         ) from None
     if any(dim < 0 for dim in dims):
-        raise ParameterError(f"--lines takes dimensions from 0, got {text!r}", hint="e.g. --lines 0,1,4,8")
+        raise ParameterError(f"--lines takes dimensions from 0, got {literal_repr(text)}", hint="e.g. --lines 0,1,4,8")
     return dims
 
 

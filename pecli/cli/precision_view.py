@@ -12,6 +12,7 @@ from typing import Any
 
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
+from pecli.text import literal_repr
 
 __all__ = ["DEFAULT_ARITHMETIC", "plot_precision"]
 
@@ -28,7 +29,7 @@ def _spec(source: str, *, preset: str | None, scheme_params: dict[str, Any], len
 
     if is_file_input(source):
         raise ParameterError(
-            f"--view precision computes a scheme's table in each arithmetic; {source!r} is a file",
+            f"--view precision computes a scheme's table in each arithmetic; {literal_repr(source)} is a file",
             hint="give the scheme: pecli plot rope --d 128 --len 32768 --view precision --arithmetic bfloat16",
         )
     scheme: str | None = source
@@ -36,7 +37,7 @@ def _spec(source: str, *, preset: str | None, scheme_params: dict[str, Any], len
     if looks_like_spec(source):
         parsed = parse_spec(source)
         if parsed.preset is not None and preset is not None:
-            raise ParameterError(f"{source!r} names a preset and so does --preset", hint="give one of them")
+            raise ParameterError(f"{literal_repr(source)} names a preset and so does --preset", hint="give one of them")
         scheme, preset, params = parsed.scheme, parsed.preset or preset, {**parsed.params, **scheme_params}
     arithmetic = params.pop("arithmetic", None) or DEFAULT_ARITHMETIC
     resolved, _ = resolve(scheme, preset, params)

@@ -14,6 +14,7 @@ from typing import Any
 
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
+from pecli.text import literal_repr
 
 __all__ = ["bias_view", "compare_rope_specs", "relative_checks"]
 
@@ -88,7 +89,7 @@ def relative_checks(text: str, *, length: int, dim: int) -> list[Any] | None:
         needed = inspect.signature(SCHEMES[scheme].bias_function).parameters.values()
         for name in (p.name for p in needed if p.kind is p.KEYWORD_ONLY and p.default is p.empty):
             if name not in params:
-                raise ParameterError(f"{text!r}: {scheme}'s properties need its {name}",
+                raise ParameterError(f"{literal_repr(text)}: {scheme}'s properties need its {name}",
                                      hint=f"e.g. {scheme}:{name}=8")  # fmt: skip
     with spec.blaming():
         return relative_properties(scheme, params, length=length, dim=dim)

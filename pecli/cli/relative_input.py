@@ -14,6 +14,7 @@ from typing import Any
 from pecli.errors import ParameterError
 from pecli.schemes.catalog import schemes_where
 from pecli.schemes.presets import and_list
+from pecli.text import literal_repr
 
 __all__ = ["RELATIVE_SCHEMES", "RelativeInput", "check_qk", "relative_input"]
 
@@ -137,7 +138,8 @@ def relative_input(
 
             named = given + [PARAMS[name].flag for name in params]
             raise ParameterError(
-                f"{', '.join(named)} appl{'ies' if len(named) == 1 else 'y'} to a scheme, but {source!r} is a file",
+                f"{', '.join(named)} appl{'ies' if len(named) == 1 else 'y'} to a scheme,"
+                f" but {literal_repr(source)} is a file",
                 hint=f"drop {'it' if len(named) == 1 else 'them'}: the file's metadata gives its parameters",
             )
         label = _label(found.scheme, found.params, source)
@@ -165,8 +167,8 @@ def _config_input(source: str, *, preset: str | None, params: dict[str, Any], le
 
         flags = given + [PARAMS[name].flag for name in params]
         raise ParameterError(
-            f"{', '.join(flags)} {'applies' if len(flags) == 1 else 'apply'} to a scheme, but {source!r} is a "
-            "model's config",
+            f"{', '.join(flags)} {'applies' if len(flags) == 1 else 'apply'} to a scheme,"
+            f" but {literal_repr(source)} is a model's config",
             hint="drop them: the config gives its parameters (--len its rows)",
         )
     spec = config_table_spec(source, length=length, layer_type=layer_type)

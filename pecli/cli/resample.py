@@ -22,6 +22,7 @@ from pecli.cli.options import (
 )
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
+from pecli.text import literal, literal_repr
 
 HELP = """Resample a learned position table to another grid or length.
 
@@ -163,7 +164,7 @@ def resample(
         settings = {"length": length, "method": method or "linear", "keep_rows": keep_rows}
         if settings["method"] not in core.LENGTH_METHODS:
             raise ParameterError(
-                f"unknown --method {method!r} for --len", hint=f"one of {', '.join(core.LENGTH_METHODS)}"
+                f"unknown --method {literal_repr(method)} for --len", hint=f"one of {', '.join(core.LENGTH_METHODS)}"
             )
     if in_checkpoint:
         _check_checkpoint_output(source, output, fmt)
@@ -181,14 +182,14 @@ def resample(
         directory = weights_beside_config(source)
         if directory is not None:  # a learned (or ViT's) config: its table is in the weights beside it
             raise ParameterError(
-                f"resample reads a learned table, which {source!r} does not hold: its model's weights do",
-                hint=f"give its model directory instead, with the same options: pecli resample {directory} …",
+                f"resample reads a learned table, which {literal_repr(source)} does not hold: its model's weights do",
+                hint=f"give its model directory instead, with the same options: pecli resample {literal(directory)} …",
             )
         # a config that computes its tables at any length
         raise ParameterError(
-            f"resample reads a learned table, but {source!r} is a model's config, whose tables pecli computes "
-            "at any length",
-            hint=f"pecli generate --from-config {source} --len N -o table.safetensors",
+            f"resample reads a learned table, but {literal_repr(source)} is a model's config,"
+            " whose tables pecli computes at any length",
+            hint=f"pecli generate --from-config {literal(source)} --len N -o table.safetensors",
         )
     if source != "-":
         _check_before_reading(core, source, key, settings, written_format if not in_checkpoint else "safetensors")
@@ -374,7 +375,7 @@ def parse_grid(text: str, flag: str) -> tuple[int, int]:
     """
     parts = re.split(r"[x×,]", text.strip().lower())
     if len(parts) != 2:
-        raise ParameterError(f"{flag}: {text[:20]!r} is not a grid HxW", hint=f"e.g. {flag} 24x24")
+        raise ParameterError(f"{flag}: {literal_repr(text[:20])} is not a grid HxW", hint=f"e.g. {flag} 24x24")
     height, width = (parse_int(part, flag=flag, example="24x24") for part in parts)
     return height, width
 
@@ -397,7 +398,7 @@ def _grid_settings(
             from pecli.errors import did_you_mean
 
             raise ParameterError(
-                f"unknown --convention {convention!r}", hint=did_you_mean(convention, core.CONVENTIONS)
+                f"unknown --convention {literal_repr(convention)}", hint=did_you_mean(convention, core.CONVENTIONS)
             )
         if method is not None or antialias is not None:
             raise ParameterError(f"--convention {convention} sets --method and --antialias", hint="drop them")
@@ -408,7 +409,9 @@ def _grid_settings(
             settings["scale_offset"] = chosen.scale_offset
     method = method or "bicubic"
     if method not in core.GRID_METHODS:
-        raise ParameterError(f"unknown --method {method!r} for --grid", hint=f"one of {', '.join(core.GRID_METHODS)}")
+        raise ParameterError(
+            f"unknown --method {literal_repr(method)} for --grid", hint=f"one of {', '.join(core.GRID_METHODS)}"
+        )
     if antialias is None:
         antialias = method in ("bicubic", "bilinear")  # timm's default
     if prefix_tokens is not None and prefix_tokens < 0:
@@ -422,7 +425,7 @@ def _check_checkpoint_output(source: str, output: str, fmt: str | None) -> None:
 
     if source == "-" or not (os.path.isdir(source) or source.endswith(".safetensors")):
         raise ParameterError(
-            f"--in-checkpoint copies a .safetensors checkpoint; {source!r} is not one",
+            f"--in-checkpoint copies a .safetensors checkpoint; {literal_repr(source)} is not one",
             hint="give a .safetensors file or a model directory, or drop --in-checkpoint",
         )
     if fmt not in (None, "safetensors"):
@@ -434,16 +437,20 @@ def _check_checkpoint_output(source: str, output: str, fmt: str | None) -> None:
     _check_not_input(source, output, "--in-checkpoint -o")
     if os.path.isdir(source):
         if os.path.exists(output) and not (os.path.isdir(output) and not os.listdir(output)):
-            raise ParameterError(f"-o {output!r} exists", hint="a model directory is copied to a new directory")
+            raise ParameterError(
+                f"-o {literal_repr(output)} exists", hint="a model directory is copied to a new directory"
+            )
         suffix = os.path.splitext(output.rstrip(os.sep))[1].lower()
         if suffix in (".safetensors", ".npy", ".pt", ".pth", ".bin", ".csv", ".tsv", ".json"):
             raise ParameterError(
-                f"-o {output!r} names a {suffix} file, but a model directory is copied to a new directory",
+                f"-o {literal_repr(output)} names a {suffix} file, but a model directory is copied to a new directory",
                 hint="give a directory name, e.g. -o resampled-model",
             )
         return
     if not output.endswith(".safetensors"):
-        raise ParameterError(f"-o {output!r} is not a .safetensors file", hint="e.g. -o resampled.safetensors")
+        raise ParameterError(
+            f"-o {literal_repr(output)} is not a .safetensors file", hint="e.g. -o resampled.safetensors"
+        )
     check_output_path(output)
 
 
@@ -460,11 +467,12 @@ def _check_not_input(source: str, output: str, flag: str) -> None:
             same = os.path.samefile(output, source)  # a hard link
     if same:
         raise ParameterError(
-            f"{flag} {output!r} would overwrite the input", hint="give a new path: the input is never modified"
+            f"{flag} {literal_repr(output)} would overwrite the input",
+            hint="give a new path: the input is never modified",
         )
     if inside:
         raise ParameterError(
-            f"{flag} {output!r} would write into the input model directory {source!r}",
+            f"{flag} {literal_repr(output)} would write into the input model directory {literal_repr(source)}",
             hint="give a path outside it: the input is never modified",
         )
 
@@ -479,7 +487,9 @@ def _prepare_output(out: Output, output: str, fmt: str | None) -> tuple[Any, str
     if output != "-":
         check_output_path(output)
         if os.path.isdir(output):
-            raise ParameterError(f"-o {output!r} is a directory", hint="give a file name, e.g. -o resampled.npy")
+            raise ParameterError(
+                f"-o {literal_repr(output)} is a directory", hint="give a file name, e.g. -o resampled.npy"
+            )
     fmt = format_for(output, fmt)
     return output_target(out, output, fmt), fmt
 

@@ -10,6 +10,7 @@ import typer
 from pecli.cli.options import complete_scheme, output_options
 from pecli.cli.output import Output
 from pecli.errors import ParameterError, did_you_mean
+from pecli.text import literal_repr
 
 HELP = """List every scheme and preset: formula in one line, parameters with defaults, source.
 
@@ -136,9 +137,13 @@ def scheme_document(name: str) -> dict[str, list[dict[str, Any]]]:
         return {"schemes": [], "presets": [preset for preset in document["presets"] if preset["name"] == name]}
     scheme = name.split(":", 1)[0]
     if ":" in name and (scheme in SCHEMES or scheme in preset_names()):  # a spec: its parameters set no listing
-        raise ParameterError(f"{name!r} is a spec (a scheme with parameters); schemes lists a scheme or a preset",
-                             hint=f"pecli schemes {scheme}")  # fmt: skip
-    raise ParameterError(f"unknown scheme or preset {name!r}", hint=did_you_mean(name, [*SCHEMES, *preset_names()]))
+        raise ParameterError(
+            f"{literal_repr(name)} is a spec (a scheme with parameters); schemes lists a scheme or a preset",
+            hint=f"pecli schemes {scheme}",
+        )
+    raise ParameterError(
+        f"unknown scheme or preset {literal_repr(name)}", hint=did_you_mean(name, [*SCHEMES, *preset_names()])
+    )
 
 
 def format_catalog(document: dict[str, list[dict[str, Any]]]) -> list[str]:

@@ -12,6 +12,7 @@ from pecli.cli.options import DimOpt, DtypeOpt, FormatOpt, OutputOpt, PresetOpt,
 from pecli.cli.output import Output
 from pecli.errors import Message, ParameterError
 from pecli.schemes.catalog import SCHEMES
+from pecli.text import literal_repr
 
 HELP = """Embed diffusion timesteps t, one row per t: an (N, d) table.
 
@@ -184,7 +185,7 @@ def _refuse_options_after_dashes(arguments: list[str]) -> None:
                 float(token)  # -inf, -nan, -Infinity: values, refused or taken later
             except ValueError:
                 raise ParameterError(
-                    f"{token!r} was read as a timestep: every word after '--' is one",
+                    f"{literal_repr(token)} was read as a timestep: every word after '--' is one",
                     hint="give the options before '--', e.g. pecli timestep --dim 4 -o t.npy -- -1 5",
                 ) from None
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
+from pecli.text import literal_repr
 
 __all__ = ["VIEWS", "check_view", "plot_wavelengths", "rope_wavelength_input"]
 
@@ -35,7 +36,7 @@ def check_view(view: str | None, *, json_output: bool, unused: dict[str, Any]) -
             )
         return
     if view not in VIEWS:
-        raise ParameterError(f"unknown view {view!r}", hint=f"use --view {'|'.join(VIEWS)}")
+        raise ParameterError(f"unknown view {literal_repr(view)}", hint=f"use --view {'|'.join(VIEWS)}")
     given = [flag for flag, value in unused.items() if value is not None]
     if given:
         raise ParameterError(
@@ -62,13 +63,19 @@ def rope_wavelength_input(
         metadata = {} if source == "-" else read_tensors(source)[1]
         described = find_scheme(metadata.get("scheme"))
         if described is None or described.relative != "score":
-            what = f"a {metadata['scheme']!r} table" if "scheme" in metadata else "not a RoPE table pecli wrote"
+            what = (
+                f"a {literal_repr(metadata['scheme'])} table"
+                if "scheme" in metadata
+                else "not a RoPE table pecli wrote"
+            )
             raise ParameterError(
-                f"--view wavelength draws RoPE frequencies; {source!r} is {what}",
+                f"--view wavelength draws RoPE frequencies; {literal_repr(source)} is {what}",
                 hint="give a rope scheme (pecli plot rope --d 128 --view wavelength) or a RoPE file pecli wrote",
             )
         if scheme_params or preset or dim or length:
-            raise ParameterError(f"{source!r} is a file: its metadata gives the RoPE parameters", hint="drop them")
+            raise ParameterError(
+                f"{literal_repr(source)} is a file: its metadata gives the RoPE parameters", hint="drop them"
+            )
         from pecli.schemes.checks import positive_int
 
         spec = TableSpec.from_metadata(metadata)

@@ -40,7 +40,7 @@ from pecli.errors import OutputError, ParameterError, TableFileError
 from pecli.io.atomic import TEMP_MARKER, atomic_file, check_free_space, reported_os_errors
 from pecli.io.safetensors import dtype_code, safetensors_entries
 from pecli.io.tensor import Tensor, raw_chunks
-from pecli.text import shown
+from pecli.text import literal, literal_repr, shown
 
 __all__ = [
     "CHUNK_BYTES",
@@ -77,7 +77,8 @@ def check_shard_holds(index: str, name: str, file: str, names: Mapping[str, Any]
     """
     if name not in names:
         raise TableFileError(
-            f"{shown(index)} places {shown(name)!r} in {os.path.basename(file)}, which does not hold it",
+            f"{literal(shown(index))} places {literal_repr(shown(name))} in {literal(os.path.basename(file))},"
+            " which does not hold it",
             hint="the index and the shards disagree: re-save the model",
         )
 
@@ -95,7 +96,7 @@ def read_shard_index(directory: str) -> tuple[dict[str, Any], dict[str, str]] | 
     index = os.path.join(directory, INDEX_FILE)
     if not os.path.lexists(index):
         return None
-    where = shown(index)
+    where = literal(shown(index))  # in messages, which are templates
     text = read_small_text(index, what="shard index")  # a FIFO, a directory or /dev/zero: "not a regular file"
     repeated: list[str] = []
 
@@ -111,7 +112,7 @@ def read_shard_index(directory: str) -> tuple[dict[str, Any], dict[str, str]] | 
     except RecursionError:
         raise TableFileError(f"{where} nests too deeply", hint="a shard index nests a few levels") from None
     except ValueError as error:
-        raise TableFileError(f"cannot read {where}: {shown(str(error))}", hint="re-save the model") from None
+        raise TableFileError(f"cannot read {where}: {literal(shown(str(error)))}", hint="re-save the model") from None
     weight_map = document.get("weight_map") if isinstance(document, dict) else None
     if not isinstance(weight_map, dict) or not all(
         isinstance(name, str) and isinstance(shard, str) for name, shard in weight_map.items()
@@ -119,7 +120,7 @@ def read_shard_index(directory: str) -> tuple[dict[str, Any], dict[str, str]] | 
         raise TableFileError(f"{where} has no weight_map of names to shard files", hint="re-save the model")
     if repeated:
         raise TableFileError(
-            f"{where} names {shown(repeated[0])!r} twice, so which shard holds it is unknown",
+            f"{where} names {literal_repr(shown(repeated[0]))} twice, so which shard holds it is unknown",
             hint="the index is corrupt: re-save the model",
         )
     files = {}
@@ -127,20 +128,21 @@ def read_shard_index(directory: str) -> tuple[dict[str, Any], dict[str, str]] | 
         file = os.path.join(directory, shard)
         if os.path.basename(shard) != shard or shard in ("", ".", ".."):
             raise TableFileError(
-                f"{where} names shard {shown(shard)!r}, which is not a file in the model directory",
+                f"{where} names shard {literal_repr(shown(shard))}, which is not a file in the model directory",
                 hint="an index names the shards beside it: re-save the model",
             )
         try:
             mode = os.stat(file).st_mode
         except OSError:
             raise TableFileError(
-                f"{where} names shard {shown(shard)!r}, which is missing", hint="download every shard the index lists"
+                f"{where} names shard {literal_repr(shown(shard))}, which is missing",
+                hint="download every shard the index lists",
             ) from None
         import stat
 
         if not stat.S_ISREG(mode):
             raise TableFileError(
-                f"{where} names shard {shown(shard)!r}, which is {_kind(mode)}, not a regular file",
+                f"{where} names shard {literal_repr(shown(shard))}, which is {_kind(mode)}, not a regular file",
                 hint="give the model's own shard files",
             )
         files[name] = file
@@ -196,7 +198,9 @@ def _copy_range(source: IO[bytes], target: IO[bytes], begin: int, count: int) ->
                 else:
                     done = copy(src, dst, min(left, 1 << 30), offset)
                 if done == 0:
-                    raise TableFileError(f"{source.name} ended early", hint="the file changed while it was copied")
+                    raise TableFileError(
+                        f"{literal(source.name)} ended early", hint="the file changed while it was copied"
+                    )
                 offset, left = offset + done, left - done
             target.seek(0, os.SEEK_END)
             return
@@ -210,7 +214,7 @@ def _copy_range(source: IO[bytes], target: IO[bytes], begin: int, count: int) ->
     while left:
         chunk = source.read(min(left, CHUNK_BYTES))
         if not chunk:
-            raise TableFileError(f"{source.name} ended early", hint="the file changed while it was copied")
+            raise TableFileError(f"{literal(source.name)} ended early", hint="the file changed while it was copied")
         target.write(chunk)
         left -= len(chunk)
 
@@ -228,15 +232,16 @@ def replace_tensor(
     """
     if os.path.exists(target) and _same_file(source, target):
         raise ParameterError(
-            f"the output {target!r} is the input file", hint="write to a new file: the input is never modified"
+            f"the output {literal_repr(target)} is the input file",
+            hint="write to a new file: the input is never modified",
         )
     try:
         handle = open(source, "rb")  # noqa: SIM115 (closed below)
     except OSError as error:
-        raise TableFileError(f"cannot read {source!r}: {error.strerror}", hint="check the path") from None
+        raise TableFileError(f"cannot read {literal_repr(source)}: {error.strerror}", hint="check the path") from None
     with handle:
         size = os.fstat(handle.fileno()).st_size
-        safetensors_entries(handle, source, size)  # every check the reader makes, before any byte is written
+        safetensors_entries(handle, literal(source), size)  # every check the reader makes, before any byte is written
         header, data_start = _raw_header(handle)
         metadata = dict(header.pop("__metadata__", {}) or {})
         from pecli.io import find_key
@@ -246,7 +251,7 @@ def replace_tensor(
         old = header[name]
         if dtype_code(tensor.dtype) != old["dtype"]:
             raise ParameterError(
-                f"{source}: tensor {name!r} is {old['dtype']}, the new table {tensor.dtype}",
+                f"{literal(source)}: tensor {literal_repr(name)} is {old['dtype']}, the new table {tensor.dtype}",
                 hint="round the table to the tensor's dtype first",
             )
         begin, end = old["data_offsets"]
@@ -295,15 +300,19 @@ def replace_in_directory(
     elif os.path.isfile(os.path.join(source, SINGLE_FILE)):
         name, shard = key, SINGLE_FILE
     else:
-        raise TableFileError(f"{source} has no weights ({SINGLE_FILE} or {INDEX_FILE})", hint="give a model directory")
+        raise TableFileError(
+            f"{literal(source)} has no weights ({SINGLE_FILE} or {INDEX_FILE})", hint="give a model directory"
+        )
     if os.path.exists(target) and (not os.path.isdir(target) or _same_file(source, target) or os.listdir(target)):
         raise ParameterError(
-            f"the output {target!r} exists" + (" and is the input" if _same_file(source, target) else ""),
+            f"the output {literal_repr(target)} exists" + (" and is the input" if _same_file(source, target) else ""),
             hint="give a new directory: the input is never modified",
         )
     parent, base = os.path.split(os.path.abspath(target))
     if not os.path.isdir(parent):
-        raise OutputError(f"directory {parent!r} does not exist", hint=f"create it first: mkdir -p {parent}")
+        raise OutputError(
+            f"directory {literal_repr(parent)} does not exist", hint=f"create it first: mkdir -p {literal(parent)}"
+        )
     files = sorted(entry.name for entry in os.scandir(source) if entry.is_file() and not entry.name.startswith("."))
     check_free_space(parent, sum(os.path.getsize(os.path.join(source, file)) for file in files) + table.nbytes)
     with reported_os_errors(target):

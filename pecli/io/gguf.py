@@ -36,6 +36,7 @@ import numpy as np
 
 from pecli.errors import TableFileError
 from pecli.io.tensor import StoredTensor, check_tensor_count, read_array
+from pecli.text import literal_repr
 
 __all__ = ["GGUF_MAGIC", "gguf_entries", "gguf_settings"]
 
@@ -190,7 +191,10 @@ class _Cursor:
 
 
 def gguf_entries(handle: IO[bytes], name: str, size: int) -> tuple[dict[str, StoredTensor], dict[str, str]]:
-    """The tensors a GGUF file describes (shapes in numpy's order), each checked against the file's ``size``."""
+    """The tensors a GGUF file describes (shapes in numpy's order), each checked against the file's ``size``.
+
+    ``name`` labels the file in messages, which are templates: made :func:`~pecli.text.literal` by the caller.
+    """
     entries, _ = gguf_settings(handle, name, size, lambda key: False)
     return entries, {}
 
@@ -215,7 +219,7 @@ def gguf_settings(
         if wanted(key):
             cursor.position = position
             handle.seek(position)
-            settings[key] = cursor.decode(kind, f"metadata {key!r}")
+            settings[key] = cursor.decode(kind, f"metadata {literal_repr(key)}")
     if header.entries is not None:  # a file in memory, seen before: its tensors read from the bytes kept
         return dict(header.entries), settings
     entries = {
@@ -290,11 +294,11 @@ def _parse_header(handle: IO[bytes], name: str, size: int) -> _Header:
     for _ in range(cursor.count("metadata keys", 8 + 4)):
         key = cursor.string("metadata key")
         if key in seen:  # which value holds? llama.cpp and the gguf package refuse the file: so does pecli
-            raise TableFileError(f"{name} lists metadata key {key!r} twice", hint="the file is corrupt")
+            raise TableFileError(f"{name} lists metadata key {literal_repr(key)} twice", hint="the file is corrupt")
         seen.add(key)
-        (kind,) = cursor.unpack("I", f"type of {key!r}")
+        (kind,) = cursor.unpack("I", f"type of {literal_repr(key)}")
         keys.append((key, kind, cursor.position))
-        value = cursor.value(kind, f"metadata {key!r}")
+        value = cursor.value(kind, f"metadata {literal_repr(key)}")
         if key == "general.alignment":
             if kind != _UINT32 or value is None or value <= 0 or value & (value - 1):
                 raise TableFileError(f"{name}: general.alignment must be a power of two", hint="the file is corrupt")
@@ -306,18 +310,20 @@ def _parse_header(handle: IO[bytes], name: str, size: int) -> _Header:
     entries: dict[str, StoredTensor] = {}
     for key, shape, kind, offset in described:
         if key in entries:
-            raise TableFileError(f"{name} lists tensor {key!r} twice", hint="the file is corrupt")
+            raise TableFileError(f"{name} lists tensor {literal_repr(key)} twice", hint="the file is corrupt")
         entries[key] = _entry(loader, name, size, key, shape, kind, data_start + offset)  # checked against the size
     return _Header(tuple(keys), tuple(described), data_start, entries if loader is not handle else None)
 
 
 def _describe(cursor: _Cursor) -> tuple[str, tuple[int, ...], int, int]:
     key = cursor.string("tensor name")
-    (n_dims,) = cursor.unpack("I", f"dimensions of {key!r}")
+    (n_dims,) = cursor.unpack("I", f"dimensions of {literal_repr(key)}")
     if n_dims > _MAX_DIMS:
-        raise TableFileError(f"{cursor.name}: tensor {key!r} has {n_dims} dimensions", hint="the file is corrupt")
-    dims = cursor.unpack(f"{n_dims}Q", f"dimensions of {key!r}")
-    kind, offset = cursor.unpack("IQ", f"type and offset of {key!r}")
+        raise TableFileError(
+            f"{cursor.name}: tensor {literal_repr(key)} has {n_dims} dimensions", hint="the file is corrupt"
+        )
+    dims = cursor.unpack(f"{n_dims}Q", f"dimensions of {literal_repr(key)}")
+    kind, offset = cursor.unpack("IQ", f"type and offset of {literal_repr(key)}")
     return key, tuple(reversed(dims)), kind, offset  # ggml lists the fastest-varying dimension first
 
 
@@ -331,7 +337,7 @@ def _entry(
         type_name = _OTHER_TYPES.get(kind, f"type {kind}")
         if start > size:  # its byte size depends on the type's blocks: only its start is checked
             raise TableFileError(
-                f"{name}: tensor {key!r} starts at byte {start}, but the file holds {size}",
+                f"{name}: tensor {literal_repr(key)} starts at byte {start}, but the file holds {size}",
                 hint="the file is corrupt or was cut short",
             )
         integer = type_name.startswith("I") and type_name[1:].isdigit()
@@ -343,7 +349,7 @@ def _entry(
 
         # in human units: a corrupt shape's product has a hundred digits
         raise TableFileError(
-            f"{name}: tensor {key!r} ({_dims(shape)} of {dtype}, {format_bytes(nbytes)}) ends at byte "
+            f"{name}: tensor {literal_repr(key)} ({_dims(shape)} of {dtype}, {format_bytes(nbytes)}) ends at byte "
             f"{_position(start + nbytes)}, but the file holds {format_bytes(size)}",
             hint="the file is corrupt or was cut short",
         )
@@ -370,7 +376,7 @@ def _dims(shape: tuple[int, ...]) -> str:
 
 def _refuse(name: str, key: str, type_name: str) -> np.ndarray:
     raise TableFileError(
-        f"{name}: tensor {key!r} has ggml type {type_name}; pecli reads F32, F16, BF16 and F64 tensors",
+        f"{name}: tensor {literal_repr(key)} has ggml type {type_name}; pecli reads F32, F16, BF16 and F64 tensors",
         hint="convert the model to f32 or f16 (llama.cpp's convert_hf_to_gguf.py, outtype f32)",
     )
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from pecli.errors import ParameterError, TableFileError
 from pecli.io.tensor import StoredTensor, Tensor, check_tensor_count
+from pecli.text import literal, literal_repr
 
 __all__ = ["pt_bytes", "pt_entries", "require_torch"]
 
@@ -128,12 +129,14 @@ def _check_archive(handle: IO[bytes], name: str, size: int | None) -> None:
         with zipfile.ZipFile(handle) as archive:
             members = archive.infolist()
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError) as error:
-        raise TableFileError(f"{name} is not a valid .pt archive: {error}", hint="regenerate the file") from None
+        raise TableFileError(
+            f"{name} is not a valid .pt archive: {literal(str(error))}", hint="regenerate the file"
+        ) from None
     finally:
         handle.seek(0)
     names = [member.filename for member in members]
     if not any(n == "data.pkl" or n.endswith("/data.pkl") for n in names) and any(n.endswith(".npy") for n in names):
-        arrays = ", ".join(repr(n.removesuffix(".npy")) for n in names[:8] if n.endswith(".npy"))
+        arrays = ", ".join(literal_repr(n.removesuffix(".npy")) for n in names[:8] if n.endswith(".npy"))
         raise TableFileError(
             f"{name} is a .npz archive of numpy arrays ({arrays}), not a .npy or .pt table",
             hint="save one array with np.save('table.npy', np.load(path)[key]) and give that",
@@ -141,13 +144,16 @@ def _check_archive(handle: IO[bytes], name: str, size: int | None) -> None:
     for member in members:
         if member.compress_type != zipfile.ZIP_STORED or (size is not None and member.file_size > size):
             raise TableFileError(
-                f"{name}: archive entry {member.filename!r} is compressed, which torch.save never does",
+                f"{name}: archive entry {literal_repr(member.filename)} is compressed, which torch.save never does",
                 hint="pecli reads .pt files as torch.save writes them",
             )
 
 
 def pt_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str, StoredTensor], dict[str, str]]:
-    """The tensors of a torch.save file by dotted key, loaded with ``weights_only=True``; no metadata."""
+    """The tensors of a torch.save file by dotted key, loaded with ``weights_only=True``; no metadata.
+
+    ``name`` labels the file in messages, which are templates: made :func:`~pecli.text.literal` by the caller.
+    """
     try:
         import torch
     except ImportError:
@@ -166,7 +172,7 @@ def pt_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str
                 state = torch.load(handle, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises many types; every one means "not a loadable weights file"
         raise TableFileError(
-            f"{name} cannot be loaded safely as weights: {_torch_load_reason(error)}",
+            f"{name} cannot be loaded safely as weights: {literal(_torch_load_reason(error))}",
             hint="pecli loads .pt files with weights_only=True and never runs pickled code",
         ) from None
     entries: dict[str, StoredTensor] = {}
@@ -208,14 +214,14 @@ def _array(tensor: Any, name: str, key: str) -> np.ndarray:
 
     if tensor.layout != torch.strided or tensor.is_quantized:
         raise TableFileError(
-            f"{name}: tensor {key!r} is {str(tensor.layout).removeprefix('torch.')}"
+            f"{name}: tensor {literal_repr(key)} is {str(tensor.layout).removeprefix('torch.')}"
             f"{' quantized' if tensor.is_quantized else ''}, not a dense table",
             hint="save a dense float tensor",
         )
     stored = tensor.untyped_storage().nbytes() // max(1, tensor.element_size())
     if tensor.numel() > stored:
         raise TableFileError(
-            f"{name}: tensor {key!r} claims shape {tuple(tensor.shape)} ({tensor.numel()} values) "
+            f"{name}: tensor {literal_repr(key)} claims shape {tuple(tensor.shape)} ({tensor.numel()} values) "
             f"but its storage holds only {stored}",
             hint="save a contiguous tensor (tensor.contiguous()) instead of an expanded view",
         )

@@ -26,6 +26,7 @@ import numpy as np
 
 from pecli.errors import ParameterError, TableFileError
 from pecli.io.tensor import StoredTensor, Tensor, check_tensor_count, raw_chunks, read_array
+from pecli.text import literal_repr
 
 __all__ = ["MAX_HEADER_BYTES", "dtype_code", "safetensors_entries", "safetensors_header", "safetensors_pieces"]
 
@@ -104,7 +105,10 @@ def safetensors_pieces(tensors: Mapping[str, Tensor], metadata: Mapping[str, str
 def safetensors_entries(
     handle: IO[bytes], name: str, size: int | None
 ) -> tuple[dict[str, StoredTensor], dict[str, str]]:
-    """The tensors a safetensors header describes, each checked against the file's ``size``, and its metadata."""
+    """The tensors a safetensors header describes, each checked against the file's ``size``, and its metadata.
+
+    ``name`` labels the file in messages, which are templates: made :func:`~pecli.text.literal` by the caller.
+    """
     prefix = handle.read(8)
     if len(prefix) < 8:
         raise TableFileError(f"{name} is too short to be a safetensors file", hint="regenerate the file")
@@ -125,7 +129,7 @@ def safetensors_entries(
         header = json.loads(raw, object_pairs_hook=_unique_keys)
     except _DuplicateKey as error:
         raise TableFileError(
-            f"{name}: the safetensors header names {error.key!r} twice", hint="the file is corrupt"
+            f"{name}: the safetensors header names {literal_repr(error.key)} twice", hint="the file is corrupt"
         ) from None
     except (ValueError, RecursionError) as error:  # bad JSON or UTF-8, an absurd number, absurd nesting
         why = "nested too deeply" if isinstance(error, RecursionError) else str(error)[:200]
@@ -180,7 +184,7 @@ def _check_layout(name: str, header: Mapping[str, Any], data_size: int | None) -
         if begin != position:
             what = "overlaps the previous tensor" if begin < position else f"leaves a gap of {begin - position} bytes"
             raise TableFileError(
-                f"{name}: tensor {key!r} starts at byte {begin} of the data and {what}",
+                f"{name}: tensor {literal_repr(key)} starts at byte {begin} of the data and {what}",
                 hint="the file is corrupt or was not written by safetensors",
             )
         position = end
@@ -201,16 +205,17 @@ def _entry(handle: IO[bytes], name: str, key: str, info: Any, data_start: int, d
     if dtype_name is None:
         if type(code) is str and code in _UNSUPPORTED_CODES:
             raise TableFileError(
-                f"{name}: tensor {key!r} has dtype {code}, a valid safetensors dtype that pecli does not support",
+                f"{name}: tensor {literal_repr(key)} has dtype {code},"
+                " a valid safetensors dtype that pecli does not support",
                 hint="convert it to float16, bfloat16 or float32 first",
             )
-        raise _corrupt(name, key, f"has dtype {code!r}, which pecli cannot read")
+        raise _corrupt(name, key, f"has dtype {literal_repr(code)}, which pecli cannot read")
     if type(shape) is not list or not _INT.issuperset(map(type, shape)) or min(shape, default=0) < 0:
-        raise _corrupt(name, key, f"has an invalid shape {shape!r}")
+        raise _corrupt(name, key, f"has an invalid shape {literal_repr(shape)}")
     if max(shape, default=0) >= 1 << 64:  # the library reads dimensions as 64-bit sizes
         raise _corrupt(name, key, f"has a dimension over 2^64 in shape {shape!r}")
     if type(offsets) is not list or len(offsets) != 2 or not _INT.issuperset(map(type, offsets)) or min(offsets) < 0:
-        raise _corrupt(name, key, f"has invalid data_offsets {offsets!r}")
+        raise _corrupt(name, key, f"has invalid data_offsets {literal_repr(offsets)}")
     begin, end = offsets
     count = math.prod(shape)
     if end < begin or end - begin != count * _ITEMSIZES[dtype_name]:
@@ -229,7 +234,7 @@ def _entry(handle: IO[bytes], name: str, key: str, info: Any, data_start: int, d
 
 
 def _corrupt(name: str, key: str, what: str) -> TableFileError:
-    return TableFileError(f"{name}: tensor {key!r} {what}", hint="the file is corrupt or was cut short")
+    return TableFileError(f"{name}: tensor {literal_repr(key)} {what}", hint="the file is corrupt or was cut short")
 
 
 def _load(handle: IO[bytes], name: str, offset: int, dtype_name: str, count: int, shape: list[int]) -> np.ndarray:

@@ -34,6 +34,7 @@ from pecli.models.encoding import (
 )
 from pecli.models.rope_config import has_rope, rope_encoding
 from pecli.models.transformers_families import CLASS_DEFAULTS
+from pecli.text import literal, literal_repr
 
 __all__ = [
     "ROPE_TYPES",
@@ -220,9 +221,11 @@ def read_config(path: str) -> dict[str, Any]:
     if not os.path.exists(file):
         if os.path.isdir(path):
             raise TableFileError(
-                f"{path} has no config.json", hint="give a model directory as save_pretrained writes it"
+                f"{literal(path)} has no config.json", hint="give a model directory as save_pretrained writes it"
             )
-        raise TableFileError(f"no such config: {path!r}", hint="give a config.json or a model directory holding one")
+        raise TableFileError(
+            f"no such config: {literal_repr(path)}", hint="give a config.json or a model directory holding one"
+        )
     from pecli.io.bounded import read_small_json
 
     config = read_small_json(file, what="config.json")
@@ -332,9 +335,9 @@ def _model_encoding(config: Mapping[str, Any], layer_type: str | None, *, depth:
         rotary_off = kind != rotary
         if rotary_off and not (model_type in _LEARNED and kind == "absolute"):
             raise ParameterError(
-                f"config.json: position_embedding_type {config_value(kind)}: {model_type} applies no rotary "
+                f"config.json: position_embedding_type {config_value(kind)}: {literal(model_type)} applies no rotary "
                 "embedding and no table of positions",
-                hint=f"its rope keys are unused; position_embedding_type {rotary!r} is a rotary {model_type}",
+                hint=f"its rope keys are unused; position_embedding_type {rotary!r} is a rotary {literal(model_type)}",
             )
     if has_rope(config, model_type) and not rotary_off:
         return rope_encoding(config, model_type, layer_type=layer_type)
@@ -486,7 +489,8 @@ def _t5(config: Mapping[str, Any], model_type: str, layer_type: str | None) -> M
     if layer_type is not None:
         if layer_type not in encodings:
             raise ParameterError(
-                f"config.json: {model_type} has the layer types encoder and decoder, not {config_value(layer_type)}",
+                f"config.json: {literal(model_type)} has the layer types encoder and decoder,"
+                f" not {config_value(layer_type)}",
                 hint="pick {layer_type=encoder} or {layer_type=decoder}",
             )
         return encodings[layer_type]

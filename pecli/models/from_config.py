@@ -27,6 +27,7 @@ from pecli.errors import ParameterError, PecliError, names_a_parameter, respelle
 from pecli.models.config import model_encoding, read_config
 from pecli.models.directory import shown
 from pecli.models.encoding import ModelEncoding
+from pecli.text import literal, literal_repr
 
 if TYPE_CHECKING:
     from pecli.analysis.diagnosis.finding import ConfigFacts, Reference
@@ -84,8 +85,8 @@ def config_encoding(source: str, *, layer_type: str | None = None, per_layer: bo
     if encoding.layers and not per_layer:
         names = ", ".join(layer for layer, _ in encoding.layers)
         raise ParameterError(
-            f"{config_file}: the layer types {names} have different position settings",
-            hint="pick one with {layer_type=" + encoding.layers[0][0] + "}",
+            f"{literal(config_file)}: the layer types {literal(names)} have different position settings",
+            hint="pick one with {layer_type=" + literal(encoding.layers[0][0]) + "}",
         )
     directory = source if os.path.isdir(source) else (os.path.dirname(source) or ".")
     return ConfigEncoding(encoding, config_file, directory)
@@ -112,8 +113,8 @@ def config_spec(
     encoding = model.encoding
     if encoding.scheme is None:
         raise ParameterError(
-            f"{encoding.model_type} learns its positions: its table is the weight {model.learned_weight()!r}, "
-            "not a formula",
+            f"{literal(encoding.model_type)} learns its positions:"
+            f" its table is the weight {literal_repr(model.learned_weight())}, not a formula",
             hint="read it from the model's weights",
         )
     if length is not None and length <= 0:
@@ -155,7 +156,7 @@ def _encoding_spec(
     params = {**encoding.params, **(scheme_params or {})}
     if length is None and encoding.length is None and _needs_length(encoding, params, dtype):
         raise ParameterError(
-            f"{shown(config_file)} has no max_position_embeddings (the model's context)",
+            f"{literal(shown(config_file))} has no max_position_embeddings (the model's context)",
             hint="give the table's length as {length}, or add max_position_embeddings to the config",
         )
     fields = {k: v for k, v in encoding.fields.items() if not (k == "length" and length is not None)}
@@ -168,7 +169,8 @@ def _encoding_spec(
             row = max(part.shape[1] for part in table.parts())
             if row > ROW_VALUES:
                 raise ParameterError(
-                    f"{shown(config_file)} asks for rows of {row:,} values ({_config_sizes(encoding, length)})",
+                    f"{literal(shown(config_file))} asks for rows of {row:,} values"
+                    f" ({_config_sizes(encoding, length)})",
                     hint="no model's position table is that wide: check the model's config",
                 )
             table.check()  # the scheme checks its values on the first row, here where a field can be named
@@ -196,13 +198,13 @@ def _blamed_on_config(
         return parameter if example is None else f"{parameter}={example}"
 
     message, _ = respelled(error, spell)
-    return ParameterError(f"{shown(config_file)}: {message}", hint="the model's config sets this value")
+    return ParameterError(f"{literal(shown(config_file))}: {message}", hint="the model's config sets this value")
 
 
 def _config_sizes(encoding: ModelEncoding, length: int | None) -> str:
     """The config's sizes, as ``max_position_embeddings 4096, head_dim 128`` (and ``{length=N}`` when given)."""
     sizes = [
-        f"{key} {shown(str(value))}"
+        f"{key} {literal(shown(str(value)))}"
         for what, (key, value) in encoding.provenance.items()
         if what in ("length", "dim", "heads") and not (what == "length" and length is not None)
     ]
@@ -214,7 +216,7 @@ def _check_size(nbytes: int, encoding: ModelEncoding, length: int | None, config
     if nbytes <= ABSURD_BYTES:
         return
     raise ParameterError(
-        f"{shown(config_file)} asks for a table of {format_bytes(nbytes)} ({_config_sizes(encoding, length)})",
+        f"{literal(shown(config_file))} asks for a table of {format_bytes(nbytes)} ({_config_sizes(encoding, length)})",
         hint="no disk holds it: pass a smaller {length}, or check the model's config",
     )
 

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import ParameterError, TableFileError
+from pecli.text import literal, literal_repr
 
 __all__ = [
     "GGUF_KEYS",
@@ -165,8 +166,8 @@ def gguf_config(path: str) -> dict[str, Any]:
     # opened as the table readers open it (a file up to 16 MiB read whole): its header is parsed once per run
     handle, name, size = open_source(path)
     with handle:  # pecli's own parser: every length checked, a vocabulary skipped unread
-        tensors, fields = gguf_settings(handle, name, size, _is_setting)
-        return _config(path, fields, tensors)  # inside: the factor tensors are read from the open file
+        tensors, fields = gguf_settings(handle, literal(name), size, _is_setting)  # names in messages: templates
+        return _config(literal(path), fields, tensors)  # inside: the factor tensors are read from the open file
 
 
 def _refuse_other(path: str) -> None:
@@ -176,7 +177,7 @@ def _refuse_other(path: str) -> None:
     try:
         mode = os.stat(path).st_mode
     except OSError:
-        raise TableFileError(f"no such GGUF file: {path!r}", hint="check the path") from None
+        raise TableFileError(f"no such GGUF file: {literal_repr(path)}", hint="check the path") from None
     kind = (
         "a directory"
         if stat.S_ISDIR(mode)
@@ -188,7 +189,7 @@ def _refuse_other(path: str) -> None:
         if stat.S_ISBLK(mode)
         else "not a regular file"
     )
-    raise TableFileError(f"{path!r} is {kind}, not a GGUF file", hint="give a .gguf file of a model")
+    raise TableFileError(f"{literal_repr(path)} is {kind}, not a GGUF file", hint="give a .gguf file of a model")
 
 
 def _is_setting(key: str) -> bool:
@@ -225,6 +226,7 @@ def gguf_view_config(path: str, document: dict[str, Any]) -> dict[str, Any]:
     ({'rope_type': 'default', 'rope_theta': 500.0}, False)
     """
     tensors = document.get("tensors", {})
+    path = literal(path)  # the file in messages, which are templates
     if not isinstance(tensors, dict):
         raise ParameterError(f"{path}: tensors: expected an object of factor lists, got {_shown(tensors)}")
     lists: dict[str, Any] = {}
@@ -232,12 +234,13 @@ def gguf_view_config(path: str, document: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(values, list) or not all(
             isinstance(value, (int, float)) and not isinstance(value, bool) for value in values
         ):
-            raise ParameterError(f"{path}: tensors.{name}: expected a list of numbers, got {_shown(values)}")
+            raise ParameterError(f"{path}: tensors.{literal(name)}: expected a list of numbers, got {_shown(values)}")
         lists[name] = values
     return _config(path, document["metadata"], lists, view=True)
 
 
 def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view: bool = False) -> dict[str, Any]:
+    # path: the file as messages name it, made literal (messages are templates)
     arch = fields.get("general.architecture")
     if not isinstance(arch, str) or not arch:
         raise GGUFWithoutSettings(f"{path} has no general.architecture", hint="give a GGUF file of a model")
@@ -260,10 +263,12 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
             # with rope settings beside it the file is a model's whose settings are broken, not one without any
             has_rope = any(isinstance(field, str) and field.startswith(key("rope.")) for field in fields)
             raise (TableFileError if has_rope else GGUFWithoutSettings)(
-                f"{path} has no {key(name)}", hint="pecli needs it to size the table"
+                f"{path} has no {literal(key(name))}", hint="pecli needs it to size the table"
             )
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _INT_MAX:
-            raise ParameterError(f"{path}: {key(name)}: expected an integer from 1 to {_INT_MAX}, got {_shown(value)}")
+            raise ParameterError(
+                f"{path}: {literal(key(name))}: expected an integer from 1 to {_INT_MAX}, got {_shown(value)}"
+            )
         return value
 
     def number(name: str) -> float | None:
@@ -271,9 +276,11 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ParameterError(f"{path}: {key(name)}: expected a number, got {_shown(value)}")
+            raise ParameterError(f"{path}: {literal(key(name))}: expected a number, got {_shown(value)}")
         if not math.isfinite(value) or value <= 0:
-            raise ParameterError(f"{path}: {key(name)}: expected a positive finite number, got {_shown(value)}")
+            raise ParameterError(
+                f"{path}: {literal(key(name))}: expected a positive finite number, got {_shown(value)}"
+            )
         return float(value)
 
     hidden, heads = integer("embedding_length"), integer("attention.head_count")
@@ -286,21 +293,21 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
         if fields.get(key("rope.dimension_count")) is not None
         else key("attention.key_length")
         if fields.get(key("attention.key_length")) is not None
-        else f"{key('embedding_length')} / {key('attention.head_count')}"
+        else f"{literal(key('embedding_length'))} / {literal(key('attention.head_count'))}"
     )
     if rotated < 2 or rotated % 2:
         raise ParameterError(
-            f"{path}: {given} gives {rotated} rotated columns; rotary needs an even number, at least 2",
+            f"{path}: {literal(given)} gives {rotated} rotated columns; rotary needs an even number, at least 2",
             hint="the file's attention settings are corrupt",
         )
     if rotated > _HEAD_WIDTH_MAX:
         raise ParameterError(
-            f"{path}: {given} gives {rotated:,} rotated columns; no model's head is that wide",
+            f"{path}: {literal(given)} gives {rotated:,} rotated columns; no model's head is that wide",
             hint="the file's attention settings are corrupt",
         )
     if rotated > head_dim:
         raise ParameterError(
-            f"{path}: {key('rope.dimension_count')} = {rotated} exceeds the head width {head_dim}",
+            f"{path}: {literal(key('rope.dimension_count'))} = {rotated} exceeds the head width {head_dim}",
             hint="the file's attention settings contradict each other",
         )
     context = integer("context_length", required=not view)  # the view leaves out a context the config lacked
@@ -317,7 +324,7 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
     base = number("rope.freq_base")
     if base is not None and base <= 1:  # named here: the config key pecli builds is not in the file
         raise ParameterError(
-            f"{path}: {key('rope.freq_base')}: expected a base greater than 1, got {_shown(base)}",
+            f"{path}: {literal(key('rope.freq_base'))}: expected a base greater than 1, got {_shown(base)}",
             hint="rotary frequencies base^(-2i/d) need a base above 1; llama.cpp's default is 10000",
         )
     rope: dict[str, Any] = {"rope_type": "default", "rope_theta": base or 10000.0}
@@ -326,7 +333,7 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
     scaling = fields.get(key("rope.scaling.type"), "linear")
     if not isinstance(scaling, str) or scaling not in _SCALING_TYPES:  # a list or a number is no type name
         raise ParameterError(
-            f"{path}: {key('rope.scaling.type')} {_shown(scaling)} is not one pecli reads",
+            f"{path}: {literal(key('rope.scaling.type'))} {_shown(scaling)} is not one pecli reads",
             hint=f"pecli reads {', '.join(_SCALING_TYPES)}",
         )
     rope["rope_type"] = _SCALING_TYPES[scaling]
@@ -344,7 +351,7 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
     if original is not None and long_rope:
         rope["original_max_position_embeddings"] = original
     if "factor" in rope:
-        _check_factor(path, factor_key, rope["factor"], original or context or 1)
+        _check_factor(path, literal(factor_key), rope["factor"], original or context or 1)
     attention = number("rope.scaling.attn_factor")
     if scaling == "yarn":
         for gguf_key, hf_key in (("yarn_beta_fast", "beta_fast"), ("yarn_beta_slow", "beta_slow")):
@@ -364,7 +371,7 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
             value = fields.get(key(f"rope.scaling.{unsupported}"))
             if value is not None and value != 1 and not (unsupported == "yarn_ext_factor" and value < 0):
                 raise ParameterError(
-                    f"{path}: {key('rope.scaling.' + unsupported)} = {_shown(value)} is not supported yet",
+                    f"{path}: {literal(key('rope.scaling.' + unsupported))} = {_shown(value)} is not supported yet",
                     hint="pecli computes transformers' YaRN (extrapolation and attention factors of 1)",
                 )
     if attention is not None and scaling == "yarn":
@@ -382,7 +389,8 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
         # ggml's rope (ggml-cpu ops.cpp, rope_yarn) multiplies cos and sin by attn_factor whatever the scaling:
         # transformers' default and linear rotaries have no such factor
         raise ParameterError(
-            f"{path}: {key('rope.scaling.attn_factor')} = {_shown(attention)} with {scaling} scaling is not supported",
+            f"{path}: {literal(key('rope.scaling.attn_factor'))} = {_shown(attention)}"
+            f" with {scaling} scaling is not supported",
             hint="llama.cpp scales cos and sin by it; pecli reads it with yarn and longrope scaling only",
         )
     _factor_tensors(path, tensors, rope, rotated, context, key)
@@ -397,8 +405,9 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
         # other architectures' sliding layers keep the global scaling with this base (rope_freq_scale_train_swa =
         # rope_freq_scale_train): a table pecli has no config for
         raise ParameterError(
-            f"{path}: {key('rope.freq_base_swa')} = {_shown(swa_base)} differs from {key('rope.freq_base')} "
-            f"for a {arch} model, which pecli does not read yet",
+            f"{path}: {literal(key('rope.freq_base_swa'))} = {_shown(swa_base)}"
+            f" differs from {literal(key('rope.freq_base'))} "
+            f"for a {literal(arch)} model, which pecli does not read yet",
             hint="its sliding-window layers rotate with their own base; read the model's config.json instead",
         )
     config[GGUF_KEYS] = _key_names(fields, tensors, rope, key)
@@ -445,7 +454,7 @@ def _key_names(fields: dict[str, Any], tensors: dict[str, Any], rope: dict[str, 
         if fields.get(key("rope.dimension_count")) is not None
         else key("attention.key_length")
         if fields.get(key("attention.key_length")) is not None
-        else f"{key('embedding_length')}/{key('attention.head_count')}",
+        else f"{literal(key('embedding_length'))}/{literal(key('attention.head_count'))}",
         "rope_parameters.rope_theta": key("rope.freq_base"),
         "rope_parameters.factor": key("rope.scaling.factor"),
         "rope_parameters.original_max_position_embeddings": key("rope.scaling.original_context_length"),
@@ -471,10 +480,10 @@ def _key_names(fields: dict[str, Any], tensors: dict[str, Any], rope: dict[str, 
     names["rope_local_base_freq"] = (
         key("rope.freq_base_swa")
         if key("rope.freq_base_swa") in fields
-        else f"{key('rope.freq_base_swa')} (absent: llama.cpp's default 10000)"
+        else f"{literal(key('rope.freq_base_swa'))} (absent: llama.cpp's default 10000)"
     )
     if key("rope.freq_base") not in fields:
-        names["rope_parameters.rope_theta"] = f"{key('rope.freq_base')} (absent: llama.cpp's default)"
+        names["rope_parameters.rope_theta"] = f"{literal(key('rope.freq_base'))} (absent: llama.cpp's default)"
     return names
 
 
@@ -487,7 +496,8 @@ def _factor_tensors(
     if freqs is not None:
         if rope["rope_type"] != "default":
             raise ParameterError(
-                f"{path}: a rope_freqs tensor with {key('rope.scaling.type')} {rope['rope_type']} is not supported yet",
+                f"{path}: a rope_freqs tensor with {literal(key('rope.scaling.type'))} {rope['rope_type']}"
+                " is not supported yet",
                 hint="pecli reads rope_freqs (Llama 3.1's factors) without another scaling",
             )
         factors = _factors(path, "rope_freqs.weight", freqs, rotated)
@@ -503,7 +513,7 @@ def _factor_tensors(
             del rope["original_max_position_embeddings"]
     elif rope["rope_type"] == "longrope" and long is None and short is None:
         raise TableFileError(
-            f"{path}: {key('rope.scaling.type')} longrope, but the file has no rope_factors_long and "
+            f"{path}: {literal(key('rope.scaling.type'))} longrope, but the file has no rope_factors_long and "
             "rope_factors_short tensors",
             hint="LongRoPE's factors are those tensors, one per rotated pair, as convert_hf_to_gguf.py writes them",
         )
@@ -553,5 +563,6 @@ def _factors(path: str, name: str, tensor: Any, rotated: int) -> list[float]:
 
 
 def _shown(value: Any) -> str:
+    """A value from the file for a message (a template): its repr, cut at 40 characters, made literal."""
     text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return literal(text if len(text) <= 40 else text[:37] + "...")
