@@ -1,0 +1,98 @@
+"""Session 11 (second pass): what the figures show (matplotlib objects and terminal text, never pixel hashes)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pecli.render import charts
+from pecli.render.downsample import block_average, block_extreme
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures charts.py saves, kept instead of written."""
+    figures = []
+    monkeypatch.setattr(charts, "_save_laid_out", lambda figure, path, dpi: figures.append(figure))
+    return figures
+
+
+def _meshes(figure):
+    """The heatmaps' meshes (the colourbars' own meshes left out), left to right, top to bottom."""
+    return [collection for axes in figure.axes if axes.get_xlabel() for collection in axes.collections]
+
+
+def _titles(figure):
+    return [axes.get_title() for axes in figure.axes if axes.get_title()]
+
+
+def _one_cell_apart():
+    """16 × 4096 tables that differ in one cell: +0.5 at (3, 1000)."""
+    a = np.sin(np.arange(16.0)[:, None] * 0.3 + np.arange(4096.0)[None, :] / 50)
+    b = a.copy()
+    b[3, 1000] -= 0.5
+    return a, b
+
+
+def _difference_cells(figure) -> np.ndarray:
+    mesh = _meshes(figure)[2]
+    return np.ma.filled(mesh.get_array(), np.nan)
+
+
+def test_one_differing_cell_keeps_its_full_size_in_the_difference_panel(drawn):
+    # the A − B panel averaged ~15 columns a pixel: the +0.5 cell was drawn as ~0.03, a faint line
+    a, b = _one_cell_apart()
+    charts.save_difference(a, b, "c.png", labels=("A.npy", "B.npy"))
+    (figure,) = drawn
+    cells = _difference_cells(figure)
+    assert cells.size < a.size  # the panel does shrink the table
+    assert np.nanmax(np.abs(cells)) == pytest.approx(0.5, abs=1e-12)
+    assert np.count_nonzero(np.abs(cells) > 1e-12) == 1  # one pixel, the others exactly 0
+    assert _meshes(figure)[2].get_clim() == pytest.approx((-0.5, 0.5))  # the scale reaches the drawn value
+    assert _titles(figure)[2] == "A − B\neach pixel: the largest |A − B| of its block"
+    assert _titles(figure)[:2] == ["A: A.npy", "B: B.npy"]  # A and B stay block means, untitled so
+    # the A panel is the block means of A (not extremes)
+    mean_a = np.ma.filled(_meshes(figure)[0].get_array(), np.nan).reshape(cells.shape)
+    assert np.nanmax(np.abs(mean_a)) < np.max(np.abs(a))
+
+
+def test_the_chunked_figure_draws_the_same_largest_differences(drawn):
+    a, b = _one_cell_apart()
+    charts.save_difference(a, b, "whole.png", labels=("a", "b"))
+    charts.save_difference_chunks(lambda: ((a[i : i + 5], b[i : i + 5]) for i in range(0, 16, 5)), a.shape,
+                                  "chunks.png", labels=("a", "b"))  # fmt: skip
+    whole, chunked = drawn
+    np.testing.assert_array_equal(_difference_cells(chunked), _difference_cells(whole))
+    assert _titles(chunked) == _titles(whole)
+
+
+def test_a_negative_difference_keeps_its_sign_and_nan_is_left_out():
+    table = np.zeros((4, 8))
+    table[0, 1], table[0, 2], table[2, 6], table[3, 7] = 0.2, -0.7, np.nan, np.inf
+    table[2:, 4:6] = np.nan
+    cells = block_extreme(table, np.array([0, 2, 4]), np.array([0, 4, 8])).values
+    assert cells[0, 0] == -0.7 and cells[0, 1] == 0.0 and cells[1, 1] == 0.0
+    means = block_average(table, 2, 2).values
+    assert means[0, 0] == pytest.approx(-0.5 / 8)  # what the mean made of it
+    assert np.isnan(block_extreme(np.full((2, 2), np.nan), np.array([0, 2]), np.array([0, 2])).values).all()
+
+
+def test_heads_difference_panels_show_the_largest_difference(drawn):
+    a = -np.abs(np.arange(600.0)[:, None] - np.arange(600.0)[None, :])[None] * np.array([0.5, 0.25])[:, None, None]
+    b = a.copy()
+    b[1, 300, 17] += 0.25
+    charts.save_difference(a, b, "heads.png", labels=("a", "b"))
+    charts.save_difference_chunks(lambda: ((a.reshape(-1, 600)[i : i + 64], b.reshape(-1, 600)[i : i + 64])
+                                           for i in range(0, 1200, 64)), a.shape, "chunks.png", labels=("a", "b"))
+    for figure in drawn:  # the panels come first in figure.axes (head 1's A − B: the sixth), their colourbars after
+        second = np.ma.filled(figure.axes[5].collections[0].get_array(), np.nan)
+        assert np.nanmin(second) == pytest.approx(-0.25) and np.count_nonzero(second) == 1
+        assert _titles(figure)[2] == "A − B\neach pixel: the largest |A − B| of its block"
+    np.testing.assert_array_equal(*(np.ma.filled(figure.axes[5].collections[0].get_array(), np.nan)
+                                    for figure in drawn))  # fmt: skip
+
+
+def test_an_unshrunk_difference_panel_has_no_note(drawn):
+    a = np.sin(np.arange(64.0)).reshape(8, 8)
+    charts.save_difference(a, a + 1, "diff.png", labels=("a", "b"))
+    assert _titles(drawn[0]) == ["A: a", "B: b", "A − B"]
