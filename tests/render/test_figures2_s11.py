@@ -82,8 +82,12 @@ def test_heads_difference_panels_show_the_largest_difference(drawn):
     b = a.copy()
     b[1, 300, 17] += 0.25
     charts.save_difference(a, b, "heads.png", labels=("a", "b"))
-    charts.save_difference_chunks(lambda: ((a.reshape(-1, 600)[i : i + 64], b.reshape(-1, 600)[i : i + 64])
-                                           for i in range(0, 1200, 64)), a.shape, "chunks.png", labels=("a", "b"))
+    charts.save_difference_chunks(
+        lambda: ((a.reshape(-1, 600)[i : i + 64], b.reshape(-1, 600)[i : i + 64]) for i in range(0, 1200, 64)),
+        a.shape,
+        "chunks.png",
+        labels=("a", "b"),
+    )
     for figure in drawn:  # the panels come first in figure.axes (head 1's A − B: the sixth), their colourbars after
         second = np.ma.filled(figure.axes[5].collections[0].get_array(), np.nan)
         assert np.nanmin(second) == pytest.approx(-0.25) and np.count_nonzero(second) == 1
@@ -96,3 +100,39 @@ def test_an_unshrunk_difference_panel_has_no_note(drawn):
     a = np.sin(np.arange(64.0)).reshape(8, 8)
     charts.save_difference(a, a + 1, "diff.png", labels=("a", "b"))
     assert _titles(drawn[0]) == ["A: a", "B: b", "A − B"]
+
+
+def _alibi_heads(count: int = 8, length: int = 64) -> list[np.ndarray]:
+    distance = -np.abs(np.arange(length)[:, None] - np.arange(length)[None, :]).astype(np.float64)
+    return [distance * 2.0 ** (-(head + 1)) for head in range(count)]
+
+
+@pytest.mark.parametrize(("width", "shown", "across"), [(80, 2, 1), (200, 4, 2)])
+def test_alibi_heads_in_the_terminal_keep_their_diagonal(width, shown, across):
+    # 8 heads of 64 × 64 stacked in 40 lines got 3 lines (6 rows of cells) each: the diagonal read as bands
+    from pecli.render.terminal import heatmap_stack
+
+    heads = _alibi_heads()
+    text, count = heatmap_stack(heads, [f"head {h}" for h in range(8)], width=width, height=38, color="none",
+                                scales=[(-31.5, 0.0, "viridis")], x_label="key j", y_label="query i")  # fmt: skip
+    assert count == shown
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= width
+    titled = [line for line in lines if line.startswith("head ")]
+    assert len(titled) == shown // across  # a row of panels shares its title line
+    assert all(line.count("head ") == across for line in titled)
+    # each panel: 13 lines of cells, 5 queries a line (was 3 lines of 22), the shape note says so
+    first = lines[lines.index(titled[0]) + 4 : lines.index(titled[1])]
+    cells = [line.split("┤" if "┤" in line else "│", 1)[1][:64] for line in first]
+    assert len(cells) == 13 and "64 × 64 → 13 × 64 block means" in text
+    # head 0's diagonal (bias near 0: the ramp's top '@' starts 5 keys further on each line): a line, not bands
+    starts = [line.index("@") for line in cells]
+    assert np.diff(starts[1:]).tolist() == [5] * 11
+
+
+def test_panels_that_fit_one_under_another_stay_so():
+    from pecli.render.terminal import grid_layout
+
+    # RoPE's cos and sin (2 tall panels of 16 dimensions) in a wide terminal: one under the other, as before
+    assert grid_layout(2, width=200, height=60, shared=True, rows=256, cols=16).across == 1
+    assert grid_layout(8, width=200, height=38, shared=True, rows=64, cols=64).across == 2
