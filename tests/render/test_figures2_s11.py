@@ -136,3 +136,25 @@ def test_panels_that_fit_one_under_another_stay_so():
     # RoPE's cos and sin (2 tall panels of 16 dimensions) in a wide terminal: one under the other, as before
     assert grid_layout(2, width=200, height=60, shared=True, rows=256, cols=16).across == 1
     assert grid_layout(8, width=200, height=38, shared=True, rows=64, cols=64).across == 2
+
+
+def test_averaged_columns_get_limits_from_the_drawn_means_and_the_note_gives_the_values():
+    # a 2 × 100000 random table: block means within about ±0.5 in limits of ±4.7 drew a blank picture
+    from pecli.render.image import heatmap_figure
+
+    table = np.random.default_rng(0).normal(size=(2, 100_000))
+    figure, note = heatmap_figure(table, title="wide.npy")
+    (mesh,) = figure.axes[0].collections
+    cells = np.ma.filled(mesh.get_array(), np.nan)
+    reach = float(np.max(np.abs(cells)))
+    assert mesh.get_clim() == pytest.approx((-reach, reach))  # the drawn means reach the colour limits
+    assert reach < np.max(np.abs(table)) / 2
+    assert note.endswith(f"colours span the drawn means, the values {table.min():.4g} … {table.max():.4g}")
+    assert figure.axes[1].get_ylabel() == "block mean, 0 at the centre colour"
+    # limits the reader gives are kept, and a table drawn whole keeps its values' limits
+    given, _ = heatmap_figure(table, title="wide.npy", vmin=-4.0, vmax=4.0)
+    assert given.axes[0].collections[0].get_clim() == (-4.0, 4.0)
+    small, small_note = heatmap_figure(table[:, :50], title="small")
+    assert small_note is None and small.axes[0].collections[0].get_clim()[1] == pytest.approx(
+        np.abs(table[:, :50]).max()
+    )
