@@ -266,6 +266,7 @@ def plot(
             x_label=x_label,
             y_label=y_label,
             row_values=(axes.row_start, axes.row_step),
+            drawn_limits=vmin is None and vmax is None and robust is not True,
         )
     if screen is not None:
         from pecli.render.terminal import color_mode, heatmap
@@ -378,6 +379,7 @@ def _save_image(
     x_label: str,
     y_label: str,
     row_values: tuple[float, float],
+    drawn_limits: bool = False,
 ) -> None:
     from pecli.cli.images import HeatmapImage, LinesImage
     from pecli.render.image import save_heatmap
@@ -403,6 +405,7 @@ def _save_image(
             view.values,
             image.path,
             scale=scale,
+            drawn_limits=drawn_limits,
             structure=structure,
             x_label=x_label,
             y_label=y_label,

@@ -176,7 +176,7 @@ def _relative_panels(out: Output, source: str, screen: TerminalHeatmap, style: D
     from pecli.cli.output import printable
     from pecli.cli.panels import MAX_PANELS, _truncate, stack_closing
     from pecli.render.scale import color_scale, merge_ranges, sample_step, value_range
-    from pecli.render.terminal import ascii_text, heatmap_cells, heatmap_stack, stack_layout
+    from pecli.render.terminal import ascii_text, grid_layout, heatmap_cells, heatmap_stack
     from pecli.render.titles import panel_titles, table_axes, table_title
 
     if len(curves) > MAX_PANELS:
@@ -196,8 +196,10 @@ def _relative_panels(out: Output, source: str, screen: TerminalHeatmap, style: D
     heading = style.title or table_title({k: v for k, v in metadata.items() if k != "part"}) or printable(source)
     axes = table_axes(metadata)
     titles = panel_titles(names)
-    shown, panel_height = stack_layout(len(curves), screen.height - 1, shared=not per_panel)
-    cells = heatmap_cells(size, width=screen.width, height=panel_height, color=color, title="t")
+    layout = grid_layout(len(curves), width=screen.width, height=screen.height - 1, shared=not per_panel, rows=size,
+                         cols=size, color=color)  # fmt: skip
+    shown = layout.shown
+    cells = heatmap_cells(size, width=layout.width, height=layout.height, color=color, title="t")
     matrices = [_curve_cells(curve, size, cells) for curve in curves[:shown]]  # only the panels that fit
     scales = own if per_panel else [scale]
     text, _ = heatmap_stack(

@@ -16,10 +16,14 @@ from pecli.render.downsample import (
     Downsampled,
     alternation_window,
     block_average,
+    block_column_extremes,
     block_edges,
+    block_extreme,
+    column_extremes,
     column_structure,
     row_structure,
     sample_alternates,
+    signed_extreme,
 )
 from pecli.render.image import MASKED_COLOR, check_cmap, draw_cells, fix_layout, image_format, save_figure
 from pecli.render.scale import ValueRange, color_limits, value_range
@@ -117,6 +121,7 @@ def save_heatmaps(
     x_label: str,
     y_label: str,
     shared: int = 0,
+    largest: Sequence[int] = (),
     cmap: str = "RdBu",
     dpi: float = 100,
     height: float = 4.5,
@@ -124,7 +129,10 @@ def save_heatmaps(
     """Draw heatmaps side by side into ``path``, each with a colorbar.
 
     The first ``shared`` panels share their colour limits (symmetric around 0), so equal values
-    look equal across them; the others get their own.
+    look equal across them; the others get their own. A table larger than its panel is shown as
+    block means, except the panels numbered in ``largest`` (a difference): each of their pixels is
+    the block's value of the largest magnitude (:func:`~pecli.render.downsample.block_extreme`), so
+    one differing cell among thousands keeps its full colour, and their title says so.
 
     Example:
         >>> import os, tempfile
@@ -146,10 +154,31 @@ def save_heatmaps(
         masked.append(seen.nonfinite)
         rows, cols = _panel_pixels(axes, figsize, dpi)
         # blocks of one size, as pecli.render.image does: mixed sizes draw false stripes
-        cells.append(block_average(matrix, rows, cols, uniform=True, structure=column_structure(matrix),
-                                   row_structure=row_structure(matrix)))  # fmt: skip
+        by_columns, by_rows = column_structure(matrix), row_structure(matrix)
+        if index in largest:
+            row_edges = block_edges(matrix.shape[0], rows, uniform=True, structure=by_rows)
+            col_edges = block_edges(matrix.shape[1], cols, uniform=True, structure=by_columns)
+            cells.append(block_extreme(matrix, row_edges, col_edges))
+        else:
+            cells.append(block_average(matrix, rows, cols, uniform=True, structure=by_columns, row_structure=by_rows))
+    titles = _largest_titles(titles, cells, largest)
     _draw_heatmaps(figure, axes_row, cells, limits, path, titles=titles, x_label=x_label, y_label=y_label,
                    cmap=cmap, dpi=dpi, masked=masked)  # fmt: skip
+
+
+def largest_note(title: str) -> str:
+    """What each pixel of a panel of block extremes shows, under its title.
+
+    >>> largest_note("A − B")
+    'each pixel: the largest |A − B| of its block'
+    """
+    return f"each pixel: the largest |{title}| of its block"
+
+
+def _largest_titles(titles: Sequence[str], cells: Sequence[Downsampled], largest: Sequence[int]) -> list[str]:
+    """``titles``, those of the ``largest`` panels whose blocks hold more than one value noting :func:`largest_note`."""
+    return [title + "\n" + largest_note(title) if index in largest and cells[index].shrunk else title
+            for index, title in enumerate(titles)]  # fmt: skip
 
 
 def _heatmap_canvas(panels: int, dpi: float, height: float):
@@ -315,7 +344,7 @@ def save_difference(a: np.ndarray, b: np.ndarray, path: str, *, labels: tuple[st
         _save_difference_lines(a.reshape(-1), b.reshape(-1), path, titles=titles, x_label=x_label, dpi=dpi)
     elif a.ndim == 2:
         save_heatmaps([a, b, a - b], path, titles=titles, x_label="Embedding Dimension", y_label="Position",
-                      shared=2, dpi=dpi)  # fmt: skip
+                      shared=2, largest=(2,), dpi=dpi)  # fmt: skip
     else:
         stacked_a, stacked_b = a.reshape(-1, *a.shape[-2:]), b.reshape(-1, *b.shape[-2:])
         if len(stacked_a) > MOST_DIFFERENCE_ROWS:
@@ -364,7 +393,8 @@ def _save_difference_stack(a: np.ndarray, b: np.ndarray, path: str, *, titles: S
         # each head in its own scale (ALiBi's slopes differ by 2^8 between heads: one scale over all
         # of them draws the last heads blank), A and B in one, A − B in its own
         both = value_range(np.stack([a[row], b[row]]).reshape(2, -1))
-        cells = [block_average(matrix, pixels, pixels, uniform=True) for matrix in (a[row], b[row], difference[row])]
+        cells = [block_average(matrix, pixels, pixels, uniform=True) for matrix in (a[row], b[row])]
+        cells.append(block_extreme(difference[row], cells[0].row_edges, cells[0].col_edges))  # A − B: largest |·|
         panels.append((both, value_range(difference[row]), cells))
     _draw_difference_stack(panels, path, titles=titles, dpi=dpi)
 
@@ -385,6 +415,8 @@ def _draw_difference_stack(panels, path: str, *, titles: Sequence[str], dpi: flo
     # NaN/inf of A and B together (their one range counts them), of A − B: named under the first row's titles
     masked = [sum(both.nonfinite for both, _, _ in panels), sum(difference.nonfinite for _, difference, _ in panels)]
     captions = [_masked_caption(masked[0]).replace("\ngrey:", "\ngrey (A and B):"), "", _masked_caption(masked[1])]
+    # the A − B cells are block extremes (:func:`block_extreme`): said where a block holds more than one value
+    titles = _largest_titles(titles, [panels[0][2][0], panels[0][2][1], panels[0][2][2]], (2,))
     for row, (both, difference, cells) in enumerate(panels):
         limits = [color_limits(both), color_limits(both), color_limits(difference)]
         meshes = []
@@ -445,7 +477,8 @@ def save_difference_chunks(
         raise ValueError(f"{heads} tables of {rows} × {cols}: more than {MOST_DIFFERENCE_ROWS} rows of panels")
     pixels = math.ceil(_stack_panel(heads) * dpi)
     row_edges, col_edges = block_edges(rows, pixels, uniform=True), block_edges(cols, pixels, uniform=True)
-    sums = [[_BlockSums(head * rows, row_edges, col_edges) for _ in range(3)] for head in range(heads)]
+    sums = [[_BlockSums(head * rows, row_edges, col_edges), _BlockSums(head * rows, row_edges, col_edges),
+             _BlockExtremes(head * rows, row_edges, col_edges)] for head in range(heads)]  # fmt: skip
     ranges = [[_EMPTY_RANGE] * 2 for _ in range(heads)]
     for start, tables in _float64_chunks(chunk_pairs):
         stop = start + len(tables[0])
@@ -504,16 +537,19 @@ class _BlockSums:
             if low >= stop:
                 break
             part = rows[max(low, start) - start : min(high, stop) - start]
-            if not len(part):
-                continue
-            total = np.asarray(np.sum(part, axis=0, dtype=np.float64))
-            if np.isfinite(total).all():  # every value in the part is finite
-                self.sums[block] += self._columns(total)
-                self.counts[block] += self.col_sizes * len(part)
-                continue
-            finite = np.isfinite(part)
-            self.sums[block] += self._columns(np.where(finite, part, 0).sum(axis=0, dtype=np.float64))
-            self.counts[block] += self._columns(finite.sum(axis=0, dtype=np.float64))
+            if len(part):
+                self._gather(block, part)
+
+    def _gather(self, block: int, part: np.ndarray) -> None:
+        """Add ``part``, rows of row block ``block``."""
+        total = np.asarray(np.sum(part, axis=0, dtype=np.float64))
+        if np.isfinite(total).all():  # every value in the part is finite
+            self.sums[block] += self._columns(total)
+            self.counts[block] += self.col_sizes * len(part)
+            return
+        finite = np.isfinite(part)
+        self.sums[block] += self._columns(np.where(finite, part, 0).sum(axis=0, dtype=np.float64))
+        self.counts[block] += self._columns(finite.sum(axis=0, dtype=np.float64))
 
     def _columns(self, values: np.ndarray) -> np.ndarray:
         if len(self.col_edges) - 1 == values.shape[-1]:
@@ -524,6 +560,24 @@ class _BlockSums:
         with np.errstate(invalid="ignore", divide="ignore"):
             values = np.where(self.counts > 0, self.sums / self.counts, np.nan)
         return Downsampled(values, self.row_edges, self.col_edges)
+
+
+class _BlockExtremes(_BlockSums):
+    """The block extremes of :func:`~pecli.render.downsample.block_extreme` (the signed value of the largest
+    magnitude, non-finite values left out), gathered from row chunks as :class:`_BlockSums` gathers means."""
+
+    def __init__(self, offset: int, row_edges: np.ndarray, col_edges: np.ndarray) -> None:
+        super().__init__(offset, row_edges, col_edges)
+        self.high = np.full((len(row_edges) - 1, len(col_edges) - 1), np.nan)  # each block's largest value so far
+        self.low = self.high.copy()  # and its smallest
+
+    def _gather(self, block: int, part: np.ndarray) -> None:
+        high, low = block_column_extremes(*column_extremes(part), self.col_edges)
+        self.high[block] = np.fmax(self.high[block], high)
+        self.low[block] = np.fmin(self.low[block], low)
+
+    def cells(self) -> Downsampled:
+        return Downsampled(signed_extreme(self.high, self.low), self.row_edges, self.col_edges)
 
 
 def _structure_rows(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -606,11 +660,13 @@ def _save_difference_chunks_2d(chunk_pairs, shape: tuple[int, ...], path: str, *
         row_edges = block_edges(rows, max_rows, uniform=True, structure=by_rows)
         by_columns = _columns_structure(first_rows[index], lines) if lines is not None else AxisStructure()
         col_edges = block_edges(cols, max_cols, uniform=True, structure=by_columns)
-        sums.append(_BlockSums(0, row_edges, col_edges))
+        sums.append((_BlockExtremes if index == 2 else _BlockSums)(0, row_edges, col_edges))
     del kept, kept_triples, first_rows
     for start, tables in _float64_chunks(chunk_pairs):  # pass 2: the block sums
         for block_sums, table in zip(sums, tables, strict=True):
             block_sums.add(table, start)
-    _draw_heatmaps(figure, axes_row, [block_sums.cells() for block_sums in sums], limits, path, titles=titles,
+    cells = [block_sums.cells() for block_sums in sums]
+    titles = _largest_titles(titles, cells, (2,))
+    _draw_heatmaps(figure, axes_row, cells, limits, path, titles=titles,
                    x_label="Embedding Dimension", y_label="Position", cmap="RdBu", dpi=dpi,
                    masked=[seen.nonfinite for seen in ranges])  # fmt: skip

@@ -19,12 +19,16 @@ __all__ = [
     "AxisStructure",
     "Downsampled",
     "block_average",
+    "block_column_extremes",
     "block_edges",
+    "block_extreme",
+    "column_extremes",
     "column_structure",
     "lanczos_weights",
     "lowpass_average",
     "resample_columns",
     "row_structure",
+    "signed_extreme",
 ]
 
 #: Lanczos lobes each side of a kernel (PIL's LANCZOS and matplotlib's 'lanczos' use 3)
@@ -345,6 +349,59 @@ def block_average(
         with np.errstate(invalid="ignore", divide="ignore"):
             values[block] = np.where(counts > 0, sums / counts, np.nan)
     return Downsampled(values, row_edges, col_edges)
+
+
+def signed_extreme(high: np.ndarray, low: np.ndarray) -> np.ndarray:
+    """Per cell, the one of ``high`` (a block's largest value) and ``low`` (its smallest) of the larger
+    magnitude, sign kept (``high`` on a tie); NaN where both are NaN (a block with no finite value).
+
+    >>> signed_extreme(np.array([0.5, 0.1, np.nan]), np.array([-0.2, -0.3, np.nan])).tolist()
+    [0.5, -0.3, nan]
+    """
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(high) >= np.abs(low), high, low)
+
+
+def block_extreme(matrix: np.ndarray, row_edges: np.ndarray, col_edges: np.ndarray) -> Downsampled:
+    """Per block of ``matrix`` (2-D, blocks given by their edges, as :func:`block_average` returns them),
+    the signed value of the entry of the largest magnitude: a difference of one cell in a block of
+    thousands stays at its full size, where the block's mean divides it by the block's size.
+
+    Non-finite values (NaN, ±inf) are left out, as in :func:`block_average`; a block with no finite
+    value is NaN.
+
+    >>> table = np.zeros((4, 8))
+    >>> table[1, 5] = -0.5
+    >>> block_extreme(table, np.array([0, 2, 4]), np.array([0, 4, 8])).values.tolist()
+    [[0.0, -0.5], [0.0, 0.0]]
+    """
+    matrix = np.asarray(matrix)
+    if matrix.ndim != 2:
+        raise ValueError(f"block_extreme takes a 2-D table, got shape {matrix.shape}")
+    row_edges, col_edges = np.asarray(row_edges), np.asarray(col_edges)
+    values = np.empty((len(row_edges) - 1, len(col_edges) - 1))
+    for block, (first, last) in enumerate(itertools.pairwise(row_edges)):
+        high, low = column_extremes(matrix[int(first) : int(last)])
+        values[block] = signed_extreme(*block_column_extremes(high, low, col_edges))
+    return Downsampled(values, row_edges, col_edges)
+
+
+def column_extremes(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The largest and smallest finite value of each column of ``rows`` (float64; NaN for a column with none)."""
+    rows = np.asarray(rows, dtype=np.float64)
+    if not np.isfinite(rows).all():
+        rows = np.where(np.isfinite(rows), rows, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # fmax/fmin of NaN with NaN is NaN, quietly
+        return np.fmax.reduce(rows, axis=0), np.fmin.reduce(rows, axis=0)
+
+
+def block_column_extremes(high: np.ndarray, low: np.ndarray, col_edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Columns' largest and smallest values (:func:`column_extremes`) reduced over the column blocks ``col_edges``."""
+    if len(col_edges) - 1 == high.shape[-1]:
+        return high, low
+    starts = np.asarray(col_edges[:-1], dtype=np.intp)
+    return np.fmax.reduceat(high, starts, axis=-1), np.fmin.reduceat(low, starts, axis=-1)
 
 
 def _area_weights(size: int, cells: int) -> np.ndarray:

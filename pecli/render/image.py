@@ -174,6 +174,7 @@ def save_heatmap(
     x_ticks_from: int = 0,
     y_ticks_from: int = 0,
     row_values: tuple[float, float] = (0.0, 1.0),
+    drawn_limits: bool = False,
 ) -> str | None:
     """Draw ``matrix`` (rows = positions) as a pcolormesh heatmap with a colorbar into ``path``.
 
@@ -198,6 +199,9 @@ def save_heatmap(
         dpi, figsize: pixels per inch and the size in inches.
         x_ticks_from, y_ticks_from: the index of the first column and row (after ``--cols/--rows``).
         row_values: ``(start, step)``: row ``i`` sits at ``start + step × i`` on the y axis (timesteps).
+        drawn_limits: the colour limits may come from the drawn cells where those averaged to fit the pixels
+            span less than half the limits (``scale`` was not the reader's --vmin/--vmax); the note then gives
+            the values' own range. Without ``scale``, ``vmin``, ``vmax`` or ``robust=True``, they may anyway.
 
     Returns:
         A note when the table was filtered or averaged to fit the pixels (also written in the figure), else None.
@@ -212,6 +216,7 @@ def save_heatmap(
         matrix, title=title, x_label=x_label, y_label=y_label, cmap=cmap, vmin=vmin, vmax=vmax, robust=robust,
         scale=scale, structure=structure, dpi=dpi, figsize=figsize, x_ticks_from=x_ticks_from,
         y_ticks_from=y_ticks_from, row_values=row_values, vector=image_format(path) in ("svg", "pdf"),
+        drawn_limits=drawn_limits,
     )  # fmt: skip
     save_figure(figure, path, dpi)
     return note
@@ -235,6 +240,7 @@ def heatmap_figure(
     x_ticks_from: int = 0,
     y_ticks_from: int = 0,
     row_values: tuple[float, float] = (0.0, 1.0),
+    drawn_limits: bool = False,
 ) -> tuple[Any, str | None]:
     """The heatmap :func:`save_heatmap` saves, as a matplotlib Figure, and its note (or None).
 
@@ -248,6 +254,8 @@ def heatmap_figure(
     """
     given_cells = matrix if isinstance(matrix, Downsampled) else None
     values = given_cells.values if given_cells is not None else np.asarray(matrix)
+    # limits that may come from the drawn cells: none the reader gave
+    chosen = drawn_limits or (scale is None and vmin is None and vmax is None and robust is not True)
     if scale is None:
         scale = color_scale(values, vmin=vmin, vmax=vmax, robust=robust, cmap=cmap)
     low, high = scale.low, scale.high
@@ -291,12 +299,44 @@ def heatmap_figure(
     )
     set_title(axes, title, figsize[0])
     note = shrink_note(rows, cols, shrunk, filtered=given_cells is None)
+    drawn = _drawn_scale(scale, shrunk) if chosen and note else None
+    if drawn is not None:  # the averages span a small part of the values' range: colours for what is drawn
+        axes.collections[0].set_clim(drawn.low, drawn.high) if axes.collections else axes.images[0].set_clim(
+            drawn.low, drawn.high)  # fmt: skip
+        colorbar.mappable.set_clim(drawn.low, drawn.high)
+        colorbar.set_label(drawn.caption.replace("value", "block mean", 1), fontsize="small")
+        seen = value_range(values)
+        note = f"{note}; colours span the drawn means, the values {seen.low:.4g} … {seen.high:.4g}"
     masked = value_range(values).nonfinite  # two passes over finite data; the grey must be named in the figure
     grey = f"grey: {masked:,} NaN or ±inf {'cell' if given_cells is not None else 'value'}{'s' * (masked > 1)}"
     shown = ", ".join(text for text in (note, grey if masked else None) if text)
     if shown:
         note_in_figure(figure, shown)
     return figure, note
+
+
+def _drawn_scale(scale: ColorScale, shrunk: Downsampled) -> ColorScale | None:
+    """Limits from the drawn cells (block means) where the values' own limits reach :data:`WASHOUT_RATIO` times
+    further than any cell (a 2 × 100000 random table: means within ±0.3 in limits of ±4.7, a blank picture).
+
+    >>> cells = Downsampled(np.array([[0.3, -0.2]]), np.array([0, 2]), np.array([0, 50000, 100000]))
+    >>> _drawn_scale(color_scale(np.array([[-4.7, 4.7]])), cells)[:2]
+    (-0.3, 0.3)
+    """
+    from pecli.render.scale import WASHOUT_RATIO, color_limits
+
+    seen = value_range(shrunk.values)
+    if scale.flat is not None or not np.isfinite(seen.low) or seen.low == seen.high:
+        return None
+    if scale.diverging:
+        low, high = color_limits(seen)
+        if WASHOUT_RATIO * high > scale.high:
+            return None
+    else:
+        low, high = seen.low, seen.high
+        if WASHOUT_RATIO * (high - low) > scale.high - scale.low:
+            return None
+    return scale._replace(low=low, high=high, robust=False, clipped=0.0)
 
 
 def shrink_note(rows: int, cols: int, shrunk: Downsampled, *, filtered: bool = True) -> str | None:

@@ -23,8 +23,9 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from pecli.render.downsample import (
     AxisStructure,
     Downsampled,
     block_average,
+    block_edges,
     column_structure,
     resample_columns,
     row_structure,
@@ -47,6 +49,7 @@ __all__ = [
     "color_mode",
     "colormap_lut",
     "frame_lines",
+    "grid_layout",
     "heatmap",
     "heatmap_stack",
     "ordered_xterm",
@@ -517,6 +520,104 @@ def stack_layout(count: int, height: int, *, shared: bool) -> tuple[int, int]:
     return shown, _stack_body(shown, height, shared) + frame_lines(title=True)
 
 
+#: spaces between panels side by side
+PANEL_GAP = 3
+#: the narrowest a panel side by side with others is drawn (its title, legend and shape note need the room)
+MIN_PANEL_WIDTH = 44
+_ESCAPE = re.compile("\x1b\\[[0-9;]*m")
+
+
+class GridLayout(NamedTuple):
+    """Panels of a stack in a grid: how many are ``shown``, how many side by side (``across``), and one
+    panel's ``width`` and ``height`` (for :func:`heatmap_cells`, with a title, header and legend)."""
+
+    shown: int
+    across: int
+    width: int
+    height: int
+
+
+def grid_layout(
+    count: int,
+    *,
+    width: int,
+    height: int,
+    shared: bool,
+    rows: int,
+    cols: int,
+    color: str = "truecolor",
+    y_ticks_from: int = 0,
+) -> GridLayout:
+    """How :func:`heatmap_stack` lays out ``count`` panels of ``rows`` × ``cols`` in ``width`` × ``height``.
+
+    A panel keeps at least half the lines its cells would need to be square (at most the lines
+    that leave room for two panels one under the other, never fewer than :data:`MIN_PANEL_LINES`):
+    8 heads of a 64 × 64 bias stacked in 40 lines got 3 lines each, and the diagonal read as bands.
+    Panels go one under another while they all fit so; else side by side where the width holds
+    more than one at every column a cell (each at least :data:`MIN_PANEL_WIDTH` wide), in rows of
+    such panels. Panels that do not fit are left out (the count says so).
+
+    >>> grid_layout(8, width=80, height=38, shared=True, rows=64, cols=64)
+    GridLayout(shown=3, across=1, width=80, height=16)
+    >>> grid_layout(8, width=200, height=38, shared=True, rows=64, cols=64)
+    GridLayout(shown=6, across=2, width=68, height=16)
+    >>> grid_layout(8, width=40, height=12, shared=True, rows=8, cols=4).shown  # small panels: all
+    2
+    """
+    margin = _row_label_width(rows, y_ticks_from, (0.0, 1.0)) + 2
+    fixed, per_panel = (5, 1) if shared else (3, 2)
+    two = (height - fixed) // 2 - per_panel  # the most lines a panel may ask for: two always fit, as they did
+    per_line = 1 if color in ("none", "ascii") else 2
+
+    def least(panel_width: int) -> int:
+        cell_cols = max(1, min(cols, panel_width - margin))
+        # square cells: a text line is about twice as tall as a column is wide (in colour: two rows of cells)
+        square = math.ceil(min(rows, cell_cols * rows / max(cols, 1)) / 2)
+        return max(MIN_PANEL_LINES, min(math.ceil(square / 2), two))
+
+    def drawn(panel_rows: int) -> int:
+        body = _stack_body(panel_rows, height, shared)
+        return len(block_edges(rows, body * per_line, uniform=True, even=True)) - 1
+
+    def fitting(most: int, fewest: int) -> int:
+        lines = max(1, min(most, (height - fixed) // (per_panel + fewest)))
+        # one more row of panels while each still draws as many rows of cells (blocks of one size seldom
+        # fill the lines they are given: 64 rows in 30 cells are drawn as 16 blocks of 4)
+        while lines < most and (height - fixed) // (lines + 1) - per_panel >= MIN_PANEL_LINES \
+                and drawn(lines + 1) == drawn(lines):  # fmt: skip
+            lines += 1
+        return lines
+
+    def layout(shown: int, across: int, panel_width: int, panel_rows: int) -> GridLayout:
+        return GridLayout(shown, across, panel_width, _stack_body(panel_rows, height, shared) + frame_lines(title=True))
+
+    stacked = fitting(count, least(width))
+    natural = max(margin + cols, MIN_PANEL_WIDTH)
+    across = max(1, min(count, (width + PANEL_GAP) // (natural + PANEL_GAP)))
+    if stacked >= count or across == 1:  # one under another, as a stack always was, while that shows them all
+        return layout(min(count, stacked), 1, width, stacked)
+    # no wider than its cells need: panels side by side sit together, not a screen's width apart
+    panel_width = min((width - PANEL_GAP * (across - 1)) // across, natural)
+    lines = fitting(-(-count // across), least(panel_width))
+    return layout(min(count, lines * across), across, panel_width, lines)
+
+
+def _visible_width(line: str) -> int:
+    return len(_ESCAPE.sub("", line))
+
+
+def _side_by_side(panels: list[str], width: int) -> str:
+    """Text blocks side by side, each padded to ``width`` columns, :data:`PANEL_GAP` apart (short ones: blank lines)."""
+    split = [panel.split("\n") for panel in panels]
+    tall = max(len(lines) for lines in split)
+    out = []
+    for index in range(tall):
+        parts = [lines[index] if index < len(lines) else "" for lines in split]
+        padded = [part + " " * (width - _visible_width(part)) for part in parts[:-1]] + [parts[-1]]
+        out.append((" " * PANEL_GAP).join(padded).rstrip(" "))
+    return "\n".join(out)
+
+
 def heatmap_stack(
     matrices: list[np.ndarray | Downsampled],
     titles: list[str],
@@ -532,7 +633,8 @@ def heatmap_stack(
     structure: AxisStructure | None = None,
     whole: ValueRange | None = None,
 ) -> tuple[str, int]:
-    """Panels one under another in ``width`` × ``height`` cells, and how many of them fit.
+    """Panels in ``width`` × ``height`` cells, side by side where they fit (:func:`grid_layout`), then one
+    row of them under another; and how many of them fit.
 
     ``scales`` holds one ``(vmin, vmax, cmap)`` for every panel (one scale), or one per panel (each its
     own scale, each with its own legend). One scale draws the axis caption and column ticks once,
@@ -549,8 +651,17 @@ def heatmap_stack(
     (2, True)
     """
     shared = len(scales) == 1
-    shown, _ = stack_layout(len(matrices), height, shared=shared)
-    body = _stack_body(shown, height, shared)
+    first_table = matrices[0]
+    rows, cols = (
+        (int(first_table.row_edges[-1]), int(first_table.col_edges[-1]))
+        if isinstance(first_table, Downsampled)
+        else np.shape(first_table)
+    )
+    layout = grid_layout(len(matrices), width=width, height=height, shared=shared, rows=rows, cols=cols,
+                         color=color, y_ticks_from=y_ticks_from)  # fmt: skip
+    shown, across = layout.shown, layout.across
+    grid_rows = -(-shown // across)
+    body = layout.height - frame_lines(title=True)
     blocks = []
     # one scale: the value line under the last panel states the range of every panel drawn
     joined = (
@@ -558,15 +669,19 @@ def heatmap_stack(
         if shared
         else None
     )
-    for index in range(shown):
-        first, last = index == 0, index == shown - 1
-        header, legend, values = first, last or not shared, last and shared
-        low, high, cmap = scales[0 if shared else index]
-        lines = body + frame_lines(title=True, header=header, legend=legend, values=values)
-        blocks.append(
-            heatmap(matrices[index], width=width, height=lines, color=color, x_label=x_label, y_label=y_label,
-                    title=titles[index], vmin=low, vmax=high, cmap=cmap, x_ticks_from=x_ticks_from,
-                    y_ticks_from=y_ticks_from, header=header, legend=legend, values=values, values_range=joined,
-                    structure=structure, whole=whole if values else None)
-        )  # fmt: skip
+    for grid_row in range(grid_rows):
+        panels = []
+        for index in range(grid_row * across, min(shown, (grid_row + 1) * across)):
+            # the header over the first row of panels, the legend under the last (each its own scale: under each)
+            header, last_row = grid_row == 0, grid_row == grid_rows - 1
+            legend, values = last_row or not shared, index == shown - 1 and shared
+            low, high, cmap = scales[0 if shared else index]
+            lines = body + frame_lines(title=True, header=header, legend=legend, values=values)
+            panels.append(
+                heatmap(matrices[index], width=layout.width, height=lines, color=color, x_label=x_label,
+                        y_label=y_label, title=titles[index], vmin=low, vmax=high, cmap=cmap,
+                        x_ticks_from=x_ticks_from, y_ticks_from=y_ticks_from, header=header, legend=legend,
+                        values=values, values_range=joined, structure=structure, whole=whole if values else None)
+            )  # fmt: skip
+        blocks.append(_side_by_side(panels, layout.width))
     return "\n".join(blocks), shown

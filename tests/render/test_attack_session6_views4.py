@@ -64,10 +64,12 @@ def test_plot_alibi_heads_in_the_terminal_leaves_no_row_out():
     assert result.code == 0, result.stderr
     text = result.stdout.decode()
     assert "left out" not in text, text
-    # head 0 in 3 cell rows of 11, 11 and 10 query rows (was 2 of 14): the last averages queries 22-31,
-    # whose bias to key 0 is -6.6 on average (".", near the scale's -7.75)
+    # head 0 in 7 cell rows: six of 5 query rows and a last of 2 (queries 30-31, whose bias to key 0 is -7.625
+    # on average: " ", the scale's -7.75), none left out. Was 3 rows of 11, 11 and 10 (session 11: a panel
+    # keeps about half the lines its square cells need, so 2 of the 4 heads fit in 22 lines, not all squashed)
     lines = _cell_lines(text.split("head 1")[0])
-    assert len(lines) == 3 and lines[-1].startswith(".."), text
+    assert len(lines) == 7 and lines[-1].startswith("   ") and lines[0].startswith("@"), text
+    assert "32 × 32 → 7 × 32 block means" in text and "2 of 4 fit in 22 lines" in text, text
 
 
 @pytest.mark.parametrize("command", ["plot", "distance"])
