@@ -81,6 +81,12 @@ def identify_rope_pair(
             if other_excess <= 1.0:
                 best, sin_error, sin_excess, also = other, other_error, other_excess, None
                 break
+    if found.matched and sin_excess > 1.0:
+        # a cos part whose low frequencies round to 1 (d = 4 at base 10⁷ in bfloat16) bounds the base, no more:
+        # the sin part reads it (a small angle is its own sine), and the cos part must follow that reading
+        read = _read_from_sin(cos, values, dtype)
+        if read is not None:
+            best, sin_error, sin_excess, also = read[0], read[1], 0.0, None
     pair_params = {**best.params, "part": None}
     error = max(best.max_error, sin_error)
     pair = replace(best, params=pair_params, max_error=error, presets=presets_with(best.scheme, pair_params))
@@ -93,6 +99,20 @@ def identify_rope_pair(
         also = also if also.max_error <= found.tolerance else None
     paired = replace(found, best=pair, level=level, runners_up=[], parts=names, also=also)
     return _unmatched(paired, cos, values, names) if level == "none" else paired
+
+
+def _read_from_sin(cos: np.ndarray, sin: np.ndarray, dtype: str | None) -> tuple[Candidate, float] | None:
+    """The cos-part reading (and the sin part's error) of the scheme the ``sin`` part alone reads as, when
+    ``cos`` follows it within its noise; None otherwise."""
+    found = identify_table(sin, dtype=dtype)
+    best = found.best
+    if not found.matched or SCHEMES[best.scheme].default_parts != ("cos", "sin") or best.params.get("part") != "sin":
+        return None
+    values = _checked(cos)
+    scale = max(float(values.max()), -float(values.min())) or 1.0
+    as_cos = replace(best, params={**best.params, "part": "cos"}, presets=())
+    cos_error, cos_excess = _errors(values, as_cos, [range(0, values.shape[0])], found.precision, scale)
+    return (replace(as_cos, max_error=cos_error), best.max_error) if cos_excess <= 1.0 else None
 
 
 def _cos_part(candidate: Candidate) -> bool:

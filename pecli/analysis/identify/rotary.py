@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.compare import value_precision
+from pecli.analysis.compare import rounding_tolerance, value_precision
 from pecli.errors import PecliError
 from pecli.schemes.rope import rope_frequencies, rope_table
 
@@ -83,8 +83,9 @@ def frequency_profile(columns: np.ndarray, part: str) -> tuple[np.ndarray, float
         rows = np.maximum(_first_reached(columns, amplitude, part), 1)
         picked = columns[rows, np.arange(columns.shape[1])].astype(np.float64)
         rates = inverse(np.clip(picked / amplitude, -1.0, 1.0)) / rows
-    # a frequency too low to turn the angle within the table reads as 0 (cos rounds to 1)
-    if (rates >= 0).all() and rates[:2].min() > 0 and rates.max() <= 1.01:
+    # a frequency too low to turn the angle within the table reads as 0 (cos rounds to 1): d = 4's second one
+    # in a short float16 or bfloat16 table of base 10⁶; the base is then bounded, not read (regenerating decides)
+    if (rates >= 0).all() and rates[0] > 0 and rates.max() <= 1.01:
         return rates, amplitude, rows
     return None
 
@@ -210,9 +211,11 @@ def _scalings(
     tolerance: float,
 ) -> Iterator[dict]:
     """Scaling parameters (round ones first) whose frequency profile agrees with ``rates``."""
-    read_base = (rates[1] / rates[0]) ** (-dim / 2)
+    # no base reads off a second frequency that never turned: the round bases whose frequencies agree stand
+    read_base = float((rates[1] / rates[0]) ** (-dim / 2)) if rates[1] > 0 else math.inf
     near = [base for base in bases if abs(base / read_base - 1.0) < _NEAR_BASE]
-    fitted = list(dict.fromkeys([*(_significant(read_base, digits) for digits in range(2, 8)), read_base]))
+    read = [] if math.isinf(read_base) else [*(_significant(read_base, digits) for digits in range(2, 8)), read_base]
+    fitted = list(dict.fromkeys(read))
     # the base fitted to every frequency, to full precision as it reads (rope base 500001, 12345.6)
     whole = _fitted_base(rates, rows, dim)
     if whole is not None:
@@ -355,8 +358,9 @@ def _ordered(
     readings = [params for params, _ in rounded]
     if not exact:
         return readings
-    # the table's own rounding, at its largest value
-    floor = float(np.finfo(columns.dtype).eps if columns.dtype.kind == "f" else 0.0) * float(np.abs(columns).max())
+    # the table's own rounding, at its largest value: its values' precision (a bfloat16 table widened to float32
+    # is rounded as bfloat16; float32's floor let a half-type twin at 998000 beat base 1e6 by 1e-5)
+    floor = rounding_tolerance(value_precision(columns), scale=float(np.abs(columns).max()), roundings=1.0)
     best_rounded = min(rounded, key=lambda item: max(item[1], floor))
     errors = [max(_exact_error(columns, part, amplitude, dim, length, params), floor) for params in exact]
     least_exact = min(errors)
