@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from pecli.errors import ParameterError
+from pecli.text import literal, literal_repr
 
 __all__ = ["as_array", "check_flag", "check_has_values", "check_tolerance", "source_text"]
 
@@ -53,7 +54,7 @@ def source_text(value: Any, label: str, *, expected: str | None = None, hint: st
 def _shown(value: bytes) -> str:
     """``value`` as the str literal it decodes to, cut to a short line."""
     text = repr(value.decode("utf-8", "replace"))
-    return text if len(text) <= 40 else text[:37] + "...'"
+    return literal(text if len(text) <= 40 else text[:37] + "...'")  # for a message, which is a template
 
 
 def as_array(value: Any, label: str) -> tuple[np.ndarray, str]:
@@ -95,7 +96,9 @@ def check_flag(name: str, value: Any) -> bool:
     pecli.errors.ParameterError: exact must be True or False, got 'no' (pass exact=True or exact=False)
     """
     if not isinstance(value, (bool, np.bool_)):
-        raise ParameterError(f"{name} must be True or False, got {value!r}", hint=f"pass {name}=True or {name}=False")
+        raise ParameterError(
+            f"{name} must be True or False, got {literal_repr(value)}", hint=f"pass {name}=True or {name}=False"
+        )
     return bool(value)
 
 
@@ -108,4 +111,6 @@ def check_tolerance(name: str, value: Any) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (0 <= float(value) < float("inf")):
-        raise ParameterError(f"{name} must be a finite number >= 0, got {value!r}", hint=f"e.g. {name}=1e-6")
+        raise ParameterError(
+            f"{name} must be a finite number >= 0, got {literal_repr(value)}", hint=f"e.g. {name}=1e-6"
+        )

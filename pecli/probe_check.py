@@ -30,6 +30,7 @@ from pecli.analysis.diagnosis.finding import Finding
 from pecli.errors import ParameterError
 from pecli.probe import PROBE_TENSORS, ColumnOrder, Probe, diagnose_rotated, tried_mistakes
 from pecli.report import Shown
+from pecli.text import literal
 
 __all__ = ["RotatedCheck", "RotatedComparison", "compare_probe_files", "compare_rotated", "is_probe", "read_probe"]
 
@@ -352,7 +353,7 @@ def _engine_tensors(tensors: Mapping[str, Any]) -> dict[str, Any]:
         named = {"q_rotated": next(iter(tensors.values()))}
     if not named:
         raise ParameterError(
-            f"the engine's file holds {', '.join(sorted(tensors)) or 'no tensor'}; which is the rotated q?",
+            f"the engine's file holds {literal(', '.join(sorted(tensors))) or 'no tensor'}; which is the rotated q?",
             hint="save the engine's rotation of the probe's q and k as q_rotated and k_rotated",
         )
     return named
@@ -365,7 +366,7 @@ def _check_same_inputs(first: Probe, second: Probe, labels: Sequence[str]) -> No
         if a.shape != b.shape or not np.array_equal(a, b):
             shapes = f" ({' × '.join(map(str, a.shape))} against {' × '.join(map(str, b.shape))})"
             raise ParameterError(
-                f"{labels[0]} and {labels[1]} are probes of different inputs: their {name} differ"
+                f"{literal(labels[0])} and {literal(labels[1])} are probes of different inputs: their {name} differ"
                 + (shapes if a.shape != b.shape else ""),
                 hint="write both probes with the same head width, length and seed, or compare each with an "
                 "engine's rotation of its q and k",

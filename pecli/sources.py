@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Union
 
 from pecli.errors import Message, ParameterError
-from pecli.text import literal_repr
+from pecli.text import literal, literal_repr
 
 __all__ = [
     "CONFIG_SUFFIXES",
@@ -330,7 +330,8 @@ def _config_table(source: str, model: Any, request: SourceRequest, kind: str) ->
     names = [part.params.get("part") for part in spec.parts()]
     if len(names) > 1:
         raise ParameterError(
-            f"{literal_repr(model.config_file)} gives a table of several tensors ({', '.join(map(str, names))})",
+            f"{literal_repr(model.config_file)} gives a table of several tensors"
+            f" ({literal(', '.join(map(str, names)))})",
             hint=f"pick one with {{key={'|'.join(parts)}}}",
         )
     spec = spec.single()

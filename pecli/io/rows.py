@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pecli.errors import TableFileError
+from pecli.text import literal
 
 __all__ = ["RowReader", "open_rows"]
 
@@ -72,7 +73,7 @@ class RowReader:
                     chunk = buffer[: count * cols].reshape(count, cols)
                     if handle.readinto(chunk.data.cast("B")) != chunk.nbytes:
                         raise TableFileError(  # shortened since its header was checked
-                            f"{self.path} ends before its rows {start}–{start + count}",
+                            f"{literal(self.path)} ends before its rows {start}–{start + count}",
                             hint="check that nothing is writing the file while it is read",
                         )
                 if self.dtype == "bfloat16":

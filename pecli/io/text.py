@@ -24,6 +24,7 @@ import numpy as np
 
 from pecli.errors import TableFileError
 from pecli.io.tensor import StoredTensor, Tensor
+from pecli.text import literal_repr
 
 __all__ = ["TEXT_BYTES", "is_text", "text_entries", "text_pieces"]
 
@@ -112,7 +113,7 @@ def _first_bad_line(name: str, lines: list[str], delimiter: str, columns: int, k
                 float(field)
             except ValueError:
                 return TableFileError(
-                    f"{what}: line {number} holds {field.strip()[:40]!r}, which is not a number",
+                    f"{what}: line {number} holds {literal_repr(field.strip()[:40])}, which is not a number",
                     hint=f"pecli reads {kind} tables of numbers, as pecli generate -o pe.csv writes them",
                 )
     return TableFileError(f"{what} of numbers", hint="give one row of numbers per line")

@@ -305,7 +305,7 @@ def model_encoding(
     except ParameterError as error:
         message, hint = error._templates
         if source != "config.json" and message.startswith("config.json"):
-            raise type(error)(source + message.removeprefix("config.json"), hint=hint) from None
+            raise type(error)(literal(source) + message.removeprefix("config.json"), hint=hint) from None
         raise
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from pecli.errors import TableFileError
 from pecli.io.checkpoint import check_shard_holds
-from pecli.text import shown
+from pecli.text import literal, shown
 
 __all__ = [
     "POSITION_TENSOR_NAMES",
@@ -132,12 +132,12 @@ class ModelDirectory:
         # 2-D tables first (as before); a ViT's (1, N, C) pos_embed when there is none
         tables = [tensor for tensor in found if len(tensor.shape) == 2] or [t for t in found if is_table_shape(t.shape)]
         if len(tables) != 1:
-            listing = "; ".join(f"{shown(t.name)} {list(t.shape)}" for t in tables)
-            problem = f"{self.path} holds {len(tables)} 2-D position tensors" if tables else None
+            listing = "; ".join(f"{literal(shown(t.name))} {list(t.shape)}" for t in tables)
+            problem = f"{literal(self.path)} holds {len(tables)} 2-D position tensors" if tables else None
             if problem is None:
                 raise TableFileError(
-                    f"{self.path} holds no 2-D position table among its weights",
-                    hint="its encoding may be computed: pecli generate {from_config=" + self.path + "}",
+                    f"{literal(self.path)} holds no 2-D position table among its weights",
+                    hint="its encoding may be computed: pecli generate {from_config=" + literal(self.path) + "}",
                 )
             raise TableFileError(f"{problem}; choose one with {{key}}", hint=f"candidates: {listing}")
         return tables[0]
@@ -165,6 +165,6 @@ def open_model_directory(path: str) -> ModelDirectory:
 
         return ModelDirectory(path, config, dict.fromkeys(read_tensors(single)[0], single))
     raise TableFileError(
-        f"{path} has no weights ({SINGLE_FILE} or {INDEX_FILE})",
+        f"{literal(path)} has no weights ({SINGLE_FILE} or {INDEX_FILE})",
         hint="give a directory that save_pretrained wrote with safetensors weights",
     )

@@ -103,7 +103,7 @@ def config_int(config: Mapping[str, Any], key: str, *, name: str | None = None) 
     ...
     pecli.errors.ParameterError: config.json: n_head: expected a positive integer, got Infinity
     """
-    name = name or key
+    name = literal(name or key)  # a key from the config (a layer type's) in messages, which are templates
     value = config.get(key)
     if value is None:
         raise ParameterError(f"config.json has no {name}", hint=f"add {name} to the config")
@@ -133,6 +133,7 @@ def config_number(value: Any, name: str, *, positive: bool = False) -> float:
     pecli.errors.ParameterError: config.json: rope_scaling.factor: expected a finite number, got '4'
     """
     kind = "a positive finite number" if positive else "a finite number"
+    name = literal(name)  # a key from the config in messages, which are templates
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ParameterError(f"config.json: {name}: expected {kind}, got {config_value(value)}")
     try:

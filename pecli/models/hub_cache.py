@@ -15,6 +15,7 @@ import os
 import re
 
 from pecli.errors import TableFileError
+from pecli.text import literal
 
 __all__ = ["cache_directory", "is_model_id", "resolve_model_id"]
 
@@ -49,7 +50,7 @@ def resolve_model_id(model_id: str) -> str:
             snapshot = None
     if snapshot is None or not os.path.isdir(snapshot):
         raise TableFileError(
-            f"{model_id} is not in the local Hugging Face cache ({cache_directory()})",
+            f"{literal(model_id)} is not in the local Hugging Face cache ({literal(cache_directory())})",
             hint=f"fetch it with: hf download {repo} config.json" + f" (revision {revision})" * (revision != "main"),
         )
     return snapshot

@@ -44,6 +44,7 @@ from pecli.models.transformers_families import (
     IGNORES_PARTIAL,
     TRANSFORMERS_VERSION,
 )
+from pecli.text import literal, literal_repr
 
 __all__ = ["ROPE_TYPE_SCALING", "config_head_dim", "has_rope", "rope_encoding"]
 
@@ -112,7 +113,8 @@ def _rope_encoding(config: Mapping[str, Any], model_type: str, layer_type: str |
     if nested is None:
         if layer_type is not None and not layer_types:
             raise NoLayerTypes(
-                f"config.json has one set of rope parameters for every layer, so no layer type {layer_type!r}",
+                "config.json has one set of rope parameters for every layer, so no layer type "
+                f"{literal_repr(layer_type)}",
                 hint="drop {layer_type}",
             )
         if layer_type is not None and layer_type not in layer_types:
@@ -122,7 +124,7 @@ def _rope_encoding(config: Mapping[str, Any], model_type: str, layer_type: str |
             )
         if layer_type is not None and layer_type in TYPES_WITHOUT_ROPE:
             raise ParameterError(
-                f"config.json: layers of type {layer_type!r} have no positional encoding, so no rope table",
+                f"config.json: layers of type {literal_repr(layer_type)} have no positional encoding, so no rope table",
                 hint=did_you_mean("", [name for name in layer_types if name not in TYPES_WITHOUT_ROPE]),
             )
         return with_layers(_one_encoding(config, model_type, *rope_settings(config)), config)
@@ -207,9 +209,8 @@ def _one_encoding(
     head_dim, head_dim_key = config_head_dim(config)
     partial = _number(found, where, "partial_rotary_factor", 1.0)
     if not 0 < partial <= 1:
-        raise ParameterError(
-            f"config.json: {where.get('partial_rotary_factor')}: expected a number in (0, 1], got {partial!r}"
-        )
+        key = literal(where.get("partial_rotary_factor", "partial_rotary_factor"))  # in a template
+        raise ParameterError(f"config.json: {key}: expected a number in (0, 1], got {partial!r}")
     partial_key = where.get("partial_rotary_factor", "partial_rotary_factor")
     remote_code = config.get("auto_map") is not None or partial_key in ("rotary_emb_fraction", "rotary_pct")
     if partial != 1.0 and rope_type == "default" and config_class in IGNORES_PARTIAL and not remote_code:
@@ -222,7 +223,8 @@ def _one_encoding(
         partial = 1.0
     # the rotary module's cos and sin cover the rotated columns only: int(head_dim · partial_rotary_factor)
     dim = head_dim if rope_type == "proportional" else int(head_dim * partial)
-    dim_field = head_dim_key[0] + (f" × {where['partial_rotary_factor']}" if partial != 1.0 else "")
+    # the keys in messages (templates): a layer type from the config may hold braces
+    dim_field = literal(head_dim_key[0] + (f" × {where['partial_rotary_factor']}" if partial != 1.0 else ""))
     rotary_key = next((key for key in ("rotary_dim",) if config.get(key) is not None), None)
     if rotary_key is not None and rope_type != "proportional":
         rotary = config_int(config, rotary_key)
@@ -230,7 +232,7 @@ def _one_encoding(
             raise ParameterError(
                 f"config.json: {rotary_key} = {rotary} contradicts {dim_field} = {head_dim_key[1]} × {partial!r}"
                 f" = {dim} rotary columns",
-                hint=f"keep one of {rotary_key} and {where['partial_rotary_factor']}",
+                hint=f"keep one of {rotary_key} and {literal(where['partial_rotary_factor'])}",
             )
         if rotary > head_dim and head_dim_key[0] != "rotary_dim":
             raise ParameterError(
@@ -259,7 +261,7 @@ def _one_encoding(
     if rope_type == "llama3" and params["high_freq_factor"] <= params["low_freq_factor"]:
         # transformers only warns here and computes a step (no blend band) at original/low_freq_factor; pecli's
         # rope takes no such pair from any caller yet, so the config's table is refused, saying why
-        high, low = (where.get(key, key) for key in ("high_freq_factor", "low_freq_factor"))
+        high, low = (literal(where.get(key, key)) for key in ("high_freq_factor", "low_freq_factor"))
         step = params["original_max_position"] / params["low_freq_factor"]
         raise ParameterError(
             f"config.json: {high} = {params['high_freq_factor']!r} is not greater than {low} = "
@@ -386,7 +388,7 @@ def _number(found: Mapping[str, Any], where: Mapping[str, str], key: str, defaul
     if value is None:
         # named where the config keeps its rope parameters (rope_parameters.full_attention.rope_type, rope_scaling.type)
         type_key = next((k for k in ("rope_type", "type") if k in where), "rope_type")
-        type_field = where.get(type_key, type_key)
+        type_field = literal(where.get(type_key, type_key))  # in the message (a template): a layer type's braces
         container = type_field.rpartition(".")[0]
         field = f"{container}.{key}" if container else key
         raise ParameterError(
@@ -401,11 +403,11 @@ def _factor_list(found: Mapping[str, Any], where: Mapping[str, str], key: str, d
     values = found.get(key)
     name = where.get(key, key)
     if not isinstance(values, list):
-        raise ParameterError(f"config.json: {name}: expected a list of numbers, got {config_value(values)}")
+        raise ParameterError(f"config.json: {literal(name)}: expected a list of numbers, got {config_value(values)}")
     values = [config_number(value, f"{name}[{index}]", positive=True) for index, value in enumerate(values)]
     if len(values) != dim // 2:
         raise ParameterError(
-            f"config.json: {where.get(key, key)} has {len(values)} values, but longrope needs head_dim/2 = {dim // 2}",
+            f"config.json: {literal(name)} has {len(values)} values, but longrope needs head_dim/2 = {dim // 2}",
             hint="one divisor per rotated pair of columns",
         )
     return ",".join(repr(float(value)) for value in values)
@@ -422,5 +424,6 @@ def _check_supported(rope_type: str, params: Mapping[str, Any]) -> None:
         with_options = f" with {', '.join(missing)}" if missing and params.get("scaling") in scalings else ""
         supported = ", ".join(rope_type for rope_type, scaling in ROPE_TYPE_SCALING.items() if scaling in scalings)
         raise ParameterError(
-            f"rope_type {rope_type!r}{with_options} is not supported yet", hint=f"pecli computes {supported}"
+            f"rope_type {literal_repr(rope_type)}{with_options} is not supported yet",
+            hint=f"pecli computes {supported}",
         )

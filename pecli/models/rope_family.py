@@ -24,6 +24,7 @@ from pecli.models.transformers_families import (
     TRANSFORMERS_VERSION,
     USES_PARTIAL,
 )
+from pecli.text import literal
 
 __all__ = ["pairing", "rope_type_of", "transformers_cache_layout"]
 
@@ -78,7 +79,7 @@ def rope_type_of(found: Mapping[str, Any], where: Mapping[str, str], model_type:
     new, old = found.get("rope_type"), found.get("type")
     if new is not None and old is not None and new != old:
         raise ParameterError(
-            f"config.json: {where['rope_type']} = {config_value(new)} contradicts {where['type']} = "
+            f"config.json: {literal(where['rope_type'])} = {config_value(new)} contradicts {literal(where['type'])} = "
             f"{config_value(old)}",
             hint="keep rope_type (type is its older name)",
         )
@@ -87,7 +88,7 @@ def rope_type_of(found: Mapping[str, Any], where: Mapping[str, str], model_type:
         if given in ("su", "yarn"):
             return "longrope"
         if given not in ("default", "longrope"):
-            key = where.get("rope_type" if new is not None else "type", "rope_type")
+            key = literal(where.get("rope_type" if new is not None else "type", "rope_type"))
             raise ParameterError(
                 f"config.json: {key} = {config_value(given)}: {model_type} runs longrope or default rope only",
                 hint="use rope_type longrope with short_factor and long_factor, as Phi-3's config does",
@@ -97,7 +98,7 @@ def rope_type_of(found: Mapping[str, Any], where: Mapping[str, str], model_type:
         # rope: at text positions (t = h = w) every section turns with the same position, one 1-D table
         return "default"
     if model_type in _DEFAULT_ONLY and given != "default":
-        key = where.get("rope_type" if new is not None else "type", "rope_type")
+        key = literal(where.get("rope_type" if new is not None else "type", "rope_type"))  # in a template
         raise ParameterError(
             f"config.json: {key} = {config_value(given)}: {model_type}'s rotary embedding runs default rope only "
             "(transformers refuses any other type), so the model has no scaled table",

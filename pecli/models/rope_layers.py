@@ -18,6 +18,7 @@ from typing import Any
 from pecli.errors import ParameterError
 from pecli.models.encoding import ModelEncoding, config_value
 from pecli.models.rope_settings import add_top_level, rope_settings
+from pecli.text import literal, literal_repr
 
 __all__ = [
     "TYPES_WITHOUT_ROPE",
@@ -72,8 +73,8 @@ def layer_config(config: Mapping[str, Any], layer_type: str) -> Mapping[str, Any
             | {k for k in first if first[k] != rope_overrides(differing).get(k)}
         )
         raise ParameterError(
-            f"config.json: per_layer_config gives layers {indices[0]} and {differing}, both {layer_type!r}, "
-            f"different {', '.join(keys)}: one rope table per layer type cannot hold them",
+            f"config.json: per_layer_config gives layers {indices[0]} and {differing}, both "
+            f"{literal_repr(layer_type)}, different {', '.join(keys)}: one rope table per layer type cannot hold them",
             hint="give the layers of one type the same rope settings",
         )
     return {**config, **first}
@@ -184,8 +185,8 @@ def nested_settings(config: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any]
                 continue
             if not isinstance(value, dict):
                 raise ParameterError(
-                    f"config.json: rope_parameters.{name}: expected an object (the rope parameters of layer type "
-                    f"{name!r}), got {config_value(value)}",
+                    f"config.json: rope_parameters.{literal(name)}: expected an object (the rope parameters of "
+                    f"layer type {literal_repr(name)}), got {config_value(value)}",
                     hint="per-layer rope_parameters hold one object per layer type",
                 )
             found, where = dict(value), {key: f"rope_parameters.{name}.{key}" for key in value}

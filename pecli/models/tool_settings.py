@@ -26,6 +26,7 @@ from pecli.models.gguf import gguf_architecture, has_swa_base
 from pecli.models.info import ConfigInfo, LayerInfo, head_width, is_rotary
 from pecli.models.rope_config import ROPE_TYPE_SCALING
 from pecli.models.rope_settings import class_partial, own_spelling
+from pecli.text import literal, literal_repr
 
 __all__ = ["TOOLS", "tool_settings"]
 
@@ -46,14 +47,14 @@ _V4_LAYER_BASES = dict.fromkeys(("modernbert", "modernbert-decoder"), ("global_r
 def tool_settings(info: ConfigInfo, tool: str) -> dict[str, Any]:
     """The position settings of ``info`` (:func:`pecli.models.info.describe_config`) as ``tool`` takes them."""
     if tool not in TOOLS:
-        raise ParameterError(f"no settings format {tool!r}", hint=f"pecli writes {', '.join(TOOLS)}")
+        raise ParameterError(f"no settings format {literal_repr(tool)}", hint=f"pecli writes {', '.join(TOOLS)}")
     if info.problem is not None:
-        raise ParameterError(info.problem)
+        raise ParameterError(literal(info.problem))  # already filled: any braces left are a name's
     rope = [layer for layer in info.layers if is_rotary(layer.encoding)]
     if not rope or len(rope) != len(info.layers):
         scheme = info.layers[0].encoding.scheme or "learned" if info.layers else "none"
         raise ParameterError(
-            f"{info.config_file}: its positional encoding is {scheme}, not RoPE",
+            f"{literal(info.config_file)}: its positional encoding is {scheme}, not RoPE",
             hint="hf-v4, hf-v5 and gguf settings describe rotary position embeddings",
         )
     if tool == "gguf":
@@ -134,10 +135,10 @@ def _hf_v4(info: ConfigInfo, rope: list[LayerInfo], model_type: str) -> dict[str
         or len(partials) > 1
         or any(set(settings) != {"rope_type", "rope_theta"} or settings["rope_type"] != "default" for settings in plain)
     ):
-        names = ", ".join(str(name) for name in by_name)
+        names = literal(", ".join(str(name) for name in by_name))  # layer types from the config
         raise ParameterError(
-            f"{info.config_file}: the layer types {names} have different rope parameters, which hf-v4 settings "
-            "cannot hold",
+            f"{literal(info.config_file)}: the layer types {names} have different rope parameters, which hf-v4 "
+            "settings cannot hold",
             hint="write them as hf-v5 (rope_parameters per layer type)",
         )
     if bases is not None:  # ModernBERT: one base per layer type, no scaling
@@ -171,8 +172,8 @@ def _gguf(info: ConfigInfo, rope: list[LayerInfo], *, global_layers: bool = Fals
         kinds = set(info.layer_types or ()) or {"sliding_attention", "full_attention"}
         if kinds != {"sliding_attention", "full_attention"} or rope[0].encoding.params.get("scaling", "none") != "none":
             raise ParameterError(
-                f"{info.config_file}: llama.cpp's {arch} runs sliding layers unscaled beside global ones, which "
-                f"these layer types ({', '.join(sorted(kinds))}) and rope parameters are not",
+                f"{literal(info.config_file)}: llama.cpp's {literal(arch)} runs sliding layers unscaled beside global "
+                f"ones, which these layer types ({literal(', '.join(sorted(kinds)))}) and rope parameters are not",
                 hint="write them as hf-v5 (rope_parameters per layer type)",
             )
         written = _gguf(
@@ -180,9 +181,9 @@ def _gguf(info: ConfigInfo, rope: list[LayerInfo], *, global_layers: bool = Fals
         )
         return written
     if len(rope) > 1:
-        names = ", ".join(str(layer.layer_type) for layer in rope)
+        names = literal(", ".join(str(layer.layer_type) for layer in rope))  # from the config
         raise ParameterError(
-            f"{info.config_file}: the layer types {names} have different rope parameters, which the GGUF keys "
+            f"{literal(info.config_file)}: the layer types {names} have different rope parameters, which the GGUF keys "
             "pecli reads cannot hold",
             hint="write them as hf-v5 (rope_parameters per layer type)",
         )
@@ -209,7 +210,7 @@ def _gguf(info: ConfigInfo, rope: list[LayerInfo], *, global_layers: bool = Fals
     )
     if unsupported:
         raise ParameterError(
-            f"{info.config_file}: {', '.join(unsupported)} has no GGUF key pecli reads",
+            f"{literal(info.config_file)}: {', '.join(unsupported)} has no GGUF key pecli reads",
             hint="write the settings as hf-v5",
         )
     if scaling == "llama3":  # the converter precomputes Llama 3.1's factors into rope_freqs

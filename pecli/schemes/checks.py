@@ -16,19 +16,24 @@ from numbers import Integral, Real
 from typing import Any, cast
 
 from pecli.errors import ParameterError, did_you_mean
+from pecli.text import literal_repr
 
 
 def positive_int(name: str, value: object) -> int:
     """``value`` as an int if it is a positive integer, else a :class:`ParameterError`."""
     if isinstance(value, bool) or not isinstance(value, Integral) or value <= 0:
-        raise ParameterError(f"{{{name}}} must be a positive integer, got {value!r}", hint=f"pass e.g. {{{name}=64}}")
+        raise ParameterError(
+            f"{{{name}}} must be a positive integer, got {literal_repr(value)}", hint=f"pass e.g. {{{name}=64}}"
+        )
     return int(value)
 
 
 def integer(name: str, value: object) -> int:
     """``value`` as an int if it is an integer, else a :class:`ParameterError`."""
     if isinstance(value, bool) or not isinstance(value, Integral):
-        raise ParameterError(f"{{{name}}} must be an integer, got {value!r}", hint=f"pass e.g. {{{name}=0}}")
+        raise ParameterError(
+            f"{{{name}}} must be an integer, got {literal_repr(value)}", hint=f"pass e.g. {{{name}=0}}"
+        )
     return int(value)
 
 
@@ -36,7 +41,7 @@ def finite_above(name: str, value: object, bound: float, *, example: str) -> flo
     """``value`` as a float if it is finite and greater than ``bound``, else a :class:`ParameterError`."""
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value <= bound:
         raise ParameterError(
-            f"{{{name}}} must be a finite number greater than {bound:g}, got {value!r}",
+            f"{{{name}}} must be a finite number greater than {bound:g}, got {literal_repr(value)}",
             hint=f"pass e.g. {{{name}={example}}}",
         )
     return float(value)
@@ -46,7 +51,7 @@ def finite(name: str, value: object, *, example: str) -> float:
     """``value`` as a float if it is a finite number, else a :class:`ParameterError`."""
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
         raise ParameterError(
-            f"{{{name}}} must be a finite number, got {value!r}", hint=f"pass e.g. {{{name}={example}}}"
+            f"{{{name}}} must be a finite number, got {literal_repr(value)}", hint=f"pass e.g. {{{name}={example}}}"
         )
     return float(value)
 
@@ -65,7 +70,7 @@ def row_range(rows: range | None, length: int, *, per_row: int = 0, hint: str | 
         rows = range(length)
     elif not isinstance(rows, range) or rows.step != 1 or not 0 <= rows.start <= rows.stop <= length:
         raise ParameterError(
-            f"rows must be a contiguous range inside 0..{length}, got {rows!r}",
+            f"rows must be a contiguous range inside 0..{length}, got {literal_repr(rows)}",
             hint="pass rows=range(start, stop) with 0 <= start <= stop <= length",
         )
     if per_row:
@@ -104,7 +109,7 @@ def grid_shape(grid: object) -> tuple[int, int]:
         sides = ()
     if len(sides) != 2 or min(sides) <= 0:
         raise ParameterError(
-            f"{{grid}} must be two positive sides H,W, got {grid!r}",
+            f"{{grid}} must be two positive sides H,W, got {literal_repr(grid)}",
             hint="pass e.g. {grid=14,14}",
         )
     return sides[0], sides[1]
@@ -122,7 +127,7 @@ def choice(name: str, value: object, allowed: tuple[str, ...], *, scheme: str | 
     if value not in allowed:
         where = f" for scheme {scheme!r}" if scheme else ""
         raise ParameterError(
-            f"{{{name}}} {value!r} is not a valid {name.replace('_', ' ')}{where}",
+            f"{{{name}}} {literal_repr(value)} is not a valid {name.replace('_', ' ')}{where}",
             hint=did_you_mean(str(value), allowed),
         )
     return value
@@ -132,7 +137,7 @@ def non_negative_int(name: str, value: object) -> int:
     """``value`` as an int if it is an integer >= 0 (a random seed), else a :class:`ParameterError`."""
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 0:
         raise ParameterError(
-            f"{{{name}}} must be a non-negative integer, got {value!r}", hint=f"pass e.g. {{{name}=0}}"
+            f"{{{name}}} must be a non-negative integer, got {literal_repr(value)}", hint=f"pass e.g. {{{name}=0}}"
         )
     return int(value)
 
@@ -157,7 +162,7 @@ def head_index(head: object, heads: int) -> int:
     """
     if isinstance(head, bool) or not isinstance(head, Integral) or not 0 <= int(head) < heads:
         raise ParameterError(
-            f"{{head}} must be in 0..{heads - 1}, got {head!r}", hint=f"pass e.g. {{head=0}} (of {heads})"
+            f"{{head}} must be in 0..{heads - 1}, got {literal_repr(head)}", hint=f"pass e.g. {{head=0}} (of {heads})"
         )
     return int(head)
 
@@ -206,7 +211,7 @@ def positive_floats(name: str, value: object, count: int) -> tuple[float, ...]:
         numbers = ()
     if not numbers or not all(math.isfinite(n) and n > 0 for n in numbers):
         raise ParameterError(
-            f"{{{name}}} must be a comma-separated list of positive numbers, got {value!r}",
+            f"{{{name}}} must be a comma-separated list of positive numbers, got {literal_repr(value)}",
             hint=f"pass {count} numbers, e.g. {{{name}={','.join(['1.0'] * min(count, 2))}{',…' * (count > 2)}}}",
         )
     if len(numbers) != count:
@@ -241,7 +246,7 @@ def mrope_sections(sections: object, dim: int) -> tuple[int, int, int]:
         counts = ()
     if len(counts) != 3 or min(counts) <= 0:
         raise ParameterError(
-            f"{{sections}} must be three positive counts t,h,w, got {sections!r}",
+            f"{{sections}} must be three positive counts t,h,w, got {literal_repr(sections)}",
             hint="pass e.g. {sections=16,24,24} (Qwen2-VL, head dim 128)",
         )
     if sum(counts) != dim // 2:
@@ -269,7 +274,9 @@ def axial_grid(grid: object, sections: object) -> tuple[int, ...]:
     allowed = (2, 3) if sections is not None else (2,)
     if len(sides) not in allowed or min(sides) <= 0:
         example = "{grid=H,W} or, with {sections}, {grid=T,H,W}" if sections is not None else "{grid=H,W}"
-        raise ParameterError(f"{{grid}} must be positive sides {example}, got {grid!r}", hint="pass e.g. {grid=16,16}")
+        raise ParameterError(
+            f"{{grid}} must be positive sides {example}, got {literal_repr(grid)}", hint="pass e.g. {grid=16,16}"
+        )
     return (1, *sides) if sections is not None and len(sides) == 2 else sides
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pecli.errors import _PARAMETER, ParameterError, did_you_mean, names_a_parameter, respelled
-from pecli.text import ascii_float, ascii_int
+from pecli.text import ascii_float, ascii_int, literal, literal_repr
 
 #: the sizes a spec takes from its caller (--len, --d, the other table), not from its text
 _SIZES = ("length", "dim")
@@ -101,13 +101,15 @@ class SchemeSpec:
 
         if preset is not None and self.preset is not None and preset != self.preset:
             raise ParameterError(
-                f"preset {self.preset} in spec {self.text!r} and {{preset={preset}}} disagree",
+                f"preset {literal(str(self.preset))} in spec {literal_repr(self.text)}"
+                f" and {{preset={literal(preset)}}} disagree",
                 hint="give the preset once: in the spec or as {preset}",
             )
         for name, value in params.items():
             if name in self.params and not _same_value(self.params[name], value):
                 raise ParameterError(
-                    f"{name}={self._raw(name)} in spec {self.text!r} and {{{name}={_shown(value)}}} disagree",
+                    f"{name}={literal(self._raw(name))} in spec {literal_repr(self.text)}"
+                    f" and {{{name}={literal(_shown(value))}}} disagree",
                     hint=f"give {name} once: in the spec or as {{{name}}}",
                 )
         chosen = self.preset or preset
@@ -147,7 +149,7 @@ class SchemeSpec:
             return name if example is None else f"{name}={example}"
 
         message, hint = respelled(error, spell)
-        return ParameterError(f"in spec {self.text!r}: {message}", hint=hint)
+        return ParameterError(f"in spec {literal_repr(self.text)}: {message}", hint=hint)
 
     def query_rows(self, *, heads: int, length: int, dtype: str = "float32") -> tuple[Any, Any] | None:
         """A per-head spec's bias at query position 0 of each of ``heads`` heads over ``length`` keys: the
@@ -247,25 +249,27 @@ def looks_like_spec(text: str) -> bool:
 
 
 def _value(spec: str, name: str, text: str, kind: type, optional: bool) -> Any:
-    where = f"in spec {spec!r}: {name}={text}"
+    where = f"in spec {literal_repr(spec)}: {name}={literal(text)}"
     if optional and text.lower() == "none":
         return None
     if kind is bool:
         if text.lower() in _TRUE + _FALSE:
             return text.lower() in _TRUE
-        raise ParameterError(f"{where}: {text!r} is not true or false", hint=f"write {name}=true or {name}=false")
+        raise ParameterError(
+            f"{where}: {literal_repr(text)} is not true or false", hint=f"write {name}=true or {name}=false"
+        )
     if kind is int:
         try:
             return ascii_int(text)
         except ValueError:
-            raise ParameterError(f"{where}: {text!r} is not an integer", hint=f"e.g. {name}=2") from None
+            raise ParameterError(f"{where}: {literal_repr(text)} is not an integer", hint=f"e.g. {name}=2") from None
     if kind is float:
         try:
             value = ascii_float(text)
         except ValueError:
-            raise ParameterError(f"{where}: {text!r} is not a number", hint=f"e.g. {name}=1") from None
+            raise ParameterError(f"{where}: {literal_repr(text)} is not a number", hint=f"e.g. {name}=1") from None
         if not math.isfinite(value):
-            raise ParameterError(f"{where}: {text!r} is not a finite number", hint=f"e.g. {name}=1")
+            raise ParameterError(f"{where}: {literal_repr(text)} is not a finite number", hint=f"e.g. {name}=1")
         return value
     return text
 
@@ -278,46 +282,52 @@ def parse_spec(text: str) -> SchemeSpec:
 
     name, colon, rest = text.partition(":")
     if not name:
-        raise ParameterError(f"scheme spec {text!r} has no name before ':'", hint="e.g. sinusoidal:layout=split")
+        raise ParameterError(
+            f"scheme spec {literal_repr(text)} has no name before ':'", hint="e.g. sinusoidal:layout=split"
+        )
     if name not in SCHEMES and name not in preset_names():
         raise ParameterError(
-            f"unknown scheme {name!r} in spec {text!r}", hint=did_you_mean(name, [*SCHEMES, *preset_names()])
+            f"unknown scheme {literal_repr(name)} in spec {literal_repr(text)}",
+            hint=did_you_mean(name, [*SCHEMES, *preset_names()]),
         )
     scheme, preset = (name, None) if name in SCHEMES else (None, name)
     if preset is not None and len(preset_schemes(preset)) > 1:
         owners = preset_schemes(preset)
         raise ParameterError(
-            f"preset {preset!r} in spec {text!r} belongs to {and_list(owners)}: name the scheme",
-            hint=f"e.g. {owners[0]}:preset={preset}" + (f",{rest}" if rest else ""),
+            f"preset {preset!r} in spec {literal_repr(text)} belongs to {and_list(owners)}: name the scheme",
+            hint=f"e.g. {owners[0]}:preset={preset}" + (f",{literal(rest)}" if rest else ""),
         )
     takes = SCHEMES[name].defaults if scheme else SCHEMES[get_preset(name).scheme].defaults
     params: dict[str, Any] = {}
     if colon and not rest:
         raise ParameterError(
-            f"scheme spec {text!r} ends with ':'", hint=f"drop it, or add param=value: {name}:base=500"
+            f"scheme spec {literal_repr(text)} ends with ':'", hint=f"drop it, or add param=value: {name}:base=500"
         )
     for item in _SEPARATOR.split(rest) if rest else []:
         key, equals, value = item.partition("=")
         key = key.strip().replace("-", "_")
         if not equals or not key or not value.strip():
             raise ParameterError(
-                f"{item!r} in spec {text!r} is not param=value", hint=f"e.g. {name}:{next(iter(takes), 'base')}=…"
+                f"{literal_repr(item)} in spec {literal_repr(text)} is not param=value",
+                hint=f"e.g. {name}:{next(iter(takes), 'base')}=…",
             )
         if key == "preset" and scheme is not None and preset is None:
             own = [preset_name for scheme_name, preset_name in PRESETS if scheme_name == scheme]
             if value.strip() not in own:
                 raise ParameterError(
-                    f"{scheme!r} has no preset {value.strip()!r} (in spec {text!r})",
+                    f"{scheme!r} has no preset {literal_repr(value.strip())} (in spec {literal_repr(text)})",
                     hint=did_you_mean(value.strip(), own) if own else f"{scheme!r} has no presets",
                 )
             preset = value.strip()
             continue
         if key not in takes:
             raise ParameterError(
-                f"{name!r} takes no parameter {key!r} (in spec {text!r})",
+                f"{name!r} takes no parameter {literal_repr(key)} (in spec {literal_repr(text)})",
                 hint=did_you_mean(key, takes) if takes else "it has no parameters",
             )
         if key in params:
-            raise ParameterError(f"{key!r} is given twice in spec {text!r}", hint="give each parameter once")
+            raise ParameterError(
+                f"{literal_repr(key)} is given twice in spec {literal_repr(text)}", hint="give each parameter once"
+            )
         params[key] = _value(text, key, value.strip(), PARAMS[key].kind, takes[key] is None)
     return SchemeSpec(text, scheme, preset, params)
