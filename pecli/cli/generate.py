@@ -24,8 +24,8 @@ from pecli.text import literal_repr
 
 HELP = """Generate a positional-encoding table.
 
-SCHEME defaults to sinusoidal (Vaswani et al. 2017); it may be a spec, rope:base=500000,factor=4 (its
-parameters as if given as options; one given both ways must agree). The format follows the output's extension
+SCHEME defaults to sinusoidal (Vaswani et al. 2017); it may be a spec, rope:base=500000,scaling=linear,factor=4
+(its parameters as if given as options; one given both ways must agree). The format follows the output's extension
 (.npy, .safetensors, .pt, .csv, .tsv) unless --format says otherwise; -o - writes npy bytes (or
 --format csv/tsv text) to stdout. Without -o, print a summary and the first and last rows.
 

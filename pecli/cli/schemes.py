@@ -28,6 +28,23 @@ Examples:
 """
 
 
+def complete_scheme_or_preset(incomplete: str) -> list[tuple[str, str]]:
+    """Shell completion of ``pecli schemes NAME``: the schemes, then the presets (each name once), starting with
+    ``incomplete``.
+
+    >>> [name for name, _ in complete_scheme_or_preset("fa")]
+    ['fairseq']
+    """
+    from pecli.schemes.presets import PRESETS
+
+    presets: dict[str, list[str]] = {}
+    for preset in PRESETS.values():
+        if preset.name.startswith(incomplete):
+            presets.setdefault(preset.name, []).append(preset.scheme)
+    listed = [(name, f"preset of {', '.join(owners)}") for name, owners in presets.items()]
+    return complete_scheme(incomplete) + listed
+
+
 def register(app: typer.Typer) -> None:
     app.command("schemes", help=HELP, short_help="List every scheme and preset with its formula and source.")(schemes)
 
@@ -37,7 +54,9 @@ def schemes(
     name: Annotated[
         Optional[str],
         typer.Argument(
-            help="One scheme to show, with its presets, or one preset.", metavar="NAME", autocompletion=complete_scheme
+            help="One scheme to show, with its presets, or one preset.",
+            metavar="NAME",
+            autocompletion=complete_scheme_or_preset,
         ),
     ] = None,
     *,

@@ -120,6 +120,16 @@ def scaling_parameters(scaling: str, given: dict[str, Any]) -> dict[str, Any]:
     scaling = choice("scaling", scaling, tuple(SCALINGS))
     takes = SCALINGS[scaling]
     extra = [f"{{{name}}}" for name, value in given.items() if value is not None and name not in takes]
+    if extra and not takes:  # no scaling chosen (none, the default): say which scalings take them
+        wanted = {name for name, value in given.items() if value is not None}
+        takers = [name for name, params in SCALINGS.items() if wanted <= params.keys()]
+        are = "is a parameter" if len(extra) == 1 else "are parameters"
+        raise ParameterError(
+            f"{', '.join(extra)} {are} of a RoPE scaling, but no {{scaling}} is chosen (the default is none)",
+            hint=f"pick one: {', '.join(f'{{scaling={name}}}' for name in takers)}"
+            if takers
+            else "drop them, or pick a {scaling}",
+        )
     if extra:
         allowed = ", ".join(f"{{{name}}}" for name in takes) or "no scaling options"
         raise ParameterError(f"{{scaling={scaling}}} does not take {', '.join(extra)}", hint=f"it takes {allowed}")

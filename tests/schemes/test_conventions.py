@@ -210,7 +210,10 @@ def test_timestep_dim_1_is_the_zero_column(freq_shift):
 # -- bad input: one line, exit 2, no file ---------------------------------------------------------
 
 BAD = [
-    (["rope", "--short-factor", "1,1,1,1"], "--scaling none does not take --short-factor"),
+    (
+        ["rope", "--short-factor", "1,1,1,1"],
+        "--short-factor is a parameter of a RoPE scaling, but no --scaling is chosen",
+    ),
     (["sinusoidal", "--mscale", "1"], "does not take --mscale"),
     (["sinusoidal", "--preset", "fairseq", "--truncate"], "does not take --truncate"),
     (

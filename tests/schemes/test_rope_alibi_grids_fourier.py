@@ -110,7 +110,7 @@ def test_rope_angle_part_and_layout_columns():
         ({"dim": 5}, "even d"),
         ({"scaling": "ntk"}, "not a valid scaling"),
         ({"scaling": "linear", "beta_fast": 32.0, "factor": 2.0}, "does not take beta_fast"),
-        ({"factor": 2.0}, "scaling=none does not take factor"),
+        ({"factor": 2.0}, "factor is a parameter of a RoPE scaling, but no scaling is chosen"),
         ({"scaling": "yarn", "factor": 2.0}, "needs original_max_position"),
         ({"scaling": "linear", "factor": -1.0}, "factor"),
         (
