@@ -5,6 +5,7 @@ The reading is :mod:`pecli.models`' business; this module turns its answers into
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from pecli.cli.output import Output
@@ -51,7 +52,7 @@ def config_table(
             f"{literal(model.encoding.model_type)} learns its positions: its table is the weight "
             f"{literal_repr(model.learned_weight())}, "
             "not a formula",
-            hint=f"pecli plot {literal(model.directory)} draws it",
+            hint=_learned_hint(model.directory),
         )
     encoding = model.encoding
     spec = config_spec(model, length=length, scheme_params=scheme_params, dtype=dtype, name=name)
@@ -90,3 +91,12 @@ def spelled_notes(out: Output, info: ConfigInfo) -> ConfigInfo:
 
     notes = [note.spelled(out.spell) if isinstance(note, Message) else note for note in info.notes]
     return replace(info, notes=notes)
+
+
+def _learned_hint(directory: str) -> str:
+    """Where a learned table is: ``pecli plot DIR`` draws it when the directory holds the weights."""
+    from pecli.models.directory import INDEX_FILE, SINGLE_FILE
+
+    if any(os.path.isfile(os.path.join(directory, name)) for name in (SINGLE_FILE, INDEX_FILE)):
+        return f"pecli plot {literal(directory)} draws it"
+    return f"it is in the model's weights ({SINGLE_FILE}), which {literal(directory)} does not hold"

@@ -36,3 +36,15 @@ def test_distance_dtype_with_profile_names_the_profile(cli, tmp_path):
     assert result.code == 2
     assert "--profile" in result.stderr and "-o FILE" not in result.stderr
     assert not output.exists()
+
+
+def test_a_learned_table_without_weights_is_not_sent_to_plot(cli, tmp_path):
+    """`generate --from-config` of BERT's config alone said "pecli plot DIR draws it"; plot: "has no weights"."""
+    from tests.paths import DATA
+
+    MODELS = DATA / "models"
+    alone = cli("generate", "--from-config", str(MODELS / "bert"), "-o", str(tmp_path / "x.npy"))
+    assert alone.code == 2 and "plot" not in alone.stderr and "does not hold" in alone.stderr
+    with_weights = cli("generate", "--from-config", str(MODELS / "tiny-bert"), "-o", str(tmp_path / "x.npy"))
+    assert with_weights.code == 2 and "pecli plot" in with_weights.stderr
+    assert cli("plot", str(MODELS / "tiny-bert"), "--terminal", "--width", "40").code == 0
