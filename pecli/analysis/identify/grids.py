@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.compare import rounding_tolerance, value_precision
+from pecli.analysis.identify.rotary import section_bases
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.presets import presets_of
 
@@ -251,9 +252,29 @@ def _mrope_candidates(
     for layout in ("half", "interleaved"):
         sections = mrope_sections(table, height, width, layout, thresholds, frames=frames)
         if sections is not None:
-            for base in bases:
+            for base in (
+                *bases,
+                *(read for read in _mrope_bases(table, grid, layout, part, sections) if read not in bases),
+            ):
                 named = None if layout == "half" else layout  # Qwen2-VL's half is the default with sections
                 yield {"grid": spelled, "part": part, "sections": sections, "layout": named, "base": base}
+
+
+def _mrope_bases(table: np.ndarray, grid: tuple[int, int, int], layout: str, part: str, sections: str) -> list[float]:
+    """The bases M-RoPE's h and w sections show (its frequencies are the 1-D RoPE's, split into sections): each
+    fitted on the tokens along its axis from (0, 0), the other coordinates at 0."""
+    _, height, width = grid
+    half = table.shape[1] // 2
+    columns = table[:, :half] if layout == "half" else table[:, 0::2]
+    _, h_count, w_count = map(int, sections.split(","))
+    h_start, w_start = half - w_count - h_count, half - w_count
+    along_h = columns[: height * width : width, h_start:w_start]  # tokens (h, 0)
+    along_w = columns[:width, w_start:]  # tokens (0, w)
+    found = [
+        *section_bases(along_h, part, h_start, table.shape[1]),
+        *section_bases(along_w, part, w_start, table.shape[1]),
+    ]
+    return list(dict.fromkeys(found))
 
 
 def _video_grids(tokens: int) -> Iterator[tuple[int, int, int]]:

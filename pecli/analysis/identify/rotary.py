@@ -31,7 +31,7 @@ from pecli.analysis.compare import rounding_tolerance, value_precision
 from pecli.errors import PecliError
 from pecli.schemes.rope import rope_frequencies, rope_table
 
-__all__ = ["frequency_profile", "rope_candidates", "rope_layouts"]
+__all__ = ["frequency_profile", "rope_candidates", "rope_layouts", "section_bases"]
 
 #: scaling factors tried (HF configs use 2, 4, 8 (Llama 3.1), 16, 32 (YaRN), 40 (DeepSeek-V2), 64)
 _FACTORS: tuple[float, ...] = (2.0, 4.0, 8.0, 16.0, 32.0, 40.0, 64.0)
@@ -44,6 +44,10 @@ _PROFILE_TOLERANCE = 0.1
 _BFLOAT16_EXACT = 257
 #: the relative distance of a round base from the base read off the table, for scaled candidates
 _NEAR_BASE = 0.05
+#: a plain base of at most this many significant digits (2e6, 1.69e6) is a simpler reading than any scaling of a
+#: round base (a base, a factor and an original length at least); one of more digits (dynamic NTK's effective
+#: base, 141234.6) is not
+_PLAIN_DIGITS = 3
 
 
 def rope_layouts(table: np.ndarray) -> list[str]:
@@ -124,20 +128,31 @@ def _near(read: float, bases: tuple[float, ...]) -> list[float]:
     return [base for base in bases if abs(base / read - 1.0) < _NEAR_BASE]
 
 
+def _digits(value: float) -> int:
+    """The significant digits ``value`` is written with (2e6: 1, 123456.7: 7)."""
+    return next((digits for digits in range(1, 17) if _significant(value, digits) == value), 17)
+
+
 def _fits(read: float) -> list[float]:
     return list(dict.fromkeys([*(_significant(read, digits) for digits in range(2, 8)), read]))
 
 
 def _fitted_base(
-    rates: np.ndarray, rows: np.ndarray, dim: int, *, least_angle: float = 0.5, rounded: bool = False
+    rates: np.ndarray,
+    rows: np.ndarray,
+    dim: int,
+    *,
+    least_angle: float = 0.5,
+    rounded: bool = False,
+    first: int = 0,
 ) -> float | None:
     """The base of unscaled frequencies ``base^(−2k/d)`` fitted to every frequency read past ``least_angle``
     (radians, at the rows read), in log ω_k. Exact frequencies: log ω_k is read to (angle noise) / (its angle),
     so the frequencies that turned furthest weigh most (500001 reads as 500000.99; the ratio ω_1/ω_0 alone
     gives 500001.6). Frequencies held in a half type (``rounded``): each is off by its rounding, the same
     relative error at every k, so every one weighs alike (a bfloat16 table of d=30 read from its first
-    frequencies alone gives 9514 for 10000)."""
-    index = np.arange(len(rates))
+    frequencies alone gives 9514 for 10000). ``rates`` are ω_first, ω_first+1, … (an M-RoPE section's)."""
+    index = np.arange(len(rates)) + first
     angles = rates * rows
     usable = (index > 0) & (angles > least_angle) & (rates > 0)
     if not usable.any():
@@ -146,6 +161,26 @@ def _fitted_base(
     weights = np.ones_like(slope) if rounded else angles[usable] ** 2
     logarithm = float((weights * slope * logs).sum() / (weights * slope * slope).sum())
     return math.exp(logarithm) if 0.0 < logarithm < math.log(1e12) else None
+
+
+def section_bases(steps: np.ndarray, part: str, first: int, dim: int) -> list[float]:
+    """The round bases (2 and 3 significant digits) of the RoPE frequencies ``base^(−2k/d)``, k = ``first``, … that
+    the (steps, count) ``steps`` of a ``part`` show: one axis of an M-RoPE table (Qwen2-VL's sections split the 1-D
+    RoPE's frequencies), its tokens 0, 1, … along that axis with the other coordinates at 0. Empty when none reads.
+
+    >>> import pecli
+    >>> table = pecli.encode("rope2d", None, 64, grid="8,8", sections="8,12,12", base=100.0, part="cos")
+    >>> section_bases(table[::8, 8:20], "cos", 8, 64)  # tokens (h, 0): the h section, frequencies 8 to 19
+    [100.0]
+    >>> section_bases(table[:8, 20:32], "cos", 20, 64)  # (0, w): ω_20 = 0.056 turns 0.4 radians by w = 7, too few
+    []
+    """
+    profile = frequency_profile(steps, part)
+    if profile is None:
+        return []
+    rates, _, rows = profile
+    read = _fitted_base(rates, rows, dim, least_angle=_least_angle(part), first=first)
+    return [] if read is None else list(dict.fromkeys(_significant(read, digits) for digits in (3, 2)))
 
 
 def _agrees(
@@ -231,6 +266,11 @@ def _scalings(
     for base in round_bases:
         if _agrees(rates, rows, dim, length, tolerance, base, "none"):
             yield {"base": base}
+    # with no round base near, a plain base of few digits read off the table (2e6) comes before the scalings of a
+    # round base that write the same frequencies within the reading (d = 4's yarn factor 2 of 500000)
+    for base in [] if near or closest is not None else fitted:
+        if _digits(base) <= _PLAIN_DIGITS and _agrees(rates, rows, dim, length, tolerance, base, "none"):
+            yield {"base": base}
     # scaled: HF's factors are > 1; YaRN's attention factor 0.1·ln(factor) + 1 is the cos amplitude
     # linear's factor is 1/ω_0 (rotary-embedding-torch's interpolate_factor 1.2345): 3 to 5 significant digits
     read_factors = [*(_significant(1.0 / rates[0], digits) for digits in (3, 4, 5))]
@@ -238,6 +278,9 @@ def _scalings(
     factors = [factor for factor in dict.fromkeys([*_FACTORS, *read_factors]) if factor > 1.0]
     attention = {"apply_attention_factor": True} if abs(amplitude - 1.0) > 1e-3 else {}
     resolved = rates * (length - 1) > 0.5  # frequencies whose angle turns enough to be read well
+    # d = 4 has one frequency besides ω_0 = 1, which YaRN (unless its attention factor sets the amplitude) and
+    # Llama 3 keep: any such reading changes ω_1 alone, and the plain base read off ω_1 writes it as well
+    ramps = dim > 4 or bool(attention)
     # a base read off the table, to 2…7 significant digits (gpt-oss's 150000), when no round base is near
     for base in round_bases if near else list(dict.fromkeys([*round_bases, *fitted])):
         if _agrees(rates, rows, dim, length, tolerance, base, "none"):
@@ -253,7 +296,7 @@ def _scalings(
         for factor in (factor for factor in factors if factor * ratio.min() >= 1.0 - tolerance):
             if _agrees(rates, rows, dim, length, tolerance, base, "linear", factor=factor):
                 yield {"base": base, "scaling": "linear", "factor": factor}
-            for original in _ORIGINAL:
+            for original in _ORIGINAL if ramps else ():
                 common = {"factor": factor, "original_max_position": original}
                 llama3 = {**common, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
                 # HF's truncate (the ramp's ends rounded outwards), or gpt-oss's truncate false
