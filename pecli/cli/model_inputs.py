@@ -99,4 +99,4 @@ def _learned_hint(directory: str) -> str:
 
     if any(os.path.isfile(os.path.join(directory, name)) for name in (SINGLE_FILE, INDEX_FILE)):
         return f"pecli plot {literal(directory)} draws it"
-    return f"it is in the model's weights ({SINGLE_FILE}), which {literal(directory)} does not hold"
+    return f"pecli plot draws it from the model's directory with its weights ({SINGLE_FILE})"
