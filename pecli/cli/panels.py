@@ -80,7 +80,7 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
     from pecli.schemes.catalog import find_scheme
 
     scheme = find_scheme(table.metadata.get("scheme"))
-    what = "head" if scheme is not None and scheme.kind == "bias" else "slice"
+    what = "head" if stack_of_heads(table.metadata, array.shape) else "slice"
     if index is not None:
         if not -array.shape[0] <= index < array.shape[0]:
             raise ParameterError(
@@ -89,12 +89,46 @@ def split_slices(table: InputTable, index: int | None) -> list[InputTable]:
                 hint=f"give --slice 0 to {array.shape[0] - 1}",
             )
         index %= array.shape[0]
-        return [_computed(InputTable(array[index], f"{table.label}, {what} {index}", table.metadata, table.source))]
+        # a scheme's head: its title names it (head=3), as --head 3's does
+        metadata = with_slice(table.metadata, scheme, index)
+        return [_computed(InputTable(array[index], f"{table.label}, {what} {index}", metadata, table.source))]
     names = _head_names(table, scheme)
     if len(names) == _recorded_slices(table) > array.shape[0]:  # the first heads of a computed stack
         names = names[: array.shape[0]]
     names = names if len(names) == array.shape[0] else [f"{what} {i}" for i in range(array.shape[0])]
     return [InputTable(array[i], name, table.metadata, table.source) for i, name in enumerate(names)]
+
+
+def with_slice(metadata: dict[str, str], scheme: Any, index: int) -> dict[str, str]:
+    """``metadata`` of one slice ``index`` of a stack of heads: its scheme's ``head`` parameter set, where it has one
+    (the title then names the head drawn, as ``--head I`` does); else as is.
+
+    >>> from pecli.schemes.catalog import get_scheme
+    >>> with_slice({"scheme": "alibi", "heads": "8"}, get_scheme("alibi"), 3)
+    {'scheme': 'alibi', 'heads': '8', 'head': '3'}
+    """
+    if scheme is None or "head" not in scheme.defaults:
+        return metadata
+    return {**metadata, "head": str(index)}
+
+
+def stack_of_heads(metadata: dict[str, str], shape: tuple[int, ...]) -> bool:
+    """Whether a 3-D table of ``shape`` is a stack of per-head (query × key) slices: a bias scheme's, or, with no
+    scheme named, square slices (heads, L, L), as compare reads a 3-D file (head, query, key).
+
+    >>> stack_of_heads({"scheme": "alibi"}, (8, 5, 5)), stack_of_heads({}, (8, 5, 5)), stack_of_heads({}, (8, 5, 3))
+    (True, True, False)
+    >>> stack_of_heads({"scheme": "sinusoidal"}, (2, 5, 5))
+    False
+    """
+    from pecli.schemes.catalog import find_scheme
+
+    if len(shape) != 3:
+        return False
+    scheme = find_scheme(metadata.get("scheme"))
+    if scheme is not None:
+        return scheme.kind == "bias"
+    return "scheme" not in metadata and shape[1] == shape[2]
 
 
 def _computed(table: InputTable) -> InputTable:
@@ -165,8 +199,12 @@ def draw_panels(
     rows: str | None,
     cols: str | None,
     source: str,
+    shape: tuple[int, ...] = (),
 ) -> None:
-    """Small multiples: every table in one colour scale, side by side in an image, one under another in the terminal."""
+    """Small multiples: every table in one colour scale, side by side in an image, one under another in the terminal.
+
+    ``shape``: the 3-D table's, where the tables are its slices (a file's stack of heads: its axes are named so).
+    """
 
     from pecli.cli.inputs import table_view
     from pecli.render.titles import panel_titles, table_axes, table_title
@@ -184,12 +222,15 @@ def draw_panels(
     if color_note(scale):
         out.note(str(color_note(scale)))
     metadata = tables[0].metadata
-    heading = style.title or table_title({k: v for k, v in metadata.items() if k != "part"}) or printable(source)
-    name = "<stdin>" if source == "-" else os.path.basename(source)
     from pecli.cli.inputs import is_file_input
 
-    heading += f" — {printable(name)}" if is_file_input(source) and heading != source else ""
-    axes = table_axes(metadata)
+    name = printable("<stdin>" if source == "-" else os.path.basename(source))
+    described = style.title or table_title({k: v for k, v in metadata.items() if k != "part"})
+    if is_file_input(source):  # a file is named by its base name, as a single table's title names it
+        heading = f"{described} — {name}" if described else name
+    else:
+        heading = described or printable(source)
+    axes = table_axes(metadata, shape=shape)
     x_label, y_label = style.x_label or axes.x_label, style.y_label or axes.y_label
     titles = panel_titles([table.label for table in tables])  # cos, sin; head 0, head 1…; a file's tensors
     if image is not None:

@@ -224,6 +224,7 @@ def plot(
 
     tables = load_parts(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d,
                         dtype=dtype, layer_type=layer_type)  # fmt: skip
+    shape: tuple[int, ...] = ()  # a 3-D file's, whose slices are the panels
     if tables is None:
         from pecli.cli.panels import MAX_PANELS
 
@@ -232,10 +233,11 @@ def plot(
         table = load_input(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d,
                            dtype=dtype, first_slices=drawn, layer_type=layer_type)  # fmt: skip
         tables = split_slices(table, slice_index)
+        shape = tuple(table.array.shape)
     if len(tables) > 1:
         if lines is not None:
             raise ParameterError("--lines draws one table", hint="pick one with --key or --slice")
-        draw_panels(out, tables, style, image, screen, rows=rows, cols=cols, source=source)
+        draw_panels(out, tables, style, image, screen, rows=rows, cols=cols, source=source, shape=shape)
         return
     (table,) = tables
     shown = table_view(table, rows=rows, cols=cols)
@@ -250,7 +252,8 @@ def plot(
     if lines is None and color_note(scale):  # curves (--lines) have no colour limits
         out.note(str(color_note(scale)))
     heading = title if title is not None else _title(table)
-    axes = table_axes(table.metadata, symmetric=_is_symmetric(shown.values) if rows is cols is None else False)
+    axes = table_axes(table.metadata, symmetric=_is_symmetric(shown.values) if rows is cols is None else False,
+                      shape=shape)  # fmt: skip
     x_label, y_label = xlabel or axes.x_label, ylabel or axes.y_label
     # the file's layout holds for its own columns; a --cols slice is judged from its values
     structure = column_structure(shown.values, table.metadata if cols is None else None)

@@ -71,28 +71,34 @@ def draw_relative_cells(
         return False  # another part (ALiBi's slopes), or rows that are not f(m − n) (ALiBi's form=key)
     if slice_index is not None and not (heads > 1 and -heads <= slice_index < heads):
         return False  # the whole-slice path says why
+    from pecli.cli.panels import MAX_PANELS, with_slice
     from pecli.memory import check_fits_in_memory
 
-    # the curves, their copy in the table's dtype and the block means' two running sums: O(heads · len)
+    # only the heads drawn are computed: the first MAX_PANELS, or those up to --slice I
+    index = None if slice_index is None or heads == 1 else slice_index % heads
+    drawn = min(heads, MAX_PANELS if index is None else index + 1)
+    # the curves, their copy in the table's dtype and the block means' two running sums: O(drawn heads · len)
     check_fits_in_memory(
-        4 * 8 * heads * (2 * size - 1), what="offset curves of the bias", hint="use a smaller {length}"
+        4 * 8 * drawn * (2 * size - 1), what="offset curves of the bias", hint="use a smaller {length}"
     )
     # f(h), h = −(len − 1) … len − 1, per head, in the table's dtype (as the slices hold it)
-    curves = np.asarray(_offset_curves(relative)).astype(dtype).astype(np.float64)
-    if curves.shape[0] != heads:
+    curves = np.asarray(_offset_curves(relative, heads=drawn if heads > 1 else None))
+    curves = curves.astype(dtype).astype(np.float64)
+    if curves.shape[0] != drawn:
         return False
     metadata = spec.metadata()
     label = _describe(spec.scheme, metadata)
     if heads > 1:
         from pecli.schemes.catalog import get_scheme
 
-        names = get_scheme(relative.scheme).head_names(relative.params)
+        scheme = get_scheme(relative.scheme)
+        names = scheme.head_names(relative.params)
         names = names if len(names) == heads else [f"head {i}" for i in range(heads)]
-        if slice_index is None:
-            _relative_panels(out, source, screen, style, curves, names, metadata, color)
+        if index is None:
+            _relative_panels(out, source, screen, style, curves, names[:drawn], metadata, color, total=heads)
             return True
-        index = slice_index % heads
         curves, label = curves[index : index + 1], f"{label}, head {index}"
+        metadata = with_slice(metadata, scheme, index)
     _relative_single(out, screen, style, curves[0], metadata, label, color)
     return True
 
@@ -168,20 +174,20 @@ def _relative_single(out: Output, screen: TerminalHeatmap, style: DrawingStyle, 
 
 
 def _relative_panels(out: Output, source: str, screen: TerminalHeatmap, style: DrawingStyle, curves: np.ndarray,
-                     names: list[str], metadata: dict[str, str], color: str) -> None:  # fmt: skip
-    """The heads of a relative bias stacked, as :func:`pecli.cli.panels.draw_panels` draws a 3-D table's slices."""
+                     names: list[str], metadata: dict[str, str], color: str, *, total: int) -> None:  # fmt: skip
+    """The heads of a relative bias stacked, as :func:`pecli.cli.panels.draw_panels` draws a 3-D table's slices:
+    ``curves`` holds the first (at most MAX_PANELS) of ``total`` heads."""
     import numpy as np
 
     from pecli.cli.drawing import color_note
     from pecli.cli.output import printable
-    from pecli.cli.panels import MAX_PANELS, _truncate, stack_closing
+    from pecli.cli.panels import _truncate, stack_closing
     from pecli.render.scale import color_scale, merge_ranges, sample_step, value_range
     from pecli.render.terminal import ascii_text, grid_layout, heatmap_cells, heatmap_stack
     from pecli.render.titles import panel_titles, table_axes, table_title
 
-    if len(curves) > MAX_PANELS:
-        out.note(f"drawing the first {MAX_PANELS} of {len(curves)} slices (--slice I picks any one)")
-        curves, names = curves[:MAX_PANELS], names[:MAX_PANELS]
+    if total > len(curves):
+        out.note(f"drawing the first {len(curves)} of {total} slices (--slice I picks any one)")
     size = (curves.shape[1] + 1) // 2
     options: dict[str, Any] = {"vmin": style.vmin, "vmax": style.vmax, "robust": style.robust, "cmap": style.cmap}
     ranges = [value_range(curve) for curve in curves]

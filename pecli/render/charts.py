@@ -25,8 +25,16 @@ from pecli.render.downsample import (
     sample_alternates,
     signed_extreme,
 )
-from pecli.render.image import MASKED_COLOR, check_cmap, draw_cells, fix_layout, image_format, save_figure
-from pecli.render.scale import ValueRange, color_limits, value_range
+from pecli.render.image import (
+    MASKED_COLOR,
+    check_cmap,
+    draw_cells,
+    fix_layout,
+    image_format,
+    mark_spanless,
+    save_figure,
+)
+from pecli.render.scale import ValueRange, color_limits, merge_ranges, spanless, value_range
 
 #: a min … max band at most this fraction of the profile's range is drawn as its line alone
 _INVISIBLE_SPREAD = 1e-3
@@ -146,12 +154,13 @@ def save_heatmaps(
     figure, axes_row, figsize = _heatmap_canvas(len(matrices), dpi, height)
     joint = [value_range(m) for m in matrices[:shared]]
     shared_limits = _joint_limits(joint) if joint else None
-    cells, limits, masked = [], [], []
+    cells, limits, masked, spans = [], [], [], []
     for index, (matrix, axes) in enumerate(zip(matrices, axes_row, strict=True)):
         matrix = np.asarray(matrix, dtype=np.float64)
         seen = value_range(matrix)
         limits.append(shared_limits if index < shared and shared_limits else color_limits(seen))
         masked.append(seen.nonfinite)
+        spans.append(merge_ranges(joint) if index < shared and joint else seen)
         rows, cols = _panel_pixels(axes, figsize, dpi)
         # blocks of one size, as pecli.render.image does: mixed sizes draw false stripes
         by_columns, by_rows = column_structure(matrix), row_structure(matrix)
@@ -162,7 +171,7 @@ def save_heatmaps(
         else:
             cells.append(block_average(matrix, rows, cols, uniform=True, structure=by_columns, row_structure=by_rows))
     titles = _largest_titles(titles, cells, largest)
-    _draw_heatmaps(figure, axes_row, cells, limits, path, titles=titles, x_label=x_label, y_label=y_label,
+    _draw_heatmaps(figure, axes_row, cells, limits, path, titles=titles, x_label=x_label, y_label=y_label, spans=spans,
                    cmap=cmap, dpi=dpi, masked=masked)  # fmt: skip
 
 
@@ -199,12 +208,15 @@ def _joint_limits(ranges: Sequence[ValueRange]) -> tuple[float, float]:
 
 
 def _draw_heatmaps(figure, axes_row, cells, limits, path: str, *, titles: Sequence[str], x_label: str,
-                   y_label: str, cmap: str, dpi: float, masked: Sequence[int]) -> None:  # fmt: skip
+                   y_label: str, cmap: str, dpi: float, masked: Sequence[int],
+                   spans: Sequence[ValueRange]) -> None:  # fmt: skip
+    """The panels, each colourbar over its ``spans`` value range (one that spans none says so, no ticks)."""
     colormap = _masking(cmap)
-    for shrunk, (low, high), title, axes, count in zip(cells, limits, titles, axes_row, masked, strict=True):
+    for shrunk, (low, high), title, axes, count, span in zip(cells, limits, titles, axes_row, masked, spans,
+                                                             strict=True):  # fmt: skip
         mesh = draw_cells(axes, shrunk, cmap=colormap, low=low, high=high, x_label=x_label, y_label=y_label)
         _compact_index_ticks(axes)
-        figure.colorbar(mesh, ax=axes)
+        mark_spanless(figure.colorbar(mesh, ax=axes), spanless(span), span.low)
         axes.set_title(title + _masked_caption(count), fontsize="small", parse_math=False)
     _save_laid_out(figure, path, dpi)
 
@@ -430,9 +442,11 @@ def _draw_difference_stack(panels, path: str, *, titles: Sequence[str], dpi: flo
             axes.tick_params(labelsize="x-small")
             if row == 0:
                 axes.set_title(titles[column] + captions[column], fontsize="small", parse_math=False)
-        for mesh, columns in ((meshes[0], [grid[row, 0], grid[row, 1]]), (meshes[2], [grid[row, 2]])):
+        for mesh, columns, span in ((meshes[0], [grid[row, 0], grid[row, 1]], both), (meshes[2], [grid[row, 2]],
+                                                                                    difference)):  # fmt: skip
             bar = figure.colorbar(mesh, ax=columns, shrink=0.9, pad=0.01)
             bar.ax.tick_params(labelsize="x-small")
+            mark_spanless(bar, spanless(span), span.low)  # a head whose A − B is all 0: "all 0", no scale
     _save_laid_out(figure, path, dpi)
 
 
@@ -667,6 +681,7 @@ def _save_difference_chunks_2d(chunk_pairs, shape: tuple[int, ...], path: str, *
             block_sums.add(table, start)
     cells = [block_sums.cells() for block_sums in sums]
     titles = _largest_titles(titles, cells, (2,))
+    both = merge_ranges(ranges[:2])
     _draw_heatmaps(figure, axes_row, cells, limits, path, titles=titles,
                    x_label="Embedding Dimension", y_label="Position", cmap="RdBu", dpi=dpi,
-                   masked=[seen.nonfinite for seen in ranges])  # fmt: skip
+                   masked=[seen.nonfinite for seen in ranges], spans=[both, both, ranges[2]])  # fmt: skip

@@ -32,6 +32,7 @@ __all__ = [
     "fix_layout",
     "image_format",
     "index_locator",
+    "mark_spanless",
     "new_figure",
     "note_in_figure",
     "save_figure",
@@ -270,6 +271,7 @@ def heatmap_figure(
     # the colorbar first: it takes its space from the axes, whose final size then caps the cells
     colorbar = figure.colorbar(ScalarMappable(Normalize(low, high), colormap), ax=axes, extend=extend_arrows(scale))
     colorbar.set_label(scale.caption, fontsize="small")
+    mark_spanless(colorbar, scale.spanless, scale.flat if scale.flat is not None else float("nan"))
     # an axis that fits the image's pixels is drawn as is; a longer one is averaged in blocks of
     # one size, to at most one cell per pixel of the axes
     # at most one cell per pixel of the axes: thinner cells alias into moiré (interleaved sin/cos
@@ -388,6 +390,41 @@ def set_title(axes: Any, title: str, width_inches: float) -> None:
 
     # centred over the axes, which sit left of the figure's centre: 0.8 of its width stays inside
     axes.set_title(fit_title(title, 0.8 * width_inches), fontsize="medium", parse_math=False)
+
+
+def mark_spanless(colorbar: Any, text: str | None, value: float = float("nan")) -> None:
+    """A colourbar over values that span no range (``text``: :func:`pecli.render.scale.spanless`'s "all 0",
+    "all NaN or ±inf"): no ticks of a scale that is none; the bar filled with ``value``'s colour, ``text`` its one
+    tick label.
+
+    Example:
+        >>> from matplotlib.figure import Figure
+        >>> from matplotlib.cm import ScalarMappable
+        >>> from matplotlib.colors import Normalize
+        >>> figure = Figure()
+        >>> bar = figure.colorbar(ScalarMappable(Normalize(-1, 1), "RdBu"), ax=figure.add_subplot())
+        >>> mark_spanless(bar, "all 0", 0.0)
+        >>> bar.get_ticks().tolist(), [t.get_text() for t in bar.ax.get_yticklabels()]
+        ([0.0], ['all 0'])
+    """
+    if text is None:
+        return
+    from matplotlib.colors import to_rgba
+    from matplotlib.patches import Rectangle
+
+    colour = colorbar.mappable.to_rgba(value) if np.isfinite(value) else to_rgba(MASKED_COLOR)
+    bar = colorbar.ax
+    # the one colour drawn, under the outline (spines are at 2.5)
+    bar.add_patch(Rectangle((0, 0), 1, 1, transform=bar.transAxes, facecolor=colour, edgecolor="none", zorder=2))
+    # the text as the bar's one tick label, at its middle: the layout keeps the bar's caption clear of it
+    norm = colorbar.mappable.norm
+    colorbar.set_ticks([(norm.vmin + norm.vmax) / 2], labels=[text])
+    bar.minorticks_off()
+    vertical = colorbar.orientation == "vertical"
+    axis = bar.yaxis if vertical else bar.xaxis
+    axis.set_tick_params(length=0, rotation=90 if vertical else 0)
+    for label in axis.get_ticklabels():
+        label.set_verticalalignment("center")
 
 
 def extend_arrows(scale: ColorScale) -> str:

@@ -26,6 +26,7 @@ from pecli.render.image import (
     fix_layout,
     image_format,
     index_locator,
+    mark_spanless,
     new_figure,
     note_in_figure,
     save_figure,
@@ -225,7 +226,9 @@ def _colorbar(figure: Any, scale: ColorScale, axes: Any, **kwargs: Any) -> Any:
 
     colormap = check_cmap(scale.cmap).with_extremes(bad=MASKED_COLOR)
     mappable = ScalarMappable(Normalize(scale.low, scale.high), colormap)
-    return figure.colorbar(mappable, ax=axes, extend=extend_arrows(scale), **kwargs)
+    bar = figure.colorbar(mappable, ax=axes, extend=extend_arrows(scale), **kwargs)
+    mark_spanless(bar, scale.spanless, scale.flat if scale.flat is not None else float("nan"))
+    return bar
 
 
 def _panel_figure(

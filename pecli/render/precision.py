@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 __all__ = ["error_floor", "precision_chart", "save_precision"]
 
 _COLORS = {"float32": "tab:blue", "bfloat16": "tab:red", "float16": "tab:orange"}
+#: the heatmap's cells whose error is exactly 0 (none on a log scale): apart from magma's black, its lowest
+EXACT_ZERO_COLOR = "#7fbf7f"
 
 
 def error_floor(errors: PrecisionErrors) -> float:
@@ -60,6 +62,7 @@ def save_precision(
         >>> os.path.getsize(path) > 0
         True
     """
+    from matplotlib import colormaps
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import LogNorm
     from matplotlib.figure import Figure
@@ -71,21 +74,41 @@ def save_precision(
     floor = error_floor(errors)
     # positions on a log axis start at 1: row 0's bin is drawn from 0.5
     edges = np.maximum(errors.bin_edges + errors.offset, 0.5).astype(float)
-    cells = np.ma.masked_invalid(np.maximum(errors.heatmap, floor)).T
+    # an exact 0 has no place on a log scale: drawn below it, in the colour the bar's "exact 0" end shows
+    exact = errors.heatmap == 0
+    cells = np.ma.masked_invalid(np.where(exact, floor / 10, np.maximum(errors.heatmap, floor))).T
     high = max(float(np.nanmax(errors.heatmap)) if np.isfinite(errors.heatmap).any() else floor, floor * 10)
-    mesh = top.pcolormesh(edges, np.arange(errors.dim + 1) - 0.5, cells, cmap="magma",
+    cmap = colormaps["magma"].with_extremes(under=EXACT_ZERO_COLOR)
+    mesh = top.pcolormesh(edges, np.arange(errors.dim + 1) - 0.5, cells, cmap=cmap,
                           norm=LogNorm(vmin=floor, vmax=high), shading="flat", rasterized=True)  # fmt: skip
-    colourbar = figure.colorbar(mesh, ax=top)
+    # the bar beside the heatmap alone (the chart under it keeps its width, so the position axes line up)
+    colourbar = figure.colorbar(mesh, cax=top.inset_axes((1.03, 0.0, 0.035, 1.0)),
+                                extend="min" if exact.any() else "neither")  # fmt: skip
     colourbar.set_label(f"|{errors.arithmetic} − float64| (log scale)")
+    if exact.any():
+        colourbar.ax.text(0.5, -0.07, "exact 0", transform=colourbar.ax.transAxes, ha="center", va="top",
+                          fontsize="small")  # fmt: skip
     top.set_xscale("log")
     top.set_ylabel("Column (dimension)")
     top.set_ylim(errors.dim - 0.5, -0.5)
     centres = np.sqrt(edges[:-1] * edges[1:])
-    for name, values in errors.bin_max.items():
+    zeros_marked = False
+    for order, (name, values) in enumerate(errors.bin_max.items()):
         chosen = name == errors.arithmetic
-        bottom.plot(centres, np.maximum(values, floor), color=_COLORS.get(name, "0.3"),
+        color = _COLORS.get(name, "0.3")
+        # an exact 0 is no point on the log axis: the curve breaks there, and a mark on the axis says so
+        zero = np.asarray(values) == 0
+        bottom.plot(centres, np.where(zero, np.nan, np.maximum(values, floor)), color=color,
                     linewidth=1.8 if chosen else 1.0, alpha=1.0 if chosen else 0.7,
                     label=f"{name} (max {errors.max_error[name]:.3g})")  # fmt: skip
+        if zero.any():
+            # each arithmetic's marks smaller than the last, so that marks at one position all show
+            bottom.plot(centres[zero], np.zeros(int(zero.sum())), linestyle="none", marker="v", color=color,
+                        markersize=max(9 - 2.5 * order, 3), clip_on=False,
+                        transform=bottom.get_xaxis_transform())  # fmt: skip
+            zeros_marked = True
+    if zeros_marked:  # one legend entry for the marks of every arithmetic, in no arithmetic's colour
+        bottom.plot([], [], linestyle="none", marker="v", color="0.3", label="exact 0 (no error) on the axis")
     alias = errors.alias_position
     if alias is not None and alias < errors.offset + errors.length:
         for axes in (top, bottom):
@@ -98,7 +121,7 @@ def save_precision(
     bottom.set_xlabel("Position (log scale)")
     bottom.set_ylabel("Max |error| over columns")
     bottom.grid(True, which="major", linewidth=0.3, alpha=0.5)
-    bottom.legend(loc="lower right", fontsize="small")
+    bottom.legend(loc="upper left", fontsize="small")
     set_title(top, title, figsize[0])
     note = errors.sampling_note()
     if note is not None:

@@ -17,6 +17,7 @@ __all__ = [
     "finite_sample",
     "merge_ranges",
     "sample_step",
+    "spanless",
     "value_range",
 ]
 
@@ -98,6 +99,21 @@ class ColorScale(NamedTuple):
     clipped: float = 0.0
     full: tuple[float, float] = (0.0, 0.0)
     flat: float | None = None
+    #: False where the values hold no finite value (all NaN or ±inf): the limits are only a placeholder
+    finite: bool = True
+
+    @property
+    def spanless(self) -> str | None:
+        """What a colourbar says in place of a scale, where the values span none: one value, or no finite one.
+
+        >>> color_scale(np.zeros((2, 2))).spanless, color_scale(np.full((2, 2), np.nan)).spanless
+        ('all 0', 'all NaN or ±inf')
+        >>> color_scale(np.eye(2)).spanless is None, color_scale(np.zeros((2, 2)), vmin=-1, vmax=1).spanless is None
+        (True, True)
+        """
+        if not self.finite:
+            return spanless(ValueRange(float("nan"), float("nan"), 1))
+        return None if self.flat is None else spanless(ValueRange(self.flat, self.flat, 0))
 
     @property
     def caption(self) -> str:
@@ -110,13 +126,31 @@ class ColorScale(NamedTuple):
         >>> color_scale(np.full((2, 2), 3.0)).caption  # not "3 … 4": the unit span only gives the map a width
         'value: every one 3'
         """
-        if self.flat is not None:
+        if not self.finite:
+            text = "value: none finite"
+        elif self.flat is not None:
             text = f"value: every one {self.flat + 0.0:.4g}"
         elif self.diverging:
             text = "value, 0 at the centre colour"
         else:
             text = f"value ({self.low + 0.0:.4g} … {self.high + 0.0:.4g})"  # + 0.0: no "-0"
         return text + (f"; limits at the {ROBUST_PERCENTILE:g}th percentile" if self.robust else "")
+
+
+def spanless(data: ValueRange) -> str | None:
+    """What a colourbar over ``data`` says instead of ticks, where it spans no range: its one value, or that no value
+    is finite; None where there is a range to show.
+
+    >>> spanless(ValueRange(0.0, 0.0, 0)), spanless(ValueRange(-0.0, -0.0, 3)), spanless(ValueRange(1.0, 2.0, 0))
+    ('all 0', 'all 0 (and NaN/±inf)', None)
+    >>> spanless(ValueRange(float("nan"), float("nan"), 5))
+    'all NaN or ±inf'
+    """
+    if not np.isfinite(data.low):
+        return "all NaN or ±inf"
+    if data.low != data.high:
+        return None
+    return f"all {data.low + 0.0:.4g}" + (" (and NaN/±inf)" if data.nonfinite else "")
 
 
 def sample_step(size: int) -> int:
@@ -236,7 +270,7 @@ def color_scale(
     if data.low == data.high and vmin is None and vmax is None:  # one value: its colour, whatever the limits
         return ColorScale(*full, colormap, diverging, full=full, flat=data.low)
     if (vmin is not None and vmax is not None) or robust is False or not np.isfinite(data.low):
-        return ColorScale(*full, colormap, diverging, full=full)
+        return ColorScale(*full, colormap, diverging, full=full, finite=bool(np.isfinite(data.low)))
     if isinstance(sample, _Negated):
         sample = sample.values()
     elif sample is None:

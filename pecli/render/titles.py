@@ -201,7 +201,7 @@ class TableAxes(NamedTuple):
     row_step: float = 1.0
 
 
-def table_axes(metadata: Mapping[str, str], *, symmetric: bool = False) -> TableAxes:
+def table_axes(metadata: Mapping[str, str], *, symmetric: bool = False, shape: Sequence[int] = ()) -> TableAxes:
     """The axes of a table, from its metadata: timesteps, query/key positions, positions of a distance matrix.
 
     ``symmetric``: the table is square and equal to its transpose, as a distance or similarity matrix
@@ -215,7 +215,21 @@ def table_axes(metadata: Mapping[str, str], *, symmetric: bool = False) -> Table
     (('Key position j', 'Query position i'), ('Embedding Dimension', 'Pixel (grid rows, row-major)'))
     >>> table_axes({}, symmetric=True)[:2]
     ('Position j', 'Position i')
+
+    ``shape``: the file's own shape, where a table without a scheme is drawn from a 3-D array, read as
+    compare reads one: square slices (heads, L, L) are (head, query, key); (heads, 1, k), squeezed to
+    heads × k, one query row per head (BLOOM's build_alibi_tensor), is (head, key).
+
+    >>> table_axes({}, shape=(8, 64, 64))[:2], table_axes({}, shape=(8, 1, 64))[:2]
+    (('Key position j', 'Query position i'), ('Key position j', 'Head h (query row 0)'))
+    >>> table_axes({}, shape=(8, 64, 32))[:2]
+    ('Embedding Dimension', 'Position')
     """
+    if "scheme" not in metadata and len(shape) == 3 and shape[0] > 1:
+        if shape[1] == 1:
+            return TableAxes("Key position j", "Head h (query row 0)")
+        if shape[1] == shape[2]:
+            return TableAxes("Key position j", "Query position i")
     described = find_scheme(metadata.get("scheme"))
     axes = described.axes if described else None
     if axes == "timesteps":
