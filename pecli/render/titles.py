@@ -201,6 +201,10 @@ class TableAxes(NamedTuple):
     row_step: float = 1.0
 
 
+#: a (rows, 1, k) file with at most this many rows is read as one query row per head; more, as positions
+_MOST_HEADS = 128
+
+
 def table_axes(metadata: Mapping[str, str], *, symmetric: bool = False, shape: Sequence[int] = ()) -> TableAxes:
     """The axes of a table, from its metadata: timesteps, query/key positions, positions of a distance matrix.
 
@@ -218,15 +222,17 @@ def table_axes(metadata: Mapping[str, str], *, symmetric: bool = False, shape: S
 
     ``shape``: the file's own shape, where a table without a scheme is drawn from a 3-D array, read as
     compare reads one: square slices (heads, L, L) are (head, query, key); (heads, 1, k), squeezed to
-    heads × k, one query row per head (BLOOM's build_alibi_tensor), is (head, key).
+    heads × k, one query row per head (BLOOM's build_alibi_tensor), is (head, key) — when there are at most
+    128 rows, as many as a model's heads: the PyTorch tutorial's ``pe`` buffer, (max_len, 1, d), stays a
+    position table.
 
     >>> table_axes({}, shape=(8, 64, 64))[:2], table_axes({}, shape=(8, 1, 64))[:2]
     (('Key position j', 'Query position i'), ('Key position j', 'Head h (query row 0)'))
-    >>> table_axes({}, shape=(8, 64, 32))[:2]
-    ('Embedding Dimension', 'Position')
+    >>> table_axes({}, shape=(8, 64, 32))[:2], table_axes({}, shape=(5000, 1, 512))[:2]
+    (('Embedding Dimension', 'Position'), ('Embedding Dimension', 'Position'))
     """
     if "scheme" not in metadata and len(shape) == 3 and shape[0] > 1:
-        if shape[1] == 1:
+        if shape[1] == 1 and shape[0] <= _MOST_HEADS:
             return TableAxes("Key position j", "Head h (query row 0)")
         if shape[1] == shape[2]:
             return TableAxes("Key position j", "Query position i")
