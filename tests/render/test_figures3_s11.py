@@ -5,15 +5,27 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pecli.render import charts, image, panels, precision
+from pecli.render import charts
 
 
 @pytest.fixture
 def saved(monkeypatch):
-    """The figures plot and compare save, kept instead of written."""
+    """The figures plot and compare save, kept instead of written.
+
+    Every render module is imported first and each one's own ``save_figure`` name patched: a module first
+    imported while only image's was patched would keep the stand-in after the test (``from … import``).
+    """
+    import importlib
+    import pkgutil
+
+    import pecli.render
+
     figures = []
-    for module in (image, panels, precision):
-        monkeypatch.setattr(module, "save_figure", lambda figure, path, dpi: figures.append(figure))
+    names = [info.name for info in pkgutil.iter_modules(pecli.render.__path__)]
+    modules = [importlib.import_module(f"pecli.render.{name}") for name in names]
+    for module in modules:  # all imported before any is patched: none binds the stand-in as its original
+        if hasattr(module, "save_figure"):
+            monkeypatch.setattr(module, "save_figure", lambda figure, path, dpi: figures.append(figure))
     monkeypatch.setattr(charts, "_save_laid_out", lambda figure, path, dpi: figures.append(figure))
     return figures
 
