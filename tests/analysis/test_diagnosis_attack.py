@@ -66,7 +66,8 @@ def test_a_difference_within_the_tolerance_everywhere_names_no_cause():
 @pytest.mark.parametrize(
     ("name", "bug"),
     [
-        ("pairing and another base", lambda: _rope(layout="interleaved", base=500000.0)),
+        # (the other pairing with another base is named as the two mistakes it is: test_diagnosis2_s11.py)
+        ("pairing and a factor", lambda: 1.5 * _rope(layout="interleaved")),
         ("an offset and a factor", lambda: 1.5 * pecli.encode("rope", L + 1, D, dtype="float64", part="cos")[1:]),
         ("partial rotary", lambda: _rope(partial_rotary_factor=0.5)),
         ("dynamic NTK past 256 rows", lambda: np.vstack([_rope()[:256], _rope(

@@ -30,9 +30,15 @@ from pecli.analysis.diagnosis._layout import layout_findings
 from pecli.analysis.diagnosis._precision import precision_findings
 from pecli.analysis.diagnosis._scale import factor_findings, offset_findings
 from pecli.analysis.diagnosis._variants import variant_findings
-from pecli.analysis.diagnosis.finding import ConfigFacts, Finding, Reference, per_row, residual, within
-from pecli.dtypes import round_to
-from pecli.errors import PecliError
+from pecli.analysis.diagnosis.finding import (
+    ConfigFacts,
+    Finding,
+    Reference,
+    entry_rounding,
+    per_row,
+    residual,
+    within,
+)
 
 __all__ = ["ConfigFacts", "Finding", "Reference", "diagnose_difference"]
 
@@ -91,7 +97,7 @@ def diagnose_difference(
         # of them at the row's scale (B's own, and float32 arithmetic tipping it) plus the row's angle noise (its
         # bound's growth past row 0); four let the exact table through where B's frequencies were rounded
         noise = bound - bound.min()
-        bound = np.minimum(bound, 2.0 * _entry_rounding(a, b).max(axis=-1).reshape(bound.shape) + noise)
+        bound = np.minimum(bound, 2.0 * entry_rounding(a, b).max(axis=-1).reshape(bound.shape) + noise)
         if within(a, b, bound):
             return []
     found: dict[str, Finding] = {}
@@ -155,10 +161,6 @@ def _negation_first(ordered: list[Finding]) -> list[Finding]:
     return reordered
 
 
-#: the unit roundoff of each precision a table's values may carry
-_UNIT_ROUNDOFF = {"bfloat16": 2.0**-8, "float16": 2.0**-11, "float32": 2.0**-24, "float64": 2.0**-53}
-
-
 def _rounding_only(a: np.ndarray, b: np.ndarray) -> list[Finding]:
     """ "They differ only by rounding" when the difference is within a few roundings of the coarser table's
     values (a float16 table against float32 ones); otherwise nothing: a difference that is merely inside
@@ -173,41 +175,9 @@ def _rounding_only(a: np.ndarray, b: np.ndarray) -> list[Finding]:
     off = residual(a, b)
     # each entry by its own magnitude: a value of 0.006 where the other table holds 0.02 is no rounding of
     # either, however large the table's other values (a float format's rounding is relative, to its subnormals)
-    if not np.all(np.abs(a - b) <= 4.0 * _entry_rounding(a, b)):
+    if not np.all(np.abs(a - b) <= 4.0 * entry_rounding(a, b)):
         return []
     return [Finding("rounding_only", f"they differ only by rounding (max {off:.3g})", {"residual": off})]
-
-
-def _entry_rounding(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Each entry's rounding in the coarser table's precision: its unit roundoff times the larger |value| (at
-    least its smallest subnormal).
-
-    >>> _entry_rounding(np.array([[1.0, 0.0]]), np.array([[1.0, 0.0]])).tolist()  # both hold bfloat16 values
-    [[0.00390625, 9.183549615799121e-41]]
-    """
-    coarser = max((_precision(a), _precision(b)), key=_UNIT_ROUNDOFF.__getitem__)
-    return _UNIT_ROUNDOFF[coarser] * np.maximum(np.abs(a), np.abs(b)) + _SMALLEST[coarser]
-
-
-#: the smallest subnormal of each precision
-_SMALLEST = {"bfloat16": 2.0**-133, "float16": 2.0**-24, "float32": 2.0**-149, "float64": 2.0**-1074}
-
-
-def _precision(table: np.ndarray) -> str:
-    """The coarsest of bfloat16, float16, float32 that holds every value of ``table`` exactly (else float64).
-
-    >>> _precision(np.array([0.5, 1.0 + 2.0**-10])), _precision(np.array([0.1]))
-    ('float16', 'float64')
-    """
-    for name in ("bfloat16", "float16", "float32"):
-        try:
-            with np.errstate(over="ignore", invalid="ignore"):
-                rounded = round_to(table, name) if name == "bfloat16" else table.astype(name)
-        except PecliError:  # beyond the dtype's range: not held by it
-            continue
-        if np.array_equal(np.asarray(rounded, np.float64), table):
-            return name
-    return "float64"
 
 
 def _all_heads_factor(

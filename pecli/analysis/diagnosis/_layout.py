@@ -94,6 +94,8 @@ def _shift_or_permutation(
         part_a = part_a[:, found.permutation]
     if not within(part_a, b[rows], tolerance[rows]):
         return None
+    if found.shift and _shift_untold(a, found.shift, tolerance):
+        return None
     if found.permutation is not None and permutation_name(found.permutation) is None:
         # columns that repeat (RoPE's halves hold each frequency twice) or that rounding makes equal (float16's
         # slow columns) match more than one way: a named reordering that also reproduces B is the one meant
@@ -131,6 +133,31 @@ def _shift_or_permutation(
             figures,
         )
     return Finding("columns_permuted" if found.shift == 0 else "positions_shifted", found.description, figures)
+
+
+def _shift_untold(a: np.ndarray, shift: int, tolerance: np.ndarray) -> bool:
+    """Whether another shift t (none, or s ± 1, s ± 2) puts A's same values on the rows of B both shifts cover, within
+    each row's bound: A repeats (every row alike: a constant table), so the evidence cannot tell the shifts apart — a
+    shift then "fits" only by leaving out the rows where A and B part, and names no offset.
+
+    >>> same = np.ones((8, 2))
+    >>> _shift_untold(same, -4, np.full((8, 1), 1e-9))
+    True
+    >>> _shift_untold(np.arange(16.0).reshape(8, 2), -4, np.full((8, 1), 1e-9))
+    False
+    """
+    length = len(a)
+    for other in (0, shift - 1, shift + 1, shift - 2, shift + 2):
+        if other == shift:
+            continue
+        # B's rows i that both shifts cover: A's row i + shift against A's row i + other
+        first, stop = max(0, -shift, -other), min(length, length - shift, length - other)
+        if stop - first < 1:
+            continue
+        rows = slice(first, stop)
+        if within(a[first + shift : stop + shift], a[first + other : stop + other], tolerance[rows]):
+            return True
+    return False
 
 
 def layout_findings(

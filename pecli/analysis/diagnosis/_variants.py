@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.diagnosis._layout import rotary_columns
-from pecli.analysis.diagnosis.finding import Finding, Reference, per_row, residual, within
+from pecli.analysis.diagnosis.finding import Finding, Reference, per_row, reproduced, residual, within
 from pecli.dtypes import round_to
 from pecli.errors import PecliError
 from pecli.schemes import encode, get_scheme
@@ -84,7 +84,7 @@ def _reproduces(
     table = _table(reference, length, dim, changes)
     if table is not None:
         table = scale * table
-    if table is None or not within(table, b, tolerance):
+    if table is None or not reproduced(table, b, tolerance):  # within B's own rounding, not only the row's bound
         return None, float("inf")
     return table, residual(table, b)
 
@@ -421,7 +421,7 @@ def _negated_positions(
     cos columns kept (an engine that takes the angles as −p·ω, or subtracts positions the wrong way)."""
     length, dim = b.shape
     table = _negated_table(reference, length, dim, mistakes)
-    if table is None or not within(table, b, tolerance):
+    if table is None or not reproduced(table, b, tolerance):
         return
     negated = np.flatnonzero(np.any(np.abs(a - table) > tolerance, axis=0))
     if not len(negated):
@@ -467,7 +467,7 @@ def _cos_sin_cache(
         return
     for first, second, order in ((cos, sin, "[cos | sin]"), (sin, cos, "[sin | cos]")):
         cache = np.hstack([first[:, :half], second[:, :half]])
-        if within(cache, b, tolerance):
+        if reproduced(cache, b, tolerance):
             off = residual(cache, b)
             yield Finding(
                 "cos_sin_cache",
@@ -494,4 +494,36 @@ def variant_findings(
     for explain in (*explanations, _frequencies_rounded):
         found.extend(explain(a, b, tolerance, reference, mistakes))
     found.extend(_pairings(a, b, tolerance, reference, mistakes))
+    if not found:  # two mistakes at once: the other pairing with rounded frequencies, no scaling or another base
+        found.extend(_pairing_and(a, b, tolerance, reference, mistakes))
     return found or list(_any_base(a, b, tolerance, reference, mistakes))
+
+
+def _pairing_and(
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
+) -> Iterator[Finding]:
+    """B is the reference with the other pairing AND one more of its known mistakes (an engine pairing adjacent
+    columns with ``inv_freq.half()``): each single mistake is tried on the reference regenerated with the other
+    pairing, the same strict test of reproduction (a few tables of 8 rows screened for each: cheap)."""
+    parameter, ours = mistakes.pairing, reference.params.get(mistakes.pairing or "")
+    names = dict(mistakes.pairings)
+    if parameter is None or ours not in names:
+        return
+    for value, meaning in mistakes.pairings:
+        if value == ours:
+            continue
+        paired = replace(reference, params={**reference.params, parameter: value})
+        # A with B's pairing: where the second mistake parts from it
+        repaired = _table(paired, b.shape[0], b.shape[1], {})
+        if repaired is None:
+            return
+        for explain in (_frequencies_rounded, _unscaled, _base):
+            for second in explain(repaired, b, tolerance, paired, mistakes):
+                figures = {"a_pairing": names[ours].split(" (")[0], "b_pairing": meaning.split(" (")[0],
+                           "also": second.code, **second.figures}  # fmt: skip
+                yield Finding(
+                    "pairing",
+                    f"two mistakes: the pairing differs (A pairs {names[ours]}, B {meaning}), and {second.message}",
+                    figures,
+                )
+                return

@@ -8,7 +8,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ConfigFacts", "Finding", "Reference", "per_row", "residual", "row_blocks", "within"]
+from pecli.dtypes import round_to
+from pecli.errors import PecliError
+
+__all__ = [
+    "ConfigFacts", "Finding", "Reference", "entry_rounding", "held_precision", "per_row", "reproduced", "residual",
+    "row_blocks", "within",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -126,3 +132,65 @@ def row_blocks(expected: np.ndarray, b: np.ndarray) -> Iterator[tuple[np.ndarray
     for start in range(0, len(expected), step):
         rows = slice(start, min(start + step, len(expected)))
         yield expected[rows], b[rows], rows
+
+
+#: the unit roundoff of each precision a table's values may carry
+_UNIT_ROUNDOFF = {"bfloat16": 2.0**-8, "float16": 2.0**-11, "float32": 2.0**-24, "float64": 2.0**-53}
+#: the smallest subnormal of each precision
+_SMALLEST = {"bfloat16": 2.0**-133, "float16": 2.0**-24, "float32": 2.0**-149, "float64": 2.0**-1074}
+
+
+def held_precision(table: np.ndarray) -> str:
+    """The coarsest of bfloat16, float16, float32 that holds every value of ``table`` exactly (else float64).
+
+    >>> held_precision(np.array([0.5, 1.0 + 2.0**-10])), held_precision(np.array([0.1]))
+    ('float16', 'float64')
+    """
+    for name in ("bfloat16", "float16", "float32"):
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                rounded = round_to(table, name) if name == "bfloat16" else table.astype(name)
+        except PecliError:  # beyond the dtype's range: not held by it
+            continue
+        if np.array_equal(np.asarray(rounded, np.float64), table):
+            return name
+    return "float64"
+
+
+def entry_rounding(a: np.ndarray, b: np.ndarray, coarser: str | None = None) -> np.ndarray:
+    """Each entry's rounding in the coarser table's precision (``coarser``: that precision, when known): its unit
+    roundoff times the larger |value| (at least its smallest subnormal).
+
+    >>> entry_rounding(np.array([[1.0, 0.0]]), np.array([[1.0, 0.0]])).tolist()  # both hold bfloat16 values
+    [[0.00390625, 9.183549615799121e-41]]
+    """
+    if coarser is None:
+        coarser = max((held_precision(a), held_precision(b)), key=_UNIT_ROUNDOFF.__getitem__)
+    return _UNIT_ROUNDOFF[coarser] * np.maximum(np.abs(a), np.abs(b)) + _SMALLEST[coarser]
+
+
+def reproduced(expected: np.ndarray, b: np.ndarray, tolerance: float | np.ndarray) -> bool:
+    """Whether a table regenerated with a mistake (``expected``) reproduces ``b``: within each row's ``tolerance``,
+    and each entry within two of its own roundings plus the row's noise beyond rounding (its angle noise: the bound
+    less compare's four roundings at the tables' scale). The coarser precision of the two, at least float32's: an
+    explanation is regenerated in float64, the table it explains computed in float32. The row's bound alone is at
+    the table's scale: a regeneration that misses B's small entries by many of their roundings (frequencies rounded
+    to bfloat16 where B has another base: 0.0144 off where B's rounding is 0.0004) is no reproduction.
+
+    >>> b = np.array([[1.0, 0.01171875]])  # both bfloat16 values
+    >>> reproduced(np.array([[1.0, 0.0117]]), b, 0.03125), reproduced(np.array([[1.0, 0.0125]]), b, 0.03125)
+    (True, False)
+    """
+    bound = per_row(tolerance, b.shape)
+    if not within(expected, b, bound):
+        return False
+    coarser = max((held_precision(expected), held_precision(b), "float32"), key=_UNIT_ROUNDOFF.__getitem__)
+    scale = max(float(np.abs(expected).max(initial=0.0)), float(np.abs(b).max(initial=0.0)))
+    # compare's bound: four roundings (machine epsilon, 2 units) at the tables' scale, then each row's angle noise
+    rounding = min(8.0 * _UNIT_ROUNDOFF[coarser] * scale, float(bound.min(initial=np.inf)))
+    noise = bound - rounding
+    for e, o, rows in row_blocks(expected, b):
+        allowed = np.minimum(bound[rows], 2.0 * entry_rounding(e, o, coarser) + noise[rows])
+        if not np.all(np.abs(e - o) <= allowed):
+            return False
+    return True
