@@ -65,6 +65,9 @@ class Comparison:
     agree: bool  #: |A − B| <= atol + rtol · |B| everywhere (numpy.isclose)
     #: the causes that reproduce B from A within the noise (:mod:`pecli.analysis.diagnosis`), best first
     diagnosis: list[Finding] = field(default_factory=list)
+    #: what each table reads as, when both are files (:mod:`pecli.analysis.readings`): not causes of B from A,
+    #: but the conventions and parameters that regenerate each (``parameters_differ``…)
+    readings: list[Finding] = field(default_factory=list)
     #: how the tolerance was set: "float32 arithmetic" (from the data), "given" (atol/rtol) or "exact"
     tolerance_kind: str = "given"
     tolerance_position: int = 0  #: the row where the data-driven tolerance is largest

@@ -78,6 +78,8 @@ class CompareReport(Shown):
             | {"abs": result.beyond_abs, "tolerance": result.beyond_tolerance},
             "nan_in_one": {"count": result.nan_one, "first": nan_first if result.nan_one else None},
             "diagnosis": [found.to_json() for found in result.diagnosis],
+            # two files: what each reads as and which parameters set them apart (pecli.analysis.readings)
+            "readings": [found.to_json() for found in result.readings],
         }
 
     def text_lines(self) -> list[str]:
@@ -118,8 +120,9 @@ class CompareReport(Shown):
             return lines
         if not result.diagnosis:
             lines.append("diagnosis: no known cause explains the difference")
-        for found in result.diagnosis:
-            lines.append(f"diagnosis: {found.message}")
+        for label, found in [*(("diagnosis", found) for found in result.diagnosis),
+                             *(("reading", found) for found in result.readings)]:  # fmt: skip
+            lines.append(f"{label}: {found.message}")
             lines.append(
                 "  evidence: " + ", ".join(f"{name} {_figure(value)}" for name, value in found.figures.items())
             )
@@ -138,4 +141,6 @@ def _figure(value: Any) -> str:
         return "(" + (", ".join(f"{name}={_figure(item)}" for name, item in value.items()) or "none") + ")"
     if isinstance(value, list) and len(value) > 12:
         return "[" + ", ".join(map(str, value[:12])) + ", …]"
+    if isinstance(value, dict):  # a reading's parameters: name=value
+        return "{" + ", ".join(f"{name}={item}" for name, item in value.items()) + "}"
     return str(value)

@@ -181,6 +181,13 @@ def compare(
     if streamed is not None:
         first, second = streamed
         result = _compare_streamed(first, second, atol=atol, rtol=rtol, exact=exact)
+        if not result.agree:  # two large files: what each is, read on its first rows (a per-head one if small)
+            from pecli.analysis.readings import with_readings
+
+            keys = (key_a or key, key_b or key)
+            result = with_readings(
+                result, [_first_rows(table, name) for table, name in zip(streamed, keys, strict=True)]
+            )
     elif streamed_spec is not None:
         (first, second), reference, side = streamed_spec
         result = _compare_streamed(
@@ -191,6 +198,7 @@ def compare(
         query_rows = [False, False]
         partial: list[Any] = []
         side_parts: list[str] = []  # the parts a file's tensors name, compared side by side (cos, sin)
+        paired = [False, False]  # a side read as its file's cos and sin, side by side
         first, second = _load_pair(
             out,
             tables,
@@ -204,6 +212,7 @@ def compare(
             layer_type=layer_type,
             partial=partial,
             side_parts=side_parts,
+            paired=paired,
         )
         from pecli.analysis.compare import compare_tables, recorded_positions
         from pecli.cli.relative_compare import bias_view
@@ -228,6 +237,13 @@ def compare(
             dropped = {named[0].finding.code, *named[0].supersedes}  # and none it explains better
             others = [found for found in result.diagnosis if found.code not in dropped]
             result = replace(result, diagnosis=[named[0].finding, *others])
+        if not any(references) and all(_source_kind(text) in ("file", "stdin") for text in tables):
+            from pecli.analysis.readings import with_readings  # two files: what each one is, after the diagnosis
+
+            result = with_readings(result, [
+                {"values": table.array, "metadata": table.metadata, "dtype": table.dtype_name, "key": table.key,
+                 "paired": pair} for table, pair in zip((first, second), paired, strict=True)
+            ])  # fmt: skip
     if output is not None:
         _save_difference_figure(output, first, second)
         out.note(f"wrote {output}")
@@ -253,13 +269,15 @@ def _load_pair(
     layer_type: str | None = None,
     partial: list[Any] | None = None,
     side_parts: list[str] | None = None,
+    paired: list[bool] | None = None,
 ) -> list[Any]:
     """Both tables: files first, then scheme specs shaped like the file (or by --d/--len); a spec's
     scheme and parameters go to ``references`` (a list of two), for the diagnosis; ``query_rows`` (a list of
     two) says which side is a (heads, 1, L) file, one query row per head, squeezed to heads × L; ``partial``
     (a list) gets the :class:`~pecli.analysis.partial_width.PartialWidth` of a RoPE reference and an engine's table of
     another width, both brought to one width; ``side_parts`` (a list) gets the parts a side's tensors name when
-    they are compared side by side (a file's cos and sin: the diagnosis names them, where no reference does)."""
+    they are compared side by side (a file's cos and sin: the diagnosis names them, where no reference does);
+    ``paired`` (a list of two) says which side is such a file's cos and sin, side by side."""
     import numpy as np
 
     from pecli.analysis.compare import Reference
@@ -294,6 +312,8 @@ def _load_pair(
             pairs[side] = rope_pair(out, texts[side]) if keys[side] is None else None
             if pairs[side] is not None:
                 loaded[side] = _side_by_side(*pairs[side])
+                if paired is not None:
+                    paired[side] = True
                 continue
             table = load_input(out, texts[side], key=keys[side], complex_ok=True)  # freqs_cis: read below
             if np.iscomplexobj(table.array) and table.array.ndim != 2:
@@ -944,6 +964,30 @@ def _large_file_and_spec(
     return pair, Reference(table.scheme, dict(table.params)), side
 
 
+def _first_rows(table: _StreamedTable, key: str | None) -> dict[str, Any] | None:
+    """A streamed file's first rows, as many as :func:`pecli.analysis.readings.read_table` reads, and its record;
+    a per-head table whole when it is read at all (else None)."""
+    import numpy as np
+
+    from pecli.analysis.readings import readable, rows_to_read
+
+    reader = table.rows
+    if reader.heads is None:
+        rows = rows_to_read(*reader.shape)
+        values = np.array(next(iter(reader.chunks(rows)))[:rows])
+    elif readable(reader.tensor_shape):
+        values = np.concatenate(list(reader.chunks(reader.shape[0]))).reshape(reader.tensor_shape)
+    else:
+        return None
+    return {
+        "values": values,
+        "metadata": reader.metadata,
+        "dtype": reader.dtype,
+        "key": key,
+        "total_rows": len(values) if reader.heads is not None else reader.shape[0],
+    }
+
+
 def _compare_streamed(first: _StreamedTable, second: _StreamedTable, **tolerances: Any) -> Any:
     from pecli.analysis.compare import DIAGNOSE_VALUES, compare_row_chunks
 
@@ -963,6 +1007,13 @@ def _compare_streamed(first: _StreamedTable, second: _StreamedTable, **tolerance
         heads=heads,
         **tolerances,
     )
+
+
+def _source_kind(text: str) -> str:
+    """What reads ``text``: file, stdin, config, model-id, scheme (:func:`pecli.sources.kind_of_source`)."""
+    from pecli.sources import kind_of_source
+
+    return kind_of_source(text).name
 
 
 def _shape_and_dtype(table: Any) -> tuple[tuple[int, ...], str]:
