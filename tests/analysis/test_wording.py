@@ -59,7 +59,10 @@ def test_integer_verdict_names_exact_values(cli, tmp_path):
     a, b = _save(tmp_path, "i.npy", ints), _save(tmp_path, "j.npy", ints + 1)
     different = cli("compare", a, b)
     assert different.code == 1
-    assert _verdict(different.out) == "different beyond tolerance 0 (both tables hold exact values)"
+    assert _verdict(different.out) == (  # the failing entry named (every entry differs by 1: the first)
+        "different beyond tolerance 0 (both tables hold exact values) at position 0, dimension 0: "
+        "|A − B| 1 > tolerance 0 there"
+    )
     assert _verdict(cli("compare", a, a).out) == "same within tolerance 0 (both tables hold exact values)"
     assert json.loads(cli("compare", a, b, "--json").out)["tolerance"] == "tolerance 0 (both tables hold exact values)"
 
