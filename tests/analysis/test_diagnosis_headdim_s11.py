@@ -14,15 +14,12 @@ from safetensors.numpy import save_file
 
 from pecli.analysis.diagnosis import ConfigFacts, Reference, diagnose_difference
 from pecli.models.from_config import config_facts
+from tests.analysis.test_diagnosis_s11 import GEMMA3
 from tests.conftest import run_in_process
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-GEMMA3 = {"model_type": "gemma3_text", "hidden_size": 1152, "num_attention_heads": 4, "num_key_value_heads": 1,
-          "head_dim": 256, "max_position_embeddings": 131072, "rope_theta": 1e6, "rope_local_base_freq": 10000.0,
-          "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "sliding_window": 512,
-          "num_hidden_layers": 6}  # fmt: skip
 QWEN3 = {"model_type": "qwen3", "hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 8,
          "head_dim": 128, "max_position_embeddings": 40960, "rope_theta": 1e6}  # fmt: skip
 PARTIAL = ("partial_rotary_ignored", "partial_rotary_assumed")

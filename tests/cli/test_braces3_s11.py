@@ -17,16 +17,8 @@ from safetensors.numpy import save_file
 import pecli
 from pecli.errors import ParameterError, PecliError
 from pecli.text import CLOSE, OPEN
-
-NAMES = ["{rows}", "{key=1}", "{len}", "}{"]
-
-
-def _error(result, code: int = 2) -> str:
-    assert result.code == code, (result.code, result.stderr)
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("pecli: error: "), result.stderr
-    assert OPEN not in lines[0] and CLOSE not in lines[0], lines[0]  # literal() applied once, undone once
-    return lines[0]
+from tests.braces import NAMES
+from tests.braces import one_error_line as _error
 
 
 def _api_error(call, kind: type[Exception] = PecliError) -> str:

@@ -9,14 +9,6 @@ from pecli.render import charts
 from pecli.render.downsample import block_average, block_extreme
 
 
-@pytest.fixture
-def drawn(monkeypatch):
-    """The figures charts.py saves, kept instead of written."""
-    figures = []
-    monkeypatch.setattr(charts, "_save_laid_out", lambda figure, path, dpi: figures.append(figure))
-    return figures
-
-
 def _meshes(figure):
     """The heatmaps' meshes (the colourbars' own meshes left out), left to right, top to bottom."""
     return [collection for axes in figure.axes if axes.get_xlabel() for collection in axes.collections]
