@@ -299,9 +299,8 @@ def _bias_matrices(out: Output, source: RelativeInput, request: DistanceRequest)
 
         write_data(out, request, "bias", Tensor((len(curves), length, length), "float32", blocks), {})
         return
-    drawn_heads = _drawn_heads(out, names) if request.kind != "data" and not out.json_output else len(names)
-    names = names[:drawn_heads]
     if request.kind == "image" and len(names) > 1:
+        drawn_heads = _drawn_heads(out, names)
         from pecli.render.panels import save_panels
         from pecli.render.scale import color_scale
 
@@ -315,7 +314,7 @@ def _bias_matrices(out: Output, source: RelativeInput, request: DistanceRequest)
             scale = [_matrix_scale(request, [head]) for head in heads]
         step = -(-length // heads[0].shape[0])  # the panels' axes count cells: say how many positions one holds
         unit = f" (cells of {step})" if step > 1 else ""
-        notes = save_panels(heads, str(request.output), titles=names, scale=scale,
+        notes = save_panels(heads, str(request.output), titles=names[:drawn_heads], scale=scale,
                     x_label=style.x_label or f"Key position n{unit}",
                     y_label=style.y_label or f"Query position m{unit}",
                     **_figure(request, title, (8.0, 6.0)))  # fmt: skip
@@ -332,11 +331,12 @@ def _bias_matrices(out: Output, source: RelativeInput, request: DistanceRequest)
         if len(names) > 1:
             from pecli.render.terminal import color_mode, heatmap_cells, stack_layout
 
+            drawn_names = names[: _drawn_heads(out, names)]
             width, height = chart_size(out, request)
-            _, panel_height = stack_layout(len(names), height - 1, shared=request.style.panel_scale == "shared")
+            _, panel_height = stack_layout(len(drawn_names), height - 1, shared=request.style.panel_scale == "shared")
             color = color_mode(out, force_terminal=request.forced, no_color=not out.color)
             grid = heatmap_cells(length, width=width, height=panel_height, title=title, color=color)
-            return _draw_heads(out, request, _cells(source, grid, drawn_heads), names, title)
+            return _draw_heads(out, request, _cells(source, grid, len(drawn_names)), drawn_names, title)
         (cells,) = _cells(source, _terminal_cells(out, request, length, title))
         return _draw_matrix(out, request, cells, title, symmetric=False)
 
