@@ -178,6 +178,13 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     >>> did_you_mean("x", [f"t{i}" for i in range(1000)])[-30:]
     '16, t17, t18, t19 and 980 more'
 
+    Case is no distance: a name in the wrong case is the one suggested, and a typo in it is matched too.
+
+    >>> did_you_mean("CSV", ["npy", "csv", "tsv"])
+    "did you mean 'csv'? valid: npy, csv, tsv"
+    >>> did_you_mean("Sinusiodal", ["sinusoidal", "learned"])
+    "did you mean 'sinusoidal'? valid: sinusoidal, learned"
+
     The hint is a template: a name with braces (a tensor called ``{rows}``) stays as it is.
 
     >>> name_parameters(did_you_mean("{row}", ["{rows}", "x"]))
@@ -185,7 +192,14 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """
     choices = list(choices)
     # a name given as a number, a type or a list (``dtype=np.float32``) is near none of them
-    close = difflib.get_close_matches(word, choices, n=3, cutoff=0.6) if isinstance(word, str) else []
+    close: list[str] = []
+    if isinstance(word, str):
+        folded: dict[str, str] = {}  # the casefolded name -> the first choice written so
+        for choice in choices:
+            folded.setdefault(str(choice).casefold(), str(choice))
+        same = folded.get(word.casefold())
+        near = difflib.get_close_matches(word.casefold(), list(folded), n=3, cutoff=0.6)
+        close = [same] if same is not None else [folded[name] for name in near]
     valid = "valid: " + ", ".join(literal(str(choice)) for choice in choices[:_LISTED])  # names from files
     if len(choices) > _LISTED:  # a file can hold a million tensor names: the line stays short
         valid += f" and {len(choices) - _LISTED} more"

@@ -253,6 +253,34 @@ def _stdout_error(error: OSError) -> str:
     return f"cannot write to stdout: {error.strerror or error} ({hint})"
 
 
+def _option_of_another_command(option: str, context: Any) -> str | None:
+    """The message for an option this command lacks but others take (``timestep --len``), or None.
+
+    Click would guess an option of this command by spelling (``--scale`` for ``--len``); the user
+    meant another command's option, so the message says which take it and, where the command says
+    so (its callback's ``pecli_instead``), what stands for it here.
+
+    >>> timestep = typer.main.get_command(build_app(["timestep"])).commands["timestep"]
+    >>> _option_of_another_command("--rows", typer.Context(timestep, info_name="timestep"))
+    'No such option: --rows: an option of pecli plot, distance, not of pecli timestep'
+    >>> _option_of_another_command("--nonesuch", typer.Context(timestep, info_name="timestep")) is None
+    True
+    """
+    commands = getattr(typer.main.get_command(build_app()), "commands", {})  # every command (an error's path only)
+    others = [
+        name
+        for name, command in commands.items()
+        if name != context.info_name and any(option in (*p.opts, *p.secondary_opts) for p in command.params)
+    ]
+    if not others:
+        return None
+    instead = getattr(getattr(context.command, "callback", None), "pecli_instead", {}).get(option)
+    owners = f"pecli {', '.join(others)}"
+    if instead:
+        return f"pecli {context.info_name} has no {option} (an option of {owners}): {instead}"
+    return f"No such option: {option}: an option of {owners}, not of pecli {context.info_name}"
+
+
 def _negative_number(option: str | None) -> bool:
     """Whether an unknown option is a negative number (click reads ``-1`` as an option's name).
 
@@ -466,6 +494,12 @@ def _run(argv: list[str] | None, output: Any) -> int:
     # the one command asked for, when the first word names it; else all (help, typos, options, completion)
     wanted = (args[0],) if args and args[0] in COMMANDS and not os.environ.get(COMPLETE_VAR) else COMMANDS
     command = typer.main.get_command(build_app(wanted))
+    from pecli.cli.options import as_typed, flag_for
+
+    # a message names an option as the user wrote it (--dim, not its first alias --d)
+    sub = getattr(command, "commands", {}).get(args[0]) if args else None
+    spell = as_typed(flag_for, sub, args[1:])
+    output.spell = as_typed(output.spell, sub, args[1:])
     try:
         with _help_to(output):
             result = command.main(
@@ -477,10 +511,8 @@ def _run(argv: list[str] | None, output: Any) -> int:
     except PecliError as error:
         if os.environ.get("PECLI_DEBUG"):
             raise
-        from pecli.cli.options import flag_for
-
         # the core names parameters (dim), the CLI their flags (--d); and the file, where the core had an array
-        output.error(output.naming_the_input(error.spelled(flag_for)))
+        output.error(output.naming_the_input(error.spelled(spell)))
         return int(error.exit_code)
     except NoArgsIsHelpError as error:
         try:
@@ -493,6 +525,8 @@ def _run(argv: list[str] | None, output: Any) -> int:
         message = error.format_message().replace("\n", " ")
         context = getattr(error, "ctx", None)
         where = context.command_path if context is not None else "pecli"
+        if context is not None and type(error).__name__ == "NoSuchOption":  # click's guess is by spelling alone
+            message = _option_of_another_command(error.option_name, context) or message  # type: ignore[attr-defined]
         if _negative_number(getattr(error, "option_name", None)):  # timestep -1 5: a value, read as an option
             message += (
                 f"; a value starting with '-' goes after '--', with the options before it ({where} [OPTIONS] -- -1 5)"

@@ -15,9 +15,42 @@ from pecli.text import literal
 
 def check_sizes_positive(length: int | None, dim: int | None) -> None:
     """Each of --len and --d that was given is a positive integer."""
-    for flag, value in (("--d", dim), ("--len", length)):
+    for name, value in (("dim", dim), ("length", length)):  # a template: the flag as the user typed it
         if value is not None and value <= 0:
-            raise ParameterError(f"{flag} must be a positive integer, got {value}", hint=f"e.g. {flag} 512")
+            raise ParameterError(f"{{{name}}} must be a positive integer, got {value}", hint=f"e.g. {{{name}=512}}")
+
+
+def check_name_written(
+    name: str | None, output: str | None, fmt: str | None, parts: Any = None, *, pick: str = "pick one with {part}"
+) -> None:
+    """Refuse a ``--name`` that would name nothing: no output, a format of one unnamed table (npy, csv,
+    tsv), or a table written as several tensors (``parts``, each of its own name; ``pick`` says how to get one).
+
+    >>> check_name_written(None, "pe.npy", None), check_name_written("w", "pe.safetensors", None)
+    (None, None)
+    >>> try:
+    ...     check_name_written("w", "pe.npy", None)
+    ... except ParameterError as error:
+    ...     print(error)
+    name names a tensor in a .safetensors or .pt file, but a .npy file holds one unnamed table
+    (drop name, or write .safetensors or .pt)
+    """
+    from pecli.io import format_for
+
+    if name is None:
+        return
+    if output is None:
+        raise ParameterError("{name} names the tensor of an output file, but there is none",
+                             hint="add -o FILE.safetensors, or drop {name}")  # fmt: skip
+    fmt = format_for(output, fmt)
+    if fmt not in ("safetensors", "pt"):
+        raise ParameterError(f"{{name}} names a tensor in a .safetensors or .pt file, but a .{fmt} file holds one"
+                             " unnamed table", hint="drop {name}, or write .safetensors or .pt")  # fmt: skip
+    names = [part.name for part in parts or ()]
+    if len(names) > 1:
+        raise ParameterError(f"{{name}} names a one-tensor table, but this one is written as {len(names)} tensors"
+                             f" of their own names: {literal(', '.join(names))}",
+                             hint=f"drop {{name}}, or {pick}")  # fmt: skip
 
 
 def free_disk_short_of(nbytes: int) -> str | None:
@@ -56,7 +89,7 @@ def check_fits_without_output(table: Any) -> None:
 
 def require_shape(length: int | None, dim: int | None) -> tuple[int, int]:
     """``--len`` and ``--d`` must both be given, as positive integers."""
-    missing = [flag for flag, value in (("--d", dim), ("--len", length)) if value is None]
+    missing = [f"{{{name}}}" for name, value in (("dim", dim), ("length", length)) if value is None]
     if missing:
         raise ParameterError(f"missing {' and '.join(missing)}", hint="e.g. pecli generate --d 512 --len 2048")
     check_sizes_positive(length, dim)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -88,7 +88,10 @@ def generate(
     dtype: DtypeOpt = "float32",
     output: OutputOpt = None,
     fmt: FormatOpt = None,
-    name: Annotated[str, typer.Option("--name", help="Tensor name in .safetensors/.pt files.", metavar="KEY")] = "pe",
+    name: Annotated[
+        Optional[str],
+        typer.Option("--name", help="Tensor name in .safetensors/.pt files (default: pe).", metavar="KEY"),
+    ] = None,
     preset: PresetOpt = None,
     list_presets: Annotated[
         bool,
@@ -102,6 +105,11 @@ def generate(
     out: Output,
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
+    if list_presets:  # before a spec (rope:base=3) adds its own parameters: only flags are named
+        _refuse_with_list_presets(d=d, length=length, output=output, fmt=fmt, name=name, preset=preset,
+                                  from_config=from_config, layer_type=layer_type, probe=probe or None,
+                                  dtype=None if dtype == "float32" else dtype,
+                                  device=None if device == "cpu" else device, **(scheme_params or {}))  # fmt: skip
     if scheme is not None:  # a spec (rope:base=500000) is its scheme with its parameters as options
         from pecli.cli.inputs import scheme_input
 
@@ -110,12 +118,15 @@ def generate(
     if list_presets:
         _print_presets(out, scheme)
         return
-    from pecli.cli.common import build_table, prepare_output, write_table
+    from pecli.cli.common import build_table, check_name_written, prepare_output, write_table
     from pecli.cli.stdin import stdin_file_params
     from pecli.schemes.backend import angles_on
 
     scheme_params = stdin_file_params(out, scheme_params or {})  # --bias-from -: stdin, read once for the run
     if probe:
+        if name is not None:
+            raise ParameterError("{name} names a one-tensor table, but a probe's tensors have names of their own",
+                                 hint="drop {name}")  # fmt: skip
         reference = from_config if from_config is not None else scheme or "rope"
         _write_probe(out, reference, preset, scheme_params, d, length, layer_type, output, fmt, from_config)
         return
@@ -132,13 +143,19 @@ def generate(
             d,
             length,
             dtype=dtype,
-            name=name,
+            name="pe" if name is None else name,
             layer_type=layer_type,
         )
     else:
         if layer_type is not None:
             raise ParameterError("--layer-type picks a layer type of a model's config", hint="add --from-config PATH")
-        table = build_table(scheme, preset, scheme_params or {}, length=length, dim=d, dtype=dtype, name=name)
+        table = build_table(
+            scheme, preset, scheme_params or {}, length=length, dim=d, dtype=dtype, name="pe" if name is None else name
+        )
+    from pecli.schemes.spec import TableSet
+
+    pick = f"pick one with --layer-type {'|'.join(table.names)}" if isinstance(table, TableSet) else None
+    check_name_written(name, output, fmt, table.parts(), **({"pick": pick} if pick else {}))  # never ignored
     backend = _phasor_backend(device)
     if output is None:
         if fmt is not None:
@@ -151,15 +168,24 @@ def generate(
         _note_unused_device(out, placement, table.scheme)
         return
     from pecli.report import Deferred  # before the write: nothing is imported once the file is there
-    from pecli.schemes.spec import TableSet
 
-    pick = f"pick one with --layer-type {'|'.join(table.names)}" if isinstance(table, TableSet) else None
     target, fmt = prepare_output(out, table, output, fmt, pick=pick)
     with angles_on(backend) as placement:
         write_table(out, table.check(), target, fmt, label=output)
     _note_unused_device(out, placement, table.scheme)
     # the file is the result (its note is on stderr); --json adds the summary
     out.show(Deferred(lambda: {**table.summary(with_values=False), "output": output}, list))
+
+
+def _refuse_with_list_presets(**given: Any) -> None:
+    """--list-presets lists and exits: an option that would shape a table is refused, not silently dropped."""
+    # d and length are the command's own names for the parameters a message calls dim and length
+    named = [f"{{{'dim' if name == 'd' else name}}}" for name, value in given.items() if value is not None]
+    if named:
+        raise ParameterError(
+            f"--list-presets lists the presets and exits, so {', '.join(named)} would do nothing",
+            hint=f"drop {'it' if len(named) == 1 else 'them'}, or drop --list-presets",
+        )
 
 
 def _write_probe(out: Output, reference: str, preset: str | None, scheme_params: dict[str, Any], d: int | None,
@@ -177,7 +203,7 @@ def _write_probe(out: Output, reference: str, preset: str | None, scheme_params:
     if out.json_output and output in ("-", "/dev/stdout"):
         raise ParameterError("--json and -o - both write to stdout", hint="write the probe to a file, or drop --json")
     if from_config is not None and d is not None:
-        raise ParameterError("--d comes from the config with --from-config", hint="drop --d")
+        raise ParameterError("{dim} comes from the config with --from-config", hint="drop {dim}")
     params = dict(scheme_params)
     seed, heads = params.pop("seed", None), params.pop("heads", None)
     seed, heads = 0 if seed is None else seed, 2 if heads is None else heads  # the probe checks both

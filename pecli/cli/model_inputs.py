@@ -37,10 +37,9 @@ def config_table(
     ``--part``, ``--dtype`` and the output options stay the user's.
     """
     from pecli.models.from_config import config_encoding, config_spec
-    from pecli.schemes.params import PARAMS
 
-    given = [flag for flag, value in (("SCHEME", scheme), ("--preset", preset), ("--d", dim)) if value is not None]
-    given += [PARAMS[param].flag for param in scheme_params if param != "part"]
+    given = [flag for flag, value in (("SCHEME", scheme), ("{preset}", preset), ("{dim}", dim)) if value is not None]
+    given += [f"{{{param}}}" for param in scheme_params if param != "part"]  # flags as the user typed them
     if given:
         raise ParameterError(
             f"--from-config sets the scheme and its parameters, so {', '.join(given)} cannot be given too",
@@ -95,7 +94,7 @@ def spelled_notes(out: Output, info: ConfigInfo) -> ConfigInfo:
 
 def _learned_hint(directory: str) -> str:
     """Where a learned table is: ``pecli plot DIR`` draws it when the directory holds the weights."""
-    from pecli.models.directory import INDEX_FILE, SINGLE_FILE
+    from pecli.io.checkpoint import INDEX_FILE, SINGLE_FILE
 
     if any(os.path.isfile(os.path.join(directory, name)) for name in (SINGLE_FILE, INDEX_FILE)):
         return f"pecli plot {literal(directory)} draws it"

@@ -53,6 +53,31 @@ def flag_for(name: str) -> str:
     return _FLAGS.get(name, "--" + name.replace("_", "-"))
 
 
+def as_typed(spell: Callable[[str], str], command: Any, args: Iterable[str]) -> Callable[[str], str]:
+    """``spell``, but a flag the user wrote as one of its aliases (``--dim`` for ``--d``) reads as typed.
+
+    ``command`` is the click command ``args`` (its own words, without the command's name) were given
+    to; a message then names the option the way the user knows it, whichever alias they chose.
+
+    >>> import typer
+    >>> from pecli.cli.app import app
+    >>> timestep = typer.main.get_command(app).commands["timestep"]
+    >>> spell = as_typed(flag_for, timestep, ["1", "--dim=2", "--output", "t.npy", "--", "--len"])
+    >>> spell("dim"), spell("output"), spell("freq_shift")
+    ('--dim', '--output', '--freq-shift')
+    """
+    typed: dict[str, str] = {}
+    for word in args:
+        if word == "--":  # what follows is values, not options
+            break
+        option = word.split("=", 1)[0] if word.startswith("--") else word
+        for param in getattr(command, "params", ()):
+            opts = getattr(param, "opts", ())
+            if option in opts:  # a negative form (--no-x) says the opposite: the flag keeps its own name
+                typed.update(dict.fromkeys(opts, option))
+    return lambda name: typed.get(spell(name), spell(name))
+
+
 def parse_int(text: str, *, flag: str, example: str) -> int:
     """An integer within an option's text (``--rows A:B``, ``--grid H,W``); errors name ``flag``.
 

@@ -33,6 +33,25 @@ SliceOpt = Annotated[
 #: the most panels drawn; a larger stack is drawn in part, with a note
 MAX_PANELS = 16
 
+#: how the slices a 3-D table's panels leave out are seen
+SEE_A_SLICE = "--slice I picks any one"
+
+
+def drawn_count(out: Output, total: int, noun: str, rest: str) -> int:
+    """How many of ``total`` panels (``noun``: slices, heads) a figure or the terminal draws: at most
+    :data:`MAX_PANELS`, with a note saying so and how ``rest`` shows the others.
+
+    >>> import io
+    >>> out = Output(stderr=io.StringIO())
+    >>> drawn_count(out, 20, "heads", "--json holds them all"), out.stderr.getvalue().strip()
+    (16, 'drawing the first 16 of 20 heads (--json holds them all)')
+    >>> drawn_count(out, 3, "heads", "--json holds them all")
+    3
+    """
+    if total > MAX_PANELS:
+        out.note(f"drawing the first {MAX_PANELS} of {total} {noun} ({rest})")
+    return min(total, MAX_PANELS)
+
 
 def load_parts(
     out: Output,
@@ -212,9 +231,7 @@ def draw_panels(
     if screen is not None:
         _check_stack_height(screen.height, len(tables))
     total = max(len(tables), _recorded_slices(tables[0]))
-    if total > MAX_PANELS:
-        out.note(f"drawing the first {MAX_PANELS} of {total} slices (--slice I picks any one)")
-        tables = tables[:MAX_PANELS]
+    tables = tables[: drawn_count(out, total, "slices", SEE_A_SLICE)]
     views = [table_view(table, rows=rows, cols=cols) for table in tables]  # a computed head: not computed yet
     matrices = [view.values for view in views]
     per_panel = style.panel_scale == "per-panel"

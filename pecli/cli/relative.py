@@ -357,11 +357,9 @@ def _terminal_cells(out: Output, request: DistanceRequest, length: int, title: s
 
 def _drawn_heads(out: Output, names: list[str]) -> int:
     """How many heads a figure or the terminal draws: at most MAX_PANELS (as ``pecli plot``), with a note."""
-    from pecli.cli.panels import MAX_PANELS
+    from pecli.cli.panels import drawn_count
 
-    if len(names) > MAX_PANELS:
-        out.note(f"drawing the first {MAX_PANELS} of {len(names)} heads (--json or -o FILE.npy holds them all)")
-    return min(len(names), MAX_PANELS)
+    return drawn_count(out, len(names), "heads", "--json or -o FILE.npy holds them all")
 
 
 def _cells(source: RelativeInput, cells: tuple[int, int], heads: int | None = None) -> list[Any]:

@@ -132,11 +132,10 @@ def relative_input(
         check_qk(scheme, qk, seed)
         if found is None:
             return None
-        given = [flag for flag, value in (("--preset", preset), ("--d", dim), ("--len", length)) if value is not None]
+        pairs = (("{preset}", preset), ("{dim}", dim), ("{length}", length))
+        given = [flag for flag, value in pairs if value is not None]
         if given or params:
-            from pecli.schemes.params import PARAMS
-
-            named = given + [PARAMS[name].flag for name in params]
+            named = given + [f"{{{name}}}" for name in params]  # flags as the user typed them
             raise ParameterError(
                 f"{', '.join(named)} appl{'ies' if len(named) == 1 else 'y'} to a scheme,"
                 f" but {literal_repr(source)} is a file",
@@ -161,11 +160,9 @@ def _config_input(source: str, *, preset: str | None, params: dict[str, Any], le
     """A model's config whose table is a relative scheme's (RoPE): that scheme, ``length`` rows; else None."""
     from pecli.sources import config_table_spec
 
-    given = [flag for flag, value in (("--preset", preset), ("--d", dim)) if value is not None]
+    given = [flag for flag, value in (("{preset}", preset), ("{dim}", dim)) if value is not None]
     if given or params:
-        from pecli.schemes.params import PARAMS
-
-        flags = given + [PARAMS[name].flag for name in params]
+        flags = given + [f"{{{name}}}" for name in params]  # flags as the user typed them
         raise ParameterError(
             f"{', '.join(flags)} {'applies' if len(flags) == 1 else 'apply'} to a scheme,"
             f" but {literal_repr(source)} is a model's config",

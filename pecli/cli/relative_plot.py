@@ -181,13 +181,12 @@ def _relative_panels(out: Output, source: str, screen: TerminalHeatmap, style: D
 
     from pecli.cli.drawing import color_note
     from pecli.cli.output import printable
-    from pecli.cli.panels import _truncate, stack_closing
+    from pecli.cli.panels import SEE_A_SLICE, _truncate, drawn_count, stack_closing
     from pecli.render.scale import color_scale, merge_ranges, sample_step, value_range
     from pecli.render.terminal import ascii_text, grid_layout, heatmap_cells, heatmap_stack
     from pecli.render.titles import panel_titles, table_axes, table_title
 
-    if total > len(curves):
-        out.note(f"drawing the first {len(curves)} of {total} slices (--slice I picks any one)")
+    drawn_count(out, total, "slices", SEE_A_SLICE)  # curves holds the first MAX_PANELS of them
     size = (curves.shape[1] + 1) // 2
     options: dict[str, Any] = {"vmin": style.vmin, "vmax": style.vmax, "robust": style.robust, "cmap": style.cmap}
     ranges = [value_range(curve) for curve in curves]

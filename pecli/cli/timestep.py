@@ -72,14 +72,15 @@ def timestep(
     output: OutputOpt = None,
     fmt: FormatOpt = None,
     name: Annotated[
-        str, typer.Option("--name", help="Tensor name in .safetensors/.pt files.", metavar="KEY")
-    ] = "t_emb",
+        Optional[str],
+        typer.Option("--name", help="Tensor name in .safetensors/.pt files (default: t_emb).", metavar="KEY"),
+    ] = None,
     preset: PresetOpt = None,
     *,
     out: Output,
     scheme_params: dict[str, Any] | None = None,
 ) -> None:
-    from pecli.cli.common import prepare_output, write_table
+    from pecli.cli.common import check_name_written, prepare_output, write_table
     from pecli.report import Deferred  # now: nothing is imported once the file is written
     from pecli.schemes.timestep import TimestepSpec
 
@@ -89,6 +90,7 @@ def timestep(
     SCHEMES["timestep"].sizes(1, d, {})  # checks --dim before reading the timesteps (stdin may be a terminal)
     if output is None and fmt is not None:
         raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
+    check_name_written(name, output, fmt)  # before the timesteps are read (stdin may be a terminal)
     _refuse_ignored_by_repeat_only(scheme_params or {}, preset)
     times = _read_timesteps(out, timesteps or [], range_text)
     _refuse_repeated_overflow(times, scheme_params or {}, dtype)
@@ -98,7 +100,7 @@ def timestep(
         preset=preset,
         params=scheme_params,
         dtype=dtype,
-        name=name,
+        name="t_emb" if name is None else name,
     ).check()
     if output is None:
         _print_table(out, table)
@@ -109,6 +111,13 @@ def timestep(
     write_table(out, table, target, fmt, label=output)
     # the file is the result (its note is on stderr); --json adds the summary
     out.show(Deferred(lambda: {**table.summary(with_values=False), "output": output}, list))
+
+
+#: options of other commands the user may reach for here, and what stands for each (``timestep --len 4``)
+timestep.pecli_instead = {
+    "--len": "its rows are the timesteps given (as arguments, - for stdin, or --range START:STOP:STEP)",
+    "--length": "its rows are the timesteps given (as arguments, - for stdin, or --range START:STOP:STEP)",
+}
 
 
 def _refuse_repeated_overflow(times: Any, params: dict[str, Any], dtype: str) -> None:

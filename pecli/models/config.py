@@ -341,6 +341,8 @@ def _model_encoding(config: Mapping[str, Any], layer_type: str | None, *, depth:
             )
     if has_rope(config, model_type) and not rotary_off:
         return rope_encoding(config, model_type, layer_type=layer_type)
+    for key in _TEXT_CONFIGS:  # a sub-config of the wrong JSON type is named, not passed over as absent
+        config_object(config, key)
     sub = next((key for key in _TEXT_CONFIGS if isinstance(config.get(key), dict)), None)
     if sub is None and isinstance(config.get("vision_config"), dict):
         raise ParameterError(

@@ -16,11 +16,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pecli.errors import TableFileError
-from pecli.io.checkpoint import check_shard_holds
+from pecli.io.checkpoint import INDEX_FILE, SINGLE_FILE, check_shard_holds  # the file names, defined once
 from pecli.text import literal, shown
 
 __all__ = [
+    "INDEX_FILE",
     "POSITION_TENSOR_NAMES",
+    "SINGLE_FILE",
     "ModelDirectory",
     "ModelTensor",
     "is_position_tensor",
@@ -42,8 +44,6 @@ POSITION_TENSOR_NAMES = (
 )
 
 CONFIG_FILE = "config.json"
-SINGLE_FILE = "model.safetensors"
-INDEX_FILE = "model.safetensors.index.json"
 
 
 def is_table_shape(shape: tuple[int, ...]) -> bool:
