@@ -45,7 +45,7 @@ from pecli.cli.options import (
 from pecli.cli.output import Output
 from pecli.cli.panels import SliceOpt, draw_panels
 from pecli.errors import ParameterError
-from pecli.text import literal_repr
+from pecli.text import literal, literal_repr
 
 if TYPE_CHECKING:
     import numpy as np
@@ -225,6 +225,12 @@ def plot(
     tables = load_parts(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d,
                         dtype=dtype, layer_type=layer_type)  # fmt: skip
     shape: tuple[int, ...] = ()  # a 3-D file's, whose slices are the panels
+    if tables is not None and slice_index is not None:  # several 2-D tables (rope's cos and sin): no slices
+        raise ParameterError(
+            f"--slice picks a slice of a 3-D table, but {literal_repr(source)} gives {len(tables)} 2-D tables:"
+            f" {literal(', '.join(table.label for table in tables))}",
+            hint="drop --slice; --part or --key picks one table",
+        )
     if tables is None:
         from pecli.cli.panels import MAX_PANELS
 

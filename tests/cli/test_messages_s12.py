@@ -152,3 +152,11 @@ def test_list_presets_still_lists_a_schemes_presets():
     assert [line.split()[0] for line in result.out.splitlines() if not line.startswith(" ")] == [
         "ldm", "guided-diffusion", "diffusers", "ddpm"
     ]  # fmt: skip
+
+
+def test_slice_of_two_tables_is_refused():
+    """`plot rope --slice 0` drew cos and sin, exit 0: --slice, which picks a slice of a 3-D table, was dropped."""
+    line = one_error_line(run_in_process("plot", "rope", "--len", "4", "--d", "4", "--width", "40", "--height", "12",
+                                         "--slice", "0"))  # fmt: skip
+    assert "--slice picks a slice of a 3-D table, but 'rope' gives 2 2-D tables: cos, sin" in line
+    assert "--part" in line
