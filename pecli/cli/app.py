@@ -360,14 +360,22 @@ def _stopped(code: ExitCode, what: str, output: Any = None) -> int:
     initialised, and importing it again ("cannot load module more than once") would end in a
     traceback. A write can only have completed once :mod:`pecli.io.atomic` was loaded.
     """
-    stderr = output.stderr if output is not None else sys.stderr  # the run's, once main has built it
+    # the run's stderr (one that refuses the line loses it), once main has built it
+    say = output.say if output is not None else _say_on_stderr
     completed_writes = getattr(sys.modules.get("pecli.io.atomic"), "completed_writes", None)
     written = completed_writes() if completed_writes is not None else []
     if written:  # the rename happened: the command succeeded, whatever came after
-        stderr.write(f"pecli: {what} after {written[-1]!r} was completely written\n")
+        say(f"pecli: {what} after {written[-1]!r} was completely written\n")
         return int(ExitCode.OK)
-    stderr.write(f"pecli: {what}\n")
+    say(f"pecli: {what}\n")
     return int(code)
+
+
+def _say_on_stderr(line: str) -> None:
+    """``line`` on the process's stderr, before the run's output exists; lost where stderr refuses it."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # AttributeError: started with stderr closed
+        sys.stderr.write(line)
+        sys.stderr.flush()
 
 
 @contextlib.contextmanager

@@ -130,6 +130,20 @@ class _ClosedStdout:
         return self
 
 
+def _lost(stream: IO[str]) -> IO[str]:
+    """What stands in for ``stream`` once it refused a write: /dev/null, on its descriptor too.
+
+    The bytes it refused are still in its buffer; with its descriptor pointed at /dev/null, the
+    flush at interpreter exit succeeds instead of failing again (``Exception ignored …``, exit 120).
+    """
+    with contextlib.suppress(AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        descriptor = stream.fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, descriptor)
+        os.close(devnull)
+    return open(os.devnull, "w")  # the run's stderr from now on, closed at exit
+
+
 #: an error's text that is about a table's content or shape (not an option's value alone)
 _SPEAKS_OF_A_TABLE = re.compile(r"\b(tables?|tensors?)\b")
 
@@ -280,15 +294,34 @@ class Output:
         return self.stdout.buffer
 
     # -- messages --------------------------------------------------------------------------
+    def say(self, line: str) -> None:
+        """``line`` on stderr as it is; a stderr that refuses it is given up for the rest of the run.
+
+        A message is about the result, never the result itself: stderr on a full disk
+        (``2>/dev/full``), a descriptor opened read-only, or a reader gone from ``2>&1 | head``
+        loses the message, never changes the exit code (a traceback would make a success exit 1).
+
+        >>> full = io.TextIOWrapper(io.BufferedWriter(io.FileIO(os.devnull, "w")))
+        >>> full.write = lambda text: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+        >>> out = Output(stderr=full)
+        >>> out.note("wrote pe.npy"); out.error("the table is empty"); out.stderr is full
+        False
+        """
+        try:
+            self.stderr.write(line)
+            self.stderr.flush()
+        except (OSError, ValueError):  # ValueError: the stream was closed
+            self.stderr = _lost(self.stderr)
+
     def note(self, text: str) -> None:
         """An informational message on stderr (silenced by --quiet)."""
         if not self.quiet:
-            self.stderr.write(printable(text) + "\n")
+            self.say(printable(text) + "\n")
 
     def warn(self, text: str) -> None:
         """A warning on stderr (silenced by --quiet)."""
         if not self.quiet:
-            self.stderr.write(f"pecli: warning: {printable(text)}\n")
+            self.say(f"pecli: warning: {printable(text)}\n")
 
     def read_from(self, source: str) -> None:
         """Record that this run read a table from the file ``source`` (for :meth:`naming_the_input`)."""
@@ -316,9 +349,7 @@ class Output:
 
     def error(self, error: PecliError | str) -> None:
         """A one-line error on stderr (never silenced)."""
-        self.stderr.write(f"pecli: error: {printable(str(error))}\n")
-        with contextlib.suppress(Exception):
-            self.stderr.flush()
+        self.say(f"pecli: error: {printable(str(error))}\n")
 
     @contextlib.contextmanager
     def progress(

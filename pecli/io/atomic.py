@@ -62,6 +62,7 @@ def check_output_path(path: str) -> None:
             f"output {literal_repr(path)} is a directory", hint="give a file name, e.g. -o pe.safetensors"
         )
     directory = os.path.dirname(path) or "."
+    _check_name_length(path)
     if not os.path.isdir(directory):
         raise OutputError(
             f"directory {literal_repr(directory)} does not exist",
@@ -71,6 +72,28 @@ def check_output_path(path: str) -> None:
         raise OutputError(f"directory {literal_repr(directory)} is not writable", hint="choose another output path")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise OutputError(f"output {literal_repr(path)} is not writable", hint="choose another output path")
+
+
+def _check_name_length(path: str) -> None:
+    """Refuse a path longer than the system takes (ENAMETOOLONG), which would pass for a missing directory.
+
+    >>> try:
+    ...     _check_name_length("d/" * 3000 + "pe.npy")
+    ... except OutputError as error:
+    ...     print(str(error)[:61])
+    the output path is too long for the file system (6006 bytes)
+    """
+    import errno
+
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno != errno.ENAMETOOLONG:
+            return
+        raise OutputError(
+            f"the output path is too long for the file system ({len(os.fsencode(path))} bytes)",
+            hint="give a shorter path: at most 4096 bytes in all and 255 bytes per name",
+        ) from None
 
 
 def check_free_space(path: str, nbytes: int) -> None:
