@@ -90,11 +90,11 @@ def test_a_table_equal_bit_for_bit_to_its_match_needs_no_second_regeneration(mon
     a 256 MiB table) is skipped for it; a table that is not (each value one unit in its last place off) is still
     verified."""
     import pecli
-    from pecli.analysis.identify import search
+    from pecli.analysis.identify import search, verify
 
     calls = []
-    original = search._regenerates
-    monkeypatch.setattr(search, "_regenerates", lambda *args: calls.append(args) or original(*args))
+    original = verify._regenerates
+    monkeypatch.setattr(verify, "_regenerates", lambda *args: calls.append(args) or original(*args))
     table = pecli.encode("sinusoidal", 4096, 64)  # float32, rounded once from float64
     result = search.identify_table(table)
     assert result.level != "none" and result.best.scheme == "sinusoidal"

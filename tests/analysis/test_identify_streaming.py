@@ -12,7 +12,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from pecli.analysis.identify import search
+from pecli.analysis.identify import search, verify
 from pecli.schemes.sinusoidal import sinusoidal_table
 
 
@@ -20,13 +20,13 @@ from pecli.schemes.sinusoidal import sinusoidal_table
 def direct_rows(monkeypatch):
     """The row counts of every direct sinusoidal computation identify makes."""
     counts: list[int] = []
-    original = search.sinusoidal_rows
+    original = verify.sinusoidal_rows
 
     def counted(params, dim, positions):
         counts.append(len(positions))
         return original(params, dim, positions)
 
-    monkeypatch.setattr(search, "sinusoidal_rows", counted)
+    monkeypatch.setattr(verify, "sinusoidal_rows", counted)
     return counts
 
 
@@ -36,7 +36,7 @@ def test_the_full_pass_of_a_1024_wide_table_is_not_computed_as_direct_rows(direc
     result = search.identify_table(table)
     assert (result.level, result.best.scheme, result.best.params["base"]) == ("exact", "sinusoidal", 10000.0)
     assert result.best.max_error < 6e-8
-    assert direct_rows and max(direct_rows) == search._SAMPLE_RUNS * search._RUN_ROWS  # 512, not 1024
+    assert direct_rows and max(direct_rows) == verify._SAMPLE_RUNS * verify._RUN_ROWS  # 512, not 1024
 
 
 def _identified_with_peak(table: np.ndarray):
@@ -116,17 +116,17 @@ def _perturbed(table: np.ndarray, by: float) -> np.ndarray:
 def test_the_streamed_full_check_decides_as_every_entry_against_its_own_noise(monkeypatch, make):
     """The full pass skips the per-entry noise of a chunk within the least noise any entry has: its error,
     its verdict (within the noise or not) and its bit-for-bit finding are those of the entry-by-entry check."""
-    monkeypatch.setattr(search, "_CHUNK_BYTES", 8 * 64 * 512)  # 8 chunks of 512 rows
+    monkeypatch.setattr(verify, "_CHUNK_BYTES", 8 * 64 * 512)  # 8 chunks of 512 rows
     table = make()
     dtype = table.dtype.name
     scale = float(np.abs(table).max())
     candidate = search.identify_table(sinusoidal_table(4096, 64, dtype=dtype)).best
     precision = search.value_precision(table)
     every = [range(0, len(table))]
-    error, excess, written = search._full_excess(table, candidate, precision, scale, lambda text: None, dtype)
-    whole_error, whole_excess = search._errors(table, candidate, every, precision, scale, direct=False)
-    expected = search._rows(candidate.scheme, candidate.params, table.shape, every, direct=False)
+    error, excess, written = verify._full_excess(table, candidate, precision, scale, lambda text: None, dtype)
+    whole_error, whole_excess = verify._errors(table, candidate, every, precision, scale, direct=False)
+    expected = verify._rows(candidate.scheme, candidate.params, table.shape, every, direct=False)
     assert (excess <= 1.0) == (whole_excess <= 1.0)
     if whole_excess <= 1.0:  # a pass that stops at the first chunk past the noise has seen fewer rows
         assert error == whole_error
-    assert written == (whole_excess <= 1.0 and np.array_equal(table, search.round_to(expected, dtype)))
+    assert written == (whole_excess <= 1.0 and np.array_equal(table, verify.round_to(expected, dtype)))

@@ -7,6 +7,10 @@ noise, the second not at all; the same candidate with ``arithmetic`` set regener
 rounding. Only schemes that take the parameter (:attr:`pecli.schemes.catalog.Scheme.arithmetics`)
 are tried, float32 first, on a sample of rows, then every row.
 
+The other way round, RoPE's frequencies held in a half type at one base can be exact frequencies at
+another: a match's twin read with its frequencies held the other way is named beside it
+(:func:`_half_type_twin`).
+
 >>> from pecli.schemes.catalog import SCHEMES
 >>> rope = Candidate("rope", {**SCHEMES["rope"].defaults, "part": "cos"})
 >>> [c.params["arithmetic"] for c in arithmetic_variants([rope])]
@@ -18,7 +22,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
+import numpy as np
+
 from pecli.analysis.identify.result import Candidate
+from pecli.analysis.identify.verify import _max_error
 from pecli.schemes.catalog import SCHEMES
 
 __all__ = ["REDUCED", "arithmetic_match", "arithmetic_variants"]
@@ -57,4 +64,33 @@ def arithmetic_match(ranked: Iterable[Candidate], measure: Measure, tolerance: f
         error = measure(variant, True, tolerance)
         if error <= tolerance:
             return replace(variant, max_error=error)
+    return None
+
+
+def _half_type_twin(
+    values: np.ndarray, best: Candidate, screened: list[tuple[float, Candidate]], tolerance: float
+) -> Candidate | None:
+    """The first screened reading of ``best``'s table with its frequencies held the other way (in a half type
+    when ``best``'s are exact, exact when ``best``'s are held) that writes every row within rounding too;
+    None when there is none.
+
+    A few frequencies held in float16 or bfloat16 at one base are exact frequencies at another (d = 4 has
+    one besides ω_0 = 1: bfloat16's 10000^(−1/2) is exactly 9980.497^(−1/2)): the table cannot tell them apart,
+    and the search names the one its order prefers and this one beside it."""
+    if "freqs_dtype" not in best.params:
+        return None
+    held = best.params.get("freqs_dtype") is not None
+    unrelated = ("base", "freqs_dtype")
+    same_reading = {name: value for name, value in best.params.items() if name not in unrelated}
+    for excess, candidate in screened:
+        if excess > 1.0:
+            break  # sorted: the rest are beyond the noise
+        params = candidate.params
+        if candidate.scheme != best.scheme or (params.get("freqs_dtype") is not None) == held:
+            continue
+        if {name: value for name, value in params.items() if name not in unrelated} != same_reading:
+            continue
+        error = _max_error(values, candidate, [range(0, len(values))], tolerance)
+        if error <= tolerance:
+            return replace(candidate, max_error=error)
     return None

@@ -11,6 +11,10 @@ one its regeneration holds.
 Head h's bias is −|i − j|·m_h, so the entry next to the diagonal is −m_h: a single head is named
 by the head counts whose slopes include it (the fewest heads first), all heads by their count.
 
+Each reading is then regenerated head by head, a block of query rows at a time (no float64 copy of the
+whole tensor), and named only if its command writes what compare accepts (:func:`_identify_alibi`,
+:func:`_identify_alibi_rows`).
+
 >>> from pecli.schemes.alibi import alibi_table
 >>> next(alibi_candidates(alibi_table(6, heads=8)))
 {'heads': 8}
@@ -27,13 +31,19 @@ by the head counts whose slopes include it (the fewest heads first), all heads b
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
+from pecli.analysis.identify.result import Candidate, Identification
+from pecli.analysis.identify.values import _looks_gaussian, _value_statistics
+from pecli.analysis.identify.verify import _CHUNK_BYTES, _agrees, _noise, _set
+from pecli.dtypes import round_to
 from pecli.schemes.alibi import ALIBI_ARITHMETICS, MAX_HEADS, alibi_slopes, alibi_table
+from pecli.schemes.catalog import SCHEMES, get_scheme
 
 __all__ = ["alibi_candidates", "alibi_row_candidates", "alibi_rows", "alibi_scalings", "alibi_shape"]
 
@@ -199,3 +209,163 @@ def alibi_rows(params: dict[str, Any], length: int, query_row: int, heads: range
             for head in (range(params.get("total_heads") or params["heads"]) if heads is None else heads)
         ]
     )
+
+
+def _identify_alibi(
+    values: np.ndarray, dtype: str, precision: str, tolerance: float, stored_tolerance: float, scale: float
+) -> Identification:
+    """All heads' (H, L, L) ALiBi biases, their last q query rows (H, q, L) as a decoding step holds them, or
+    the (H,) slopes, regenerated head by head (a block of rows at a time, compared in place: no float64 copy
+    of the whole table): each form and scaling read off the values, the closest on the last query row first,
+    until one holds (else the closest, no match)."""
+    found = [{**SCHEMES["alibi"].defaults, **params} for params in alibi_candidates(values)]
+    length = values.shape[-1] if values.ndim == 3 else None
+    if length is not None and len(found) > 1:  # screened on the last query row of each head (H × L values)
+        last = values[:, -1]
+        errors = [_rounded_error(last, alibi_rows(_set(params), length, length - 1), precision) for params in found]
+        found = [found[index] for index in sorted(range(len(found)), key=errors.__getitem__)]
+    closest: tuple[dict[str, Any], float, float, bool, str] | None = None
+    for params in found:
+        # the first reading's error is reported when none holds: measured over every row; a later one stops
+        # at the first block beyond the noise
+        error, excess = _alibi_excess(values, params, precision, scale, stop=closest is not None)
+        reproduce = dtype if error <= stored_tolerance else precision
+        # its command must reproduce it
+        unverified = excess <= 1.0 and not _agrees(functools.partial(_alibi_blocks, values, params, reproduce))
+        if closest is None or (excess <= 1.0 and not unverified):
+            closest = (params, error, excess, unverified, reproduce)
+        if excess <= 1.0 and not unverified:
+            break
+    assert closest is not None  # alibi_candidates yields at least one
+    params, error, excess, unverified, reproduce = closest
+    level = "none" if excess > 1.0 or unverified else "exact" if error <= tolerance else "approximate"
+    # the value statistics describe a tensor that matched nothing, as for a (len, d) table
+    mean, std = _value_statistics(values) if level == "none" else (0.0, 0.0)
+    return Identification(
+        shape=values.shape,
+        dtype=dtype,
+        reproduce_dtype=reproduce,
+        best=Candidate("alibi", params, error),
+        level=level,
+        tolerance=tolerance,
+        precision=precision,
+        value_mean=mean,
+        value_std=std,
+        gaussian=level == "none" and _looks_gaussian(values.reshape(-1), mean, std),
+        unverified=unverified,
+        # decoding's last q query rows of L keys: rows L − q … L − 1 of the (H, L, L) biases
+        query_start=length - values.shape[1] if length is not None and values.shape[1] < length else None,
+    )
+
+
+def _alibi_blocks(
+    values: np.ndarray, params: Mapping[str, Any], dtype: str | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(the values' rows, the candidate's same rows in float64) of ALiBi's (H, L, L) biases, or their last q
+    query rows (H, q, L), head by head and a block of query rows at a time (about ``_CHUNK_BYTES`` of float64),
+    or of the (H,) slopes whole; ``dtype``: the candidate's rows rounded once to it (as its command writes
+    them), widened again."""
+    given = _set(params)
+    if values.ndim != 3:
+        blocks: Iterator[tuple[np.ndarray, Any]] = iter([(values, None)])
+    else:
+        held, length = values.shape[1:]
+        first = length - held  # the table's row 0 is this query of the (L, L) biases
+        step = max(1, _CHUNK_BYTES // (8 * length))
+        blocks = (
+            (values[head, start : start + step], (head, range(first + start, first + min(start + step, held))))
+            for head in range(values.shape[0])
+            for start in range(0, held, step)
+        )
+    for rows, where in blocks:
+        if where is None:
+            expected = get_scheme("alibi").function(None, None, dtype="float64", **given)
+        else:
+            head, queries = where
+            expected = alibi_table(length, dtype="float64", rows=queries, **{**given, "head": head})
+        if dtype is not None:
+            expected = round_to(expected, dtype).astype(np.float64)
+        yield rows, expected
+
+
+def _alibi_excess(
+    values: np.ndarray, params: Mapping[str, Any], precision: str, scale: float, *, stop: bool
+) -> tuple[float, float]:
+    """The largest |error| of the ALiBi reading ``params`` and its largest error in units of the noise,
+    block by block (``stop``: at the first block beyond the noise)."""
+    error, excess = 0.0, 0.0
+    for rows, expected in _alibi_blocks(values, params):
+        difference = np.subtract(rows, expected, dtype=np.float64)
+        np.abs(difference, out=difference)
+        error = max(error, float(difference.max()))
+        noise = _noise("alibi", params, np.zeros(1), expected, precision, scale)  # (in place of expected)
+        excess = max(excess, float(np.divide(difference, noise, out=difference).max()))
+        if stop and excess > 1.0:
+            break
+    return error, excess
+
+
+def _rounded_error(values: np.ndarray, expected: np.ndarray, precision: str) -> float:
+    """The largest |error| of the float64 ``expected`` rounded once to the values' ``precision``: the ranking
+    of ALiBi's readings (BLOOM's bfloat16 biases are its float64 ones rounded, as Falcon's arithmetic's are:
+    the tie goes to the simpler, tried first)."""
+    return float(np.abs(values - round_to(expected, precision).astype(np.float64)).max())
+
+
+def _identify_alibi_rows(
+    values: np.ndarray, dtype: str, precision: str, tolerance: float, stored_tolerance: float, scale: float
+) -> Identification | None:
+    """An (H, L) table of one ALiBi query row per head (BLOOM's, MPT's, Falcon's), regenerated a block of heads
+    at a time (a reading beyond the noise dropped at its first such block), the closest form and scaling first;
+    None if none holds."""
+    held: list[tuple[float, int, dict[str, Any], int, float]] = []
+    for index, (params, query_row) in enumerate(alibi_row_candidates(values)):
+        params = {**SCHEMES["alibi"].defaults, **params}
+        measured = _alibi_rows_errors(values, params, query_row, precision, scale)
+        if measured is not None:
+            held.append((measured[0], index, params, query_row, measured[1]))
+    for _, _, params, query_row, error in sorted(held, key=lambda entry: entry[:2]):
+        reproduce = dtype if error <= stored_tolerance else precision
+        if _agrees(functools.partial(_alibi_row_blocks, values, params, query_row, reproduce)):
+            return Identification(
+                shape=values.shape,
+                dtype=dtype,
+                reproduce_dtype=reproduce,
+                best=Candidate("alibi", params, error),
+                level="exact" if error <= tolerance else "approximate",
+                tolerance=tolerance,
+                precision=precision,
+                query_row=query_row,
+            )
+    return None
+
+
+def _alibi_row_blocks(
+    values: np.ndarray, params: Mapping[str, Any], query_row: int, dtype: str | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(a block of the (H, L) table's heads, the reading's same rows in float64; ``dtype``: rounded once to it,
+    widened again), about ``_CHUNK_BYTES`` of float64 at a time."""
+    heads, length = values.shape
+    step = max(1, _CHUNK_BYTES // (8 * length))
+    for start in range(0, heads, step):
+        block = range(start, min(start + step, heads))
+        expected = alibi_rows(_set(params), length, query_row, block)
+        if dtype is not None:
+            expected = round_to(expected, dtype).astype(np.float64)
+        yield values[block.start : block.stop], expected
+
+
+def _alibi_rows_errors(
+    values: np.ndarray, params: Mapping[str, Any], query_row: int, precision: str, scale: float
+) -> tuple[float, float] | None:
+    """The largest |error| of the ALiBi query-row reading rounded to the values' precision (the ranking) and
+    unrounded; None once a block is beyond the noise (no match)."""
+    rounded_error, error = 0.0, 0.0
+    for given, expected in _alibi_row_blocks(values, params, query_row):
+        rounded_error = max(rounded_error, _rounded_error(given, expected, precision))
+        difference = np.abs(np.subtract(given, expected, dtype=np.float64))
+        error = max(error, float(difference.max()))
+        noise = _noise("alibi", params, np.zeros(1), expected, precision, scale)  # (in place of expected)
+        if float(np.divide(difference, noise, out=difference).max()) > 1.0:
+            return None
+    return rounded_error, error

@@ -6,7 +6,8 @@ factorisation is a candidate (square ones first), and regenerating decides. timm
 ``reverse_coord`` table of H × W *is* the plain table of W × H, so the transposed grid names it.
 The rest is read off the rows: diffusers' ``base_size`` and SD3's ``pos_embed_max_size`` crop
 from the lowest frequency's phase along each axis, Qwen2-VL's M-RoPE sections from the first
-frequency that turns with h and with w (and, over a video's T × H × W tokens, with t).
+frequency that turns with h and with w (and, over a video's T × H × W tokens, with t). A grid of
+one row or one column that writes a 1-D match's table too is named beside it (:func:`_one_line_grid`).
 
 >>> [params["grid"] for params in grid_candidates(np.ones((12, 8)))]
 ['3,4', '4,3', '2,6', '6,2', '1,12', '12,1']
@@ -27,13 +28,17 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from pecli.analysis.compare import rounding_tolerance, value_precision
+from pecli.analysis.identify.result import Candidate
 from pecli.analysis.identify.rotary import section_bases
+from pecli.analysis.identify.verify import _max_error
 from pecli.schemes.catalog import SCHEMES, resolve
+from pecli.schemes.checks import axial_grid
 from pecli.schemes.presets import presets_of
 
 __all__ = ["diffusers_crops", "grid_bases", "grid_candidates", "grid_scheme_candidates", "mrope_sections"]
@@ -342,3 +347,30 @@ def grid_scheme_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Itera
         for video in _video_grids(len(table)):
             for params in _mrope_candidates(table, video, part, video_bases, thresholds):
                 yield "rope2d", {**SCHEMES["rope2d"].defaults, **params}
+
+
+def _one_line_grid(
+    values: np.ndarray, best: Candidate, screened: list[tuple[float, Candidate]], tolerance: float
+) -> Candidate | None:
+    """The first screened grid reading of one row or one column (a 1 × W rope2d or sincos2d table) of another
+    scheme than ``best``'s that writes every row within rounding too; None when there is none.
+
+    Such a grid's other axis stands at 0: its half of the columns is cos 0 = 1 (sin 0 = 0), which a 1-D
+    table at base b² holds within rounding on a few positions (its frequencies there are b^(−1) and less).
+    Those values cannot tell the two apart; the search names the 1-D reading (the simpler, tried first) and
+    this one beside it."""
+    if best.params.get("grid") is not None:
+        return None
+    for excess, candidate in screened:
+        if excess > 1.0:
+            break  # sorted: the rest are beyond the noise
+        grid = candidate.params.get("grid")
+        if (
+            candidate.scheme == best.scheme
+            or grid is None
+            or 1 not in axial_grid(grid, candidate.params.get("sections"))
+        ):
+            continue
+        error = _max_error(values, candidate, [range(0, len(values))], tolerance)
+        return replace(candidate, max_error=error) if error <= tolerance else None
+    return None

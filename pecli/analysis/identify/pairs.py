@@ -23,14 +23,9 @@ import numpy as np
 
 from pecli.analysis.identify.candidates import presets_with
 from pecli.analysis.identify.result import Candidate, Identification
-from pecli.analysis.identify.search import (
-    Progress,
-    _checked,
-    _errors,
-    _looks_gaussian,
-    _value_statistics,
-    identify_table,
-)
+from pecli.analysis.identify.search import _checked, identify_table
+from pecli.analysis.identify.values import _looks_gaussian, _value_statistics
+from pecli.analysis.identify.verify import Progress, _errors
 from pecli.schemes.catalog import SCHEMES
 
 __all__ = ["identify_rope_pair"]
