@@ -136,12 +136,25 @@ def compare(
             from pecli.models.from_config import with_config_facts  # the head_dim the config sets, …
 
             known[index] = with_config_facts(reference, text)
-    side = 0 if known[0] is not None or known[1] is None else 1
     arrays = [np.asarray(first.array), np.asarray(second.array)]
+    labels = [first.label, second.label]
+    from pecli.analysis.compare_widths import compared_at, one_width, width_finding_first
+
+    widths = one_width(known, arrays, [table.metadata.get("dtype") for table in (first, second)])
+    if widths is not None:  # a RoPE reference and an engine's table of another width: compared at one width
+        width_side, found = widths
+        labels[width_side] += f" [{compared_at(found)}]"
+        if found.engine_table is not arrays[1 - width_side]:  # the engine's table placed otherwise (a cache)
+            labels[1 - width_side] += f" [{compared_at(found)}]"
+        arrays[width_side], arrays[1 - width_side] = found.reference_table, found.engine_table
+        known[width_side] = found.reference
+    side = 0 if known[0] is not None or known[1] is None else 1
     positions = recorded_positions((first.metadata, second.metadata), len(arrays[0])) if arrays[0].ndim == 2 else None
     result = compare_tables(*arrays, atol=atol, rtol=rtol or 0.0, exact=exact, reference=known[side],
                             reference_side="ab"[side], positions=positions)  # fmt: skip
-    sides = [Side(t.label, np.asarray(t.array).shape, t.dtype_name) for t in (first, second)]
+    result = width_finding_first(result, widths[1] if widths is not None else None)
+    sides = [Side(label, array.shape, t.dtype_name) for label, array, t in zip(labels, arrays, (first, second),
+                                                                                 strict=True)]  # fmt: skip
     return CompareReport(sides[0], sides[1], result)
 
 

@@ -139,11 +139,11 @@ def test_a_spec_side_gets_no_reading(cli, tmp_path):
 
 def test_streamed_files_are_read_on_their_first_rows_and_say_so(cli, tmp_path, monkeypatch):
     from pecli.analysis import readings
-    from pecli.cli import compare as compare_command
+    from pecli.cli import compare_stream
 
     a = _write(cli, tmp_path, "s1.npy", "sinusoidal", "--d", "64", "--len", "128")
     b = _write(cli, tmp_path, "s2.npy", "sinusoidal", "--d", "64", "--len", "128", "--base", "500")
-    monkeypatch.setattr(compare_command, "STREAM_BYTES", 0)  # compared row chunk by row chunk
+    monkeypatch.setattr(compare_stream, "STREAM_BYTES", 0)  # compared row chunk by row chunk
     monkeypatch.setattr(readings, "READ_VALUES", 1024)  # read on 1024 // 64 = 16 rows
     (found,) = _readings(cli, a, b)
     figures = found["figures"]

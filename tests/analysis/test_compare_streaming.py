@@ -112,13 +112,13 @@ def test_row_reader_declines_what_it_cannot_read_in_place(tmp_path):
 
 
 def test_cli_streams_large_files_with_the_same_report(cli, tmp_path, monkeypatch):
-    from pecli.cli import compare as compare_command
+    from pecli.cli import compare_stream
 
     a, b = str(tmp_path / "a.npy"), str(tmp_path / "b.safetensors")
     assert cli("generate", "--d", "16", "--len", "64", "-o", a).code == 0
     assert cli("generate", "--d", "16", "--len", "64", "--layout", "split", "-o", b).code == 0
     loaded = cli("compare", a, b, "--json")
-    monkeypatch.setattr(compare_command, "STREAM_BYTES", 0)
+    monkeypatch.setattr(compare_stream, "STREAM_BYTES", 0)
     streamed = cli("compare", a, b, "--json")
     assert streamed.code == loaded.code == 1
     import json
@@ -164,7 +164,8 @@ def test_cli_streams_per_head_tables_head_by_head_with_the_same_report(cli, tmp_
     in chunks that straddle heads) gives the loaded path's figures, worst head and diagnosis."""
     import json
 
-    from pecli.cli import compare as compare_command
+    from pecli.analysis import compare_streamed
+    from pecli.cli import compare_stream
 
     monkeypatch.chdir(tmp_path)
     mlx = _mlx_alibi(12, 40)
@@ -172,8 +173,8 @@ def test_cli_streams_per_head_tables_head_by_head_with_the_same_report(cli, tmp_
     write_tensors("mlx.safetensors", {"bias": Tensor.from_array(mlx)}, fmt="safetensors")
     assert cli("generate", "alibi", "--heads", "12", "--len", "40", "-o", "ref.npy").code == 0
     loaded = cli("compare", *pair, "--json")
-    monkeypatch.setattr(compare_command, "STREAM_HEAD_BYTES", 0)
-    monkeypatch.setattr(compare_command, "_STREAM_CHUNK_BYTES", 8 * 40 * 7)  # 7 rows: chunks across heads
+    monkeypatch.setattr(compare_stream, "STREAM_HEAD_BYTES", 0)
+    monkeypatch.setattr(compare_streamed, "CHUNK_BYTES", 8 * 40 * 7)  # 7 rows: chunks across heads
     streamed = cli("compare", *pair, "--json")
     assert streamed.code == loaded.code == (0 if pair[0] == pair[1] else 1)
     loaded_report, streamed_report = _figures(json.loads(loaded.out)), _figures(json.loads(streamed.out))
@@ -190,13 +191,14 @@ def test_a_streamed_per_head_diagnosis_on_leading_rows_says_so(cli, tmp_path, mo
     """Each head's slope is fitted from its first rows: the same heads, slopes and formula as on whole heads."""
     import json
 
-    from pecli.cli import compare as compare_command
+    from pecli.analysis import compare_streamed
+    from pecli.cli import compare_stream
 
     monkeypatch.chdir(tmp_path)
     np.save("mlx.npy", _mlx_alibi(12, 40))
     whole = json.loads(cli("compare", "alibi", "mlx.npy", "--json").out)["diagnosis"]
-    monkeypatch.setattr(compare_command, "STREAM_HEAD_BYTES", 0)
-    monkeypatch.setattr(compare_command, "_STREAM_DIAGNOSE_HEAD_VALUES", 12 * 40 * 3)  # 3 rows of each head
+    monkeypatch.setattr(compare_stream, "STREAM_HEAD_BYTES", 0)
+    monkeypatch.setattr(compare_streamed, "DIAGNOSE_HEAD_VALUES", 12 * 40 * 3)  # 3 rows of each head
     done = cli("compare", "alibi", "mlx.npy")
     assert done.code == 1
     assert "(diagnosed on the first 3 rows of each head)" in done.out

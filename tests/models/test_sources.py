@@ -99,7 +99,7 @@ READERS_ALLOWED = {
     "relative_input.py": "reads only a file's header metadata to learn a relative scheme's parameters",
     "reproduce.py": "reproduce reads a file's metadata to rebuild its command",
     "wavelength.py": "reads only a file's header metadata to learn RoPE's parameters",
-    "compare.py": "compare's byte-for-byte check of two files opens their tensors, not tables",
+    "compare_stream.py": "counts a large file's tensors: one streams, a cos and sin pair is compared side by side",
     "resample.py": "--in-checkpoint rewrites the shard holding the tensor: it needs the stored tensor, not a table",
 }
 _READERS = ("pecli.models.directory", "pecli.models.config", "pecli.models", "pecli.io")
