@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from pecli.analysis.diagnose import _describe, _named, diagnose, permutation_name
+from pecli.analysis.diagnose import Diagnosis, _describe, _named, diagnose, permutation_name
 from pecli.analysis.diagnosis.finding import Finding, Reference, per_row, residual, within
 
 __all__ = ["layout_findings", "pairing_permutation", "rotary_columns"]
@@ -84,6 +84,8 @@ def _shift_or_permutation(
 ) -> Finding | None:
     found = diagnose(a, b, tolerance=float(tolerance.max(initial=0.0)))  # searched within the loosest bound…
     if found is None:
+        found = _halves_swapped(a, b, tolerance)
+    if found is None:
         return None
     if found.shift == 0 and found.permutation is None:
         return None  # no layout change: rounding, when it is that, is told by diagnose_difference
@@ -133,6 +135,24 @@ def _shift_or_permutation(
             figures,
         )
     return Finding("columns_permuted" if found.shift == 0 else "positions_shifted", found.description, figures)
+
+
+def _halves_swapped(a: np.ndarray, b: np.ndarray, tolerance: np.ndarray) -> Diagnosis | None:
+    """B is A with its two halves swapped (a cos | sin pair passed in the other order), tried outright: the column
+    matching gives up where many columns agree within the bound (a long bfloat16 pair: its slow cos columns all 1,
+    its slow sin columns all near 0, more alike than its tries).
+
+    >>> a = np.arange(8.0).reshape(2, 4)
+    >>> _halves_swapped(a, a[:, [2, 3, 0, 1]], np.full((2, 1), 1e-9)).permutation
+    [2, 3, 0, 1]
+    """
+    width = a.shape[1]
+    if width % 2:
+        return None
+    perm = [int(i) for i in np.roll(np.arange(width), -(width // 2))]
+    if not within(a[:, perm], b, tolerance):
+        return None
+    return Diagnosis(0, perm, residual(a[:, perm], b), _describe(0, perm, len(a)))
 
 
 def _shift_untold(a: np.ndarray, shift: int, tolerance: np.ndarray) -> bool:

@@ -151,14 +151,15 @@ def _unscaled(
     if mistakes.unscaled is None:
         return
     # the scaling left out of the frequencies only: a constant the scaling names (YaRN's attention factor) may stay
-    table, off, scale = None, float("inf"), 1.0
+    table, off, scale, relation = None, float("inf"), 1.0, ""
     for scale in (1.0, *dict.fromkeys(mistakes.factors.values())):
         table, off = _reproduces(reference, b, tolerance, mistakes.unscaled, scale)
         if table is not None:
             break
     other_base = None if table is not None else _unscaled_base(b, tolerance, reference, mistakes)
     if other_base is not None:  # the unscaled settings of another layer (Gemma 3's local layers: base 10000, none)
-        base, table, off = other_base
+        base, table, off, relation = other_base
+        scale = 1.0  # (the loop above left the last factor tried: the rebased table is unscaled, no factor kept)
     if table is not None:
         kept = f", its factor {scale:.6g} on cos and sin kept" if scale != 1.0 else ""
         column = _first_parting_column(a, table, tolerance)
@@ -169,7 +170,10 @@ def _unscaled(
             if reference.params.get(name) is not None
         )
         ours = reference.params.get(str(mistakes.base))
-        rebased = f" and with {mistakes.base} {base:g} where A has {ours:g}" if other_base is not None else ""
+        rebased = ""
+        if other_base is not None:
+            how = f" (A's {mistakes.base} {relation}: the factor applied to the base instead of the positions)"
+            rebased = f" and with {mistakes.base} {base:g} where A has {ours:g}{how if relation else ''}"
         yield Finding(
             "unscaled",
             f"B is the same RoPE without its frequency scaling ({scaling}){kept}{rebased}: they part from column "
@@ -180,6 +184,7 @@ def _unscaled(
                 "frequency_index": index,
                 **({"factor": scale} if scale != 1.0 else {}),
                 **({"a_base": ours, "b_base": base} if other_base is not None else {}),
+                **({"base_relation": relation} if other_base is not None and relation else {}),
                 "residual": off,
             },
         )
@@ -187,18 +192,22 @@ def _unscaled(
 
 def _unscaled_base(
     b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
-) -> tuple[float, np.ndarray, float] | None:
-    """The shipped base that, with the scaling left out, reproduces ``b`` (an engine giving a scaled layer another
-    layer's unscaled settings: Gemma 3's global layers computed as its local ones), with its table and residual."""
+) -> tuple[float, np.ndarray, float, str] | None:
+    """The base that, with the scaling left out, reproduces ``b``, with its table, residual and how it follows from
+    A's (empty: a shipped base): A's base divided (or multiplied) by the scaling factor (an engine applying the factor
+    to the base instead of the positions), or a shipped base (an engine giving a scaled layer another layer's unscaled
+    settings: Gemma 3's global layers computed as its local ones)."""
     ours = float(reference.params.get(mistakes.base or "") or 0.0)
     if mistakes.base is None or ours <= 0:
         return None
-    for base in BASES:
+    factor = float(reference.params.get("factor") or 0.0)
+    derived = [(ours / factor, f"divided by the factor {factor:g}"), (ours * factor, f"times the factor {factor:g}")]
+    for base, relation in (*(derived if factor > 1.0 else ()), *((base, "") for base in BASES)):
         if base == ours:
             continue
         table, off = _reproduces(reference, b, tolerance, {**mistakes.unscaled, mistakes.base: base})
         if table is not None:
-            return base, table, off
+            return base, table, off, relation
     return None
 
 
@@ -318,9 +327,17 @@ def _swaps(
     a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
 ) -> Iterator[Finding]:
     for code, meaning, changes in mistakes.swaps:
-        table, off = _reproduces(reference, b, tolerance, changes)
-        if table is not None:
-            yield Finding(code, f"B uses {meaning}", {"changed": sorted(changes), "residual": off})
+        # the other parameter set alone, or with a constant the scaling names (LongRoPE's original context ignored:
+        # the short factors past it, and no attention factor, as the ratio max / original is then 1)
+        for name, scale in (("", 1.0), *mistakes.factors.items()):
+            table, off = _reproduces(reference, b, tolerance, changes, scale)
+            if table is not None and name and within(table / scale, a, tolerance):
+                break  # the swap changes none of these rows (the long set past the original context): the factor alone
+            if table is not None:
+                also = f", and its cos and sin times {scale:.6g} ({name})" if name else ""
+                factor = {"factor": scale, "matches": name} if name else {}
+                yield Finding(code, f"B uses {meaning}{also}", {"changed": sorted(changes), **factor, "residual": off})
+                break
 
 
 def _frequencies_rounded(
