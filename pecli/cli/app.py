@@ -85,12 +85,8 @@ def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
         pretty_exceptions_enable=False,
         context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     )
-    from pecli.cli._typer_compat import use_number_parsers, use_plain_help
-    from pecli.cli.options import ascii_float, ascii_int
-
     app.callback()(_root)
-    use_number_parsers(ascii_int, ascii_float)  # --d ８ or --len ١٢ is refused, not read as 8 or 12
-    use_plain_help()  # options under their panels' headings, FLOAT not <float>, INPUT not {INPUT}
+    _patch_typer()
     for name in commands:
         importlib.import_module(f"pecli.cli.{name}").register(app)
     for command in app.registered_commands:
@@ -99,6 +95,30 @@ def build_app(commands: Iterable[str] = COMMANDS) -> typer.Typer:
         # the listing of pecli --help shows the help's first line whole, never cut to fit ("else right...")
         command.short_help = command.short_help or summary_line(command.help or command.callback.__doc__ or "")
     return app
+
+
+def _patch_typer() -> None:
+    """What pecli changes in Typer process-wide; a run in-process restores it afterwards (:func:`main`)."""
+    from pecli.cli._typer_compat import use_number_parsers, use_plain_help
+    from pecli.cli.options import ascii_float, ascii_int
+
+    use_number_parsers(ascii_int, ascii_float)  # --d ８ or --len ١٢ is refused, not read as 8 or 12
+    use_plain_help()  # options under their panels' headings, FLOAT not <float>, INPUT not {INPUT}
+
+
+@functools.cache
+def _command(wanted: tuple[str, ...]) -> Any:
+    """The click command of the commands ``wanted``, built once a process.
+
+    A process runs one command line, but a caller in Python (a notebook, the test suite) runs many: Typer's
+    build (about 12 ms, most of a small run) is paid once. The commands read their modules' names when they
+    run, so the built command holds no state of a run; what the build patches process-wide is patched again
+    by each run (:func:`_patch_typer`), since a run restores it afterwards.
+
+    >>> _command(("schemes",)) is _command(("schemes",))
+    True
+    """
+    return typer.main.get_command(build_app(wanted))
 
 
 def summary_line(help_text: str) -> str:
@@ -266,7 +286,7 @@ def _option_of_another_command(option: str, context: Any) -> str | None:
     >>> _option_of_another_command("--nonesuch", typer.Context(timestep, info_name="timestep")) is None
     True
     """
-    commands = getattr(typer.main.get_command(build_app()), "commands", {})  # every command (an error's path only)
+    commands = getattr(_command(COMMANDS), "commands", {})  # every command (an error's path only)
     others = [
         name
         for name, command in commands.items()
@@ -501,7 +521,8 @@ def _run(argv: list[str] | None, output: Any) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     # the one command asked for, when the first word names it; else all (help, typos, options, completion)
     wanted = (args[0],) if args and args[0] in COMMANDS and not os.environ.get(COMPLETE_VAR) else COMMANDS
-    command = typer.main.get_command(build_app(wanted))
+    _patch_typer()
+    command = _command(tuple(wanted))
     from pecli.cli.options import as_typed, flag_for
 
     # a message names an option as the user wrote it (--dim, not its first alias --d)
