@@ -123,6 +123,13 @@ def generate(
     from pecli.schemes.backend import angles_on
 
     scheme_params = stdin_file_params(out, scheme_params or {})  # --bias-from -: stdin, read once for the run
+    if from_config is not None:  # the model's config.json (of a directory) is read, never written over
+        import os
+
+        from pecli.cli.common import check_not_input
+
+        config_file = os.path.join(from_config, "config.json") if os.path.isdir(from_config) else from_config
+        check_not_input(output, [config_file])
     if probe:
         if name is not None:
             raise ParameterError("{name} names a one-tensor table, but a probe's tensors have names of their own",
