@@ -70,3 +70,59 @@ def test_a_new_output_beside_the_input_is_written(table):
     assert result.code == 0, result.stderr
     values = np.load(table / "s.npy").astype(np.float64)
     np.testing.assert_allclose(np.load(table / "d.npy"), values @ values.T, rtol=1e-6, atol=1e-6)
+
+
+@pytest.fixture
+def outliers(tmp_path):
+    """Signed values in ±0.1 with two outliers (1.9 and -1.0): plot's robust limits engage."""
+    values = np.random.default_rng(0).uniform(-0.1, 0.1, (64, 32))
+    values[3, 3], values[5, 5] = 1.9, -1.0
+    np.save(tmp_path / "o.npy", values.astype(np.float32))
+    return tmp_path, values.astype(np.float32).astype(np.float64)
+
+
+def _note(result) -> str:
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("colour limits")]
+    return line
+
+
+def test_the_colour_note_names_the_limit_given_and_the_one_chosen(outliers):
+    """--robust --vmax 0.5 draws -P99(|x|) … 0.5: the note said ±0.5, of the 99th percentile, up to ±0.5."""
+    tmp_path, values = outliers
+    reach = np.percentile(np.abs(values), 99.0)
+    result = run_in_process("plot", "o.npy", "--robust", "--vmax", "0.5", "--terminal", "--width", "60", "--height",
+                            "12", cwd=str(tmp_path))  # fmt: skip
+    assert result.code == 0, result.stderr
+    note = _note(result)
+    assert note.startswith(f"colour limits {-reach:.3g} (99th percentile of |x|, negated) … 0.5 (--vmax);"), note
+    assert "up to ±1.9" in note and "±0.5" not in note
+    share = np.mean((values < -reach) | (values > 0.5))
+    assert f"{share:.2%}" in note
+    # the terminal's scale says the same limits
+    assert f"{-reach:.4g}" in result.out and "0.5" in result.out.splitlines()[-2]
+
+
+def test_a_given_vmin_is_named_not_mirrored(outliers):
+    """--vmin 0 draws 0 … P99(|x|): the note said ±P99."""
+    tmp_path, values = outliers
+    reach = np.percentile(np.abs(values), 99.0)
+    result = run_in_process("plot", "o.npy", "--vmin", "0", "--terminal", "--width", "60", "--height", "12",
+                            cwd=str(tmp_path))  # fmt: skip
+    note = _note(result)
+    assert note.startswith(f"colour limits 0 (--vmin) … {reach:.3g} (99th percentile of |x|);"), note
+    assert "--no-robust or --vmax for the full range" in note
+
+
+def test_the_colourbar_caption_agrees_with_the_note():
+    from pecli.render.image import extend_arrows
+    from pecli.render.scale import color_scale
+
+    values = np.concatenate([np.linspace(-0.1, 0.1, 999), [1.9]])
+    given_top = color_scale(values, vmax=0.5)
+    assert given_top.caption == f"value ({given_top.low:.4g} … 0.5); lower limit at the 99th percentile"
+    assert not given_top.caption.startswith("value, 0 at the centre")  # 0 is not the middle of -0.099 … 0.5
+    assert extend_arrows(given_top) == "both"  # 1.9 lies beyond the given 0.5 (the arrow was missing)
+    # a sequential map whose one limit is given and the other the smallest value: no percentile, no note
+    from pecli.cli.drawing import color_note
+
+    assert color_note(color_scale(np.abs(values), vmax=0.5, robust=True)) is None
