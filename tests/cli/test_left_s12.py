@@ -126,3 +126,21 @@ def test_the_colourbar_caption_agrees_with_the_note():
     from pecli.cli.drawing import color_note
 
     assert color_note(color_scale(np.abs(values), vmax=0.5, robust=True)) is None
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (("generate", "rope", "--preset", "LLAMA3"), "drop --preset"),  # no scheme has it
+        (("generate", "rope", "--preset", "FAIRSEQ", "--d", "8", "--len", "4"), "'fairseq' is a preset of sinusoidal"),
+        (("plot", "alibi", "--preset", "mae", "--heads", "2", "--len", "4"), "'mae' is a preset of sincos2d"),
+    ],
+)
+def test_a_scheme_without_presets_says_so(args, hint):
+    result = run_in_process(*args)
+    _refused(result, f"scheme {args[1]!r} has no preset {args[3]!r}: it has no presets", hint)
+    assert "vaswani" not in result.stderr  # not the other schemes' list
+
+
+def test_an_unknown_scheme_with_a_preset_is_named_first():
+    _refused(run_in_process("generate", "ropee", "--preset", "x"), "unknown scheme 'ropee'", "did you mean 'rope'")
