@@ -113,8 +113,11 @@ def generate(
     if scheme is not None:  # a spec (rope:base=500000) is its scheme with its parameters as options
         from pecli.cli.inputs import scheme_input
 
+        spec = scheme
         scheme, preset, scheme_params = scheme_input(scheme, preset=preset, scheme_params=scheme_params,
                                                      length=length, dim=d, dtype=dtype)  # fmt: skip
+        if list_presets:  # the spec's own parameters (rope:base=3) would do nothing either
+            _refuse_with_list_presets(spec=spec, preset=preset, **(scheme_params or {}))
     if list_presets:
         _print_presets(out, scheme)
         return
@@ -184,14 +187,19 @@ def generate(
     out.show(Deferred(lambda: {**table.summary(with_values=False), "output": output}, list))
 
 
-def _refuse_with_list_presets(**given: Any) -> None:
-    """--list-presets lists and exits: an option that would shape a table is refused, not silently dropped."""
-    # d and length are the command's own names for the parameters a message calls dim and length
-    named = [f"{{{'dim' if name == 'd' else name}}}" for name, value in given.items() if value is not None]
+def _refuse_with_list_presets(spec: str | None = None, **given: Any) -> None:
+    """--list-presets lists and exits: an option that would shape a table is refused, not silently dropped; with
+    ``spec`` (rope:base=3), ``given`` are the spec's parameters, named as written there."""
+    if spec is not None:
+        named = [name for name, value in given.items() if value is not None]
+        where, drop = f" in {literal_repr(spec)}", "from the spec"
+    else:  # d and length are the command's own names for the parameters a message calls dim and length
+        named = [f"{{{'dim' if name == 'd' else name}}}" for name, value in given.items() if value is not None]
+        where, drop = "", ""
     if named:
         raise ParameterError(
-            f"--list-presets lists the presets and exits, so {', '.join(named)} would do nothing",
-            hint=f"drop {'it' if len(named) == 1 else 'them'}, or drop --list-presets",
+            f"--list-presets lists the presets and exits, so {', '.join(named)}{where} would do nothing",
+            hint=f"drop {'it' if len(named) == 1 else 'them'}{' ' + drop if drop else ''}, or drop --list-presets",
         )
 
 

@@ -144,3 +144,16 @@ def test_a_scheme_without_presets_says_so(args, hint):
 
 def test_an_unknown_scheme_with_a_preset_is_named_first():
     _refused(run_in_process("generate", "ropee", "--preset", "x"), "unknown scheme 'ropee'", "did you mean 'rope'")
+
+
+@pytest.mark.parametrize(
+    ("spec", "named"),
+    [("rope:base=3", "base in 'rope:base=3'"), ("sinusoidal:preset=fairseq", "preset in 'sinusoidal:preset=fairseq'")],
+)
+def test_list_presets_refuses_a_spec_parameter(spec, named):
+    _refused(run_in_process("generate", spec, "--list-presets"), f"so {named} would do nothing", "from the spec")
+
+
+def test_list_presets_of_a_plain_scheme_still_lists():
+    result = run_in_process("generate", "sinusoidal", "--list-presets")
+    assert result.code == 0 and "fairseq" in result.out, result.stderr
