@@ -157,3 +157,37 @@ def test_list_presets_refuses_a_spec_parameter(spec, named):
 def test_list_presets_of_a_plain_scheme_still_lists():
     result = run_in_process("generate", "sinusoidal", "--list-presets")
     assert result.code == 0 and "fairseq" in result.out, result.stderr
+
+
+class _TerminalBytes:
+    """A binary stdin that is a terminal (reading it would wait for someone typing)."""
+
+    def isatty(self) -> bool:
+        return True
+
+    def read(self, *_: object) -> bytes:
+        raise AssertionError("a terminal is never read")
+
+
+class _TerminalText:
+    buffer = _TerminalBytes()
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_terminal_on_stdin_is_refused_in_one_wording(monkeypatch):
+    """plot - / --bias-from - (pecli.cli.stdin) and info - (pecli.io.source) said it two ways."""
+    from pecli.cli.output import Output
+    from pecli.cli.stdin import stdin_table
+    from pecli.errors import PecliError
+    from pecli.io.source import read_stdin
+
+    messages = set()
+    for read in (lambda: stdin_table(Output(stdin=_TerminalText())), lambda: read_stdin(_TerminalBytes())):
+        with pytest.raises(PecliError) as caught:
+            read()
+        assert caught.value.exit_code == 2
+        messages.add(str(caught.value))
+    (message,) = messages
+    assert message.startswith("refusing to read a table from the terminal (stdin is not redirected)"), message
