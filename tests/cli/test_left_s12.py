@@ -191,3 +191,28 @@ def test_a_terminal_on_stdin_is_refused_in_one_wording(monkeypatch):
         messages.add(str(caught.value))
     (message,) = messages
     assert message.startswith("refusing to read a table from the terminal (stdin is not redirected)"), message
+
+
+class _RefusingTerminal:
+    """A stderr on a terminal that refuses every write (a hung-up terminal: EIO)."""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(5, "Input/output error")
+
+    def flush(self) -> None:
+        raise OSError(5, "Input/output error")
+
+
+def test_identify_progress_survives_a_stderr_that_refuses_writes(monkeypatch):
+    from pecli.cli import identify
+    from pecli.cli.output import Output
+
+    monkeypatch.setattr(identify, "_PROGRESS_AFTER", 0.0)
+    out = Output(stderr=_RefusingTerminal())  # type: ignore[arg-type]
+    with identify._progress_line(out) as show:
+        assert show is not None
+        show("rotary")  # wrote straight to out.stderr: OSError
+    assert not isinstance(out.stderr, _RefusingTerminal)  # given up for the rest of the run
