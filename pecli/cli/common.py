@@ -74,6 +74,23 @@ def free_disk_short_of(nbytes: int) -> str | None:
     return f"{format_bytes(free)} free on disk here"
 
 
+def save_hint(example: str, table: Any) -> str:
+    """The hint under a printed table: the formats that can hold it (npy, csv and tsv hold one tensor, and no
+    bfloat16), ``example`` (``pe.safetensors``) the file to name.
+
+    >>> from types import SimpleNamespace as Part
+    >>> one, two = [Part(name="pe", dtype="float32")], [Part(name="cos", dtype="float32")] * 2
+    >>> save_hint("pe.safetensors", Part(parts=lambda: one))
+    'hint: save it with -o pe.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)'
+    >>> save_hint("pe.safetensors", Part(parts=lambda: two))
+    'hint: save it with -o pe.safetensors (or .pt; -o - --format safetensors for stdout)'
+    """
+    parts = table.parts()
+    if len(parts) == 1 and parts[0].dtype != "bfloat16":
+        return f"hint: save it with -o {example} (or .npy, .pt, .csv, .tsv; -o - for stdout)"
+    return f"hint: save it with -o {example} (or .pt; -o - --format safetensors for stdout)"
+
+
 def check_fits_without_output(table: Any) -> None:
     """Refuse a table too large for memory when no output was given, naming the fix: a file streams to
     disk, unless the disk here has no room for it either (then only a smaller table helps)."""

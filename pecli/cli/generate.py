@@ -287,5 +287,6 @@ def _print_summary(out: Output, table: Any) -> None:
         (part.name if len(parts) > 1 else "", preview_lines(part.rows, part.shape[0], math.prod(part.shape[1:])))
         for part in parts
     ]
-    hint = "hint: save it with -o pe.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)"
-    out.show(TableSummary(table.summary(with_values=True), previews=previews, hint=hint))
+    from pecli.cli.common import save_hint
+
+    out.show(TableSummary(table.summary(with_values=True), previews=previews, hint=save_hint("pe.safetensors", table)))

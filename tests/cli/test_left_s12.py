@@ -216,3 +216,22 @@ def test_identify_progress_survives_a_stderr_that_refuses_writes(monkeypatch):
         assert show is not None
         show("rotary")  # wrote straight to out.stderr: OSError
     assert not isinstance(out.stderr, _RefusingTerminal)  # given up for the rest of the run
+
+
+@pytest.mark.parametrize(
+    ("args", "holds_npy"),
+    [
+        (("generate", "--d", "8", "--len", "4"), True),
+        (("generate", "rope", "--d", "8", "--len", "4"), False),  # cos and sin: npy holds one tensor
+        (("generate", "--d", "8", "--len", "4", "--dtype", "bfloat16"), False),  # npy has no bfloat16
+        (("timestep", "1", "2", "--dim", "8", "--dtype", "bfloat16"), False),
+    ],
+)
+def test_the_save_hint_offers_only_formats_that_hold_the_table(tmp_path, args, holds_npy):
+    result = run_in_process(*args)
+    assert result.code == 0, result.stderr
+    (hint,) = [line for line in result.stderr.splitlines() if line.startswith("hint: save it with")]
+    assert (".npy" in hint) is holds_npy, hint
+    # the hint's claim is the writer's: .npy is written exactly when the hint offers it
+    written = run_in_process(*args, "-o", str(tmp_path / "x.npy"))
+    assert written.code == (0 if holds_npy else 2), written.stderr
