@@ -111,7 +111,7 @@ def read_stdin(stdin: IO[bytes] | None) -> IO[bytes]:
     if _is_terminal(stdin):
         raise TableFileError(  # the one message for it: pecli.cli.stdin and info read stdin through here
             "refusing to read a table from the terminal (stdin is not redirected)",
-            hint="pipe one in: pecli generate {dim=64} {length=128} {output=-} | pecli plot -",
+            hint="pipe one in: pecli generate {dim=64} {length=32} {output=-} | …",
         )
     stream, _, _ = _read_declared(stdin, STDIN_NAME)
     stream.name = STDIN_NAME  # type: ignore[misc]  # the name messages give it (IO declares it read-only)
