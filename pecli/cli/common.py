@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import stat
+from collections.abc import Iterable
 from typing import IO, Any
 
 from pecli.cli.output import Output
 from pecli.dtypes import itemsize
 from pecli.errors import OutputError, ParameterError
-from pecli.text import literal
+from pecli.text import literal, literal_repr
 
 
 def check_sizes_positive(length: int | None, dim: int | None) -> None:
@@ -72,6 +74,23 @@ def free_disk_short_of(nbytes: int) -> str | None:
     return f"{format_bytes(free)} free on disk here"
 
 
+def save_hint(example: str, table: Any) -> str:
+    """The hint under a printed table: the formats that can hold it (npy, csv and tsv hold one tensor, and no
+    bfloat16), ``example`` (``pe.safetensors``) the file to name.
+
+    >>> from types import SimpleNamespace as Part
+    >>> one, two = [Part(name="pe", dtype="float32")], [Part(name="cos", dtype="float32")] * 2
+    >>> save_hint("pe.safetensors", Part(parts=lambda: one))
+    'hint: save it with -o pe.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)'
+    >>> save_hint("pe.safetensors", Part(parts=lambda: two))
+    'hint: save it with -o pe.safetensors (or .pt; -o - --format safetensors for stdout)'
+    """
+    parts = table.parts()
+    if len(parts) == 1 and parts[0].dtype != "bfloat16":
+        return f"hint: save it with -o {example} (or .npy, .pt, .csv, .tsv; -o - for stdout)"
+    return f"hint: save it with -o {example} (or .pt; -o - --format safetensors for stdout)"
+
+
 def check_fits_without_output(table: Any) -> None:
     """Refuse a table too large for memory when no output was given, naming the fix: a file streams to
     disk, unless the disk here has no room for it either (then only a smaller table helps)."""
@@ -117,6 +136,53 @@ def build_table(
     return TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype, name=name)
 
 
+def check_not_input(output: str | None, sources: Iterable[str], *, flag: str = "-o", inside: bool = False) -> None:
+    """Refuse an ``output`` that is one of the run's input files or directories ``sources`` (any spelling, symbolic
+    or hard link of it); with ``inside``, also a path inside an input directory (a new model.safetensors beside a
+    model's own would change what the directory loads as). ``-`` and sources that are no file (scheme names,
+    specs) are never the same.
+
+    >>> check_not_input("new.npy", ["pecli"]), check_not_input("-", ["-"])
+    (None, None)
+    >>> try:
+    ...     check_not_input("./pecli/../pecli", ["pecli"])
+    ... except ParameterError as error:
+    ...     print(error)
+    -o './pecli/../pecli' would overwrite the input (give a new path: the input is never modified)
+    """
+    if output is None or output == "-":
+        return
+    real_output = os.path.realpath(output)
+    for source in sources:
+        if source == "-" or not os.path.exists(source):
+            continue
+        real_source = os.path.realpath(source)
+        same = real_output == real_source
+        if not same and os.path.exists(output):
+            with contextlib.suppress(OSError):
+                same = os.path.samefile(output, source)  # a hard link
+        if same:
+            raise ParameterError(
+                f"{flag} {literal_repr(output)} would overwrite the input",
+                hint="give a new path: the input is never modified",
+            )
+        if inside and os.path.isdir(real_source) and real_output.startswith(real_source.rstrip(os.sep) + os.sep):
+            raise ParameterError(
+                f"{flag} {literal_repr(output)} would write into the input model directory {literal_repr(source)}",
+                hint="give a path outside it: the input is never modified",
+            )
+
+
+def check_output(out: Output, output: str, sources: Iterable[str] = (), *, flag: str = "-o") -> None:
+    """The checks of an output path before any work: a path that can be written
+    (:func:`pecli.io.check_output_path`), and none of ``sources`` nor the files this run has read already
+    (:attr:`Output.input_files`) — see :func:`check_not_input`."""
+    from pecli.io import check_output_path
+
+    check_output_path(output)
+    check_not_input(output, [*sources, *out.input_files], flag=flag)
+
+
 def prepare_output(
     out: Output, table: Any, output: str, fmt: str | None, *, pick: str | None = None
 ) -> tuple[Any, str]:
@@ -126,14 +192,14 @@ def prepare_output(
     ``pick`` says how to choose one of its tensors for a one-tensor format (default: ``--part``).
     With ``--json`` the JSON summary owns stdout, so the table cannot go there too.
     """
-    from pecli.io import check_format_holds, check_free_space, check_output_path, format_for
+    from pecli.io import check_format_holds, check_free_space, format_for
     from pecli.schemes.catalog import get_scheme
 
     if out.json_output and output in ("-", "/dev/stdout"):  # a check of the command line, not a rendering
         raise ParameterError(
             "--json and -o - both write to stdout", hint="write the table to a file (-o pe.npy), or drop --json"
         )
-    check_output_path(output)
+    check_output(out, output)
     fmt = format_for(output, fmt)
     check_format_holds(
         fmt,
@@ -159,6 +225,8 @@ def write_table(out: Output, table: Any, target: Any, fmt: str, *, label: str) -
     :func:`prepare_output`, streaming chunks."""
     from pecli.io import Tensor, write_tensors
 
+    if isinstance(target, str):
+        check_not_input(target, out.input_files)  # the last word: whatever this run read is never written over
     tensors = {part.name: Tensor(part.shape, part.dtype, part.chunks) for part in table.parts()}
     with out.progress(f"writing {label}", table.nbytes) as on_progress:
         write_tensors(target, tensors, fmt=fmt, metadata=table.metadata(), on_progress=on_progress)
@@ -212,6 +280,7 @@ def write_data(out: Output, request: Any, name: str, tensor: Any, metadata: dict
     from pecli.io import format_for, write_tensors
 
     output = str(request.output)
+    check_not_input(output, out.input_files)  # the last word: whatever this run read is never written over
     fmt = format_for(output, request.fmt)
     write_tensors(output_target(out, output, fmt), {name: tensor}, fmt=fmt, metadata=metadata)
     if output != "-":

@@ -189,7 +189,7 @@ def distance(
         raise ParameterError(f"--max-offset must be >= 0, got {max_offset}", hint="e.g. --max-offset 1024")
     if out.json_output and output is not None:
         raise ParameterError("--json prints the result; it cannot go with -o", hint="use one of them")
-    kind = _output_kind(output, fmt)
+    kind = _output_kind(out, output, fmt, source)
     _check_dtype(dtype, kind, profile)
     # a spec (rope:base=500000) is its scheme with its parameters as options
     source, preset, scheme_params = scheme_input(source, preset=preset, scheme_params=scheme_params, length=length,
@@ -250,15 +250,16 @@ def _check_dtype(dtype: str | None, kind: str | None, profile: bool) -> None:
         )
 
 
-def _output_kind(output: str | None, fmt: str | None) -> str | None:
-    """None (terminal), "image", or "data"; checks the path before any work."""
+def _output_kind(out: Output, output: str | None, fmt: str | None, source: str) -> str | None:
+    """None (terminal), "image", or "data"; checks the path (a new one, not ``source``) before any work."""
     if output is None:
         if fmt is not None:
             raise ParameterError("--format needs an output", hint="add -o FILE or -o -")
         return None
-    from pecli.io import check_output_path, format_for
+    from pecli.cli.common import check_output
+    from pecli.io import format_for
 
-    check_output_path(output)
+    check_output(out, output, [source])
     extension = os.path.splitext(output)[1].lstrip(".").lower()
     if fmt is None and extension in ("png", "svg", "pdf"):
         return "image"

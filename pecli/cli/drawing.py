@@ -259,25 +259,46 @@ def check_terminal_size(width: int | None, height: int | None) -> None:
 
 
 def color_note(scale: Any) -> str | None:
-    """The one-line note for robust colour limits (a :class:`pecli.render.scale.ColorScale`), else None.
+    """The one-line note for robust colour limits (a :class:`pecli.render.scale.ColorScale`), else None: the limits
+    drawn, where each came from (a percentile, --vmin/--vmax, the values' extent), and what lies beyond them.
 
     >>> from pecli.render.scale import ColorScale
-    >>> print(color_note(ColorScale(-0.08, 0.08, "RdBu", True, True, 0.01, (-1.87, 1.87)))[:72])
-    colour limits ±0.08 (99th percentile of |x|; 1% of values lie beyond, up
+    >>> both = ColorScale(-0.08, 0.08, "RdBu", True, True, 0.01, (-1.87, 1.87), origins=("percentile", "percentile"))
+    >>> print(color_note(both)[:82])
+    colour limits ±0.08 (99th percentile of |x|; 1% of values lie beyond, up to ±1.87)
+    >>> print(color_note(both._replace(high=0.5, origins=("percentile", "given")))[:82])
+    colour limits -0.08 (99th percentile of |x|, negated) … 0.5 (--vmax); 1% of values
     """
     if not scale.robust:
         return None
     from pecli.render.scale import ROBUST_PERCENTILE
 
-    if scale.diverging:
-        limits, full, of = f"±{scale.high:.3g}", f"±{scale.full[1]:.3g}", "|x|"
-    else:
-        limits, full, of = f"{scale.low:.3g} … {scale.high:.3g}", f"{scale.full[1]:.3g}", "x"
+    of = "|x|" if scale.diverging else "x"
     share = f"{scale.clipped:.2%}".replace(".00%", "%")
-    return (
-        f"colour limits {limits} ({ROBUST_PERCENTILE:g}th percentile of {of}; {share} of values lie beyond, "
-        f"up to {full}): --no-robust or --vmin/--vmax for the full range"
-    )
+    given = [flag for flag, origin in zip(("--vmin", "--vmax"), scale.origins, strict=True) if origin == "given"]
+    missing = [flag for flag in ("--vmin", "--vmax") if flag not in given]
+    hint = f"--no-robust or {'/'.join(missing)} for the full range"
+    if scale.diverging:
+        reach = f"up to ±{scale.full[1]:.3g}"
+    else:
+        beyond = [(f"down to {scale.full[0]:.3g}", scale.full[0] < scale.low),
+                  (f"up to {scale.full[1]:.3g}", scale.full[1] > scale.high)]  # fmt: skip
+        reach = " and ".join(text for text, cut in beyond if cut)
+    top = f"{ROBUST_PERCENTILE:g}th percentile of {of}"
+    if scale.origins == ("percentile", "percentile") and scale.centred:
+        return f"colour limits ±{scale.high:.3g} ({top}; {share} of values lie beyond, {reach}): {hint}"
+    # a sequential map's lower percentile is of values all <= 0 (their mirror's upper one)
+    bottom = f"{top}, negated" if scale.diverging else f"{100 - ROBUST_PERCENTILE:g}st percentile of x"
+    sources = {
+        "given": ("--vmin", "--vmax"),
+        "percentile": (bottom, top),
+        "extent": ("the smallest value", "the largest value"),
+    }
+    limits = [
+        f"{value:.3g} ({sources[origin][side]})"
+        for side, (value, origin) in enumerate(zip((scale.low, scale.high), scale.origins, strict=True))
+    ]
+    return f"colour limits {limits[0]} … {limits[1]}; {share} of values lie beyond, {reach}: {hint}"
 
 
 @dataclass(frozen=True)

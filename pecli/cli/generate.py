@@ -113,8 +113,11 @@ def generate(
     if scheme is not None:  # a spec (rope:base=500000) is its scheme with its parameters as options
         from pecli.cli.inputs import scheme_input
 
+        spec = scheme
         scheme, preset, scheme_params = scheme_input(scheme, preset=preset, scheme_params=scheme_params,
                                                      length=length, dim=d, dtype=dtype)  # fmt: skip
+        if list_presets:  # the spec's own parameters (rope:base=3) would do nothing either
+            _refuse_with_list_presets(spec=spec, preset=preset, **(scheme_params or {}))
     if list_presets:
         _print_presets(out, scheme)
         return
@@ -123,6 +126,13 @@ def generate(
     from pecli.schemes.backend import angles_on
 
     scheme_params = stdin_file_params(out, scheme_params or {})  # --bias-from -: stdin, read once for the run
+    if from_config is not None:  # the model's config.json (of a directory) is read, never written over
+        import os
+
+        from pecli.cli.common import check_not_input
+
+        config_file = os.path.join(from_config, "config.json") if os.path.isdir(from_config) else from_config
+        check_not_input(output, [config_file])
     if probe:
         if name is not None:
             raise ParameterError("{name} names a one-tensor table, but a probe's tensors have names of their own",
@@ -177,14 +187,19 @@ def generate(
     out.show(Deferred(lambda: {**table.summary(with_values=False), "output": output}, list))
 
 
-def _refuse_with_list_presets(**given: Any) -> None:
-    """--list-presets lists and exits: an option that would shape a table is refused, not silently dropped."""
-    # d and length are the command's own names for the parameters a message calls dim and length
-    named = [f"{{{'dim' if name == 'd' else name}}}" for name, value in given.items() if value is not None]
+def _refuse_with_list_presets(spec: str | None = None, **given: Any) -> None:
+    """--list-presets lists and exits: an option that would shape a table is refused, not silently dropped; with
+    ``spec`` (rope:base=3), ``given`` are the spec's parameters, named as written there."""
+    if spec is not None:
+        named = [name for name, value in given.items() if value is not None]
+        where, drop = f" in {literal_repr(spec)}", "from the spec"
+    else:  # d and length are the command's own names for the parameters a message calls dim and length
+        named = [f"{{{'dim' if name == 'd' else name}}}" for name, value in given.items() if value is not None]
+        where, drop = "", ""
     if named:
         raise ParameterError(
-            f"--list-presets lists the presets and exits, so {', '.join(named)} would do nothing",
-            hint=f"drop {'it' if len(named) == 1 else 'them'}, or drop --list-presets",
+            f"--list-presets lists the presets and exits, so {', '.join(named)}{where} would do nothing",
+            hint=f"drop {'it' if len(named) == 1 else 'them'}{' ' + drop if drop else ''}, or drop --list-presets",
         )
 
 
@@ -272,5 +287,6 @@ def _print_summary(out: Output, table: Any) -> None:
         (part.name if len(parts) > 1 else "", preview_lines(part.rows, part.shape[0], math.prod(part.shape[1:])))
         for part in parts
     ]
-    hint = "hint: save it with -o pe.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)"
-    out.show(TableSummary(table.summary(with_values=True), previews=previews, hint=hint))
+    from pecli.cli.common import save_hint
+
+    out.show(TableSummary(table.summary(with_values=True), previews=previews, hint=save_hint("pe.safetensors", table)))

@@ -128,13 +128,11 @@ def _progress_line(out: Output) -> Iterator[Callable[[str], None] | None]:
     def show(stage: str) -> None:
         nonlocal shown
         if time.monotonic() - started >= _PROGRESS_AFTER:
-            out.stderr.write(f"\r\x1b[Kidentifying: {stage}…")
-            out.stderr.flush()
+            out.say(f"\r\x1b[Kidentifying: {stage}…")  # a stderr that refuses it is given up, never fatal
             shown = True
 
     try:
         yield show
     finally:
         if shown:
-            out.stderr.write("\r\x1b[K")
-            out.stderr.flush()
+            out.say("\r\x1b[K")

@@ -168,7 +168,10 @@ def plot(
     source, preset, scheme_params = scheme_input(source, preset=preset, scheme_params=scheme_params, length=length,
                                                  dim=d, dtype=dtype)  # fmt: skip
     key, scheme_params = key_for_scheme(source, key, stdin_file_params(out, scheme_params))
+    from pecli.cli.common import check_not_input
     from pecli.cli.drawing import check_terminal_size, color_note, drawing_style
+
+    check_not_input(output, [source])  # every view: the figure never replaces the table it draws
 
     style = drawing_style(
         cmap=cmap, vmin=vmin, vmax=vmax, robust=robust, title=title, xlabel=xlabel, ylabel=ylabel, dpi=dpi,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shlex
@@ -10,6 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from pecli.cli.common import check_not_input
 from pecli.cli.options import (
     FormatOpt,
     KeyOpt,
@@ -170,7 +170,7 @@ def resample(
         _check_checkpoint_output(source, output, fmt)
         target: Any = None
     else:
-        _check_not_input(source, output, "-o")
+        check_not_input(output, [source], inside=True)
         target, fmt = _prepare_output(out, output, fmt)
     written_format = fmt or "safetensors"
 
@@ -434,7 +434,7 @@ def _check_checkpoint_output(source: str, output: str, fmt: str | None) -> None:
         raise ParameterError(
             "--in-checkpoint writes a file, not stdout", hint="give a new path, e.g. -o new.safetensors"
         )
-    _check_not_input(source, output, "--in-checkpoint -o")
+    check_not_input(output, [source], flag="--in-checkpoint -o", inside=True)
     if os.path.isdir(source):
         if os.path.exists(output) and not (os.path.isdir(output) and not os.listdir(output)):
             raise ParameterError(
@@ -452,29 +452,6 @@ def _check_checkpoint_output(source: str, output: str, fmt: str | None) -> None:
             f"-o {literal_repr(output)} is not a .safetensors file", hint="e.g. -o resampled.safetensors"
         )
     check_output_path(output)
-
-
-def _check_not_input(source: str, output: str, flag: str) -> None:
-    """Refuse an output that is INPUT (any spelling or link of it) or inside the INPUT model directory (a new
-    model.safetensors beside a sharded index would change what the directory loads as)."""
-    if output == "-" or source == "-":
-        return
-    real_output, real_source = os.path.realpath(output), os.path.realpath(source)
-    inside = os.path.isdir(real_source) and real_output.startswith(real_source.rstrip(os.sep) + os.sep)
-    same = real_output == real_source
-    if not same and os.path.exists(output) and os.path.exists(source):
-        with contextlib.suppress(OSError):
-            same = os.path.samefile(output, source)  # a hard link
-    if same:
-        raise ParameterError(
-            f"{flag} {literal_repr(output)} would overwrite the input",
-            hint="give a new path: the input is never modified",
-        )
-    if inside:
-        raise ParameterError(
-            f"{flag} {literal_repr(output)} would write into the input model directory {literal_repr(source)}",
-            hint="give a path outside it: the input is never modified",
-        )
 
 
 def _prepare_output(out: Output, output: str, fmt: str | None) -> tuple[Any, str]:

@@ -9,17 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from pecli.cli.output import Output
-from pecli.errors import ParameterError
 
 
 def stdin_table(out: Output) -> bytes:
     """The bytes of the table on ``out``'s stdin, read on first use and kept for the rest of the run."""
-    if out.stdin_table is None:
-        if out.stdin_is_terminal:
-            raise ParameterError(
-                "refusing to read a table from the terminal (stdin is not redirected)",
-                hint="pipe one in: pecli generate --d 64 --len 128 -o - | pecli plot -",
-            )
+    if out.stdin_table is None:  # a terminal is refused there, before anything is read
         from pecli.io.source import read_stdin
 
         with read_stdin(out.stdin_bytes) as handle:

@@ -266,14 +266,14 @@ def _text_pieces(stream: Any) -> Iterator[str]:
 
 def _save_hint(table: Any) -> str:
     """How to save the table: a file, unless the disk here cannot hold it (10^15 timesteps print at once)."""
-    from pecli.cli.common import free_disk_short_of
+    from pecli.cli.common import free_disk_short_of, save_hint
     from pecli.dtypes import format_bytes
 
     full = free_disk_short_of(table.nbytes)
     if full:
         size = format_bytes(table.nbytes)
         return f"hint: a file of it would take {size}, with {full}: save fewer timesteps or a smaller --dim"
-    return "hint: save it with -o t_emb.safetensors (or .npy, .pt, .csv, .tsv; -o - for stdout)"
+    return save_hint("t_emb.safetensors", table)
 
 
 def _print_table(out: Output, table: Any) -> None:

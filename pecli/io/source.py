@@ -109,8 +109,8 @@ def read_stdin(stdin: IO[bytes] | None) -> IO[bytes]:
     if stdin is None:  # the process started with stdin closed (<&-)
         raise TableFileError("stdin is closed, so there is no table to read", hint="pipe one in, or give a file")
     if _is_terminal(stdin):
-        raise TableFileError(
-            "no table on stdin (it is a terminal)",
+        raise TableFileError(  # the one message for it: pecli.cli.stdin and info read stdin through here
+            "refusing to read a table from the terminal (stdin is not redirected)",
             hint="pipe one in: pecli generate {dim=64} {length=32} {output=-} | …",
         )
     stream, _, _ = _read_declared(stdin, STDIN_NAME)

@@ -101,6 +101,18 @@ class ColorScale(NamedTuple):
     flat: float | None = None
     #: False where the values hold no finite value (all NaN or ±inf): the limits are only a placeholder
     finite: bool = True
+    #: where each of (low, high) came from: "given" (the caller's vmin/vmax), "percentile" (robust), or "extent"
+    #: (the values' own smallest or largest)
+    origins: tuple[str, str] = ("extent", "extent")
+
+    @property
+    def centred(self) -> bool:
+        """Whether 0 sits at the middle of the colormap (a diverging map between limits ±x).
+
+        >>> color_scale(np.eye(2) - 0.5).centred, color_scale(np.eye(2) - 0.5, vmin=0).centred
+        (True, False)
+        """
+        return self.diverging and math.isclose(-self.low, self.high)
 
     @property
     def spanless(self) -> str | None:
@@ -130,11 +142,26 @@ class ColorScale(NamedTuple):
             text = "value: none finite"
         elif self.flat is not None:
             text = f"value: every one {self.flat + 0.0:.4g}"
-        elif self.diverging:
+        elif self.centred:
             text = "value, 0 at the centre colour"
         else:
             text = f"value ({self.low + 0.0:.4g} … {self.high + 0.0:.4g})"  # + 0.0: no "-0"
-        return text + (f"; limits at the {ROBUST_PERCENTILE:g}th percentile" if self.robust else "")
+        return text + (f"; {self.percentile_limits} at the {ROBUST_PERCENTILE:g}th percentile" if self.robust else "")
+
+    @property
+    def percentile_limits(self) -> str:
+        """Which limits a percentile set: "limits", "lower limit" or "upper limit" (the others given or the extent).
+
+        >>> outlier = np.concatenate([np.linspace(-0.1, 0.1, 999), [1.9]])
+        >>> color_scale(outlier).caption
+        'value, 0 at the centre colour; limits at the 99th percentile'
+        >>> color_scale(outlier, vmax=0.5).caption
+        'value (-0.0992 … 0.5); lower limit at the 99th percentile'
+        >>> color_scale(np.abs(outlier)).caption
+        'value (0 … 0.0992); upper limit at the 99th percentile'
+        """
+        chosen = [side for side, origin in zip(("lower", "upper"), self.origins, strict=True) if origin == "percentile"]
+        return "limits" if len(chosen) == 2 else f"{chosen[0]} limit" if chosen else "no limit"
 
 
 def spanless(data: ValueRange) -> str | None:
@@ -261,7 +288,8 @@ def color_scale(
             sample=_Negated(matrix, sample),
         )
         flat = None if mirror.flat is None else -mirror.flat
-        return mirror._replace(low=-mirror.high, high=-mirror.low, full=(-mirror.full[1], -mirror.full[0]), flat=flat)
+        return mirror._replace(low=-mirror.high, high=-mirror.low, full=(-mirror.full[1], -mirror.full[0]), flat=flat,
+                               origins=mirror.origins[::-1])  # fmt: skip
     # limits given symmetric around 0 centre the map there, whatever the sign of this sample
     centred = vmin is not None and vmax is not None and vmin < 0 < vmax and math.isclose(-vmin, vmax)
     diverging = centred or not (np.isfinite(data.low) and data.low >= 0)
@@ -286,8 +314,16 @@ def color_scale(
     high = reach if vmax is None else float(vmax)
     color_limits(ValueRange(0.0, 0.0, 0), low, high)  # checks the limits given with the other
     # limits as float64 scalars: a Python float would be rounded to a float32 sample's dtype first
+    origins = (
+        "given" if vmin is not None else "percentile" if diverging else "extent",
+        "given" if vmax is not None else "percentile",
+    )
+    if "percentile" not in origins:  # a sequential map's given upper limit: no percentile was drawn
+        return ColorScale(low, high, colormap, diverging, full=full)
     beyond = int(np.count_nonzero((sample < np.float64(low)) | (sample > np.float64(high)))) / sample.size
-    return ColorScale(low, high, colormap, diverging, True, round(beyond, 4), full)
+    # full: the values' own range (not a limit given), which the limits cut off
+    extent = color_limits(data) if diverging else _sequential(data, None, None)
+    return ColorScale(low, high, colormap, diverging, True, round(beyond, 4), extent, origins=origins)
 
 
 class _Negated:

@@ -584,6 +584,8 @@ def resolve(scheme: str | None, preset: str | None, params: Mapping[str, Any]) -
     >>> scheme.name, params["layout"], params["freq_shift"], params["base"]
     ('sinusoidal', 'split', 1.0, 500.0)
     """
+    if scheme is not None:
+        get_scheme(scheme)  # an unknown scheme is named as such before its preset is looked for
     chosen_preset = get_preset(preset, scheme) if preset is not None else None
     if chosen_preset is not None and scheme is not None and scheme != chosen_preset.scheme:
         raise ParameterError(

@@ -223,6 +223,8 @@ def get_preset(name: str, scheme: str | None = None) -> Preset:
     if scheme is not None and (scheme, name) in PRESETS:
         return PRESETS[scheme, name]
     owners = preset_schemes(name) if isinstance(name, str) else []
+    if scheme is not None and not presets_of(scheme):  # rope --preset llama3: not a list of other schemes' presets
+        raise ParameterError(f"scheme {scheme!r} has no preset {name!r}: it has no presets", hint=_owned_by(name))
     if not owners:
         own = presets_of(scheme) if scheme is not None else []
         if own:  # the scheme's own presets, not every scheme's (timestep --preset lmd)
@@ -236,6 +238,22 @@ def get_preset(name: str, scheme: str | None = None) -> Preset:
             hint=f"give the scheme too, e.g. {owners[-1]} {{preset={name}}}",
         )
     return PRESETS[owners[0], name]
+
+
+def _owned_by(name: Any) -> str:
+    """A hint for a preset name given to a scheme without presets: the schemes that have it (in any case), or the fix.
+
+    >>> _owned_by("FAIRSEQ")
+    "'fairseq' is a preset of sinusoidal: e.g. sinusoidal {preset=fairseq}"
+    >>> _owned_by("llama3")
+    'drop {preset}, or give its parameters as options'
+    """
+    folded = name.casefold() if isinstance(name, str) else None
+    found = [(scheme, preset) for scheme, preset in PRESETS if preset.casefold() == folded]
+    if not found:
+        return "drop {preset}, or give its parameters as options"
+    preset = found[0][1]
+    return f"{preset!r} is a preset of {and_list([s for s, _ in found])}: e.g. {found[-1][0]} {{preset={preset}}}"
 
 
 def preset_schemes(name: str) -> list[str]:
