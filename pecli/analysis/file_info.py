@@ -41,6 +41,10 @@ class FileInfo(Shown):
     #: the scheme, preset and decoded parameters pecli recorded, or None for another writer's file
     pecli: dict[str, Any] | None
     metadata: dict[str, str]
+    #: the tensor ``--key`` chose (``tensors`` lists it alone), or None when every tensor is listed
+    key: str | None = None
+    #: how many tensors the file holds (``tensors`` may list one of them), or None when it lists them all
+    count: int | None = None
 
     def add_stats(self, stored: Mapping[str, StoredTensor]) -> None:
         """Read every listed tensor (``stored[name]``) and add its min, max, mean and std."""
@@ -52,6 +56,8 @@ class FileInfo(Shown):
         return {
             "file": self.file,
             "size": self.size,
+            "tensor_count": len(self.tensors) if self.count is None else self.count,
+            "key": self.key,
             "tensors": self.tensors,
             "pecli": self.pecli,
             "metadata": self.metadata,
@@ -71,8 +77,10 @@ class FileInfo(Shown):
         report = self.to_json()
         tensors = report["tensors"]
         size = f", {format_bytes(report['size'])}" if report.get("size") is not None else ""
-        count = f"{len(tensors)} tensor{'s' if len(tensors) != 1 else ''}"
-        lines = [f"{printable(report['file'])}: {count}{size}"]
+        total = report["tensor_count"]
+        count = f"{total} tensor{'s' if total != 1 else ''}"
+        chosen = f", showing {printable(report['key']) or '(array)'}" if report["key"] is not None else ""
+        lines = [f"{printable(report['file'])}: {count}{size}{chosen}"]
         listed = tensors[:SHOWN_TENSORS]
         names = [printable(t["name"]) or "(array)" for t in listed]
         shapes = [str(t["shape"]) for t in listed]
@@ -118,8 +126,15 @@ def describe(
     metadata: Mapping[str, str],
     *,
     size: int | None = None,
+    key: str | None = None,
 ) -> FileInfo:
     """The JSON-ready report of a file: its tensors, and its metadata split into pecli's and the file's own.
+
+    With ``key`` (one of ``tensors``), that tensor alone is listed, and the report still counts them all:
+
+    >>> shown = describe("m.safetensors", {"a": ((2,), "float32"), "b": ((3,), "float32")}, {}, key="b")
+    >>> shown.text_lines()[0], [t["name"] for t in shown.to_json()["tensors"]], shown.to_json()["tensor_count"]
+    ('m.safetensors: 2 tensors, showing b', ['b'], 2)
 
     >>> report = describe("pe.safetensors", {"pe": ((4, 2), "float32")},
     ...                   {"scheme": "sinusoidal", "base": "10000.0", "pecli_version": "0.1.0"})
@@ -127,10 +142,11 @@ def describe(
     (32, 'sinusoidal', 10000.0)
     """
     entries = [
-        {"name": key, "shape": list(shape), "dtype": dtype, "nbytes": math.prod(shape) * itemsize(dtype)}
-        for key, (shape, dtype) in tensors.items()
+        {"name": tensor, "shape": list(shape), "dtype": dtype, "nbytes": math.prod(shape) * itemsize(dtype)}
+        for tensor, (shape, dtype) in tensors.items()
+        if key is None or tensor == key
     ]
-    return FileInfo(name, size, entries, _pecli_metadata(metadata), dict(metadata))
+    return FileInfo(name, size, entries, _pecli_metadata(metadata), dict(metadata), key, len(tensors))
 
 
 def _pecli_metadata(metadata: Mapping[str, str]) -> dict[str, Any] | None:

@@ -15,6 +15,7 @@ explained variance ratio says how much of the table those components hold.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,7 +62,8 @@ def position_pca(table: np.ndarray, *, components: int = 2, grid: tuple[int, int
         table: (N, C) or (1, N, C), a learned position table.
         components: how many components to keep (at most the rank the table allows).
         grid: (H, W) when the positions are a ViT's grid; the N − H·W leading rows are prefix
-            (class, register) tokens and are left out.
+            (class, register) tokens and are left out (at most ``MAX_PREFIX_TOKENS`` of them: a grid
+            that leaves more is refused, not read as thousands of class tokens).
 
     Each component's sign is chosen so that its coordinate grows with the position on the whole
     (a correlation ≥ 0), so the picture does not flip between runs or libraries.
@@ -74,14 +76,7 @@ def position_pca(table: np.ndarray, *, components: int = 2, grid: tuple[int, int
             f"a position table is (N, C) or (1, N, C) of floats, not shape {values.shape} {values.dtype}",
             hint="choose the position tensor with {key}",
         )
-    prefix = 0
-    if grid is not None:
-        prefix = values.shape[0] - grid[0] * grid[1]
-        if prefix < 0:
-            raise ParameterError(
-                f"the grid {grid[0]}x{grid[1]} holds {grid[0] * grid[1]} positions, the table has {values.shape[0]}",
-                hint="give the grid it was trained on as {grid} HxW",
-            )
+    prefix = 0 if grid is None else _prefix_tokens(values.shape[0], grid)
     rows = values[prefix:]
     if rows.shape[0] < 2 or components < 1 or components > min(rows.shape):
         raise ParameterError(
@@ -94,6 +89,38 @@ def position_pca(table: np.ndarray, *, components: int = 2, grid: tuple[int, int
     order = np.arange(rows.shape[0], dtype=np.float64) - (rows.shape[0] - 1) / 2
     signs = np.where(order @ coordinates < 0, -1.0, 1.0)
     return PositionPCA(coordinates * signs, ratio, grid, prefix)
+
+
+def _prefix_tokens(count: int, grid: tuple[int, int]) -> int:
+    """The leading (class, register) rows of a table of ``count`` rows before its ``grid``: 0 to
+    :data:`~pecli.analysis.resample.MAX_PREFIX_TOKENS`; a grid that leaves more, or too few rows, is refused.
+
+    >>> _prefix_tokens(197, (14, 14))
+    1
+    >>> _prefix_tokens(2048, (3, 3))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pecli.errors.ParameterError: the grid 3x3 holds 9 positions, but the table has 2048 rows: its 2039 leading rows ...
+    """
+    from pecli.analysis.resample import MAX_PREFIX_TOKENS
+
+    cells = grid[0] * grid[1]
+    prefix = count - cells
+    if 0 <= prefix <= MAX_PREFIX_TOKENS:
+        return prefix
+    squares = [(k, math.isqrt(count - k)) for k in range(min(MAX_PREFIX_TOKENS, count - 1) + 1)]
+    fits = [f"{n}x{n}" for k, n in squares if n * n == count - k]
+    example = f", e.g. {{grid}} {fits[0]}" if fits else ""
+    problem = f"the grid {grid[0]}x{grid[1]} holds {cells} positions, but the table has {count} rows"
+    if prefix > 0:
+        problem += (
+            f": its {prefix} leading rows would be class/register tokens, and a table has at most {MAX_PREFIX_TOKENS}"
+        )
+    raise ParameterError(
+        problem,
+        hint=f"give the grid it was trained on as {{grid}} HxW, H×W equal to the rows or up to {MAX_PREFIX_TOKENS} "
+        f"fewer for class/register tokens{example}",
+    )
 
 
 #: float64 values in one block of the table (8 MiB): the table is read, centred and multiplied a block at a time

@@ -35,6 +35,7 @@ __all__ = [
     "CONVENTIONS",
     "GRID_METHODS",
     "LENGTH_METHODS",
+    "MAX_PREFIX_TOKENS",
     "Convention",
     "axis_weights",
     "check_stored_target",
@@ -252,8 +253,9 @@ def _split_tokens(table: np.ndarray, prefix_tokens: int, rows_name: str) -> tupl
     return rows[:prefix_tokens], rows[prefix_tokens:]
 
 
-#: the most leading tokens (a class token and registers) a non-square table is checked for
-_MAX_PREFIX_GUESS = 8
+#: the most leading tokens (a class token and registers) a table plausibly holds before its grid: a
+#: non-square table is checked for 1 to this many, and PCA refuses a grid that leaves more
+MAX_PREFIX_TOKENS = 8
 
 
 def source_grid(count: int, given: tuple[int, int] | None, prefix_tokens: int = 0) -> tuple[int, int]:
@@ -273,7 +275,7 @@ def source_grid(count: int, given: tuple[int, int] | None, prefix_tokens: int = 
     if side * side != count:
         rows = count + prefix_tokens
         # a class token and a few registers before a square grid: ViT's (1, 197, C) is 1 + 14 × 14
-        fits = [(k, math.isqrt(rows - k)) for k in range(1, min(_MAX_PREFIX_GUESS, rows - 1) + 1)
+        fits = [(k, math.isqrt(rows - k)) for k in range(1, min(MAX_PREFIX_TOKENS, rows - 1) + 1)
                 if k != prefix_tokens and math.isqrt(rows - k) ** 2 == rows - k]  # fmt: skip
         if fits:
             ways = " or ".join(f"{rows} = {k} + {n}×{n}" for k, n in fits)

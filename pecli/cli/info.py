@@ -102,11 +102,11 @@ def info(
             chosen = find_key(opened.entries, key, opened.name)
             note_chosen_key(out, key, chosen)
             key = chosen
-        shown = {key: opened.entries[key]} if key is not None else opened.entries
-        tensors = {name: (entry.shape, entry.dtype) for name, entry in shown.items()}
-        report = describe(opened.name, tensors, opened.metadata, size=opened.size)
+        tensors = {name: (entry.shape, entry.dtype) for name, entry in opened.entries.items()}
+        # every tensor counted, the chosen one alone listed (and read for --stats)
+        report = describe(opened.name, tensors, opened.metadata, size=opened.size, key=key)
         if stats:
-            report.add_stats(shown)
+            report.add_stats(opened.entries)
     if file.lower().endswith(".gguf") and key is None and not stats:  # llama.cpp's file: its rope metadata too
         from pecli.models.info import describe_file_encoding
 
