@@ -3,7 +3,8 @@
 Shared by the encoding core (whole tables), the readers (a tensor from a file) and the commands
 (a distance matrix, statistics). What is free changes, so ``/proc/meminfo`` (and a cgroup's usage) is
 read at each check; the limits (a cgroup's ``memory.max``, where the process's cgroup lies) do not, and
-are read once per process: a check costs tens of microseconds, and identify makes hundreds.
+are read once per process: a check costs tens of microseconds, and identify makes hundreds. An
+allocation of at most :data:`ALWAYS_FITS` is not checked (a few rows of a candidate, hundreds per identify).
 
 >>> check_fits_in_memory(1024)  # a kilobyte always fits
 >>> try:
@@ -21,7 +22,11 @@ import os
 from pecli.dtypes import format_bytes
 from pecli.errors import ParameterError
 
-__all__ = ["available_memory", "check_fits_in_memory"]
+__all__ = ["ALWAYS_FITS", "available_memory", "check_fits_in_memory"]
+
+#: allocations this small are not checked: a process with less memory than this left fails in Python itself
+#: before any check could help, and reading /proc per row range cost identify of a small table 7 %
+ALWAYS_FITS = 1 << 20
 
 
 def available_memory() -> int | None:
@@ -150,8 +155,11 @@ def check_fits_in_memory(nbytes: int, *, what: str = "table", hint: str | None =
     """Refuse to allocate ``nbytes`` when that is more than the memory available now.
 
     Without a ``hint`` the fix named is a smaller size, never an output: the caller may already be
-    writing to a file, or have none to write (a view, a comparison).
+    writing to a file, or have none to write (a view, a comparison). At most :data:`ALWAYS_FITS` bytes
+    pass without a read (they could only be refused with less than that available).
     """
+    if nbytes <= ALWAYS_FITS:
+        return
     available = available_memory()
     if available is not None and nbytes > available:
         raise ParameterError(

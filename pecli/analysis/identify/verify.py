@@ -35,6 +35,9 @@ _CHUNK_BYTES = 8 << 20
 
 #: screening rows are computed directly up to this many (the scheme's block engine wins on more)
 _DIRECT_ROWS = 1024
+#: runs of rows spanning at most this many values are computed in one call over the span (a small table's
+#: first and last rows: one RoPE call of 128 × 64 values, 1.9 ms, against 5.3 ms for two of 8 rows)
+_MERGED_VALUES = 1 << 15
 
 Progress = Callable[[str], None]
 
@@ -69,6 +72,13 @@ def _rows(
     # a query × key bias (ALiBi's (L, L) head) has no embedding dimension
     dim = shape[1] if described.takes_dim else None
     given = _set(params)
+    span = range(min(r.start for r in rows), max(r.stop for r in rows))
+    if len(rows) > 1 and described.axes == "positions" and described.angles and len(span) * shape[1] <= _MERGED_VALUES:
+        # one call over the rows' span, sliced: a scheme's rows are the whole table's bit for bit
+        # (tests/schemes/test_core_properties.py), and a call of angles at integer positions computes a
+        # whole block of them (fill_sin_cos) however few rows it returns. A grid's call does not: left alone
+        whole = described.function(shape[0], dim, dtype="float64", rows=span, **given)
+        return np.concatenate([whole[r.start - span.start : r.stop - span.start] for r in rows])
     runs = [described.function(shape[0], dim, dtype="float64", rows=r, **given) for r in rows]
     return runs[0] if len(runs) == 1 else np.concatenate(runs)
 
