@@ -5,6 +5,8 @@ old names, Qwen2-VL's ``mrope``, rotary classes that run default rope only) and 
 ('interleaved', "rope_interleave not given: deepseek_v3's default (true, interleaved pairs)")
 >>> rope_type_of({"type": "su"}, {"type": "rope_scaling.type"}, "phi3")
 'longrope'
+>>> rope_type_of({"rope_type": "default", "type": "mrope"}, {}, "qwen2_vl_text")  # Qwen2VLConfig.save_pretrained's
+'default'
 >>> transformers_cache_layout({"model_type": "deepseek_v3", "pairing": "adjacent pairs"})[0]
 {'layout': 'half'}
 """
@@ -77,6 +79,11 @@ def rope_type_of(found: Mapping[str, Any], where: Mapping[str, str], model_type:
     """``rope_type``, or the legacy ``type``; both given and different is a contradiction. Phi-3's config class
     reads its older ``su`` and ``yarn`` as ``longrope`` and refuses any type but ``default`` and ``longrope``."""
     new, old = found.get("rope_type"), found.get("type")
+    if model_type in _MROPE_AS_DEFAULT:
+        # Qwen2VLConfig and Qwen2_5_VLConfig read the shipped {"type": "mrope", "mrope_section": …} as default rope
+        # (at text positions, t = h = w, every section turns with the same position: one 1-D table), and their
+        # save_pretrained writes both, {"rope_type": "default", "type": "mrope"}: one setting, no contradiction
+        new, old = ("default" if given == "mrope" else given for given in (new, old))
     if new is not None and old is not None and new != old:
         raise ParameterError(
             f"config.json: {literal(where['rope_type'])} = {config_value(new)} contradicts {literal(where['type'])} = "
@@ -93,10 +100,6 @@ def rope_type_of(found: Mapping[str, Any], where: Mapping[str, str], model_type:
                 f"config.json: {key} = {config_value(given)}: {model_type} runs longrope or default rope only",
                 hint="use rope_type longrope with short_factor and long_factor, as Phi-3's config does",
             )
-    if model_type in _MROPE_AS_DEFAULT and given == "mrope":
-        # Qwen2VLConfig and Qwen2_5_VLConfig read the shipped {"type": "mrope", "mrope_section": …} as default
-        # rope: at text positions (t = h = w) every section turns with the same position, one 1-D table
-        return "default"
     if model_type in _DEFAULT_ONLY and given != "default":
         key = literal(where.get("rope_type" if new is not None else "type", "rope_type"))  # in a template
         raise ParameterError(

@@ -56,6 +56,13 @@ class Mistakes:
     #: partial rotary ignored or assumed (:func:`pecli.analysis.partial_width.partial_width`); None: every column turns
     rotary_width: str | None = None
     rotary_fraction: str | None = None
+    #: the dtypes an engine may hold the base in (a float16 θ): the reference regenerated with its base rounded to
+    #: one (50000 → 49984), or, where the base overflows it (float16's largest value is 65504: 1e6 → inf), every
+    #: frequency base^(−2i/d) but base^0 = 1 gone to 0
+    base_dtypes: tuple[str, ...] = ()
+    #: figures a swap's finding reports beside the parameters it changes, by the swap's code (the evidence that
+    #: names it: Llama 3's band of wavelengths)
+    evidence: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
@@ -113,6 +120,11 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
             tried.add(length)
             swaps.append(("original_max_position", f"original_max_position {length} ({why}) where {original} "
                           "applies", {"original_max_position": length}))  # fmt: skip
+    evidence: dict[str, Mapping[str, Any]] = {}
+    if scaling == "llama3" and original and params.get("factor"):
+        for code, meaning, changes, figures in _llama3_unsmoothed(params):
+            swaps.append((code, meaning, changes))
+            evidence[code] = figures
     part = params.get("part")
     if part in ("cos", "sin"):  # the other of the pair: cos where sin belongs (the two tensors passed in swap)
         other = "sin" if part == "cos" else "cos"
@@ -137,7 +149,45 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
         frequency_dtypes=("float16", "bfloat16", "float32"),
         rotary_width=width,
         rotary_fraction=fraction,
+        base_dtypes=("float16", "bfloat16"),
+        evidence=evidence,
     )
+
+
+#: how much narrower than the medium band the band the smoothing is left out with is (the limit of an empty band:
+#: low_freq_factor → high_freq_factor); wide enough for float32's factors and wavelengths to tell its ends apart
+_EMPTY_BAND = 1e-5
+
+
+def _llama3_unsmoothed(params: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any], Mapping[str, Any]]]:
+    """Llama 3's smoothing left out: the medium band of wavelengths (original / high_freq_factor to original /
+    low_freq_factor) divided by the factor as the long ones are, or kept as the short ones, not interpolated. Each is
+    the limit of an empty band, the two factors brought together at one end: what an engine with the two factors
+    swapped computes too (transformers' ``_compute_llama3_parameters`` divides every wavelength past original / 4,
+    an engine testing the short wavelengths first none short of original / 1).
+
+    >>> found = _llama3_unsmoothed({"factor": 8.0, "original_max_position": 8192})
+    >>> [(code, figures["band_wavelengths"], changes) for code, _, changes, figures in found]
+    [('llama3_band_scaled', [2048.0, 8192.0], {'low_freq_factor': 3.99996}), \
+('llama3_band_unscaled', [2048.0, 8192.0], {'high_freq_factor': 1.00001})]
+    """
+    original, factor = int(params["original_max_position"]), float(params["factor"])
+    low, high = float(params.get("low_freq_factor") or 1.0), float(params.get("high_freq_factor") or 4.0)
+    if not 0 < low < high:
+        return []
+    band = [original / high, original / low]
+    figures = {"band_wavelengths": band, "low_freq_factor": low, "high_freq_factor": high, "factor": factor}
+    words = (f"the medium band of wavelengths ({band[0]:g} to {band[1]:g}: original_max_position {original} / "
+             f"high_freq_factor {high:g} to {original} / low_freq_factor {low:g})")  # fmt: skip
+    swapped = f"low_freq_factor and high_freq_factor swapped ({high:g} and {low:g})"
+    return [
+        ("llama3_band_scaled", f"Llama 3's scaling without its smoothing: {words} divided by the factor {factor:g} as "
+         f"the long wavelengths are, not interpolated; what {swapped} gives in transformers' "
+         "_compute_llama3_parameters", {"low_freq_factor": high * (1.0 - _EMPTY_BAND)}, figures),
+        ("llama3_band_unscaled", f"Llama 3's scaling without its smoothing: {words} left unscaled as the short "
+         f"wavelengths are, not interpolated; what {swapped} gives in an engine that tests the short wavelengths first",
+         {"high_freq_factor": low * (1.0 + _EMPTY_BAND)}, figures),
+    ]  # fmt: skip
 
 
 def sinusoidal_mistakes(params: Mapping[str, Any]) -> Mistakes:

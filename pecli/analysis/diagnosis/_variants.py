@@ -12,7 +12,7 @@ import numpy as np
 
 from pecli.analysis.diagnosis._layout import rotary_columns
 from pecli.analysis.diagnosis.finding import Finding, Reference, per_row, reproduced, residual, within
-from pecli.dtypes import round_to
+from pecli.dtypes import numpy_dtype, round_to
 from pecli.errors import PecliError
 from pecli.schemes import encode, get_scheme
 
@@ -336,8 +336,99 @@ def _swaps(
             if table is not None:
                 also = f", and its cos and sin times {scale:.6g} ({name})" if name else ""
                 factor = {"factor": scale, "matches": name} if name else {}
-                yield Finding(code, f"B uses {meaning}{also}", {"changed": sorted(changes), **factor, "residual": off})
+                evidence = _parted_frequencies(reference, a, table, tolerance) if code in mistakes.evidence else {}
+                figures = {**mistakes.evidence.get(code, {}), **evidence, "changed": sorted(changes), **factor}
+                yield Finding(code, f"B uses {meaning}{also}", {**figures, "residual": off})
                 break
+
+
+def _parted_frequencies(
+    reference: Reference, a: np.ndarray, table: np.ndarray, tolerance: np.ndarray
+) -> dict[str, Any]:
+    """The frequency indices of the columns where ``table`` (B reproduced) parts from ``a`` (in the first of the
+    parts side by side: each holds every frequency), as ``table`` pairs them: a swap's evidence.
+
+    >>> import pecli
+    >>> a = pecli.encode("rope", 64, 8, part="cos", dtype="float64")
+    >>> b = pecli.encode("rope", 64, 8, part="cos", base=100.0, dtype="float64")
+    >>> _parted_frequencies(Reference("rope", {}), a, b, np.full((64, 1), 1e-9))
+    {'frequency_indices': [1, 2, 3]}
+    """
+    a, table = _first_part(reference, a)[1], _first_part(reference, table)[1]
+    parted = np.flatnonzero(np.any(np.abs(a - table) > tolerance, axis=0))
+    # the frequencies of the float64 table regenerated: its slow columns turn, where a float32 cos may hold 1
+    return {"frequency_indices": sorted({frequency_index(table, int(column), tolerance) for column in parted})}
+
+
+def _base_held(
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, reference: Reference, mistakes: Any
+) -> Iterator[Finding]:
+    """B is the reference with its base held in a narrower dtype (an engine's θ in a float16 tensor): rounded to it
+    (50000 → 49984), or overflowed to inf past its largest value (float16's 65504: 1e6, 500000), where every frequency
+    base^(−2i/d) but base^0 = 1 is 0 and every column that depends on the base holds its value at position 0."""
+    ours = float(reference.params.get(mistakes.base or "") or 0.0)
+    if mistakes.base is None or ours <= 0:
+        return
+    for dtype in mistakes.base_dtypes:
+        try:
+            held = float(np.asarray(round_to(np.array([ours]), dtype), dtype=np.float64)[0])
+        except PecliError:  # past the dtype's largest value: inf
+            held = float("inf")
+        if held == ours:
+            continue
+        figures: dict[str, Any] = {"parameter": mistakes.base, "dtype": dtype, "a_base": ours}
+        if np.isfinite(held):
+            table, off = _reproduces(reference, b, tolerance, {mistakes.base: held})
+            if table is not None:
+                yield Finding(
+                    "base_rounded",
+                    f"the base rounded to {dtype}: A uses {mistakes.base} {ours:g}, B the same table with {held:g}, "
+                    f"its nearest {dtype} value (an engine holding the base in a {dtype} tensor)",
+                    {**figures, "b_base": held, "residual": off},
+                )
+                return
+            continue
+        overflowed = _overflowed_base(reference, b, tolerance, mistakes)
+        if overflowed is not None:
+            table, turning = overflowed
+            largest = float(np.finfo(numpy_dtype(dtype)).max)
+            yield Finding(
+                "base_overflowed",
+                f"the base overflowed {dtype} (inf): A's {mistakes.base} {ours:g} is past {dtype}'s largest value "
+                f"{largest:g}, so B's frequencies base^(−2i/d) are 1, then 0: only the columns of base^0 = 1 turn "
+                f"({_columns(turning) if len(turning) else 'none'}), every other column holds its value at position 0",
+                {**figures, "largest": largest, "turning_columns": [int(column) for column in turning],
+                 "residual": residual(table, b)},
+            )  # fmt: skip
+            return
+
+
+def _overflowed_base(
+    reference: Reference, b: np.ndarray, tolerance: np.ndarray, mistakes: Any
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The reference with an infinite base, when it reproduces ``b``, and the columns that still turn: those that
+    do not depend on the base (base^0's: the last rows with twice the base hold them too) as they are, every other
+    at its value at position 0 (angle 0: cos 1, times any factor on it, sin 0). Screened on the last rows first."""
+    if mistakes.position_offset is None:
+        return None
+    length, dim = b.shape
+    screen = range(max(0, length - _SCREEN_ROWS), length)
+    twice = {mistakes.base: 2.0 * float(reference.params[mistakes.base])}
+    tail, other = (_table(reference, length, dim, changes, rows=screen) for changes in ({}, twice))
+    at_zero = _table(reference, length, dim, {mistakes.position_offset: 0}, rows=range(0, 1))
+    if tail is None or other is None or at_zero is None:
+        return None
+    moved = ~np.all(tail == other, axis=0)  # the columns that depend on the base
+    tail[:, moved] = at_zero[0, moved]
+    if not within(tail, b[screen.start :], tolerance[screen.start :]):
+        return None
+    table = _table(reference, length, dim, {})
+    if table is None:
+        return None
+    table[:, moved] = at_zero[0, moved]
+    if not reproduced(table, b, tolerance):
+        return None
+    return table, np.flatnonzero(~moved & np.any(tail != at_zero, axis=0))
 
 
 def _frequencies_rounded(
@@ -507,7 +598,8 @@ def variant_findings(
         return []
     tolerance = per_row(tolerance, b.shape)
     found: list[Finding] = []
-    explanations = (_layer_type_settings, _unscaled, _base, _toggles, _swaps, _negated_positions, _cos_sin_cache)
+    explanations = (_layer_type_settings, _unscaled, _base, _base_held, _toggles, _swaps, _negated_positions,
+                    _cos_sin_cache)  # fmt: skip
     for explain in (*explanations, _frequencies_rounded):
         found.extend(explain(a, b, tolerance, reference, mistakes))
     found.extend(_pairings(a, b, tolerance, reference, mistakes))
