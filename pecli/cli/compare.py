@@ -166,7 +166,7 @@ def compare(
     from pecli.cli.compare_figure import check_figure_path, save_difference_figure
 
     if output is not None:
-        check_figure_path(output)
+        check_figure_path(out, output, list(tables))
     keys, key_given = (key_a or key, key_b or key), (key_a, key_b)
     from pecli.cli.compare_stream import compare_large
 

@@ -5,17 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from pecli.cli.compare_stream import StreamedTable
+from pecli.cli.output import Output
 from pecli.errors import ParameterError
 
 
-def check_figure_path(path: str) -> None:
+def check_figure_path(out: Output, path: str, sources: list[str]) -> None:
+    """A figure's path: .png, .svg or .pdf, writable, and none of the compared files (a link to one included)."""
     import os
 
-    from pecli.io import check_output_path
+    from pecli.cli.common import check_output
 
     if os.path.splitext(path)[1].lower() not in (".png", ".svg", ".pdf"):
         raise ParameterError(f"compare draws a figure; {path!r} is not .png, .svg or .pdf", hint="e.g. -o diff.png")
-    check_output_path(path)
+    check_output(out, path, sources)
 
 
 def save_difference_figure(path: str, first: Any, second: Any) -> None:

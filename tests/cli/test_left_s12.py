@@ -43,6 +43,8 @@ def table(tmp_path):
         (("plot", "s.npy", "--lines", "0"), "./fig.png"),
         (("plot", "s.npy", "--view", "pca"), "fig.png"),
         (("resample", "s.npy", "--len", "32"), "link.npy"),
+        (("compare", "t.npy", "s.npy"), "fig.png"),  # compare's figure through a link to B
+        (("compare", "s.npy", "t.npy"), "fig.png"),  # … to A
     ],
 )
 def test_an_output_never_replaces_an_input(table, args, output):
