@@ -10,12 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from safetensors.numpy import save_file
 
 from pecli.analysis.diagnosis import ConfigFacts, Reference, diagnose_difference
 from pecli.models.from_config import config_facts
 from tests.analysis.test_diagnosis_s11 import GEMMA3
-from tests.conftest import run_in_process
+from tests.analysis.test_diagnosis_sweep_s12 import compare_engine_pair
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -45,15 +44,8 @@ def _compare(tmp_path: Path, config: dict, inv_freq: np.ndarray, layer_type: str
              length: int = 256, dtype: str = "float32") -> tuple[int, list[dict]]:  # fmt: skip
     """``compare`` of an engine's rotate_half cos and sin pair (``dtype``) with the config (and layer type)."""
     angles = np.outer(np.arange(length, dtype=np.float64), inv_freq)
-    cos, sin = (torch.tensor(np.hstack([f(angles)] * 2)).to(getattr(torch, dtype)).float().numpy()
-                for f in (np.cos, np.sin))  # fmt: skip
-    engine, path = tmp_path / "engine.safetensors", tmp_path / "config.json"
-    save_file({"cos": cos, "sin": sin}, str(engine))
-    path.write_text(json.dumps(config))
-    extra = ["--layer-type", layer_type] if layer_type else []
-    result = run_in_process("compare", str(engine), str(path), "--json", *extra)
-    assert result.code in (0, 1), result.stderr
-    return result.code, json.loads(result.out)["diagnosis"]
+    cos, sin = (np.hstack([f(angles)] * 2) for f in (np.cos, np.sin))
+    return compare_engine_pair(tmp_path, config, cos, sin, dtype, layer_type)
 
 
 def test_gemma3_head_dim_from_hidden_size_is_named_not_a_partial_rotary(tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ def _init(config: dict, class_name: str, length: int) -> tuple[np.ndarray, float
     return inv_freq.double().numpy(), float(attention)
 
 
-def _compare(tmp_path: Path, config: dict, cos: np.ndarray, sin: np.ndarray, dtype: str,
+def compare_engine_pair(tmp_path: Path, config: dict, cos: np.ndarray, sin: np.ndarray, dtype: str,
              layer_type: str | None = None) -> tuple[int, list[dict]]:  # fmt: skip
     """``compare`` of an engine's cos and sin pair (held in ``dtype``) with the config, engine first."""
     cos, sin = (torch.tensor(t).to(getattr(torch, dtype)).float().numpy() for t in (cos, sin))
@@ -89,7 +89,7 @@ def test_the_factor_applied_to_the_base_is_named(
 ) -> None:
     # the engine divides the base by the scaling factor and scales nothing else: was "no known cause"; DeepSeek's
     # table (attention factor 1: mscale = mscale_all_dim) must not be said to keep a factor on cos and sin
-    code, found = _compare(tmp_path, config, *_halves(_default_inv_freq(base, dim), 256), dtype, layer_type)
+    code, found = compare_engine_pair(tmp_path, config, *_halves(_default_inv_freq(base, dim), 256), dtype, layer_type)
     assert code == 1 and [item["code"] for item in found][:1] == ["unscaled"]
     figures = found[0]["figures"]
     assert figures["a_base"] == pytest.approx(base) and "factor" not in figures
@@ -103,7 +103,7 @@ def test_a_long_bfloat16_pair_with_cos_and_sin_swapped_is_named(tmp_path: Path) 
     # Gemma 2 (head_dim 256) at 1024 positions in bfloat16: the column matching gave up (its slow columns alike
     # beyond its tries) and the diagnosis was empty
     cos, sin = _halves(_default_inv_freq(10000.0, 256), 1024)
-    code, found = _compare(tmp_path, GEMMA2, sin, cos, "bfloat16")
+    code, found = compare_engine_pair(tmp_path, GEMMA2, sin, cos, "bfloat16")
     assert code == 1 and [item["code"] for item in found][:1] == ["parts_swapped"]
     assert found[0]["figures"]["permutation"][:2] == [256, 257] and found[0]["figures"]["shift"] == 0
 
@@ -113,7 +113,7 @@ def test_longrope_with_its_original_context_ignored_is_named_with_the_attention_
     # max / original being 1 to it, no attention factor: two changes at once, "no known cause" before
     short, _ = _init(PHI3, "Phi3Config", 100)
     _, attention = _init(PHI3, "Phi3Config", 4100)
-    code, found = _compare(tmp_path, PHI3, *_halves(short, 4100), "bfloat16")
+    code, found = compare_engine_pair(tmp_path, PHI3, *_halves(short, 4100), "bfloat16")
     assert code == 1 and [item["code"] for item in found][:1] == ["longrope_short_factor"]
     figures = found[0]["figures"]
     assert figures["factor"] == pytest.approx(1.0 / attention, rel=1e-9)
@@ -126,7 +126,7 @@ def test_longrope_right_tables_on_either_side_of_the_original_context_raise_no_a
     tmp_path: Path, length: int
 ) -> None:
     inv_freq, attention = _init(PHI3, "Phi3Config", length)  # the short set up to 4096, the long one past it
-    assert _compare(tmp_path, PHI3, *_halves(inv_freq, length, attention), "bfloat16") == (0, [])
+    assert compare_engine_pair(tmp_path, PHI3, *_halves(inv_freq, length, attention), "bfloat16") == (0, [])
 
 
 def test_qwen2_vl_text_positions_raise_no_alarm(tmp_path: Path) -> None:
@@ -136,4 +136,4 @@ def test_qwen2_vl_text_positions_raise_no_alarm(tmp_path: Path) -> None:
     rotary = Qwen2VLRotaryEmbedding(_transformers_config(QWEN2_VL, "Qwen2VLTextConfig"))
     positions = torch.arange(512)[None, None, :].expand(3, 1, -1)
     cos, sin = (t[0].double().numpy() for t in rotary(torch.zeros(1, dtype=torch.float32), positions))
-    assert _compare(tmp_path, QWEN2_VL, cos, sin, "float32") == (0, [])
+    assert compare_engine_pair(tmp_path, QWEN2_VL, cos, sin, "float32") == (0, [])
