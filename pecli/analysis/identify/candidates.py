@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from pecli.analysis.compare import arithmetic_tolerance
 from pecli.analysis.identify.biases import alibi_candidates
 from pecli.analysis.identify.buckets import bucket_candidates
 from pecli.analysis.identify.grids import grid_scheme_candidates
@@ -29,8 +30,9 @@ from pecli.analysis.identify.sinusoids import (
     read_amplitudes,
     read_base_and_offset,
     sin_cos_structures,
+    sinusoidal_frequencies,
 )
-from pecli.analysis.identify.timesteps import read_timesteps, round_timesteps
+from pecli.analysis.identify.timesteps import read_max_periods, read_timesteps, round_timesteps
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.fourier import fourier_angles_fit
 from pecli.schemes.presets import PRESETS
@@ -58,6 +60,9 @@ _PRESET_OVERRIDES = ("pad_dim", "pos_embed_max_size", "part", "arithmetic")
 #: transformer_rfd4_proteina.py, get_rfd4_time_embedding's max_positions) and 1000 (a max_period callers
 #: pass to diffusers' get_timestep_embedding; issue 30's attack)
 _MAX_PERIODS = (10000.0, 2000.0, 1000.0)
+#: then the max periods read off the table (:func:`read_max_periods`), then these round ones, for tables no
+#: row of which lets them be read (the lowest two frequencies turned past π in every row, at small d ≥ 6)
+_ROUND_PERIODS = (5000.0, 20000.0, 50000.0, 1e5, 500.0, 100.0, 200.0, 2e5, 5e5, 1e6)
 #: a timestep convention is read over the whole table only if it writes a few rows within this (relative)
 _DISCERNIBLE = 1e-2
 
@@ -147,38 +152,66 @@ def timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidate
     """Timestep rows at arbitrary t: each convention's t read off the phases, rounded within the noise."""
     if ("split", "shifted") not in sin_cos_structures(table):  # [cos | sin] halves, on sampled rows
         return
+    # a few rows first: a convention that does not write them is no full pass (each is one over the table)
+    few = np.concatenate([table[:SCREEN_ROWS], table[-SCREEN_ROWS:]]).astype(np.float64)
+    scale = float(np.abs(few).max()) or 1.0
+    seen: set[tuple[bool, tuple[float, ...]]] = set()
+    passed: set[tuple[bool, tuple[float, ...]]] = set()  # those whose reading writes the few rows
+    structures = []
     for preset in ("ldm", "diffusers"):  # [cos | sin] with shift 0, [sin | cos] with shift 1, then the others
         params = resolve("timestep", preset, {})[1]
-        conventions = [
-            {**params, "freq_shift": shift, "max_period": period}
-            for period in _MAX_PERIODS
-            for shift in (params["freq_shift"], 1.0 - params["freq_shift"])
-        ]
-        # a few rows first: a convention that does not write them is no full pass (each is one over the table)
-        few = np.concatenate([table[:SCREEN_ROWS], table[-SCREEN_ROWS:]]).astype(np.float64)
-        scale = float(np.abs(few).max()) or 1.0
-        for convention in conventions:
-            settings = {name: convention[name] for name in ("flip_sin_to_cos", "freq_shift", "max_period")}
-            read = read_timesteps(few, **settings)
-            if read is None:
-                continue
-            written = timestep_embedding(read, table.shape[1], dtype="float64", **settings)
-            if np.abs(written - few).max() > _DISCERNIBLE * scale:
-                continue
-            times = read_timesteps(
-                table,
-                flip_sin_to_cos=convention["flip_sin_to_cos"],
-                freq_shift=convention["freq_shift"],
-                max_period=convention["max_period"],
-            )
-            if times is not None:
-                rounded = tuple(round_timesteps(times, precision).tolist())
-                yield Candidate("timestep", convention, timesteps=rounded)
-                # the fewest decimals within float32's angle noise (±6e-5 at t = 500) need not be the t a
-                # library held: its float32 t, read from the ω = 1 phase to ~1e-7, is the other reading
-                held = tuple(float(t) for t in times.astype(np.float32))
-                if held != rounded:
-                    yield Candidate("timestep", convention, timesteps=held)
+        for shift in (params["freq_shift"], 1.0 - params["freq_shift"]):
+            structure = {"flip_sin_to_cos": params["flip_sin_to_cos"], "freq_shift": shift}
+            structures.append((params, structure, read_max_periods(few, **structure)))
+    # the listed periods in every structure first: of two that write the same frequencies (d = 4: shift 0 at
+    # 10000 is shift 1 at 100), the listed one is named
+    for listed in (True, False):
+        for params, structure, read_periods in structures:
+            shift = structure["freq_shift"]
+            # no round period at d < 6, whose one frequency below ω_0 = 1 fixes t only to (noise)·max_period:
+            # some alias (t ×10 at ×10 the period) fits as well
+            rounds = _ROUND_PERIODS if table.shape[1] >= 6 else ()
+            periods = _MAX_PERIODS if listed else [*read_periods, *rounds]
+            for period in dict.fromkeys(periods):
+                settings = {**structure, "max_period": period}
+                frequencies = (bool(structure["flip_sin_to_cos"]), _rounded(table.shape[1], period, shift))
+                if frequencies in seen:  # d = 7: shift 0 at 1000 is shift 1 at 100 (ω = 1, 0.1, 0.01)
+                    if frequencies in passed and period in read_periods:
+                        break  # a read 10000.0018 whose round form, listed, was tried
+                    continue
+                seen.add(frequencies)
+                read = read_timesteps(few, **settings, precision=precision)
+                if read is None:
+                    continue
+                written = timestep_embedding(read, table.shape[1], dtype="float64", **settings)
+                # a period read is kept in its roundest form that writes the rows within their noise (5000 for
+                # 4999.9997, not for 5003); the others within a loose bound, each then verified
+                allowed = (
+                    4 * arithmetic_tolerance(len(few), precision, positions=read)
+                    if period in read_periods
+                    else _DISCERNIBLE * scale
+                )
+                if np.any(np.abs(written - few) > allowed):
+                    continue
+                passed.add(frequencies)
+                times = read_timesteps(table, **settings, precision=precision)
+                if times is not None:
+                    convention = {**params, **settings}
+                    rounded = tuple(round_timesteps(times, precision).tolist())
+                    yield Candidate("timestep", convention, timesteps=rounded)
+                    # the fewest decimals within float32's angle noise (±6e-5 at t = 500) need not be the t a
+                    # library held: its float32 t, read from the ω = 1 phase to ~1e-7, is the other reading
+                    held = tuple(float(t) for t in times.astype(np.float32))
+                    if held != rounded:
+                        yield Candidate("timestep", convention, timesteps=held)
+                    if period in read_periods:
+                        break  # the simplest reading that writes the rows: 5000, not 4999.9997 as well
+
+
+def _rounded(dim: int, max_period: float, freq_shift: float) -> tuple[float, ...]:
+    """A convention's frequencies to 12 significant digits: two conventions with the same write the same table."""
+    freqs = sinusoidal_frequencies(dim, max_period, freq_shift)
+    return () if freqs is None else tuple(float(f"{f:.12g}") for f in freqs)
 
 
 def presets_with(scheme: str, params: Mapping[str, Any]) -> tuple[str, ...]:

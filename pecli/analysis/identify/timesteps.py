@@ -1,10 +1,12 @@
 """Diffusion timestep rows at arbitrary t, read back from their phases.
 
 A row ``[cos(t·ω) | sin(t·ω)]`` (or [sin | cos]) fixes t·ω_k modulo 2π for every frequency. The
-lowest frequency (ω ≈ 1/max_period) gives t itself for t < 2π·max_period; each higher frequency
-then refines it by the wrapped difference of its phase, down to ω_0 = 1, where the phase pins t
-to float32's resolution. Each t is then written with the fewest decimals that stay within the
-table's noise, and evenly spaced ones as a range (:func:`timestep_range`).
+lowest frequency gives t modulo its period; each higher frequency then refines each of those t (up
+to 2π·max_period) by the wrapped difference of its phase, down to ω_0 = 1, where the phase pins t
+to float32's resolution, and the t that agrees with every phase is kept. max_period itself is read
+off the rows whose lowest frequencies have not yet turned (:func:`read_max_periods`). Each t is
+then written with the fewest decimals that stay within the table's noise, and evenly spaced ones
+as a range (:func:`timestep_range`).
 
 >>> from pecli.schemes.timestep import timestep_embedding
 >>> table = timestep_embedding([0.0, 17.75, 333.3, 998.39], 32, flip_sin_to_cos=False, freq_shift=1.0)
@@ -20,34 +22,137 @@ import math
 
 import numpy as np
 
-from pecli.analysis.compare import arithmetic_tolerance
+from pecli.analysis.compare import FLOAT32_ANGLE_NOISE, arithmetic_tolerance, rounding_tolerance
 from pecli.analysis.identify.sinusoids import sinusoidal_frequencies
 
-__all__ = ["read_timesteps", "round_timesteps", "timestep_range"]
+__all__ = ["read_max_periods", "read_timesteps", "round_timesteps", "timestep_range"]
 
 #: the largest |sin² + cos² − 1| of a row's pairs
 _UNIT_CIRCLE = 0.05
+#: the most turns of the lowest frequency tried (t up to 2π·max(max_period, 1000))
+_MAX_TURNS = 4096
+#: t is sought up to 2π·max_period, and at least up to 2π·1000 (scale 2 at t = 999 is 1998, past 2π·100)
+_LEAST_SPAN = 1000.0
+#: max periods read beyond this are not kept (no frequency below 1e-9 is told from 0)
+_LARGEST_PERIOD = 1e9
+
+
+def _phases(table: np.ndarray, flip_sin_to_cos: bool) -> np.ndarray | None:
+    """Each pair's phase in (−π, π], shape (rows, d // 2); None if the columns are not unit-circle pairs."""
+    half = table.shape[1] // 2
+    first, second = table[:, :half].astype(np.float64), table[:, half : 2 * half].astype(np.float64)
+    cos, sin = (first, second) if flip_sin_to_cos else (second, first)
+    if half < 1 or np.abs(cos**2 + sin**2 - 1.0).max() > _UNIT_CIRCLE:
+        return None
+    return np.arctan2(sin, cos)
+
+
+def _wrapped(angles: np.ndarray) -> np.ndarray:
+    return np.mod(angles + math.pi, 2 * math.pi) - math.pi
+
+
+def _decimals(times: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """The fewest decimals (0…6, 7 for none) each t is written with within ``allowed``."""
+    decimals = np.full(times.shape, 7)
+    for count in range(6, -1, -1):
+        decimals[np.abs(np.round(times, count) - times) <= allowed] = count
+    return decimals
 
 
 def read_timesteps(
-    table: np.ndarray, *, flip_sin_to_cos: bool, freq_shift: float, max_period: float = 10000.0
+    table: np.ndarray,
+    *,
+    flip_sin_to_cos: bool,
+    freq_shift: float,
+    max_period: float = 10000.0,
+    precision: str = "float32",
 ) -> np.ndarray | None:
-    """The t of each row of a timestep table with these parameters (None if its columns are not such pairs)."""
-    dim = table.shape[1]
-    half = dim // 2
-    freqs = sinusoidal_frequencies(dim, max_period, freq_shift)
-    if freqs is None or half < 2:
+    """The t of each row of a timestep table with these parameters (None if its columns are not such pairs).
+
+    The lowest frequency fixes t modulo its period 2π/ω_low; with a shift of 0 that period is
+    2π·max_period^((h−1)/h), below the timesteps a table holds at small d (2π·2000^(2/3) ≈ 997 at d = 7):
+    each t + n·period up to 2π·max(max_period, 1000) is refined by the other frequencies, and the one that
+    agrees with every phase is kept (of those within ``precision``'s noise of the best: the roundest, then
+    the closest, then the smallest).
+
+    >>> from pecli.schemes.timestep import timestep_embedding
+    >>> table = timestep_embedding([0.0, 250.0, 999.0], 7, max_period=2000.0)
+    >>> read_timesteps(table, flip_sin_to_cos=True, freq_shift=0.0, max_period=2000.0).round(3).tolist()
+    [0.0, 250.0, 999.0]
+    """
+    half = table.shape[1] // 2
+    freqs = sinusoidal_frequencies(table.shape[1], max_period, freq_shift)
+    phases = None if freqs is None or half < 2 else _phases(table, flip_sin_to_cos)
+    if phases is None or freqs is None:
         return None
-    first, second = table[:, :half].astype(np.float64), table[:, half : 2 * half].astype(np.float64)
-    cos, sin = (first, second) if flip_sin_to_cos else (second, first)
-    if np.abs(cos**2 + sin**2 - 1.0).max() > _UNIT_CIRCLE:
-        return None
-    phases = np.arctan2(sin, cos)
-    times = np.mod(phases[:, -1], 2 * math.pi) / freqs[-1]
-    for k in range(half - 2, -1, -1):  # rising frequencies refine t
-        wrapped = np.mod(phases[:, k] - times * freqs[k] + math.pi, 2 * math.pi) - math.pi
-        times = times + wrapped / freqs[k]
-    return times
+    period = 2 * math.pi / freqs[-1]
+    turns = min(_MAX_TURNS, max(0, math.ceil(2 * math.pi * max(max_period, _LEAST_SPAN) / period)))
+    # (rows, turns): every t the lowest frequency allows, refined by the rising ones
+    times = np.mod(phases[:, -1], 2 * math.pi)[:, None] / freqs[-1] + period * np.arange(turns + 1)
+    for k in range(half - 2, -1, -1):
+        times = times + _wrapped(phases[:, k, None] - times * freqs[k]) / freqs[k]
+    errors = np.abs(_wrapped(phases[:, None, :] - times[:, :, None] * freqs)).max(axis=2)
+    # the noise at the best reading's t, for every candidate of its row: measured at each candidate's own t,
+    # a far alias (t + 62832) would be allowed 60 times more, and would look rounder for it
+    best = times[np.arange(len(times)), errors.argmin(axis=1)][:, None]
+    noise = rounding_tolerance(precision, scale=1.0) + FLOAT32_ANGLE_NOISE * np.abs(best)
+    within = errors <= errors.min(axis=1, keepdims=True) + 2 * noise
+    # exact aliases (d = 7, 1000: ω = 1, 0.1, 0.01 turn together every 200π, so 370.68146928 writes t = 999 to
+    # 1e-8) are told apart by their roundness alone, at the values' own rounding (a t off by a float32
+    # arithmetic's noise is round to no decimals): fewer decimals win only up to the count that a chance alias
+    # lands on at most 5% of the time (2·noise·10^k per alias: 2 for 101 aliases within float32's 4.8e-7, 200.11
+    # before 11.6144408 at d = 5; none in float16's 2e-3), then the closest, then the smallest t
+    rounding = rounding_tolerance(precision, scale=1.0)
+    telling = math.floor(-math.log10(40 * rounding * times.shape[1]))
+    rounder = np.minimum(_decimals(times, np.full(times.shape, rounding)), max(0, min(7, telling + 1)))
+    closest = errors <= 2 * errors.min(axis=1, keepdims=True) + rounding
+    preference = np.where(within, 2 * rounder + ~closest, 99)
+    return times[np.arange(len(times)), preference.argmin(axis=1)]
+
+
+def read_max_periods(table: np.ndarray, *, flip_sin_to_cos: bool, freq_shift: float) -> list[float]:
+    """The max_period read off each row whose two lowest frequencies have not turned past π (simplest first).
+
+    Phases t·ω_k with ω_k = max_period^(−k/(h − S)): the lowest two give the ratio ρ = ω_k/ω_(k+1) to unwrap
+    the next (a vernier up to ω_0 = 1, whose phase is t itself), and log ω_k = log(phase_k / t) then gives
+    log(max_period) = −(h − S)/k · log ω_k, weighted by the angle each frequency turned (the furthest is the
+    most precise). Each reading comes as its rounder forms first (5000 before 4999.9997): the caller keeps the
+    first that writes the table.
+
+    >>> from pecli.schemes.timestep import timestep_embedding
+    >>> table = timestep_embedding([0.0, 3.0, 250.0], 16, max_period=5000.0)
+    >>> read_max_periods(table, flip_sin_to_cos=True, freq_shift=0.0)[0]
+    5000.0
+    """
+    half = table.shape[1] // 2
+    phases = _phases(table, flip_sin_to_cos) if half >= 3 and half > freq_shift else None
+    if phases is None:
+        return []
+    found: list[float] = []
+    for row in phases:
+        sign = 1.0 if row[-1] >= 0 else -1.0
+        angles = sign * row[::-1]  # lowest frequency first
+        if not 0 < angles[0] < angles[1] < math.pi:
+            continue
+        unwrapped = list(angles[:2])
+        for phase in angles[2:]:
+            predicted = unwrapped[-1] ** 2 / unwrapped[-2]  # the same ratio again
+            unwrapped.append(predicted + (float(phase) - predicted + math.pi) % (2 * math.pi) - math.pi)
+        read = np.array(unwrapped[::-1])  # ω_0 first: read[0] is t
+        k = np.arange(1, half)
+        if read[0] <= 0 or np.any(read[1:] <= 0):
+            continue
+        logs = -(half - freq_shift) / k * np.log(read[1:] / read[0])
+        weights = (read[1:] * k) ** 2
+        period = math.exp(float((weights * logs).sum() / weights.sum()))
+        if 1.0 < period < _LARGEST_PERIOD:
+            found.extend(_significant(period, digits) for digits in range(1, 8))
+            found.append(period)
+    return [period for period in dict.fromkeys(found) if period > 1.0]  # 1.3 to one digit is 1: no period
+
+
+def _significant(value: float, digits: int) -> float:
+    return float(f"{value:.{digits}g}")
 
 
 def round_timesteps(times: np.ndarray, precision: str) -> np.ndarray:
