@@ -113,8 +113,11 @@ def test_unknown_scheme_and_parameter_errors_suggest_fixes():
         pecli.encode("sinusoidal", 2, 2, std=0.1)
     with pytest.raises(ParameterError, match="layout"):
         resolve("sinusoidal", None, {"layout": "diagonal"})
-    with pytest.raises(ParameterError, match="preset 'fairseq' is a 'sinusoidal' preset"):
+    # a scheme without presets says so, and names the scheme whose preset the name is
+    with pytest.raises(ParameterError, match=r"'learned' has no preset 'fairseq': it has no presets.*of sinusoidal"):
         resolve("learned", "fairseq", {})
+    with pytest.raises(ParameterError, match="preset 'fairseq' is a 'sinusoidal' preset, not 'timestep'"):
+        resolve("timestep", "fairseq", {})
 
 
 @pytest.mark.parametrize(
