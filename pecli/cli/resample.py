@@ -438,7 +438,8 @@ def _check_checkpoint_output(source: str, output: str, fmt: str | None) -> None:
     if os.path.isdir(source):
         if os.path.exists(output) and not (os.path.isdir(output) and not os.listdir(output)):
             raise ParameterError(
-                f"-o {literal_repr(output)} exists", hint="a model directory is copied to a new directory"
+                f"-o {literal_repr(output)} exists; a model directory is copied to a new (or empty) directory",
+                hint="give a new directory, e.g. -o resampled-model",
             )
         suffix = os.path.splitext(output.rstrip(os.sep))[1].lower()
         if suffix in (".safetensors", ".npy", ".pt", ".pth", ".bin", ".csv", ".tsv", ".json"):

@@ -141,3 +141,18 @@ def test_repeat_only_names_the_timestep_float16_cannot_hold(cli, tmp_path, sourc
     assert "--len" not in refused.stderr and not out.exists()
     done = cli("timestep", "--dim", "4", "--repeat-only", "--dtype", "float16", "-o", str(out), "65519")
     assert done.code == 0 and np.load(out).tolist() == [[65504.0] * 4]  # float16 rounds 65519 to its largest
+
+
+@pytest.mark.parametrize("existing", ["file", "directory"])
+def test_a_directory_copy_over_an_existing_path_names_the_fix(cli, tmp_path, existing):
+    source = _model(tmp_path / "m", "bert", "max_position_embeddings", 40, "embeddings.position_embeddings.weight", 40)
+    target = tmp_path / "out"
+    if existing == "file":
+        target.write_bytes(b"keep")
+    else:
+        target.mkdir()
+        (target / "keep.txt").write_bytes(b"keep")
+    refused = cli("resample", source, "--len", "64", "--in-checkpoint", "-o", str(target))
+    assert_clean_error(refused, 2, "exists; a model directory is copied to a new (or empty) directory",
+                       "give a new directory, e.g. -o resampled-model")  # fmt: skip
+    assert (target.read_bytes() if existing == "file" else (target / "keep.txt").read_bytes()) == b"keep"
