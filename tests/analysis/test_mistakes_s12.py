@@ -16,7 +16,8 @@ import pytest
 
 from tests.analysis.test_diagnosis_s11 import GEMMA3
 from tests.analysis.test_diagnosis_s11 import _inv_freq as gemma3_inv_freq
-from tests.analysis.test_diagnosis_sweep_s12 import LLAMA31, _compare, _default_inv_freq, _halves, _transformers_config
+from tests.analysis.test_diagnosis_sweep_s12 import LLAMA31, _default_inv_freq, _halves, _transformers_config
+from tests.analysis.test_diagnosis_sweep_s12 import compare_engine_pair as _compare
 from tests.conftest import run_in_process
 
 torch = pytest.importorskip("torch")
