@@ -131,7 +131,7 @@ def _fill(spec: Any, rows: range | None, out: Any) -> Any:
 
     import numpy as np
 
-    from pecli.dtypes import numpy_dtype
+    from pecli.dtypes import DTYPES, numpy_dtype
 
     rows = rows if rows is not None else range(spec.shape[0])
     shape, dtype = (len(rows), *spec.shape[1:]), numpy_dtype(spec.dtype)
@@ -144,12 +144,17 @@ def _fill(spec: Any, rows: range | None, out: Any) -> Any:
             f"out has shape {out.shape}, but the table's is {shape}", hint="pass an array of the table's shape"
         )
     if out.dtype != dtype:
+        other = f", or dtype={str(out.dtype)!r}" if str(out.dtype) in DTYPES else ""
         raise ParameterError(
             f"out has dtype {out.dtype}, but the table's is {spec.dtype}",
-            hint=f"pass a {spec.dtype} array, or dtype={str(out.dtype)!r}",
+            hint=f"pass a {spec.dtype} array{other}",
         )
     if not (out.flags.c_contiguous and out.flags.writeable):
-        raise ParameterError("out must be C-contiguous and writeable", hint="pass np.ascontiguousarray(out)")
+        # A copy (np.ascontiguousarray) would be filled instead of the caller's array: name a buffer that works.
+        raise ParameterError(
+            "out must be C-contiguous and writeable: the table is written into it in place",
+            hint=f"pass np.empty({shape}, dtype={spec.dtype!r}) or another C-contiguous array you own",
+        )
     function = get_scheme(spec.scheme).function
     if "out" in inspect.signature(function).parameters:
         return function(spec.length, spec.dim, dtype=spec.dtype, rows=rows, out=out, **spec.params)
