@@ -57,7 +57,9 @@ def as_typed(spell: Callable[[str], str], command: Any, args: Iterable[str]) -> 
     """``spell``, but a flag the user wrote as one of its aliases (``--dim`` for ``--d``) reads as typed.
 
     ``command`` is the click command ``args`` (its own words, without the command's name) were given
-    to; a message then names the option the way the user knows it, whichever alias they chose.
+    to; a message then names the option the way the user knows it, whichever alias they chose. A
+    message's other options follow the user's style: who wrote the long words (``--length``) reads
+    the long words of the rest (``--dim``), so an example never mixes ``--d`` with ``--length``.
 
     >>> import typer
     >>> from pecli.cli.app import app
@@ -65,8 +67,20 @@ def as_typed(spell: Callable[[str], str], command: Any, args: Iterable[str]) -> 
     >>> spell = as_typed(flag_for, timestep, ["1", "--dim=2", "--output", "t.npy", "--", "--len"])
     >>> spell("dim"), spell("output"), spell("freq_shift")
     ('--dim', '--output', '--freq-shift')
+    >>> generate = typer.main.get_command(app).commands["generate"]
+    >>> spell = as_typed(flag_for, generate, ["sinusoidal", "--length", "4"])
+    >>> spell("dim"), spell("length"), spell("output")
+    ('--dim', '--length', '-o')
+    >>> spell = as_typed(flag_for, generate, ["sinusoidal", "--len", "4"])
+    >>> spell("dim"), spell("length")
+    ('--d', '--len')
     """
     typed: dict[str, str] = {}
+    longest: dict[str, str] = {}  # each alias of a long option with several -> its longest (--d -> --dim)
+    for param in getattr(command, "params", ()):
+        long_opts = [opt for opt in getattr(param, "opts", None) or () if opt.startswith("--")]
+        if len(long_opts) > 1:
+            longest.update(dict.fromkeys(long_opts, max(long_opts, key=len)))
     for word in args:
         if word == "--":  # what follows is values, not options
             break
@@ -75,7 +89,14 @@ def as_typed(spell: Callable[[str], str], command: Any, args: Iterable[str]) -> 
             opts = getattr(param, "opts", ())
             if option in opts:  # a negative form (--no-x) says the opposite: the flag keeps its own name
                 typed.update(dict.fromkeys(opts, option))
-    return lambda name: typed.get(spell(name), spell(name))
+    styles = {longest[option] == option for option in set(typed.values()) if option in longest}
+    long_words = styles == {True}  # every aliased option typed was typed in its long word
+
+    def spelled(name: str) -> str:
+        flag = spell(name)
+        return typed.get(flag, longest.get(flag, flag) if long_words else flag)
+
+    return spelled
 
 
 def parse_int(text: str, *, flag: str, example: str) -> int:

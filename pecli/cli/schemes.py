@@ -143,7 +143,7 @@ def scheme_document(name: str) -> dict[str, list[dict[str, Any]]]:
     >>> [(p["name"], p["scheme"]) for p in scheme_document("fairseq")["presets"]]
     [('fairseq', 'sinusoidal')]
     """
-    from pecli.schemes.catalog import SCHEMES
+    from pecli.schemes.catalog import SCHEMES, option_taking
     from pecli.schemes.presets import preset_names
 
     document = catalog_document()
@@ -161,7 +161,10 @@ def scheme_document(name: str) -> dict[str, list[dict[str, Any]]]:
             hint=f"pecli schemes {scheme}",
         )
     raise ParameterError(
-        f"unknown scheme or preset {literal_repr(name)}", hint=did_you_mean(name, [*SCHEMES, *preset_names()])
+        f"unknown scheme or preset {literal_repr(name)}",
+        hint=f"{literal_repr(name)} is a value of {found[0]}'s {{{found[1]}}}: pecli schemes {found[0]} lists it"
+        if (found := option_taking(name))
+        else did_you_mean(name, [*SCHEMES, *preset_names()]),
     )
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from pecli.errors import ParameterError, did_you_mean
+from pecli.errors import ParameterError, did_you_mean, respelled
 from pecli.schemes._sizes import (
     Sizes,
     alibi_sizes,
@@ -37,8 +37,18 @@ from pecli.schemes._sizes import (
 )
 from pecli.schemes.checks import choice
 from pecli.schemes.presets import get_preset, presets_of
+from pecli.text import literal_repr
 
-__all__ = ["SCHEMES", "Scheme", "find_scheme", "get_scheme", "resolve", "schemes_where"]
+__all__ = [
+    "SCHEMES",
+    "Scheme",
+    "find_scheme",
+    "get_scheme",
+    "option_taking",
+    "resolve",
+    "schemes_where",
+    "value_elsewhere",
+]
 
 
 @dataclass(frozen=True)
@@ -570,7 +580,7 @@ def get_scheme(name: str) -> Scheme:
     """
     scheme = SCHEMES.get(name) if isinstance(name, str) else None  # a list or a number names none
     if scheme is None:
-        raise ParameterError(f"unknown scheme {name!r}", hint=did_you_mean(name, SCHEMES))
+        raise ParameterError(f"unknown scheme {name!r}", hint=value_elsewhere(name) or did_you_mean(name, SCHEMES))
     return scheme
 
 
@@ -586,7 +596,10 @@ def resolve(scheme: str | None, preset: str | None, params: Mapping[str, Any]) -
     """
     if scheme is not None:
         get_scheme(scheme)  # an unknown scheme is named as such before its preset is looked for
-    chosen_preset = get_preset(preset, scheme) if preset is not None else None
+    try:
+        chosen_preset = get_preset(preset, scheme) if preset is not None else None
+    except ParameterError as error:  # rope --preset llama3: a value of its --scaling
+        raise _value_of_another_option(error, scheme, "preset", preset) from None
     if chosen_preset is not None and scheme is not None and scheme != chosen_preset.scheme:
         raise ParameterError(
             f"preset {chosen_preset.name!r} is a {chosen_preset.scheme!r} preset, not {scheme!r}",
@@ -610,5 +623,76 @@ def resolve(scheme: str | None, preset: str | None, params: Mapping[str, Any]) -
     for name, allowed in resolved.choices.items():
         if full.get(name) is None and resolved.defaults.get(name) is None:
             continue  # an optional parameter left unset
-        choice(name, full.get(name), allowed, scheme=resolved.name)
+        try:
+            choice(name, full.get(name), allowed, scheme=resolved.name)
+        except ParameterError as error:  # rope --layout llama3: a value of its --scaling
+            raise _value_of_another_option(error, resolved.name, name, full.get(name)) from None
     return resolved, full
+
+
+def _value_of_another_option(error: ParameterError, scheme: str | None, name: str, value: object) -> ParameterError:
+    """``error`` (a bad value of option ``name``), its hint replaced by :func:`value_elsewhere`'s if it has one."""
+    hint = value_elsewhere(value, scheme, besides=name)
+    if hint is None:
+        return error
+    return ParameterError(respelled(error, lambda *_: None)[0], hint=hint)
+
+
+def value_elsewhere(value: object, scheme: str | None = None, *, besides: str | None = None) -> str | None:
+    """The hint for ``value`` given where it does not belong, when it is a value of one of ``scheme``'s options.
+
+    Its option, from :func:`option_taking`, with an example that runs (the options the value needs
+    too). None when no option takes ``value``.
+
+    >>> value_elsewhere("llama3", "rope", besides="preset")
+    "'llama3' is a value of {scaling}: e.g. {scaling=llama3} {factor=4} {original_max_position=4096}"
+    >>> value_elsewhere("split")
+    "'split' is a value of sinusoidal's {layout}: e.g. sinusoidal {layout=split}"
+    """
+    found = option_taking(value, scheme, besides=besides)
+    if found is None:
+        return None
+    owner, option = found
+    whose, named = ("", "") if scheme in SCHEMES else (f"{owner}'s ", f"{owner} ")
+    example = " ".join(filter(None, (f"{{{option}={value}}}", _needed_with(option, str(value)))))
+    return f"{literal_repr(value)} is a value of {whose}{{{option}}}: e.g. {named}{example}"
+
+
+def option_taking(value: object, scheme: str | None = None, *, besides: str | None = None) -> tuple[str, str] | None:
+    """(scheme, option) of the first option of ``scheme`` (of any scheme, when none is named) that takes ``value``.
+
+    The options are the scheme's choices and its presets (``preset``); not ``besides`` (the option
+    ``value`` was given to), nor an option whose values share one with ``besides``' (``arithmetic`` and
+    ``freqs_dtype`` hold the same kind of value: a bad one there is no misplaced one).
+
+    >>> option_taking("llama3"), option_taking("fairseq", "sinusoidal", besides="layout")
+    (('rope', 'scaling'), ('sinusoidal', 'preset'))
+    >>> option_taking("float64", "rope", besides="freqs_dtype"), option_taking("nope")
+    (None, None)
+    """
+    if not isinstance(value, str):
+        return None
+    for owner in [SCHEMES[scheme]] if scheme is not None and scheme in SCHEMES else SCHEMES.values():
+        options = {**owner.choices, "preset": tuple(presets_of(owner.name))}
+        own = set(options.get(besides, ())) if besides else set()
+        for option, values in options.items():
+            if option != besides and value in values and not own.intersection(values):
+                return owner.name, option
+    return None
+
+
+def _needed_with(name: str, value: str) -> str:
+    """The options a value of parameter ``name`` cannot do without, with examples (``scaling=llama3``: its factor).
+
+    >>> _needed_with("scaling", "yarn"), _needed_with("scaling", "none"), _needed_with("layout", "split")
+    ('{factor=4} {original_max_position=4096}', '', '')
+    """
+    if name != "scaling":
+        return ""
+    from pecli.schemes.rope_scaling import scaling_parameters  # numpy: only on this error's way
+
+    try:
+        scaling_parameters(value, {})
+    except ParameterError as needs:  # "{scaling=yarn} needs {factor} … (e.g. {factor=4} …)"
+        return (respelled(needs, lambda *_: None)[1] or "").removeprefix("e.g. ")
+    return ""
