@@ -167,17 +167,18 @@ def compare(
 
     if output is not None:
         check_figure_path(out, output, list(tables))
-    keys, key_given = (key_a or key, key_b or key), (key_a, key_b)
+    from pecli.cli.compare_request import CompareRequest
     from pecli.cli.compare_stream import compare_large
 
-    tolerances: dict[str, Any] = {"atol": atol, "rtol": rtol, "exact": exact}
-    compared = compare_large(tables, keys, key_given, d=d, length=length, dtype=dtype, **tolerances)  # -o too
+    request = CompareRequest(
+        (tables[0], tables[1]), (key_a or key, key_b or key), (key_a, key_b), d=d, length=length, dtype=dtype,
+        layer_type=layer_type, atol=atol, rtol=rtol, exact=exact,
+    )  # fmt: skip
+    compared = compare_large(request)  # -o too
     if compared is None:
         from pecli.cli.compare_inputs import compare_loaded
 
-        compared = compare_loaded(
-            out, tables, keys, key_given, d=d, length=length, dtype=dtype, layer_type=layer_type, **tolerances
-        )
+        compared = compare_loaded(out, request)
     first, second, result = compared
     if output is not None:
         save_difference_figure(output, first, second)

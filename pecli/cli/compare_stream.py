@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pecli.cli.compare_request import CompareRequest
 from pecli.cli.compare_sides import with_heads
 from pecli.cli.output import printable
 
@@ -31,38 +32,31 @@ class StreamedTable:
         return self.rows.dtype
 
 
-def compare_large(
-    texts: list[str],
-    keys: tuple[str | None, str | None],
-    key_given: tuple[str | None, str | None],
-    *,
-    d: int | None,
-    length: int | None,
-    dtype: str | None,
-    **tolerances: Any,
-) -> tuple[StreamedTable, StreamedTable, Any] | None:
+def compare_large(request: CompareRequest) -> tuple[StreamedTable, StreamedTable, Any] | None:
     """Two large files of one shape, or a large file and a spec of its shape, compared row chunk by row chunk:
     both sides and the :class:`~pecli.analysis.compare.Comparison` (two files that differ: what each is, read on
     its first rows); None when neither pair streams, for the loading path."""
     from pecli.analysis.compare_streamed import compare_streamed
 
-    streamed = _large_files(texts, keys)
+    streamed = _large_files(request.texts, request.keys)
     if streamed is not None:
         first, second = streamed
-        result = compare_streamed(first.rows, second.rows, **tolerances)
+        result = compare_streamed(first.rows, second.rows, **request.tolerances)
         if not result.agree:  # two large files: what each is, read on its first rows (a per-head one if small)
             from pecli.analysis.compare_streamed import first_rows
             from pecli.analysis.readings import with_readings
 
             result = with_readings(
-                result, [first_rows(table.rows, key) for table, key in zip(streamed, keys, strict=True)]
+                result, [first_rows(table.rows, key) for table, key in zip(streamed, request.keys, strict=True)]
             )
         return first, second, result
-    streamed_spec = _large_file_and_spec(texts, keys, key_given, d=d, length=length, dtype=dtype)
+    streamed_spec = _large_file_and_spec(request)
     if streamed_spec is None:
         return None
     (first, second), reference, side = streamed_spec
-    result = compare_streamed(first.rows, second.rows, **tolerances, reference=reference, reference_side="ab"[side])
+    result = compare_streamed(
+        first.rows, second.rows, **request.tolerances, reference=reference, reference_side="ab"[side]
+    )
     return first, second, result
 
 
@@ -73,7 +67,7 @@ def _streams(shape: tuple[int, ...]) -> bool:
     return 2 * 8 * math.prod(shape) >= (STREAM_HEAD_BYTES if len(shape) == 3 else STREAM_BYTES)
 
 
-def _large_files(texts: list[str], keys: tuple[str | None, str | None]) -> list[StreamedTable] | None:
+def _large_files(texts: tuple[str, str], keys: tuple[str | None, str | None]) -> list[StreamedTable] | None:
     """Both tables as row readers when both are large .npy/.safetensors files of one shape (2-D, or per-head
     (heads, L, L') read head by head), else None."""
     import os
@@ -93,15 +87,7 @@ def _large_files(texts: list[str], keys: tuple[str | None, str | None]) -> list[
     return [StreamedTable(reader, label) for reader, label in zip(readers, labels, strict=True)]
 
 
-def _large_file_and_spec(
-    texts: list[str],
-    keys: tuple[str | None, str | None],
-    key_given: tuple[str | None, str | None],
-    *,
-    d: int | None,
-    length: int | None,
-    dtype: str | None,
-) -> tuple[list[StreamedTable], Any, int] | None:
+def _large_file_and_spec(request: CompareRequest) -> tuple[list[StreamedTable], Any, int] | None:
     """A large .npy/.safetensors file's table and a spec's table of its shape, both read block by block of rows
     (a per-head (heads, L, L') file against a per-head spec such as alibi: head by head), with the spec's
     scheme and parameters (for the diagnosis) and its side; None when either cannot stream."""
@@ -115,14 +101,13 @@ def _large_file_and_spec(
     from pecli.schemes.specs import looks_like_spec, parse_spec
     from pecli.sources import kind_of_source
 
-    if len(texts) != 2:
-        return None
+    texts, keys, d, length = request.texts, request.keys, request.d, request.length
     is_spec = [looks_like_spec(text) for text in texts]
     if sum(is_spec) != 1:
         return None
     side = is_spec.index(True)
     path, file_key = texts[1 - side], keys[1 - side]
-    if key_given[side] is not None or kind_of_source(path).name != "file":
+    if request.key_given[side] is not None or kind_of_source(path).name != "file":
         return None  # a key for the spec is refused on the loading path, with its message
     reader = open_rows(path, file_key, heads=True)
     if reader is None or (file_key is None and len(read_tensors(path)[0]) != 1):
@@ -140,7 +125,7 @@ def _large_file_and_spec(
     step = chunk_rows(reader.shape[1], least=64)
     other_dtype = reader.metadata.get("dtype") or value_precision_of_chunks(reader.chunks(step, reuse=True))
     other_dtype = other_dtype if other_dtype in DTYPES else "float32"
-    table = spec.table(length=spec_length, dim=spec_dim, dtype=dtype or other_dtype)
+    table = spec.table(length=spec_length, dim=spec_dim, dtype=request.dtype or other_dtype)
     parts = table.parts()
     if len(parts) != 1 or tuple(parts[0].shape) != shape:
         return None
