@@ -48,6 +48,7 @@ __all__ = [
     "SINGLE_FILE",
     "CheckpointCopy",
     "check_shard_holds",
+    "loads_shards",
     "read_shard_index",
     "replace_in_directory",
     "replace_tensor",
@@ -77,10 +78,29 @@ def check_shard_holds(index: str, name: str, file: str, names: Mapping[str, Any]
     """
     if name not in names:
         raise TableFileError(
-            f"{literal(shown(index))} places {literal_repr(shown(name))} in {literal(os.path.basename(file))},"
+            f"{literal(shown(index))} places {literal_repr(name)} in {literal(os.path.basename(file))},"
             " which does not hold it",
             hint="the index and the shards disagree: re-save the model",
         )
+
+
+def loads_shards(directory: str) -> bool:
+    """Whether transformers loads ``directory``'s weights through its shard index: ``from_pretrained`` takes
+    ``model.safetensors`` where there is one (it checks SAFE_WEIGHTS_NAME before SAFE_WEIGHTS_INDEX_NAME), so an
+    index beside it is not read, and the file is what a reader or a copy of the model must use.
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> open(os.path.join(folder, INDEX_FILE), "w").close()
+    >>> loads_shards(folder)
+    True
+    >>> open(os.path.join(folder, SINGLE_FILE), "w").close()
+    >>> loads_shards(folder)
+    False
+    """
+    return not os.path.isfile(os.path.join(directory, SINGLE_FILE)) and os.path.lexists(
+        os.path.join(directory, INDEX_FILE)
+    )
 
 
 def read_shard_index(directory: str) -> tuple[dict[str, Any], dict[str, str]] | None:
@@ -120,7 +140,7 @@ def read_shard_index(directory: str) -> tuple[dict[str, Any], dict[str, str]] | 
         raise TableFileError(f"{where} has no weight_map of names to shard files", hint="re-save the model")
     if repeated:
         raise TableFileError(
-            f"{where} names {literal_repr(shown(repeated[0]))} twice, so which shard holds it is unknown",
+            f"{where} names {literal_repr(repeated[0])} twice, so which shard holds it is unknown",
             hint="the index is corrupt: re-save the model",
         )
     files = {}
@@ -128,21 +148,21 @@ def read_shard_index(directory: str) -> tuple[dict[str, Any], dict[str, str]] | 
         file = os.path.join(directory, shard)
         if os.path.basename(shard) != shard or shard in ("", ".", ".."):
             raise TableFileError(
-                f"{where} names shard {literal_repr(shown(shard))}, which is not a file in the model directory",
+                f"{where} names shard {literal_repr(shard)}, which is not a file in the model directory",
                 hint="an index names the shards beside it: re-save the model",
             )
         try:
             mode = os.stat(file).st_mode
         except OSError:
             raise TableFileError(
-                f"{where} names shard {literal_repr(shown(shard))}, which is missing",
+                f"{where} names shard {literal_repr(shard)}, which is missing",
                 hint="download every shard the index lists",
             ) from None
         import stat
 
         if not stat.S_ISREG(mode):
             raise TableFileError(
-                f"{where} names shard {literal_repr(shown(shard))}, which is {_kind(mode)}, not a regular file",
+                f"{where} names shard {literal_repr(shard)}, which is {_kind(mode)}, not a regular file",
                 hint="give the model's own shard files",
             )
         files[name] = file
@@ -289,7 +309,7 @@ def replace_in_directory(
     """
     index_path = os.path.join(source, INDEX_FILE)
     index: dict[str, Any] | None = None
-    read = read_shard_index(source)
+    read = read_shard_index(source) if loads_shards(source) else None  # model.safetensors first, as transformers
     if read is not None:
         index, shards = read
         from pecli.io import find_key, read_tensors
@@ -320,7 +340,7 @@ def replace_in_directory(
     try:
         with reported_os_errors(target):
             for file in files:
-                if file not in (shard, INDEX_FILE):
+                if file != shard and not (file == INDEX_FILE and index is not None):  # an unread index: copied
                     shutil.copyfile(os.path.join(source, file), os.path.join(temporary, file))
         done = replace_tensor(os.path.join(source, shard), os.path.join(temporary, shard), name, table, note=note)
         if index is not None:

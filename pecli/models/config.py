@@ -301,12 +301,31 @@ def model_encoding(
     'text_config.rope_theta'
     """
     try:
-        return _model_encoding(config, layer_type, depth=0)
+        encoding = _model_encoding(config, layer_type, depth=0)
     except ParameterError as error:
         message, hint = error._templates
         if source != "config.json" and message.startswith("config.json"):
             raise type(error)(literal(source) + message.removeprefix("config.json"), hint=hint) from None
         raise
+    from pecli.models.gguf import GGUF_KEYS
+
+    gguf_keys = config.get(GGUF_KEYS)
+    return encoding if not isinstance(gguf_keys, dict) else _renamed(encoding, gguf_keys)
+
+
+def _renamed(encoding: ModelEncoding, names: Mapping[str, str]) -> ModelEncoding:
+    """``encoding`` with each parameter's field named as ``names`` maps it (a .gguf's config keys to its GGUF keys),
+    so that a value the scheme refuses is blamed on the key in the file.
+
+    >>> encoding = ModelEncoding("llama", "rope", fields={"base": "rope_parameters.rope_theta", "dim": "head_dim"})
+    >>> _renamed(encoding, {"rope_parameters.rope_theta": "llama.rope.freq_base"}).fields
+    {'base': 'llama.rope.freq_base', 'dim': 'head_dim'}
+    """
+    return replace(
+        encoding,
+        fields={what: names.get(key, key) for what, key in encoding.fields.items()},
+        layers=tuple((name, _renamed(layer, names)) for name, layer in encoding.layers),
+    )
 
 
 def _model_encoding(config: Mapping[str, Any], layer_type: str | None, *, depth: int) -> ModelEncoding:

@@ -152,12 +152,13 @@ def open_model_directory(path: str) -> ModelDirectory:
     A directory without ``config.json``, without weights, or whose index names a missing shard is
     a :class:`~pecli.errors.TableFileError`. No tensor data is read.
     """
-    from pecli.io.checkpoint import read_shard_index
+    from pecli.io.checkpoint import loads_shards, read_shard_index
     from pecli.models.config import read_config
 
     config = read_config(path)
     single = os.path.join(path, SINGLE_FILE)
-    read = read_shard_index(path)  # a FIFO, /dev/zero or a shard outside the directory: named as such
+    # model.safetensors first, as transformers loads it; the index's FIFO, /dev/zero or outside shard named as such
+    read = read_shard_index(path) if loads_shards(path) else None
     if read is not None:
         return ModelDirectory(path, config, read[1])
     if os.path.isfile(single):

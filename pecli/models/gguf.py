@@ -271,6 +271,17 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
             )
         return value
 
+    def real(name: str) -> float | None:
+        """A finite number of either sign (yarn_ext_factor's negative value means llama.cpp's default)."""
+        value = fields.get(key(name))
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ParameterError(f"{path}: {literal(key(name))}: expected a number, got {_shown(value)}")
+        if not math.isfinite(value):
+            raise ParameterError(f"{path}: {literal(key(name))}: expected a finite number, got {_shown(value)}")
+        return float(value)
+
     def number(name: str) -> float | None:
         value = fields.get(key(name))
         if value is None:
@@ -368,7 +379,7 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
             # (views written before pecli wrote llama.cpp's names named it by its transformers model type)
             rope["mscale"] = rope["mscale_all_dim"] if arch in ("deepseek2", "deepseek_v2", "deepseek_v3") else 1.0
         for unsupported in ("yarn_ext_factor", "yarn_attn_factor"):
-            value = fields.get(key(f"rope.scaling.{unsupported}"))
+            value = real(f"rope.scaling.{unsupported}")  # a string or a list is named, not compared with 1
             if value is not None and value != 1 and not (unsupported == "yarn_ext_factor" and value < 0):
                 raise ParameterError(
                     f"{path}: {literal(key('rope.scaling.' + unsupported))} = {_shown(value)} is not supported yet",
