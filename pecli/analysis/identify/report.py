@@ -108,12 +108,15 @@ class IdentifyReport(Shown):
             )
         if found.also is not None:
             grid = found.also.params.get("grid")
-            why = (
-                f"a grid of one row, {grid}: this table cannot tell it from the 1-D reading"
-                if grid is not None
-                else "frequencies held in a half type at one base are exact ones at another: this table cannot "
-                "tell them apart"
-            )
+            if found.also.timesteps is not None:
+                why = f"{_alias_step(found)} writes it within rounding too: this table cannot tell them apart"
+            elif grid is not None:
+                why = f"a grid of one row, {grid}: this table cannot tell it from the 1-D reading"
+            else:
+                why = (
+                    "frequencies held in a half type at one base are exact ones at another: this table cannot "
+                    "tell them apart"
+                )
             lines.append(
                 f"  also within rounding: {found.also.describe()}, max error {found.also.max_error:.3g} ({why})"
             )
@@ -139,6 +142,20 @@ class IdentifyReport(Shown):
             )
             lines.append(f"next best: {candidate.describe()}, max error {candidate.max_error:.3g}{within}")
         return lines
+
+
+def _alias_step(found: Identification) -> str:
+    """Each row's other t, as the report says it: ``each t + n·628.319 (n = 1, 2, …)`` where every row's
+    alternative is its t moved by the same step (the frequencies' common turn), else ``each row's other t``."""
+    steps = (
+        [other - mine for mine, other in zip(found.best.timesteps or (), found.also.timesteps or (), strict=True)]
+        if found.also is not None
+        else []
+    )
+    moved = [step for step in steps if step != 0]
+    if moved and all(abs(step - moved[0]) <= 1e-3 * abs(moved[0]) for step in moved):
+        return f"each row's t + n·{moved[0]:.6g} (n = 1, 2, …)"
+    return "each row's other t"
 
 
 def _swap(shape: tuple[int, ...]) -> str:

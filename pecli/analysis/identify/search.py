@@ -22,6 +22,7 @@ from pecli.analysis.identify.biases import _identify_alibi, _identify_alibi_rows
 from pecli.analysis.identify.candidates import SCREEN_ROWS, candidates, presets_with, timestep_candidates
 from pecli.analysis.identify.grids import _one_line_grid
 from pecli.analysis.identify.result import Candidate, Identification
+from pecli.analysis.identify.timesteps import one_frequency, round_timesteps, timestep_aliases
 from pecli.analysis.identify.values import _coarser, _looks_gaussian, _value_statistics, _values_precision
 from pecli.analysis.identify.verify import (
     Progress,
@@ -92,6 +93,31 @@ def _distinct_runners_up(
         if not any(same(kept, candidate) for kept in (best, *distinct)):
             distinct.append(candidate)
     return distinct
+
+
+def _timestep_alias(values: np.ndarray, best: Candidate, precision: str, scale: float) -> Candidate | None:
+    """Other timesteps that write every row of ``best``'s within the noise too (d = 4 at max period 10000:
+    t and t + 200π), as a candidate; None when ``best`` is no timestep reading or its t are the only ones."""
+    if best.timesteps is None:
+        return None
+    params = best.params
+    aliases = timestep_aliases(
+        values,
+        flip_sin_to_cos=bool(params["flip_sin_to_cos"]),
+        freq_shift=float(params["freq_shift"]),
+        max_period=float(params["max_period"]),
+        precision=precision,
+    )
+    if aliases is None:
+        return None
+    aliases = aliases / float(params.get("scale", 1.0))
+    # as the reading itself: its fewest decimals within the noise, else the float32 t a library held
+    for times in (round_timesteps(aliases, precision), aliases.astype(np.float32)):
+        alias = Candidate(best.scheme, params, timesteps=tuple(float(t) for t in times))
+        error, excess = _errors(values, alias, [range(0, len(values))], precision, scale)
+        if excess <= 1.0:
+            return replace(alias, max_error=error)
+    return None
 
 
 def _digits(timesteps: tuple[float, ...] | None) -> int:
@@ -297,6 +323,8 @@ def identify_table(
     if length < MIN_ROWS:  # row 0 is sin 0 = 0, cos 0 = 1 in every column: no frequency shows
         level = "none"
         reason = f"{length} row: too few positions to tell the frequencies apart (need at least {MIN_ROWS})"
+    elif level == "none":
+        reason = one_frequency(values)
     mean, std = _value_statistics(values) if level == "none" else (0.0, 0.0)
     gaussian = level == "none" and reason is None and _looks_gaussian(values, mean, std)
     transposed = None
@@ -315,6 +343,8 @@ def identify_table(
     also = None
     if level == "exact":
         also = _one_line_grid(values, best, screened, tolerance) or _half_type_twin(values, best, screened, tolerance)
+    if level != "none":  # timesteps the table cannot tell from the ones read (t + 200π at d = 4)
+        also = _timestep_alias(values, best, precision, scale) or also
     if also is not None:  # named once, beside the match
         runners_up = [candidate for candidate in runners_up if _filled(candidate) != _filled(also)]
     return Identification(

@@ -25,7 +25,14 @@ import numpy as np
 from pecli.analysis.compare import FLOAT32_ANGLE_NOISE, arithmetic_tolerance, rounding_tolerance
 from pecli.analysis.identify.sinusoids import sinusoidal_frequencies
 
-__all__ = ["read_max_periods", "read_timesteps", "round_timesteps", "timestep_range"]
+__all__ = [
+    "one_frequency",
+    "read_max_periods",
+    "read_timesteps",
+    "round_timesteps",
+    "timestep_aliases",
+    "timestep_range",
+]
 
 #: the largest |sin² + cos² − 1| of a row's pairs
 _UNIT_CIRCLE = 0.05
@@ -59,26 +66,17 @@ def _decimals(times: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     return decimals
 
 
-def read_timesteps(
-    table: np.ndarray,
-    *,
-    flip_sin_to_cos: bool,
-    freq_shift: float,
-    max_period: float = 10000.0,
-    precision: str = "float32",
-) -> np.ndarray | None:
-    """The t of each row of a timestep table with these parameters (None if its columns are not such pairs).
+def _readings(
+    table: np.ndarray, flip_sin_to_cos: bool, freq_shift: float, max_period: float, precision: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Every t the phases allow, each row's preferred one, and which others the table cannot tell from it.
 
-    The lowest frequency fixes t modulo its period 2π/ω_low; with a shift of 0 that period is
-    2π·max_period^((h−1)/h), below the timesteps a table holds at small d (2π·2000^(2/3) ≈ 997 at d = 7):
-    each t + n·period up to 2π·max(max_period, 1000) is refined by the other frequencies, and the one that
-    agrees with every phase is kept (of those within ``precision``'s noise of the best: the roundest, then
-    the closest, then the smallest).
-
-    >>> from pecli.schemes.timestep import timestep_embedding
-    >>> table = timestep_embedding([0.0, 250.0, 999.0], 7, max_period=2000.0)
-    >>> read_timesteps(table, flip_sin_to_cos=True, freq_shift=0.0, max_period=2000.0).round(3).tolist()
-    [0.0, 250.0, 999.0]
+    Returns ``(times, chosen, indistinct, near)``: ``times`` (rows, turns) the candidate t of each row (one per
+    turn of the lowest frequency), ``chosen`` the index of the preferred one (see :func:`read_timesteps`),
+    ``indistinct`` (rows, turns) the candidates whose phases are within the values' own rounding of the chosen
+    one's, frequency by frequency (the chosen one included: an exact alias, as d = 4 at max period 10000, whose
+    ω = 1 and 0.01 turn together every 200π), and ``near`` (rows) whether a t within the same turn (t ± 2π/ω_k)
+    writes the row within that rounding too: the lowest frequencies turn too slowly to tell them apart.
     """
     half = table.shape[1] // 2
     freqs = sinusoidal_frequencies(table.shape[1], max_period, freq_shift)
@@ -91,10 +89,12 @@ def read_timesteps(
     times = np.mod(phases[:, -1], 2 * math.pi)[:, None] / freqs[-1] + period * np.arange(turns + 1)
     for k in range(half - 2, -1, -1):
         times = times + _wrapped(phases[:, k, None] - times * freqs[k]) / freqs[k]
-    errors = np.abs(_wrapped(phases[:, None, :] - times[:, :, None] * freqs)).max(axis=2)
+    each = np.abs(_wrapped(phases[:, None, :] - times[:, :, None] * freqs))  # (rows, turns, frequencies)
+    errors = each.max(axis=2)
+    rows = np.arange(len(times))
     # the noise at the best reading's t, for every candidate of its row: measured at each candidate's own t,
     # a far alias (t + 62832) would be allowed 60 times more, and would look rounder for it
-    best = times[np.arange(len(times)), errors.argmin(axis=1)][:, None]
+    best = times[rows, errors.argmin(axis=1)][:, None]
     noise = rounding_tolerance(precision, scale=1.0) + FLOAT32_ANGLE_NOISE * np.abs(best)
     within = errors <= errors.min(axis=1, keepdims=True) + 2 * noise
     # exact aliases (d = 7, 1000: ω = 1, 0.1, 0.01 turn together every 200π, so 370.68146928 writes t = 999 to
@@ -106,8 +106,112 @@ def read_timesteps(
     telling = math.floor(-math.log10(40 * rounding * times.shape[1]))
     rounder = np.minimum(_decimals(times, np.full(times.shape, rounding)), max(0, min(7, telling + 1)))
     closest = errors <= 2 * errors.min(axis=1, keepdims=True) + rounding
-    preference = np.where(within, 2 * rounder + ~closest, 99)
-    return times[np.arange(len(times)), preference.argmin(axis=1)]
+    preference = np.where(within, 2 * rounder + ~closest, 99) * (turns + 2) + np.argsort(
+        np.argsort(np.abs(times), axis=1), axis=1
+    )
+    chosen = preference.argmin(axis=1)
+    # told apart only by more than the values' rounding (a table rounded once from float64 is within a tenth
+    # of the tolerance; measured over d 4…40 in float32, float16 and bfloat16) and float32 arithmetic's angle
+    # noise at the chosen t, frequency by frequency: an alias moves the slow phases, which that noise barely touches
+    allowed = (
+        each[rows, chosen].max(axis=1)[:, None, None]
+        + rounding / 4
+        + 4 * FLOAT32_ANGLE_NOISE * np.abs(times[rows, chosen])[:, None, None] * freqs
+    )
+    indistinct = np.all(each <= allowed, axis=2)
+    # the near aliases, which the lowest frequency's turns do not list: t + 2π/ω_k (k below the lowest) keeps
+    # phase k and moves each other one by 2π·ω_j/ω_k; a move within the allowance at every frequency is a t the
+    # table cannot tell from the chosen one (±2π at d = 4, shift 1, 10000 in bfloat16 moves ω_1's phase 6e-4)
+    shifts = 2 * math.pi / freqs[:-1]
+    moves = np.abs(_wrapped(shifts[:, None] * freqs))  # (shifts, frequencies)
+    slack = allowed[:, 0, :] - each[rows, chosen].max(axis=1)[:, None]  # (rows, frequencies)
+    near = np.all(moves[None, :, :] <= slack[:, None, :], axis=2).any(axis=1)
+    return times, chosen, indistinct, near
+
+
+def read_timesteps(
+    table: np.ndarray,
+    *,
+    flip_sin_to_cos: bool,
+    freq_shift: float,
+    max_period: float = 10000.0,
+    precision: str = "float32",
+) -> np.ndarray | None:
+    """The t of each row of a timestep table with these parameters (None if its columns are not such pairs,
+    or if the table cannot tell some row's t from t ± 2π).
+
+    The lowest frequency fixes t modulo its period 2π/ω_low; with a shift of 0 that period is
+    2π·max_period^((h−1)/h), below the timesteps a table holds at small d (2π·2000^(2/3) ≈ 997 at d = 7):
+    each t + n·period up to 2π·max(max_period, 1000) is refined by the other frequencies, and the one that
+    agrees with every phase is kept (of those within ``precision``'s noise of the best: the roundest, then
+    the closest, then the smallest). Where the lowest frequency turns so slowly that t ± 2π writes the row
+    within the values' rounding (d = 4, shift 1, max period 10000 in bfloat16: ±2π moves its phase 6e-4),
+    the ω = 1 phase gives t modulo 2π only: no t is read (so no max period either: t × 10 at ten times the
+    period fits as well). Exact aliases further off (t + 200π at d = 4, 10000) are :func:`timestep_aliases`.
+
+    >>> from pecli.schemes.timestep import timestep_embedding
+    >>> table = timestep_embedding([0.0, 250.0, 999.0], 7, max_period=2000.0)
+    >>> read_timesteps(table, flip_sin_to_cos=True, freq_shift=0.0, max_period=2000.0).round(3).tolist()
+    [0.0, 250.0, 999.0]
+    >>> table = timestep_embedding([0.0, 250.0, 999.0], 4, flip_sin_to_cos=False, freq_shift=1.0, dtype="bfloat16")
+    >>> read_timesteps(table, flip_sin_to_cos=False, freq_shift=1.0, precision="bfloat16") is None
+    True
+    """
+    read = _readings(table, flip_sin_to_cos, freq_shift, max_period, precision)
+    if read is None:
+        return None
+    times, chosen, _, near = read
+    return None if near.any() else times[np.arange(len(times)), chosen]
+
+
+def timestep_aliases(
+    table: np.ndarray,
+    *,
+    flip_sin_to_cos: bool,
+    freq_shift: float,
+    max_period: float = 10000.0,
+    precision: str = "float32",
+) -> np.ndarray | None:
+    """The next t of each row that writes it within the values' rounding as well as :func:`read_timesteps`'
+    (that one where there is none), or None when every row's t is the only one.
+
+    d = 4 at max period 10000 (ω = 1, 0.01): t and t + 200π write the same row, so a table of t = 999 is
+    read as its smallest alias, 370.68, and 999 is this one:
+
+    >>> from pecli.schemes.timestep import timestep_embedding
+    >>> table = timestep_embedding([0.0, 999.0], 4, dtype="float16")
+    >>> read_timesteps(table, flip_sin_to_cos=True, freq_shift=0.0, precision="float16").round(2).tolist()
+    [0.0, 370.68]
+    >>> timestep_aliases(table, flip_sin_to_cos=True, freq_shift=0.0, precision="float16").round(2).tolist()
+    [628.32, 999.0]
+    """
+    read = _readings(table, flip_sin_to_cos, freq_shift, max_period, precision)
+    if read is None:
+        return None
+    times, chosen, indistinct, _ = read
+    rows = np.arange(len(times))
+    others = indistinct.copy()
+    others[rows, chosen] = False
+    if not others.any():
+        return None
+    # the smallest other, as the chosen one is the smallest that is roundest
+    nearest = np.where(others, np.abs(times), np.inf).argmin(axis=1)
+    return np.where(others.any(axis=1), times[rows, nearest], times[rows, chosen])
+
+
+def one_frequency(table: np.ndarray) -> str | None:
+    """Why no timesteps are read off ``table`` when its pairs turn at one frequency (d = 2 or 3); else None.
+
+    >>> from pecli.schemes.timestep import timestep_embedding
+    >>> one_frequency(timestep_embedding([0.0, 250.0, 999.0], 2))[:73]
+    'd = 2 holds one frequency (ω = 1): a timestep row gives t only modulo 2π,'
+    """
+    if table.ndim != 2 or table.shape[1] // 2 != 1 or _phases(table, True) is None:
+        return None
+    return (
+        f"d = {table.shape[1]} holds one frequency (ω = 1): a timestep row gives t only modulo 2π, and "
+        "[cos | sin] at t is [sin | cos] at π/2 − t, so no timesteps are read"
+    )
 
 
 def read_max_periods(table: np.ndarray, *, flip_sin_to_cos: bool, freq_shift: float) -> list[float]:
