@@ -175,7 +175,9 @@ def _refined_rates(
 _PLAIN_FIT_BUDGET = 1 << 23
 
 
-def _closest_plain_base(columns: np.ndarray, part: str, amplitude: float, dim: int, read: float) -> float | None:
+def _closest_plain_base(
+    columns: np.ndarray, part: str, amplitude: float, dim: int, read: float, bases: tuple[float, ...] = ()
+) -> float | None:
     """The plain base of fewest digits, near ``read``, whose frequencies regenerate ``columns`` (a RoPE ``part``) as
     closely as any base near it: searched on a grid of bases 2 % either side, then a finer one. Frequencies read at
     the first rows are good to a percent in bfloat16 (base 123456 read as 123962, one rounding off in some entries,
@@ -188,14 +190,16 @@ def _closest_plain_base(columns: np.ndarray, part: str, amplitude: float, dim: i
     def error(base: float) -> float:
         return _rope_error(columns, part, amplitude, base ** (-2.0 * np.arange(half) / dim))
 
-    center, width = read, 0.02
-    for _ in range(2):
-        bases = center * np.exp(np.linspace(-width, width, 101))
-        errors = np.array([error(float(base)) for base in bases])
-        center, width = float(bases[int(errors.argmin())]), 2 * width / 100
-    least = error(center)
     # half a unit in the last place of values just under the largest (a cos table's below 1): a value rounded once
     floor = rounding_tolerance(value_precision(columns), scale=float(np.abs(columns).max()) or 1.0, roundings=0.25)
+    if any(error(base) <= floor for base in _near(read, bases)):  # a round base writes it already: no search
+        return None
+    center, width = read, 0.02
+    for _ in range(2):
+        tried = center * np.exp(np.linspace(-width, width, 101))
+        errors = np.array([error(float(base)) for base in tried])
+        center, width = float(tried[int(errors.argmin())]), 2 * width / 100
+    least = error(center)
     bound = max(least * (1 + 1e-9), floor)
     return next((base for base in (_significant(center, d) for d in range(2, 16)) if error(base) <= bound), center)
 
@@ -487,7 +491,7 @@ def _ordered(
     refined = _fitted_base(refined_rates, refined_rows, dim) if (refined_rows > rows).any() else None
     start = refined or _fitted_base(rates, rows, dim)
     if part != "angle" and start is not None:  # read closer against the table itself
-        refined = _closest_plain_base(columns, part, amplitude, dim, start)
+        refined = _closest_plain_base(columns, part, amplitude, dim, start, bases)
     exact = list(_scalings(rates, amplitude, rows, dim, length, bases, tolerance, refined))
     found = [params["base"] for params in exact]
     # frequencies held in a half type: at the bases read (rounded ω_1/ω_0 reads the base to ~d·2^-12),
