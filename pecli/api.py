@@ -80,6 +80,7 @@ def identify(table: Any, *, key: str | None = None) -> IdentifyReport:
     from pecli.analysis.identify import identify_table
     from pecli.analysis.identify.report import IdentifyReport
 
+    _check_values_fit(table)
     resolved = _table(table, key=key)
     return IdentifyReport(identify_table(np.asarray(resolved.array), dtype=resolved.dtype_name), resolved.label)
 
@@ -156,6 +157,47 @@ def compare(
     sides = [Side(label, array.shape, t.dtype_name) for label, array, t in zip(labels, arrays, (first, second),
                                                                                  strict=True)]  # fmt: skip
     return CompareReport(sides[0], sides[1], result)
+
+
+def _check_values_fit(value: Any, label: str = "table") -> None:
+    """Refuse, before any work, an array whose values identify would have to make: a view holding fewer
+    values than it shows (``np.broadcast_to``, ``as_strided``, a torch ``expand``), or a dtype read as a
+    float64 copy (integers, float16; a torch bfloat16 tensor is first copied to float32). The same table
+    from a file is refused as it is read; an array whose values are already in memory is not counted again.
+
+    >>> import numpy as np
+    >>> _check_values_fit(np.broadcast_to(np.zeros(8, np.float32), (10**12, 8)))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    pecli.errors.ParameterError: the table of shape (1000000000000, 8) (float32) would take 29.1 TiB...
+    """
+    import math
+
+    from pecli.memory import check_fits_in_memory
+
+    if hasattr(value, "detach") and hasattr(value, "stride") and hasattr(value, "element_size"):  # torch
+        shape, itemsize = tuple(value.shape), int(value.element_size())
+        strides = tuple(int(stride) * itemsize for stride in value.stride())
+        name = str(value.dtype).removeprefix("torch.")
+        widened = 4 if name == "bfloat16" else 8 if (not value.is_floating_point() or itemsize < 4) else 0
+    elif isinstance(value, np.ndarray):
+        shape, itemsize, strides, name = value.shape, value.itemsize, value.strides, value.dtype.name
+        widened = 8 if value.dtype.kind in "biu" or (value.dtype.kind == "f" and itemsize < 4) else 0
+    else:  # a list or a path: its values are read (and checked) as they are made
+        return
+    count = math.prod(shape)
+    if count <= 1:
+        return
+    # the bytes between the first and the last value the view reaches: fewer than its values take when
+    # some of them are one value seen twice (a stride of 0, or overlapping rows)
+    reach = sum((extent - 1) * abs(stride) for extent, stride in zip(shape, strides, strict=True)) + itemsize
+    held = reach >= count * itemsize
+    if held and not widened:
+        return
+    check_fits_in_memory(
+        count * (widened or itemsize),
+        what=f"{label} of shape {shape} ({name})",
+        hint="identify a slice of its rows, e.g. table[:4096]",
+    )
 
 
 def _as_rows(side: SourceTable | None) -> SourceTable | None:

@@ -120,6 +120,90 @@ def _first_reached(columns: np.ndarray, amplitude: float, part: str) -> np.ndarr
     return found
 
 
+def _refined_rates(
+    columns: np.ndarray, profile: tuple[np.ndarray, float, np.ndarray], part: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The frequencies of :func:`frequency_profile` read again at rows ever further down the table, and those rows.
+
+    A frequency read where its angle passes one radian is good to (value rounding) / (that row): a bfloat16 table
+    of base 123456 reads as 123600, off by a tenth of a radian at row 1024 (it matched nothing). Each frequency's
+    angle is predicted at a row up to four times further, where it is known to within a radian, and read there
+    (the branch of arccos or arcsin nearest the prediction), at the row nearest the prediction where the value
+    reads the angle best (cos near 0, sin near 0); then again, until the table's last row.
+    """
+    read, amplitude, read_rows = profile
+    rates, rows = np.asarray(read, dtype=np.float64), np.asarray(read_rows, dtype=np.float64)
+    if part not in ("cos", "sin") or len(columns) < 3:
+        return rates, rows
+    last = len(columns) - 1
+    # the angle a value reads to at its best row: a few roundings of the values' precision, over the amplitude
+    noise = 4.0 * rounding_tolerance(value_precision(columns[: min(len(columns), 256)]), scale=1.0, roundings=1.0)
+    error = noise / np.maximum(rows, 1.0)  # each frequency's error (radians per row)
+    index = np.arange(columns.shape[1])
+    offset = math.pi / 2 if part == "cos" else 0.0  # where the value reads the angle best
+    for _ in range(40):
+        reach = np.minimum(np.floor(0.25 / np.maximum(error, 1e-300)), float(last))  # the angle known to 1/4 rad
+        active = (reach > 2 * rows) & (rates > 0)
+        if not active.any():
+            break
+        turns = np.round((rates * reach - offset) / math.pi)
+        target = np.where(rates > 0, (offset + turns * math.pi) / np.maximum(rates, 1e-300), reach)
+        row = np.clip(np.round(np.minimum(target, reach)), 1, last).astype(int)
+        row = np.where(active, row, rows.astype(int))
+        predicted = rates * row
+        value = np.clip(columns[row, index].astype(np.float64) / amplitude, -1.0, 1.0)
+        principal = np.arccos(value) if part == "cos" else np.arcsin(value)
+        # every angle with this value: ±a + 2πn (cos), a + 2πn or π − a + 2πn (sin); the one nearest the prediction
+        branches = (principal, -principal) if part == "cos" else (principal, math.pi - principal)
+        best = np.full(len(rates), np.inf)
+        angle = predicted.copy()
+        for branch in branches:
+            candidate = branch + 2 * math.pi * np.round((predicted - branch) / (2 * math.pi))
+            closer = np.abs(candidate - predicted) < best
+            best = np.where(closer, np.abs(candidate - predicted), best)
+            angle = np.where(closer, candidate, angle)
+        moved = active & (best < 0.5)  # within the prediction's reach: the branch is the right one
+        rates = np.where(moved, angle / np.maximum(row, 1), rates)
+        error = np.where(moved, noise / np.maximum(row, 1), error)
+        rows = np.where(moved, row.astype(np.float64), rows)
+        if not moved.any():
+            break
+    return rates, rows
+
+
+#: the most values (rows × columns × bases tried) :func:`_closest_plain_base` regenerates
+_PLAIN_FIT_BUDGET = 1 << 23
+
+
+def _closest_plain_base(
+    columns: np.ndarray, part: str, amplitude: float, dim: int, read: float, bases: tuple[float, ...] = ()
+) -> float | None:
+    """The plain base of fewest digits, near ``read``, whose frequencies regenerate ``columns`` (a RoPE ``part``) as
+    closely as any base near it: searched on a grid of bases 2 % either side, then a finer one. Frequencies read at
+    the first rows are good to a percent in bfloat16 (base 123456 read as 123962, one rounding off in some entries,
+    where a dynamic scaling of base 1000 writes the table bit for bit and won); the table itself tells more."""
+    length = min(len(columns), 512)
+    if length * columns.shape[1] * 2 * 101 > _PLAIN_FIT_BUDGET:
+        return None
+    half = columns.shape[1]
+
+    def error(base: float) -> float:
+        return _rope_error(columns, part, amplitude, base ** (-2.0 * np.arange(half) / dim))
+
+    # half a unit in the last place of values just under the largest (a cos table's below 1): a value rounded once
+    floor = rounding_tolerance(value_precision(columns), scale=float(np.abs(columns).max()) or 1.0, roundings=0.25)
+    if any(error(base) <= floor for base in _near(read, bases)):  # a round base writes it already: no search
+        return None
+    center, width = read, 0.02
+    for _ in range(2):
+        tried = center * np.exp(np.linspace(-width, width, 101))
+        errors = np.array([error(float(base)) for base in tried])
+        center, width = float(tried[int(errors.argmin())]), 2 * width / 100
+    least = error(center)
+    bound = max(least * (1 + 1e-9), floor)
+    return next((base for base in (_significant(center, d) for d in range(2, 16)) if error(base) <= bound), center)
+
+
 def _significant(value: float, digits: int) -> float:
     return float(f"{value:.{digits}g}")
 
@@ -244,8 +328,10 @@ def _scalings(
     length: int,
     bases: tuple[float, ...],
     tolerance: float,
+    refined: float | None = None,
 ) -> Iterator[dict]:
-    """Scaling parameters (round ones first) whose frequency profile agrees with ``rates``."""
+    """Scaling parameters (round ones first) whose frequency profile agrees with ``rates``; ``refined``: the base
+    fitted to frequencies read further down the table (:func:`_refined_rates`), tried with the plain bases read."""
     # no base reads off a second frequency that never turned: the round bases whose frequencies agree stand
     read_base = float((rates[1] / rates[0]) ** (-dim / 2)) if rates[1] > 0 else math.inf
     near = [base for base in bases if abs(base / read_base - 1.0) < _NEAR_BASE]
@@ -281,6 +367,7 @@ def _scalings(
     # d = 4 has one frequency besides ω_0 = 1, which YaRN (unless its attention factor sets the amplitude) and
     # Llama 3 keep: any such reading changes ω_1 alone, and the plain base read off ω_1 writes it as well
     ramps = dim > 4 or bool(attention)
+    unlikely: list[dict] = []  # dynamic readings of an original context length no model has
     # a base read off the table, to 2…7 significant digits (gpt-oss's 150000), when no round base is near
     for base in round_bases if near else list(dict.fromkeys([*round_bases, *fitted])):
         if _agrees(rates, rows, dim, length, tolerance, base, "none"):
@@ -312,10 +399,21 @@ def _scalings(
             if 1 <= round(original) < length and abs(original - round(original)) < 1e-2 * original:
                 common = {"factor": factor, "original_max_position": round(original)}
                 if _agrees(rates, rows, dim, length, tolerance, base, "dynamic", **common):
-                    yield {"base": base, "scaling": "dynamic", **common}
+                    # an original context no model has (factor 40 of base 1000 from 6 positions: any plain base
+                    # solves for one) is a later reading than the plain base read off the table
+                    found = {"base": base, "scaling": "dynamic", **common}
+                    if round(original) in _ORIGINAL:
+                        yield found
+                    else:
+                        unlikely.append(found)
     for base in fitted:
         if _agrees(rates, rows, dim, length, tolerance, base, "none"):
             yield {"base": base if closest is None else closest}
+    # the plain base that regenerates the table closest (:func:`_closest_plain_base`), before a dynamic scaling
+    # of an original context no model has: any plain base solves for one
+    if refined is not None and _agrees(rates, rows, dim, length, tolerance, refined, "none"):
+        yield {"base": refined}
+    yield from unlikely
 
 
 def _rope_error(columns: np.ndarray, part: str, amplitude: float, freqs: np.ndarray) -> float:
@@ -389,7 +487,12 @@ def _ordered(
     explains the rounding of a few frequencies nearly as well: d=6 holds 3). Within the table's own
     rounding both regenerate it alike: the exact reading first, unless only the half-type one has a round base."""
     rates, amplitude, rows = profile
-    exact = list(_scalings(rates, amplitude, rows, dim, length, bases, tolerance))
+    refined_rates, refined_rows = _refined_rates(columns, profile, part)
+    refined = _fitted_base(refined_rates, refined_rows, dim) if (refined_rows > rows).any() else None
+    start = refined or _fitted_base(rates, rows, dim)
+    if part != "angle" and start is not None:  # read closer against the table itself
+        refined = _closest_plain_base(columns, part, amplitude, dim, start, bases)
+    exact = list(_scalings(rates, amplitude, rows, dim, length, bases, tolerance, refined))
     found = [params["base"] for params in exact]
     # frequencies held in a half type: at the bases read (rounded ω_1/ω_0 reads the base to ~d·2^-12),
     # the round ones near them and the one fitted to every frequency
