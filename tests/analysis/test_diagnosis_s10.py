@@ -85,23 +85,24 @@ def test_a_failing_diagnosis_of_a_long_table_holds_no_whole_table_copies() -> No
 def test_the_fitted_base_of_a_cos_sin_pair_regenerates_only_its_cos(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fitted base (tried when nothing else explains B) regenerated both parts at each of its ~400 trial bases;
     the cos alone holds every frequency: half the tables (a failing 4096 × 256 diagnosis: 1.5 s → 1.0 s CPU)."""
-    import pecli.analysis.diagnosis._variants as variants
+    import pecli.analysis.diagnosis._regenerate as regenerate
     from pecli.analysis.diagnosis import Reference
+    from pecli.analysis.diagnosis._variants_base import any_base_findings
     from pecli.analysis.diagnosis.finding import per_row
     from pecli.schemes import get_scheme
 
     reference = Reference("rope", {"base": 500000.0}, parts=("cos", "sin"))
     a, b = _pair(1024, 64, base=500000.0), _pair(1024, 64, base=707.1)
     parts: list[object] = []
-    encode = variants.encode
+    encode = regenerate.encode
 
     def counted(*args: object, **params: object) -> object:
         parts.append(params.get("part"))
         return encode(*args, **params)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(variants, "encode", counted)
+    monkeypatch.setattr(regenerate, "encode", counted)
     mistakes = get_scheme("rope").known_mistakes(reference.params)
-    found = list(variants._any_base(a, b, per_row(1e-9, b.shape), reference, mistakes))
+    found = list(any_base_findings(a, b, per_row(1e-9, b.shape), reference, mistakes))
     assert [(f.code, f.figures["b_base"]) for f in found] == [("base_differs", 707.1)]
     fitted = parts.index("sin")  # the fit's trial bases, then the roundest base's checks regenerate the pair
     assert fitted > 300 and parts[:fitted] == ["cos"] * fitted  # was cos, sin at each trial base
