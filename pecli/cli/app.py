@@ -485,11 +485,27 @@ def _out_of_memory(args: list[str], flags: frozenset[str] | None = None) -> str:
     return f"out of memory ({', or '.join(fixes)})" if fixes else "out of memory"
 
 
+#: examples for number options that have no default anywhere and where 8 (or 2) would be refused or odd
+_NUMBER_EXAMPLES: dict[str, float] = {
+    "width": 80,
+    "height": 32,
+    "dpi": 100,
+    "slice": 0,
+    "head": 0,
+    "original_max_position": 4096,
+    "low_freq_factor": 1,
+    "high_freq_factor": 4,
+    "beta_fast": 32,
+    "beta_slow": 1,
+}
+
+
 def _bad_number(error: Any, spell: Callable[[str], str]) -> str:
     """The line for an INT or FLOAT option given other text: ``--seed must be an integer, got '1e400' (e.g. --seed 8)``.
 
     The option is named as typed; the example is its default, else a scheme's default for it
-    (``--base 10000``), else a value that fits most options (8, or 2 for a number).
+    (``--base 10000``), else one of :data:`_NUMBER_EXAMPLES`, else a value that fits most options (8, or 2
+    for a number).
     """
     from pecli.schemes.catalog import SCHEMES
     from pecli.text import literal_repr
@@ -501,7 +517,8 @@ def _bad_number(error: Any, spell: Callable[[str], str]) -> str:
     name = flag or (param.human_readable_name if param is not None else "the value")
     defaults = [getattr(param, "default", None), *(scheme.defaults.get(param.name) for scheme in SCHEMES.values())]
     numbers = [value for value in defaults if isinstance(value, (int, float)) and not isinstance(value, bool)]
-    example = numbers[0] if numbers else (8 if error.integer else 2)
+    fallback = _NUMBER_EXAMPLES.get(getattr(param, "name", None) or "", 8 if error.integer else 2)
+    example = numbers[0] if numbers else fallback
     if isinstance(example, float) and example.is_integer():
         example = int(example)
     fix = f" (e.g. {flag} {example})" if flag else ""

@@ -121,3 +121,36 @@ def test_identify_of_a_bad_spec_names_its_value():
     refused = run_in_process("identify", "rope:layout=yarn")
     assert refused.code == 2
     assert _hint(refused.stderr) == "rope:scaling=yarn,factor=4,original_max_position=4096"
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (("plot", "pe.npy"), "--width"),
+        (("plot", "pe.npy"), "--height"),
+        (("plot", "pe.npy", "-o", "p.png"), "--dpi"),
+        (
+            ("generate", "rope", "--scaling", "llama3", "--factor", "8", "--original-max-position", "64", *SHAPE),
+            "--low-freq-factor",
+        ),
+        (
+            ("generate", "rope", "--scaling", "llama3", "--factor", "8", "--original-max-position", "64", *SHAPE),
+            "--high-freq-factor",
+        ),
+        (
+            ("generate", "rope", "--scaling", "yarn", "--factor", "8", "--original-max-position", "64", *SHAPE),
+            "--beta-fast",
+        ),
+        (("generate", "alibi", "--heads", "4", "--len", "4"), "--head"),
+    ],
+)
+def test_the_example_of_a_bad_number_is_one_the_option_takes(args, option, tmp_path):
+    run_in_process("generate", *SHAPE, "-o", str(tmp_path / "pe.npy"))
+    refused = run_in_process(*args, option, "zz", cwd=str(tmp_path))
+    assert refused.code == 2
+    example = _hint(refused.stderr).split()
+    assert example[0] == option
+    ran = run_in_process(
+        *args, *example, *(() if "-o" in args or "plot" in args else ("-o", "t.safetensors")), cwd=str(tmp_path)
+    )
+    assert ran.code == 0, (example, ran.stderr)
