@@ -17,15 +17,17 @@ from collections.abc import Callable
 from typing import Any
 
 from typer._click import Context
-from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer._click.exceptions import BadParameter, ClickException, NoArgsIsHelpError
 from typer._click.globals import get_current_context
 from typer._click.shell_completion import CompletionItem, add_completion_class, get_completion_class
 from typer._click.types import FloatParamType, IntParamType
+from typer._click.types import _NumberParamTypeBase as NumberParamType
 from typer._click.utils import PacifyFlushWrapper
 from typer._completion_classes import FishComplete, ZshComplete, completion_init
 from typer.core import TyperArgument, TyperCommand, TyperOption
 
 __all__ = [
+    "BadNumber",
     "ClickException",
     "CompletionItem",
     "Context",
@@ -33,6 +35,7 @@ __all__ = [
     "FloatParamType",
     "IntParamType",
     "NoArgsIsHelpError",
+    "NumberParamType",
     "PacifyFlushWrapper",
     "ZshComplete",
     "add_completion_class",
@@ -49,11 +52,35 @@ def use_number_parsers(parse_int: Callable[[Any], int], parse_float: Callable[[A
     """Make every INT and FLOAT option convert its text with these functions instead of ``int``/``float``.
 
     Click converts with Python's own ``int()``/``float()``, which accept Unicode digits (``'١٢'``,
-    fullwidth ``'８'``); pecli's parsers take ASCII only. A ``ValueError`` from them becomes click's
-    one-line "is not a valid integer" error naming the option.
+    fullwidth ``'８'``); pecli's parsers take ASCII only. A ``ValueError`` from them becomes a
+    :class:`BadNumber`, which keeps the text given (the CLI's message names it with an example).
     """
     IntParamType._number_class = staticmethod(parse_int)  # type: ignore[assignment]
     FloatParamType._number_class = staticmethod(parse_float)  # type: ignore[assignment]
+    NumberParamType.convert = _convert_number  # type: ignore[method-assign]
+
+
+class BadNumber(BadParameter):
+    """An INT or FLOAT option given text that is not one: the text, and whether an integer was wanted.
+
+    >>> error = BadNumber("1e400", integer=True)
+    >>> error.value, error.needs
+    ('1e400', 'an integer')
+    """
+
+    def __init__(self, value: Any, *, integer: bool, ctx: Context | None = None, param: Any = None) -> None:
+        self.value = value
+        self.integer = integer
+        self.needs = "an integer" if integer else "a number"
+        super().__init__(f"{value!r} is not {self.needs}", ctx=ctx, param=param)
+
+
+def _convert_number(self: NumberParamType, value: Any, param: Any, ctx: Context | None) -> Any:
+    """click's conversion of a number, failing with a :class:`BadNumber` that keeps the text given."""
+    try:
+        return self._number_class(value)
+    except ValueError:
+        raise BadNumber(value, integer=isinstance(self, IntParamType), ctx=ctx, param=param) from None
 
 
 #: the heading of options that name no panel (``rich_help_panel``), as in rich help

@@ -407,12 +407,13 @@ def _restored_afterwards(*, signals: bool) -> Iterator[None]:
 
     from typer.core import TyperArgument, TyperCommand, TyperOption
 
-    from pecli.cli._typer_compat import FloatParamType, IntParamType
+    from pecli.cli._typer_compat import FloatParamType, IntParamType, NumberParamType
 
     patched = [
         (warnings, "showwarning"),
         (IntParamType, "_number_class"),
         (FloatParamType, "_number_class"),
+        (NumberParamType, "convert"),
         (TyperCommand, "format_options"),
         (TyperOption, "make_metavar"),
         (TyperArgument, "make_metavar"),
@@ -484,6 +485,46 @@ def _out_of_memory(args: list[str], flags: frozenset[str] | None = None) -> str:
     return f"out of memory ({', or '.join(fixes)})" if fixes else "out of memory"
 
 
+#: examples for number options that have no default anywhere and where 8 (or 2) would be refused or odd
+_NUMBER_EXAMPLES: dict[str, float] = {
+    "width": 80,
+    "height": 32,
+    "dpi": 100,
+    "slice": 0,
+    "head": 0,
+    "original_max_position": 4096,
+    "low_freq_factor": 1,
+    "high_freq_factor": 4,
+    "beta_fast": 32,
+    "beta_slow": 1,
+}
+
+
+def _bad_number(error: Any, spell: Callable[[str], str]) -> str:
+    """The line for an INT or FLOAT option given other text: ``--seed must be an integer, got '1e400' (e.g. --seed 8)``.
+
+    The option is named as typed; the example is its default, else a scheme's default for it
+    (``--base 10000``), else one of :data:`_NUMBER_EXAMPLES`, else a value that fits most options (8, or 2
+    for a number).
+    """
+    from pecli.schemes.catalog import SCHEMES
+    from pecli.text import literal_repr
+
+    param = error.param
+    options = [opt for opt in getattr(param, "opts", ()) if opt.startswith("-")]
+    typed = spell(param.name) if param is not None and param.name else ""
+    flag = typed if typed in options else (max(options, key=lambda opt: opt.startswith("--")) if options else "")
+    name = flag or (param.human_readable_name if param is not None else "the value")
+    defaults = [getattr(param, "default", None), *(scheme.defaults.get(param.name) for scheme in SCHEMES.values())]
+    numbers = [value for value in defaults if isinstance(value, (int, float)) and not isinstance(value, bool)]
+    fallback = _NUMBER_EXAMPLES.get(getattr(param, "name", None) or "", 8 if error.integer else 2)
+    example = numbers[0] if numbers else fallback
+    if isinstance(example, float) and example.is_integer():
+        example = int(example)
+    fix = f" (e.g. {flag} {example})" if flag else ""
+    return f"{name} must be {error.needs}, got {literal_repr(str(error.value))}{fix}"
+
+
 def _command_flags(command: Any, args: list[str]) -> frozenset[str] | None:
     """The long options of the command ``args`` name (None when the command is not known)."""
     sub = getattr(command, "commands", {}).get(args[0]) if args else None
@@ -515,7 +556,7 @@ def _run(argv: list[str] | None, output: Any) -> int:
 
     ``output`` is also the command's (click's ``ctx.obj``): the one the warnings go to.
     """
-    from pecli.cli._typer_compat import ClickException, NoArgsIsHelpError
+    from pecli.cli._typer_compat import BadNumber, ClickException, NoArgsIsHelpError
 
     _warnings_as_one_line(output)
     args = sys.argv[1:] if argv is None else list(argv)
@@ -549,6 +590,9 @@ def _run(argv: list[str] | None, output: Any) -> int:
         except PecliError as failure:  # stdout closed (>&-): the help has nowhere to go
             output.error(failure.spelled(_flag_for))
             return int(failure.exit_code)
+        return int(ExitCode.USAGE)
+    except BadNumber as error:  # --seed 1e400: the option as typed, what it takes, and an example
+        output.error(_bad_number(error, spell))
         return int(ExitCode.USAGE)
     except ClickException as error:
         message = error.format_message().replace("\n", " ")

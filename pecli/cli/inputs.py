@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pecli.cli.options import flag_for, parse_int
 from pecli.cli.output import Output, printable
 from pecli.cli.stdin import stdin_file_params, stdin_table  # noqa: F401  (the commands' stdin, read once)
-from pecli.errors import ParameterError, TableFileError
+from pecli.errors import ParameterError, PecliError, TableFileError
 from pecli.text import literal, literal_repr
 
 if TYPE_CHECKING:
@@ -105,12 +105,66 @@ def require_table(command: str, source: str) -> None:
     if name in SCHEMES or name in preset_names():
         raise ParameterError(
             f"{command} reads a table, but {literal_repr(source)} names a scheme",
-            hint=f"write it first: pecli generate {literal(source)} --d … --len … -o pe.npy",
+            hint=f"write it first: {generate_command(source)}",
         )
     raise TableFileError(
         f"no such file: {literal_repr(source)}",
         hint=f"{command} reads a table file, a model directory, or - for stdin",
     )
+
+
+#: the sizes tried, fewest first, for an example that generates a scheme's table: a bias's (len × len, per
+#: head: a shorter len keeps it small), a sequence's, an odd width (fourier's 2·L + 1), a grid's, a width
+#: beside the spec's own grid
+_EXAMPLE_SIZES: tuple[dict[str, Any], ...] = (
+    {"length": 1024},
+    {"heads": 8, "length": 1024},
+    {"dim": 512, "length": 2048},
+    {"dim": 513, "length": 2048},
+    {"grid": "14,14"},
+    {"dim": 768, "grid": "14,14"},
+    {"dim": 768},
+)
+
+
+def generate_command(source: str) -> str:
+    """A ``pecli generate`` command that writes the table scheme spec ``source`` names: sizes it takes, a file
+    that holds its parts. A template: the sizes are spelled as the user's command line writes options.
+
+    >>> from pecli.errors import name_parameters
+    >>> flags = {"dim": "--d", "length": "--len"}
+    >>> name_parameters(generate_command("sinusoidal"), lambda name: flags.get(name, "--" + name))
+    'pecli generate sinusoidal --d 512 --len 2048 -o pe.npy'
+    >>> name_parameters(generate_command("mae"), lambda name: "--" + name)
+    'pecli generate mae --dim 768 --grid 14,14 -o pe.npy'
+    >>> name_parameters(generate_command("diffusers"), lambda name: "--" + name)
+    'pecli generate sinusoidal:preset=diffusers --dim 512 --length 2048 -o pe.npy'
+    """
+    from pecli.schemes.presets import preset_schemes
+    from pecli.schemes.spec import TableSpec
+    from pecli.schemes.specs import parse_spec
+
+    try:
+        spec = parse_spec(source)
+    except ParameterError:
+        owners = preset_schemes(source.partition(":")[0])
+        if not owners:
+            raise
+        name, _, rest = source.partition(":")
+        source = f"{owners[0]}:preset={name}" + (f",{rest}" if rest else "")  # a preset several schemes share
+        spec = parse_spec(source)
+    for sizes in _EXAMPLE_SIZES:
+        given = {name: value for name, value in sizes.items() if name not in ("dim", "length")}
+        try:
+            scheme, preset, params = spec.merged(None, given)
+            table = TableSpec.resolve(scheme, preset, params, length=sizes.get("length"), dim=sizes.get("dim"))
+            parts = len(list(table.check().parts()))
+        except PecliError:
+            continue
+        flags = " ".join(f"{{{name}={value}}}" for name, value in sizes.items())
+        return f"pecli generate {literal(source)} {flags} -o pe.{'npy' if parts == 1 else 'safetensors'}"
+    spec.resolved()  # no size fits a bad value (rope:layout=yarn): that value is the error
+    return f"pecli generate {literal(source)} {{dim=512}} {{length=2048}} -o pe.npy"
 
 
 def load_input(

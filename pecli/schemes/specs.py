@@ -149,7 +149,27 @@ class SchemeSpec:
             return name if example is None else f"{name}={example}"
 
         message, hint = respelled(error, spell)
+        misplaced = [name for name in own if names_a_parameter(error._templates[0], [name])]
+        hint = next(filter(None, (self._elsewhere(name) for name in misplaced)), hint)
         return ParameterError(f"in spec {literal_repr(self.text)}: {message}", hint=hint)
+
+    def _elsewhere(self, name: str) -> str | None:
+        """The hint for this spec's value of ``name`` when it is no value of ``name`` but one of another
+        option: that option, in a spec that runs (:func:`spec_elsewhere`). None otherwise.
+
+        >>> parse_spec("rope:base=500000,layout=yarn")._elsewhere("layout")
+        "'yarn' is a value of scaling: e.g. rope:scaling=yarn,factor=4,original_max_position=4096,base=500000"
+        >>> parse_spec("rope:layout=half")._elsewhere("layout") is None
+        True
+        """
+        from pecli.schemes.catalog import SCHEMES
+        from pecli.schemes.presets import get_preset
+
+        scheme = self.scheme if self.scheme is not None else get_preset(str(self.preset)).scheme
+        value = self.params.get(name)
+        if value in SCHEMES[scheme].choices.get(name, (value,)):
+            return None  # a valid value: the error is about something else
+        return spec_elsewhere(self.text, value, scheme, besides=name)
 
     def query_rows(self, *, heads: int, length: int, dtype: str = "float32") -> tuple[Any, Any] | None:
         """A per-head spec's bias at query position 0 of each of ``heads`` heads over ``length`` keys: the
@@ -178,6 +198,42 @@ class SchemeSpec:
         with self.blaming():
             rows = [replace(table, params={**table.params, "head": head}).rows(range(0, 1)) for head in range(count)]
         return np.concatenate(rows), table
+
+
+def spec_elsewhere(text: str, value: object, scheme: str | None, *, besides: str | None) -> str | None:
+    """The hint for ``value``, given in spec ``text`` as ``besides`` (None: as the spec's name), when it is a
+    value of another option (:func:`~pecli.schemes.catalog.option_taking`): that option, and the spec
+    rewritten with it (and what it needs) in place of the misplaced value, keeping the rest as typed.
+
+    >>> spec_elsewhere("rope:preset=llama3", "llama3", "rope", besides="preset")
+    "'llama3' is a value of scaling: e.g. rope:scaling=llama3,factor=4,original_max_position=4096"
+    >>> spec_elsewhere("rope:scaling=yarn,layout=llama3", "llama3", "rope", besides="layout")
+    "'llama3' is a value of scaling: e.g. rope:factor=4,original_max_position=4096,scaling=llama3"
+    >>> spec_elsewhere("llama3:factor=8", "llama3", None, besides=None)
+    "'llama3' is a value of rope's scaling: e.g. rope:scaling=llama3,original_max_position=4096,factor=8"
+    >>> spec_elsewhere("sinusoidal:layout=fairseq", "fairseq", "sinusoidal", besides="layout")
+    "'fairseq' is a value of preset: e.g. sinusoidal:preset=fairseq"
+    >>> spec_elsewhere("rope:layout=nope", "nope", "rope", besides="layout") is None
+    True
+    """
+    from pecli.schemes.catalog import option_taking, value_elsewhere
+
+    found = option_taking(value, scheme, besides=besides)
+    if found is None:
+        return None
+    owner, option = found
+    template = value_elsewhere(value, owner, besides=besides) or ""
+    examples = [(m.group(1), m.group(2)) for m in _PARAMETER.finditer(template.partition(": e.g. ")[2])]
+    _, _, rest = text.partition(":")
+    pairs = [item.partition("=") for item in _SEPARATOR.split(rest)] if rest else []
+    items = [(key.strip().replace("-", "_"), raw) for key, _, raw in pairs]
+    if besides is not None:  # the misplaced value goes where it belongs, in place of the option's own if given
+        items = [(key, str(value) if key == option else raw) for key, raw in items if key != besides]
+    given = {key for key, _ in items}
+    items = [(key, example) for key, example in examples if example is not None and key not in given] + items
+    whose = "" if owner == scheme else f"{owner}'s "
+    written = f"{owner}:" + ",".join(f"{key}={raw.strip()}" for key, raw in items)
+    return f"{literal_repr(value)} is a value of {whose}{option}: e.g. {literal(written)}"
 
 
 def _same_value(first: Any, second: Any) -> bool:
@@ -288,7 +344,7 @@ def parse_spec(text: str) -> SchemeSpec:
     if name not in SCHEMES and name not in preset_names():
         raise ParameterError(
             f"unknown scheme {literal_repr(name)} in spec {literal_repr(text)}",
-            hint=did_you_mean(name, [*SCHEMES, *preset_names()]),
+            hint=spec_elsewhere(text, name, None, besides=None) or did_you_mean(name, [*SCHEMES, *preset_names()]),
         )
     scheme, preset = (name, None) if name in SCHEMES else (None, name)
     if preset is not None and len(preset_schemes(preset)) > 1:
@@ -316,7 +372,8 @@ def parse_spec(text: str) -> SchemeSpec:
             if value.strip() not in own:
                 raise ParameterError(
                     f"{scheme!r} has no preset {literal_repr(value.strip())} (in spec {literal_repr(text)})",
-                    hint=did_you_mean(value.strip(), own) if own else f"{scheme!r} has no presets",
+                    hint=spec_elsewhere(text, value.strip(), scheme, besides="preset")
+                    or (did_you_mean(value.strip(), own) if own else f"{scheme!r} has no presets"),
                 )
             preset = value.strip()
             continue

@@ -424,9 +424,9 @@ CASES: list[Case] = [
     case("distance sinusoidal --d 4 --len 60000 --json", 2, "as json", "memory"),
     case("generate alibi --heads 300000000 --len 4 -o -", 2, "--heads", "65536"),
     # -- numbers in ASCII digits only (int() and float() also read Arabic-Indic and fullwidth digits)
-    case("generate --d \uff18 --len 4", 2, "--d", "not a valid int"),
-    case("generate --d 8 --len \u0661\u0662", 2, "--len", "not a valid int"),
-    case("generate --d 8 --len 4 --base \u0661\u0660", 2, "--base", "not a valid float"),
+    case("generate --d \uff18 --len 4", 2, "--d", "must be an integer"),
+    case("generate --d 8 --len \u0661\u0662", 2, "--len", "must be an integer"),
+    case("generate --d 8 --len 4 --base \u0661\u0660", 2, "--base", "must be a number"),
     case("generate sincos2d --d 8 --grid \u0662,\u0662 -o s.npy", 2, "--grid", "two positive sides"),
     case("plot pe.npy --rows \u0661:\u0663", 2, "--rows", "ASCII digits", files=("pe.npy",)),
     case("plot pe.npy -o p.png --figsize \uff18,6", 2, "--figsize", "W,H", files=("pe.npy",)),

@@ -128,7 +128,7 @@ def test_a_spec_value_is_blamed_in_the_spec_words_not_as_a_flag(command):
 def test_the_hint_of_identify_for_a_spec_is_a_command_that_works(tmp_path):
     refused = run_in_process("identify", "rope:base=500000")
     assert refused.code == 2
-    assert "pecli generate rope:base=500000 --d … --len … -o pe.npy" in refused.stderr
+    assert "pecli generate rope:base=500000 --d 512 --len 2048 -o pe.safetensors" in refused.stderr
     path = tmp_path / "pe.npy"
     written = run_in_process("generate", "rope:base=500000", "--d", "8", "--len", "4", "--part", "cos", "-o", str(path))
     assert written.code == 0, written.stderr
