@@ -285,6 +285,8 @@ def _option_of_another_command(option: str, context: Any) -> str | None:
     'No such option: --rows: an option of pecli plot, distance, not of pecli timestep'
     >>> _option_of_another_command("--nonesuch", typer.Context(timestep, info_name="timestep")) is None
     True
+    >>> print(_option_of_another_command("--rows", typer.Context(_command(("plot",)), info_name="pecli")))
+    pecli takes --rows after the command's name (an option of pecli plot, distance): e.g. pecli plot --rows …
     """
     commands = getattr(_command(COMMANDS), "commands", {})  # every command (an error's path only)
     others = [
@@ -296,6 +298,11 @@ def _option_of_another_command(option: str, context: Any) -> str | None:
         return None
     instead = getattr(getattr(context.command, "callback", None), "pecli_instead", {}).get(option)
     owners = f"pecli {', '.join(others)}"
+    if context.parent is None and hasattr(context.command, "commands"):  # given before the command's name
+        return (
+            f"pecli takes {option} after the command's name (an option of {owners}): "
+            f"e.g. pecli {others[0]} {option} …"
+        )
     if instead:
         return f"pecli {context.info_name} has no {option} (an option of {owners}): {instead}"
     return f"No such option: {option}: an option of {owners}, not of pecli {context.info_name}"

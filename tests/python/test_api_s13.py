@@ -42,3 +42,18 @@ def test_out_of_another_table_dtype_is_offered_and_works() -> None:
         pecli.encode("sinusoidal", 4, 8, out=buffer)
     filled = pecli.encode("sinusoidal", 4, 8, dtype="float64", out=buffer)
     np.testing.assert_allclose(filled, pecli.encode("sinusoidal", 4, 8, dtype="float64"), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("option", ["--json", "--len", "--rows"])
+def test_an_option_given_before_the_command_says_where_it_goes(option: str) -> None:
+    from tests.conftest import run_in_process
+
+    result = run_in_process(option, "generate", "--d", "4", "--len", "2")
+    assert result.code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "pecli pecli" not in lines[0]
+    assert f"pecli takes {option} after the command's name" in lines[0]
+    # the fix it names runs: the option after the command's name
+    moved = run_in_process("generate", "--d", "4", "--len", "2", *([option] if option == "--json" else []))
+    assert moved.code == 0
