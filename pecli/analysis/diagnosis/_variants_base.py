@@ -28,11 +28,20 @@ _FIT_GIVE_UP = 0.1
 def base_of(reference: Reference, mistakes: Any) -> float:
     """A's base (the parameter its scheme's mistakes name as the base), 0 when it has none.
 
+    A reference that leaves the base out has the scheme's default (a caller's partial parameters).
+
     >>> from pecli.schemes import get_scheme
     >>> base_of(Reference("rope", {"base": 500000.0}), get_scheme("rope").known_mistakes({}))
     500000.0
+    >>> base_of(Reference("rope", {"part": "cos"}), get_scheme("rope").known_mistakes({}))
+    10000.0
     """
-    return float(reference.params.get(mistakes.base or "") or 0.0)
+    from pecli.schemes import get_scheme
+
+    if not mistakes.base:
+        return 0.0
+    default = get_scheme(reference.scheme).defaults.get(mistakes.base)
+    return float(reference.params.get(mistakes.base, default) or 0.0)
 
 
 def base_findings(
