@@ -18,6 +18,7 @@ from typing import Any
 from pecli.errors import ParameterError
 from pecli.models.encoding import config_int
 from pecli.models.gguf import GGUF_KEYS
+from pecli.models.rope_layers import nested_rope_keys
 from pecli.models.transformers_families import CLASS_DEFAULTS
 
 __all__ = [
@@ -132,8 +133,12 @@ def with_class_defaults(config: Mapping[str, Any], model_type: str) -> tuple[Map
         fill(head_key, HEAD_DIM_KEYS)
     fill("hidden_size", HIDDEN_KEYS)
     fill("num_attention_heads", HEADS_KEYS)
+    if model_type in _LAYER_PATTERN and config.get("layer_types") is None:
+        filled["layer_types"], note = _layer_types(filled, model_type, config)
+        notes.append(note)
     settings = config.get("rope_parameters")
-    nested = isinstance(settings, dict) and any(isinstance(value, dict) for value in settings.values())
+    keys = set(nested_rope_keys({**filled, "model_type": model_type}))  # transformers: keys that are layer types
+    nested = bool(keys)
     flat = [config.get(name) for name in ("rope_scaling", "rope_parameters")]
     given = any(isinstance(value, dict) and value.get("rope_theta") is not None for value in flat)
     if not nested and not given:
@@ -145,16 +150,18 @@ def with_class_defaults(config: Mapping[str, Any], model_type: str) -> tuple[Map
         # default_theta (the local base for sliding_attention where the class has one)
         layers: dict[str, Any] = {}
         for name, value in settings.items():  # type: ignore[union-attr]
-            if isinstance(value, dict) and value.get("rope_theta") is None and "rope_theta" in defaults:
+            if (
+                name in keys
+                and isinstance(value, dict)
+                and value.get("rope_theta") is None
+                and "rope_theta" in defaults
+            ):
                 local = name == "sliding_attention" and "rope_local_base_freq" in defaults
                 theta = defaults["rope_local_base_freq" if local else "rope_theta"]
                 value = {**value, "rope_theta": theta}
                 notes.append(f"rope_parameters.{name}.rope_theta not given: {model_type}'s default {theta!r}")
             layers[name] = value
         filled["rope_parameters"] = layers
-    if model_type in _LAYER_PATTERN and config.get("layer_types") is None:
-        filled["layer_types"], note = _layer_types(filled, model_type, config)
-        notes.append(note)
     return filled, tuple(notes)
 
 

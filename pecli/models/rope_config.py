@@ -32,10 +32,13 @@ from pecli.models.gguf import GGUF_KEYS
 from pecli.models.rope_family import pairing, rope_type_of
 from pecli.models.rope_layers import (
     TYPES_WITHOUT_ROPE,
+    class_layer_rope,
+    flat_rope_note,
     layer_config,
     layer_type_names,
     modernbert_layers,
     nested_settings,
+    unread_rope_keys,
     with_layers,
 )
 from pecli.models.rope_settings import IMPLICIT_ROPE, ROTARY_EMBEDDING_TYPES, rope_settings
@@ -99,7 +102,9 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
     ``layer_type`` unless every layer type has the same settings; the encoding of each layer type is in
     :attr:`~pecli.models.encoding.ModelEncoding.layers` when they differ and none is picked.
     """
-    config, filled = with_class_defaults(modernbert_layers(config, model_type), model_type)
+    config, layers_filled = class_layer_rope(modernbert_layers(config, model_type), model_type)
+    config, filled = with_class_defaults(config, model_type)
+    filled = (*layers_filled, *filled)
     encoding = _rope_encoding(config, model_type, layer_type)
     family = (FAMILY_NOTES[model_type],) if model_type in FAMILY_NOTES else ()
     if filled or family:
@@ -127,27 +132,36 @@ def _rope_encoding(config: Mapping[str, Any], model_type: str, layer_type: str |
                 f"config.json: layers of type {literal_repr(layer_type)} have no positional encoding, so no rope table",
                 hint=did_you_mean("", [name for name in layer_types if name not in TYPES_WITHOUT_ROPE]),
             )
-        return with_layers(_one_encoding(config, model_type, *rope_settings(config)), config)
+        encoding = _one_encoding(config, model_type, *rope_settings(config))
+        unread = flat_rope_note(config)
+        return with_layers(replace(encoding, notes=(*encoding.notes, unread)) if unread else encoding, config)
+    unread = unread_rope_keys(config)
     encodings = {
         name: _one_encoding(layer_config(config, name), model_type, *settings, nested=True)
         for name, settings in nested.items()
     }
+    if unread:
+        encodings = {name: replace(e, notes=(*e.notes, unread)) for name, e in encodings.items()}
     names = list(encodings)
     if layer_type is not None:
         if layer_type not in encodings:
             shown = config_value(layer_type)
+            if layer_type in (config.get("rope_parameters") or {}) and layer_type not in layer_types:
+                raise ParameterError(
+                    f"config.json: rope_parameters has {shown}, but no layer of that type in layer_types, "
+                    "so transformers reads no rope parameters for it",
+                    hint=did_you_mean(shown, names),
+                )
             raise ParameterError(
                 f"config.json has no layer type {shown} in rope_parameters", hint=did_you_mean(shown, names)
             )
         chosen = encodings[layer_type]
         return with_layers(replace(chosen, layer_type=layer_type), config)
-    used = [name for name in names if name in layer_types]
-    if used and len(used) < len(names):
-        # Laguna and Mellum keep sliding_attention's settings with every layer full: no layer uses them
-        unused = [name for name in names if name not in used]
-        note = f"rope_parameters.{', '.join(unused)}: no layer of that type in layer_types, so no table"
-        encodings = {name: replace(encodings[name], notes=(*encodings[name].notes, note)) for name in used}
-        names = used
+    if not names:
+        raise ParameterError(
+            "config.json: rope_parameters gives every layer type null, so no layer has rotary position embeddings",
+            hint="give a layer type its rope parameters, or read the model as one without positional encoding",
+        )
     first = encodings[names[0]]
     if all(e.params == first.params and e.dim == first.dim for e in encodings.values()):
         note = f"every layer type ({', '.join(names)}) has the same rope parameters"
@@ -337,7 +351,9 @@ def _scaling_parameters(
     if rope_type == "yarn":
         params.update(beta_fast=32.0, beta_slow=1.0)  # transformers reads `beta_fast or 32`, `beta_slow or 1`
         for key in ("beta_fast", "beta_slow"):
-            if found.get(key):
+            value = found.get(key)
+            zero = isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
+            if value is not None and not zero:  # any other value not a number ({}, "32") is refused naming it
                 take(key)
         if found.get("mscale") and found.get("mscale_all_dim") and "attention_factor" not in params:
             take("mscale")

@@ -79,6 +79,13 @@ def rope_type_of(found: Mapping[str, Any], where: Mapping[str, str], model_type:
     """``rope_type``, or the legacy ``type``; both given and different is a contradiction. Phi-3's config class
     reads its older ``su`` and ``yarn`` as ``longrope`` and refuses any type but ``default`` and ``longrope``."""
     new, old = found.get("rope_type"), found.get("type")
+    for key in ("rope_type", "type"):
+        if model_type and key in found and found[key] is None and (key == "rope_type" or "rope_type" not in found):
+            # standardize_rope_params' setdefault keeps the null: the rotary init fails (ROPE_INIT_FUNCTIONS[None])
+            raise ParameterError(
+                f"config.json: {literal(where.get(key, key))} is null: transformers cannot run that rope type",
+                hint=f'give {key} a rope type ("default", "linear", "yarn", …) or leave it out (default)',
+            )
     if model_type in _MROPE_AS_DEFAULT:
         # Qwen2VLConfig and Qwen2_5_VLConfig read the shipped {"type": "mrope", "mrope_section": …} as default rope
         # (at text positions, t = h = w, every section turns with the same position: one 1-D table), and their

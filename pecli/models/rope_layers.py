@@ -4,9 +4,14 @@ transformers 5 keys ``rope_parameters`` by layer type (Gemma 3's ``sliding_atten
 merges a top-level ``rope_scaling`` into some of them, lets ``per_layer_config`` override keys layer by
 layer, and marks layers without positional encoding (Llama 4's ``no_rope_layers``, linear-attention layers).
 
->>> sorted(nested_settings({"rope_parameters": {"full_attention": {"rope_theta": 1e6},
-...     "sliding_attention": {"rope_theta": 1e4}}}))
+>>> sorted(nested_settings({"layer_types": ["sliding_attention", "full_attention"], "rope_parameters": {
+...     "full_attention": {"rope_theta": 1e6}, "sliding_attention": {"rope_theta": 1e4}}}))
 ['full_attention', 'sliding_attention']
+
+Keys that are no layer type of the config are no layer type's parameters (transformers reads the set as flat):
+
+>>> nested_settings({"rope_parameters": {"full_attention": {"rope_theta": 1e6}}}) is None
+True
 """
 
 from __future__ import annotations
@@ -17,17 +22,154 @@ from typing import Any
 
 from pecli.errors import ParameterError
 from pecli.models.encoding import ModelEncoding, config_value
+from pecli.models.gguf import GGUF_KEYS
 from pecli.models.rope_settings import add_top_level, rope_settings
+from pecli.models.transformers_families import CLASS_DEFAULTS
 from pecli.text import literal, literal_repr
 
 __all__ = [
+    "FILLS_LAYER_TYPES",
+    "MAX_LAYER_TYPES",
+    "ROPE_TYPE_LABELS",
     "TYPES_WITHOUT_ROPE",
+    "class_layer_rope",
+    "flat_rope_note",
     "layer_config",
     "layer_type_names",
     "modernbert_layers",
+    "nested_rope_keys",
     "nested_settings",
+    "unread_rope_keys",
     "with_layers",
 ]
+
+#: the most layer types with their own rope parameters pecli reads from one config (each is a table to compute
+#: and write, ≈ 13 ms at 64 rows): transformers' models have 1 to 3
+MAX_LAYER_TYPES = 64
+
+#: model types whose config class names its per-layer rope entries other than by ``layer_types`` (transformers
+#: 5.23's ``_rope_type_labels``: DeepSeek V4's ``main``/``compress``, LFM3's attention types);
+#: tests/models/test_layer_types_s13.py checks them against the installed transformers
+ROPE_TYPE_LABELS: dict[str, tuple[str, ...]] = {
+    "deepseek_v4": ("main", "compress"),
+    "lfm3": ("full_attention", "sliding_attention"),
+}
+
+
+def nested_rope_keys(config: Mapping[str, Any]) -> list[str]:
+    """The keys ``rope_parameters`` is nested under, as transformers' ``nested_rope_parameter_keys`` decides: the
+    keys that are layer types of the config (or its class's rope labels); none, a flat set, when it declares none.
+
+    >>> nested_rope_keys({"layer_types": ["full_attention"], "rope_parameters": {"full_attention": {}, "x": {}}})
+    ['full_attention']
+    >>> nested_rope_keys({"rope_parameters": {"rope_type": "yarn", "beta_slow": {}}})
+    []
+    """
+    settings = config.get("rope_parameters")
+    if not isinstance(settings, dict):
+        return []
+    labels = set(ROPE_TYPE_LABELS.get(str(config.get("model_type"))) or layer_type_names(config))
+    return [key for key in settings if key in labels]
+
+
+def unread_rope_keys(config: Mapping[str, Any]) -> str:
+    """A note naming the keys of per-layer-type ``rope_parameters`` that are no layer type, which transformers does
+    not read (Laguna and Mellum keep sliding_attention's settings with every layer full); "" when there are none."""
+    settings = config.get("rope_parameters")
+    keys = nested_rope_keys(config)
+    if not keys or not isinstance(settings, dict):
+        return ""
+    objects = [key for key in settings if key not in keys and isinstance(settings[key], dict)]
+    others = [key for key in settings if key not in keys and key not in objects]
+    notes = []
+    if objects:
+        notes.append(f"rope_parameters.{', '.join(objects)}: no layer of that type in layer_types, so no table")
+    if others:
+        notes.append(f"rope_parameters.{', '.join(others)}: not read beside the parameters of each layer type")
+    return "; ".join(notes)
+
+
+def flat_rope_note(config: Mapping[str, Any]) -> str:
+    """A note naming the objects in a flat ``rope_parameters`` that look like a layer type's parameters but name no
+    layer type of the config, which transformers does not read (it warns of unrecognized keys); "" when none."""
+    settings = config.get("rope_parameters")
+    if not isinstance(settings, dict) or nested_rope_keys(config):
+        return ""
+    objects = [key for key in settings if isinstance(settings[key], dict) and key not in _ROPE_PARAMETER_KEYS]
+    if not objects:
+        return ""
+    declared = (
+        "layer_types does not name it" if config.get("layer_types") is not None else "the config has no layer_types"
+    )
+    return f"rope_parameters.{', '.join(objects)}: not read ({declared}): one set of rope parameters for every layer"
+
+
+#: the keys of one set of rope parameters (transformers' RopeParameters, and the older ``type``): a wrong value of
+#: one of them is refused naming it, not taken for a layer type's parameters
+_ROPE_PARAMETER_KEYS = frozenset(
+    {
+        "rope_theta", "rope_type", "type", "partial_rotary_factor", "factor", "original_max_position_embeddings",
+        "attention_factor", "beta_fast", "beta_slow", "short_factor", "long_factor", "low_freq_factor",
+        "high_freq_factor", "mscale", "mscale_all_dim", "truncate", "mrope_section",
+    }
+)  # fmt: skip
+
+
+#: model types whose config class fills full_attention's and sliding_attention's rope parameters when a
+#: ``rope_parameters`` object lacks them (their ``convert_rope_params_to_dict``), with the top-level key the
+#: sliding layers' base is read from (OLMo 3: none; its rope_theta is taken by full_attention first)
+FILLS_LAYER_TYPES: dict[str, str | None] = {
+    "gemma3_text": "rope_local_base_freq",
+    "gemma3n_text": "rope_local_base_freq",
+    "t5gemma2_text": "rope_local_base_freq",
+    "olmo3": None,
+}
+
+
+def class_layer_rope(config: Mapping[str, Any], model_type: str) -> tuple[Mapping[str, Any], tuple[str, ...]]:
+    """``config`` with the per-layer-type rope parameters ``model_type``'s config class fills when its
+    ``rope_parameters`` lacks them (Gemma 3: ``{"rope_type": "default", "rope_theta": rope_theta or 1e6}`` for
+    full_attention, ``rope_local_base_freq or 1e4`` for sliding_attention), and a note for each.
+
+    >>> config, notes = class_layer_rope({"rope_parameters": {"sliding_attention": {}}}, "gemma3_text")
+    >>> config["rope_parameters"]
+    {'sliding_attention': {'rope_theta': 10000.0}, 'full_attention': {'rope_type': 'default', 'rope_theta': 1000000.0}}
+    """
+    settings = config.get("rope_parameters")
+    if (
+        model_type not in FILLS_LAYER_TYPES
+        or not isinstance(settings, dict)
+        or GGUF_KEYS in config
+        or config.get("auto_map") is not None
+    ):
+        return config, ()
+    defaults = CLASS_DEFAULTS[model_type]
+    local = FILLS_LAYER_TYPES[model_type]
+    layers = dict(settings)
+    sources: dict[str, dict[str, str]] = {}
+    notes = []
+    for name, key in (("full_attention", "rope_theta"), ("sliding_attention", local)):
+        entry = layers.get(name)
+        if entry is not None and not isinstance(entry, dict):
+            continue  # refused naming it where it is read
+        # OLMo 3's sliding_attention: the top-level rope_theta was taken (popped) by full_attention before it
+        given = key if key is not None and config.get(key) is not None else None
+        theta = config[given] if given is not None else defaults[key or "rope_theta"]
+        source = given or f"{model_type}'s default"
+        if entry is None:
+            layers[name] = {"rope_type": "default", "rope_theta": theta}
+            notes.append(f"rope_parameters.{name} not given: {source} (rope_type default, rope_theta {theta!r})")
+            not_given = f"rope_parameters.{name} (not given: {source})"
+            sources[name] = {"rope_type": not_given, "rope_theta": given or not_given}
+        elif "rope_theta" not in entry:
+            layers[name] = {**entry, "rope_theta": theta}
+            not_given = f"rope_parameters.{name}.rope_theta (not given: {source})"
+            sources[name] = {"rope_theta": given or not_given}
+            notes.append(f"rope_parameters.{name}.rope_theta not given: {source} {theta!r}")
+    if not notes:
+        return config, ()
+    merged = {name: {**config.get(_SOURCES, {}).get(name, {}), **where} for name, where in sources.items()}
+    return {**config, "rope_parameters": layers, _SOURCES: {**config.get(_SOURCES, {}), **merged}}, tuple(notes)
 
 
 def layer_config(config: Mapping[str, Any], layer_type: str) -> Mapping[str, Any]:
@@ -171,16 +313,37 @@ def layer_type_names(config: Mapping[str, Any]) -> list[str]:
 def nested_settings(config: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any], dict[str, str]]] | None:
     """Per layer type: its rope settings and each one's key, when ``rope_parameters`` is keyed by layer type.
 
-    transformers' ``nested_rope_parameter_keys``: the keys whose value is an object. The older
-    ``rope_local_base_freq`` (Gemma 3 before transformers 5) gives the sliding layers their own base.
+    transformers' ``nested_rope_parameter_keys``: the keys that are layer types of the config (a flat set with
+    an object among its values is still flat). A layer type of ``layer_types`` with no entry is refused, as
+    transformers' per-layer rotary module fails on it. The older ``rope_local_base_freq`` (Gemma 3 before
+    transformers 5) gives the sliding layers their own base.
     """
     settings = config.get("rope_parameters")
-    if isinstance(settings, dict) and any(isinstance(value, dict) for value in settings.values()):
+    keys = nested_rope_keys(config)
+    if len(keys) > MAX_LAYER_TYPES:  # each is a table computed and written: refused before any is
+        raise ParameterError(
+            f"config.json: rope_parameters gives {len(keys)} layer types their own rope parameters; pecli reads at "
+            f"most {MAX_LAYER_TYPES} (models have 1 to 3)",
+            hint="give the layers that share rope parameters one layer type",
+        )
+    if keys and isinstance(settings, dict):
         scaling_into = _scaling_layer_types(config)
         if scaling_into is None:  # transformers' `rope_scaling or rope_parameters`: one flat set for every layer
             return None
+        if str(config.get("model_type")) not in ROPE_TYPE_LABELS:
+            missing = [
+                name for name in layer_type_names(config) if name not in settings and name not in TYPES_WITHOUT_ROPE
+            ]
+            if missing:
+                raise ParameterError(
+                    f"config.json: layer_types has {config_value(missing[0])} but rope_parameters has no entry for "
+                    f"it (rope_parameters is keyed by layer type: {', '.join(map(config_value, keys))}); "
+                    f"transformers' rotary module fails on it (KeyError)",
+                    hint="add that layer type's rope parameters to rope_parameters (null: its layers have no rope)",
+                )
         nested = {}
-        for name, value in settings.items():
+        for name in keys:
+            value = settings[name]
             if value is None:
                 continue
             if not isinstance(value, dict):
@@ -203,7 +366,9 @@ def nested_settings(config: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any]
         local = {k: v for k, v in local.items() if k not in _SCALING_KEYS}
         local_where = {k: where.get(k, k) for k in local} | {"rope_theta": "rope_local_base_freq"}
         local_where["rope_type"] = "rope_local_base_freq"
-        return {"full_attention": (found, where), "sliding_attention": (local, local_where)}
+        both = {"full_attention": (found, where), "sliding_attention": (local, local_where)}
+        declared = layer_type_names(config)  # transformers 5 converts both, then reads the layer types declared
+        return {name: both[name] for name in both if name in declared} or both
     return None
 
 

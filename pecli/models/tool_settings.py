@@ -25,6 +25,7 @@ from pecli.errors import ParameterError
 from pecli.models.gguf import gguf_architecture, has_swa_base
 from pecli.models.info import ConfigInfo, LayerInfo, head_width, is_rotary
 from pecli.models.rope_config import ROPE_TYPE_SCALING
+from pecli.models.rope_layers import FILLS_LAYER_TYPES, TYPES_WITHOUT_ROPE
 from pecli.models.rope_settings import class_partial, own_spelling
 from pecli.text import literal, literal_repr
 
@@ -73,6 +74,10 @@ def tool_settings(info: ConfigInfo, tool: str) -> dict[str, Any]:
         sizes["layer_types"] = list(info.layer_types)
     model_type = sizes["model_type"]
     if tool == "hf-v5":
+        if len(rope) == 1 and model_type in FILLS_LAYER_TYPES:
+            # Gemma 3's config class keys rope_parameters by layer type whatever is given: a flat set is not read
+            kinds = sorted(set(info.layer_types or ()) - TYPES_WITHOUT_ROPE) or ["full_attention", "sliding_attention"]
+            return sizes | {"rope_parameters": {kind: _rope_parameters(rope[0], model_type) for kind in kinds}}
         if len(rope) == 1:
             parameters = _rope_parameters(rope[0], model_type)
             return sizes | _original_context(parameters) | {"rope_parameters": parameters}
