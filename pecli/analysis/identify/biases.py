@@ -38,14 +38,21 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.identify.result import Candidate, Identification
+from pecli.analysis.identify.result import Candidate, Identification, Undetermined
 from pecli.analysis.identify.values import _looks_gaussian, _value_statistics
 from pecli.analysis.identify.verify import _CHUNK_BYTES, _agrees, _noise, _set
 from pecli.dtypes import round_to
 from pecli.schemes.alibi import ALIBI_ARITHMETICS, MAX_HEADS, alibi_slopes, alibi_table
 from pecli.schemes.catalog import SCHEMES, get_scheme
 
-__all__ = ["alibi_candidates", "alibi_row_candidates", "alibi_rows", "alibi_scalings", "alibi_shape"]
+__all__ = [
+    "alibi_candidates",
+    "alibi_row_candidates",
+    "alibi_rows",
+    "alibi_scalings",
+    "alibi_shape",
+    "same_slope_heads",
+]
 
 #: head counts searched for a single head's slope (a scan of 0.1 s; models ship up to 128)
 _MAX_SINGLE_HEADS = 1024
@@ -99,6 +106,43 @@ def alibi_candidates(table: np.ndarray) -> Iterator[dict[str, Any]]:
                 near.append((max(abs(float(slopes[index]) - slope) / slope, _ALIKE), heads, int(index)))
         for _, count, head in sorted(near)[:_SINGLE_TRIED]:
             yield {"heads": count, "head": head}
+
+
+#: the (heads, head) pairs named in a single head's note (the rest are counted)
+_PAIRS_NAMED = 6
+
+
+def same_slope_heads(best: Candidate) -> Undetermined | None:
+    """The (head count, head) pairs whose slope is ``best``'s single head's, bit for bit (so they write its (L, L)
+    biases identically), up to the head counts searched; None when ``best`` is no single head or no other has it.
+
+    >>> same_slope_heads(Candidate("alibi", {"heads": 5, "head": 4})).note
+    '1020 pairs up to 1024 heads have this slope, 2^-1, and write it identically: (5, 4), (8, 0), (16, 1), \
+(32, 3), (64, 7), (128, 15), …'
+    """
+    params = best.params
+    heads, head = params.get("heads"), params.get("head")
+    defaults = SCHEMES[best.scheme].defaults  # a scheme of heads, one of which a table may be: ALiBi's
+    if "heads" not in defaults or "head" not in defaults or not isinstance(heads, int) or not isinstance(head, int):
+        return None
+    slope = float(alibi_slopes(heads)[head])
+    pairs = [
+        (count, int(index))
+        for count in range(1, _MAX_SINGLE_HEADS + 1)
+        for index in np.flatnonzero(alibi_slopes(count) == slope)
+    ]
+    if len(pairs) < 2:
+        return None
+    # the fewest heads at each head index (9 to 15 heads hold 8's slopes first: (8, 0) stands for them)
+    firsts = list({index: (count, index) for count, index in reversed(pairs)}.values())[::-1]
+    named = ", ".join(f"({count}, {index})" for count, index in sorted(firsts)[:_PAIRS_NAMED])
+    more = ", …" if len(pairs) > min(len(firsts), _PAIRS_NAMED) else ""
+    return Undetermined(
+        "heads, head",
+        f"{len(pairs)} pairs up to {_MAX_SINGLE_HEADS} heads have this slope, 2^{math.log2(slope):g}, and write it "
+        f"identically: {named}{more}",
+        readings=tuple({"heads": count, "head": index} for count, index in pairs),
+    )
 
 
 def alibi_row_candidates(table: np.ndarray) -> Iterator[tuple[dict[str, Any], int]]:

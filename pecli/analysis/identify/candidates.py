@@ -148,8 +148,13 @@ def candidates(table: np.ndarray) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield scheme.name, params if part is None else {**params, "part": part}
 
 
-def timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidate]:
-    """Timestep rows at arbitrary t: each convention's t read off the phases, rounded within the noise."""
+def timestep_candidates(
+    table: np.ndarray, precision: str, refused: list[dict[str, Any]] | None = None
+) -> Iterator[Candidate]:
+    """Timestep rows at arbitrary t: each convention's t read off the phases, rounded within the noise.
+
+    ``refused`` gathers the conventions whose rows are written by a t that the values cannot pin down (t ± 2π/ω
+    writes them within rounding: :func:`~pecli.analysis.identify.timesteps.read_timesteps` reads none)."""
     if ("split", "shifted") not in sin_cos_structures(table):  # [cos | sin] halves, on sampled rows
         return
     # a few rows first: a convention that does not write them is no full pass (each is one over the table)
@@ -181,6 +186,9 @@ def timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidate
                     continue
                 seen.add(frequencies)
                 read = read_timesteps(few, **settings, precision=precision)
+                unreadable = read is None and refused is not None
+                if unreadable:  # the rows may be this convention's at a t they cannot pin down
+                    read = read_timesteps(few, **settings, precision=precision, near=True)
                 if read is None:
                     continue
                 written = timestep_embedding(read, table.shape[1], dtype="float64", **settings)
@@ -192,6 +200,10 @@ def timestep_candidates(table: np.ndarray, precision: str) -> Iterator[Candidate
                     else _DISCERNIBLE * scale
                 )
                 if np.any(np.abs(written - few) > allowed):
+                    continue
+                if unreadable:
+                    assert refused is not None
+                    refused.append({**params, **settings})
                     continue
                 passed.add(frequencies)
                 times = read_timesteps(table, **settings, precision=precision)

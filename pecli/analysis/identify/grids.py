@@ -34,14 +34,21 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.compare import rounding_tolerance, value_precision
-from pecli.analysis.identify.result import Candidate
+from pecli.analysis.identify.result import Candidate, Undetermined
 from pecli.analysis.identify.rotary import section_bases
 from pecli.analysis.identify.verify import _max_error
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.checks import axial_grid
 from pecli.schemes.presets import presets_of
 
-__all__ = ["diffusers_crops", "grid_bases", "grid_candidates", "grid_scheme_candidates", "mrope_sections"]
+__all__ = [
+    "assumed_sections",
+    "diffusers_crops",
+    "grid_bases",
+    "grid_candidates",
+    "grid_scheme_candidates",
+    "mrope_sections",
+]
 
 #: grids tried per token count (the most square first)
 _MAX_GRIDS = 16
@@ -221,7 +228,51 @@ def mrope_sections(
         sections = _turning_sections(columns, (frames, height, width), threshold * margin)
         if sections is not None:
             return sections
-    return None
+    return _proportional_sections(columns, height, width, threshold / 64) if frames == 1 else None
+
+
+def _proportional_sections(columns: np.ndarray, height: int, width: int, threshold: float) -> str | None:
+    """Qwen2-VL's split (t, h, w = 16, 24, 24 of 64 frequencies: 2 : 3 : 3) when h's first frequency (the first
+    to change at all) is at a quarter of the head and no w frequency turns over the grid (at base 1e6 w's
+    first turns cos by ~1e-7 over 4 tokens): the split is then assumed, not read (:func:`assumed_sections` says so)."""
+    half = columns.shape[1]
+    # t's frequencies stand at angle 0 on every token of an image: the first to change at all is h's first
+    turns_with_h = columns[(height - 1) * width] != columns[0]
+    turns_with_w = np.abs(columns[width - 1] - columns[0]) > threshold
+    if half % 8 or turns_with_w.any() or not turns_with_h.any() or int(turns_with_h.argmax()) != half // 4:
+        return None
+    return f"{half // 4},{3 * half // 8},{3 * half // 8}"
+
+
+def assumed_sections(table: np.ndarray, best: Candidate) -> Undetermined | None:
+    """Why ``best``'s M-RoPE sections are assumed (Qwen2-VL's proportional split, :func:`mrope_sections`),
+    not read off ``table`` (no w frequency turns over its grid); None when they are read, or there are none.
+
+    >>> import pecli
+    >>> table = pecli.encode("rope2d", None, 64, grid="4,4", sections="8,12,12", base=1e6, part="cos")
+    >>> params = {**SCHEMES["rope2d"].defaults, "grid": "4,4", "sections": "8,12,12", "base": 1e6, "part": "cos"}
+    >>> assumed_sections(table, Candidate("rope2d", params)).note[:62]
+    "no w frequency turns by more than the values' rounding over 4 "
+    """
+    sections, grid = best.params.get("sections"), best.params.get("grid")
+    if sections is None or grid is None or len(table) != math.prod(axial_grid(grid, sections)):
+        return None
+    *frames, height, width = axial_grid(grid, sections)
+    layout = "interleaved" if best.params.get("layout") == "interleaved" else "half"
+    half = table.shape[1] // 2
+    columns = table[:, :half] if layout == "half" else table[:, 0::2]
+    # mrope_sections' thresholds: 64 roundings, then one
+    threshold = 64 * rounding_tolerance(value_precision(table), scale=float(np.abs(columns).max()) or 1.0)
+    if (frames and frames[0] > 1) or any(
+        _turning_sections(columns, (1, height, width), threshold * margin) is not None for margin in (1.0, 1 / 64)
+    ):
+        return None
+    return Undetermined(
+        "sections",
+        f"no w frequency turns by more than the values' rounding over {width} tokens: Qwen2-VL's proportional split "
+        f"t, h, w = {sections} (2 : 3 : 3) is assumed, not read",
+        readings=({"sections": sections},),
+    )
 
 
 def _turning_sections(columns: np.ndarray, grid: tuple[int, int, int], threshold: float) -> str | None:

@@ -22,8 +22,10 @@ from dataclasses import replace
 import numpy as np
 
 from pecli.analysis.identify.candidates import presets_with
-from pecli.analysis.identify.result import Candidate, Identification
+from pecli.analysis.identify.grids import assumed_sections
+from pecli.analysis.identify.result import Candidate, Identification, Undetermined
 from pecli.analysis.identify.search import _checked, identify_table
+from pecli.analysis.identify.undetermined import base_bound, writers
 from pecli.analysis.identify.values import _looks_gaussian, _value_statistics
 from pecli.analysis.identify.verify import Progress, _errors
 from pecli.schemes.catalog import SCHEMES
@@ -92,8 +94,35 @@ def identify_rope_pair(
         also_params = {**also.params, "part": None}
         also = replace(also, params=also_params, max_error=max(also.max_error, also_error), presets=())
         also = also if also.max_error <= found.tolerance else None
-    paired = replace(found, best=pair, level=level, runners_up=[], parts=names, also=also)
+    undetermined = _pair_undetermined(_checked(cos), values, best, found) if level == "exact" else ()
+    paired = replace(found, best=pair, level=level, runners_up=[], parts=names, also=also, undetermined=undetermined)
     return _unmatched(paired, cos, values, names) if level == "none" else paired
+
+
+def _pair_undetermined(
+    cos: np.ndarray, sin: np.ndarray, best: Candidate, found: Identification
+) -> tuple[Undetermined, ...]:
+    """What the two parts together cannot tell of the cos-part reading ``best``: the sin part turns linearly
+    where the cos part rounds to 1, so it reads sections and bases the cos part alone only bounds."""
+    entries: list[Undetermined | None] = []
+    sections = assumed_sections(cos, best)
+    if sections is not None and assumed_sections(sin, best) is not None:
+        entries.append(sections)
+    dtype = found.reproduce_dtype or found.dtype
+    cos_within, cos_written = writers(cos, found.tolerance, dtype)
+    sin_within, sin_written = writers(sin, found.tolerance, dtype)
+
+    def as_sin(candidate: Candidate) -> Candidate:
+        return replace(candidate, params={**candidate.params, "part": "sin"})
+
+    entries.append(
+        base_bound(
+            lambda c: cos_within(c) and sin_within(as_sin(c)),
+            lambda c: cos_written(c) and sin_written(as_sin(c)),
+            best,
+        )
+    )
+    return tuple(entry for entry in entries if entry is not None)
 
 
 def _read_from_sin(cos: np.ndarray, sin: np.ndarray, dtype: str | None) -> tuple[Candidate, float] | None:

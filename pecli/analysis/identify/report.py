@@ -81,6 +81,7 @@ class IdentifyReport(Shown):
                 lines.append("no known convention matches")
                 lines.append(f"  values: mean {found.value_mean:.4g}, standard deviation {found.value_std:.4g}")
             lines.append(f"  closest: {best.describe()}, max error {best.max_error:.3g}")
+            lines += _undetermined(found)
             if found.unverified:
                 lines.append(
                     "  (within float32 arithmetic at the table's scale, but its table differs entry by entry beyond "
@@ -98,7 +99,7 @@ class IdentifyReport(Shown):
 
     def _extras(self) -> list[str]:
         """The same table described another way, the query row it is, and a runner-up that comes near."""
-        found, lines = self.found, []
+        found, lines = self.found, _undetermined(self.found)
         equivalent = found.equivalent()
         if equivalent is not None:
             half = found.shape[-1] // 2
@@ -142,6 +143,11 @@ class IdentifyReport(Shown):
             )
             lines.append(f"next best: {candidate.describe()}, max error {candidate.max_error:.3g}{within}")
         return lines
+
+
+def _undetermined(found: Identification) -> list[str]:
+    """One line for each thing the table cannot tell (a parameter only bounded, readings written alike)."""
+    return [f"  this table cannot tell: {entry.parameter}: {entry.note}" for entry in found.undetermined]
 
 
 def _alias_step(found: Identification) -> str:

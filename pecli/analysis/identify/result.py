@@ -18,7 +18,7 @@ from typing import Any
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.presets import preset_schemes
 
-__all__ = ["Candidate", "Identification", "Recipe", "generate_recipe", "timestep_recipe"]
+__all__ = ["Candidate", "Identification", "Recipe", "Undetermined", "generate_recipe", "timestep_recipe"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,33 @@ class Candidate:
             "presets": list(self.presets),
             "max_error": self.max_error,
             **({"timesteps": list(self.timesteps)} if self.timesteps is not None else {}),
+        }
+
+
+@dataclass(frozen=True)
+class Undetermined:
+    """What the table cannot tell: a parameter it only bounds, or readings that write it identically.
+
+    The match names one reading; this says which of its parameters the values do not pin down, and why.
+
+    >>> print(Undetermined("base", "any base ≥ 1.2e+05 writes this table within rounding", low=1.2e5).to_json())
+    {'parameter': 'base', 'note': 'any base ≥ 1.2e+05 writes this table within rounding', 'low': 120000.0}
+    """
+
+    parameter: str  #: what is undetermined ("base", "heads, head", "sections", "timesteps")
+    note: str  #: one line: what the table allows and why
+    low: float | None = None  #: the least value of ``parameter`` that writes the table (a bound)
+    high: float | None = None  #: the largest such value (a bound)
+    #: the readings (their parameters) that write the table alike, or the reading refused
+    readings: tuple[Mapping[str, Any], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "parameter": self.parameter,
+            "note": self.note,
+            **({"low": self.low} if self.low is not None else {}),
+            **({"high": self.high} if self.high is not None else {}),
+            **({"readings": [dict(reading) for reading in self.readings]} if self.readings else {}),
         }
 
 
@@ -119,6 +146,9 @@ class Identification:
     #: the same values within rounding read as a grid of one row or column (a 1 × W rope2d table): a single
     #: grid row cannot tell it from the 1-D table matched
     also: Candidate | None = None
+    #: what this table cannot tell: a parameter it only bounds, readings that write it identically, a split
+    #: assumed, a reading refused
+    undetermined: tuple[Undetermined, ...] = ()
 
     @property
     def matched(self) -> bool:
@@ -178,6 +208,7 @@ class Identification:
             **({"parts": list(self.parts)} if self.parts else {}),
             **({"reason": self.reason} if self.reason else {}),
             **({"unverified": True} if self.unverified else {}),
+            **({"undetermined": [entry.to_json() for entry in self.undetermined]} if self.undetermined else {}),
             **({"transposed": self.transposed.to_json()} if self.transposed is not None else {}),
             # the same table described another way (shift 1 at b = shift 0 at b^(h/(h−1))), with its command
             **({"equivalent": equivalent_json} if equivalent is not None else {}),

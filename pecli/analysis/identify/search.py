@@ -18,11 +18,12 @@ import numpy as np
 
 from pecli.analysis.compare import rounding_tolerance, value_precision
 from pecli.analysis.identify.arithmetics import _half_type_twin, arithmetic_match
-from pecli.analysis.identify.biases import _identify_alibi, _identify_alibi_rows, alibi_shape
+from pecli.analysis.identify.biases import _identify_alibi, _identify_alibi_rows, alibi_shape, same_slope_heads
 from pecli.analysis.identify.candidates import SCREEN_ROWS, candidates, presets_with, timestep_candidates
-from pecli.analysis.identify.grids import _one_line_grid
-from pecli.analysis.identify.result import Candidate, Identification
-from pecli.analysis.identify.timesteps import one_frequency, round_timesteps, timestep_aliases
+from pecli.analysis.identify.grids import _one_line_grid, assumed_sections
+from pecli.analysis.identify.result import Candidate, Identification, Undetermined
+from pecli.analysis.identify.timesteps import one_frequency, read_timesteps, round_timesteps, timestep_aliases
+from pecli.analysis.identify.undetermined import base_bound, writers
 from pecli.analysis.identify.values import _coarser, _looks_gaussian, _value_statistics, _values_precision
 from pecli.analysis.identify.verify import (
     Progress,
@@ -255,13 +256,20 @@ def identify_table(
                 excess, best = full_excess, replace(candidate, max_error=error)
                 written = best if written_exactly else None
                 break
+    if excess <= 1.0:
+        closer = _within_half_rounding(
+            values, best, screened, rounding_tolerance(precision, scale=scale, roundings=0.5)
+        )
+        if closer is not None:
+            best, written = closer, None
     timestep_fits: list[Candidate] = []  # the other timestep readings within the noise, verified in turn
+    refused: list[dict[str, Any]] = []  # the timestep conventions whose t the rows cannot pin down
     if excess > 1.0:
         report("reading timesteps from the phases")
         # the closest of the conventions within the noise, not the first: the noise grows with t, so a
         # sin/cos order swapped by shifting every t by ~π/2 · 10⁴ fits within it, a few 1e-4 off
         fits = []
-        for candidate in timestep_candidates(values, precision):
+        for candidate in timestep_candidates(values, precision, refused):
             # screened on the sample first: each period and shift read is a full pass otherwise
             if sample != [range(0, length)] and _errors(values, candidate, sample, precision, scale)[1] > 1.0:
                 continue
@@ -347,6 +355,7 @@ def identify_table(
         also = _timestep_alias(values, best, precision, scale) or also
     if also is not None:  # named once, beside the match
         runners_up = [candidate for candidate in runners_up if _filled(candidate) != _filled(also)]
+    undetermined = _undetermined(values, best, level, tolerance, dtype, _refused(values, refused, precision, scale))
     return Identification(
         shape=(length, dim),
         dtype=given,
@@ -365,4 +374,77 @@ def identify_table(
         transposed=transposed,
         unverified=unverified,
         also=also,
+        undetermined=undetermined,
     )
+
+
+#: screened candidates tried for one within half a rounding, when the best is not
+_HALF_ROUNDING_TRIED = 4
+
+
+def _within_half_rounding(
+    values: np.ndarray, best: Candidate, screened: list[tuple[float, Candidate]], half_rounding: float
+) -> Candidate | None:
+    """A later candidate within the noise that, unlike ``best``, is within half a rounding of every value: it
+    writes the rows as the table holds them (a table rounded once from float64 is that close to its reading),
+    so it wins over the earlier one (the exact 1 × 16 rope2d grid, 3e-8 off, over a 1-D RoPE base fitted with
+    llama3 scaling, 3e-7 off). None when ``best`` is that close itself, or no such candidate is."""
+    if best.max_error <= half_rounding:
+        return None
+    everything = [range(0, len(values))]
+    tried = 0
+    for excess, candidate in screened:
+        if excess > 1.0 or tried == _HALF_ROUNDING_TRIED:
+            break
+        if candidate.max_error > half_rounding or _filled(candidate) == _filled(best):
+            continue
+        tried += 1
+        error = _max_error(values, candidate, everything, half_rounding)
+        if error <= half_rounding:
+            return replace(candidate, max_error=error)
+    return None
+
+
+def _refused(values: np.ndarray, refused: list[dict[str, Any]], precision: str, scale: float) -> list[dict[str, Any]]:
+    """The conventions of ``refused`` whose preferred t (read all the same) write every row within the noise."""
+    kept = []
+    for convention in refused:
+        settings = {name: convention[name] for name in ("flip_sin_to_cos", "freq_shift", "max_period")}
+        times = read_timesteps(values, **settings, precision=precision, near=True)
+        if times is None:
+            continue
+        candidate = Candidate("timestep", convention, timesteps=tuple(float(t) for t in times))
+        if _errors(values, candidate, [range(0, len(values))], precision, scale)[1] <= 1.0:
+            kept.append(convention)
+    return kept
+
+
+def _undetermined(
+    values: np.ndarray,
+    best: Candidate,
+    level: str,
+    tolerance: float,
+    dtype: str,
+    refused: list[dict[str, Any]],
+) -> tuple[Undetermined, ...]:
+    """What the table cannot tell of the match ``best``: a base it only bounds, single-head ALiBi readings
+    that write it identically, M-RoPE sections assumed; of no match, the timestep reading refused."""
+    if level == "none":
+        if not refused:
+            return ()
+        convention = refused[0]
+        named = Candidate("timestep", convention, presets=presets_with("timestep", convention)).describe()
+        others = len(refused) - 1
+        named += f" (or {others} other convention{'s' * (others > 1)})" if others else ""
+        return (
+            Undetermined(
+                "timesteps",
+                f"the rows fit {named}, but at d = {values.shape[1]} its lowest frequency turns too slowly to tell "
+                "t from t ± 2π/ω within the values' rounding: t cannot be read",
+                readings=tuple(refused),
+            ),
+        )
+    found: list[Undetermined | None] = [same_slope_heads(best), assumed_sections(values, best)]
+    if level == "exact":
+        found.append(base_bound(*writers(values, tolerance, dtype), best))
+    return tuple(entry for entry in found if entry is not None)

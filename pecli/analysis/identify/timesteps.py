@@ -136,9 +136,10 @@ def read_timesteps(
     freq_shift: float,
     max_period: float = 10000.0,
     precision: str = "float32",
+    near: bool = False,
 ) -> np.ndarray | None:
     """The t of each row of a timestep table with these parameters (None if its columns are not such pairs,
-    or if the table cannot tell some row's t from t ± 2π).
+    or if the table cannot tell some row's t from t ± 2π, unless ``near``: then the t preferred all the same).
 
     The lowest frequency fixes t modulo its period 2π/ω_low; with a shift of 0 that period is
     2π·max_period^((h−1)/h), below the timesteps a table holds at small d (2π·2000^(2/3) ≈ 997 at d = 7):
@@ -160,8 +161,8 @@ def read_timesteps(
     read = _readings(table, flip_sin_to_cos, freq_shift, max_period, precision)
     if read is None:
         return None
-    times, chosen, _, near = read
-    return None if near.any() else times[np.arange(len(times)), chosen]
+    times, chosen, _, unpinned = read
+    return None if unpinned.any() and not near else times[np.arange(len(times)), chosen]
 
 
 def timestep_aliases(
