@@ -42,7 +42,7 @@ import warnings
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from sweep_transformers_rope import config_class, rotary_classes
+from transformers_rotary import config_class, rotary_classes
 
 TARGET = os.path.join(os.path.dirname(__file__), "..", "pecli", "models", "transformers_families.py")
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import sweep_transformers_rope as sweep
+from transformers_rotary import config_class, rotary_classes
 
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 
@@ -183,14 +184,14 @@ def main() -> None:
 
     transformers.logging.set_verbosity_error()
     totals: dict[str, int] = {}
-    for package, name, cls in sweep.rotary_classes():
+    for package, name, cls in rotary_classes():
         if args.only and args.only not in package:
             continue
         if args.packages and package not in args.packages.split(","):
             continue
         if name in OTHER_ENCODER:
             continue
-        config_cls = sweep.config_class(cls)
+        config_cls = config_class(cls)
         if config_cls is None or len(inspect.signature(cls.forward).parameters) <= 2:
             continue
         try:

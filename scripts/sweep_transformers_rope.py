@@ -22,17 +22,16 @@ Run: PYTHONPATH=. python scripts/sweep_transformers_rope.py [--write-corpus] [--
 from __future__ import annotations
 
 import argparse
-import importlib
 import inspect
 import json
 import os
-import pkgutil
 import sys
 import tempfile
 import warnings
 from typing import Any
 
 import numpy as np
+from transformers_rotary import config_class, rotary_classes
 
 POSITIONS = 16
 #: float32 tolerance on cos/sin (values in [-1, 1], attention factors up to a few)
@@ -44,36 +43,6 @@ CORPUS = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "sweep")
 
 #: model types whose attention applies rotary only with this position_embedding_type (not their default)
 ROTARY_SWITCH = {"esm": "rotary", "granitemoehybrid": "rope"}
-
-
-def rotary_classes() -> list[tuple[str, str, type]]:
-    """(package, class name, class) of every ``*RotaryEmbedding`` defined in a modeling module."""
-    import transformers.models as models
-
-    found = []
-    for package in sorted(info.name for info in pkgutil.iter_modules(models.__path__)):
-        try:
-            module = importlib.import_module(f"transformers.models.{package}.modeling_{package}")
-        except Exception:
-            continue
-        for name, obj in vars(module).items():
-            if name.endswith("RotaryEmbedding") and isinstance(obj, type) and obj.__module__ == module.__name__:
-                found.append((package, name, obj))
-    return found
-
-
-def config_class(rotary: type) -> type | None:
-    """The config class the rotary module's ``__init__`` takes (its annotation), else None."""
-    try:
-        parameter = inspect.signature(rotary.__init__).parameters.get("config")
-    except (TypeError, ValueError):
-        return None
-    if parameter is None:
-        return None
-    annotation = parameter.annotation
-    if isinstance(annotation, str):
-        annotation = vars(sys.modules[rotary.__module__]).get(annotation.split("|")[0].strip().strip("'\""))
-    return annotation if isinstance(annotation, type) else None
 
 
 def module_tables(rotary: Any, config: Any, dim_hint: int, layer_type: str | None) -> tuple[np.ndarray, np.ndarray]:
