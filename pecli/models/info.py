@@ -485,7 +485,7 @@ def config_warnings(config: dict[str, Any]) -> list[str]:
                 f"{at}type = {rope_type!r} is the legacy name of rope_type: engines that read only rope_type "
                 "apply default RoPE"
             )
-        if rope_type not in _READS:
+        if not isinstance(rope_type, str) or rope_type not in _READS:  # a wrong one is refused where it is read
             continue
         ignored = [key for key in settings if key not in _READS[rope_type] | _ALWAYS_READ]
         if ignored:
@@ -506,6 +506,8 @@ def config_warnings(config: dict[str, Any]) -> list[str]:
             )
         mscale, all_dim = settings.get("mscale"), settings.get("mscale_all_dim")
         given = settings.get("attention_factor")
+        if not all(value is None or _is_number(value) for value in (mscale, all_dim, given)):
+            continue  # a value that is no number is refused where it is read, not computed with here
         if given is not None and (mscale or all_dim):
             computed = rope_attention_factor("yarn", factor, mscale=mscale, mscale_all_dim=all_dim) if factor else 1.0
             warnings.append(
@@ -568,6 +570,8 @@ def _rotary_dim_warnings(prefix: str, config: dict[str, Any], model_type: str) -
     if not _is_number(head):
         return []
     if _is_number(partial):
+        if not math.isfinite(head * partial):  # absurd sizes are refused where they are read
+            return []
         rotated = int(head * partial)
         if rotated != rotary:
             return [
