@@ -717,6 +717,10 @@ class _DifferenceStats:
         self.floor = 4.0 * max((_SMALLEST.get(name, _SMALLEST["float64"]) for name in rounded), default=0.0)
         #: float32's angle noise belongs to computed sinusoids; a table of exact integers has none
         self.angles = not any(exact_values for _, exact_values in tables)
+        #: the amplitude the angle noise is a part of: a sinusoid a·sin(θ) off by δ in θ is off by up to |a|·δ, so
+        #: a table of small values (amplitude 10^-3, or no sinusoid at all) is allowed as little; the largest
+        #: finite |value| of the rows so far, at most 1 (a sinusoid's rows 0 and 1 show its amplitude)
+        self.amplitude = 0.0
         self.atol = atol
         self.kind = "exact" if exact else "float32 arithmetic" if atol is None else "given"
         self.diagnose_rows = diagnose_rows
@@ -789,15 +793,18 @@ class _DifferenceStats:
         magnitude[~np.isfinite(magnitude)] = 0.0
         allowed = self.epsilon * magnitude + self.floor
         if self.angles:
-            allowed += FLOAT32_ANGLE_NOISE * self._positions(self.row, len(a))[:, None]
+            self.amplitude = min(1.0, max(self.amplitude, _largest_finite(magnitude)))
+            allowed += FLOAT32_ANGLE_NOISE * self.amplitude * self._positions(self.row, len(a))[:, None]
         return allowed
 
     def _noise(self, magnitude: np.ndarray) -> np.ndarray:
         """The data's noise where the larger |value| is ``magnitude`` (a finite chunk's), in place."""
+        if self.angles:
+            self.amplitude = min(1.0, max(self.amplitude, float(magnitude.max(initial=0.0))))
         magnitude *= self.epsilon
         magnitude += self.floor
         if self.angles:
-            magnitude += FLOAT32_ANGLE_NOISE * self._positions(self.row, len(magnitude))[:, None]
+            magnitude += FLOAT32_ANGLE_NOISE * self.amplitude * self._positions(self.row, len(magnitude))[:, None]
         return magnitude
 
     def add(self, a: np.ndarray, b: np.ndarray, correction: np.ndarray | None = None) -> float:
@@ -926,7 +933,7 @@ class _DifferenceStats:
         if self.heads:  # the first diagnose_rows rows of each head, at their place in the stacked rows
             rows = np.flatnonzero(np.arange(self.length) % (self.length // self.heads) < self.diagnose_rows)
         floor = max(rounding, rounding_tolerance("float32", scale=self.scale), self.epsilon * self.scale + self.floor)
-        return floor + FLOAT32_ANGLE_NOISE * rows
+        return floor + FLOAT32_ANGLE_NOISE * min(1.0, self.scale) * rows
 
     def result(self) -> Comparison:
         diagnosis: list[Finding] = []
