@@ -26,6 +26,7 @@ import numpy as np
 
 from pecli.arguments import as_array, check_flag, check_tolerance, source_text
 from pecli.errors import ParameterError
+from pecli.text import literal_repr
 
 if TYPE_CHECKING:
     from pecli.analysis.compare_report import CompareReport
@@ -262,7 +263,7 @@ def figure(table: Any, *, key: str | None = None, title: str | None = None, **st
     unknown = sorted(set(style) - set(_FIGURE_STYLE))
     if unknown:
         raise ParameterError(
-            f"figure() got an unexpected keyword argument {unknown[0]!r}",
+            f"figure() got an unexpected keyword argument {literal_repr(unknown[0])}",
             hint=f"valid: key, title, {', '.join(_FIGURE_STYLE)}",
         )
     if title is not None and not isinstance(title, str):
@@ -272,7 +273,9 @@ def figure(table: Any, *, key: str | None = None, title: str | None = None, **st
         isinstance(figsize, (tuple, list)) and len(figsize) == 2
         and all(isinstance(side, (int, float)) and not isinstance(side, bool) for side in figsize)
     ):  # fmt: skip
-        raise ParameterError(f"figsize must be (width, height) in inches, got {figsize!r}", hint="e.g. figsize=(8, 6)")
+        raise ParameterError(
+            f"figsize must be (width, height) in inches, got {literal_repr(figsize)}", hint="e.g. figsize=(8, 6)"
+        )
     resolved = _table(table, key=key)
     values = np.asarray(resolved.array, dtype=np.float64)
     if values.ndim != 2:

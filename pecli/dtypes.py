@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pecli.errors import ParameterError, did_you_mean
+from pecli.text import literal_repr
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,9 +31,12 @@ def check_dtype(name: str) -> str:
         # np.float32, np.dtype("float32"), torch.float32: a dtype object is refused (the name is asked for),
         # with the name that means it rather than "unknown dtype <class 'numpy.float32'>"
         spelled = str(getattr(name, "__name__", name)).split(".")[-1]
-        raise ParameterError(f"dtype is given by its name, got the object {name!r}", hint=f"pass dtype={spelled!r}")
+        raise ParameterError(
+            f"dtype is given by its name, got the object {literal_repr(name)}",
+            hint=f"pass dtype={literal_repr(spelled)}",
+        )
     if not isinstance(name, str) or name not in _ITEMSIZE:
-        raise ParameterError(f"unknown dtype {name!r}", hint=did_you_mean(name, DTYPES))
+        raise ParameterError(f"unknown dtype {literal_repr(name)}", hint=did_you_mean(name, DTYPES))
     return name
 
 

@@ -33,6 +33,7 @@ import numpy as np
 from pecli.analysis.diagnosis.finding import Finding
 from pecli.errors import ParameterError
 from pecli.schemes.spec import TableSpec
+from pecli.text import literal_repr
 
 __all__ = [
     "PROBE_TENSORS",
@@ -90,7 +91,7 @@ def rotary_spec(
         spec: Any = config_spec(config_encoding(reference, layer_type=layer_type), length=length)
     elif kind.reads_a_file:
         raise ParameterError(
-            f"{reference!r} is a table file, not a rotary convention",
+            f"{literal_repr(reference)} is a table file, not a rotary convention",
             hint="give a config.json, a model directory, a cached model id or a scheme spec such as 'rope'",
         )
     else:
@@ -102,7 +103,7 @@ def rotary_spec(
 
     if get_scheme(spec.scheme).kind != "rotary" or "layout" not in spec.params or len(spec.shape) != 2:
         raise ParameterError(
-            f"{reference!r} is no 1-D rotary encoding ({spec.scheme}): rotary tables and probes are RoPE's",
+            f"{literal_repr(reference)} is no 1-D rotary encoding ({spec.scheme}): rotary tables and probes are RoPE's",
             hint="give a RoPE model's config.json or a 'rope' spec",
         )
     spec.check()  # every value now (an odd dim, base 0 …), not when the first table is built
@@ -433,7 +434,7 @@ def diagnose_rotated(probe: Probe, actual: Any, *, which: str = "q", tolerance: 
     off by one, and other usual bases. An empty list: no known mistake explains the difference.
     """
     if which not in ("q", "k"):
-        raise ParameterError(f"which must be 'q' or 'k', got {which!r}", hint="which='q'")
+        raise ParameterError(f"which must be 'q' or 'k', got {literal_repr(which)}", hint="which='q'")
     actual = np.asarray(actual, dtype=np.float64)
     vectors = np.asarray(getattr(probe, which), dtype=np.float64)
     expected = np.asarray(getattr(probe, f"{which}_rotated"), dtype=np.float64)

@@ -34,6 +34,7 @@ import numpy as np
 
 from pecli.arguments import as_array, check_tolerance, source_text
 from pecli.errors import ParameterError
+from pecli.text import literal_repr
 
 __all__ = ["assert_rotary_matches", "assert_table_matches"]
 
@@ -129,7 +130,7 @@ def assert_table_matches(actual: Any, reference: str, *, part: str | None = None
     check_tolerance("atol", atol)
     check_tolerance("rtol", rtol)
     if part not in (None, "cos", "sin"):
-        raise ParameterError(f"part must be 'cos', 'sin' or None (both), got {part!r}", hint="part='cos'")
+        raise ParameterError(f"part must be 'cos', 'sin' or None (both), got {literal_repr(part)}", hint="part='cos'")
     layout_name, cos, sin = _parts(actual)
     positions, width = cos.shape
     if cos.shape != sin.shape:
@@ -226,7 +227,7 @@ def _torch_device(device: Any) -> str:
         import torch
     except ImportError as error:
         raise ParameterError(
-            f"device {device!r} needs torch, which is not installed",
+            f"device {literal_repr(device)} needs torch, which is not installed",
             hint="pip install 'pecli[torch]', or drop device to get numpy arrays",
         ) from error
     from pecli.torch_backend import check_device
@@ -235,9 +236,13 @@ def _torch_device(device: Any) -> str:
     try:
         parsed = torch.device(text)
     except (RuntimeError, TypeError) as error:
-        raise ParameterError(f"device {text!r} is not a torch device", hint="pass 'cpu', 'cuda' or 'cuda:0'") from error
+        raise ParameterError(
+            f"device {literal_repr(text)} is not a torch device", hint="pass 'cpu', 'cuda' or 'cuda:0'"
+        ) from error
     if parsed.type not in ("cpu", "cuda"):
-        raise ParameterError(f"device {text!r}: pecli.testing runs on 'cpu' or a CUDA device", hint="pass 'cpu'")
+        raise ParameterError(
+            f"device {literal_repr(text)}: pecli.testing runs on 'cpu' or a CUDA device", hint="pass 'cpu'"
+        )
     return check_device(text)
 
 

@@ -24,6 +24,7 @@ except ImportError as error:  # the optional extra: say how to get it
 
 from pecli.arguments import check_flag, check_has_values
 from pecli.errors import ParameterError
+from pecli.text import literal_repr
 
 __all__ = [
     "RotaryEmbedding",
@@ -71,7 +72,7 @@ def _count(name: str, value: Any, *, least: int) -> int:
         number = None
     if number is None or number < least:
         kind = "a positive integer" if least > 0 else "an integer >= 0"
-        raise ParameterError(f"{name} must be {kind}, got {value!r}", hint=f"pass e.g. {name}={least}")
+        raise ParameterError(f"{name} must be {kind}, got {literal_repr(value)}", hint=f"pass e.g. {name}={least}")
     return number
 
 

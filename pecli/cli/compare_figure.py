@@ -7,6 +7,7 @@ from typing import Any
 from pecli.cli.compare_stream import StreamedTable
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
+from pecli.text import literal_repr
 
 
 def check_figure_path(out: Output, path: str, sources: list[str]) -> None:
@@ -16,7 +17,9 @@ def check_figure_path(out: Output, path: str, sources: list[str]) -> None:
     from pecli.cli.common import check_output
 
     if os.path.splitext(path)[1].lower() not in (".png", ".svg", ".pdf"):
-        raise ParameterError(f"compare draws a figure; {path!r} is not .png, .svg or .pdf", hint="e.g. -o diff.png")
+        raise ParameterError(
+            f"compare draws a figure; {literal_repr(path)} is not .png, .svg or .pdf", hint="e.g. -o diff.png"
+        )
     check_output(out, path, sources)
 
 

@@ -22,6 +22,7 @@ from pecli.cli.compare_sides import (
 )
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
+from pecli.text import literal_repr
 
 
 @dataclass
@@ -120,7 +121,9 @@ def _sources(request: CompareRequest) -> tuple[list[Any], list[bool]]:
     for side, (spec, given) in enumerate(zip(specs, request.key_given, strict=True)):
         if spec is not None and given is not None:
             flag = "--key-a" if side == 0 else "--key-b"
-            raise ParameterError(f"{flag} applies to files, but {spec.text!r} is a scheme spec", hint=f"drop {flag}")
+            raise ParameterError(
+                f"{flag} applies to files, but {literal_repr(spec.text)} is a scheme spec", hint=f"drop {flag}"
+            )
     configs = [spec is None and bool(kind_of_source(text).options) for spec, text in zip(specs, texts, strict=True)]
     if all(spec is None for spec in specs) and request.shaped and (request.d is not None or not any(configs)):
         shapes = "a scheme spec (a model's config: --len, --dtype)" if any(configs) else "a scheme spec"
@@ -443,12 +446,13 @@ def check_size_in_spec(text: str, given: dict[str, Any]) -> None:
         shown = f"{key.strip()}={value.strip()}"
         if given[option] is not None:
             raise ParameterError(
-                f"{shown} in spec {text!r} and {option} {given[option]} both set the table's "
+                f"{shown} in spec {literal_repr(text)} and {option} {given[option]} both set the table's "
                 f"{'dtype' if option == '--dtype' else 'size'}",
                 hint=f"give it once, as {option}: drop {shown} from the spec",
             )
         raise ParameterError(
-            f"{shown} in spec {text!r}: a spec's table takes its {'dtype' if option == '--dtype' else 'size'} "
+            f"{shown} in spec {literal_repr(text)}: a spec's table takes its "
+            f"{'dtype' if option == '--dtype' else 'size'} "
             f"from {option} or the other table, not from the spec",
             hint=f"drop {shown} from the spec; give {option} {value.strip()}",
         )

@@ -6,6 +6,7 @@ from typing import Any
 
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
+from pecli.text import literal_repr
 
 #: the defaults of the property report's shape, as in the issue's example
 PROPERTY_DIM, PROPERTY_LEN = 64, 512
@@ -23,7 +24,7 @@ def property_report(out: Output, texts: list[str], *, dim: int | None, length: i
     for text in texts:
         if not looks_like_spec(text):
             raise ParameterError(
-                f"--properties measures schemes, but {text!r} is a file", hint="give scheme names or specs"
+                f"--properties measures schemes, but {literal_repr(text)} is a file", hint="give scheme names or specs"
             )
         specs.append(parse_spec(text))
     from pecli.cli.relative_compare import relative_checks
@@ -37,7 +38,8 @@ def property_report(out: Output, texts: list[str], *, dim: int | None, length: i
         checks = relative_checks(spec.text, length=table.length, dim=table.dim)
         if checks is None and not get_scheme(table.scheme).takes_dim:
             raise ParameterError(
-                f"--properties measures position vectors and the scores of rope and alibi; {spec.text!r} is a "
+                f"--properties measures position vectors and the scores of rope and alibi; "
+                f"{literal_repr(spec.text)} is a "
                 "table over query and key positions",
                 hint=f"drop {spec.text} from --properties",
             )

@@ -43,7 +43,7 @@ def _spec(source: str, *, preset: str | None, scheme_params: dict[str, Any], len
     resolved, _ = resolve(scheme, preset, params)
     if not resolved.arithmetics:
         raise ParameterError(
-            f"--view precision needs a scheme computed in an arithmetic; {resolved.name!r} is float64 only",
+            f"--view precision needs a scheme computed in an arithmetic; {literal_repr(resolved.name)} is float64 only",
             hint="use rope, sinusoidal or timestep",
         )
     if dim is None:

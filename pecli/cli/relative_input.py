@@ -97,7 +97,7 @@ def check_qk(scheme: str | None, qk: str | None, seed: int | None) -> None:
         raise ParameterError("--seed draws the random query and key of --qk random", hint="add --qk random")
     if seed is not None and scheme in RELATIVE_SCHEMES and not scored:  # else ignored: nothing here is random
         raise ParameterError(
-            f"--seed draws the random query and key of {and_list(list(_SCORED))}; {scheme!r} has none",
+            f"--seed draws the random query and key of {and_list(list(_SCORED))}; {literal_repr(scheme)} has none",
             hint="drop --seed",
         )
 

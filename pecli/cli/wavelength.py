@@ -86,7 +86,7 @@ def rope_wavelength_input(
     resolved, params = resolve(scheme, preset, scheme_params)
     if resolved.relative != "score":
         raise ParameterError(
-            f"--view wavelength draws RoPE frequencies; scheme {resolved.name!r} has none",
+            f"--view wavelength draws RoPE frequencies; scheme {literal_repr(resolved.name)} has none",
             hint="use pecli plot rope --d 128 --view wavelength [--scaling …]",
         )
     if dim is None:

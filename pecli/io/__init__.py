@@ -88,7 +88,7 @@ def format_for(path: str, fmt: str | None) -> str:
     """
     if fmt is not None:
         if fmt not in FORMATS:
-            raise ParameterError(f"unknown format {fmt!r}", hint=did_you_mean(fmt, FORMATS))
+            raise ParameterError(f"unknown format {literal_repr(fmt)}", hint=did_you_mean(fmt, FORMATS))
         return fmt
     if path == "-":
         return "npy"
@@ -96,7 +96,8 @@ def format_for(path: str, fmt: str | None) -> str:
     if extension in FORMATS:
         return extension
     raise ParameterError(
-        f"cannot tell the format of {path!r} from its extension {('.' + extension) if extension else '(none)'}",
+        f"cannot tell the format of {literal_repr(path)} from its extension "
+        f"{('.' + literal(extension)) if extension else '(none)'}",
         hint="use .npy, .safetensors, .pt, .csv or .tsv, or pass {fmt}",
     )
 
@@ -118,7 +119,7 @@ def check_format_holds(
     npy holds one tensor, but this table has 2: cos, sin (write .safetensors or .pt, or pick one part)
     """
     if fmt not in FORMATS:
-        raise ParameterError(f"unknown format {fmt!r}", hint=did_you_mean(fmt, FORMATS))
+        raise ParameterError(f"unknown format {literal_repr(fmt)}", hint=did_you_mean(fmt, FORMATS))
     if fmt == "pt":
         from pecli.io.pt import require_torch
 

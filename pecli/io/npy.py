@@ -26,6 +26,7 @@ import numpy as np
 from pecli.dtypes import format_bytes
 from pecli.errors import TableFileError
 from pecli.io.tensor import StoredTensor, Tensor, raw_chunks, read_array, storage_dtype
+from pecli.text import literal_repr
 
 __all__ = ["npy_entries", "npy_pieces"]
 
@@ -77,7 +78,7 @@ def npy_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[st
         detail = str(error).splitlines()[0][:200] if isinstance(error, ValueError) and str(error) else ""
         raise invalid(detail or f"its header cannot be parsed ({type(error).__name__})") from None
     if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
-        raise invalid(f"its header declares an invalid shape {shape!r}")
+        raise invalid(f"its header declares an invalid shape {literal_repr(shape)}")
     if len(shape) > _MAX_DIMENSIONS:
         raise invalid(f"its header declares {len(shape)} dimensions, more than numpy's {_MAX_DIMENSIONS}")
     if dtype.hasobject:

@@ -213,7 +213,7 @@ def _entry(handle: IO[bytes], name: str, key: str, info: Any, data_start: int, d
     if type(shape) is not list or not _INT.issuperset(map(type, shape)) or min(shape, default=0) < 0:
         raise _corrupt(name, key, f"has an invalid shape {literal_repr(shape)}")
     if max(shape, default=0) >= 1 << 64:  # the library reads dimensions as 64-bit sizes
-        raise _corrupt(name, key, f"has a dimension over 2^64 in shape {shape!r}")
+        raise _corrupt(name, key, f"has a dimension over 2^64 in shape {literal_repr(shape)}")
     if type(offsets) is not list or len(offsets) != 2 or not _INT.issuperset(map(type, offsets)) or min(offsets) < 0:
         raise _corrupt(name, key, f"has invalid data_offsets {literal_repr(offsets)}")
     begin, end = offsets

@@ -356,7 +356,10 @@ def _model_encoding(config: Mapping[str, Any], layer_type: str | None, *, depth:
             raise ParameterError(
                 f"config.json: position_embedding_type {config_value(kind)}: {literal(model_type)} applies no rotary "
                 "embedding and no table of positions",
-                hint=f"its rope keys are unused; position_embedding_type {rotary!r} is a rotary {literal(model_type)}",
+                hint=(
+                    f"its rope keys are unused; position_embedding_type {literal_repr(rotary)} is "
+                    f"a rotary {literal(model_type)}"
+                ),
             )
     if has_rope(config, model_type) and not rotary_off:
         return rope_encoding(config, model_type, layer_type=layer_type)

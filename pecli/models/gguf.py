@@ -552,23 +552,25 @@ def _factors(path: str, name: str, tensor: Any, rotated: int) -> list[float]:
     else:
         if tensor.dtype not in _FLOAT_TYPES:
             raise TableFileError(
-                f"{path}: tensor {name!r} has ggml type {tensor.dtype}, not a float type",
+                f"{path}: tensor {literal_repr(name)} has ggml type {tensor.dtype}, not a float type",
                 hint="frequency factors are stored as F32",
             )
         values = np.asarray(tensor.load(), dtype=np.float64)
         if values.ndim != 1:
             raise TableFileError(
-                f"{path}: tensor {name!r} has shape {list(values.shape)}; frequency factors are one list",
+                f"{path}: tensor {literal_repr(name)} has shape {list(values.shape)}; frequency factors are one list",
                 hint=f"one factor per rotated pair: [{rotated // 2}]",
             )
     if values.size != rotated // 2:
         raise TableFileError(
-            f"{path}: tensor {name!r} holds {values.size} factors, but {rotated} rotated columns need {rotated // 2}",
+            f"{path}: tensor {literal_repr(name)} holds {values.size} factors, but {rotated} "
+            f"rotated columns need {rotated // 2}",
             hint="one factor per rotated pair",
         )
     if not np.all(np.isfinite(values)) or np.any(values <= 0):
         raise TableFileError(
-            f"{path}: tensor {name!r} holds a factor that is not positive and finite", hint="the file is corrupt"
+            f"{path}: tensor {literal_repr(name)} holds a factor that is not positive and finite",
+            hint="the file is corrupt",
         )
     return [float(value) for value in values]
 

@@ -203,7 +203,7 @@ def _one_encoding(
     if config.get(length_key) is not None or reads_context:
         if config.get(length_key) is None:
             raise ParameterError(
-                f"config.json has no max_position_embeddings, which its rope_type {rope_type!r} reads",
+                f"config.json has no max_position_embeddings, which its rope_type {literal_repr(rope_type)} reads",
                 hint="add max_position_embeddings (the model's context) to the config",
             )
         length = config_int(config, length_key)
@@ -224,7 +224,7 @@ def _one_encoding(
     partial = _number(found, where, "partial_rotary_factor", 1.0)
     if not 0 < partial <= 1:
         key = literal(where.get("partial_rotary_factor", "partial_rotary_factor"))  # in a template
-        raise ParameterError(f"config.json: {key}: expected a number in (0, 1], got {partial!r}")
+        raise ParameterError(f"config.json: {key}: expected a number in (0, 1], got {literal_repr(partial)}")
     partial_key = where.get("partial_rotary_factor", "partial_rotary_factor")
     remote_code = config.get("auto_map") is not None or partial_key in ("rotary_emb_fraction", "rotary_pct")
     if partial != 1.0 and rope_type == "default" and config_class in IGNORES_PARTIAL and not remote_code:
@@ -244,7 +244,8 @@ def _one_encoding(
         rotary = config_int(config, rotary_key)
         if partial != 1.0 and rotary != dim:
             raise ParameterError(
-                f"config.json: {rotary_key} = {rotary} contradicts {dim_field} = {head_dim_key[1]} × {partial!r}"
+                f"config.json: {rotary_key} = {rotary} contradicts {dim_field} = {head_dim_key[1]} "
+                f"× {literal_repr(partial)}"
                 f" = {dim} rotary columns",
                 hint=f"keep one of {rotary_key} and {literal(where['partial_rotary_factor'])}",
             )
@@ -278,8 +279,9 @@ def _one_encoding(
         high, low = (literal(where.get(key, key)) for key in ("high_freq_factor", "low_freq_factor"))
         step = params["original_max_position"] / params["low_freq_factor"]
         raise ParameterError(
-            f"config.json: {high} = {params['high_freq_factor']!r} is not greater than {low} = "
-            f"{params['low_freq_factor']!r}: transformers warns and divides every wavelength above {step:g} "
+            f"config.json: {high} = {literal_repr(params['high_freq_factor'])} is not greater than {low} = "
+            f"{literal_repr(params['low_freq_factor'])}: transformers warns and divides every "
+            f"wavelength above {step:g} "
             "positions by factor, with no blend; pecli does not compute that table yet",
             hint=f"Llama 3.1's are {high} = 4, {low} = 1",
         )

@@ -22,6 +22,7 @@ import numpy as np
 from pecli.errors import ParameterError
 from pecli.render.downsample import AxisStructure, Downsampled, column_structure, lowpass_average, row_structure
 from pecli.render.scale import ColorScale, color_scale, value_range
+from pecli.text import literal, literal_repr
 
 __all__ = [
     "IMAGE_FORMATS",
@@ -56,8 +57,10 @@ def image_format(path: str) -> str:
     """
     extension = os.path.splitext(path)[1].lstrip(".").lower()
     if extension not in IMAGE_FORMATS:
-        shown = f".{extension}" if extension else "(none)"
-        raise ParameterError(f"cannot draw an image with extension {shown}: {path!r}", hint="use .png, .svg or .pdf")
+        shown = f".{literal(extension)}" if extension else "(none)"
+        raise ParameterError(
+            f"cannot draw an image with extension {shown}: {literal_repr(path)}", hint="use .png, .svg or .pdf"
+        )
     return extension
 
 
@@ -81,7 +84,8 @@ def check_cmap(name: str) -> Any:
     close = difflib.get_close_matches(name.lower(), list(lowered), n=4, cutoff=0.6)
     suggestion = f"did you mean {', '.join(repr(lowered[c]) for c in close)}? " if close else ""
     raise ParameterError(
-        f"unknown colormap {name!r}", hint=f"{suggestion}any matplotlib colormap name, e.g. RdBu, viridis, coolwarm"
+        f"unknown colormap {literal_repr(name)}",
+        hint=f"{suggestion}any matplotlib colormap name, e.g. RdBu, viridis, coolwarm",
     )
 
 

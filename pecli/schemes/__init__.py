@@ -17,6 +17,7 @@ from pecli.memory import check_fits_in_memory
 from pecli.schemes.catalog import SCHEMES, Scheme, get_scheme, resolve
 from pecli.schemes.params import PARAMS
 from pecli.schemes.presets import PRESETS, Preset, get_preset
+from pecli.text import literal_repr
 
 __all__ = [
     "PARAMS",
@@ -117,7 +118,7 @@ def _refuse_spec(text: str, length: int | None, dim: int | None) -> None:
     call = ", ".join([repr(name.strip()), repr(length), repr(dim), *keywords])
     raise ParameterError(
         f"encode takes a scheme name and keyword parameters, not a spec: encode({call})",
-        hint=f"a spec such as {text!r} is for pecli.compare, pecli.identify and the command line",
+        hint=f"a spec such as {literal_repr(text)} is for pecli.compare, pecli.identify and the command line",
     )
 
 
@@ -153,7 +154,7 @@ def _fill(spec: Any, rows: range | None, out: Any) -> Any:
         # A copy (np.ascontiguousarray) would be filled instead of the caller's array: name a buffer that works.
         raise ParameterError(
             "out must be C-contiguous and writeable: the table is written into it in place",
-            hint=f"pass np.empty({shape}, dtype={spec.dtype!r}) or another C-contiguous array you own",
+            hint=f"pass np.empty({shape}, dtype={literal_repr(spec.dtype)}) or another C-contiguous array you own",
         )
     function = get_scheme(spec.scheme).function
     if "out" in inspect.signature(function).parameters:

@@ -580,7 +580,9 @@ def get_scheme(name: str) -> Scheme:
     """
     scheme = SCHEMES.get(name) if isinstance(name, str) else None  # a list or a number names none
     if scheme is None:
-        raise ParameterError(f"unknown scheme {name!r}", hint=value_elsewhere(name) or did_you_mean(name, SCHEMES))
+        raise ParameterError(
+            f"unknown scheme {literal_repr(name)}", hint=value_elsewhere(name) or did_you_mean(name, SCHEMES)
+        )
     return scheme
 
 
@@ -602,10 +604,11 @@ def resolve(scheme: str | None, preset: str | None, params: Mapping[str, Any]) -
         raise _value_of_another_option(error, scheme, "preset", preset) from None
     if chosen_preset is not None and scheme is not None and scheme != chosen_preset.scheme:
         raise ParameterError(
-            f"preset {chosen_preset.name!r} is a {chosen_preset.scheme!r} preset, not {scheme!r}",
+            f"preset {literal_repr(chosen_preset.name)} is a {literal_repr(chosen_preset.scheme)} "
+            f"preset, not {literal_repr(scheme)}",
             hint=f"{scheme}'s presets: {', '.join(own)}"
             if (own := presets_of(scheme))
-            else f"drop the scheme or use {chosen_preset.scheme!r}",
+            else f"drop the scheme or use {literal_repr(chosen_preset.scheme)}",
         )
     default = chosen_preset.scheme if chosen_preset else "sinusoidal"
     resolved = get_scheme(scheme if scheme is not None else default)
@@ -613,7 +616,7 @@ def resolve(scheme: str | None, preset: str | None, params: Mapping[str, Any]) -
     if unknown:
         takes = ", ".join(f"{{{name}}}" for name in resolved.defaults) or "none"
         raise ParameterError(
-            f"scheme {resolved.name!r} does not take {', '.join(f'{{{name}}}' for name in unknown)}",
+            f"scheme {literal_repr(resolved.name)} does not take {', '.join(f'{{{name}}}' for name in unknown)}",
             hint=f"its options: {takes}",
         )
     full = dict(resolved.defaults)

@@ -170,7 +170,9 @@ def head_index(head: object, heads: int) -> int:
 def no_dim(scheme: str, dim: object) -> None:
     """A :class:`ParameterError` unless ``dim`` is None, for a scheme without an embedding dimension."""
     if dim is not None:
-        raise ParameterError(f"scheme {scheme!r} has no {{dim}} (its biases are len × len per head)", hint="drop {dim}")
+        raise ParameterError(
+            f"scheme {literal_repr(scheme)} has no {{dim}} (its biases are len × len per head)", hint="drop {dim}"
+        )
 
 
 def fourier_width(dim: object, num_freqs: object, include_input: bool) -> int:

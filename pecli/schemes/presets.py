@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from pecli.errors import ParameterError, did_you_mean
+from pecli.text import literal_repr
 
 __all__ = ["PRESETS", "Preset", "get_preset", "preset_names", "preset_schemes", "presets_of"]
 
@@ -224,17 +225,21 @@ def get_preset(name: str, scheme: str | None = None) -> Preset:
         return PRESETS[scheme, name]
     owners = preset_schemes(name) if isinstance(name, str) else []
     if scheme is not None and not presets_of(scheme):  # rope --preset llama3: not a list of other schemes' presets
-        raise ParameterError(f"scheme {scheme!r} has no preset {name!r}: it has no presets", hint=_owned_by(name))
+        raise ParameterError(
+            f"scheme {literal_repr(scheme)} has no preset {literal_repr(name)}: it has no presets", hint=_owned_by(name)
+        )
     if not owners:
         own = presets_of(scheme) if scheme is not None else []
         if own:  # the scheme's own presets, not every scheme's (timestep --preset lmd)
-            raise ParameterError(f"unknown preset {name!r} for {scheme}", hint=did_you_mean(name, own))
-        raise ParameterError(f"unknown preset {name!r}", hint=did_you_mean(name, preset_names()))
+            raise ParameterError(f"unknown preset {literal_repr(name)} for {scheme}", hint=did_you_mean(name, own))
+        raise ParameterError(f"unknown preset {literal_repr(name)}", hint=did_you_mean(name, preset_names()))
     if len(owners) > 1 and scheme is not None:
-        raise ParameterError(f"scheme {scheme!r} has no preset {name!r}", hint=f"{and_list(owners)} have one")
+        raise ParameterError(
+            f"scheme {literal_repr(scheme)} has no preset {literal_repr(name)}", hint=f"{and_list(owners)} have one"
+        )
     if len(owners) > 1:
         raise ParameterError(
-            f"preset {name!r} belongs to {and_list(owners)}: name the scheme",
+            f"preset {literal_repr(name)} belongs to {and_list(owners)}: name the scheme",
             hint=f"give the scheme too, e.g. {owners[-1]} {{preset={name}}}",
         )
     return PRESETS[owners[0], name]

@@ -29,6 +29,7 @@ from pecli.schemes.rope_scaling import (
     rope_frequencies,
     scaling_parameters,
 )
+from pecli.text import literal_repr
 
 #: ``position_phasors`` (exp(i·p·θ) at any positions) is public for code that rotates queries and keys (analysis)
 __all__ = [
@@ -52,7 +53,8 @@ def _fraction(partial_rotary_factor: float) -> float:
     factor = finite_above("partial_rotary_factor", partial_rotary_factor, 0.0, example="0.5")
     if factor > 1:
         raise ParameterError(
-            f"{{partial_rotary_factor}} must be at most 1, got {factor!r}", hint="pass e.g. {partial_rotary_factor=0.5}"
+            f"{{partial_rotary_factor}} must be at most 1, got {literal_repr(factor)}",
+            hint="pass e.g. {partial_rotary_factor=0.5}",
         )
     return factor
 

@@ -23,6 +23,7 @@ import numpy as np
 from pecli.errors import ParameterError
 from pecli.schemes._angles import geometric_frequencies
 from pecli.schemes.checks import choice, even_dim, finite_above, positive_floats, positive_int
+from pecli.text import literal_repr
 
 __all__ = [
     "LAST_POSITION",
@@ -196,7 +197,7 @@ def _check_betas(full: dict[str, Any]) -> None:
         else:
             continue
         raise ParameterError(
-            f"{{{name}}} = {beta!r} {why}: original_max_position / ({raised}",
+            f"{{{name}}} = {literal_repr(beta)} {why}: original_max_position / ({raised}",
             hint=f"a model's betas are about 1 to 32: e.g. {{{name}={32 if name == 'beta_fast' else 1}}}",
         )
 

@@ -21,6 +21,7 @@ from pecli.errors import ParameterError
 from pecli.schemes._sizes import Sizes
 from pecli.schemes.catalog import get_scheme, resolve
 from pecli.schemes.metadata import decode_value, encode_value
+from pecli.text import literal_repr
 
 if TYPE_CHECKING:
     import numpy as np
@@ -127,7 +128,8 @@ class TableSpec:
         if len(parts) > 1:
             names = "|".join(get_scheme(self.scheme).parts)
             raise ParameterError(
-                f"scheme {self.scheme!r} has several tensors ({', '.join(p.name for p in parts)}); this needs one",
+                f"scheme {literal_repr(self.scheme)} has several tensors "
+                f"({', '.join(p.name for p in parts)}); this needs one",
                 hint=f"pick one with {{part={names}}}",
             )
         return parts[0]

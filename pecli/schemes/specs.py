@@ -350,7 +350,8 @@ def parse_spec(text: str) -> SchemeSpec:
     if preset is not None and len(preset_schemes(preset)) > 1:
         owners = preset_schemes(preset)
         raise ParameterError(
-            f"preset {preset!r} in spec {literal_repr(text)} belongs to {and_list(owners)}: name the scheme",
+            f"preset {literal_repr(preset)} in spec {literal_repr(text)} belongs to "
+            f"{and_list(owners)}: name the scheme",
             hint=f"e.g. {owners[0]}:preset={preset}" + (f",{literal(rest)}" if rest else ""),
         )
     takes = SCHEMES[name].defaults if scheme else SCHEMES[get_preset(name).scheme].defaults
@@ -371,15 +372,16 @@ def parse_spec(text: str) -> SchemeSpec:
             own = [preset_name for scheme_name, preset_name in PRESETS if scheme_name == scheme]
             if value.strip() not in own:
                 raise ParameterError(
-                    f"{scheme!r} has no preset {literal_repr(value.strip())} (in spec {literal_repr(text)})",
+                    f"{literal_repr(scheme)} has no preset {literal_repr(value.strip())} (in spec "
+                    f"{literal_repr(text)})",
                     hint=spec_elsewhere(text, value.strip(), scheme, besides="preset")
-                    or (did_you_mean(value.strip(), own) if own else f"{scheme!r} has no presets"),
+                    or (did_you_mean(value.strip(), own) if own else f"{literal_repr(scheme)} has no presets"),
                 )
             preset = value.strip()
             continue
         if key not in takes:
             raise ParameterError(
-                f"{name!r} takes no parameter {literal_repr(key)} (in spec {literal_repr(text)})",
+                f"{literal_repr(name)} takes no parameter {literal_repr(key)} (in spec {literal_repr(text)})",
                 hint=did_you_mean(key, takes) if takes else "it has no parameters",
             )
         if key in params:

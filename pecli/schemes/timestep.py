@@ -37,6 +37,7 @@ from pecli.schemes._angles import fill_sin_cos, geometric_frequencies, place_pai
 from pecli.schemes.arithmetic import angle_sin_cos, check_arithmetic, exponential_frequencies32
 from pecli.schemes.checks import check_table_size, finite, finite_above, positive_int, row_range
 from pecli.schemes.spec import TableSpec
+from pecli.text import literal_repr
 
 __all__ = [
     "TimestepList",
@@ -318,10 +319,12 @@ def _parse_number(token: str, where: str) -> float:
         value = float(token if token.isascii() else "not ASCII")  # float() also reads '١٢' and fullwidth digits
     except ValueError:
         raise ParameterError(
-            f"{token!r} {where} is not a number", hint="timesteps are numbers such as 0, 250 or 998.39"
+            f"{literal_repr(token)} {where} is not a number", hint="timesteps are numbers such as 0, 250 or 998.39"
         ) from None
     if not math.isfinite(value):
-        raise ParameterError(f"timestep {token!r} {where} is not finite", hint="every t must be a finite number")
+        raise ParameterError(
+            f"timestep {literal_repr(token)} {where} is not finite", hint="every t must be a finite number"
+        )
     return value
 
 
@@ -340,7 +343,7 @@ def parse_range(text: str) -> TimestepRange:
     """
     parts = text.split(":")
     if len(parts) not in (2, 3) or not parts[1].strip():
-        raise ParameterError(f"{{range}} {text!r} is not START:STOP:STEP", hint="e.g. {range=0:1000:10}")
+        raise ParameterError(f"{{range}} {literal_repr(text)} is not START:STOP:STEP", hint="e.g. {range=0:1000:10}")
     start = _parse_number(parts[0], "in {range}") if parts[0].strip() else 0.0
     stop = _parse_number(parts[1], "in {range}")
     step = _parse_number(parts[2], "in {range}") if len(parts) == 3 and parts[2].strip() else 1.0
