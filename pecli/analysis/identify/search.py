@@ -355,7 +355,9 @@ def identify_table(
         also = _timestep_alias(values, best, precision, scale) or also
     if also is not None:  # named once, beside the match
         runners_up = [candidate for candidate in runners_up if _filled(candidate) != _filled(also)]
-    undetermined = _undetermined(values, best, level, tolerance, dtype, _refused(values, refused, precision, scale))
+    undetermined = _undetermined(
+        values, best, level, tolerance, dtype, _refused(values, refused, precision, scale), precision
+    )
     return Identification(
         shape=(length, dim),
         dtype=given,
@@ -419,6 +421,32 @@ def _refused(values: np.ndarray, refused: list[dict[str, Any]], precision: str, 
     return kept
 
 
+def _refused_beside(
+    values: np.ndarray, best: Candidate, refused: list[dict[str, Any]], precision: str
+) -> Undetermined | None:
+    """The timestep conventions that write the table as well as the match ``best`` does, at a t the values
+    cannot pin down (t ± 2π/ω): d = 4 diffusers rows at max period 10000 in bfloat16 (t = 341, 965) are ldm's
+    at 1000 (t = 445.97, 444.00) within rounding, and only the latter's t can be read. None when none is."""
+    others = [convention for convention in refused if dict(convention) != dict(best.params)]
+    others.sort(key=lambda convention: not presets_with("timestep", convention))  # a preset's named first
+    if not others:
+        return None
+    named = Candidate("timestep", others[0], presets=presets_with("timestep", others[0])).describe()
+    settings = {name: others[0][name] for name in ("flip_sin_to_cos", "freq_shift", "max_period")}
+    times = read_timesteps(values, **settings, precision=precision, near=True)
+    if times is not None:  # read all the same: one t of those within the noise
+        shown = ", ".join(f"{t:g}" for t in round_timesteps(times, precision)[:4])
+        named += f" at t ≈ {shown}{', …' * (len(times) > 4)}"
+    more = len(others) - 1
+    named += f" (or {more} other convention{'s' * (more > 1)})" if more else ""
+    return Undetermined(
+        "convention",
+        f"the rows fit {named} as well, whose t the values cannot pin down at d = {values.shape[1]} "
+        f"(t ± 2π/ω writes them within the noise): the {best.scheme} convention read is one of several",
+        readings=tuple(others),
+    )
+
+
 def _undetermined(
     values: np.ndarray,
     best: Candidate,
@@ -426,6 +454,7 @@ def _undetermined(
     tolerance: float,
     dtype: str,
     refused: list[dict[str, Any]],
+    precision: str,
 ) -> tuple[Undetermined, ...]:
     """What the table cannot tell of the match ``best``: a base it only bounds, single-head ALiBi readings
     that write it identically, M-RoPE sections assumed; of no match, the timestep reading refused."""
@@ -444,7 +473,11 @@ def _undetermined(
                 readings=tuple(refused),
             ),
         )
-    found: list[Undetermined | None] = [same_slope_heads(best), assumed_sections(values, best)]
+    found: list[Undetermined | None] = [
+        same_slope_heads(best),
+        assumed_sections(values, best),
+        _refused_beside(values, best, refused, precision),
+    ]
     if level == "exact":
         found.append(base_bound(*writers(values, tolerance, dtype), best))
     return tuple(entry for entry in found if entry is not None)
