@@ -1,0 +1,43 @@
+"""Costs in proportion to what is shown (issue 30, class 4), round 14. Each case runs pecli in a child
+under :func:`tests.conftest.run_capped`'s address-space cap and reads the child's peak resident memory
+(``VmHWM``) as it exits.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tests.conftest import run_capped
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="peak memory read as Linux reports it")
+
+#: resident memory of the interpreter with numpy and pecli imported, no table read (measured: 60–70 MB)
+_BASELINE_MB = 110
+
+
+def run_peak(*args: str) -> tuple[int, str, str, float]:
+    """``pecli ARGS`` in a capped child: its exit code, stdout, stderr, and peak resident memory in MB."""
+    code = (
+        f"import sys; sys.argv = ['pecli', *{list(args)!r}]\n"
+        "from pecli.__main__ import main\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        "    peak = [line for line in open('/proc/self/status') if line.startswith('VmHWM')][0]\n"
+        "    sys.stderr.write('\\n' + peak.split()[1] + '\\n')\n"
+    )
+    done = run_capped(code=code)
+    *lines, peak = done.stderr.rstrip("\n").split("\n")
+    return done.returncode, done.stdout, "\n".join(lines).strip(), int(peak) / 1024.0
+
+
+def test_timestep_summary_of_wide_rows_does_not_list_them():
+    """2 × 4·10^6 (32 MB): the printed summary built --json's first rows as Python lists whatever the
+    output (30 bytes a value, 568 MB peak) to show a few columns; they are built for JSON only."""
+    code, stdout, stderr, peak = run_peak("timestep", "--d", "4000000", "--range", "0:2:1")
+    assert code == 0, stderr
+    assert "2 × 4000000 float32" in stdout
+    table_mb = 2 * 4_000_000 * 4 / 2**20
+    assert peak < _BASELINE_MB + 4 * table_mb, f"peak {peak:.0f} MB for a {table_mb:.0f} MiB table"
