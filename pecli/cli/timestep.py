@@ -285,10 +285,13 @@ def _print_table(out: Output, table: Any) -> None:
     from pecli.schemes.timestep import number_text
 
     summary = table.summary(with_values=table.nbytes <= VALUES_LIMIT)  # --range 0:1e15 prints without a pass
-    shown = min(_SHOWN_ROWS, table.length)
-    values = np.asarray(table.rows(range(shown)), dtype=np.float64)
-    times = table.timesteps.array(0, shown)
-    first_rows = [{"t": float(t), "embedding": row.tolist()} for t, row in zip(times, values, strict=True)]
+
+    def first_rows() -> dict[str, Any]:  # for JSON only: as lists, a value takes 30 bytes
+        shown = min(_SHOWN_ROWS, table.length)
+        values = np.asarray(table.rows(range(shown)), dtype=np.float64)
+        times = table.timesteps.array(0, shown)
+        rows = zip(times, values, strict=True)
+        return {"first_rows": [{"t": float(t), "embedding": row.tolist()} for t, row in rows]}
 
     def labels(rows: range) -> list[str]:  # each t exactly, as short as it reads back (999999999999999, 0.1, 1e+308)
         return [number_text(t) for t in table.timesteps.array(rows.start, rows.stop)]
@@ -298,7 +301,7 @@ def _print_table(out: Output, table: Any) -> None:
         summary,
         details=[Message(f"  timesteps: {_describe_timesteps(table.timesteps)}")],
         previews=[("", preview)],
-        extra={"first_rows": first_rows},
+        extra=first_rows,
         hint=_save_hint(table),
     )
     out.show(report)

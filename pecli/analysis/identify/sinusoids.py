@@ -93,11 +93,11 @@ def column_roles(dim: int, count: int, layout: str, cos_first: bool) -> tuple[np
     placed = np.zeros((1, dim))
     place_sin_cos(placed, (codes - 1j * codes)[None, :], layout=layout, cos_first=False)
     sin_columns, cos_columns = np.full(count, -1), np.full(count, -1)
-    for column, code in enumerate(placed[0]):
-        if code < 0:
-            sin_columns[int(-code) - 1] = column
-        elif code > 0:
-            cos_columns[int(code) - 1] = column
+    # by arrays, not a loop over columns: a (1, 10^6) table took 13 s here
+    placed_codes = placed[0]
+    for columns, sign in ((sin_columns, -1.0), (cos_columns, 1.0)):
+        found = np.flatnonzero(placed_codes * sign > 0)
+        columns[(placed_codes[found] * sign).astype(np.int64) - 1] = found
     return (cos_columns, sin_columns) if cos_first else (sin_columns, cos_columns)
 
 
