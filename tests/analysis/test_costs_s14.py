@@ -70,17 +70,3 @@ def test_column_roles_by_arrays_are_the_columns_read_one_by_one(layout, dim, cou
     assert (sin_columns.tolist(), cos_columns.tolist()) == _column_roles_by_loop(dim, count, layout)
     swapped = column_roles(dim, count, layout, True)
     assert (swapped[1].tolist(), swapped[0].tolist()) == (sin_columns.tolist(), cos_columns.tolist())
-
-
-def test_column_roles_of_a_wide_table_take_no_loop_over_its_columns():
-    """identify of a 1 × 10^6 table called column_roles 8 times, each a Python loop over the columns: 13 s
-    of its 27; by arrays a call over 4·10^6 columns takes well under a second (the loop took about 7)."""
-    import time
-
-    from pecli.analysis.identify.sinusoids import column_roles
-
-    started = time.perf_counter()
-    sin_columns, cos_columns = column_roles(4_000_000, 2_000_000, "interleaved", False)
-    elapsed = time.perf_counter() - started
-    assert sin_columns[-1] == 3_999_998 and cos_columns[-1] == 3_999_999
-    assert elapsed < 2.5, f"{elapsed:.1f} s"
