@@ -274,6 +274,32 @@ def _precision_flags(rows: np.ndarray) -> tuple[bool, bool, bool]:
     return False, not (single.view(np.uint32) & np.uint32(0xFFFF)).any(), float16
 
 
+def _last_bits_used(rows: np.ndarray, flags: tuple[bool, bool, bool]) -> tuple[bool, bool]:
+    """Whether some value of ``rows`` needs bfloat16's, and float16's, last bit, where every value fits that
+    dtype (``flags``: :func:`_precision_flags`). Values that fit a coarser format still (k/128, small integers
+    times a step) are no evidence of rounding to the coarse dtype, and taking them for it would let its slack
+    swallow real differences; a table judged finer gets a stricter tolerance, never a looser one.
+
+    >>> steps = np.arange(12, dtype=np.float32)[:, None] / 128 * np.ones((1, 8), np.float32)
+    >>> _last_bits_used(steps, _precision_flags(steps))  # fits both, needs 4 bits of either
+    (False, False)
+    >>> rounded = np.sin(np.arange(64, dtype=np.float32)).astype(np.float16).astype(np.float32)
+    >>> _last_bits_used(rounded, _precision_flags(rounded))
+    (False, True)
+    """
+    _, bfloat16, float16 = flags
+    if not (bfloat16 or float16):
+        return False, False
+    single = np.asarray(rows, np.float32).ravel()
+    single = single[np.isfinite(single)]
+    if bfloat16:
+        bfloat16 = bool((single.view(np.uint32) & np.uint32(0x10000)).any())
+    if float16:
+        with np.errstate(over="ignore"):
+            float16 = bool((single.astype(np.float16).view(np.uint16) & np.uint16(1)).any())
+    return bfloat16, float16
+
+
 def _precision_name(flags: tuple[bool, ...]) -> str:
     wide, bfloat16, float16 = flags[:3]
     return "float64" if wide else "bfloat16" if bfloat16 else "float16" if float16 else "float32"
@@ -622,8 +648,9 @@ def _widen(rows: np.ndarray, buffers: list[np.ndarray | None], side: int) -> np.
 
 
 def _with_rows(known: str | tuple[bool, ...] | None, rows: np.ndarray) -> str | tuple[bool, ...]:
-    """What the rows so far say of a table's precision: :func:`_precision_flags` and whether every value
-    is a small integer (held exactly: no rounding); or a non-float dtype's name."""
+    """What the rows so far say of a table's precision: :func:`_precision_flags`, whether every value is a small
+    integer (held exactly: no rounding), and :func:`_last_bits_used` (some value needs the coarse dtype's last
+    bit: evidence of rounding to it); or a non-float dtype's name."""
     if rows.dtype.name not in ("float32", "float64"):
         return rows.dtype.name
     # once not, never again
@@ -634,11 +661,15 @@ def _with_rows(known: str | tuple[bool, ...] | None, rows: np.ndarray) -> str | 
             False,
             False,
             known[3] and integral,
+            False,
+            False,
         )
-    flags = (*_precision_flags(rows), integral)
+    precision = _precision_flags(rows)
+    flags = (*precision, integral, *_last_bits_used(rows, precision))
     if not isinstance(known, tuple):
         return flags
-    return known[0] or flags[0], known[1] and flags[1], known[2] and flags[2], known[3] and integral
+    fits = (known[0] or flags[0], known[1] and flags[1], known[2] and flags[2], known[3] and integral)
+    return (*fits, known[4] or flags[4], known[5] or flags[5])  # fits every chunk; needs the last bit in one
 
 
 #: integers up to this magnitude are exact in float32 and wider: a table of them carries no rounding
@@ -686,7 +717,8 @@ def _on_a_dyadic_grid(rows: np.ndarray) -> bool:
 def _table_precision(known: str | tuple[bool, ...]) -> tuple[str, bool]:
     """(the dtype a table was rounded to, whether its values are exact) from :func:`_with_rows`."""
     if isinstance(known, tuple):
-        return ("float64" if known[0] else "float32") if known[3] else _precision_name(known[:3]), known[3]
+        coarse = (known[0], known[1] and known[4], known[2] and known[5])
+        return ("float64" if known[0] else "float32") if known[3] else _precision_name(coarse), known[3]
     return known, known.startswith(("int", "uint", "bool"))
 
 

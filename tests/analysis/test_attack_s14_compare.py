@@ -67,3 +67,25 @@ def test_a_small_sinusoid_computed_in_float32_still_agrees_with_float64(amplitud
     exact = pecli.encode("sinusoidal", 4096, 64, amplitude=amplitude, dtype="float64")
     assert compare_tables(computed, exact).agree
     assert compare_tables(exact, computed).agree
+
+
+@pytest.mark.parametrize("step", [2.0**-7, 3 / 128, 2.0**-20])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_values_that_fit_a_coarse_dtype_without_needing_it_are_not_taken_for_its_rounding(step, dtype):
+    """count × 2^-7 fits bfloat16 (4 of its 8 bits): it was taken for bfloat16 rounding, and a float32 change
+    of 8e-7 in its last row (its tolerance 0.0027) was "same within bfloat16 rounding", exit 0."""
+    table = (np.arange(12.0)[:, None] * np.ones((1, 8)) * step).astype(dtype)
+    moved = table.astype(np.float64)
+    moved[-1] += 1e-5 * step * 128
+    moved = moved.astype(dtype)
+    assert not compare_tables(table, moved).agree
+    assert not compare_tables(moved, table).agree
+
+
+def test_a_real_bfloat16_rounding_keeps_its_tolerance():
+    """The other side of the rule: a bfloat16 table (its values need bfloat16's last bit) against its float64
+    formula agrees, whole and in chunks of one row."""
+    exact = np.sin(np.arange(256.0)[:, None] * np.geomspace(1, 1e-4, 16)[None])
+    rounded = (exact.astype(np.float32).view(np.uint32) + 0x8000 & 0xFFFF0000).view(np.float32)
+    assert compare_tables(rounded, exact).agree
+    assert compare_row_chunks(lambda: ((rounded[i : i + 1], exact[i : i + 1]) for i in range(256))).agree
