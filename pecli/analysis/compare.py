@@ -714,6 +714,49 @@ def _on_a_dyadic_grid(rows: np.ndarray) -> bool:
     return bool(np.all((steps == np.round(steps)) & (steps <= _EXACT_INTEGERS)))
 
 
+def _pairing_radius(row: np.ndarray, tolerance: float) -> tuple[int, float]:
+    """(step, a) when ``row`` is a sinusoid's row at angle 0: its columns paired ``step`` apart, in blocks
+    of 2·step (adjacent columns: 1; halves; quarters), each pair (a·sin 0, a·cos 0) = (0, ±a) or (±a, 0),
+    of one a > 0 within ``tolerance``·a; (0, 0.0) when it is not.
+
+    >>> _pairing_radius(np.array([0.0, 3.0, 0.0, 3.0]), 1e-9), _pairing_radius(np.array([0.0, 0.0, 3.0, 3.0]), 1e-9)
+    ((1, 3.0), (2, 3.0))
+    >>> _pairing_radius(np.ones(4), 1e-9), _pairing_radius(np.array([0.1, 2.0, -0.7, 1.3]), 1e-9)
+    ((0, 0.0), (0, 0.0))
+    """
+    width = len(row)
+    if not np.all(np.isfinite(row)):
+        return 0, 0.0
+    for step in sorted({1, width // 2, width // 4} - {0}):
+        if width % (2 * step):
+            continue
+        pairs = np.abs(row.reshape(width // (2 * step), 2, step))
+        larger, smaller = pairs.max(axis=1), pairs.min(axis=1)
+        radius = float(larger.max())
+        on_axes = float(smaller.max()) <= radius * tolerance  # sin 0 = 0 in each pair
+        if radius > 0 and on_axes and float(larger.min()) >= radius * (1 - tolerance):
+            return step, radius
+    return 0, 0.0
+
+
+def _pairs_on_circle(rows: np.ndarray, step: int, radius: float, tolerance: float) -> bool:
+    """Whether every pair of ``rows``'s columns ``step`` apart (x, y) has x² + y² within 2·``tolerance``·a²
+    of a² (``radius`` a): a sinusoid's rows, whatever their angles.
+
+    >>> angles = np.arange(8.0)[:, None] * np.array([1.0, 0.1])
+    >>> _pairs_on_circle(3 * np.concatenate([np.sin(angles), np.cos(angles)], axis=1), 2, 3.0, 1e-12)
+    True
+    >>> _pairs_on_circle(np.array([[0.0, 3.0], [1.0, 2.0]]), 1, 3.0, 1e-12)
+    False
+    """
+    if not np.all(np.isfinite(rows)):
+        return False
+    blocks = rows.reshape(len(rows), -1, 2, step)
+    squares = np.square(blocks[:, :, 0]) + np.square(blocks[:, :, 1])
+    squares -= radius * radius
+    return bool(np.abs(squares).max(initial=0.0) <= 2.0 * tolerance * radius * radius)
+
+
 def _table_precision(known: str | tuple[bool, ...]) -> tuple[str, bool]:
     """(the dtype a table was rounded to, whether its values are exact) from :func:`_with_rows`."""
     if isinstance(known, tuple):
@@ -750,9 +793,17 @@ class _DifferenceStats:
         #: float32's angle noise belongs to computed sinusoids; a table of exact integers has none
         self.angles = not any(exact_values for _, exact_values in tables)
         #: the amplitude the angle noise is a part of: a sinusoid a·sin(θ) off by δ in θ is off by up to |a|·δ, so
-        #: a table of small values (amplitude 10^-3, or no sinusoid at all) is allowed as little; the largest
-        #: finite |value| of the rows so far, at most 1 (a sinusoid's rows 0 and 1 show its amplitude)
+        #: a table of small values (amplitude 10^-3) is allowed as little and one of amplitude 3 thrice as much.
+        #: Only a table that shows itself computed from angles gets its amplitude whole: row 0 of both tables
+        #: pairs its columns (a·sin 0, a·cos 0) = (0, a) for one a, and every row's pairs lie on that circle,
+        #: x² + y² = a², within rounding. Any other table (learned, a bias of values up to 2048, a sinusoid
+        #: that does not start at angle 0, one whose rows leave the circle) is allowed its largest finite
+        #: |value| so far, at most 1: the noise of a unit sinusoid, never more
         self.amplitude = 0.0
+        #: the amplitude row 0 of both tables shows (:func:`_pairing_radius`), and the step of its column pairs;
+        #: 0 when none, or once a row is off its circle (:func:`_pairs_on_circle`)
+        self.radius: float | None = None
+        self.pairing = 0
         self.atol = atol
         self.kind = "exact" if exact else "float32 arithmetic" if atol is None else "given"
         self.diagnose_rows = diagnose_rows
@@ -825,14 +876,32 @@ class _DifferenceStats:
         magnitude[~np.isfinite(magnitude)] = 0.0
         allowed = self.epsilon * magnitude + self.floor
         if self.angles:
-            self.amplitude = min(1.0, max(self.amplitude, _largest_finite(magnitude)))
+            self._note_amplitude(a, b, _largest_finite(magnitude))
             allowed += FLOAT32_ANGLE_NOISE * self.amplitude * self._positions(self.row, len(a))[:, None]
         return allowed
 
-    def _noise(self, magnitude: np.ndarray) -> np.ndarray:
-        """The data's noise where the larger |value| is ``magnitude`` (a finite chunk's), in place."""
+    def _note_amplitude(self, a: np.ndarray, b: np.ndarray, largest: float) -> None:
+        """Set :attr:`amplitude` for the rows ``a`` and ``b`` (the next chunk), whose largest finite |value| is
+        ``largest``: the radius row 0 shows while every row pairs on its circle, else the capped largest |value|."""
+        tolerance = 4.0 * self.epsilon + 4.0 * FLOAT32_ANGLE_NOISE  # the rounding of a·sin θ and a·cos θ
+        if self.radius is None:  # row 0 (of the first chunk): is it a sinusoid's at angle 0 in both tables?
+            found = [_pairing_radius(rows[0], tolerance) for rows in (a, b)]
+            (step, radius), (other_step, other) = found
+            same = step == other_step and abs(radius - other) <= tolerance * max(radius, other)
+            self.radius, self.pairing = (max(radius, other) if step and same else 0.0), step
+        if self.radius:
+            on_circle = largest <= self.radius * (1.0 + tolerance) + self.floor
+            if on_circle and all(_pairs_on_circle(rows, self.pairing, self.radius, tolerance) for rows in (a, b)):
+                self.amplitude = self.radius
+                return
+            self.radius = 0.0  # a row off the circle: not a sinusoid of that amplitude, whatever row 0 showed
+        self.amplitude = min(1.0, max(self.amplitude, largest))
+
+    def _noise(self, magnitude: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The data's noise where the larger |value| is ``magnitude`` (a finite chunk's, of rows ``a`` and
+        ``b``), in place."""
         if self.angles:
-            self.amplitude = min(1.0, max(self.amplitude, float(magnitude.max(initial=0.0))))
+            self._note_amplitude(a, b, float(magnitude.max(initial=0.0)))
         magnitude *= self.epsilon
         magnitude += self.floor
         if self.angles:
@@ -912,7 +981,7 @@ class _DifferenceStats:
             larger = np.abs(a, out=self._scratch("allowed", a.shape))
             np.maximum(larger, magnitude, out=larger)
             scale = float(larger.max())
-            allowed = self._noise(larger)
+            allowed = self._noise(larger, a, b)
         else:
             scale = max(float(magnitude.max()), _largest_magnitude(a))
             allowed = self._allowed(a, b)
@@ -965,7 +1034,7 @@ class _DifferenceStats:
         if self.heads:  # the first diagnose_rows rows of each head, at their place in the stacked rows
             rows = np.flatnonzero(np.arange(self.length) % (self.length // self.heads) < self.diagnose_rows)
         floor = max(rounding, rounding_tolerance("float32", scale=self.scale), self.epsilon * self.scale + self.floor)
-        return floor + FLOAT32_ANGLE_NOISE * min(1.0, self.scale) * rows
+        return floor + FLOAT32_ANGLE_NOISE * self.amplitude * rows
 
     def result(self) -> Comparison:
         diagnosis: list[Finding] = []
