@@ -33,7 +33,10 @@ def command_line(recipe: Recipe) -> str:
 
     >>> command_line(Recipe("timestep", "timestep", "diffusers", {}, dim=8, output="t.npy", timesteps=(0.5, 3.0)))
     'pecli timestep 0.5 3.0 --dim 8 --preset diffusers -o t.npy'
+    >>> command_line(Recipe("timestep", "timestep", "ldm", {}, dim=8, output="t.npy", timesteps=(-5.0, 3.0)))
+    'pecli timestep --dim 8 --preset ldm -o t.npy -- -5.0 3.0'
     """
+    times: list[str] = []
     if recipe.timesteps is not None:  # rows of timestep embeddings: pecli timestep
         times = _timestep_arguments(recipe.timesteps or ())
         parts = ["pecli", "timestep", *times, "--dim", str(recipe.dim)]  # timestep's own --dim, not generate's --d
@@ -48,7 +51,11 @@ def command_line(recipe: Recipe) -> str:
         sizes = (("dim", recipe.dim), ("length", recipe.length))
         parts += [text for name, size in sizes if size is not None for text in (flag_for(name), str(size))]
     parts += [flag_for("dtype"), recipe.dtype] if recipe.dtype != "float32" else []
-    return " ".join([*parts, flag_for("output"), recipe.output])
+    parts += [flag_for("output"), recipe.output]
+    if times and times[0] != flag_for("range") and any(time.startswith("-") for time in times):
+        # a word starting with '-' is read as an option: the timesteps go last, after '--'
+        parts = [*parts[:2], *parts[2 + len(times) :], "--", *times]
+    return " ".join(parts)
 
 
 def _timestep_arguments(times: tuple[float, ...]) -> list[str]:

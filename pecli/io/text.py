@@ -1,16 +1,17 @@
 """CSV and TSV: one line per row, values separated by ``,`` or a tab, at the digits that round-trip.
 
 A value is written with as many significant digits as its dtype needs to be read back exactly
-(17 for float64, 9 for float32, 5 for float16). Text read back is a 2-D float64 table (text
-records no dtype; every written value parses back to the value written), one row per line.
+(17 for float64, 9 for float32, 5 for float16). Text read back is a 2-D table, one row per line, in
+float32 (float16) where every value is a float32's (float16's) printed with up to 9 (5) digits, else
+float64 (text records no dtype; every written value parses back to the value written).
 
 >>> import io, numpy as np
 >>> written = b"".join(text_pieces(Tensor.from_array(np.array([[0.1, 2.0]], dtype=np.float32)), ","))
 >>> written
 b'0.100000001,2\\n'
 >>> entries, metadata = text_entries(io.BytesIO(written), "t.csv", len(written))
->>> entries[""].shape, entries[""].dtype, np.float32(entries[""].load()).tolist() == [[np.float32(0.1), 2.0]]
-((1, 2), 'float64', True)
+>>> entries[""].shape, entries[""].dtype, entries[""].load().tolist() == [[np.float32(0.1), 2.0]]
+((1, 2), 'float32', True)
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def is_text(head: bytes) -> bool:
 
 
 def text_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str, StoredTensor], dict[str, str]]:
-    """The one table of a CSV or TSV file (key ``""``, float64, a row per line); no metadata.
+    """The one table of a CSV or TSV file (key ``""``, a row per line; float64, or the float32 or float16
+    it was printed from: :func:`_as_written`); no metadata.
 
     The delimiter is the first line's: a comma, else a tab (a line without either is one column;
     spaces do not separate values). Every line must hold as many numbers as the first, or the file
@@ -92,10 +94,68 @@ def text_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[s
     if array.shape != (len(lines), columns):
         raise _first_bad_line(name, lines, delimiter, columns, kind)
 
+    array = _as_written(array, lines, delimiter)
+
     def load() -> np.ndarray:
         return array.copy()
 
-    return {"": StoredTensor(array.shape, "float64", load)}, {}
+    return {"": StoredTensor(array.shape, array.dtype.name, load)}, {}
+
+
+#: (dtype, the significant digits pecli writes it with): text holding that many digits somewhere, each value
+#: the rounding of its own value in that dtype at the digits written, was written from that dtype
+_WRITTEN_DIGITS = (("float16", 5), ("float32", 9))
+
+
+def _as_written(array: np.ndarray, lines: list[str], delimiter: str) -> np.ndarray:
+    """``array`` in the float dtype it was printed from (float16 or float32, as pecli writes them), else as
+    parsed (float64).
+
+    A float32 value printed with 9 digits parses to a float64 that is not that float32 (0.841470957 is not
+    float32's 0.84147095680…): read as float64, the table showed float64 precision and was 3e-8 off every
+    float32 convention. The evidence is the text's: with more digits than the dtype pins down (6 for float32,
+    3 for float16) a float64 value truncated to them agrees with its dtype's rounding by chance in about one
+    value of ten, pecli's own output in every one.
+
+    >>> _as_written(np.array([[0.841470957, 1.0]]), ["0.841470957,1"], ",").dtype.name
+    'float32'
+    >>> _as_written(np.array([[0.8414709848078965]]), ["0.84147098480789650"], ",").dtype.name
+    'float64'
+    >>> _as_written(np.array([[0.841471]]), ["0.841471"], ",").dtype.name  # 6 digits: the digits' own precision
+    'float64'
+    """
+    fields = [field.strip() for line in lines for field in line.split(delimiter)]
+    digits = np.array([_significant_digits(field) for field in fields]).reshape(array.shape)
+    for dtype, written in _WRITTEN_DIGITS:
+        if digits.max(initial=0) < written - 1 or digits.max(initial=0) > written:
+            continue
+        with np.errstate(over="ignore"):
+            rounded = array.astype(dtype)
+        if not np.array_equal(np.isfinite(rounded), np.isfinite(array)):
+            continue
+        # the first rows first: a table that was not printed from this dtype says so there, at once
+        if all(_reprinted(rounded[rows], digits[rows], array[rows]) for rows in (slice(0, 64), slice(64, None))):
+            return rounded
+    return array
+
+
+def _reprinted(rounded: np.ndarray, digits: np.ndarray, parsed: np.ndarray) -> bool:
+    """Whether each finite value of ``rounded``, printed with its ``digits``, is the value ``parsed``."""
+    finite = np.isfinite(parsed)
+    return all(
+        float(f"{float(value):.{count}g}") == written
+        for value, count, written in zip(rounded[finite], digits[finite], parsed[finite], strict=True)
+    )
+
+
+def _significant_digits(field: str) -> int:
+    """The significant digits a number is written with (``"0.0316175073"``: 9; ``"1"``: 1; ``"nan"``: 0).
+
+    >>> _significant_digits("-0.000316227757"), _significant_digits("8.41e-01"), _significant_digits("1.500")
+    (9, 3, 4)
+    """
+    mantissa = field.lower().split("e")[0].lstrip("+-").replace(".", "")
+    return len(mantissa.lstrip("0")) if mantissa.isdigit() else 0
 
 
 def _first_bad_line(name: str, lines: list[str], delimiter: str, columns: int, kind: str) -> TableFileError:

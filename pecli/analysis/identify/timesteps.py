@@ -85,8 +85,9 @@ def _readings(
         return None
     period = 2 * math.pi / freqs[-1]
     turns = min(_MAX_TURNS, max(0, math.ceil(2 * math.pi * max(max_period, _LEAST_SPAN) / period)))
-    # (rows, turns): every t the lowest frequency allows, refined by the rising ones
-    times = np.mod(phases[:, -1], 2 * math.pi)[:, None] / freqs[-1] + period * np.arange(turns + 1)
+    # (rows, turns): every t the lowest frequency allows, refined by the rising ones; negative t too (the
+    # generator writes them, as diffusers does: its embedding takes any t), after every t >= 0 when tied
+    times = np.mod(phases[:, -1], 2 * math.pi)[:, None] / freqs[-1] + period * np.arange(-turns - 1, turns + 1)
     for k in range(half - 2, -1, -1):
         times = times + _wrapped(phases[:, k, None] - times * freqs[k]) / freqs[k]
     each = np.abs(_wrapped(phases[:, None, :] - times[:, :, None] * freqs))  # (rows, turns, frequencies)
@@ -106,8 +107,8 @@ def _readings(
     telling = math.floor(-math.log10(40 * rounding * times.shape[1]))
     rounder = np.minimum(_decimals(times, np.full(times.shape, rounding)), max(0, min(7, telling + 1)))
     closest = errors <= 2 * errors.min(axis=1, keepdims=True) + rounding
-    preference = np.where(within, 2 * rounder + ~closest, 99) * (turns + 2) + np.argsort(
-        np.argsort(np.abs(times), axis=1), axis=1
+    preference = np.where(within, 2 * rounder + ~closest, 99) * (times.shape[1] + 1) + np.argsort(
+        np.argsort(_nonnegative_first(times), axis=1), axis=1
     )
     chosen = preference.argmin(axis=1)
     # told apart only by more than the values' rounding (a table rounded once from float64 is within a tenth
@@ -127,6 +128,11 @@ def _readings(
     slack = allowed[:, 0, :] - each[rows, chosen].max(axis=1)[:, None]  # (rows, frequencies)
     near = np.all(moves[None, :, :] <= slack[:, None, :], axis=2).any(axis=1)
     return times, chosen, indistinct, near
+
+
+def _nonnegative_first(times: np.ndarray) -> np.ndarray:
+    """A key ordering every t >= 0 (least first) before every negative t (least |t| first)."""
+    return np.abs(times) + (times < 0) * (np.abs(times).max(initial=0.0) + 1.0)
 
 
 def read_timesteps(
@@ -196,7 +202,7 @@ def timestep_aliases(
     if not others.any():
         return None
     # the smallest other, as the chosen one is the smallest that is roundest
-    nearest = np.where(others, np.abs(times), np.inf).argmin(axis=1)
+    nearest = np.where(others, _nonnegative_first(times), np.inf).argmin(axis=1)
     return np.where(others.any(axis=1), times[rows, nearest], times[rows, chosen])
 
 
