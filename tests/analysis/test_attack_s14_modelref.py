@@ -58,3 +58,15 @@ def test_adjacent_pairs_against_a_large_base_are_the_pairing_not_a_sinusoid_perm
     assert codes == ["pairing"]
     np.save(tmp_path / "right.npy", _cos(32, 64, 1e6, adjacent=False))
     assert run_in_process("compare", str(model), str(tmp_path / "right.npy"), "--key-a", "cos").code == 0
+
+
+def test_one_cos_table_against_a_model_directory_names_the_key_not_a_spec_size(tmp_path: Path) -> None:
+    # the hint was "for a scheme spec, --d and --len set its shape": neither applies to a model's config
+    model = _qwen2_dir(tmp_path)
+    np.save(tmp_path / "engine.npy", _cos(32, 64, 1e6, adjacent=False))
+    result = run_in_process("compare", str(model), str(tmp_path / "engine.npy"))
+    assert result.code == 2
+    assert "--key-a cos" in result.stderr and "--d" not in result.stderr
+    np.save(tmp_path / "head.npy", _cos(32, 96, 1e6, adjacent=False))  # as wide as no part: still the key
+    result = run_in_process("compare", str(tmp_path / "head.npy"), str(model))
+    assert result.code == 2 and "--key-b cos" in result.stderr and "--d" not in result.stderr
