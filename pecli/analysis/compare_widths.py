@@ -56,6 +56,7 @@ def one_width(
             dtype=dtype if dtype in DTYPES else "float32", engine_side="AB"[1 - side],
         )  # fmt: skip
         if found is None:
+            _one_part_of_two(reference, mine, engine, side)
             return None
         if found.finding is None:
             shapes = [" × ".join(map(str, table.shape)) for table in tables]
@@ -67,6 +68,26 @@ def one_width(
             )
         return side, found
     return None
+
+
+def _one_part_of_two(reference: Reference, mine: np.ndarray, engine: np.ndarray, side: int) -> None:
+    """Refuse an engine's one real table against a reference of two parts compared side by side (a config's
+    cos | sin) that no width explains: no cache of both (vLLM's cos_sin_cache), no partial rotary of both
+    parts. Which part it is, only the user knows — a cos
+    table taken for the sin, or the reverse, is the very mistake compare looks for. Named by the key that picks
+    one part, not by the sizes of a scheme spec."""
+    parts = reference.parts
+    if len(parts) != 2 or np.iscomplexobj(engine) or engine.ndim != 2 or mine.ndim != 2:
+        return
+    if engine.shape[0] != mine.shape[0]:
+        return
+    each, width, key = mine.shape[1] // 2, engine.shape[1], "key_a" if side == 0 else "key_b"
+    cache = f" that is no cache of both ({parts[0]} | {parts[1]} on one circle)" if width == each else ""
+    raise TableFileError(
+        f"shape mismatch: {'AB'[side]} holds {parts[0]} and {parts[1]} side by side ({each} columns each), "
+        f"{'BA'[side]} one table of {width} columns{cache}",
+        hint=f"compare it with one part: {{{key}={parts[0]}}} or {{{key}={parts[1]}}}",
+    )
 
 
 def width_finding_first(result: Comparison, found: PartialWidth | None) -> Comparison:

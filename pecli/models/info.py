@@ -27,6 +27,7 @@ from pecli.analysis.stats import itemsize
 from pecli.dtypes import format_bytes
 from pecli.errors import Message, ParameterError
 from pecli.models.directory import ModelTensor, open_model_directory
+from pecli.models.rope_layers import nested_rope_keys
 from pecli.report import Shown
 from pecli.text import printable
 
@@ -531,13 +532,16 @@ def config_warnings(config: dict[str, Any]) -> list[str]:
 
 
 def _rope_parameter_sets(config: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """Each set of rope parameters and the key it sits under (``rope_parameters.full_attention``)."""
+    """Each set of rope parameters and the key it sits under (``rope_parameters.full_attention``): per layer type
+    only where transformers nests them (``nested_rope_keys``); a flat set with an object among its values is flat.
+    """
     for container in ("rope_parameters", "rope_scaling"):
         settings = config.get(container)
         if not isinstance(settings, dict) or not settings:
             continue
-        if any(isinstance(value, dict) for value in settings.values()):
-            return [(f"{container}.{name}", value) for name, value in settings.items() if isinstance(value, dict)]
+        keys = nested_rope_keys({**config, "rope_parameters": settings})
+        if keys:
+            return [(f"{container}.{name}", settings[name]) for name in keys if isinstance(settings[name], dict)]
         return [(container, settings)]
     return []
 

@@ -49,9 +49,21 @@ def _pairing(a: np.ndarray, b: np.ndarray, tolerance: np.ndarray) -> Finding | N
 
 def _pairing_in_blocks(a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, blocks: int) -> Finding | None:
     width = a.shape[1] // blocks
-    # each block's turning columns: a cos block rounded to float16 holds its slow columns at 1 (constant)
-    rotary = max(rotary_columns(a[:, block * width : (block + 1) * width]) for block in range(blocks))
-    if rotary < 4 or rotary > width:
+    # each block's turning columns: a cos block rounded to float16 holds its slow columns at 1 (constant), as a
+    # float32 one does at a large base (Qwen2's 1e6, 512 positions): the whole width is tried first, its halves
+    turning = max(rotary_columns(a[:, block * width : (block + 1) * width]) for block in range(blocks))
+    for rotary in dict.fromkeys((width, turning)):
+        found = _pairing_at(a, b, tolerance, blocks, width, rotary)
+        if found is not None:
+            return found
+    return None
+
+
+def _pairing_at(
+    a: np.ndarray, b: np.ndarray, tolerance: np.ndarray, blocks: int, width: int, rotary: int
+) -> Finding | None:
+    """RoPE's other pairing over the first ``rotary`` columns of each of ``blocks`` blocks ``width`` wide."""
+    if rotary < 4 or rotary > width or rotary % 2:
         return None
     half = rotary // 2
     adjacent = pairing_permutation(width, rotary)
