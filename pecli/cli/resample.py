@@ -22,7 +22,7 @@ from pecli.cli.options import (
 )
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
-from pecli.text import literal, literal_repr
+from pecli.text import literal, literal_repr, shown
 
 HELP = """Resample a learned position table to another grid or length.
 
@@ -225,6 +225,12 @@ def resample(
         done = replace(source, output, name, resampled, note=note)
         wrote = [f"wrote {output}: {done.key} {shape(table.array)} -> {shape(resampled)} {dtype}, "
                  f"every other tensor copied; {how}"]  # fmt: skip
+        if done.left_out:
+            names = ", ".join(shown(name) + os.sep for name in done.left_out)
+            out.note(
+                f"{output} lacks {names}: a model directory's subdirectories are not copied; copy them from "
+                f"{source} if the model needs them (a sentence-transformers model's 1_Pooling/ is one)"
+            )
         if os.path.isdir(source):
             _note_stale_length(out, source, output, done.key, settings, table.array.shape[-2], resampled.shape[-2])
     else:

@@ -171,7 +171,10 @@ def read_shard_index(directory: str) -> tuple[dict[str, Any], dict[str, str]] | 
 
 @dataclass(frozen=True)
 class CheckpointCopy:
-    """What a copy did: the tensor replaced, its shapes and data bytes before and after, the file written."""
+    """What a copy did: the tensor replaced, its shapes and data bytes before and after, the file written.
+
+    ``left_out``: a model directory's subdirectories (``1_Pooling``, ``onnx``), which the copy does not hold.
+    """
 
     key: str
     old_shape: tuple[int, ...]
@@ -180,6 +183,7 @@ class CheckpointCopy:
     file: str
     nbytes: int
     old_nbytes: int
+    left_out: tuple[str, ...] = ()
 
 
 def _same_file(first: str, second: str) -> bool:
@@ -301,7 +305,8 @@ def replace_in_directory(
 ) -> CheckpointCopy:
     """Copy model directory ``source`` to the new directory ``target`` with tensor ``key`` replaced by ``table``.
 
-    The files directly in ``source`` are copied (hidden ones and subdirectories are not); the
+    The files directly in ``source`` are copied (hidden ones and subdirectories are not: the result's
+    ``left_out`` names the subdirectories); the
     weights file holding ``key`` (``model.safetensors``, or the shard the index names) is
     rewritten by :func:`replace_tensor`; the index keeps its ``weight_map`` and gets the new
     ``metadata.total_size``. ``target`` is written whole or not at all (a temporary directory
@@ -333,7 +338,10 @@ def replace_in_directory(
         raise OutputError(
             f"directory {literal_repr(parent)} does not exist", hint=f"create it first: mkdir -p {literal(parent)}"
         )
-    files = sorted(entry.name for entry in os.scandir(source) if entry.is_file() and not entry.name.startswith("."))
+    entries = [entry for entry in os.scandir(source) if not entry.name.startswith(".")]
+    files = sorted(entry.name for entry in entries if entry.is_file())
+    # a sentence-transformers model's 1_Pooling/, an onnx/ export: not copied, and said so
+    left_out = tuple(sorted(entry.name for entry in entries if entry.is_dir()))
     check_free_space(parent, sum(os.path.getsize(os.path.join(source, file)) for file in files) + table.nbytes)
     with reported_os_errors(target):
         temporary = tempfile.mkdtemp(dir=parent, prefix=f".{base}{TEMP_MARKER}{os.getpid()}-")
@@ -357,7 +365,7 @@ def replace_in_directory(
             shutil.rmtree(temporary)
         raise
     return CheckpointCopy(done.key, done.old_shape, done.shape, done.dtype, os.path.join(target, shard),
-                          done.nbytes, done.old_nbytes)  # fmt: skip
+                          done.nbytes, done.old_nbytes, left_out)  # fmt: skip
 
 
 def _umask() -> int:
