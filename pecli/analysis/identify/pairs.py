@@ -24,7 +24,7 @@ import numpy as np
 from pecli.analysis.identify.candidates import presets_with
 from pecli.analysis.identify.grids import assumed_sections
 from pecli.analysis.identify.result import Candidate, Identification, Undetermined
-from pecli.analysis.identify.search import _checked, identify_table
+from pecli.analysis.identify.search import _checked, _finite_arithmetic, identify_table
 from pecli.analysis.identify.undetermined import base_bound, writers
 from pecli.analysis.identify.values import _looks_gaussian, _value_statistics
 from pecli.analysis.identify.verify import Progress, _errors
@@ -33,6 +33,7 @@ from pecli.schemes.catalog import SCHEMES
 __all__ = ["identify_rope_pair"]
 
 
+@_finite_arithmetic
 def identify_rope_pair(
     cos: np.ndarray,
     sin: np.ndarray,

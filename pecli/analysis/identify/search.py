@@ -36,7 +36,8 @@ from pecli.analysis.identify.verify import (
     _within_angle_noise,
 )
 from pecli.dtypes import DTYPES
-from pecli.errors import PecliError, TableFileError
+from pecli.errors import ParameterError, PecliError, TableFileError
+from pecli.schemes.alibi import MAX_HEADS
 from pecli.schemes.catalog import SCHEMES
 
 _P = ParamSpec("_P")
@@ -153,6 +154,12 @@ def _checked(table: np.ndarray) -> np.ndarray:
             f"got shape {values.shape}",
             hint="give a position table, or choose a tensor with {key}",
         )
+    if values.ndim == 1 and len(values) > MAX_HEADS:  # read as ALiBi's slopes: one a head
+        raise TableFileError(
+            f"the table is a 1-D vector of {len(values)} values: identify reads a vector as ALiBi's slopes, one "
+            f"per head, and pecli computes at most {MAX_HEADS} heads",
+            hint="give a position table (len, d), or choose a tensor with {key}",
+        )
     # the largest and smallest value are finite only if every value is (NaN propagates): no table-sized mask
     if not (np.isfinite(values.max()) and np.isfinite(values.min())):
         raise TableFileError("the table holds NaN or infinite values", hint="no encoding convention produces them")
@@ -162,12 +169,21 @@ def _checked(table: np.ndarray) -> np.ndarray:
 def _finite_arithmetic(function: Callable[_P, _T]) -> Callable[_P, _T]:
     """Run ``function`` with numpy's overflow and underflow quiet: a table near float64's largest values
     overflows a candidate's squares and sums to inf (and tiny ones underflow to 0), which then fits no
-    candidate; that is the answer, not a warning on the user's terminal."""
+    candidate; that is the answer, not a warning on the user's terminal. A candidate's parameters are read off
+    the table, never given: a scheme refusing them (a ParameterError, which the CLI spells as a generator's
+    flag) is the table's shape or values that no convention pecli computes can have."""
 
     @functools.wraps(function)
     def quiet(*args: _P.args, **kwargs: _P.kwargs) -> _T:
-        with np.errstate(over="ignore", under="ignore"):
-            return function(*args, **kwargs)
+        try:
+            with np.errstate(over="ignore", under="ignore"):
+                return function(*args, **kwargs)
+        except ParameterError as error:
+            shape = getattr(args[0], "shape", ()) if args else ()
+            raise TableFileError(
+                f"no convention pecli computes can be read at the table's shape {shape}: {error.message}",
+                hint="give a position table (len, d), or choose a tensor with {key}",
+            ) from error
 
     return quiet
 
