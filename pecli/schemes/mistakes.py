@@ -71,7 +71,13 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
     >>> rope_mistakes({"scaling": "none"}).factors
     {}
     """
-    from pecli.schemes.rope_scaling import SCALING_PARAMETERS, _mscale, rope_attention_factor, scaling_parameters
+    from pecli.schemes.rope_scaling import (
+        MSCALE_ALONE,
+        SCALING_PARAMETERS,
+        _mscale,
+        rope_attention_factor,
+        scaling_parameters,
+    )
 
     scaling = params.get("scaling") or "none"
     factors: dict[str, float] = {}
@@ -92,9 +98,8 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
             }
         mscale, mscale_all_dim = params.get("mscale"), params.get("mscale_all_dim")
         if mscale and mscale_all_dim:
-            factor = float(params["factor"])
-            factors["mscale(factor, mscale)"] = _mscale(factor, mscale)
-            factors["mscale(factor, mscale_all_dim)"] = _mscale(factor, mscale_all_dim)
+            # B = cos·mscale(f, mscale) against A = cos·mscale(f, mscale)/mscale(f, mscale_all_dim): the divisor
+            factors[MSCALE_ALONE] = _mscale(float(params["factor"]), mscale_all_dim)
     if scaling == "longrope" and params.get("short_factor") is not None and params.get("long_factor") is not None:
         swaps = [
             ("longrope_long_factor", "the long factor set where the short one applies",
