@@ -236,10 +236,23 @@ def t5_mistakes(params: Mapping[str, Any]) -> Mistakes:
     """T5's: the encoder's bidirectional buckets where the decoder's causal ones apply, or the reverse (each
     stack of an encoder-decoder model computes its own, ``bidirectional=not is_decoder``).
 
-    >>> t5_mistakes({}).toggles
-    ('bidirectional',)
+    Also another ``num_buckets`` or ``max_distance`` than the checkpoint's (T5's 32 and 128; a config's
+    ``relative_attention_num_buckets`` and ``relative_attention_max_distance`` read as the defaults, or halved or
+    doubled).
+
+    >>> mistakes = t5_mistakes({"num_buckets": 32, "max_distance": 128})
+    >>> mistakes.toggles, [changes for _, _, changes in mistakes.swaps][:2]
+    (('bidirectional',), [{'num_buckets': 16}, {'num_buckets': 64}])
     """
-    return Mistakes(toggles=("bidirectional",))
+    swaps: list[tuple[str, str, Mapping[str, Any]]] = []
+    for name, default in (("num_buckets", 32), ("max_distance", 128)):
+        given = params.get(name)
+        if not isinstance(given, int) or isinstance(given, bool) or given < 2:
+            continue
+        for other in dict.fromkeys((given // 2, given * 2, default)):
+            if other != given and other >= 2:
+                swaps.append((f"t5_{name}", f"{name} {other} where {given} applies", {name: other}))
+    return Mistakes(toggles=("bidirectional",), swaps=tuple(swaps))
 
 
 def alibi_mistakes(params: Mapping[str, Any]) -> Mistakes:

@@ -102,3 +102,17 @@ def test_model_directory_named_as_such(cli, tmp_path: Path) -> None:
     assert_clean_error(result, 2, "A is a file, B a model's config")
     result = cli("compare", str(tmp_path / "x.npy"), str(tmp_path / "x.npy"), "--d", "64")
     assert_clean_error(result, 2, "A and B are files")
+
+
+@pytest.mark.parametrize(
+    ("changes", "code"),
+    [({"max_distance": 64}, "t5_max_distance"), ({"num_buckets": 16}, "t5_num_buckets"),
+     ({"bidirectional": False}, "bidirectional")],
+)  # fmt: skip
+def test_t5_buckets_with_another_setting_named(cli, tmp_path: Path, changes: dict, code: str) -> None:
+    from pecli.schemes.t5 import t5_bucket_table
+
+    np.save(tmp_path / "b.npy", t5_bucket_table(64, **changes).astype(np.float32))
+    result = cli("compare", "t5", str(tmp_path / "b.npy"), "--len", "64", "--json")
+    assert result.code == 1, result.stderr
+    assert json.loads(result.out)["diagnosis"][0]["code"] == code
