@@ -396,10 +396,7 @@ def compare_tables(
             parts=parts,
         )  # fmt: skip
     if a.ndim != 2 or b.ndim != 2 or a.shape != b.shape:
-        raise TableFileError(
-            f"shape mismatch: A is {' × '.join(map(str, a.shape))}, B is {' × '.join(map(str, b.shape))}",
-            hint="compare tables of the same shape (for a scheme spec, {dim} and {length} set its shape)",
-        )
+        raise shape_mismatch(a, b)
     # float64 rows widened at once: bounded memory (at least one row: a row of 10^6 columns is 8 MB, 64 were 512)
     step = max(1, _CHUNK_BYTES // (8 * max(1, a.shape[1])))
     # a wide table is diagnosed on its first rows, as a streamed one (64 × 10^6 diagnosed whole took 3 GB)
@@ -410,6 +407,35 @@ def compare_tables(
         parts=parts, diagnose_rows=diagnose_rows,
     )  # fmt: skip
     return result if axes is None else replace(result, axes=tuple(axes))
+
+
+def shape_mismatch(a: np.ndarray, b: np.ndarray) -> TableFileError:
+    """The error for tables of other shapes; when one is the other transposed (its shape reversed, its values
+    the other's within a thousandth of its largest), it says so and how to fix it.
+
+    >>> table = np.arange(6.0).reshape(3, 2)
+    >>> error = shape_mismatch(table, table.T)
+    >>> error.message
+    'shape mismatch: A is 3 × 2, B is 2 × 3: B is A transposed (max |A − Bᵀ| 0)'
+    >>> shape_mismatch(table, np.zeros((2, 2))).message
+    'shape mismatch: A is 3 × 2, B is 2 × 2'
+    """
+    message = f"shape mismatch: A is {' × '.join(map(str, a.shape))}, B is {' × '.join(map(str, b.shape))}"
+    hint = "compare tables of the same shape (for a scheme spec, {dim} and {length} set its shape)"
+    if a.ndim == 2 and b.shape == a.shape[::-1] and a.size and np.isfinite(a).all() and np.isfinite(b).all():
+        wide_a, wide_b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        off = max(float(np.abs(wide_a[rows] - wide_b[:, rows].T).max()) for rows in _row_slices(len(a), a.shape[1]))
+        scale = max(float(np.abs(wide_a).max()), float(np.abs(wide_b).max()))
+        if off <= 1e-3 * scale:
+            message += f": B is A transposed (max |A − Bᵀ| {off:.3g})"
+            hint = ("pecli reads a table as {length} × {dim} (rows: positions, columns: dimensions): transpose "
+                    "the one stored the other way (numpy: table.T) and compare again")  # fmt: skip
+    return TableFileError(message, hint=hint)
+
+
+def _row_slices(rows: int, columns: int) -> list[slice]:
+    step = max(1, _CHUNK_BYTES // (8 * max(1, columns)))
+    return [slice(start, start + step) for start in range(0, rows, step)]
 
 
 #: compare_tables diagnoses a disagreement on the first rows of each table, this many values (all of a smaller one)

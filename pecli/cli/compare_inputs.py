@@ -126,9 +126,32 @@ def _sources(request: CompareRequest) -> tuple[list[Any], list[bool]]:
             )
     configs = [spec is None and bool(kind_of_source(text).options) for spec, text in zip(specs, texts, strict=True)]
     if all(spec is None for spec in specs) and request.shaped and (request.d is not None or not any(configs)):
-        shapes = "a scheme spec (a model's config: --len, --dtype)" if any(configs) else "a scheme spec"
-        raise ParameterError(f"--d, --len and --dtype shape {shapes}, but A and B are files", hint="drop them")
+        if any(configs):  # a model's config takes --len and --dtype; its width is its own
+            raise ParameterError(f"--d sets a scheme spec's width, but {_sides_in_words(texts)}: a model's config "
+                                 "sets its own width (--len and --dtype apply to it)", hint="drop --d")  # fmt: skip
+        raise ParameterError(f"--d, --len and --dtype shape a scheme spec, but {_sides_in_words(texts)}",
+                             hint="drop them")  # fmt: skip
     return specs, configs
+
+
+#: each kind of source (:data:`pecli.sources.SOURCE_KINDS`) in words
+_KIND_WORDS = {"stdin": "standard input", "model-directory": "a model directory", "config": "a model's config",
+               "model-id": "a model id", "file": "a file"}  # fmt: skip
+
+
+def _sides_in_words(texts: tuple[str, str]) -> str:
+    """What A and B are, in words.
+
+    >>> _sides_in_words(("a.npy", "b.npy")), _sides_in_words(("config.json", "-"))
+    ('A and B are files', "A is a model's config, B standard input")
+    """
+    from pecli.sources import kind_of_source
+
+    kinds = [kind_of_source(text).name for text in texts]
+    if kinds == ["file", "file"]:
+        return "A and B are files"
+    words = [_KIND_WORDS.get(kind, "a file") for kind in kinds]
+    return f"A is {words[0]}, B {words[1]}"
 
 
 def _load_file(out: Output, request: CompareRequest, side: int, sides: _Sides) -> None:

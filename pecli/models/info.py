@@ -473,7 +473,7 @@ def config_warnings(config: dict[str, Any]) -> list[str]:
     ...                      "original_max_position_embeddings": 4096}})[1][:56]
     'rope_scaling.mscale = rope_scaling.mscale_all_dim = 1.0:'
     """
-    from pecli.schemes.rope_scaling import rope_attention_factor
+    from pecli.schemes.rope_scaling import MSCALE_ALONE, rope_attention_factor
 
     prefix, part = rope_part(config)
     model_type = part["model_type"] if isinstance(part.get("model_type"), str) else ""
@@ -519,7 +519,7 @@ def config_warnings(config: dict[str, Any]) -> list[str]:
             alone = rope_attention_factor("yarn", factor, mscale=mscale, mscale_all_dim=None)
             warnings.append(
                 f"{at}mscale = {at}mscale_all_dim = {mscale!r}: the attention factor cancels to 1 (transformers); "
-                f"engines that apply mscale alone multiply cos and sin by {alone:.10g}"
+                f"an engine with {MSCALE_ALONE} multiplies cos and sin by {alone:.10g}"
             )
         elif bool(mscale) != bool(all_dim) and given is None and factor:
             lone = "mscale" if mscale else "mscale_all_dim"

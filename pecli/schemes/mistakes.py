@@ -71,7 +71,13 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
     >>> rope_mistakes({"scaling": "none"}).factors
     {}
     """
-    from pecli.schemes.rope_scaling import SCALING_PARAMETERS, _mscale, rope_attention_factor, scaling_parameters
+    from pecli.schemes.rope_scaling import (
+        MSCALE_ALONE,
+        SCALING_PARAMETERS,
+        _mscale,
+        rope_attention_factor,
+        scaling_parameters,
+    )
 
     scaling = params.get("scaling") or "none"
     factors: dict[str, float] = {}
@@ -92,9 +98,8 @@ def rope_mistakes(params: Mapping[str, Any]) -> Mistakes:
             }
         mscale, mscale_all_dim = params.get("mscale"), params.get("mscale_all_dim")
         if mscale and mscale_all_dim:
-            factor = float(params["factor"])
-            factors["mscale(factor, mscale)"] = _mscale(factor, mscale)
-            factors["mscale(factor, mscale_all_dim)"] = _mscale(factor, mscale_all_dim)
+            # B = cos·mscale(f, mscale) against A = cos·mscale(f, mscale)/mscale(f, mscale_all_dim): the divisor
+            factors[MSCALE_ALONE] = _mscale(float(params["factor"]), mscale_all_dim)
     if scaling == "longrope" and params.get("short_factor") is not None and params.get("long_factor") is not None:
         swaps = [
             ("longrope_long_factor", "the long factor set where the short one applies",
@@ -231,10 +236,23 @@ def t5_mistakes(params: Mapping[str, Any]) -> Mistakes:
     """T5's: the encoder's bidirectional buckets where the decoder's causal ones apply, or the reverse (each
     stack of an encoder-decoder model computes its own, ``bidirectional=not is_decoder``).
 
-    >>> t5_mistakes({}).toggles
-    ('bidirectional',)
+    Also another ``num_buckets`` or ``max_distance`` than the checkpoint's (T5's 32 and 128; a config's
+    ``relative_attention_num_buckets`` and ``relative_attention_max_distance`` read as the defaults, or halved or
+    doubled).
+
+    >>> mistakes = t5_mistakes({"num_buckets": 32, "max_distance": 128})
+    >>> mistakes.toggles, [changes for _, _, changes in mistakes.swaps][:2]
+    (('bidirectional',), [{'num_buckets': 16}, {'num_buckets': 64}])
     """
-    return Mistakes(toggles=("bidirectional",))
+    swaps: list[tuple[str, str, Mapping[str, Any]]] = []
+    for name, default in (("num_buckets", 32), ("max_distance", 128)):
+        given = params.get(name)
+        if not isinstance(given, int) or isinstance(given, bool) or given < 2:
+            continue
+        for other in dict.fromkeys((given // 2, given * 2, default)):
+            if other != given and other >= 2:
+                swaps.append((f"t5_{name}", f"{name} {other} where {given} applies", {name: other}))
+    return Mistakes(toggles=("bidirectional",), swaps=tuple(swaps))
 
 
 def alibi_mistakes(params: Mapping[str, Any]) -> Mistakes:

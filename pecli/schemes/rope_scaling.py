@@ -27,6 +27,7 @@ from pecli.text import literal_repr
 
 __all__ = [
     "LAST_POSITION",
+    "MSCALE_ALONE",
     "SCALINGS",
     "rope_attention_factor",
     "rope_frequencies",
@@ -213,6 +214,12 @@ def _check_attention_factor(scaling: str, full: dict[str, Any]) -> None:
             "so its table is infinite",
             hint="a model's attention factor is about 1: YaRN's default is 0.1·ln factor + 1",
         )
+
+
+#: what an engine gets wrong with DeepSeek's YaRN (rope_scaling.mscale and mscale_all_dim): cos and sin times
+#: yarn_get_mscale(factor, mscale) where transformers divides it by yarn_get_mscale(factor, mscale_all_dim); the words
+#: of ``pecli info``'s warning and of compare's diagnosis
+MSCALE_ALONE = "mscale applied alone, not divided by yarn_get_mscale(factor, mscale_all_dim)"
 
 
 def _mscale(factor: float, mscale: float = 1.0) -> float:

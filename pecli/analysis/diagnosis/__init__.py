@@ -8,8 +8,8 @@ columns' sign), a constant factor (named
 when the reference's parameters know it: YaRN's attention factor…), positions rounded to
 bfloat16/float16, per-head bias tables ((heads, L, L) or (heads, L): ALiBi's slopes from the power-of-two
 formula for a head count that is not a power of two, of the wrong sign, heads reversed or scaled one by
-one), and, when the reference is a scheme with parameters, its frequency scaling left
-out, another base, or another of its parameter sets (:mod:`pecli.schemes.mistakes`).
+one; any per-head table's heads in another order), and, when the reference is a scheme with parameters, its
+frequency scaling left out, another base, or another of its parameter sets (:mod:`pecli.schemes.mistakes`).
 
 >>> import pecli
 >>> a = pecli.encode("rope", 64, 16, part="cos", dtype="float64")
@@ -25,6 +25,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from pecli.analysis.diagnosis._head_order import head_order_findings
 from pecli.analysis.diagnosis._heads import head_findings
 from pecli.analysis.diagnosis._layout import layout_findings
 from pecli.analysis.diagnosis._precision import precision_findings
@@ -104,7 +105,7 @@ def diagnose_difference(
     explanations: tuple[Callable[[np.ndarray, np.ndarray, np.ndarray, Reference | None], list[Finding]], ...]
     explanations = _EXPLANATIONS
     if a.ndim == 3:  # per-head tables: their heads, and a constant factor over all of them
-        explanations = (head_findings, _all_heads_factor, _all_heads_offset)
+        explanations = (head_order_findings, head_findings, _all_heads_factor, _all_heads_offset)
     for explain in explanations:
         # the layout also takes the parts a file names (its halves swapped are those parts swapped)
         if explain is layout_findings:
@@ -114,7 +115,7 @@ def diagnose_difference(
         for finding in findings:
             found.setdefault(finding.code, finding)
     ordered = sorted(found.values(), key=lambda finding: finding.figures.get("residual", 0.0))
-    ordered = _without_ties(_negation_first(ordered))
+    ordered = _without_ties(_permutation_first(_negation_first(ordered)))
     if swapped:
         ordered = [_swapped(found) for found in ordered]
     return ordered
@@ -159,6 +160,25 @@ def _negation_first(ordered: list[Finding]) -> list[Finding]:
     reordered = [found for found in ordered if found.code != "positions_negated"]
     reordered.insert(factor, ordered[negated])
     return reordered
+
+
+def _permutation_first(ordered: list[Finding]) -> list[Finding]:
+    """The findings with the heads' order (the cause) ahead of everything else, unless ALiBi's reversal names the same
+    order with its slopes: B's heads scaled by 2 and 0.5 are two heads swapped.
+
+    >>> factors = Finding("alibi_head_factors", "heads 0–1 scaled", {"residual": 0.0})
+    >>> permuted = Finding("heads_permuted", "heads 0, 1 are A's 1, 0", {"residual": 1e-9})
+    >>> [found.code for found in _permutation_first([factors, permuted])]
+    ['heads_permuted', 'alibi_head_factors']
+    """
+    codes = [found.code for found in ordered]
+    if "heads_permuted" not in codes:
+        return ordered
+    permuted = ordered[codes.index("heads_permuted")]
+    rest = [found for found in ordered if found is not permuted]
+    if "alibi_heads_reversed" in codes:
+        return rest
+    return [permuted, *rest]
 
 
 def _rounding_only(a: np.ndarray, b: np.ndarray) -> list[Finding]:

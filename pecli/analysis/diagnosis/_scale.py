@@ -11,7 +11,7 @@ __all__ = ["factor_findings", "named_factors", "offset_findings"]
 
 
 def named_factors(reference: Reference | None) -> dict[str, float]:
-    """The constants the reference's scheme names for its parameters (YaRN's attention factor…), with ratios.
+    """The constants the reference's scheme names for its parameters (YaRN's attention factor, mscale alone…).
 
     >>> sorted(named_factors(None))
     []
@@ -19,12 +19,7 @@ def named_factors(reference: Reference | None) -> dict[str, float]:
     if reference is None:
         return {}
     mistakes = get_scheme(reference.scheme).known_mistakes(reference.params)
-    factors = dict(mistakes.factors) if mistakes is not None else {}
-    if "mscale(factor, mscale)" in factors and "mscale(factor, mscale_all_dim)" in factors:
-        ratio = factors["mscale(factor, mscale)"] / factors["mscale(factor, mscale_all_dim)"]
-        factors["mscale / mscale_all_dim"] = ratio
-        factors["mscale_all_dim / mscale"] = 1.0 / ratio
-    return factors
+    return dict(mistakes.factors) if mistakes is not None else {}
 
 
 def factor_findings(
