@@ -313,9 +313,12 @@ def _part_names(model: Any) -> list[str]:
     return list(get_scheme(model.encoding.scheme).parts)
 
 
-def _config_label(source: str, spec: Any, part: str | None) -> str:
+def _config_label(source: str, model: Any, spec: Any, part: str | None) -> str:
+    """The table's title: its scheme, the config's name and, of a model whose layer types differ, the one picked."""
     name = os.path.basename(os.path.normpath(source))
-    return _describe(spec.scheme, spec.metadata()) + f" — {name}" + (f" [{part}]" if part else "")
+    layer_type = model.encoding.layer_type
+    picked = f" ({layer_type})" if layer_type is not None else ""
+    return _describe(spec.scheme, spec.metadata()) + f" — {name}{picked}" + (f" [{part}]" if part else "")
 
 
 def _config_table(source: str, model: Any, request: SourceRequest, kind: str) -> SourceTable:
@@ -336,7 +339,7 @@ def _config_table(source: str, model: Any, request: SourceRequest, kind: str) ->
         )
     spec = spec.single()
     metadata = spec.metadata()
-    return SourceTable(spec.array(), _config_label(source, spec, request.key), metadata, source, request.key,
+    return SourceTable(spec.array(), _config_label(source, model, spec, request.key), metadata, source, request.key,
                        request.dtype, kind, scheme=spec.scheme, params=dict(spec.params))  # fmt: skip
 
 
@@ -346,8 +349,8 @@ def _config_parts(source: str, model: Any, request: SourceRequest, kind: str) ->
     if len(parts) < 2:
         return None
     return [
-        SourceTable(part.check().array(), _config_label(source, part, part.name), part.metadata(), source, part.name,
-                    request.dtype, kind, scheme=part.scheme, params=dict(part.params))
+        SourceTable(part.check().array(), _config_label(source, model, part, part.name), part.metadata(), source,
+                    part.name, request.dtype, kind, scheme=part.scheme, params=dict(part.params))
         for part in parts
     ]  # fmt: skip
 

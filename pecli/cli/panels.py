@@ -241,7 +241,9 @@ def draw_panels(
     metadata = tables[0].metadata
     from pecli.cli.inputs import is_file_input
 
-    name = printable("<stdin>" if source == "-" else os.path.basename(source))
+    name = printable("<stdin>" if source == "-" else os.path.basename(os.path.normpath(source)))
+    if metadata.get("layer_type"):  # a model whose layer types differ: the one these tables are of
+        name += f" ({printable(metadata['layer_type'])})"
     described = style.title or table_title({k: v for k, v in metadata.items() if k != "part"})
     if is_file_input(source):  # a file is named by its base name, as a single table's title names it
         heading = f"{described} — {name}" if described else name

@@ -173,7 +173,7 @@ def _config_input(source: str, *, preset: str | None, params: dict[str, Any], le
     check_qk(scheme, qk, seed)
     if spec is None or scheme not in RELATIVE_SCHEMES:
         return None
-    where = os.path.basename(os.path.normpath(source))
+    where = os.path.basename(os.path.normpath(source)) + (f" ({layer_type})" if layer_type is not None else "")
     return RelativeInput(scheme, dict(spec.params), spec.length, spec.dim, _label(scheme, spec.params, where),
                          qk or "ones", seed or 0)  # fmt: skip
 

@@ -32,6 +32,7 @@ from pecli.models.gguf import GGUF_KEYS
 from pecli.models.rope_family import pairing, rope_type_of
 from pecli.models.rope_layers import (
     TYPES_WITHOUT_ROPE,
+    check_layer_count,
     class_layer_rope,
     flat_rope_note,
     layer_config,
@@ -114,6 +115,7 @@ def rope_encoding(config: Mapping[str, Any], model_type: str, *, layer_type: str
 
 def _rope_encoding(config: Mapping[str, Any], model_type: str, layer_type: str | None) -> ModelEncoding:
     layer_types = layer_type_names(config)  # checked first, whatever the layer type asked for
+    check_layer_count(config)
     nested = nested_settings(config)
     if nested is None:
         if layer_type is not None and not layer_types:

@@ -32,6 +32,7 @@ __all__ = [
     "MAX_LAYER_TYPES",
     "ROPE_TYPE_LABELS",
     "TYPES_WITHOUT_ROPE",
+    "check_layer_count",
     "class_layer_rope",
     "flat_rope_note",
     "layer_config",
@@ -308,6 +309,25 @@ def layer_type_names(config: Mapping[str, Any]) -> list[str]:
             hint='layer_types lists each layer\'s attention type ("full_attention", "sliding_attention")',
         )
     return sorted(set(types))
+
+
+def check_layer_count(config: Mapping[str, Any]) -> None:
+    """Refuse a ``layer_types`` that does not list one type per layer (``num_hidden_layers``), as transformers'
+    ``PreTrainedConfig.validate_layer_type`` does: which layer is of which type is then unknown.
+
+    >>> check_layer_count({"layer_types": ["full_attention"], "num_hidden_layers": 2})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pecli.errors.ParameterError: config.json: layer_types lists 1 layer type but num_hidden_layers is 2 ...
+    """
+    types, layers = config.get("layer_types"), config.get("num_hidden_layers")
+    if not isinstance(types, list) or not isinstance(layers, int) or isinstance(layers, bool) or layers == len(types):
+        return
+    raise ParameterError(
+        f"config.json: layer_types lists {len(types)} layer type{'' if len(types) == 1 else 's'} but"
+        f" num_hidden_layers is {layers} (transformers refuses the config)",
+        hint="give layer_types one entry per layer, as many as num_hidden_layers",
+    )
 
 
 def nested_settings(config: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any], dict[str, str]]] | None:
