@@ -209,10 +209,19 @@ def read_config(path: str) -> dict[str, Any]:
     Traceback (most recent call last):
     ...
     pecli.errors.TableFileError: no such config: 'no/such/dir' (give a config.json or a model directory holding one)
+    >>> read_config("-")
+    Traceback (most recent call last):
+    ...
+    pecli.errors.TableFileError: a model's config is read from a file or a model directory, not from standard input ('-') (save it to a file first, e.g. config.json, and give its path)
     """
     from pecli.models.gguf import gguf_config, is_gguf_path
     from pecli.models.hub_cache import is_model_id, resolve_model_id
 
+    if path == "-" and not os.path.exists(path):  # the other inputs' spelling of standard input
+        raise TableFileError(
+            "a model's config is read from a file or a model directory, not from standard input ('-')",
+            hint="save it to a file first, e.g. config.json, and give its path",
+        )
     if is_gguf_path(path) and not os.path.isdir(path):  # llama.cpp's GGUF: its metadata as a config
         return gguf_config(path)
     if is_model_id(path):  # org/name[@revision]: its snapshot in the local Hugging Face cache

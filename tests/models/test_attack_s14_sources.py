@@ -89,3 +89,11 @@ def test_layer_types_not_one_per_layer_is_refused(cli, tmp_path, types, command)
     info = cli("info", str(directory))
     assert info.code == 0, info.stderr
     assert "num_hidden_layers" in info.out
+
+
+def test_a_config_on_standard_input_is_refused_naming_it(cli, tmp_path):
+    """``--from-config -`` said "no such config: '-'", as if a file named '-' were missing."""
+    out = tmp_path / "t.npy"
+    result = cli("generate", "--from-config", "-", "-o", str(out))
+    assert_clean_error(result, 2, "standard input", "config.json")
+    assert not out.exists()
