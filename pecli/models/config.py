@@ -209,11 +209,7 @@ def read_config(path: str) -> dict[str, Any]:
     Traceback (most recent call last):
     ...
     pecli.errors.TableFileError: no such config: 'no/such/dir' (give a config.json or a model directory holding one)
-    >>> read_config("-")
-    Traceback (most recent call last):
-    ...
-    pecli.errors.TableFileError: a model's config is read from a file or a model directory, not from standard input ('-') (save it to a file first, e.g. config.json, and give its path)
-    """
+"""
     from pecli.models.gguf import gguf_config, is_gguf_path
     from pecli.models.hub_cache import is_model_id, resolve_model_id
 
