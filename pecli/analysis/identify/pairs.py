@@ -121,6 +121,7 @@ def _pair_undetermined(
             lambda c: cos_within(c) and sin_within(as_sin(c)),
             lambda c: cos_written(c) and sin_written(as_sin(c)),
             best,
+            dim=cos.shape[1],
         )
     )
     return tuple(entry for entry in entries if entry is not None)

@@ -517,11 +517,26 @@ def _ordered(
     return [*exact, *readings]
 
 
+def _one_frequency(table: np.ndarray, tolerance: float) -> Iterator[dict[str, Any]]:
+    """The RoPE part of d = 2 that ``table`` shows: its one frequency is base⁰ = 1 whatever the base, so both
+    columns hold cos p, sin p or p, and the base is the scheme's default (any other writes it alike)."""
+    if np.abs(table[:, 0] - table[:, 1]).max() > 1e-6 * (float(np.abs(table).max()) or 1.0):
+        return
+    for part in ("cos", "sin", "angle"):
+        profile = frequency_profile(table[:, :1], part)
+        if profile is not None and abs(float(profile[0][0]) - 1.0) * float(profile[2][0]) <= tolerance:
+            yield {"layout": "half", "part": part}
+            return
+
+
 def rope_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Iterator[dict[str, Any]]:
     """RoPE parameters (layout, part, base, scaling…) that ``table``'s columns agree with, simplest first."""
     length, dim = table.shape
     # the phase (radians, at the last row) a profile read from float32 values is good to; coarser values read worse
     tolerance = _PROFILE_TOLERANCE if value_precision(table) in ("float16", "bfloat16") else 1e-3
+    if dim == 2:
+        yield from _one_frequency(table, tolerance)
+        return
     for layout in rope_layouts(table):
         columns = table[:, : dim // 2] if layout == "half" else table[:, 0::2]
         for part in ("cos", "sin", "angle"):

@@ -495,5 +495,5 @@ def _undetermined(
         _refused_beside(values, best, refused, precision),
     ]
     if level == "exact":
-        found.append(base_bound(*writers(values, tolerance, dtype), best))
+        found.append(base_bound(*writers(values, tolerance, dtype), best, dim=values.shape[1]))
     return tuple(entry for entry in found if entry is not None)

@@ -90,17 +90,26 @@ def least_base(writes: Callable[[Candidate], bool], best: Candidate) -> float | 
 
 
 def base_bound(
-    within: Callable[[Candidate], bool], written: Callable[[Candidate], bool], best: Candidate
+    within: Callable[[Candidate], bool], written: Callable[[Candidate], bool], best: Candidate, dim: int | None = None
 ) -> Undetermined | None:
     """What ``best``'s base is bounded by, as an :class:`Undetermined`: the least base from which every larger
     one writes the table ``within`` its rounding (the bound), and the least from which each is ``written`` bit
-    for bit; None when the base is pinned down (a base far above ``best``'s does not write the table)."""
+    for bit; None when the base is pinned down (a base far above ``best``'s does not write the table). A table
+    of ``dim`` 2 holds the one frequency base⁰ = 1: any base writes it.
+
+    >>> found = Candidate("rope", {"base": 10000.0, "part": "cos"})
+    >>> print(base_bound(lambda c: True, lambda c: True, found, dim=2).note)
+    any; d = 2 holds frequency 1 only (base⁰, whatever the base: 10000, the one named, is one of them)
+    """
     low = least_base(within, best)
     if low is None:
         return None
+    base = best.params["base"]
+    if dim == 2 and low <= _LEAST_BASE:
+        note = f"any; d = 2 holds frequency 1 only (base⁰, whatever the base: {base:g}, the one named, is one of them)"
+        return Undetermined("base", note)
     exact = least_base(written, best)
     bit = f"; bit for bit from {exact:.2g}" if exact is not None and exact != low else ""
-    base = best.params["base"]
     return Undetermined(
         "base", f"any base ≥ {low:.2g} writes it within rounding{bit} ({base:g}, read, is one of them)", low=low
     )
