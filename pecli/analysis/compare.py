@@ -777,10 +777,13 @@ def _pairs_on_circle(rows: np.ndarray, step: int, radius: float, tolerance: floa
     """
     if not np.all(np.isfinite(rows)):
         return False
-    blocks = rows.reshape(len(rows), -1, 2, step)
-    squares = np.square(blocks[:, :, 0]) + np.square(blocks[:, :, 1])
-    squares -= radius * radius
-    return bool(np.abs(squares).max(initial=0.0) <= 2.0 * tolerance * radius * radius)
+    if not radius > 0:
+        return False
+    blocks = rows.reshape(len(rows), -1, 2, step) / radius  # on the unit circle: no square overflows (1e300)
+    with np.errstate(over="ignore", invalid="ignore"):  # a value far beyond the radius: inf, off the circle
+        squares = np.square(blocks[:, :, 0]) + np.square(blocks[:, :, 1])
+        squares -= 1.0
+        return bool(np.abs(squares).max(initial=0.0) <= 2.0 * tolerance)
 
 
 def _table_precision(known: str | tuple[bool, ...]) -> tuple[str, bool]:
