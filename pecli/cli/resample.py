@@ -462,7 +462,7 @@ def _check_checkpoint_output(source: str, output: str, fmt: str | None) -> str:
         raise ParameterError(f"--in-checkpoint writes {written} as INPUT is, not --format {fmt}", hint="drop --format")
     if output == "-":
         raise ParameterError(
-            "--in-checkpoint writes a file, not stdout", hint="give a new path, e.g. -o new.safetensors"
+            "--in-checkpoint writes a file, not stdout", hint=f"give a new path, e.g. -o new.{written}"
         )
     check_not_input(output, [source], flag="--in-checkpoint -o", inside=True)
     if os.path.isdir(source):
