@@ -46,11 +46,15 @@ Examples:
   pecli resample roberta.safetensors --key position_embeddings --len 4098 --keep-rows 2 --method tile -o long.npy
   pecli resample vit.safetensors --key pos_embed --grid 24x24 --in-checkpoint -o vit-384.safetensors
   pecli resample ./roberta-base --key position --len 4098 --keep-rows 2 --method tile --in-checkpoint -o ./roberta-4k
+  pecli resample deit.pth --key model.pos_embed --grid 24x24 --in-checkpoint -o deit-384.pth
 
 --in-checkpoint writes a copy of the checkpoint INPUT with only that tensor replaced: every other
 tensor's bytes and the file's metadata kept (a pecli_resample entry added), streamed, the input
 never modified. For a model directory -o names a new directory: the shard holding the tensor is
-rewritten, the other files copied, the index's total_size updated.
+rewritten, the other files copied, the index's total_size updated. A PyTorch checkpoint (.pt, .pth,
+.bin) is loaded with torch.load(weights_only=True) and saved again with torch.save: nested dicts,
+epochs, optimizer state and storage shared between other tensors kept; a tied tensor is refused, and
+optimizer state that keeps the old shape is named in a warning.
 """
 
 
@@ -128,8 +132,8 @@ def resample(
         bool,
         typer.Option(
             "--in-checkpoint",
-            help="Write a copy of the checkpoint INPUT with only this tensor replaced (-o: a .safetensors file, "
-            "or a new directory for a model directory).",
+            help="Write a copy of the checkpoint INPUT with only this tensor replaced (-o: a .safetensors or "
+            ".pt/.pth/.bin file as INPUT is, or a new directory for a model directory).",
         ),
     ] = False,
     fmt: FormatOpt = None,
@@ -167,7 +171,7 @@ def resample(
                 f"unknown --method {literal_repr(method)} for --len", hint=f"one of {', '.join(core.LENGTH_METHODS)}"
             )
     if in_checkpoint:
-        _check_checkpoint_output(source, output, fmt)
+        fmt = _check_checkpoint_output(source, output, fmt)
         target: Any = None
     else:
         check_not_input(output, [source], inside=True)
@@ -192,7 +196,7 @@ def resample(
             hint=f"pecli generate --from-config {literal(source)} --len N -o table.safetensors",
         )
     if source != "-":
-        _check_before_reading(core, source, key, settings, written_format if not in_checkpoint else "safetensors")
+        _check_before_reading(core, source, key, settings, written_format)
     if os.path.isdir(source):  # a learned table among its weights (a config's tables are computed, not resampled)
         from pecli.cli.inputs import InputTable
         from pecli.models import open_model_directory
@@ -205,7 +209,7 @@ def resample(
     else:
         table = load_input(out, source, key=key)
     dtype = table.dtype_name
-    _check_holds(dtype, written_format if not in_checkpoint else "safetensors")
+    _check_holds(dtype, written_format)
     if grid is not None:
         resampled = core.resample_grid(table.array, **settings, dtype=dtype)
     else:
@@ -220,11 +224,25 @@ def resample(
     if in_checkpoint:
         from pecli.io import checkpoint
 
-        note = {"pecli_resample": f"{name}: {shape(table.array)} -> {shape(resampled)}; {how}"}
-        replace = checkpoint.replace_in_directory if os.path.isdir(source) else checkpoint.replace_tensor
-        done = replace(source, output, name, resampled, note=note)
+        if written_format == "pt":  # a torch.save file has no metadata for a note
+            from pecli.io.pt import replace_pt_tensor
+
+            done = replace_pt_tensor(source, output, name, resampled)
+        else:
+            note = {"pecli_resample": f"{name}: {shape(table.array)} -> {shape(resampled)}; {how}"}
+            replace = checkpoint.replace_in_directory if os.path.isdir(source) else checkpoint.replace_tensor
+            done = replace(source, output, name, resampled, note=note)
         wrote = [f"wrote {output}: {done.key} {shape(table.array)} -> {shape(resampled)} {dtype}, "
-                 f"every other tensor copied; {how}"]  # fmt: skip
+                 f"every other {'entry kept' if written_format == 'pt' else 'tensor copied'}; {how}"]  # fmt: skip
+        if done.stale:
+            listed = ", ".join(shown(stale) for stale in done.stale[:3])
+            more = f" and {len(done.stale) - 3} more" if len(done.stale) > 3 else ""
+            one = len(done.stale) == 1
+            out.warn(
+                f"{output}: {listed}{more} keep{'s' if one else ''} {done.key}'s old shape {shape(table.array)} "
+                f"(copied as {'it was' if one else 'they were'}): start the optimizer afresh, or resample "
+                f"{'it' if one else 'them'} too"
+            )
         if done.left_out:
             names = ", ".join(shown(name) + os.sep for name in done.left_out)
             out.note(
@@ -425,20 +443,26 @@ def _grid_settings(
     return {**settings, "prefix_tokens": prefix_tokens or 0, "method": method, "antialias": antialias}
 
 
-def _check_checkpoint_output(source: str, output: str, fmt: str | None) -> None:
-    """With --in-checkpoint: a safetensors INPUT (or model directory), and -o a new file or directory, not INPUT."""
+#: the names a torch.save checkpoint goes by (transformers' pytorch_model.bin among them)
+PT_SUFFIXES = (".pt", ".pth", ".bin")
+
+
+def _check_checkpoint_output(source: str, output: str, fmt: str | None) -> str:
+    """With --in-checkpoint: a safetensors or .pt INPUT (or model directory), and -o a new file or directory of
+    the same kind, not INPUT. Returns the format written: "pt" or "safetensors"."""
     from pecli.io import check_output_path
 
-    if source == "-" or not (os.path.isdir(source) or source.endswith(".safetensors")):
+    written = "pt" if source.lower().endswith(PT_SUFFIXES) and not os.path.isdir(source) else "safetensors"
+    if source == "-" or not (os.path.isdir(source) or source.endswith(".safetensors") or written == "pt"):
         raise ParameterError(
-            f"--in-checkpoint copies a .safetensors checkpoint; {literal_repr(source)} is not one",
-            hint="give a .safetensors file or a model directory, or drop --in-checkpoint",
+            f"--in-checkpoint copies a .safetensors or .pt checkpoint; {literal_repr(source)} is not one",
+            hint="give a .safetensors, .pt, .pth or .bin file or a model directory, or drop --in-checkpoint",
         )
-    if fmt not in (None, "safetensors"):
-        raise ParameterError(f"--in-checkpoint writes safetensors, not --format {fmt}", hint="drop --format")
+    if fmt not in (None, written):
+        raise ParameterError(f"--in-checkpoint writes {written} as INPUT is, not --format {fmt}", hint="drop --format")
     if output == "-":
         raise ParameterError(
-            "--in-checkpoint writes a file, not stdout", hint="give a new path, e.g. -o new.safetensors"
+            "--in-checkpoint writes a file, not stdout", hint=f"give a new path, e.g. -o new.{written}"
         )
     check_not_input(output, [source], flag="--in-checkpoint -o", inside=True)
     if os.path.isdir(source):
@@ -453,12 +477,22 @@ def _check_checkpoint_output(source: str, output: str, fmt: str | None) -> None:
                 f"-o {literal_repr(output)} names a {suffix} file, but a model directory is copied to a new directory",
                 hint="give a directory name, e.g. -o resampled-model",
             )
-        return
-    if not output.endswith(".safetensors"):
+        return written
+    if written == "pt":
+        from pecli.io.pt import require_torch
+
+        if not output.lower().endswith(PT_SUFFIXES):
+            raise ParameterError(
+                f"-o {literal_repr(output)} is not a .pt, .pth or .bin file, as the checkpoint INPUT is",
+                hint="e.g. -o resampled.pt",
+            )
+        require_torch("--in-checkpoint on a .pt checkpoint")
+    elif not output.endswith(".safetensors"):
         raise ParameterError(
             f"-o {literal_repr(output)} is not a .safetensors file", hint="e.g. -o resampled.safetensors"
         )
     check_output_path(output)
+    return written
 
 
 def _prepare_output(out: Output, output: str, fmt: str | None) -> tuple[Any, str]:

@@ -174,6 +174,8 @@ class CheckpointCopy:
     """What a copy did: the tensor replaced, its shapes and data bytes before and after, the file written.
 
     ``left_out``: a model directory's subdirectories (``1_Pooling``, ``onnx``), which the copy does not hold.
+    ``stale``: tensors that went with the old one and keep its shape (a .pt checkpoint's optimizer state for it,
+    an EMA copy of it).
     """
 
     key: str
@@ -184,6 +186,7 @@ class CheckpointCopy:
     nbytes: int
     old_nbytes: int
     left_out: tuple[str, ...] = ()
+    stale: tuple[str, ...] = ()
 
 
 def _same_file(first: str, second: str) -> bool:
