@@ -8,8 +8,10 @@ columns' sign), a constant factor (named
 when the reference's parameters know it: YaRN's attention factor…), positions rounded to
 bfloat16/float16, per-head bias tables ((heads, L, L) or (heads, L): ALiBi's slopes from the power-of-two
 formula for a head count that is not a power of two, of the wrong sign, heads reversed or scaled one by
-one; any per-head table's heads in another order), and, when the reference is a scheme with parameters, its
-frequency scaling left out, another base, or another of its parameter sets (:mod:`pecli.schemes.mistakes`).
+one; any per-head table's heads in another order, every head transposed, or only some heads differing; T5's
+bias read off its bucket structure: another direction, num_buckets or max_distance, the bucket index off by
+one), and, when the reference is a scheme with parameters, its frequency scaling left out, another base, or
+another of its parameter sets (:mod:`pecli.schemes.mistakes`).
 
 >>> import pecli
 >>> a = pecli.encode("rope", 64, 16, part="cos", dtype="float64")
@@ -25,6 +27,8 @@ from dataclasses import replace
 
 import numpy as np
 
+from pecli.analysis.diagnosis._buckets import bucket_findings
+from pecli.analysis.diagnosis._head_layout import heads_transposed_findings, only_heads_findings
 from pecli.analysis.diagnosis._head_order import head_order_findings
 from pecli.analysis.diagnosis._heads import head_findings
 from pecli.analysis.diagnosis._layout import layout_findings
@@ -105,7 +109,8 @@ def diagnose_difference(
     explanations: tuple[Callable[[np.ndarray, np.ndarray, np.ndarray, Reference | None], list[Finding]], ...]
     explanations = _EXPLANATIONS
     if a.ndim == 3:  # per-head tables: their heads, and a constant factor over all of them
-        explanations = (head_order_findings, head_findings, _all_heads_factor, _all_heads_offset)
+        explanations = (head_order_findings, head_findings, _all_heads_factor, _all_heads_offset,
+                        heads_transposed_findings, bucket_findings, only_heads_findings)  # fmt: skip
     for explain in explanations:
         # the layout also takes the parts a file names (its halves swapped are those parts swapped)
         if explain is layout_findings:
@@ -116,6 +121,8 @@ def diagnose_difference(
             found.setdefault(finding.code, finding)
     ordered = sorted(found.values(), key=lambda finding: finding.figures.get("residual", 0.0))
     ordered = _without_ties(_permutation_first(_negation_first(ordered)))
+    if len(ordered) > 1:  # which heads differ tells where, not why: said only when nothing else is
+        ordered = [found for found in ordered if found.code != "only_heads_differ"]
     if swapped:
         ordered = [_swapped(found) for found in ordered]
     return ordered
