@@ -21,9 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.compare import Comparison, value_precision
+from pecli.analysis.compare import Comparison
 from pecli.analysis.diagnosis import Reference
 from pecli.analysis.partial_width import PartialWidth, partial_width
+from pecli.analysis.value_precision import value_precision
 from pecli.dtypes import DTYPES
 from pecli.errors import TableFileError
 

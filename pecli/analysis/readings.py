@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.compare import Comparison, rounding_tolerance
+from pecli.analysis.compare import Comparison
 from pecli.analysis.diagnosis import Finding
 from pecli.analysis.identify import identify_rope_pair, identify_table
+from pecli.analysis.value_precision import rounding_tolerance
 from pecli.errors import PecliError
 from pecli.schemes.catalog import SCHEMES
 from pecli.schemes.spec import TableSpec

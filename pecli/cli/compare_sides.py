@@ -37,7 +37,7 @@ def other_side(side: int, loaded: list[Any], pairs: list[Any]) -> tuple[int | No
 def rounded_dtype(table: Any) -> str:
     """The dtype ``table`` was rounded to: its file's record, else what its values show (float32 for one pecli
     does not compute in)."""
-    from pecli.analysis.compare import value_precision
+    from pecli.analysis.value_precision import value_precision
     from pecli.dtypes import DTYPES
 
     found = table.metadata.get("dtype") or value_precision(_real(table.array))

@@ -93,8 +93,9 @@ def _large_file_and_spec(request: CompareRequest) -> tuple[list[StreamedTable], 
     scheme and parameters (for the diagnosis) and its side; None when either cannot stream."""
     import os
 
-    from pecli.analysis.compare import Reference, value_precision_of_chunks
+    from pecli.analysis.compare import Reference
     from pecli.analysis.compare_streamed import SpecRows, chunk_rows
+    from pecli.analysis.value_precision import value_precision_of_chunks
     from pecli.dtypes import DTYPES
     from pecli.io import read_tensors
     from pecli.io.rows import open_rows

@@ -225,7 +225,7 @@ def resample(
         from pecli.io import checkpoint
 
         if written_format == "pt":  # a torch.save file has no metadata for a note
-            from pecli.io.pt import replace_pt_tensor
+            from pecli.io.pt_checkpoint import replace_pt_tensor
 
             done = replace_pt_tensor(source, output, name, resampled)
         else:

@@ -14,24 +14,21 @@ shape claims.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import io
 import os
 import re
 import warnings
 from collections.abc import Iterator, Mapping
-from typing import IO, Any, cast
+from typing import IO, Any
 
 import numpy as np
 
 from pecli.errors import ParameterError, TableFileError
-from pecli.io.atomic import atomic_file, check_free_space, reported_os_errors
-from pecli.io.checkpoint import CheckpointCopy
 from pecli.io.tensor import StoredTensor, Tensor, check_tensor_count
 from pecli.text import literal, literal_repr
 
-__all__ = ["pt_bytes", "pt_entries", "replace_pt_tensor", "require_torch"]
+__all__ = ["flatten_state", "load_state", "pt_bytes", "pt_entries", "require_torch", "torch_tensor"]
 
 #: the fix named wherever a .pt file needs the optional torch
 TORCH_HINT = "pip install 'pecli[torch]'"
@@ -52,13 +49,13 @@ def pt_bytes(tensors: Mapping[str, Tensor]) -> bytes:
     """A ``torch.save`` archive of ``tensors`` (a dict of name -> tensor), built in memory."""
     import torch
 
-    state = {name: _torch_tensor(tensors[name]) for name in sorted(tensors)}
+    state = {name: torch_tensor(tensors[name]) for name in sorted(tensors)}
     buffer = io.BytesIO()  # an in-memory archive: torch names the archive root after the file
     torch.save(state, buffer)
     return buffer.getvalue()
 
 
-def _torch_tensor(tensor: Tensor) -> Any:
+def torch_tensor(tensor: Tensor) -> Any:
     """A torch tensor of ``tensor``'s values and dtype (bfloat16 through its bits: numpy has no bfloat16)."""
     import torch
 
@@ -68,7 +65,7 @@ def _torch_tensor(tensor: Tensor) -> Any:
     return torch.from_numpy(array.copy())
 
 
-def _flatten_state(state: Any, name: str) -> dict[str, Any]:
+def flatten_state(state: Any, name: str) -> dict[str, Any]:
     """The tensors in a (nested) state dict or list, by dotted key; without recursion, so cycles and
     deep nesting in a hostile pickle cannot overflow the stack, and refused past :data:`MAX_TENSORS`.
 
@@ -77,7 +74,7 @@ def _flatten_state(state: Any, name: str) -> dict[str, Any]:
 
     >>> import torch
     >>> t = torch.zeros(1)
-    >>> list(_flatten_state({"a": [t, {"b": t}], "c": "text"}, "x.pt"))
+    >>> list(flatten_state({"a": [t, {"b": t}], "c": "text"}, "x.pt"))
     ['a.0', 'a.1.b']
     """
     import torch
@@ -161,15 +158,15 @@ def pt_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str
 
     ``name`` labels the file in messages, which are templates: made :func:`~pecli.text.literal` by the caller.
     """
-    state = _load_state(handle, name, size)
+    state = load_state(handle, name, size)
     entries: dict[str, StoredTensor] = {}
-    for key, tensor in _flatten_state(state, name).items():
+    for key, tensor in flatten_state(state, name).items():
         dtype_name = str(tensor.dtype).removeprefix("torch.")
         entries[key] = StoredTensor(tuple(tensor.shape), dtype_name, functools.partial(_array, tensor, name, key))
     return entries, {}
 
 
-def _load_state(handle: IO[bytes], name: str, size: int | None) -> Any:
+def load_state(handle: IO[bytes], name: str, size: int | None) -> Any:
     """What ``torch.load(weights_only=True)`` gives for the file ``handle``, its storages mapped where it can."""
     try:
         import torch
@@ -242,122 +239,3 @@ def _array(tensor: Any, name: str, key: str) -> np.ndarray:
     if tensor.dtype == torch.bfloat16:
         tensor = tensor.float()  # numpy has no bfloat16: widen it exactly to float32
     return np.array(tensor.numpy(), copy=True, order="C")
-
-
-#: the names torch.optim gives per-parameter state (Adam, AdamW, SGD, RMSprop, Adagrad, Adadelta)
-_OPTIMIZER_STATE = frozenset({"exp_avg", "exp_avg_sq", "max_exp_avg_sq", "momentum_buffer", "square_avg", "acc_delta"})
-
-
-def replace_pt_tensor(source: str, target: str, key: str, table: np.ndarray) -> CheckpointCopy:
-    """Write ``source`` (a torch.save checkpoint) to ``target`` with tensor ``key`` replaced by ``table``.
-
-    ``key`` is dotted as :func:`pt_entries` names it (``model.pos_embed``); ``table`` must have the
-    tensor's dtype. The checkpoint is loaded with ``weights_only=True`` and saved whole with
-    ``torch.save``: nested containers, non-tensor entries (epochs, optimizer settings, strings) and
-    storage shared between other tensors kept as torch.load gives them. The tensor is replaced in
-    place (``set_``), so an ``nn.Parameter`` stays one and a tuple holding it holds the new one. A
-    tensor sharing its storage with another (tied weights) is refused: replacing one would untie
-    them. The copy is atomic; ``target`` must be another file than ``source``.
-
-    Returns:
-        A :class:`~pecli.io.checkpoint.CheckpointCopy`; its ``stale`` names the tensors that keep the
-        old shape (Adam's ``exp_avg`` for it, an EMA copy).
-
-    Example:
-        >>> import os, tempfile, torch
-        >>> folder = tempfile.mkdtemp()
-        >>> source, target = os.path.join(folder, "m.pt"), os.path.join(folder, "new.pt")
-        >>> torch.save({"model": {"pos": torch.zeros(4, 2)}, "epoch": 7}, source)
-        >>> replace_pt_tensor(source, target, "model.pos", np.ones((6, 2), np.float32)).shape
-        (6, 2)
-        >>> copy = torch.load(target, weights_only=True)
-        >>> copy["model"]["pos"].shape, copy["epoch"]
-        (torch.Size([6, 2]), 7)
-    """
-    import torch
-
-    from pecli.io import find_key
-
-    with contextlib.suppress(OSError):
-        if os.path.samefile(source, target):
-            raise ParameterError(
-                f"the output {literal_repr(target)} is the input file",
-                hint="write to a new file: the input is never modified",
-            )
-    where = literal(source)
-    with reported_os_errors(source), open(source, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        state = _load_state(handle, where, size)  # storages mapped from ``handle``: it stays open until saved
-        flat = _flatten_state(state, where)
-        name = find_key(list(flat), key, source)
-        old = flat[name]
-        new = Tensor.from_array(table)
-        if str(old.dtype).removeprefix("torch.") != new.dtype:
-            raise ParameterError(
-                f"{where}: tensor {literal_repr(name)} is {str(old.dtype).removeprefix('torch.')}, "
-                f"the new table {new.dtype}",
-                hint="round the table to the tensor's dtype first",
-            )
-        # torch.save keeps tensors of one storage together by the storage's identity (its _cdata) too
-        storage = old.untyped_storage()._cdata
-        tied = [other for other, tensor in flat.items() if other != name and tensor.untyped_storage()._cdata == storage]
-        if tied:
-            raise TableFileError(
-                f"{where}: tensor {literal_repr(name)} shares its storage with {literal_repr(tied[0])}"
-                f"{f' and {len(tied) - 1} more' if len(tied) > 1 else ''} (tied weights), so replacing it alone "
-                "would untie them",
-                hint="untie them in the model and save it again, or resample to a table file without --in-checkpoint",
-            )
-        old_shape, old_nbytes = tuple(old.shape), old.numel() * old.element_size()
-        stale = _stale_copies(flat, name, old_shape)
-        with torch.no_grad():
-            old.set_(_torch_tensor(new))
-        check_free_space(target, size + new.nbytes - old_nbytes)
-        with atomic_file(target) as written:
-            recorded = _WriteErrors(written)
-            try:
-                torch.save(state, cast(IO[bytes], recorded))  # torch writes through write() and flush() alone
-            except RuntimeError:  # torch's zip writer reports a failed write as "unexpected pos" at its end
-                if recorded.error is None:
-                    raise
-                raise recorded.error from None
-    return CheckpointCopy(name, old_shape, new.shape, new.dtype, target, new.nbytes, old_nbytes, stale=stale)
-
-
-class _WriteErrors:
-    """The file torch.save writes, keeping the first OSError of a write (a full disk) for the error message."""
-
-    def __init__(self, handle: IO[bytes]) -> None:
-        self.handle = handle
-        self.error: OSError | None = None
-
-    def write(self, data: bytes) -> int:
-        try:
-            return self.handle.write(data)
-        except OSError as error:
-            self.error = self.error or error
-            raise
-
-    def flush(self) -> None:
-        self.handle.flush()
-
-
-def _stale_copies(flat: Mapping[str, Any], name: str, shape: tuple[int, ...]) -> tuple[str, ...]:
-    """The tensors of ``shape`` besides ``name`` that go with it: optimizer state (under a key naming an
-    optimizer, or named as torch.optim names per-parameter state) or a copy under another prefix (an EMA).
-
-    >>> import torch
-    >>> flat = {"model.pos": torch.zeros(3), "ema.pos": torch.zeros(3), "optimizer.state.0.exp_avg": torch.zeros(3),
-    ...         "model.bias": torch.zeros(3), "optimizer.state.1.exp_avg": torch.zeros(2)}
-    >>> _stale_copies(flat, "model.pos", (3,))
-    ('ema.pos', 'optimizer.state.0.exp_avg')
-    """
-    tail = name.split(".", 1)[-1]
-
-    def goes_with(other: str) -> bool:
-        parts = other.split(".")
-        optimizer = parts[-1] in _OPTIMIZER_STATE or any("optim" in part.lower() for part in parts)
-        return optimizer or other == tail or other.endswith("." + tail)
-
-    return tuple(other for other, tensor in flat.items()
-                 if other != name and tuple(tensor.shape) == shape and goes_with(other))  # fmt: skip

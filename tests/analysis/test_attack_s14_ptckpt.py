@@ -193,9 +193,9 @@ def test_failed_write_leaves_no_file(tmp_path, cli, monkeypatch):
 
     import contextlib
 
-    import pecli.io.pt
+    import pecli.io.pt_checkpoint
 
-    atomic_file = pecli.io.pt.atomic_file
+    atomic_file = pecli.io.pt_checkpoint.atomic_file
 
     class FullDisk:  # the disk fills after the archive's first bytes
         def __init__(self, handle):
@@ -215,6 +215,6 @@ def test_failed_write_leaves_no_file(tmp_path, cli, monkeypatch):
         with atomic_file(path) as handle:
             yield FullDisk(handle)
 
-    monkeypatch.setattr(pecli.io.pt, "atomic_file", filling)
+    monkeypatch.setattr(pecli.io.pt_checkpoint, "atomic_file", filling)
     result = cli("resample", str(source), *GRID, "--in-checkpoint", "-o", str(target))
     _refused(tmp_path, result, 3, "no space left")

@@ -68,11 +68,11 @@ def test_noise_of_that_shape_matches_nothing_in_bounded_memory(tmp_path):
 
 def test_head_by_head_readings_equal_the_whole_tables(monkeypatch):
     # the blocks regenerated are the whole table's, bit for bit, in every reading identify tries
-    from pecli.analysis.compare import value_precision
     from pecli.analysis.identify import biases
     from pecli.analysis.identify import values as reading
     from pecli.analysis.identify.biases import _alibi_blocks
     from pecli.analysis.identify.values import _values_precision
+    from pecli.analysis.value_precision import value_precision
 
     for module in (biases, reading):  # the ALiBi readings' blocks and the precision's
         monkeypatch.setattr(module, "_CHUNK_BYTES", 8 * 300 * 7)  # blocks of 7 query rows

@@ -174,13 +174,13 @@ def test_pt_listing_one_tensor_a_million_times_is_refused_in_bounded_memory():
     """``torch.save([t] * 1_000_000)`` is 2 MB on disk; walking it once queued a million keys (200 MB)."""
     import tracemalloc
 
-    from pecli.io.pt import _flatten_state
+    from pecli.io.pt import flatten_state
 
     state = [torch.zeros(1)] * 1_000_000
     tracemalloc.start()
     try:
         with pytest.raises(TableFileError, match="more than 100000 tensors"):
-            _flatten_state(state, "x.pt")
+            flatten_state(state, "x.pt")
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

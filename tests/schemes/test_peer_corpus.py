@@ -14,8 +14,9 @@ import shlex
 import numpy as np
 import pytest
 
-from pecli.analysis.compare import arithmetic_tolerance, compare_tables, rounding_tolerance
+from pecli.analysis.compare import compare_tables
 from pecli.analysis.identify import Identification, identify_table
+from pecli.analysis.value_precision import arithmetic_tolerance, rounding_tolerance
 from pecli.cli.reproduce import reproduce
 from pecli.io import read_table
 from pecli.schemes.timestep import parse_range, parse_timesteps

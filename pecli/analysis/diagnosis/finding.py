@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from pecli.analysis.value_precision import EPSILON, SUBNORMAL
 from pecli.dtypes import round_to
 from pecli.errors import PecliError
 
@@ -134,10 +135,8 @@ def row_blocks(expected: np.ndarray, b: np.ndarray) -> Iterator[tuple[np.ndarray
         yield expected[rows], b[rows], rows
 
 
-#: the unit roundoff of each precision a table's values may carry
-_UNIT_ROUNDOFF = {"bfloat16": 2.0**-8, "float16": 2.0**-11, "float32": 2.0**-24, "float64": 2.0**-53}
-#: the smallest subnormal of each precision
-_SMALLEST = {"bfloat16": 2.0**-133, "float16": 2.0**-24, "float32": 2.0**-149, "float64": 2.0**-1074}
+#: the unit roundoff of each precision a table's values may carry: half its machine epsilon
+_UNIT_ROUNDOFF = {name: epsilon / 2 for name, epsilon in EPSILON.items()}
 
 
 def held_precision(table: np.ndarray) -> str:
@@ -166,7 +165,7 @@ def entry_rounding(a: np.ndarray, b: np.ndarray, coarser: str | None = None) -> 
     """
     if coarser is None:
         coarser = max((held_precision(a), held_precision(b)), key=_UNIT_ROUNDOFF.__getitem__)
-    return _UNIT_ROUNDOFF[coarser] * np.maximum(np.abs(a), np.abs(b)) + _SMALLEST[coarser]
+    return _UNIT_ROUNDOFF[coarser] * np.maximum(np.abs(a), np.abs(b)) + SUBNORMAL[coarser]
 
 
 def reproduced(expected: np.ndarray, b: np.ndarray, tolerance: float | np.ndarray) -> bool:

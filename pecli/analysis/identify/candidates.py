@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.compare import arithmetic_tolerance
 from pecli.analysis.identify.biases import alibi_candidates
 from pecli.analysis.identify.buckets import bucket_candidates
 from pecli.analysis.identify.grids import grid_scheme_candidates
@@ -33,6 +32,7 @@ from pecli.analysis.identify.sinusoids import (
     sinusoidal_frequencies,
 )
 from pecli.analysis.identify.timesteps import read_max_periods, read_timesteps, round_timesteps
+from pecli.analysis.value_precision import arithmetic_tolerance
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.fourier import fourier_angles_fit
 from pecli.schemes.presets import PRESETS

@@ -33,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.compare import rounding_tolerance, value_precision
 from pecli.analysis.identify.result import Candidate, Undetermined
 from pecli.analysis.identify.rotary import section_bases
 from pecli.analysis.identify.verify import _max_error
+from pecli.analysis.value_precision import rounding_tolerance, value_precision
 from pecli.schemes.catalog import SCHEMES, resolve
 from pecli.schemes.checks import axial_grid
 from pecli.schemes.presets import presets_of

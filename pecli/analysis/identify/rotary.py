@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.compare import rounding_tolerance, value_precision
+from pecli.analysis.value_precision import rounding_tolerance, value_precision
 from pecli.errors import PecliError
 from pecli.schemes.rope import rope_frequencies, rope_table
 

@@ -16,7 +16,6 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
-from pecli.analysis.compare import rounding_tolerance, value_precision
 from pecli.analysis.identify.arithmetics import _half_type_twin, arithmetic_match
 from pecli.analysis.identify.biases import _identify_alibi, _identify_alibi_rows, alibi_shape, same_slope_heads
 from pecli.analysis.identify.candidates import SCREEN_ROWS, candidates, presets_with, timestep_candidates
@@ -35,6 +34,7 @@ from pecli.analysis.identify.verify import (
     _verified,
     _within_angle_noise,
 )
+from pecli.analysis.value_precision import rounding_tolerance, value_precision
 from pecli.dtypes import DTYPES
 from pecli.errors import ParameterError, PecliError, TableFileError
 from pecli.schemes.alibi import MAX_HEADS

@@ -22,8 +22,8 @@ import math
 
 import numpy as np
 
-from pecli.analysis.compare import FLOAT32_ANGLE_NOISE, arithmetic_tolerance, rounding_tolerance
 from pecli.analysis.identify.sinusoids import sinusoidal_frequencies
+from pecli.analysis.value_precision import FLOAT32_ANGLE_NOISE, arithmetic_tolerance, rounding_tolerance
 
 __all__ = [
     "one_frequency",

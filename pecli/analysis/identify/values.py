@@ -12,14 +12,14 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from pecli.analysis.compare import (
-    _on_a_dyadic_grid,
-    _precision_flags,
-    _precision_name,
+from pecli.analysis.identify.verify import _CHUNK_BYTES
+from pecli.analysis.value_precision import (
+    on_a_dyadic_grid,
+    precision_flags,
+    precision_name,
     rounding_tolerance,
     value_precision,
 )
-from pecli.analysis.identify.verify import _CHUNK_BYTES
 
 #: the value statistics read this many values at a time, in float64
 _STATISTICS_VALUES = 1 << 20
@@ -88,16 +88,16 @@ def _values_precision(table: np.ndarray) -> str:
     def flags(heads: int) -> tuple[bool, bool, bool]:
         wide, bfloat16, float16 = False, True, True
         for block in blocks(heads):
-            block_wide, block_bfloat16, block_float16 = _precision_flags(block)
+            block_wide, block_bfloat16, block_float16 = precision_flags(block)
             wide, bfloat16, float16 = wide or block_wide, bfloat16 and block_bfloat16, float16 and block_float16
         return wide, bfloat16, float16
 
     heads = len(array)
     for counted in (min(64, heads), heads):  # as value_precision: its first 64 entries of axis 0 first
-        precision = _precision_name(flags(counted))
+        precision = precision_name(flags(counted))
         if precision == "float32":
             return precision
-    return "float32" if all(_on_a_dyadic_grid(block) for block in blocks(heads)) else precision
+    return "float32" if all(on_a_dyadic_grid(block) for block in blocks(heads)) else precision
 
 
 def _coarser(precision: str, dtype: str) -> str:

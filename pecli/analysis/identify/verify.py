@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from pecli.analysis.compare import FLOAT32_ANGLE_NOISE, compare_row_chunks, rounding_tolerance
+from pecli.analysis.compare import compare_row_chunks
 from pecli.analysis.identify.result import Candidate
 from pecli.analysis.identify.sinusoids import sinusoidal_frequencies, sinusoidal_rows
+from pecli.analysis.value_precision import FLOAT32_ANGLE_NOISE, rounding_tolerance
 from pecli.dtypes import round_to
 from pecli.errors import PecliError
 from pecli.schemes.catalog import get_scheme
