@@ -37,6 +37,7 @@ __all__ = [
     "fill_sin_cos",
     "geometric_frequencies",
     "integer_phasors",
+    "pair_columns",
     "place_pairs",
     "place_sin_cos",
     "position_phasors",
@@ -353,6 +354,26 @@ def place_pairs(out: np.ndarray, first: np.ndarray, second: np.ndarray, *, layou
         out[:, :count] = first
         out[:, count:used] = second[:, : used - count]
     out[:, used:] = 0
+
+
+def pair_columns(columns: np.ndarray, count: int, dim: int, *, layout: str) -> tuple[np.ndarray, np.ndarray]:
+    """Where :func:`place_pairs` takes each of ``columns`` from, for ``count`` pairs in ``dim`` columns:
+    the pair's index (−1 for a zero-filled column) and whether it is the pair's first part.
+
+    O(len(columns)), whatever ``dim``: a few columns of a wide table are computed without placing it.
+
+    >>> index, first = pair_columns(np.array([0, 1, 2, 4]), 2, 5, layout="split")
+    >>> index.tolist(), first.tolist()
+    ([0, 1, 0, -1], [True, True, False, False])
+    """
+    columns = np.asarray(columns, dtype=np.int64)
+    used = min(2 * count, dim)
+    if layout == "interleaved":
+        index, first = columns // 2, columns % 2 == 0
+    else:
+        first = columns < count
+        index = np.where(first, columns, columns - count)
+    return np.where(columns < used, index, -1), first
 
 
 def _place_half_pairs(out: np.ndarray, products: np.ndarray, layout: str) -> None:

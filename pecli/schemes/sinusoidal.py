@@ -8,12 +8,13 @@ import numpy as np
 
 from pecli.dtypes import numpy_dtype, round_to
 from pecli.errors import ParameterError
-from pecli.schemes._angles import fill_sin_cos, geometric_frequencies, place_pairs, place_sin_cos
+from pecli.schemes._angles import fill_sin_cos, geometric_frequencies, pair_columns, place_pairs, place_sin_cos
 from pecli.schemes.arithmetic import angle_sin_cos, check_arithmetic, exponential_frequencies32
 from pecli.schemes.checks import choice, finite, finite_above, integer, positive_int, row_range
 
-#: ``place_sin_cos`` is the family's column layout, public for code that reasons about layouts (identify)
-__all__ = ["place_sin_cos", "sinusoidal_table"]
+#: ``place_sin_cos`` is the family's column layout and ``pair_columns`` where it puts each pair, public for
+#: code that reasons about layouts (identify)
+__all__ = ["pair_columns", "place_sin_cos", "sinusoidal_table"]
 
 #: float64 holds every integer up to 2^53 exactly; beyond, neighbouring positions collapse into one
 _MAX_EXACT_POSITION = 2**53

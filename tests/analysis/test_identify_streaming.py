@@ -22,9 +22,9 @@ def direct_rows(monkeypatch):
     counts: list[int] = []
     original = verify.sinusoidal_rows
 
-    def counted(params, dim, positions):
+    def counted(params, dim, positions, columns=None):
         counts.append(len(positions))
-        return original(params, dim, positions)
+        return original(params, dim, positions, columns)
 
     monkeypatch.setattr(verify, "sinusoidal_rows", counted)
     return counts

@@ -68,7 +68,7 @@ def arithmetic_match(ranked: Iterable[Candidate], measure: Measure, tolerance: f
 
 
 def _half_type_twin(
-    values: np.ndarray, best: Candidate, screened: list[tuple[float, Candidate]], tolerance: float
+    values: np.ndarray, best: Candidate, screened: Iterable[tuple[float, Candidate]], tolerance: float
 ) -> Candidate | None:
     """The first screened reading of ``best``'s table with its frequencies held the other way (in a half type
     when ``best``'s are exact, exact when ``best``'s are held) that writes every row within rounding too;

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -401,7 +401,7 @@ def grid_scheme_candidates(table: np.ndarray, bases: tuple[float, ...]) -> Itera
 
 
 def _one_line_grid(
-    values: np.ndarray, best: Candidate, screened: list[tuple[float, Candidate]], tolerance: float
+    values: np.ndarray, best: Candidate, screened: Iterable[tuple[float, Candidate]], tolerance: float
 ) -> Candidate | None:
     """The first screened grid reading of one row or one column (a 1 × W rope2d or sincos2d table) of another
     scheme than ``best``'s that writes every row within rounding too; None when there is none.

@@ -9,6 +9,7 @@ regenerations, not one per candidate.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import replace
@@ -21,6 +22,7 @@ from pecli.analysis.identify.biases import _identify_alibi, _identify_alibi_rows
 from pecli.analysis.identify.candidates import SCREEN_ROWS, candidates, presets_with, timestep_candidates
 from pecli.analysis.identify.grids import _one_line_grid, assumed_sections
 from pecli.analysis.identify.result import Candidate, Identification, Undetermined
+from pecli.analysis.identify.screening import Ranking, screen
 from pecli.analysis.identify.timesteps import one_frequency, read_timesteps, round_timesteps, timestep_aliases
 from pecli.analysis.identify.undetermined import base_bound, writers
 from pecli.analysis.identify.values import _coarser, _looks_gaussian, _value_statistics, _values_precision
@@ -234,29 +236,13 @@ def identify_table(
     length, dim = values.shape
     head = range(0, min(SCREEN_ROWS, length))
     tail = range(max(head.stop, length - SCREEN_ROWS), length)
-    screen = [r for r in (head, tail) if len(r)]
+    screen_rows = [r for r in (head, tail) if len(r)]
     report("screening candidates")
-    screened: list[tuple[float, Candidate]] = []
-    seen: set[tuple[str, tuple]] = set()
-    for scheme, params in candidates(values):
-        key = (scheme, tuple(sorted(params.items(), key=lambda item: item[0])))
-        if key in seen:
-            continue
-        seen.add(key)
-        if len(seen) % 64 == 0:
-            report(f"screening candidates ({len(seen)} so far)")
-        candidate = Candidate(scheme, params)
-        try:
-            error, excess = _errors(values, candidate, screen, precision, scale)
-        except PecliError:
-            continue  # this candidate does not exist at this shape (e.g. d too small for its frequency shift)
-        screened.append((excess, replace(candidate, max_error=error)))
-    # stable sort: among candidates within the noise the earlier (a preset, a grid base, a rounder base) wins
-    screened.sort(key=lambda item: max(item[0], 1.0))
-    report(f"checking the best {verify} of {len(screened)} candidates")
+    screened = screen(values, candidates(values), screen_rows, precision, scale, report)
+    report(f"checking the best {verify} of {screened.count} candidates")
     sample = _sample_rows(length)
     sampled = []
-    for _, candidate in screened[:verify]:
+    for _, candidate in itertools.islice(screened, verify):
         error, excess = _errors(values, candidate, sample, precision, scale)
         sampled.append((excess, replace(candidate, max_error=error)))
     sampled.sort(key=lambda item: max(item[0], 1.0))
@@ -307,7 +293,8 @@ def identify_table(
     if (excess > 1.0 or best.max_error > tolerance) and scale >= _FLOAT32_NORMAL:
         # a library's float32 arithmetic, or positions held in bfloat16: the best candidates, recomputed so
         report("regenerating the best candidates in reduced arithmetic")
-        ranked = [best, *(c for _, c in sampled), *(c for _, c in screened)]
+        # lazily: the ranking measures a candidate at full width only when reached
+        ranked = itertools.chain([best], (c for _, c in sampled), (c for _, c in screened))
         everything = [range(0, length)]
 
         def measure(candidate: Candidate, full: bool, bound: float) -> float:
@@ -401,7 +388,7 @@ _HALF_ROUNDING_TRIED = 4
 
 
 def _within_half_rounding(
-    values: np.ndarray, best: Candidate, screened: list[tuple[float, Candidate]], half_rounding: float
+    values: np.ndarray, best: Candidate, screened: Ranking, half_rounding: float
 ) -> Candidate | None:
     """A later candidate within the noise that, unlike ``best``, is within half a rounding of every value: it
     writes the rows as the table holds them (a table rounded once from float64 is that close to its reading),

@@ -51,20 +51,21 @@ def _rows(
     timesteps: np.ndarray | None = None,
     *,
     direct: bool = True,
+    columns: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The candidate's float64 rows ``rows`` (runs of rows, concatenated).
+    """The candidate's float64 rows ``rows`` (runs of rows, concatenated), at ``columns`` only when given.
 
-    A few sinusoidal rows are computed directly (``direct``); a chunk of a full regeneration is the
-    scheme's own (its block engine: sin and cos of every value directly cost twice the whole check).
+    A few sinusoidal rows are computed directly (``direct``), and of those only the columns asked for
+    (:func:`computed_directly`); a chunk of a full regeneration is the scheme's own (its block engine: sin
+    and cos of every value directly cost twice the whole check).
     """
     if timesteps is not None:
         times = np.concatenate([timesteps[r.start : r.stop] for r in rows])
-        return timestep_embedding(times, shape[1], dtype="float64", **params)
+        return _columns(timestep_embedding(times, shape[1], dtype="float64", **params), columns)
     described = get_scheme(scheme)
-    float64 = params.get("arithmetic") in (None, "float64")  # the direct rows are float64's
-    if direct and described.search == "sinusoids" and float64 and sum(len(r) for r in rows) <= _DIRECT_ROWS:
+    if direct and computed_directly(scheme, params, rows):
         positions = np.concatenate([np.arange(r.start, r.stop) for r in rows]) + params["offset"]
-        computed = sinusoidal_rows(params, shape[1], positions.astype(np.float64))
+        computed = sinusoidal_rows(params, shape[1], positions.astype(np.float64), columns)
         if computed is not None:
             computed *= params.get("amplitude", 1.0)
             if params.get("padding_idx") is not None:
@@ -79,9 +80,20 @@ def _rows(
         # (tests/schemes/test_core_properties.py), and a call of angles at integer positions computes a
         # whole block of them (fill_sin_cos) however few rows it returns. A grid's call does not: left alone
         whole = described.function(shape[0], dim, dtype="float64", rows=span, **given)
-        return np.concatenate([whole[r.start - span.start : r.stop - span.start] for r in rows])
+        return _columns(np.concatenate([whole[r.start - span.start : r.stop - span.start] for r in rows]), columns)
     runs = [described.function(shape[0], dim, dtype="float64", rows=r, **given) for r in rows]
-    return runs[0] if len(runs) == 1 else np.concatenate(runs)
+    return _columns(runs[0] if len(runs) == 1 else np.concatenate(runs), columns)
+
+
+def computed_directly(scheme: str, params: Mapping[str, Any], rows: list[range]) -> bool:
+    """Whether :func:`_rows` computes these rows directly (a few sinusoidal rows in float64 arithmetic),
+    so that a sample of their columns costs only those columns."""
+    float64 = params.get("arithmetic") in (None, "float64")  # the direct rows are float64's
+    return get_scheme(scheme).search == "sinusoids" and float64 and sum(len(r) for r in rows) <= _DIRECT_ROWS
+
+
+def _columns(rows: np.ndarray, columns: np.ndarray | None) -> np.ndarray:
+    return rows if columns is None else rows[:, columns]
 
 
 def _set(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -147,16 +159,20 @@ def _errors(
     buffer: np.ndarray | None = None,
     equal: tuple[str, list[bool]] | None = None,
     expected: np.ndarray | None = None,
+    columns: np.ndarray | None = None,
 ) -> tuple[float, float]:
     """The largest |error| on ``rows``, and the largest error in units of the candidate's noise
     (the difference computed into ``buffer`` when given: a streamed pass reuses one, page faults and all).
     ``equal`` (a dtype, a list): whether the rows are the candidate's rounded once to that dtype, bit for bit,
-    is appended to the list. ``expected``: the candidate's rows, when already regenerated."""
+    is appended to the list. ``expected``: the candidate's rows, when already regenerated. ``columns``: on
+    those columns only; each entry's error and noise are its own, so both are at most the full rows'."""
     timesteps = None if candidate.timesteps is None else np.array(candidate.timesteps)
     if expected is None:
-        expected = _rows(candidate.scheme, candidate.params, table.shape, rows, timesteps, direct=direct)
+        scheme, params = candidate.scheme, candidate.params
+        expected = _rows(scheme, params, table.shape, rows, timesteps, direct=direct, columns=columns)
     positions = np.concatenate([np.arange(r.start, r.stop, dtype=np.float64) for r in rows])
     given = table[rows[0].start : rows[0].stop] if len(rows) == 1 else table[positions.astype(np.intp)]
+    given = _columns(given, columns)
     if timesteps is not None:  # the angle noise grows with t, not with the row
         positions = timesteps[positions.astype(np.intp)]
     if equal is not None:
