@@ -9,28 +9,9 @@ import sys
 
 import pytest
 
-from tests.conftest import run_capped
+from tests.conftest import INTERPRETER_MB, run_peak
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="peak memory read as Linux reports it")
-
-#: resident memory of the interpreter with numpy and pecli imported, no table read (measured: 60–70 MB)
-_BASELINE_MB = 110
-
-
-def run_peak(*args: str) -> tuple[int, str, str, float]:
-    """``pecli ARGS`` in a capped child: its exit code, stdout, stderr, and peak resident memory in MB."""
-    code = (
-        f"import sys; sys.argv = ['pecli', *{list(args)!r}]\n"
-        "from pecli.__main__ import main\n"
-        "try:\n"
-        "    main()\n"
-        "finally:\n"
-        "    peak = [line for line in open('/proc/self/status') if line.startswith('VmHWM')][0]\n"
-        "    sys.stderr.write('\\n' + peak.split()[1] + '\\n')\n"
-    )
-    done = run_capped(code=code)
-    *lines, peak = done.stderr.rstrip("\n").split("\n")
-    return done.returncode, done.stdout, "\n".join(lines).strip(), int(peak) / 1024.0
 
 
 def test_timestep_summary_of_wide_rows_does_not_list_them():
@@ -40,7 +21,7 @@ def test_timestep_summary_of_wide_rows_does_not_list_them():
     assert code == 0, stderr
     assert "2 × 4000000 float32" in stdout
     table_mb = 2 * 4_000_000 * 4 / 2**20
-    assert peak < _BASELINE_MB + 4 * table_mb, f"peak {peak:.0f} MB for a {table_mb:.0f} MiB table"
+    assert peak < INTERPRETER_MB + 4 * table_mb, f"peak {peak:.0f} MB for a {table_mb:.0f} MiB table"
 
 
 def _column_roles_by_loop(dim: int, count: int, layout: str) -> tuple[list[int], list[int]]:

@@ -10,29 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-from tests.conftest import run_capped
+from tests.conftest import INTERPRETER_MB, run_peak
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="peak memory read as Linux reports it")
-
-#: resident memory of the interpreter with numpy and pecli imported, no table read (measured: 60–70 MB)
-_BASELINE_MB = 110
-
-
-def run_peak(*args: str) -> tuple[int, str, str, float]:
-    """``pecli ARGS`` in a capped child: its exit code, stdout, stderr, and peak resident memory in MB."""
-    code = (
-        f"import sys; sys.argv = ['pecli', *{list(args)!r}]\n"
-        "from pecli.__main__ import main\n"
-        "try:\n"
-        "    main()\n"
-        "finally:\n"
-        "    sys.stdout.flush()\n"
-        "    peak = [line for line in open('/proc/self/status') if line.startswith('VmHWM')][0]\n"
-        "    sys.stderr.write('\\n' + peak.split()[1] + '\\n')\n"
-    )
-    done = run_capped(code=code)
-    *lines, peak = done.stderr.rstrip("\n").split("\n")
-    return done.returncode, done.stdout, "\n".join(lines).strip(), int(peak) / 1024.0
 
 
 @pytest.mark.parametrize("length", [65537, 1_000_000])
@@ -78,7 +58,7 @@ def test_wide_rows_are_written_as_text_a_piece_at_a_time(tmp_path, output):
     code, _, stderr, peak = run_peak("generate", "--d", "4000000", "--len", "2", "-o", target, "--format", "csv")
     assert code == 0, stderr
     table_mb = 2 * 4_000_000 * 4 / 2**20
-    assert peak < _BASELINE_MB + 3 * table_mb, f"peak {peak:.0f} MB for a {table_mb:.0f} MiB table"
+    assert peak < INTERPRETER_MB + 3 * table_mb, f"peak {peak:.0f} MB for a {table_mb:.0f} MiB table"
 
 
 def test_wide_rows_are_the_lines_savetxt_writes():

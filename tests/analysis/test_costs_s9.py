@@ -10,28 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-from tests.conftest import run_capped
+from tests.conftest import INTERPRETER_MB, run_peak
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="peak memory read as Linux reports it")
-
-#: resident memory of the interpreter with numpy and pecli imported, no table read (measured: 60–70 MB)
-_BASELINE_MB = 110
-
-
-def run_peak(*args: str) -> tuple[int, str, str, float]:
-    """``pecli ARGS`` in a capped child: its exit code, stdout, stderr, and peak resident memory in MB."""
-    code = (
-        f"import sys; sys.argv = ['pecli', *{list(args)!r}]\n"
-        "from pecli.__main__ import main\n"
-        "try:\n"
-        "    main()\n"
-        "finally:\n"
-        "    peak = [line for line in open('/proc/self/status') if line.startswith('VmHWM')][0]\n"
-        "    sys.stderr.write('\\n' + peak.split()[1] + '\\n')\n"
-    )
-    done = run_capped(code=code)
-    *lines, peak = done.stderr.rstrip("\n").split("\n")
-    return done.returncode, done.stdout, "\n".join(lines).strip(), int(peak) / 1024.0
 
 
 def test_pca_of_a_long_table_holds_its_gram_matrix_not_float64_copies(tmp_path):
@@ -52,7 +33,7 @@ def test_pca_of_a_long_table_holds_its_gram_matrix_not_float64_copies(tmp_path):
     assert document["explained_variance_ratio"][0] == pytest.approx(expected, rel=1e-3)
     assert abs(document["coordinates"][-1][0] - centred[-1]) < 0.5  # the first component is column 0
     table_mb = table.nbytes / 2**20
-    assert peak < _BASELINE_MB + 2 * table_mb, f"peak {peak:.0f} MB for a {table_mb:.0f} MiB table"
+    assert peak < INTERPRETER_MB + 2 * table_mb, f"peak {peak:.0f} MB for a {table_mb:.0f} MiB table"
 
 
 def test_compare_of_tables_longer_than_float16_holds_is_a_difference_not_a_usage_error(tmp_path):
@@ -65,4 +46,4 @@ def test_compare_of_tables_longer_than_float16_holds_is_a_difference_not_a_usage
     assert code == 1, stderr
     assert "float16" not in stderr
     assert "max |A − B|        0.00100" in stdout
-    assert peak < _BASELINE_MB + 60, f"peak {peak:.0f} MB"
+    assert peak < INTERPRETER_MB + 60, f"peak {peak:.0f} MB"

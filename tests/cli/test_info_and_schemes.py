@@ -240,11 +240,11 @@ def test_info_and_the_readers_read_back_the_text_pecli_writes(cli, tmp_path, fmt
     for source, stdin in ((str(target), b""), ("-", piped)):
         result = cli("info", source, "--stats", stdin=stdin)
         assert result.code == 0, result.stderr
-        assert "(array)  [5, 6]  float64" in result.out
+        assert "(array)  [5, 6]  float32" in result.out  # every value written with float32's digits: float32
         assert f"max {expected.max():.6g}" in result.out
     table = read_table(str(target))
-    assert table.array.shape == (5, 6) and table.array.dtype == np.float64
-    np.testing.assert_array_equal(table.array.astype(np.float32), expected)  # every float32 value back exactly
+    assert table.array.shape == (5, 6) and table.array.dtype == np.float32
+    np.testing.assert_array_equal(table.array, expected)  # every float32 value back exactly
     compared = cli("compare", str(target), "sinusoidal", "--d", "6", "--len", "5")
     assert compared.code == 0, compared.out + compared.stderr
 
