@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import io
 import os
+import shlex
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,6 +141,18 @@ def assert_clean_error(result: Result, code: int, *words: str) -> None:
     assert lines[0].startswith("pecli: error: "), lines[0]
     for word in words:
         assert word.lower() in lines[0].lower(), (word, lines[0])
+
+
+def assert_reproduces(run: Callable[..., Result], output: str, target: Path, tmp_path: Path, suffix: str = "") -> None:
+    """The ``reproduce:`` command identify printed in ``output``, run by ``run`` with ``-o`` redirected into
+    ``tmp_path`` (a file of ``suffix``, else of ``target``'s), writes a table compare finds the same as ``target``."""
+    line = next(line for line in output.splitlines() if line.strip().startswith("reproduce:"))
+    words = shlex.split(line.split("reproduce:", 1)[1])
+    written = tmp_path / ("again" + (suffix or target.suffix))
+    words[words.index("-o") + 1] = str(written)
+    assert run(*words[1:]).code == 0, line
+    compared = run("compare", str(target), str(written))
+    assert compared.code == 0, compared.out
 
 
 #: the address space a memory test's child process gets (1.5 GiB): a regression cannot take the machine down

@@ -7,23 +7,10 @@ only, and the reproduce command then put the negative t where it is read as an o
 
 from __future__ import annotations
 
-import shlex
-
 import numpy as np
 import pytest
 
-from tests.conftest import run_pecli
-
-
-def _reproduced(output: str, target, tmp_path) -> None:
-    """The reproduce command in ``output``, run, writes a table compare finds the same as ``target``."""
-    line = next(line for line in output.splitlines() if line.strip().startswith("reproduce:"))
-    words = shlex.split(line.split("reproduce:", 1)[1])
-    written = tmp_path / "again.npy"
-    words[words.index("-o") + 1] = str(written)
-    assert run_pecli(*words[1:]).code == 0, line
-    compared = run_pecli("compare", str(target), str(written))
-    assert compared.code == 0, compared.out
+from tests.conftest import assert_reproduces, run_pecli
 
 
 @pytest.mark.parametrize(("name", "dtype"), [("a.csv", "float32"), ("a.tsv", "float32"), ("h.csv", "float16")])
@@ -34,7 +21,7 @@ def test_pecli_text_output_is_identified_at_the_dtype_it_was_printed_from(tmp_pa
     assert found.code == 0, found.out
     assert f"dtype {dtype}, value precision {dtype}" in found.out
     assert "match: sinusoidal" in found.out
-    _reproduced(found.out, target, tmp_path)
+    assert_reproduces(run_pecli, found.out, target, tmp_path, suffix=".npy")
 
 
 def test_pecli_csv_on_stdin_is_identified(tmp_path):
@@ -61,4 +48,4 @@ def test_negative_timesteps_are_read_and_reproduced(tmp_path, times):
     found = run_pecli("identify", str(target))
     assert found.code == 0, found.out
     assert "match: timestep" in found.out and f"-- {float(times[0])!r}" in found.out
-    _reproduced(found.out, target, tmp_path)
+    assert_reproduces(run_pecli, found.out, target, tmp_path, suffix=".npy")

@@ -7,23 +7,12 @@ nothing ("closest: memn2n, max error 1.91", exit 1); it is RoPE, and its base is
 from __future__ import annotations
 
 import json
-import shlex
 
 import numpy as np
 import pytest
 
 from pecli.analysis.identify import identify_table
-
-
-def _reproduced(cli, output: str, target, tmp_path) -> None:
-    """The reproduce command in ``output``, run, writes a table compare finds the same as ``target``."""
-    line = next(line for line in output.splitlines() if line.strip().startswith("reproduce:"))
-    words = shlex.split(line.split("reproduce:", 1)[1])
-    written = tmp_path / ("again" + str(target)[str(target).rindex(".") :])
-    words[words.index("-o") + 1] = str(written)
-    assert cli(*words[1:]).code == 0, line
-    compared = cli("compare", str(target), str(written))
-    assert compared.code == 0, compared.out
+from tests.conftest import assert_reproduces
 
 
 @pytest.mark.parametrize(
@@ -38,7 +27,7 @@ def test_a_d2_rope_part_is_rope_of_any_base(cli, tmp_path, part, dtype, name):
     assert found.code == 0, found.out
     assert f"match: rope: part={part}" in found.out
     assert "this table cannot tell: base: any; d = 2 holds frequency 1 only" in found.out
-    _reproduced(cli, found.out, target, tmp_path)
+    assert_reproduces(cli, found.out, target, tmp_path)
     reading = json.loads(cli("identify", str(target), "--json").out)
     assert [entry["parameter"] for entry in reading["undetermined"]] == ["base"]
 
@@ -50,7 +39,7 @@ def test_a_d2_rope_pair_is_rope_of_any_base(cli, tmp_path):
     assert found.code == 0, found.out
     assert "match: rope: its defaults" in found.out
     assert "base: any; d = 2 holds frequency 1 only" in found.out
-    _reproduced(cli, found.out, target, tmp_path)
+    assert_reproduces(cli, found.out, target, tmp_path)
 
 
 @pytest.mark.parametrize(
