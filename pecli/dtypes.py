@@ -19,10 +19,17 @@ from pecli.text import literal_repr
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["DTYPES", "check_dtype", "half_bits", "itemsize", "numpy_dtype", "round_to"]
+__all__ = ["DTYPES", "check_dtype", "half_bits", "held_values", "itemsize", "largest_value", "numpy_dtype", "round_to"]
 
 DTYPES: tuple[str, ...] = ("float32", "float64", "float16", "bfloat16")
 _ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2}
+#: each dtype's largest finite value (bfloat16's: 0x7F7F, known here without importing ml_dtypes)
+_LARGEST = {
+    "float32": 3.4028234663852886e38,
+    "float64": 1.7976931348623157e308,
+    "float16": 65504.0,
+    "bfloat16": 3.3895313892515355e38,
+}
 
 
 def check_dtype(name: str) -> str:
@@ -43,6 +50,15 @@ def check_dtype(name: str) -> str:
 def itemsize(name: str) -> int:
     """Bytes per element of dtype ``name``."""
     return _ITEMSIZE[check_dtype(name)]
+
+
+def largest_value(name: str) -> float:
+    """The largest finite value dtype ``name`` holds (no ``ml_dtypes`` import for bfloat16).
+
+    >>> largest_value("float16"), largest_value("bfloat16")
+    (65504.0, 3.3895313892515355e+38)
+    """
+    return _LARGEST[check_dtype(name)]
 
 
 def numpy_dtype(name: str) -> np.dtype:
@@ -77,11 +93,79 @@ def round_to(values, name: str):
     return rounded
 
 
+def held_values(values, name: str):
+    """``values`` rounded once to dtype ``name`` and given back as float64, each exactly as ``name`` holds it.
+
+    The same rounding as :func:`round_to` (and the same refusal past the dtype's range), for code that
+    only needs the rounded values: bfloat16 is rounded on the integer bits, so ``ml_dtypes`` is not
+    imported (its 0.7 release takes 2–3 s to import: numpy registers its casts one by one).
+
+    >>> import numpy as np
+    >>> held_values(np.array([1.0 + 2.0**-8 + 1e-12, 1 / 3]), "bfloat16").tolist()
+    [1.0078125, 0.333984375]
+    """
+    import numpy as np
+
+    if check_dtype(name) != "bfloat16":
+        return np.asarray(round_to(values, name), dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64)
+    bits = _bfloat16_bits(values)
+    held = (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    if not np.isfinite(held).all():
+        _refuse_overflow(values, name)
+    return held
+
+
+def _bfloat16_bits(values):
+    """The uint16 bfloat16 patterns of float64 ``values``, rounded once to nearest even, in numpy integer
+    arithmetic (no ``ml_dtypes``): float32 first (numpy rounds once), then to the upper 16 bits by adding
+    0x7FFF plus the kept part's lowest bit; the float32 values exactly halfway are redone from float64
+    (:func:`_fix_ties`), and NaN stays NaN.
+
+    >>> import numpy as np
+    >>> _bfloat16_bits(np.array([1.0, -2.0, 1.0 + 2.0**-8, 1.0 + 3 * 2.0**-8, np.inf, np.nan])).tolist()
+    [16256, 49152, 16256, 16258, 32640, 32704]
+    """
+    import numpy as np
+
+    values = np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        single = values.astype(np.float32, order="C")
+    word = single.view(np.uint32)
+    nan = np.isnan(single)
+    lowest = (word >> np.uint32(16)) & np.uint32(1)
+    bits = ((np.where(nan, np.uint32(0), word) + np.uint32(0x7FFF) + lowest) >> np.uint32(16)).astype(np.uint16)
+    if nan.any():  # a quiet NaN of the same sign
+        bits[nan] = ((word[nan] >> np.uint32(16)) | np.uint32(0x0040)).astype(np.uint16)
+    ties = np.flatnonzero((word & np.uint32(0xFFFF)).reshape(-1) == np.uint32(0x8000))
+    _fix_ties(values, ties, bits)
+    return bits
+
+
+def _fix_ties(values, ties, result) -> None:
+    """Redo in ``result`` (uint16 bfloat16 patterns) the values whose float32 lies exactly halfway between two
+    bfloat16 values: the float64 value, compared with that float32, says which way (exactly halfway: to even)."""
+    import numpy as np
+
+    if not len(ties):
+        return
+    wide = values.reshape(-1)[ties]
+    with np.errstate(over="ignore", invalid="ignore"):
+        tied = wide.astype(np.float32)
+    lower = (tied.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    wide, near = np.abs(wide), np.abs(tied).astype(np.float64)
+    fixed = lower + ((wide > near) | ((wide == near) & (lower & np.uint16(1)).astype(bool)))
+    if result.flags.c_contiguous:
+        result.reshape(-1)[ties] = fixed
+    else:
+        result[np.unravel_index(ties, result.shape)] = fixed
+
+
 def _refuse_overflow(values, name: str) -> None:
     """A table with values beyond ``name``'s range would silently hold inf: refuse it instead."""
     import numpy as np
 
-    largest = float(np.finfo(numpy_dtype(name)).max)
+    largest = largest_value(name)
     finite = np.isfinite(values)
     if not finite.all():
         raise ParameterError(
@@ -156,18 +240,7 @@ def _round_to_bfloat16(values, out=None):
             np.copyto(out.view(bfloat16), single, casting="unsafe")
     # the low halves moved up in place (a new 4-byte array per block cost a page fault per 4 KiB)
     halves = np.left_shift(single.view(np.uint32), np.uint32(16), out=single.view(np.uint32))
-    ties = np.flatnonzero(halves == np.uint32(0x80000000))
-    if len(ties):  # halfway in float32: the float64 value says which way (exactly halfway: to even)
-        wide = values.reshape(-1)[ties]
-        with np.errstate(over="ignore", invalid="ignore"):
-            tied = wide.astype(np.float32)  # the same float32 again: `single` now holds the shifted bits
-        lower = (tied.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
-        wide, near = np.abs(wide), np.abs(tied).astype(np.float64)
-        fixed = lower + ((wide > near) | ((wide == near) & (lower & np.uint16(1)).astype(bool)))
-        if result.flags.c_contiguous:
-            result.reshape(-1)[ties] = fixed
-        else:
-            result[np.unravel_index(ties, result.shape)] = fixed
+    _fix_ties(values, np.flatnonzero(halves == np.uint32(0x80000000)), result)
     return result.view(bfloat16)
 
 

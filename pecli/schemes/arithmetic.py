@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pecli.dtypes import round_to
+from pecli.dtypes import held_values
 from pecli.schemes.checks import choice
 
 __all__ = [
@@ -58,7 +58,7 @@ def held(values: np.ndarray, dtype: str) -> np.ndarray:
     >>> held(np.array([1 / 3]), "float32").tolist()
     [0.3333333432674408]
     """
-    return np.asarray(round_to(values, dtype), dtype=np.float64)
+    return held_values(values, dtype)
 
 
 def held_positions(positions: np.ndarray, arithmetic: str) -> np.ndarray:

@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from pecli.dtypes import _round_to_bfloat16, half_bits
+from pecli.dtypes import _bfloat16_bits, _round_to_bfloat16, half_bits, held_values
 
 
 def _bfloat16_bits_from_float64(values: np.ndarray) -> np.ndarray:
@@ -87,3 +87,33 @@ def test_bfloat16_every_midpoint_and_its_float64_neighbours_round_once():
     rng = np.random.default_rng(11)
     sample = np.concatenate([values[~normal], rng.choice(values, 2000)])
     assert [int(b) for b in half_bits(sample, "bfloat16")] == [_exact_bits(v) for v in sample]
+
+
+def test_integer_route_equals_ml_dtypes_route_on_every_midpoint_subnormals_and_specials():
+    """held_values rounds bfloat16 on the integer bits (no ml_dtypes): the same patterns as the compiled route."""
+    patterns = np.arange(0, 0x7F80, dtype=np.uint32)
+    finite = (patterns << 16).view(np.float32).astype(np.float64)
+    mids = (finite[:-1] + finite[1:]) / 2
+    rng = np.random.default_rng(5)
+    tiny = rng.uniform(-1, 1, 3000) * 2.0 ** rng.integers(-150, -126, 3000)
+    values = np.concatenate([finite, mids, np.nextafter(mids, 0), np.nextafter(mids, 1), tiny, _near_ties(rng, 50_000)])
+    values = np.concatenate([values, -values, [3.4e38, -3.39e38, 1e300, np.inf, -np.inf]])
+    with np.errstate(over="ignore"):
+        assert np.array_equal(_bfloat16_bits(values), _round_to_bfloat16(values).view(np.uint16))
+    nan = _bfloat16_bits(np.array([np.nan, -np.nan]))
+    assert np.isnan((nan.astype(np.uint32) << 16).view(np.float32)).all() and nan[1] >> 15 == 1
+    sample = rng.choice(values[np.isfinite(values) & (np.abs(values) < 3.38e38)], 2000)
+    assert held_values(sample, "bfloat16").tolist() == [
+        float(np.uint32(_exact_bits(v) << 16).view(np.float32)) for v in sample
+    ]
+
+
+def test_held_values_refuses_past_the_range_as_round_to_does():
+    import pytest
+
+    from pecli.errors import ParameterError
+
+    for name in ("bfloat16", "float16", "float32"):
+        with pytest.raises(ParameterError, match="cannot hold"):
+            held_values(np.array([1e39 if name != "float16" else 1e5]), name)
+    assert held_values(np.array([1 / 3]), "float32").dtype == np.float64

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pecli.analysis.diagnosis.finding import Finding, Reference, per_row
-from pecli.dtypes import round_to
+from pecli.dtypes import held_values
 
 __all__ = ["aliased_positions", "precision_findings"]
 
@@ -20,7 +20,7 @@ def aliased_positions(length: int, dtype: str, start: int = 0) -> np.ndarray:
     [256.0, 256.0, 258.0, 260.0]
     """
     positions = np.arange(start, start + length, dtype=np.float64)
-    return np.asarray(round_to(positions, dtype), dtype=np.float64)
+    return held_values(positions, dtype)
 
 
 def precision_findings(

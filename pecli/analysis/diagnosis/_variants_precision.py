@@ -12,7 +12,7 @@ import numpy as np
 from pecli.analysis.diagnosis._regenerate import SCREEN_ROWS, column_words, regenerated, reproduces
 from pecli.analysis.diagnosis._variants_base import base_of
 from pecli.analysis.diagnosis.finding import Finding, Reference, reproduced, residual, within
-from pecli.dtypes import numpy_dtype, round_to
+from pecli.dtypes import held_values, largest_value
 from pecli.errors import PecliError
 
 __all__ = ["base_held_findings", "frequencies_rounded_findings"]
@@ -29,7 +29,7 @@ def base_held_findings(
         return
     for dtype in mistakes.base_dtypes:
         try:
-            held = float(np.asarray(round_to(np.array([ours]), dtype), dtype=np.float64)[0])
+            held = float(held_values(np.array([ours]), dtype)[0])
         except PecliError:  # past the dtype's largest value: inf
             held = float("inf")
         if held == ours:
@@ -49,7 +49,7 @@ def base_held_findings(
         overflowed = _overflowed_base(reference, b, tolerance, mistakes)
         if overflowed is not None:
             table, turning = overflowed
-            largest = float(np.finfo(numpy_dtype(dtype)).max)
+            largest = largest_value(dtype)
             yield Finding(
                 "base_overflowed",
                 f"the base overflowed {dtype} (inf): A's {mistakes.base} {ours:g} is past {dtype}'s largest value "

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from pecli.analysis.value_precision import EPSILON, SUBNORMAL
-from pecli.dtypes import round_to
+from pecli.dtypes import held_values
 from pecli.errors import PecliError
 
 __all__ = [
@@ -148,7 +148,7 @@ def held_precision(table: np.ndarray) -> str:
     for name in ("bfloat16", "float16", "float32"):
         try:
             with np.errstate(over="ignore", invalid="ignore"):
-                rounded = round_to(table, name) if name == "bfloat16" else table.astype(name)
+                rounded = held_values(table, name) if name == "bfloat16" else table.astype(name)
         except PecliError:  # beyond the dtype's range: not held by it
             continue
         if np.array_equal(np.asarray(rounded, np.float64), table):

@@ -41,7 +41,7 @@ import numpy as np
 from pecli.analysis.identify.result import Candidate, Identification, Undetermined
 from pecli.analysis.identify.values import _looks_gaussian, _value_statistics
 from pecli.analysis.identify.verify import _CHUNK_BYTES, _agrees, _noise, _set
-from pecli.dtypes import round_to
+from pecli.dtypes import held_values
 from pecli.schemes.alibi import ALIBI_ARITHMETICS, MAX_HEADS, alibi_slopes, alibi_table
 from pecli.schemes.catalog import SCHEMES, get_scheme
 
@@ -328,7 +328,7 @@ def _alibi_blocks(
             head, queries = where
             expected = alibi_table(length, dtype="float64", rows=queries, **{**given, "head": head})
         if dtype is not None:
-            expected = round_to(expected, dtype).astype(np.float64)
+            expected = held_values(expected, dtype)
         yield rows, expected
 
 
@@ -353,7 +353,7 @@ def _rounded_error(values: np.ndarray, expected: np.ndarray, precision: str) -> 
     """The largest |error| of the float64 ``expected`` rounded once to the values' ``precision``: the ranking
     of ALiBi's readings (BLOOM's bfloat16 biases are its float64 ones rounded, as Falcon's arithmetic's are:
     the tie goes to the simpler, tried first)."""
-    return float(np.abs(values - round_to(expected, precision).astype(np.float64)).max())
+    return float(np.abs(values - held_values(expected, precision)).max())
 
 
 def _identify_alibi_rows(
@@ -395,7 +395,7 @@ def _alibi_row_blocks(
         block = range(start, min(start + step, heads))
         expected = alibi_rows(_set(params), length, query_row, block)
         if dtype is not None:
-            expected = round_to(expected, dtype).astype(np.float64)
+            expected = held_values(expected, dtype)
         yield values[block.start : block.stop], expected
 
 

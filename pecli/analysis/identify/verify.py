@@ -21,7 +21,7 @@ from pecli.analysis.compare import compare_row_chunks
 from pecli.analysis.identify.result import Candidate
 from pecli.analysis.identify.sinusoids import sinusoidal_frequencies, sinusoidal_rows
 from pecli.analysis.value_precision import FLOAT32_ANGLE_NOISE, rounding_tolerance
-from pecli.dtypes import round_to
+from pecli.dtypes import held_values, round_to
 from pecli.errors import PecliError
 from pecli.schemes.catalog import get_scheme
 from pecli.schemes.checks import axial_grid
@@ -219,7 +219,7 @@ def _regenerates(table: np.ndarray, candidate: Candidate, dtype: str) -> bool:
         for start in range(0, len(table), chunk_rows):
             chunk = range(start, min(start + chunk_rows, len(table)))
             expected = _rows(candidate.scheme, candidate.params, table.shape, [chunk], timesteps, direct=False)
-            yield table[chunk.start : chunk.stop], round_to(expected, dtype).astype(np.float64)
+            yield table[chunk.start : chunk.stop], held_values(expected, dtype)
 
     try:
         return compare_row_chunks(pairs, diagnose_rows=1).agree
@@ -273,7 +273,7 @@ def _within_angle_noise(table: np.ndarray, candidates: list[Candidate], dtype: s
             except PecliError:
                 within = False
                 break
-            difference = np.abs(table[chunk.start : chunk.stop] - round_to(expected, dtype).astype(np.float64))
+            difference = np.abs(table[chunk.start : chunk.stop] - held_values(expected, dtype))
             angles = np.abs(times[chunk.start : chunk.stop, None]) * columns[None, :]
             allowed = rounding + 2 * FLOAT32_ANGLE_NOISE * angles
             error = max(error, float(difference.max()))
