@@ -1,4 +1,7 @@
-"""pecli resample: equal to torch's interpolate, timm's and transformers' conventions, the Longformer recipe."""
+"""pecli resample: equal to torch's interpolate, timm's and transformers' conventions, the Longformer recipe.
+
+The command's tests run pecli in process (the real entry point): their subject is the table written and the
+error printed; tests/cli/test_attack_resample.py runs resample as real processes."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import numpy as np
 import pytest
 
 from pecli.analysis.resample import CONVENTIONS, resample_grid, resample_length
-from tests.conftest import assert_clean_error, require_module, run_pecli
+from tests.conftest import assert_clean_error, require_module, run_in_process
 from tests.paths import DATA
 
 DATA = DATA
@@ -133,7 +136,7 @@ def vit_file(tmp_path):
 
 def test_command_writes_the_resampled_table(tmp_path, vit_file):
     output = tmp_path / "new.safetensors"
-    result = run_pecli("resample", str(vit_file), "--grid", "8x8", "--from-grid", "4x6", "--prefix-tokens", "1",
+    result = run_in_process("resample", str(vit_file), "--grid", "8x8", "--from-grid", "4x6", "--prefix-tokens", "1",
                        "--method", "bilinear", "--no-antialias", "-o", str(output), "--json")  # fmt: skip
     assert result.code == 0, result.stderr
     summary = json.loads(result.stdout)
@@ -148,11 +151,11 @@ def test_command_writes_the_resampled_table(tmp_path, vit_file):
 def test_command_convention_hf_and_length(tmp_path):
     table = _table(np.random.default_rng(8), 1 + 9)
     np.save(tmp_path / "t.npy", table)
-    assert run_pecli("resample", str(tmp_path / "t.npy"), "--grid", "5x5", "--convention", "hf", "-o",
+    assert run_in_process("resample", str(tmp_path / "t.npy"), "--grid", "5x5", "--convention", "hf", "-o",
                      str(tmp_path / "g.npy")).code == 0  # fmt: skip
     expected = resample_grid(table, (5, 5), prefix_tokens=1, method="bicubic", antialias=False)
     np.testing.assert_array_equal(np.load(tmp_path / "g.npy"), expected)
-    assert run_pecli("resample", str(tmp_path / "t.npy"), "--len", "23", "--keep-rows", "1", "--method", "tile",
+    assert run_in_process("resample", str(tmp_path / "t.npy"), "--len", "23", "--keep-rows", "1", "--method", "tile",
                      "-o", str(tmp_path / "l.npy")).code == 0  # fmt: skip
     np.testing.assert_array_equal(np.load(tmp_path / "l.npy")[0, 10:19], table[0, 1:10])
 
@@ -173,7 +176,7 @@ def test_command_convention_hf_and_length(tmp_path):
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, vit_file, args, words):
     before = vit_file.read_bytes()
     output = tmp_path / "out.npy"
-    assert_clean_error(run_pecli("resample", str(vit_file), *args, "-o", str(output)), 2, *words)
+    assert_clean_error(run_in_process("resample", str(vit_file), *args, "-o", str(output)), 2, *words)
     assert not output.exists() and vit_file.read_bytes() == before
     assert os.listdir(tmp_path) == ["vit.npy"]
 
@@ -189,6 +192,6 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, vit_file, arg
 def test_tensors_that_are_not_position_tables_are_refused(tmp_path, array, words):
     np.save(tmp_path / "t.npy", array)
     for target in (["--grid", "2x2"], ["--len", "8"]):
-        assert_clean_error(run_pecli("resample", str(tmp_path / "t.npy"), *target, "-o", str(tmp_path / "o.npy")), 2,
-                           *words)  # fmt: skip
+        result = run_in_process("resample", str(tmp_path / "t.npy"), *target, "-o", str(tmp_path / "o.npy"))
+        assert_clean_error(result, 2, *words)
         assert not (tmp_path / "o.npy").exists()
