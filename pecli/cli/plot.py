@@ -222,11 +222,17 @@ def plot(
                                           length=length, dim=d, dtype=dtype, slice_index=slice_index)  # fmt: skip
         if drawn_cells:
             return
-    from pecli.cli.inputs import load_input, table_view
+    from pecli.cli.inputs import load_input, load_row_window, table_view
     from pecli.cli.panels import load_parts, split_slices
 
-    tables = load_parts(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d,
-                        dtype=dtype, layer_type=layer_type)  # fmt: skip
+    # a few rows of a long 2-D table: only those rows are computed (or read from the file)
+    tables = None
+    if rows is not None and slice_index is None and layer_type is None:
+        tables = load_row_window(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length,
+                                 dim=d, dtype=dtype)  # fmt: skip
+    if tables is None:
+        tables = load_parts(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d,
+                            dtype=dtype, layer_type=layer_type)  # fmt: skip
     shape: tuple[int, ...] = ()  # a 3-D file's, whose slices are the panels
     if tables is not None and slice_index is not None:  # several 2-D tables (rope's cos and sin): no slices
         raise ParameterError(

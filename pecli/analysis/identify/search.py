@@ -190,6 +190,22 @@ def _finite_arithmetic(function: Callable[_P, _T]) -> Callable[_P, _T]:
     return quiet
 
 
+def _one_row_reason(values: np.ndarray, tolerance: float) -> str:
+    """What one row can tell: too little, and, where it is row 0 of a sin/cos table (sin 0 = 0, cos 0 = 1 in
+    every column), nothing of the scheme or its base: no frequency shows at position 0.
+
+    >>> print(_one_row_reason(np.array([[0.0, 1.0, 0.0, 1.0]]), 1e-7).split("; ")[1][:64])
+    it is row 0 of a sin/cos table (sin 0 = 0, cos 0 = 1 in every co
+    >>> _one_row_reason(np.array([[0.84, 0.54, 0.01, 1.0]]), 1e-7)
+    '1 row: too few positions to tell the frequencies apart (need at least 2)'
+    """
+    reason = f"{len(values)} row: too few positions to tell the frequencies apart (need at least {MIN_ROWS})"
+    if bool(np.all((np.abs(values) <= tolerance) | (np.abs(values - 1.0) <= tolerance))):
+        reason += ("; it is row 0 of a sin/cos table (sin 0 = 0, cos 0 = 1 in every column), where no frequency "
+                   "shows: neither the scheme nor its base can be read from it")  # fmt: skip
+    return reason
+
+
 @_finite_arithmetic
 def identify_table(
     table: np.ndarray,
@@ -331,9 +347,9 @@ def identify_table(
     else:
         level = "approximate"
     reason = None
-    if length < MIN_ROWS:  # row 0 is sin 0 = 0, cos 0 = 1 in every column: no frequency shows
+    if length < MIN_ROWS:
         level = "none"
-        reason = f"{length} row: too few positions to tell the frequencies apart (need at least {MIN_ROWS})"
+        reason = _one_row_reason(values, tolerance)
     elif level == "none":
         reason = one_frequency(values)
     mean, std = _value_statistics(values) if level == "none" else (0.0, 0.0)
