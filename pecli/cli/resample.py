@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from typing import Annotated, Any, Optional
 
 import typer
@@ -22,7 +21,7 @@ from pecli.cli.options import (
 )
 from pecli.cli.output import Output
 from pecli.errors import ParameterError
-from pecli.text import literal, literal_repr, shown
+from pecli.text import literal, literal_repr
 
 HELP = """Resample a learned position table to another grid or length.
 
@@ -198,11 +197,11 @@ def resample(
     if source != "-":
         _check_before_reading(core, source, key, settings, written_format)
     if os.path.isdir(source):  # a learned table among its weights (a config's tables are computed, not resampled)
+        from pecli.analysis.resample_checkpoint import open_weights
         from pecli.cli.inputs import InputTable
-        from pecli.models import open_model_directory
 
         # the tensor's dtype as stored (a bfloat16 tensor's copy must be bfloat16, not numpy's float32)
-        stored, values = open_model_directory(source).position_table(key)
+        stored, values = open_weights(source).position_table(key)
         table = InputTable(values, source, {}, source, stored.name, stored.dtype, requested_key=key)
         if table.key_note is not None:
             out.note(table.key_note.spelled(flag_for))
@@ -222,35 +221,18 @@ def resample(
     from pecli.report import Listing  # before the write: nothing is imported once the file is there
 
     if in_checkpoint:
-        from pecli.io import checkpoint
+        from pecli.analysis import resample_checkpoint
 
-        if written_format == "pt":  # a torch.save file has no metadata for a note
-            from pecli.io.pt_checkpoint import replace_pt_tensor
-
-            done = replace_pt_tensor(source, output, name, resampled)
-        else:
-            note = {"pecli_resample": f"{name}: {shape(table.array)} -> {shape(resampled)}; {how}"}
-            replace = checkpoint.replace_in_directory if os.path.isdir(source) else checkpoint.replace_tensor
-            done = replace(source, output, name, resampled, note=note)
-        wrote = [f"wrote {output}: {done.key} {shape(table.array)} -> {shape(resampled)} {dtype}, "
-                 f"every other {'entry kept' if written_format == 'pt' else 'tensor copied'}; {how}"]  # fmt: skip
-        if done.stale:
-            listed = ", ".join(shown(stale) for stale in done.stale[:3])
-            more = f" and {len(done.stale) - 3} more" if len(done.stale) > 3 else ""
-            one = len(done.stale) == 1
-            out.warn(
-                f"{output}: {listed}{more} keep{'s' if one else ''} {done.key}'s old shape {shape(table.array)} "
-                f"(copied as {'it was' if one else 'they were'}): start the optimizer afresh, or resample "
-                f"{'it' if one else 'them'} too"
-            )
-        if done.left_out:
-            names = ", ".join(shown(name) + os.sep for name in done.left_out)
-            out.note(
-                f"{output} lacks {names}: a model directory's subdirectories are not copied; copy them from "
-                f"{source} if the model needs them (a sentence-transformers model's 1_Pooling/ is one)"
-            )
-        if os.path.isdir(source):
-            _note_stale_length(out, source, output, done.key, settings, table.array.shape[-2], resampled.shape[-2])
+        note = None if written_format == "pt" else f"{name}: {shape(table.array)} -> {shape(resampled)}; {how}"
+        done = resample_checkpoint.write_checkpoint_copy(source, output, name, resampled, note=note)
+        kept = "entry kept" if written_format == "pt" else "tensor copied"
+        change = f"{done.key} {shape(table.array)} -> {shape(resampled)} {dtype}"
+        wrote = [f"wrote {output}: {change}, every other {kept}; {how}"]
+        warnings, notes = resample_checkpoint.copy_notes(done, source, output, settings)
+        for warning in warnings:
+            out.warn(warning.spelled(flag_for))
+        for line in notes:
+            out.note(line.spelled(flag_for))
     else:
         write_tensors(
             target, {name: Tensor.from_array(resampled)}, fmt=written_format, metadata={"pecli_resample": how}
@@ -274,100 +256,16 @@ def resample(
     out.show(Listing(written, [], notes=wrote if output != "-" else []))
 
 
-def _note_stale_length(
-    out: Output, source: str, output: str, key: str, settings: dict[str, Any], before: int, rows: int
-) -> None:
-    """A model directory's copy whose config.json still states the old table length (or a ViT's image size): a
-    note naming the key and the value to set (transformers refuses a weight whose size disagrees with its
-    config), the other table the same key sizes (BART's), and the rows before the first position that --keep-rows
-    leaves out of the interpolation (OPT's and BART's 2). ``before``: the table's rows; ``rows``: the copy's."""
-    import json
-
-    from pecli.models import config as model_config
-
-    try:
-        with open(os.path.join(source, "config.json"), encoding="utf-8") as handle:
-            config = json.load(handle)
-    except (OSError, ValueError):
-        return
-    if not isinstance(config, dict):
-        return
-    stated_in = f"{os.path.join(output, 'config.json')} still says"
-    refused = "or transformers refuses to load the weights"
-    if "grid" in settings:
-        prefix, (height, width) = settings["prefix_tokens"], settings["grid"]
-        stale = model_config.stale_image_size(config, before - prefix, (height, width))
-        if stale is not None:
-            pair = "" if isinstance(stale[2], int) else " (height, width)"
-            if pair and not model_config.image_size_takes_pair(config):
-                pair += (
-                    ": a ViT-style config takes a pair; a model that reads one number (CLIP, SigLIP) cannot load a "
-                    "non-square grid"
-                )
-            out.note(f"{stated_in} image_size = {_json(stale[1])} (copied as it was): set it to {_json(stale[2])}"
-                     f"{pair} for the {height * width}-patch grid ({height}x{width}), {refused}")  # fmt: skip
-        return
-    setting = model_config.length_setting(config, key)
-    if setting is None:
-        return
-    if settings["keep_rows"] < setting.offset:
-        out.note(
-            f"{key}'s first {setting.offset} rows precede its first position ({config['model_type']} offsets "
-            f"positions by {setting.offset}) and were resampled as positions: --keep-rows {setting.offset} keeps "
-            "them as they are"
-        )
-    needed = setting.needed(rows)
-    others = _other_tables(output, setting.siblings, rows)
-    also = ""
-    if others:
-        also = (
-            f"resample {' and '.join(others)} to {rows} rows too, which {setting.key} sizes as well (with the same "
-            f"options: pecli resample {shlex.quote(output)} --key {others[0]} --len {rows} … --in-checkpoint -o NEW)"
-        )
-    if setting.stated != needed:
-        fix = f"set it to {needed} for the {rows}-row table" + (f", and {also}" if also else "")
-        out.note(f"{stated_in} {setting.key} = {setting.stated} (copied as it was): {fix}, {refused}")
-    elif also:
-        out.note(f"{output}: {also}, {refused}")
-
-
-def _other_tables(output: str, names: tuple[str, ...], rows: int) -> list[str]:
-    """Of the tables ``names`` (sized by the same config key), those in the copy ``output`` not of ``rows`` rows."""
-    from pecli.errors import PecliError
-    from pecli.models import open_model_directory
-
-    others = []
-    for name in names:
-        try:
-            shape = open_model_directory(output).stored_table(name).shape
-        except PecliError:  # not in this checkpoint
-            continue
-        if shape[0] != rows:
-            others.append(name)
-    return others
-
-
-def _json(value: Any) -> str:
-    return str(value) if isinstance(value, int) else "[" + ", ".join(map(str, value)) + "]"
-
-
 def _check_before_reading(core: Any, source: str, key: str | None, settings: dict[str, Any], fmt: str) -> None:
     """From the file's headers alone: refuse a result the output format cannot hold, or one larger than memory,
     before the table is read (a --len of 10^9 was refused only after reading a 256 MiB input). The tensor is
     the one the read will take: --key exact or a part of one name, a file's only or own tensor, a model
     directory's one position table."""
+    from pecli.analysis.resample_checkpoint import stored_table
     from pecli.errors import PecliError
 
     try:
-        if os.path.isdir(source):
-            from pecli.models import open_model_directory
-
-            stored = open_model_directory(source).stored_table(key)
-            shape, dtype = stored.shape, stored.dtype
-        else:
-            from pecli.io import chosen_tensor
-
-            _, shape, dtype = chosen_tensor(source, key)
+        _, shape, dtype = stored_table(source, key)
     except PecliError:  # no such tensor, or several: the read says so, naming the candidates
         return
     _check_holds(dtype, fmt)
@@ -443,13 +341,10 @@ def _grid_settings(
     return {**settings, "prefix_tokens": prefix_tokens or 0, "method": method, "antialias": antialias}
 
 
-#: the names a torch.save checkpoint goes by (transformers' pytorch_model.bin among them)
-PT_SUFFIXES = (".pt", ".pth", ".bin")
-
-
 def _check_checkpoint_output(source: str, output: str, fmt: str | None) -> str:
     """With --in-checkpoint: a safetensors or .pt INPUT (or model directory), and -o a new file or directory of
     the same kind, not INPUT. Returns the format written: "pt" or "safetensors"."""
+    from pecli.analysis.resample_checkpoint import PT_SUFFIXES
     from pecli.io import check_output_path
 
     written = "pt" if source.lower().endswith(PT_SUFFIXES) and not os.path.isdir(source) else "safetensors"

@@ -5,8 +5,9 @@ The header is parsed (and checked as :func:`~pecli.io.safetensors.safetensors_en
 rewritten with the one entry's new shape and the offsets after it moved, and the data copied range
 by range (``os.copy_file_range`` where the system has it, else ``os.sendfile``, else reads of
 :data:`CHUNK_BYTES`). The copy is atomic (a temporary file renamed into place) and the input is
-never written. A model directory (``model.safetensors`` or shards listed in
-``model.safetensors.index.json``) is copied whole to a new directory, only the shard holding the
+never written. A model directory (``model.safetensors``, shards listed in
+``model.safetensors.index.json``, or their torch.save counterparts ``pytorch_model.bin`` and
+``pytorch_model.bin.index.json``) is copied whole to a new directory, only the file holding the
 tensor rewritten and the index's ``total_size`` updated.
 
 >>> import os, tempfile, numpy as np
@@ -31,16 +32,26 @@ import shutil
 import struct
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import IO, Any
 
 import numpy as np
 
 from pecli.errors import OutputError, ParameterError, TableFileError
 from pecli.io.atomic import TEMP_MARKER, atomic_file, check_free_space, reported_os_errors
+from pecli.io.checkpoint_files import (  # re-exported: where a model directory's weights are is defined there
+    INDEX_FILE,
+    SINGLE_FILE,
+    CheckpointCopy,
+    WeightFiles,
+    check_shard_holds,
+    loads_shards,
+    other_weight_files,
+    read_shard_index,
+    weight_files,
+)
 from pecli.io.safetensors import dtype_code, safetensors_entries
 from pecli.io.tensor import Tensor, raw_chunks
-from pecli.text import literal, literal_repr, shown
+from pecli.text import literal, literal_repr
 
 __all__ = [
     "CHUNK_BYTES",
@@ -56,137 +67,6 @@ __all__ = [
 
 #: bytes per read when the system cannot copy between files itself
 CHUNK_BYTES = 16 << 20
-INDEX_FILE = "model.safetensors.index.json"
-SINGLE_FILE = "model.safetensors"
-
-
-def _kind(mode: int) -> str:
-    import stat
-
-    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))  # fmt: skip
-    return next((name for test, name in kinds if test(mode)), "not a file")
-
-
-def check_shard_holds(index: str, name: str, file: str, names: Mapping[str, Any] | Any) -> None:
-    """Refuse a shard index that places weight ``name`` in ``file`` when the shard's own ``names`` lack it.
-
-    >>> check_shard_holds("m/index.json", "wpe", "m/a.safetensors", {"wpe": None})
-    >>> check_shard_holds("m/index.json", "wte", "m/a.safetensors", {"wpe": None})  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    pecli.errors.TableFileError: m/index.json places 'wte' in a.safetensors, which does not hold it (...)
-    """
-    if name not in names:
-        raise TableFileError(
-            f"{literal(shown(index))} places {literal_repr(name)} in {literal(os.path.basename(file))},"
-            " which does not hold it",
-            hint="the index and the shards disagree: re-save the model",
-        )
-
-
-def loads_shards(directory: str) -> bool:
-    """Whether transformers loads ``directory``'s weights through its shard index: ``from_pretrained`` takes
-    ``model.safetensors`` where there is one (it checks SAFE_WEIGHTS_NAME before SAFE_WEIGHTS_INDEX_NAME), so an
-    index beside it is not read, and the file is what a reader or a copy of the model must use.
-
-    >>> import tempfile
-    >>> folder = tempfile.mkdtemp()
-    >>> open(os.path.join(folder, INDEX_FILE), "w").close()
-    >>> loads_shards(folder)
-    True
-    >>> open(os.path.join(folder, SINGLE_FILE), "w").close()
-    >>> loads_shards(folder)
-    False
-    """
-    return not os.path.isfile(os.path.join(directory, SINGLE_FILE)) and os.path.lexists(
-        os.path.join(directory, INDEX_FILE)
-    )
-
-
-def read_shard_index(directory: str) -> tuple[dict[str, Any], dict[str, str]] | None:
-    """``directory``'s shard index (``model.safetensors.index.json``) and its weights' shard paths; None without one.
-
-    Every reader of a sharded model (``info``, ``identify``, a checkpoint copy) goes through this one
-    check: the index is a regular file of bounded size; it names no weight twice; each shard is a
-    file beside it (not ``../x``, not in a subdirectory), present, and a regular file (not a FIFO,
-    a directory, ``/dev/zero``). Anything else is a one-line :class:`~pecli.errors.TableFileError`.
-    """
-    from pecli.io.bounded import read_small_text
-
-    index = os.path.join(directory, INDEX_FILE)
-    if not os.path.lexists(index):
-        return None
-    where = literal(shown(index))  # in messages, which are templates
-    text = read_small_text(index, what="shard index")  # a FIFO, a directory or /dev/zero: "not a regular file"
-    repeated: list[str] = []
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        document = dict(items)
-        if len(document) != len(items):
-            names = [name for name, _ in items]
-            repeated.extend(name for name in document if names.count(name) > 1)
-        return document
-
-    try:
-        document = json.loads(text, object_pairs_hook=pairs)
-    except RecursionError:
-        raise TableFileError(f"{where} nests too deeply", hint="a shard index nests a few levels") from None
-    except ValueError as error:
-        raise TableFileError(f"cannot read {where}: {literal(shown(str(error)))}", hint="re-save the model") from None
-    weight_map = document.get("weight_map") if isinstance(document, dict) else None
-    if not isinstance(weight_map, dict) or not all(
-        isinstance(name, str) and isinstance(shard, str) for name, shard in weight_map.items()
-    ):
-        raise TableFileError(f"{where} has no weight_map of names to shard files", hint="re-save the model")
-    if repeated:
-        raise TableFileError(
-            f"{where} names {literal_repr(repeated[0])} twice, so which shard holds it is unknown",
-            hint="the index is corrupt: re-save the model",
-        )
-    files = {}
-    for name, shard in weight_map.items():
-        file = os.path.join(directory, shard)
-        if os.path.basename(shard) != shard or shard in ("", ".", ".."):
-            raise TableFileError(
-                f"{where} names shard {literal_repr(shard)}, which is not a file in the model directory",
-                hint="an index names the shards beside it: re-save the model",
-            )
-        try:
-            mode = os.stat(file).st_mode
-        except OSError:
-            raise TableFileError(
-                f"{where} names shard {literal_repr(shard)}, which is missing",
-                hint="download every shard the index lists",
-            ) from None
-        import stat
-
-        if not stat.S_ISREG(mode):
-            raise TableFileError(
-                f"{where} names shard {literal_repr(shard)}, which is {_kind(mode)}, not a regular file",
-                hint="give the model's own shard files",
-            )
-        files[name] = file
-    return document, files
-
-
-@dataclass(frozen=True)
-class CheckpointCopy:
-    """What a copy did: the tensor replaced, its shapes and data bytes before and after, the file written.
-
-    ``left_out``: a model directory's subdirectories (``1_Pooling``, ``onnx``), which the copy does not hold.
-    ``stale``: tensors that went with the old one and keep its shape (a .pt checkpoint's optimizer state for it,
-    an EMA copy of it).
-    """
-
-    key: str
-    old_shape: tuple[int, ...]
-    shape: tuple[int, ...]
-    dtype: str
-    file: str
-    nbytes: int
-    old_nbytes: int
-    left_out: tuple[str, ...] = ()
-    stale: tuple[str, ...] = ()
 
 
 def _same_file(first: str, second: str) -> bool:
@@ -309,28 +189,28 @@ def replace_in_directory(
     """Copy model directory ``source`` to the new directory ``target`` with tensor ``key`` replaced by ``table``.
 
     The files directly in ``source`` are copied (hidden ones and subdirectories are not: the result's
-    ``left_out`` names the subdirectories); the
-    weights file holding ``key`` (``model.safetensors``, or the shard the index names) is
-    rewritten by :func:`replace_tensor`; the index keeps its ``weight_map`` and gets the new
-    ``metadata.total_size``. ``target`` is written whole or not at all (a temporary directory
-    renamed), and must not exist or be empty.
+    ``left_out`` names the subdirectories); the weights file holding ``key`` among those transformers
+    loads (:func:`~pecli.io.checkpoint_files.weight_files`: ``model.safetensors``, the shard the index
+    names, or their ``pytorch_model.bin`` counterparts) is rewritten by :func:`replace_tensor` (``note`` added
+    to its metadata) or :func:`~pecli.io.pt_checkpoint.replace_pt_tensor`; the index keeps its
+    ``weight_map`` and gets the new ``metadata.total_size``. The other weight files, which the loader does not
+    read, are copied as they were: the result's ``old_files`` names those holding the tensor at its old shape.
+    ``target`` is written whole or not at all (a temporary directory renamed), and must not exist or be empty.
     """
-    index_path = os.path.join(source, INDEX_FILE)
-    index: dict[str, Any] | None = None
-    read = read_shard_index(source) if loads_shards(source) else None  # model.safetensors first, as transformers
-    if read is not None:
-        index, shards = read
+    loaded = weight_files(source)  # model.safetensors first, as transformers
+    if loaded is None:
+        raise TableFileError(
+            f"{literal(source)} has no weights ({SINGLE_FILE}, {INDEX_FILE} or their pytorch_model.bin counterparts)",
+            hint="give a model directory",
+        )
+    name, shard = key, loaded.files[0]
+    if loaded.index is not None:
         from pecli.io import find_key, read_tensors
 
-        name = find_key(list(shards), key, index_path)
-        shard = os.path.basename(shards[name])
-        check_shard_holds(index_path, name, shards[name], read_tensors(shards[name])[0])
-    elif os.path.isfile(os.path.join(source, SINGLE_FILE)):
-        name, shard = key, SINGLE_FILE
-    else:
-        raise TableFileError(
-            f"{literal(source)} has no weights ({SINGLE_FILE} or {INDEX_FILE})", hint="give a model directory"
-        )
+        index_path = os.path.join(source, loaded.index)
+        name = find_key(list(loaded.weight_map), key, index_path)
+        shard = os.path.basename(loaded.weight_map[name])
+        check_shard_holds(index_path, name, loaded.weight_map[name], read_tensors(loaded.weight_map[name])[0])
     if os.path.exists(target) and (not os.path.isdir(target) or _same_file(source, target) or os.listdir(target)):
         raise ParameterError(
             f"the output {literal_repr(target)} exists" + (" and is the input" if _same_file(source, target) else ""),
@@ -351,15 +231,21 @@ def replace_in_directory(
     try:
         with reported_os_errors(target):
             for file in files:
-                if file != shard and not (file == INDEX_FILE and index is not None):  # an unread index: copied
+                if file != shard and file != loaded.index:  # an unread index: copied
                     shutil.copyfile(os.path.join(source, file), os.path.join(temporary, file))
-        done = replace_tensor(os.path.join(source, shard), os.path.join(temporary, shard), name, table, note=note)
-        if index is not None:
-            info = index.get("metadata")
+        if loaded.torch_save:  # no metadata for a note
+            from pecli.io.pt_checkpoint import replace_pt_tensor
+
+            done = replace_pt_tensor(os.path.join(source, shard), os.path.join(temporary, shard), name, table)
+        else:
+            done = replace_tensor(os.path.join(source, shard), os.path.join(temporary, shard), name, table, note=note)
+        if loaded.document is not None and loaded.index is not None:
+            info = loaded.document.get("metadata")
             if isinstance(info, dict) and isinstance(info.get("total_size"), int):
                 info["total_size"] += done.nbytes - done.old_nbytes
-            with atomic_file(os.path.join(temporary, INDEX_FILE)) as handle:
-                handle.write((json.dumps(index, indent=2) + "\n").encode())
+            with atomic_file(os.path.join(temporary, loaded.index)) as handle:
+                handle.write((json.dumps(loaded.document, indent=2) + "\n").encode())
+        old_files, unread_files = _holding(source, loaded, done.key, done.old_shape)
         with reported_os_errors(target):
             os.chmod(temporary, 0o777 & ~_umask())
             os.rename(temporary, target)
@@ -368,7 +254,32 @@ def replace_in_directory(
             shutil.rmtree(temporary)
         raise
     return CheckpointCopy(done.key, done.old_shape, done.shape, done.dtype, os.path.join(target, shard),
-                          done.nbytes, done.old_nbytes, left_out)  # fmt: skip
+                          done.nbytes, done.old_nbytes, left_out, done.stale, old_files, unread_files)  # fmt: skip
+
+
+def _holding(
+    source: str, loaded: WeightFiles, name: str, shape: tuple[int, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Of ``source``'s weight files that its loader does not read: those that hold tensor ``name`` (or the
+    same weight under a prefix more or less: ``wpe.weight`` for ``transformer.wpe.weight``) at ``shape``, and
+    those pecli cannot read (``tf_model.h5``, a .bin without torch). Only headers are read."""
+    from pecli.errors import PecliError
+    from pecli.io import read_tensors
+
+    holding, unread = [], []
+    for file in other_weight_files(source, loaded):
+        if not file.lower().endswith((".safetensors", ".bin", ".pt", ".pth")):
+            unread.append(file)
+            continue
+        try:
+            tensors = read_tensors(os.path.join(source, file))[0]
+        except PecliError:
+            unread.append(file)
+            continue
+        same = [other for other in tensors if other == name or name.endswith("." + other) or other.endswith("." + name)]
+        if any(tuple(tensors[other][0]) == shape for other in same):
+            holding.append(file)
+    return tuple(holding), tuple(unread)
 
 
 def _umask() -> int:

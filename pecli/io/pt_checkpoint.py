@@ -16,7 +16,7 @@ import numpy as np
 from pecli.errors import ParameterError, TableFileError
 from pecli.io import find_key
 from pecli.io.atomic import atomic_file, check_free_space, reported_os_errors
-from pecli.io.checkpoint import CheckpointCopy
+from pecli.io.checkpoint_files import CheckpointCopy
 from pecli.io.pt import flatten_state, load_state, torch_tensor
 from pecli.io.tensor import Tensor
 from pecli.text import literal, literal_repr
