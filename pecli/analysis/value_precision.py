@@ -228,12 +228,18 @@ def on_a_dyadic_grid(rows: np.ndarray) -> bool:
 
 
 def pairing_radius(row: np.ndarray, tolerance: float) -> tuple[int, float]:
-    """(step, a) when ``row`` is a sinusoid's row at angle 0: its columns paired ``step`` apart, in blocks
-    of 2·step (adjacent columns: 1; halves; quarters), each pair (a·sin 0, a·cos 0) = (0, ±a) or (±a, 0),
-    of one a > 0 within ``tolerance``·a; (0, 0.0) when it is not.
+    """(step, a) when ``row`` is a sinusoid's row: its columns paired ``step`` apart, in blocks of 2·step (adjacent
+    columns: 1; halves; quarters), each pair (a·sin θ, a·cos θ) on one circle of radius a > 0. At angle 0 every pair
+    is (0, ±a) or (±a, 0), within ``tolerance``·a; at a position p ≠ 0 (a table whose positions start at 1, or an
+    offset) x² + y² is within 2·``tolerance``·a² of a² and the angles p·ω differ from pair to pair: pairs all at one
+    angle other than 0 (a constant table) are no sinusoid's. (0, 0.0) when it is not.
 
     >>> pairing_radius(np.array([0.0, 3.0, 0.0, 3.0]), 1e-9), pairing_radius(np.array([0.0, 0.0, 3.0, 3.0]), 1e-9)
     ((1, 3.0), (2, 3.0))
+    >>> angles = np.array([1.0, 0.1])  # position 1, frequencies 1 and 0.1
+    >>> step, radius = pairing_radius(3 * np.concatenate([np.sin(angles), np.cos(angles)]), 1e-9)
+    >>> step, round(radius, 12)
+    (2, 3.0)
     >>> pairing_radius(np.ones(4), 1e-9), pairing_radius(np.array([0.1, 2.0, -0.7, 1.3]), 1e-9)
     ((0, 0.0), (0, 0.0))
     """
@@ -243,13 +249,31 @@ def pairing_radius(row: np.ndarray, tolerance: float) -> tuple[int, float]:
     for step in sorted({1, width // 2, width // 4} - {0}):
         if width % (2 * step):
             continue
-        pairs = np.abs(row.reshape(width // (2 * step), 2, step))
-        larger, smaller = pairs.max(axis=1), pairs.min(axis=1)
+        pairs = row.reshape(width // (2 * step), 2, step)
+        larger, smaller = np.abs(pairs).max(axis=1), np.abs(pairs).min(axis=1)
         radius = float(larger.max())
+        if not radius > 0:
+            continue
         on_axes = float(smaller.max()) <= radius * tolerance  # sin 0 = 0 in each pair
-        if radius > 0 and on_axes and float(larger.min()) >= radius * (1 - tolerance):
+        if on_axes and float(larger.min()) >= radius * (1 - tolerance):
             return step, radius
+        found = _common_radius(pairs / radius, tolerance)  # on the unit scale: no square overflows (1e300)
+        if found:
+            return step, radius * found
     return 0, 0.0
+
+
+def _common_radius(pairs: np.ndarray, tolerance: float) -> float:
+    """The radius r of the circle every pair (x, y) of ``pairs`` ((blocks, 2, step)) lies on, x² + y² within
+    2·``tolerance``·r² of r², when the pairs are at more than one angle (their unit vectors a tenth apart, 6°);
+    0.0 when not."""
+    squares = np.square(pairs[:, 0]) + np.square(pairs[:, 1])
+    top = float(squares.max())
+    if not top > 0 or float(np.abs(squares - top).max()) > 2.0 * tolerance * top:
+        return 0.0
+    directions = pairs / np.sqrt(squares)[:, None]
+    spread = np.hypot(*(directions - directions[:1, :, :1]).transpose(1, 0, 2)).max()
+    return float(np.sqrt(top)) if spread > 0.1 else 0.0
 
 
 def pairs_on_circle(rows: np.ndarray, step: int, radius: float, tolerance: float) -> bool:

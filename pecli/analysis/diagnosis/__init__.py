@@ -9,9 +9,9 @@ when the reference's parameters know it: YaRN's attention factor…), positions 
 bfloat16/float16, per-head bias tables ((heads, L, L) or (heads, L): ALiBi's slopes from the power-of-two
 formula for a head count that is not a power of two, of the wrong sign, heads reversed or scaled one by
 one; any per-head table's heads in another order, every head transposed, or only some heads differing; T5's
-bias read off its bucket structure: another direction, num_buckets or max_distance, the bucket index off by
-one), and, when the reference is a scheme with parameters, its frequency scaling left out, another base, or
-another of its parameter sets (:mod:`pecli.schemes.mistakes`).
+bias read off its bucket structure: another direction, num_buckets or max_distance, the bucket index or the
+relative position off by one), and, when the reference is a scheme with parameters, its frequency scaling left out,
+another base, or another of its parameter sets (:mod:`pecli.schemes.mistakes`).
 
 >>> import pecli
 >>> a = pecli.encode("rope", 64, 16, part="cos", dtype="float64")

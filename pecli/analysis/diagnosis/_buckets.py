@@ -5,7 +5,9 @@ table's bucket structure; it is compared with the structure of T5's bucket funct
 a small set of settings, and the settings each side fits are the evidence: causal buckets where bidirectional ones
 apply, another ``num_buckets`` or ``max_distance``. When both fit the same settings, each bucket's value is read off
 each side (W's rows that L positions reach): B's bucket k holding A's bucket k ± 1 is the bucket index off by one.
-A table that fits none of the settings (noise, another bias) is no T5 bias: nothing is named."""
+B holding A's value one diagonal over (B[:, i, j] = A[:, i, j ± 1]: the bucket taken of j − i ± 1) is the relative
+position off by one, whatever structure B's cut-off diagonal leaves. A table that fits none of the settings (noise,
+another bias) is no T5 bias: nothing is named."""
 
 from __future__ import annotations
 
@@ -115,10 +117,29 @@ def _off_by_one(
     return None
 
 
+def _position_shift(values_a: np.ndarray, values_b: np.ndarray, noise: np.ndarray) -> tuple[int, float] | None:
+    """The shift s (±1) with B at relative position r holding A at r + s in every head (B[:, i, j] = A[:, i, j + s] on
+    every cell whose j + s is a key), with the largest difference over those cells; None when neither does.
+
+    >>> values = np.array([[5.0, 1.0, 2.0, 3.0, 3.0]])
+    >>> _position_shift(values, np.array([[1.0, 2.0, 3.0, 3.0, 4.0]]), np.zeros(1))
+    (1, 0.0)
+    >>> _position_shift(values, values[:, ::-1], np.zeros(1)) is None
+    True
+    """
+    for shift in (1, -1):
+        held_b, held_a = (values_b[:, :-1], values_a[:, 1:]) if shift > 0 else (values_b[:, 1:], values_a[:, :-1])
+        off = np.abs(held_b - held_a)
+        if np.all(off <= noise[:, None]):
+            return shift, float(off.max())
+    return None
+
+
 def bucket_findings(
     a: np.ndarray, b: np.ndarray, tolerance: float | np.ndarray, reference: Reference | None
 ) -> list[Finding]:
-    """What tells T5 bias B from A by their bucket structures: the settings each fits, or B's buckets shifted by one.
+    """What tells T5 bias B from A by their bucket structures: the settings each fits, B's buckets shifted by one, or
+    its relative positions shifted by one.
 
     >>> from pecli.schemes.t5 import t5_bias, t5_bucket_table
     >>> weight = np.random.default_rng(0).normal(size=(32, 3))
@@ -138,9 +159,14 @@ def bucket_findings(
         return []
     noise = bound.reshape(len(b), -1).max(axis=1)
     fits_a = bucket_settings(values_a, noise)
-    fits_b = bucket_settings(values_b, noise) if fits_a else []
-    if not (fits_a and fits_b):
-        return []  # a side is no T5 bias of the settings tried: its structure names no cause
+    if not fits_a:
+        return []  # A is no T5 bias of the settings tried: its structure names no cause
+    moved = _position_shift(values_a, values_b, noise)  # A's structure has distinct exact buckets: B ≠ A
+    if moved is not None:
+        return [_shifted_finding(fits_a, moved, a.shape[1], len(a))]
+    fits_b = bucket_settings(values_b, noise)
+    if not fits_b:
+        return []  # B is no T5 bias of the settings tried: its structure names no cause
     evidence: dict[str, Any] = {"a_settings": _listed(fits_a), "b_settings": _listed(fits_b)}
     same = [(settings, buckets) for settings, buckets in fits_a if settings in [s for s, _ in fits_b]]
     if same:
@@ -170,3 +196,20 @@ def bucket_findings(
         f"B's is T5's {_words(best[1])}"
     )
     return [Finding(code, message, {**evidence, "changed": changed, "residual": residual(a, b)})]
+
+
+def _shifted_finding(
+    fits_a: list[tuple[dict[str, Any], np.ndarray]], moved: tuple[int, float], length: int, heads: int
+) -> Finding:
+    """B's relative position off by one (``moved``: the shift s and the largest difference), with its evidence: the
+    cells B[:, i, j] = A[:, i, j + s] holds on (every cell whose j + s is a key), of ``heads`` (L, L) heads."""
+    shift, off = moved
+    sign = "+" if shift > 0 else "−"
+    cells = length * (length - 1)
+    message = (
+        f"the relative position off by one (relative positions shifted by {shift}): B[:, i, j] = A[:, i, j {sign} 1] "
+        f"in all {heads} heads, on all {cells} cells of each where j {sign} 1 is a key (B is A one diagonal over: "
+        f"B's bucket taken of j − i {sign} 1, not j − i); A has the bucket structure of T5's {_words(fits_a[0][0])}"
+    )
+    figures = {"a_settings": _listed(fits_a), "shift": shift, "cells_checked": cells, "residual": off}
+    return Finding("t5_relative_position_shifted", message, figures)
