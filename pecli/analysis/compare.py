@@ -587,10 +587,10 @@ class _DifferenceStats:
         #: the amplitude the angle noise is a part of: a sinusoid a·sin(θ) off by δ in θ is off by up to |a|·δ, so
         #: a table of small values (amplitude 10^-3) is allowed as little and one of amplitude 3 thrice as much.
         #: Only a table that shows itself computed from angles gets its amplitude whole: row 0 of both tables
-        #: pairs its columns (a·sin 0, a·cos 0) = (0, a) for one a, and every row's pairs lie on that circle,
-        #: x² + y² = a², within rounding. Any other table (learned, a bias of values up to 2048, a sinusoid
-        #: that does not start at angle 0, one whose rows leave the circle) is allowed its largest finite
-        #: |value| so far, at most 1: the noise of a unit sinusoid, never more
+        #: pairs its columns on one circle x² + y² = a² (at angle 0: (0, a); at a later start, at several
+        #: angles), and every row's pairs lie on that circle within rounding. Any other table (learned, a
+        #: constant, a bias of values up to 2048, one whose rows leave the circle) is allowed its largest
+        #: finite |value| so far, at most 1: the noise of a unit sinusoid, never more
         self.amplitude = 0.0
         #: the amplitude row 0 of both tables shows (:func:`pairing_radius`), and the step of its column pairs;
         #: 0 when none, or once a row is off its circle (:func:`pairs_on_circle`)
