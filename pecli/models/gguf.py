@@ -255,8 +255,10 @@ def _config(path: str, fields: dict[str, Any], tensors: dict[str, Any], *, view:
 
     def integer(name: str, required: bool = True) -> int | None:
         value = fields.get(key(name))
-        if isinstance(value, list) and value and all(item == value[0] for item in value):
-            value = value[0]  # a per-layer list with one value (head counts of some models)
+        if isinstance(value, list) and value and (name == "attention.head_count" or all(v == value[0] for v in value)):
+            # a per-layer list (head counts of OpenELM, DeciLM): llama.cpp sizes the head by layer 0's count
+            # (load_hparams: n_embd_head_k = n_embd / n_head(), n_head(il = 0)); another per-layer list of one value
+            value = value[0]
         if value is None and not required:
             return None
         if value is None:

@@ -29,7 +29,7 @@ from pecli.models.class_defaults import (
 )
 from pecli.models.encoding import ModelEncoding, config_int, config_number, config_value
 from pecli.models.gguf import GGUF_KEYS
-from pecli.models.rope_family import pairing, rope_type_of
+from pecli.models.rope_family import check_mrope_section, pairing, rope_type_of
 from pecli.models.rope_layers import (
     TYPES_WITHOUT_ROPE,
     check_layer_count,
@@ -269,6 +269,7 @@ def _one_encoding(
                 hint="a model runs with an even head_dim, or a partial rotary width below it",
             )
         odd_width, dim = dim, dim + 1
+    check_mrope_section(found, where, model_type, dim // 2)
     layout, layout_note = pairing(config, model_type)
     if layout_note:
         notes.append(layout_note)

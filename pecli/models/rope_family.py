@@ -28,7 +28,7 @@ from pecli.models.transformers_families import (
 )
 from pecli.text import literal
 
-__all__ = ["pairing", "rope_type_of", "transformers_cache_layout"]
+__all__ = ["check_mrope_section", "pairing", "rope_type_of", "transformers_cache_layout"]
 
 #: model types whose config class takes only default or longrope rope (``su`` and ``yarn`` are its old names)
 _LONGROPE_ONLY = frozenset({"phi3", "phi4_multimodal"})
@@ -40,6 +40,18 @@ _DEFAULT_ONLY = frozenset({"ernie4_5_vl_moe", "ernie4_5_vl_moe_text", "recurrent
 
 #: model types whose config class reads the legacy rope type ``mrope`` as ``default`` (transformers 5.23)
 _MROPE_AS_DEFAULT = frozenset({"qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2_5_vl_text"})
+
+#: model types whose text rotary class splits the frequencies into ``mrope_section``'s parts (transformers 5.23:
+#: ``freq.split(self.mrope_section, dim=-1)`` in Qwen2-VL's, Qwen2.5-VL's, Qwen2.5-Omni's, GLM-4.1V's, GLM-4.5V's,
+#: GLM-Image's, GLM-OCR's and PaddleOCR-VL's): the sections must add up to the rotated pairs, or every forward fails
+_MROPE_SPLIT = frozenset(
+    {
+        f"{family}{suffix}"
+        for family in ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm4v_moe", "glm_image", "glm_ocr", "paddleocr_vl")
+        for suffix in ("", "_text")
+    }
+    | {"qwen2_5_omni", "qwen2_5_omni_thinker", "qwen2_5_omni_text"}
+)
 
 
 #: model types whose attention rotates adjacent pairs of columns (transformers: ``repeat_interleave``,
@@ -73,6 +85,39 @@ _INTERLEAVED = (
         }
     )
 )
+
+
+def check_mrope_section(found: Mapping[str, Any], where: Mapping[str, str], model_type: str, pairs: int) -> None:
+    """Refuse a multimodal rope's ``mrope_section`` that is no list of non-negative integers (transformers types it
+    ``list[int]``), or, for a family that splits its ``pairs`` frequencies by it, one that does not add up to them.
+
+    At text positions every section turns with the same position, so a valid ``mrope_section`` leaves the 1-D table
+    as default rope's; an invalid one is a model that fails on its first forward (``torch.split``'s sizes must sum
+    to the dimension), so pecli names the field instead of writing a table no model computes.
+
+    >>> check_mrope_section({"mrope_section": [16, 24, 24]}, {}, "qwen2_vl_text", 64)
+    >>> check_mrope_section({"mrope_section": [8, 8, 8]}, {"mrope_section": "rope_parameters.mrope_section"},
+    ...     "qwen2_vl_text", 32)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    pecli.errors.ParameterError: config.json: rope_parameters.mrope_section [8, 8, 8] adds up to 24, but ...
+    """
+    sections = found.get("mrope_section")
+    if sections is None:
+        return
+    name = literal(where.get("mrope_section", "mrope_section"))  # a key in a template: a layer type's braces
+    if not isinstance(sections, list) or not all(
+        isinstance(size, int) and not isinstance(size, bool) and size >= 0 for size in sections
+    ):
+        raise ParameterError(
+            f"config.json: {name}: expected a list of non-negative integers, got {config_value(sections)}",
+            hint="one count of rotated pairs per axis (time, height, width), e.g. [16, 24, 24]",
+        )
+    if model_type in _MROPE_SPLIT and sum(sections) != pairs:
+        raise ParameterError(
+            f"config.json: {name} {config_value(sections)} adds up to {sum(sections)}, but the head rotates "
+            f"{pairs} pairs of columns: {model_type}'s rotary splits its frequencies by it, so the model cannot run",
+            hint=f"the sections must add up to the rotated width / 2 = {pairs}",
+        )
 
 
 def rope_type_of(found: Mapping[str, Any], where: Mapping[str, str], model_type: str = "") -> str:
