@@ -691,11 +691,11 @@ class _DifferenceStats:
             self.radius = 0.0  # a row off the circle: not a sinusoid of that amplitude, whatever row 0 showed
         self.amplitude = min(1.0, max(self.amplitude, largest))
 
-    def _noise(self, magnitude: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def _noise(self, magnitude: np.ndarray, a: np.ndarray, b: np.ndarray, largest: float) -> np.ndarray:
         """The data's noise where the larger |value| is ``magnitude`` (a finite chunk's, of rows ``a`` and
-        ``b``), in place."""
+        ``b``, whose largest is ``largest``), in place."""
         if self.angles:
-            self._note_amplitude(a, b, float(magnitude.max(initial=0.0)))
+            self._note_amplitude(a, b, largest)
         magnitude *= self.epsilon
         magnitude += self.floor
         if self.angles:
@@ -775,7 +775,7 @@ class _DifferenceStats:
             larger = np.abs(a, out=self._scratch("allowed", a.shape))
             np.maximum(larger, magnitude, out=larger)
             scale = float(larger.max())
-            allowed = self._noise(larger, a, b)
+            allowed = self._noise(larger, a, b, scale)
         else:
             scale = max(float(magnitude.max()), _largest_magnitude(a))
             allowed = self._allowed(a, b)
