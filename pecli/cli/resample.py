@@ -51,8 +51,8 @@ Examples:
 tensor's bytes and the file's metadata kept (a pecli_resample entry added), streamed, the input
 never modified. For a model directory (model.safetensors, pytorch_model.bin, or their shards) -o names
 a new directory: the file holding the tensor is rewritten, the other files copied, the index's
-total_size updated, and other weight files still holding the old table named in a warning. A PyTorch checkpoint (.pt, .pth,
-.bin) is loaded with torch.load(weights_only=True) and saved again with torch.save: nested dicts,
+total_size updated, and other weight files still holding the old table named in a warning. A PyTorch
+checkpoint (.pt, .pth, .bin) is loaded with torch.load(weights_only=True) and saved again with torch.save: nested dicts,
 epochs, optimizer state and storage shared between other tensors kept; a tied tensor is refused, and
 optimizer state that keeps the old shape is named in a warning.
 """
