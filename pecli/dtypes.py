@@ -19,7 +19,18 @@ from pecli.text import literal_repr
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["DTYPES", "check_dtype", "half_bits", "held_values", "itemsize", "largest_value", "numpy_dtype", "round_to"]
+__all__ = [
+    "DTYPES",
+    "check_dtype",
+    "half_bits",
+    "held_values",
+    "itemsize",
+    "largest_value",
+    "numpy_dtype",
+    "round_to",
+    "round_to_stored",
+    "widen_bfloat16",
+]
 
 DTYPES: tuple[str, ...] = ("float32", "float64", "float16", "bfloat16")
 _ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2}
@@ -108,12 +119,41 @@ def held_values(values, name: str):
 
     if check_dtype(name) != "bfloat16":
         return np.asarray(round_to(values, name), dtype=np.float64)
+    return widen_bfloat16(round_to_stored(values, name)).astype(np.float64)
+
+
+def round_to_stored(values, name: str):
+    """``values`` rounded once to dtype ``name`` as a file stores them: bfloat16 as its uint16 bit patterns, rounded
+    on the integer bits (no ``ml_dtypes`` import: its 0.7 release takes 2–3 s to import, numpy registering its casts
+    one by one), other dtypes as :func:`round_to` gives them; the same refusal past the dtype's range.
+
+    >>> import numpy as np
+    >>> round_to_stored(np.array([1.0, 1.0 + 2.0**-8 + 1e-12]), "bfloat16").tolist()
+    [16256, 16257]
+    >>> round_to_stored(np.array([0.5]), "float16").dtype.name
+    'float16'
+    """
+    import numpy as np
+
+    if check_dtype(name) != "bfloat16":
+        return round_to(values, name)
     values = np.asarray(values, dtype=np.float64)
     bits = _bfloat16_bits(values)
-    held = (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
-    if not np.isfinite(held).all():
+    if ((bits & np.uint16(0x7F80)) == np.uint16(0x7F80)).any():  # all exponent bits set: inf or NaN
         _refuse_overflow(values, name)
-    return held
+    return bits
+
+
+def widen_bfloat16(bits):
+    """The float32 values (exact) of uint16 bfloat16 bit patterns ``bits``.
+
+    >>> import numpy as np
+    >>> widen_bfloat16(np.array([16256, 49152, 16257], dtype=np.uint16)).tolist()
+    [1.0, -2.0, 1.0078125]
+    """
+    import numpy as np
+
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
 
 
 def _bfloat16_bits(values):

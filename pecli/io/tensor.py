@@ -54,16 +54,14 @@ def check_tensor_count(name: str, count: int) -> None:
 
 
 def storage_dtype(name: str) -> np.dtype:
-    """numpy dtype of a tensor to write: any numpy name, or bfloat16 (through ml_dtypes).
+    """numpy dtype of a tensor's chunks as written: any numpy name, or bfloat16 as its uint16 bit patterns
+    (numpy has no bfloat16: ``ml_dtypes`` is not imported to write it; an ``ml_dtypes`` bfloat16 chunk is
+    taken as its bits too, see :func:`raw_chunks`).
 
-    >>> storage_dtype("float16").itemsize, storage_dtype("bfloat16").itemsize
-    (2, 2)
+    >>> storage_dtype("float16").itemsize, storage_dtype("bfloat16").name
+    (2, 'uint16')
     """
-    if name == "bfloat16":
-        from pecli.dtypes import numpy_dtype
-
-        return numpy_dtype(name)
-    return np.dtype(name)
+    return np.dtype(np.uint16) if name == "bfloat16" else np.dtype(name)
 
 
 def is_real_dtype(name: str) -> bool:
@@ -85,7 +83,8 @@ def is_real_dtype(name: str) -> bool:
 
 @dataclass(frozen=True)
 class Tensor:
-    """A tensor to write: its shape, dtype name, and a function yielding C-ordered row chunks."""
+    """A tensor to write: its shape, dtype name, and a function yielding C-ordered row chunks (of
+    :func:`storage_dtype`: a bfloat16 tensor's chunks are its uint16 bits, or ``ml_dtypes`` bfloat16 arrays)."""
 
     shape: tuple[int, ...]
     dtype: str
@@ -115,6 +114,8 @@ def raw_chunks(tensor: Tensor) -> Iterator[memoryview]:
     target = storage_dtype(tensor.dtype)
     for chunk in tensor.chunks():
         chunk = np.ascontiguousarray(chunk)
+        if tensor.dtype == "bfloat16" and chunk.dtype.name == "bfloat16":  # ml_dtypes' (an array a caller gave)
+            chunk = chunk.view(np.uint16)
         if chunk.dtype != target:
             raise AssertionError(f"chunk dtype {chunk.dtype} is not the declared {target}")
         if chunk.dtype.byteorder == ">":

@@ -189,4 +189,4 @@ def iter_row_chunks(
 
     # checked now, not at the first next(): a generator function would raise only when iterated
     chunk_bytes = positive_int("chunk_bytes", chunk_bytes)
-    return TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype).chunks(chunk_bytes)
+    return TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype).row_chunks(chunk_bytes)
