@@ -12,6 +12,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from pecli.dtypes import round_to
 from pecli.analysis.identify import search, verify
 from pecli.schemes.sinusoidal import sinusoidal_table
 
@@ -129,4 +130,4 @@ def test_the_streamed_full_check_decides_as_every_entry_against_its_own_noise(mo
     assert (excess <= 1.0) == (whole_excess <= 1.0)
     if whole_excess <= 1.0:  # a pass that stops at the first chunk past the noise has seen fewer rows
         assert error == whole_error
-    assert written == (whole_excess <= 1.0 and np.array_equal(table, verify.round_to(expected, dtype)))
+    assert written == (whole_excess <= 1.0 and np.array_equal(table, round_to(expected, dtype)))

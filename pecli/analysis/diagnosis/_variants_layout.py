@@ -11,7 +11,7 @@ import numpy as np
 from pecli.analysis.diagnosis._layout import rotary_columns
 from pecli.analysis.diagnosis._regenerate import column_words, parted_columns, regenerated, reproduces
 from pecli.analysis.diagnosis.finding import Finding, Reference, held_precision, reproduced, residual, within
-from pecli.dtypes import round_to
+from pecli.dtypes import held_values
 from pecli.schemes import get_scheme
 
 __all__ = ["cos_sin_cache_findings", "negated_positions_findings", "other_pairings", "pairing_findings"]
@@ -57,7 +57,7 @@ def pairing_findings(
             continue
         held = held_precision(b)  # B's own rounding of the regenerated table: what an engine storing it holds
         if held in ("bfloat16", "float16"):
-            off = min(off, residual(np.asarray(round_to(table, held), dtype=np.float64), b))
+            off = min(off, residual(held_values(table, held), b))
         width = a.shape[1] // parts
         rotary = rotary_columns(table[:, :width])
         partial = f" over the first {rotary} of {width} columns (partial rotary)" if rotary < width else ""

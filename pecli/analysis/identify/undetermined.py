@@ -26,7 +26,7 @@ import numpy as np
 from pecli.analysis.identify.result import Candidate, Undetermined
 from pecli.analysis.identify.verify import _max_error
 from pecli.analysis.identify.verify import _rows as _candidate_rows
-from pecli.dtypes import round_to
+from pecli.dtypes import held_values
 
 __all__ = ["base_bound", "least_base", "writers"]
 
@@ -60,7 +60,7 @@ def writers(
         )
 
     def written(candidate: Candidate) -> bool:
-        return within(candidate) and np.array_equal(round_to(_rows(candidate, table), dtype), table)
+        return within(candidate) and np.array_equal(held_values(_rows(candidate, table), dtype), table)
 
     return within, written
 

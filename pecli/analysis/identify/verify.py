@@ -21,7 +21,7 @@ from pecli.analysis.compare import compare_row_chunks
 from pecli.analysis.identify.result import Candidate
 from pecli.analysis.identify.sinusoids import sinusoidal_frequencies, sinusoidal_rows
 from pecli.analysis.value_precision import FLOAT32_ANGLE_NOISE, rounding_tolerance
-from pecli.dtypes import held_values, round_to
+from pecli.dtypes import held_values
 from pecli.errors import PecliError
 from pecli.schemes.catalog import get_scheme
 from pecli.schemes.checks import axial_grid
@@ -176,7 +176,7 @@ def _errors(
     if timesteps is not None:  # the angle noise grows with t, not with the row
         positions = timesteps[positions.astype(np.intp)]
     if equal is not None:
-        equal[1].append(bool(np.array_equal(given, round_to(expected, equal[0]))))
+        equal[1].append(bool(np.array_equal(given, held_values(expected, equal[0]))))
     fits = buffer is not None and buffer.size >= expected.size
     out = buffer[: expected.size].reshape(expected.shape) if buffer is not None and fits else None
     difference = np.subtract(given, expected, dtype=np.float64, out=out)
@@ -363,7 +363,7 @@ def _written(given: np.ndarray, expected: np.ndarray, dtype: str, rounded: np.nd
     """Whether ``given`` is ``expected`` rounded once to ``dtype``, bit for bit (into ``rounded`` when given:
     a float32 buffer, ``expected``'s size or more)."""
     if rounded is None:
-        return bool(np.array_equal(given, round_to(expected, dtype)))
+        return bool(np.array_equal(given, held_values(expected, dtype)))
     once = rounded[: expected.size].reshape(expected.shape)
     np.copyto(once, expected, casting="same_kind")  # round to nearest, ties to even: round_to's float32 cast
     # an overflow to inf is no match: the table is finite (round_to would refuse it; unequal, it is not asked)
