@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import IO
 
 import numpy as np
 
 from pecli.errors import TableFileError
+from pecli.io.reprint import PrintedDtype, significant_digits
 from pecli.io.tensor import StoredTensor, Tensor
 from pecli.text import literal_repr
 
@@ -83,11 +84,12 @@ def is_text(head: bytes) -> bool:
 
 def text_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[str, StoredTensor], dict[str, str]]:
     """The one table of a CSV or TSV file (key ``""``, a row per line; float64, or the float32 or float16
-    it was printed from: :func:`_as_written`); no metadata.
+    it was printed from: :mod:`pecli.io.reprint`); no metadata.
 
     The delimiter is the first line's: a comma, else a tab (a line without either is one column;
     spaces do not separate values). Every line must hold as many numbers as the first, or the file
-    is refused naming the line.
+    is refused naming the line. The text is read a block of lines at a time (about 1 MiB): besides the
+    table, memory holds one block's lines, never the whole file's text or fields.
 
     >>> import io
     >>> text_entries(io.BytesIO(b"1\\t2\\n3\\t4\\n"), "t.tsv", 8)[0][""].load().tolist()
@@ -96,20 +98,35 @@ def text_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[s
     Traceback (most recent call last):
     pecli.errors.TableFileError: t.csv is not ... nor a CSV table: line 2 holds 1 value, line 1 2 (...)
     """
-    text = handle.read().decode("latin-1")  # any byte decodes: one that is not a number is named below
-    lines = [line for line in text.splitlines() if line.strip()]
-    first = lines[0] if lines else ""
-    delimiter = "\t" if "\t" in first and "," not in first else ","  # one column: no delimiter at all
-    kind = "TSV" if delimiter == "\t" else "CSV"
-    columns = len(first.split(delimiter)) if lines else 0
-    try:
-        array = np.loadtxt(lines, delimiter=delimiter, dtype=np.float64, comments=None, ndmin=2)
-    except ValueError:  # numpy words it by version: find the line and say it once
-        raise _first_bad_line(name, lines, delimiter, columns, kind) from None
-    if array.shape != (len(lines), columns):
-        raise _first_bad_line(name, lines, delimiter, columns, kind)
+    start = handle.tell()
+    blocks: list[np.ndarray] = []
+    printed = PrintedDtype()
+    delimiter, columns, kind = ",", 0, "CSV"
+    for lines in _line_blocks(handle):
+        if not blocks:  # the first line's delimiter, for the whole file
+            delimiter = "\t" if "\t" in lines[0] and "," not in lines[0] else ","  # one column: no delimiter
+            kind = "TSV" if delimiter == "\t" else "CSV"
+            columns = len(lines[0].split(delimiter))
+        try:
+            block = np.loadtxt(lines, delimiter=delimiter, dtype=np.float64, comments=None, ndmin=2)
+        except ValueError:  # numpy words it by version: find the line and say it once
+            block = None
+        if block is None or block.shape != (len(lines), columns):
+            handle.seek(start)
+            raise _first_bad_line(name, _lines(handle), delimiter, columns, kind) from None
+        printed.add(block, _digits(lines, delimiter, block.shape))
+        blocks.append(block)
+    if not blocks:
+        raise _first_bad_line(name, iter(()), delimiter, columns, kind)
 
-    array = _as_written(array, lines, delimiter)
+    array = np.empty((sum(len(block) for block in blocks), columns), dtype=printed.dtype)
+    row = 0
+    blocks.reverse()
+    while blocks:  # each block freed as it is copied: the float64 text and the table are not both held whole
+        block = blocks.pop()
+        with np.errstate(over="ignore"):
+            array[row : row + len(block)] = block
+        row += len(block)
 
     def load() -> np.ndarray:
         return array.copy()
@@ -117,63 +134,42 @@ def text_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[s
     return {"": StoredTensor(array.shape, array.dtype.name, load)}, {}
 
 
-#: (dtype, the significant digits pecli writes it with): text holding that many digits somewhere, each value
-#: the rounding of its own value in that dtype at the digits written, was written from that dtype
-_WRITTEN_DIGITS = (("float16", 5), ("float32", 9))
+#: text read per block of lines: its strings, parsed values and digit counts take a few times this
+_BLOCK_BYTES = 1 << 20
 
 
-def _as_written(array: np.ndarray, lines: list[str], delimiter: str) -> np.ndarray:
-    """``array`` in the float dtype it was printed from (float16 or float32, as pecli writes them), else as
-    parsed (float64).
-
-    A float32 value printed with 9 digits parses to a float64 that is not that float32 (0.841470957 is not
-    float32's 0.84147095680…): read as float64, the table showed float64 precision and was 3e-8 off every
-    float32 convention. The evidence is the text's: with more digits than the dtype pins down (6 for float32,
-    3 for float16) a float64 value truncated to them agrees with its dtype's rounding by chance in about one
-    value of ten, pecli's own output in every one.
-
-    >>> _as_written(np.array([[0.841470957, 1.0]]), ["0.841470957,1"], ",").dtype.name
-    'float32'
-    >>> _as_written(np.array([[0.8414709848078965]]), ["0.84147098480789650"], ",").dtype.name
-    'float64'
-    >>> _as_written(np.array([[0.841471]]), ["0.841471"], ",").dtype.name  # 6 digits: the digits' own precision
-    'float64'
-    """
-    fields = [field.strip() for line in lines for field in line.split(delimiter)]
-    digits = np.array([_significant_digits(field) for field in fields]).reshape(array.shape)
-    for dtype, written in _WRITTEN_DIGITS:
-        if digits.max(initial=0) < written - 1 or digits.max(initial=0) > written:
+def _line_blocks(handle: IO[bytes]) -> Iterator[list[str]]:
+    """The non-blank lines of ``handle``'s text (``str.splitlines``'s lines of it decoded as latin-1, where any
+    byte decodes), in blocks of about :data:`_BLOCK_BYTES` (a longer line is one block)."""
+    pending: list[bytes] = []
+    while True:
+        piece = handle.read(_BLOCK_BYTES)
+        cut = piece.rfind(b"\n") + 1 or piece.rfind(b"\r", 0, len(piece) - 1) + 1  # a \r\n is not split
+        if piece and not cut:  # no line ends here: the line goes on in the next piece
+            pending.append(piece)
             continue
-        with np.errstate(over="ignore"):
-            rounded = array.astype(dtype)
-        if not np.array_equal(np.isfinite(rounded), np.isfinite(array)):
-            continue
-        # the first rows first: a table that was not printed from this dtype says so there, at once
-        if all(_reprinted(rounded[rows], digits[rows], array[rows]) for rows in (slice(0, 64), slice(64, None))):
-            return rounded
-    return array
+        text = b"".join([*pending, piece[:cut] if piece else b""]).decode("latin-1")
+        pending = [piece[cut:]]
+        lines = [line for line in text.splitlines() if line.strip()]
+        if lines:
+            yield lines
+        if not piece:
+            return
 
 
-def _reprinted(rounded: np.ndarray, digits: np.ndarray, parsed: np.ndarray) -> bool:
-    """Whether each finite value of ``rounded``, printed with its ``digits``, is the value ``parsed``."""
-    finite = np.isfinite(parsed)
-    return all(
-        float(f"{float(value):.{count}g}") == written
-        for value, count, written in zip(rounded[finite], digits[finite], parsed[finite], strict=True)
-    )
+def _lines(handle: IO[bytes]) -> Iterator[str]:
+    """The non-blank lines of ``handle``'s text, one by one."""
+    for lines in _line_blocks(handle):
+        yield from lines
 
 
-def _significant_digits(field: str) -> int:
-    """The significant digits a number is written with (``"0.0316175073"``: 9; ``"1"``: 1; ``"nan"``: 0).
-
-    >>> _significant_digits("-0.000316227757"), _significant_digits("8.41e-01"), _significant_digits("1.500")
-    (9, 3, 4)
-    """
-    mantissa = field.lower().split("e")[0].lstrip("+-").replace(".", "")
-    return len(mantissa.lstrip("0")) if mantissa.isdigit() else 0
+def _digits(lines: list[str], delimiter: str, shape: tuple[int, ...]) -> np.ndarray:
+    """The significant digits of each value of ``lines`` (parsed to a table of ``shape``)."""
+    text = "\n".join(lines).encode("latin-1")
+    return significant_digits(text, delimiter.encode()).reshape(shape)
 
 
-def _first_bad_line(name: str, lines: list[str], delimiter: str, columns: int, kind: str) -> TableFileError:
+def _first_bad_line(name: str, lines: Iterable[str], delimiter: str, columns: int, kind: str) -> TableFileError:
     """The error naming the first line of ``lines`` that is not ``columns`` numbers."""
     what = f"{name} is not a .npy, .safetensors or .pt file, nor a {kind} table"
     for number, line in enumerate(lines, start=1):
