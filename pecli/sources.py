@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Union
 
 from pecli.errors import Message, ParameterError
+from pecli.row_window import PLAIN_HINTS, LazySlice, LazySlices, RowWindow, WindowHints  # noqa: F401  (LazySlice: handed on)
 from pecli.text import literal, literal_repr
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "reads_a_file",
     "resolve",
     "resolve_parts",
+    "resolve_windows",
     "scheme_of_spec",
     "source_tensors",
     "takes_layer_type",
@@ -136,6 +138,11 @@ class SourceKind:
         """A computed source's parts (a config's RoPE cos and sin); None when it has none of its own."""
         return None
 
+    def windows(self, source: str, request: SourceRequest, hints: WindowHints) -> list[SourceTable] | None:
+        """Its 2-D tables as :class:`~pecli.row_window.RowWindow` s (rows computed or read when a window of them
+        is taken); None when it has none (it is read whole)."""
+        return None
+
 
 def stdin_bytes(stdin: Stdin) -> bytes:
     """Standard input's bytes from what a caller handed over (bytes, a stream, or a function)."""
@@ -154,13 +161,16 @@ def _file_table(source: str, readable: Any, request: SourceRequest, kind: str) -
     from pecli.io import read_table
 
     table = read_table(readable, key=request.key, complex_ok=request.complex_ok)
+    return SourceTable(table.array, _file_label(source, table.key, table.metadata), table.metadata, source, table.key,
+                       table.dtype, kind, request.key, table.metadata.get("scheme") or None)  # fmt: skip
+
+
+def _file_label(source: str, key: str | None, metadata: dict[str, str]) -> str:
+    """A file's table's title: its name and key, after the scheme its metadata records."""
     name = "<stdin>" if source == "-" else os.path.basename(source)
-    label = f"{name} [{table.key}]" if table.key else name
-    scheme = table.metadata.get("scheme")
-    if scheme is not None:
-        label = _describe(scheme, table.metadata) + f" — {label}"
-    return SourceTable(table.array, label, table.metadata, source, table.key, table.dtype, kind, request.key,
-                       scheme or None)  # fmt: skip
+    label = f"{name} [{key}]" if key else name
+    scheme = metadata.get("scheme")
+    return label if scheme is None else _describe(scheme, metadata) + f" — {label}"
 
 
 class StdinSource(SourceKind):
@@ -377,6 +387,22 @@ class TableFileSource(SourceKind):
 
         return read_tensors(source)[0]
 
+    def windows(self, source: str, request: SourceRequest, hints: WindowHints) -> list[SourceTable] | None:
+        """The file's 2-D real tensor read in place (.npy, .safetensors); None for any other (read whole)."""
+        from pecli.io import chosen_tensor
+        from pecli.io.rows import open_rows
+        from pecli.io.tensor import is_real_dtype
+
+        chosen, shape, stored = chosen_tensor(source, request.key)  # a key that picks none: refused as read_table
+        readable = len(shape) == 2 and is_real_dtype(stored) and stored not in ("float128", "longdouble")
+        reader = open_rows(source, chosen) if readable else None
+        if reader is None:
+            return None  # read whole, and refused there when it is no table
+        window = RowWindow.of_file(reader, f"the table in {literal(os.path.basename(source))}", hints=hints)
+        return [SourceTable(window, _file_label(source, chosen, reader.metadata), reader.metadata, source,
+                            chosen or None, stored, self.name, request.key,
+                            reader.metadata.get("scheme") or None)]  # fmt: skip
+
 
 class SchemeSource(SourceKind):
     """A scheme spec (``sinusoidal``, ``rope:base=500000``), computed with the request's scheme options."""
@@ -388,16 +414,9 @@ class SchemeSource(SourceKind):
         return True
 
     def load(self, source: str, request: SourceRequest) -> SourceTable:
-        from pecli.schemes.spec import TableSpec
-
         if request.key is not None:
             raise ParameterError(f"{{key}} applies to files, but {literal_repr(source)} is a scheme", hint="drop {key}")
-        _check_sizes(request.dim, request.length)
-        scheme, preset, params = scheme_of_spec(source, preset=request.preset, scheme_params=request.scheme_params,
-                                                length=request.length, dim=request.dim,
-                                                dtype=request.dtype)  # fmt: skip
-        spec = TableSpec.resolve(scheme, preset, params, length=request.length, dim=request.dim, dtype=request.dtype,
-                                 name="pe").single().check()  # fmt: skip
+        spec = _scheme_spec(source, request).single().check()
         metadata = spec.metadata()
         shape, wanted = spec.shape, request.first_slices
         if wanted is not None and len(shape) == 3 and shape[0] > wanted:  # only what is used: never the rest
@@ -412,83 +431,33 @@ class SchemeSource(SourceKind):
         return SourceTable(array, _describe(spec.scheme, metadata), metadata, source, dtype=request.dtype,
                            kind=self.name, scheme=spec.scheme, params=dict(spec.params))  # fmt: skip
 
-
-class LazySlices:
-    """The first ``count`` slices (axis 0) of a computed 3-D table, each computed when it is read.
-
-    ``stack[i]`` is a :class:`LazySlice`; ``np.asarray`` of either computes the values (of a slice:
-    that slice alone, so a view that draws heads one at a time never holds them all).
-
-    >>> import numpy as np
-    >>> from pecli.schemes.spec import TableSpec
-    >>> spec = TableSpec.resolve("alibi", None, {"heads": 4}, length=3, dim=None, dtype="float32", name="pe")
-    >>> stack = LazySlices(spec.single(), 2)
-    >>> stack.shape, stack[1].shape, np.array_equal(np.asarray(stack[1]), spec.array()[1])
-    ((2, 3, 3), (3, 3), True)
-    """
-
-    ndim = 3
-
-    def __init__(self, spec: Any, count: int) -> None:
-        import math
-
-        from pecli.memory import check_fits_in_memory
-
-        self.spec = spec
-        self.shape = (count, *tuple(spec.shape)[1:])
-        # a slice is computed whole, in float64, when it is read: refused before any work if it cannot fit
-        check_fits_in_memory(
-            2 * 8 * math.prod(self.shape[1:]),
-            what=f"{' × '.join(map(str, self.shape[1:]))} slice of the table",
-            hint="use a smaller {length}",
-        )
-        import numpy as np
-
-        self.dtype = np.dtype(spec.dtype)
-
-    def __len__(self) -> int:
-        return self.shape[0]
-
-    def __getitem__(self, index: Any) -> Any:
-        import numpy as np
-
-        if isinstance(index, (int, np.integer)) and -self.shape[0] <= index < self.shape[0]:
-            return LazySlice(self.spec, int(index) % self.shape[0], self.shape[1:], self.dtype)
-        return np.asarray(self)[index]
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
-        import numpy as np
-
-        values = np.asarray(self.spec.rows(range(self.shape[0])))
-        return values if dtype is None else values.astype(dtype, copy=False)
+    def windows(self, source: str, request: SourceRequest, hints: WindowHints) -> list[SourceTable] | None:
+        """The scheme's 2-D tables (each part), a window's rows computed alone; None for a 3-D one or a key."""
+        if request.key is not None:
+            return None  # refused where the table is read
+        spec = _scheme_spec(source, request)
+        parts = [part.check() for part in spec.parts()]
+        if any(len(part.shape) != 2 for part in parts):
+            return None
+        one = len(parts) == 1
+        return [
+            SourceTable(RowWindow(part.shape, part.dtype, part.rows, "the table" if one else f"part {part.name}",
+                                  hints=hints, smaller="use a smaller {length}"),
+                        _describe(spec.scheme, part.metadata()) if one else part.name, part.metadata(), source,
+                        dtype=request.dtype, kind=self.name, scheme=spec.scheme, params=dict(spec.params))
+            for part in parts
+        ]  # fmt: skip
 
 
-class LazySlice:
-    """One slice of a :class:`LazySlices` stack (a 2-D table), and a window of it (``slice[a:b, c:d]``),
-    computed by ``np.asarray``; its ``shape`` and ``dtype`` are known without computing it."""
+def _scheme_spec(source: str, request: SourceRequest) -> Any:  # pecli.schemes.spec.TableSpec
+    """The spec of the table scheme spec ``source`` names with the request's options, computing nothing."""
+    from pecli.schemes.spec import TableSpec
 
-    ndim = 2
-
-    def __init__(self, spec: Any, index: int, shape: tuple[int, ...], dtype: Any,
-                 window: tuple[slice, slice] = (slice(None), slice(None))) -> None:  # fmt: skip
-        self.spec, self.index, self.dtype, self.window = spec, index, dtype, window
-        self.full = tuple(shape)
-        rows, cols = (range(size)[part] for size, part in zip(self.full, window, strict=True))
-        self.shape = (len(rows), len(cols))
-
-    def __getitem__(self, key: Any) -> Any:
-        import numpy as np
-
-        plain = isinstance(key, tuple) and len(key) == 2 and all(isinstance(k, slice) and k.step is None for k in key)
-        if plain and self.window == (slice(None), slice(None)):
-            return LazySlice(self.spec, self.index, self.full, self.dtype, key)
-        return np.asarray(self)[key]
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
-        import numpy as np
-
-        values = np.asarray(self.spec.rows(range(self.index, self.index + 1)))[0][self.window]
-        return values if dtype is None else values.astype(dtype, copy=False)
+    _check_sizes(request.dim, request.length)
+    scheme, preset, params = scheme_of_spec(source, preset=request.preset, scheme_params=request.scheme_params,
+                                            length=request.length, dim=request.dim, dtype=request.dtype)  # fmt: skip
+    return TableSpec.resolve(scheme, preset, params, length=request.length, dim=request.dim, dtype=request.dtype,
+                             name="pe")  # fmt: skip
 
 
 #: the kinds of source, in the order they are tried: the first that matches reads the source
@@ -554,6 +523,12 @@ def resolve(
                             layer_type, complex_ok)  # fmt: skip
     kind = kind_of_source(source)
     check_layer_type(source, layer_type, kind)
+    _check_scheme_options(source, request, kind)
+    return kind.load(source, request)
+
+
+def _check_scheme_options(source: str, request: SourceRequest, kind: SourceKind) -> None:
+    """Refuse scheme options given to a source that reads a file (but those it takes: a config's ``length``)."""
     given = [option for option in request.scheme_options() if option.strip("{}") not in kind.options]
     if kind.reads_a_file and given:
         one = len(given) == 1
@@ -562,7 +537,33 @@ def resolve(
             f"{', '.join(given)} appl{'ies' if one else 'y'} to a scheme, but {what}",
             hint=f"drop {'it' if one else 'them'}, or give a scheme name instead of the file",
         )
-    return kind.load(source, request)
+
+
+def resolve_windows(
+    source: str,
+    *,
+    key: str | None = None,
+    preset: str | None = None,
+    scheme_params: dict[str, Any] | None = None,
+    length: int | None = None,
+    dim: int | None = None,
+    dtype: str = "float32",
+    hints: WindowHints = PLAIN_HINTS,
+) -> list[SourceTable] | None:
+    """The tables of ``source`` as :class:`~pecli.row_window.RowWindow` s, for a view of a few of their rows: a
+    scheme's 2-D tables (each part), or the 2-D tensor of a .npy or .safetensors file, read in place. None for
+    any other source (a 3-D table, a model, stdin, .pt or text), which :func:`resolve` reads whole. ``hints``:
+    the fixes a window too large to hold names (the caller's words for fewer rows).
+
+    >>> [(table.label, table.array.shape) for table in resolve_windows("sinusoidal", dim=4, length=10**12)]
+    [('sinusoidal', (1000000000000, 4))]
+    >>> [table.label for table in resolve_windows("rope", dim=4, length=10**12)]
+    ['cos', 'sin']
+    """
+    request = SourceRequest(key, preset, dict(scheme_params or {}), length, dim, dtype)
+    kind = kind_of_source(source)
+    _check_scheme_options(source, request, kind)
+    return kind.windows(source, request, hints)
 
 
 def resolve_parts(
@@ -597,12 +598,7 @@ def resolve_parts(
 
     if not names_a_scheme(source):
         return None
-    _check_sizes(dim, length)
-    from pecli.schemes.spec import TableSpec
-
-    scheme, preset, params = scheme_of_spec(source, preset=preset, scheme_params=scheme_params, length=length,
-                                            dim=dim, dtype=dtype)  # fmt: skip
-    spec = TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype, name="pe")
+    spec = _scheme_spec(source, SourceRequest(None, preset, dict(scheme_params or {}), length, dim, dtype))
     parts = spec.parts()
     if len(parts) < 2:
         return None

@@ -177,7 +177,14 @@ def distance(
     )  # fmt: skip
     check_terminal_size(width, height)
     from pecli.analysis.distance import check_metric
-    from pecli.cli.inputs import key_for_scheme, load_input, scheme_input, stdin_file_params, table_view
+    from pecli.cli.inputs import (
+        key_for_scheme,
+        load_input,
+        load_row_window,
+        scheme_input,
+        stdin_file_params,
+        table_view,
+    )
     from pecli.cli.relative import relative_distance
     from pecli.cli.relative_input import relative_input
     from pecli.sources import check_layer_type
@@ -204,8 +211,15 @@ def distance(
         unused = {"--rows": rows, "--key": key, "--metric": None if metric == "dot" else metric, "--dtype": dtype}
         relative_distance(out, relative, request, profile=profile, unused=unused)
         return
-    table = load_input(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d,
-                       layer_type=layer_type)  # fmt: skip
+    # positions A..B−1 of a long 2-D table: only those rows are computed (or read from the file)
+    windows = None
+    if rows is not None and layer_type is None:
+        windows = load_row_window(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length,
+                                  dim=d)  # fmt: skip
+    table = windows[0] if windows is not None and len(windows) == 1 else None
+    if table is None:
+        table = load_input(out, source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=d,
+                           layer_type=layer_type)  # fmt: skip
     view = table_view(table, rows=rows)  # 2-D (squeezed with a note), positions A..B−1 of --rows
     for note in view.notes:
         out.note(note)

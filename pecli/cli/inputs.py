@@ -15,6 +15,7 @@ from pecli.cli.options import flag_for, parse_int
 from pecli.cli.output import Output, printable
 from pecli.cli.stdin import stdin_file_params, stdin_table  # noqa: F401  (the commands' stdin, read once)
 from pecli.errors import ParameterError, PecliError, TableFileError
+from pecli.row_window import WindowHints
 from pecli.text import literal, literal_repr
 
 if TYPE_CHECKING:
@@ -190,6 +191,12 @@ def load_input(
     table = _sources().resolve(source, key=key, preset=preset, scheme_params=scheme_params, length=length, dim=dim,
                                dtype=dtype, stdin=lambda: stdin_table(out), first_slices=first_slices,
                                layer_type=layer_type, complex_ok=complex_ok)  # fmt: skip
+    return _shown(out, source, table)
+
+
+def _shown(out: Output, source: str, table: InputTable) -> InputTable:
+    """``table`` as a command shows it: a note of the tensor a part of its name chose, a terminal-safe title (of a
+    file's), and the file named as read."""
     if table.key_note is not None:
         out.note(table.key_note.spelled(flag_for))
     if _sources().reads_a_file(source):
@@ -396,54 +403,8 @@ def table_view(table: InputTable, *, rows: str | None = None, cols: str | None =
     return TableView(values, row_range.start, col_range.start, [note] if note else [])
 
 
-class RowWindow:
-    """A 2-D table known by its shape whose rows are computed (or read) only when a window of them is taken.
-
-    ``window[a:b, c:d]`` computes rows a..b−1 alone (what ``--rows`` shows), ``np.asarray`` all of them;
-    either is refused first when it would not fit in memory (``what`` names the table there).
-
-    >>> import numpy as np
-    >>> def rows_of(rows): return np.arange(rows.start, rows.stop, dtype=np.float64)[:, None] * np.ones(3)
-    >>> window = RowWindow((10**12, 3), "float64", rows_of, "the table")
-    >>> window[5:7, 1:].tolist()
-    [[5.0, 5.0], [6.0, 6.0]]
-    >>> try:
-    ...     np.asarray(window)
-    ... except ParameterError as error:
-    ...     print(error.message.split(",")[0])
-    the 1000000000000 × 3 table would take 43.7 TiB
-    """
-
-    ndim = 2
-
-    def __init__(self, shape: tuple[int, ...], dtype: Any, rows_of: Any, what: str) -> None:
-        import numpy as np
-
-        self.shape, self.dtype, self.rows_of, self.what = (int(shape[0]), int(shape[1])), np.dtype(dtype), rows_of, what
-
-    def __getitem__(self, key: Any) -> Any:
-        import numpy as np
-
-        if isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], slice):
-            rows = range(self.shape[0])[key[0]]
-            if rows.step == 1:
-                shown = self._rows(rows, f"rows {rows.start}:{rows.stop} of {self.what}", "use a narrower {rows}")
-                return shown[:, key[1]]
-        return np.asarray(self)[key]
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
-        values = self._rows(range(self.shape[0]), f"{self.shape[0]} × {self.shape[1]} {self.what.removeprefix('the ')}",
-                            "use a smaller {length}, or show a few rows with {rows}")  # fmt: skip
-        return values if dtype is None else values.astype(dtype, copy=False)
-
-    def _rows(self, rows: range, what: str, hint: str) -> Any:
-        import numpy as np
-
-        from pecli.memory import check_fits_in_memory
-
-        # computed in float64 before the dtype's rounding: room for both
-        check_fits_in_memory((8 + self.dtype.itemsize) * len(rows) * self.shape[1], what=what, hint=hint)
-        return np.asarray(self.rows_of(rows))
+#: the fixes a refused window of rows names: fewer rows, as the command line asks for them
+_ROW_HINTS = WindowHints(narrower="use a narrower {rows}", few_rows="show a few rows with {rows}")
 
 
 def load_row_window(
@@ -457,74 +418,16 @@ def load_row_window(
     dim: int | None = None,
     dtype: str = "float32",
 ) -> list[InputTable] | None:
-    """The tables of ``source`` as :class:`RowWindow` s, for a view of a few of their rows (``--rows``): a scheme's
-    2-D tables (each part), or the 2-D tensor of a .npy or .safetensors file, read in place; None for any other
-    source (a 3-D table, a model, stdin, .pt or text), which is read whole as :func:`load_input` reads it.
+    """The tables of ``source`` as lazy row windows, for a view of a few of their rows (``--rows``): a scheme's
+    2-D tables (each part), or a file's 2-D tensor read in place (:func:`pecli.sources.resolve_windows`); None
+    for any other source, which :func:`load_input` reads whole.
 
     >>> tables = load_row_window(Output(), "sinusoidal", dim=4, length=10**12)
     >>> [(table.label, table.array.shape) for table in tables], table_view(tables[0], rows="1:2").values.shape
     ([('sinusoidal', (1000000000000, 4))], (1, 4))
     """
-    kind = _sources().kind_of_source(source).name
-    if kind == "scheme" and key is None:
-        return _scheme_windows(source, preset=preset, scheme_params=scheme_params, length=length, dim=dim, dtype=dtype)
-    if kind == "file" and all(option is None for option in (preset, length, dim)) and not scheme_params:
-        return _file_window(out, source, key)
-    return None  # read whole (scheme options given to a file: refused there)
-
-
-def _scheme_windows(source: str, *, preset: str | None, scheme_params: dict[str, Any] | None, length: int | None,
-                    dim: int | None, dtype: str) -> list[InputTable] | None:  # fmt: skip
-    from pecli.render.titles import scheme_title
-    from pecli.schemes.spec import TableSpec
-
-    if any(size is not None and size <= 0 for size in (length, dim)):
-        return None  # refused where the table is computed
-    scheme, preset, params = scheme_input(source, preset=preset, scheme_params=scheme_params, length=length, dim=dim,
-                                          dtype=dtype)  # fmt: skip
-    spec = TableSpec.resolve(scheme, preset, params, length=length, dim=dim, dtype=dtype, name="pe")
-    parts = [part.check() for part in spec.parts()]
-    if any(len(part.shape) != 2 for part in parts):
-        return None
-    tables = []
-    for part in parts:
-        metadata = part.metadata()
-        label = part.name if len(parts) > 1 else scheme_title(spec.scheme, metadata, preset=metadata.get("preset"))
-        window = RowWindow(part.shape, part.dtype, part.rows, "the table" if len(parts) == 1 else f"part {part.name}")
-        tables.append(_sources().SourceTable(window, label, metadata, source, kind="scheme", scheme=spec.scheme,
-                                             params=dict(spec.params)))  # fmt: skip
+    tables = _sources().resolve_windows(source, key=key, preset=preset, scheme_params=scheme_params, length=length,
+                                        dim=dim, dtype=dtype, hints=_ROW_HINTS)  # fmt: skip
+    for table in tables or ():
+        _shown(out, source, table)
     return tables
-
-
-def _file_window(out: Output, source: str, key: str | None) -> list[InputTable] | None:
-    import dataclasses
-    import os
-
-    import numpy as np
-
-    from pecli.io import chosen_tensor
-    from pecli.io.rows import open_rows
-    from pecli.io.tensor import is_real_dtype
-    from pecli.render.titles import scheme_title
-
-    chosen, shape, stored = chosen_tensor(source, key)  # a key that picks no tensor: refused as read_table refuses
-    reader = open_rows(source, chosen) if len(shape) == 2 and is_real_dtype(stored) else None
-    if reader is None or stored in ("float128", "longdouble"):
-        return None  # read whole, and refused there when it is no table
-    itemsize = 2 if stored == "bfloat16" else np.dtype(stored).itemsize
-    cols = reader.shape[1]
-
-    def rows_of(rows: range) -> Any:
-        start = reader.offset + rows.start * cols * itemsize
-        window = dataclasses.replace(reader, offset=start, shape=(len(rows), cols))
-        return next(window.chunks(len(rows)))
-
-    name = os.path.basename(source)
-    label = f"{name} [{chosen}]" if chosen else name
-    if reader.metadata.get("scheme"):
-        scheme = reader.metadata["scheme"]
-        label = scheme_title(scheme, reader.metadata, preset=reader.metadata.get("preset")) + f" — {label}"
-    out.read_from(source)
-    window = RowWindow(reader.shape, "float32" if stored == "bfloat16" else stored, rows_of, f"the table in {name}")
-    return [_sources().SourceTable(window, printable(label), reader.metadata, source, chosen or None, stored, "file",
-                                   key, reader.metadata.get("scheme") or None)]  # fmt: skip

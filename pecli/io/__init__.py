@@ -415,14 +415,38 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
     # a table is 2-D, (1, N, C) as ViT's pos_embed, or (heads, q, k) with q <= k as ALiBi's biases (all query rows
     # or decoding's last q); a name with "pos" or "alibi" in it first (pos_embed beside the weights)
     tables = [(k, e) for k, e in entries.items() if table_kind(tuple(e.shape))]
-    tables.sort(key=lambda item: not any(word in item[0].lower() for word in ("pos", "alibi")))
+
+    def named(key: str) -> bool:
+        return any(word in key.lower() for word in ("pos", "alibi"))
+
+    tables.sort(key=lambda item: not named(item[0]))
     candidates = [f"{literal_repr(k)} {list(e.shape)}" for k, e in tables]
     listing = "; ".join(candidates[:_LISTED]) if candidates else "none is 2-D, (1, N, C) or (heads, q, k)"
     kinds = {table_kind(tuple(e.shape)) for _, e in tables}
     label = _candidates_label([kind for kind in ("2-D", "(1, N, C)", "(heads, q, k)") if kind in kinds])
     if len(candidates) > _LISTED:
         listing += f"; and {len(candidates) - _LISTED} more (pecli info lists them)"
-    raise TableFileError(f"{name} holds {len(entries)} tensors; choose one with {{key}}", hint=f"{label}: {listing}")
+    # a ready example: the first listed, a position table's name first, then a 2-D one
+    chosen = min(tables, key=lambda item: (not named(item[0]), table_kind(tuple(item[1].shape)) != "2-D"), default=None)
+    example = f"e.g. {{key={_shell_word(chosen[0])}}}; " if chosen else ""
+    raise TableFileError(f"{name} holds {len(entries)} tensors; choose one with {{key}}",
+                         hint=f"{example}{label}: {listing}")  # fmt: skip
+
+
+def _shell_word(text: str) -> str:
+    r"""``text`` (a tensor's name, from a file) as one word of a command to paste into a shell, in a message template:
+    as it is when plain, quoted when the shell would split or expand it, and escaped (``'\x1b'``) when it holds a
+    character a terminal would obey: such a name is shown, never sent to the terminal.
+
+    >>> _shell_word("full_attention.cos"), _shell_word("pos embed"), _shell_word("a\x1b[2Jb")
+    ('full_attention.cos', "'pos embed'", "'a\\x1b[2Jb'")
+    """
+    import re
+    import shlex
+
+    if re.fullmatch(r"[\w.,:/@%+=-]+", text, flags=re.ASCII):
+        return text
+    return literal(shlex.quote(text)) if text.isprintable() else literal_repr(text)
 
 
 def chosen_tensor(source: str | IO[bytes], key: str | None = None) -> tuple[str, tuple[int, ...], str]:
