@@ -12,8 +12,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from pecli.dtypes import round_to
 from pecli.analysis.identify import search, verify
+from pecli.dtypes import round_to
 from pecli.schemes.sinusoidal import sinusoidal_table
 
 
