@@ -177,6 +177,10 @@ class PrintedDtype:
                 rounded, digits, parsed
             )
 
+    def unknown(self) -> None:
+        """A block whose digits could not be counted: the text is read as float64 (what it parses to)."""
+        self._possible = dict.fromkeys(self._possible, False)
+
     @property
     def dtype(self) -> str:
         """The dtype the blocks so far were printed from."""

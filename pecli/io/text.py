@@ -114,7 +114,11 @@ def text_entries(handle: IO[bytes], name: str, size: int | None) -> tuple[dict[s
         if block is None or block.shape != (len(lines), columns):
             handle.seek(start)
             raise _first_bad_line(name, _lines(handle), delimiter, columns, kind) from None
-        printed.add(block, _digits(lines, delimiter, block.shape))
+        digits = _digits(lines, delimiter, block.shape)
+        if digits is None:  # the digits not counted value for value: the text is read as float64, its parse
+            printed.unknown()
+        else:
+            printed.add(block, digits)
         blocks.append(block)
     if not blocks:
         raise _first_bad_line(name, iter(()), delimiter, columns, kind)
@@ -163,10 +167,12 @@ def _lines(handle: IO[bytes]) -> Iterator[str]:
         yield from lines
 
 
-def _digits(lines: list[str], delimiter: str, shape: tuple[int, ...]) -> np.ndarray:
-    """The significant digits of each value of ``lines`` (parsed to a table of ``shape``)."""
+def _digits(lines: list[str], delimiter: str, shape: tuple[int, ...]) -> np.ndarray | None:
+    """The significant digits of each value of ``lines`` (parsed to a table of ``shape``); None where the count
+    finds another number of values than numpy parsed (no such text is known: then no dtype is read from it)."""
     text = "\n".join(lines).encode("latin-1")
-    return significant_digits(text, delimiter.encode()).reshape(shape)
+    counts = significant_digits(text, delimiter.encode())
+    return counts.reshape(shape) if counts.size == math.prod(shape) else None
 
 
 def _first_bad_line(name: str, lines: Iterable[str], delimiter: str, columns: int, kind: str) -> TableFileError:

@@ -132,6 +132,15 @@ def test_a_float32_table_is_told_from_its_text_only() -> None:
     assert _read(cut.getvalue())[0] == _reference_read(cut.getvalue())[0] == "float64"
 
 
+def test_digits_counted_for_other_values_than_parsed_read_as_float64(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should the digit count ever find another number of values than numpy parsed, the text is read as what
+    it parses to (float64), never a traceback and never a dtype read from misaligned counts."""
+    written = b"".join(text.text_pieces(Tensor.from_array(np.array([[0.1, 2.0]], dtype=np.float32)), ","))
+    assert _read(written)[0] == "float32"
+    monkeypatch.setattr(text, "significant_digits", lambda data, delimiter: np.array([9]))
+    assert _read(written) == ("float64", np.array([[0.100000001, 2.0]]).tobytes(), (1, 2))
+
+
 @pytest.mark.parametrize(
     "data",
     [
