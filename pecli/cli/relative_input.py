@@ -179,13 +179,20 @@ def _config_input(source: str, *, preset: str | None, params: dict[str, Any], le
 
 
 def _file_scheme(source: str) -> tuple[str | None, Any]:
-    """The scheme a file pecli wrote records, and its :class:`TableSpec` when that is a relative scheme."""
+    """The scheme a file pecli wrote records, and its :class:`TableSpec` when that is a relative scheme.
+
+    A file of one table per layer type (``generate --from-config`` of Gemma 3: ``TYPE.cos``, ``TYPE.sin``)
+    records each type's parameters under ``layer_types``, no one scheme's: its tensors are tables of
+    position vectors, one picked with ``--key`` as every command picks one (None, None).
+    """
     if source == "-" or os.path.isdir(source):
         return None, None  # stdin cannot be read twice; a model directory is read by load_input
     from pecli.io import read_tensors
     from pecli.schemes.spec import TableSpec
 
     _, metadata = read_tensors(source)
+    if "layer_types" in metadata:
+        return None, None
     scheme = metadata.get("scheme")
     if scheme not in RELATIVE_SCHEMES:
         return scheme, None
