@@ -50,6 +50,8 @@ __all__ = [
     "resolve_windows",
     "scheme_of_spec",
     "source_tensors",
+    "spec_rows",
+    "spec_values",
     "takes_layer_type",
 ]
 
@@ -656,6 +658,36 @@ def scheme_of_spec(
         except PecliError:
             pass  # not the spec's values: the command says it where it computes the table
     return scheme, preset, params
+
+
+def spec_rows(spec: Any, rows: range) -> Any:
+    """Rows ``rows`` of ``spec``'s one table as numbers: bfloat16 as its exact float32 values, widened from the
+    bits :meth:`~pecli.schemes.spec.TableSpec.stored_rows` rounds (so no ``ml_dtypes`` import: its 0.7 release
+    takes 2–3 s to import), every other dtype as :meth:`~pecli.schemes.spec.TableSpec.rows` gives it.
+
+    >>> from pecli.schemes.spec import TableSpec
+    >>> spec_rows(TableSpec.resolve("sinusoidal", None, {}, length=2, dim=2, dtype="bfloat16"), range(1, 2)).tolist()
+    [[0.83984375, 0.5390625]]
+    """
+    from pecli.dtypes import widen_bfloat16
+
+    part = spec.single()
+    return widen_bfloat16(part.stored_rows(rows)) if part.dtype == "bfloat16" else part.rows(rows)
+
+
+def spec_values(spec: Any) -> Any:
+    """``spec``'s whole table as numbers (:func:`spec_rows`), refused as :meth:`TableSpec.array` refuses a table
+    that would not fit in memory; the dtype it is stored as is ``spec.dtype``.
+
+    >>> from pecli.schemes.spec import TableSpec
+    >>> spec_values(TableSpec.resolve("rope", None, {"part": "sin"}, length=2, dim=2, dtype="bfloat16")).tolist()
+    [[0.0, 0.0], [0.83984375, 0.83984375]]
+    """
+    from pecli.memory import check_fits_in_memory
+
+    part = spec.single()
+    check_fits_in_memory(part.nbytes, hint=f"use a smaller {part.size_placeholders}")
+    return spec_rows(part, range(part.shape[0]))
 
 
 def is_config_source(source: str) -> bool:

@@ -18,6 +18,7 @@ from pecli.cli.compare_sides import (
     per_head,
     rounded_dtype,
     side_by_side,
+    spec_arrays,
     with_heads,
 )
 from pecli.cli.output import Output
@@ -233,8 +234,9 @@ def _per_head_spec(out: Output, request: CompareRequest, side: int, spec: Any, s
     other_dtype = rounded_dtype(other)
     table = spec.table(length=cols if request.length is None else request.length, dim=request.d,
                        dtype=request.dtype or other_dtype)  # fmt: skip
-    array, label = last_query_rows(out, table.array(), spec.text, rows, "ab"[side])
-    sides.loaded[side] = InputTable(array, label, table.metadata(), spec.text)
+    (array,), stored = spec_arrays([table])
+    array, label = last_query_rows(out, array, spec.text, rows, "ab"[side])
+    sides.loaded[side] = InputTable(array, label, table.metadata(), spec.text, dtype=stored)
     sides.references[side] = Reference(table.scheme, dict(table.params))
 
 
@@ -329,29 +331,30 @@ def _place_spec(out: Output, side: int, spec: Any, table: Any, sides: _Sides) ->
     parts = table.parts()
     names = [part.name for part in parts]
     if other is not None and other_pair is None and len(parts) == 2:  # an engine's cache of both parts?
-        pair = [part.array() for part in parts]
+        pair, stored = spec_arrays(parts)
         cache = engine_cache(out, other, *pair, as_one_part="part=cos in the spec")
         if cache is not None:
             sides.loaded[1 - side] = cache
             sides.loaded[side] = InputTable(np.hstack(pair), f"{spec.text} [{', '.join(names)}]",
-                                            table.metadata(), spec.text)  # fmt: skip
+                                            table.metadata(), spec.text, dtype=stored)  # fmt: skip
             sides.references[side] = parts_reference(table.scheme, table.params, names)
             return
     if other_pair is not None and len(parts) > 1:  # the spec's parts side by side, as the file's
-        array = np.hstack([part.array() for part in parts])
-        sides.loaded[side] = InputTable(array, f"{spec.text} [{', '.join(names)}]", table.metadata(), spec.text)
+        arrays, stored = spec_arrays(parts)
+        sides.loaded[side] = InputTable(np.hstack(arrays), f"{spec.text} [{', '.join(names)}]", table.metadata(),
+                                        spec.text, dtype=stored)  # fmt: skip
         sides.references[side] = parts_reference(table.scheme, table.params, names)
         return
     if other_pair is not None:  # the spec names one part: the file's tensor of that part
         by_part = dict(zip(("cos", "sin"), other_pair, strict=True))
         sides.loaded[1 - side] = by_part.get(table.params.get("part"), sides.loaded[1 - side])
     with spec.blaming():  # a scheme of several tensors (rope) compared as one: the spec's part=, not --part
-        array = table.array()
+        (array,), stored = spec_arrays([table])
     if other is not None and sides.one_head[1 - side] and array.ndim == 3 and array.shape[0] == 1:
         array = array[0]  # one head's (1, L, L) bias, as the file's (1, L, L) was squeezed (issue 30)
     if other is not None and array.ndim == 1 and other.array.ndim == 2 and other.array.shape[0] == 1:
         array = array[None, :]  # a vector (ALiBi's slopes) as one row, as the file's vector was read (issue 30)
-    sides.loaded[side] = InputTable(array, spec.text, table.metadata(), spec.text)
+    sides.loaded[side] = InputTable(array, spec.text, table.metadata(), spec.text, dtype=stored)
     sides.references[side] = Reference(table.scheme, dict(table.params))
 
 

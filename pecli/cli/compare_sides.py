@@ -44,6 +44,31 @@ def rounded_dtype(table: Any) -> str:
     return found if found in DTYPES else "float32"
 
 
+def spec_arrays(parts: list[Any]) -> tuple[list[Any], str]:
+    """The tables of a spec's ``parts`` as compare reads them, and the dtype they are stored as where numpy holds
+    them wider ("" for the arrays' own dtype).
+
+    bfloat16 comes as its exact float32 values (:func:`~pecli.sources.spec_values`: no ``ml_dtypes`` import, 2–3 s
+    in its 0.7 release) when those values show their rounding as compare reads a table's precision from its
+    values; else (values bfloat16 holds exactly, ALiBi's power-of-two slopes) as bfloat16 arrays, whose dtype alone
+    tells compare how they were rounded.
+
+    >>> from pecli.schemes.spec import TableSpec
+    >>> arrays, stored = spec_arrays(TableSpec.resolve("rope", None, {}, length=8, dim=4, dtype="bfloat16").parts())
+    >>> [array.dtype.name for array in arrays], stored
+    (['float32', 'float32'], 'bfloat16')
+    """
+    from pecli.analysis.value_precision import precision_with_rows, table_precision
+    from pecli.sources import spec_values
+
+    arrays = [spec_values(part) for part in parts]
+    if any(part.dtype != "bfloat16" for part in parts):
+        return arrays, ""
+    if all(table_precision(precision_with_rows(None, array)) == ("bfloat16", False) for array in arrays):
+        return arrays, "bfloat16"
+    return [part.array() for part in parts], ""
+
+
 def _real(array: Any) -> Any:
     """``array``'s real part when it is complex (its precision is that of its parts), else ``array``."""
     import numpy as np

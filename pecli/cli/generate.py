@@ -277,16 +277,19 @@ def _print_presets(out: Output, scheme: str | None) -> None:
 def _print_summary(out: Output, table: Any) -> None:
     """The summary, then a preview of the values (the first and last rows and columns of each part)."""
     import math
+    from functools import partial
 
     from pecli.render.preview import preview_lines
     from pecli.render.summary import TableSummary
+    from pecli.sources import spec_rows
 
     parts = table.parts()
     previews = [
-        # a 1-D part is one column, a 3-D one (ALiBi's heads) rows of its last axes
-        (part.name if len(parts) > 1 else "", preview_lines(part.rows, part.shape[0], math.prod(part.shape[1:])))
+        # a 1-D part is one column, a 3-D one (ALiBi's heads) rows of its last axes; bfloat16 as its exact values
+        (part.name if len(parts) > 1 else "",
+         preview_lines(partial(spec_rows, part), part.shape[0], math.prod(part.shape[1:])))
         for part in parts
-    ]
+    ]  # fmt: skip
     from pecli.cli.common import save_hint
 
     out.show(TableSummary(table.summary(with_values=True), previews=previews, hint=save_hint("pe.safetensors", table)))
