@@ -149,3 +149,12 @@ def _text_config(module_name, model_type):
         if isinstance(obj, type) and getattr(obj, "model_type", "") == f"{model_type}_text"
     )  # fmt: skip
     return text_class(**TEXT)
+
+
+def test_a_config_path_with_braces_is_shown_as_it_is(cli, tmp_path):
+    """bounded.py's messages interpolated the path raw: a folder named ``a{len}b`` read as ``a--lenb``."""
+    directory = tmp_path / "a{len}b"
+    directory.mkdir()
+    (directory / "config.json").write_text("{bad")
+    result = cli("generate", "--from-config", str(directory), "-o", str(tmp_path / "o.safetensors"))
+    assert_clean_error(result, 2, f"cannot read {directory / 'config.json'}:")
