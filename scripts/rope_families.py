@@ -116,6 +116,18 @@ def composites(text_config: type) -> set[str]:
     return found
 
 
+def text_configs(config_cls: type) -> list[type]:
+    """The text config class of a composite config class (its ``sub_configs["text_config"]``), with a model type.
+
+    Qwen2-VL's rotary module is annotated with the composite ``Qwen2VLConfig``, but its text model builds it with
+    its text config, whose model type (``qwen2_vl_text``) is the one a config.json's ``text_config`` names: the
+    module's facts are that model type's too.
+    """
+    sub = getattr(config_cls, "sub_configs", None)
+    text = sub.get("text_config") if isinstance(sub, dict) else None
+    return [text] if isinstance(text, type) and getattr(text, "model_type", "") else []
+
+
 def reads_partial(rotary: type) -> bool:
     """Whether the class's default rope init reads ``partial_rotary_factor``."""
     function = getattr(rotary, "compute_default_rope_parameters", None) or rotary.__init__
@@ -177,21 +189,24 @@ def scan() -> dict[str, object]:
     switch: dict[str, bool] = {}
     defaults: dict[str, dict[str, object]] = {}
     always: set[str] = set()
-    for _package, name, rotary in rotary_classes():
-        config_cls = config_class(rotary)
-        model_type = getattr(config_cls, "model_type", "") if config_cls is not None else ""
-        if not model_type:
+    rotaries = [(name, rotary, config_class(rotary)) for _package, name, rotary in rotary_classes()]
+    own = {getattr(config_cls, "model_type", "") for _name, _rotary, config_cls in rotaries if config_cls is not None}
+    for name, rotary, annotated in rotaries:
+        if not getattr(annotated, "model_type", "") or annotated is None:
             continue
-        if config_cls is not None and model_type not in defaults:
-            defaults[model_type] = class_defaults(config_cls)
         module = sys.modules[rotary.__module__]
-        pairs.setdefault(model_type, set()).add(reinterleaves(module))
         always |= always_interleaved(module)
-        if switches_pairing(module):
-            switch[model_type] = bool(getattr(config_cls, "rope_interleave", False))
-        partial.setdefault(model_type, set()).add(reads_partial(rotary))
-        if "ROPE_INIT_FUNCTIONS" not in inspect.getsource(rotary.__init__):
-            own_scaled.add(f"{model_type} ({name})")
+        # the annotated config's model type, and its text config's where no rotary class is annotated with that
+        for config_cls in (annotated, *(text for text in text_configs(annotated) if text.model_type not in own)):
+            model_type = config_cls.model_type
+            if model_type not in defaults:
+                defaults[model_type] = class_defaults(config_cls)
+            pairs.setdefault(model_type, set()).add(reinterleaves(module))
+            if switches_pairing(module):
+                switch[model_type] = bool(getattr(config_cls, "rope_interleave", False))
+            partial.setdefault(model_type, set()).add(reads_partial(rotary))
+            if "ROPE_INIT_FUNCTIONS" not in inspect.getsource(rotary.__init__):
+                own_scaled.add(f"{model_type} ({name})")
     return {
         "version": transformers.__version__,
         "reinterleave": sorted(t for t, seen in pairs.items() if seen == {True}),

@@ -21,17 +21,22 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 from typing import Any
 
 from pecli.errors import TableFileError
+from pecli.text import literal, literal_repr, shown
 
-__all__ = ["JSON_DEPTH", "SMALL_TEXT_BYTES", "read_small_json", "read_small_text"]
+__all__ = ["INT_DIGITS", "JSON_DEPTH", "SMALL_TEXT_BYTES", "read_small_json", "read_small_text"]
 
 #: a config or an index is a few KiB to a few MiB (a 1000-shard index); nothing of this kind is larger
 SMALL_TEXT_BYTES = 16 << 20
 #: how deeply a config or index may nest: they nest two or three levels
 JSON_DEPTH = 64
+#: the most digits an integer in a config or index may have (Python's own default bound on reading one): a config's
+#: numbers have a few, and past the bound Python refuses to read it (``sys.set_int_max_str_digits``)
+INT_DIGITS = 4300
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -43,7 +48,8 @@ _KINDS = (
 
 
 def _escaped(text: str) -> str:
-    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+    """A file name for a message template: escaped when not printable, its braces no placeholder (``{len}``)."""
+    return literal(shown(text))
 
 
 def read_small_text(path: str, *, what: str, limit: int = SMALL_TEXT_BYTES) -> str:
@@ -108,6 +114,41 @@ def _parse_float(text: str) -> float:
     return number if math.isfinite(number) else _NumberText(text)
 
 
+class _LongInteger(Exception):
+    """An integer in the JSON with more than :data:`INT_DIGITS` digits (its text in ``text``)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > INT_DIGITS:
+        raise _LongInteger(text)
+    try:
+        return int(text)
+    except ValueError:  # a lower bound set for this Python (PYTHONINTMAXSTRDIGITS)
+        raise _LongInteger(text) from None
+
+
+def _long_integer(document: str, number: str) -> str:
+    r"""Where the over-long integer ``number`` stands in ``document``: in its field, else on its line.
+
+    >>> _long_integer('{"a": {"rope_theta": 12345}}', "12345"), _long_integer('[1,\n 12345]', "12345")
+    ("in 'rope_theta'", 'on line 2')
+    """
+    field = re.search(r'"((?:[^"\\]|\\.)*)"\s*:\s*' + re.escape(number) + r"(?![0-9])", document)
+    if field is not None:
+        try:
+            name = json.loads('"' + field.group(1) + '"')  # the key as the JSON writes it, escapes and all
+        except ValueError:
+            name = None
+        if isinstance(name, str):
+            return f"in {literal_repr(name)}"
+    line = document.count("\n", 0, max(document.find(number), 0)) + 1
+    return f"on line {line}"
+
+
 def _depth(document: Any) -> int:
     """How deeply ``document`` nests (1 for a flat object), walked without recursion."""
     deepest, stack = 0, [(document, 1)]
@@ -129,7 +170,14 @@ def read_small_json(path: str, *, what: str, limit: int = SMALL_TEXT_BYTES) -> A
     text = read_small_text(path, what=what, limit=limit)
     shown = _escaped(path)
     try:
-        document = json.loads(text, parse_float=_parse_float)
+        document = json.loads(text, parse_float=_parse_float, parse_int=_parse_int)
+    except _LongInteger as error:
+        where = _long_integer(text, error.text)
+        raise TableFileError(
+            f"cannot read {shown}: the number {where} has {len(error.text.lstrip('-'))} digits, too many to read "
+            f"(at most {INT_DIGITS})",
+            hint=f"write the number {where} with fewer digits (in exponent form if need be: 1e+20)",
+        ) from None
     except RecursionError:
         raise TableFileError(f"{shown} nests too deeply", hint=f"a {what} nests a few levels") from None
     except (json.JSONDecodeError, ValueError) as error:

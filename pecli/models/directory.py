@@ -17,6 +17,7 @@ from typing import Any
 
 from pecli.errors import TableFileError
 from pecli.io.checkpoint import INDEX_FILE, SINGLE_FILE, check_shard_holds  # the file names, defined once
+from pecli.io.checkpoint_files import PT_INDEX_FILE
 from pecli.text import literal, shown
 
 __all__ = [
@@ -143,7 +144,16 @@ class ModelDirectory:
         return tables[0]
 
     def _index_name(self) -> str:
-        return os.path.join(self.path, INDEX_FILE)
+        """The shard index the weights were listed from: ``pytorch_model.bin.index.json`` for torch.save shards
+        (a resample's :func:`~pecli.analysis.resample_checkpoint.open_weights`), else ``model.safetensors.index.json``.
+
+        >>> ModelDirectory("m", {}, {"wpe.weight": "m/pytorch_model-00001-of-00002.bin"})._index_name()
+        'm/pytorch_model.bin.index.json'
+        >>> ModelDirectory("m", {}, {"wpe.weight": "m/model-00001-of-00002.safetensors"})._index_name()
+        'm/model.safetensors.index.json'
+        """
+        torch_save = any(not file.endswith(".safetensors") for file in self.weight_files.values())
+        return os.path.join(self.path, PT_INDEX_FILE if torch_save else INDEX_FILE)
 
 
 def open_model_directory(path: str) -> ModelDirectory:

@@ -29,6 +29,7 @@ from pecli.text import literal, literal_repr
 
 __all__ = [
     "FILLS_LAYER_TYPES",
+    "KNOWN_LAYER_TYPES",
     "MAX_LAYER_TYPES",
     "ROPE_TYPE_LABELS",
     "TYPES_WITHOUT_ROPE",
@@ -311,16 +312,49 @@ def layer_type_names(config: Mapping[str, Any]) -> list[str]:
     return sorted(set(types))
 
 
+#: the names transformers allows in ``layer_types`` (5.23's ``ALLOWED_LAYER_TYPES``, attention and MLP layers), the
+#: legacy names it renames to them first (``_LEGACY_LAYER_TYPE_REMAP``: "attention", "mamba"…) and Nemotron-H's "mlp"
+#: (its own ``validate_layer_type``); tests/models/test_attack_fixes_s16.py checks them against the installed
+#: transformers. A name past these is refused, as transformers refuses it: which layers have which rope is unknown.
+KNOWN_LAYER_TYPES = frozenset(
+    {
+        "full_attention", "sliding_attention", "chunked_attention", "window_attention", "indexed_attention",
+        "compressed_sparse_attention", "heavily_compressed_attention", "minimax_m3_sparse", "conv", "moe", "hybrid",
+        "hybrid_sliding", "reference_sliding_attention", "linear_attention", "sparse", "dense",
+        "mamba", "attention", "deepseek_sparse_attention", "qwen_sparse_attention", "mlp",
+    }
+)  # fmt: skip
+
+
 def check_layer_count(config: Mapping[str, Any]) -> None:
-    """Refuse a ``layer_types`` that does not list one type per layer (``num_hidden_layers``), as transformers'
-    ``PreTrainedConfig.validate_layer_type`` does: which layer is of which type is then unknown.
+    """Refuse a ``layer_types`` that does not list one type per layer (``num_hidden_layers``), or names a layer type
+    transformers does not know (:data:`KNOWN_LAYER_TYPES`) and ``rope_parameters`` gives no parameters of its own, as
+    transformers' ``PreTrainedConfig.validate_layer_type`` does: which rope such layers have is unknown (pecli would
+    otherwise give them the class's defaults for its own layer types).
 
     >>> check_layer_count({"layer_types": ["full_attention"], "num_hidden_layers": 2})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     pecli.errors.ParameterError: config.json: layer_types lists 1 layer type but num_hidden_layers is 2 ...
+    >>> check_layer_count({"layer_types": ["banana", "full_attention"]})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pecli.errors.ParameterError: config.json: layer_types: 'banana' is no layer type transformers knows ...
     """
+    keys = nested_rope_keys(config)
+    _check_layer_type_cap(keys)  # the count of tables first, whatever their names
     types, layers = config.get("layer_types"), config.get("num_hidden_layers")
+    listed = types if isinstance(types, list) else []
+    given = {*KNOWN_LAYER_TYPES, *keys}  # a name with rope parameters of its own has them, not a class default's
+    unknown = sorted({name for name in listed if isinstance(name, str) and name not in given})
+    if unknown:
+        more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+        named = ", ".join(literal_repr(name) for name in unknown[:3]) + more
+        raise ParameterError(
+            f"config.json: layer_types: {named} {'is no layer type' if len(unknown) == 1 else 'are no layer types'}"
+            " transformers knows (transformers refuses the config)",
+            hint=f"name each layer's type as one of {', '.join(sorted(KNOWN_LAYER_TYPES))}",
+        )
     if not isinstance(types, list) or not isinstance(layers, int) or isinstance(layers, bool) or layers == len(types):
         return
     raise ParameterError(
@@ -328,6 +362,17 @@ def check_layer_count(config: Mapping[str, Any]) -> None:
         f" num_hidden_layers is {layers} (transformers refuses the config)",
         hint="give layer_types one entry per layer, as many as num_hidden_layers",
     )
+
+
+def _check_layer_type_cap(keys: list[str]) -> None:
+    """Refuse more than :data:`MAX_LAYER_TYPES` layer types with their own rope parameters (``keys``): each is a
+    table computed and written, so they are refused before any is."""
+    if len(keys) > MAX_LAYER_TYPES:
+        raise ParameterError(
+            f"config.json: rope_parameters gives {len(keys)} layer types their own rope parameters; pecli reads at "
+            f"most {MAX_LAYER_TYPES} (models have 1 to 3)",
+            hint="give the layers that share rope parameters one layer type",
+        )
 
 
 def nested_settings(config: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any], dict[str, str]]] | None:
@@ -340,12 +385,7 @@ def nested_settings(config: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any]
     """
     settings = config.get("rope_parameters")
     keys = nested_rope_keys(config)
-    if len(keys) > MAX_LAYER_TYPES:  # each is a table computed and written: refused before any is
-        raise ParameterError(
-            f"config.json: rope_parameters gives {len(keys)} layer types their own rope parameters; pecli reads at "
-            f"most {MAX_LAYER_TYPES} (models have 1 to 3)",
-            hint="give the layers that share rope parameters one layer type",
-        )
+    _check_layer_type_cap(keys)
     if keys and isinstance(settings, dict):
         scaling_into = _scaling_layer_types(config)
         if scaling_into is None:  # transformers' `rope_scaling or rope_parameters`: one flat set for every layer

@@ -91,6 +91,7 @@ IGNORES_PARTIAL = frozenset(
         "edgetam_video",
         "embedding_gemma2_text",
         "emu3",
+        "emu3_text_model",
         "eomt_dinov3",
         "ernie4_5",
         "ernie4_5_moe",
@@ -174,8 +175,10 @@ IGNORES_PARTIAL = frozenset(
         "moshi",
         "muse_glimmer",
         "muse_glimmer_assistant",
+        "muse_glimmer_text",
         "muse_glimmer_vision",
         "muse_spark",
+        "muse_spark_text",
         "muse_spark_vision",
         "nanochat",
         "neucodec",
@@ -187,6 +190,7 @@ IGNORES_PARTIAL = frozenset(
         "olmoe",
         "openai_privacy_filter",
         "paddleocr_vl",
+        "paddleocr_vl_text",
         "paddleocr_vl_vision",
         "pe_audio_encoder",
         "pe_audio_video_encoder",
@@ -200,9 +204,11 @@ IGNORES_PARTIAL = frozenset(
         "qwen2_5_omni_dit",
         "qwen2_5_omni_vision_encoder",
         "qwen2_5_vl",
+        "qwen2_5_vl_text",
         "qwen2_5_vl_vision",
         "qwen2_moe",
         "qwen2_vl",
+        "qwen2_vl_text",
         "qwen2_vl_vision",
         "qwen3",
         "qwen3_5_moe_vision",
@@ -262,6 +268,7 @@ USES_PARTIAL = frozenset(
         "mimo_v2_flash",
         "minimax_m2",
         "minimax_m3_vl",
+        "minimax_m3_vl_text",
         "moonshine",
         "moonshine_streaming",
         "musicflamingo",
@@ -280,6 +287,7 @@ USES_PARTIAL = frozenset(
         "recurrent_gemma",
         "solar_open",
         "stablelm",
+        "step3p5",
         "step3p7",
         "zaya",
     }
@@ -551,6 +559,13 @@ CLASS_DEFAULTS: dict[str, dict[str, int | float | str]] = {
     },
     "emu3": {
         "rope_theta": 10000.0,
+    },
+    "emu3_text_model": {
+        "num_attention_heads": 32,
+        "hidden_size": 4096,
+        "num_hidden_layers": 32,
+        "max_position_embeddings": 9216,
+        "rope_theta": 1000000.0,
     },
     "eomt_dinov3": {
         "num_attention_heads": 16,
@@ -1140,6 +1155,15 @@ CLASS_DEFAULTS: dict[str, dict[str, int | float | str]] = {
     "minimax_m3_vl": {
         "rope_theta": 10000.0,
     },
+    "minimax_m3_vl_text": {
+        "head_dim": 128,
+        "num_attention_heads": 64,
+        "hidden_size": 6144,
+        "num_hidden_layers": 60,
+        "max_position_embeddings": 524288,
+        "rotary_dim": 64,
+        "rope_theta": 5000000.0,
+    },
     "minimax_m3_vl_vision": {
         "num_attention_heads": 16,
         "hidden_size": 1280,
@@ -1257,6 +1281,14 @@ CLASS_DEFAULTS: dict[str, dict[str, int | float | str]] = {
         "max_position_embeddings": 131072,
         "rope_theta": 500000.0,
     },
+    "muse_glimmer_text": {
+        "head_dim": 128,
+        "num_attention_heads": 32,
+        "hidden_size": 6656,
+        "num_hidden_layers": 52,
+        "max_position_embeddings": 131072,
+        "rope_theta": 10000.0,
+    },
     "muse_glimmer_vision": {
         "num_attention_heads": 16,
         "hidden_size": 1536,
@@ -1265,6 +1297,14 @@ CLASS_DEFAULTS: dict[str, dict[str, int | float | str]] = {
         "rope_theta": 10000.0,
     },
     "muse_spark": {
+        "rope_theta": 10000.0,
+    },
+    "muse_spark_text": {
+        "head_dim": 64,
+        "num_attention_heads": 128,
+        "hidden_size": 8192,
+        "num_hidden_layers": 62,
+        "max_position_embeddings": 1048576,
         "rope_theta": 10000.0,
     },
     "muse_spark_vision": {
@@ -1369,6 +1409,14 @@ CLASS_DEFAULTS: dict[str, dict[str, int | float | str]] = {
     },
     "paddleocr_vl": {
         "rope_theta": 10000.0,
+    },
+    "paddleocr_vl_text": {
+        "head_dim": 128,
+        "num_attention_heads": 16,
+        "hidden_size": 1024,
+        "num_hidden_layers": 18,
+        "max_position_embeddings": 131072,
+        "rope_theta": 500000.0,
     },
     "paddleocr_vl_vision": {
         "num_attention_heads": 16,
@@ -1482,6 +1530,13 @@ CLASS_DEFAULTS: dict[str, dict[str, int | float | str]] = {
     "qwen2_5_vl": {
         "rope_theta": 10000.0,
     },
+    "qwen2_5_vl_text": {
+        "num_attention_heads": 64,
+        "hidden_size": 8192,
+        "num_hidden_layers": 80,
+        "max_position_embeddings": 32768,
+        "rope_theta": 1000000.0,
+    },
     "qwen2_5_vl_vision": {
         "hidden_size": 3584,
         "rope_theta": 10000.0,
@@ -1495,6 +1550,13 @@ CLASS_DEFAULTS: dict[str, dict[str, int | float | str]] = {
     },
     "qwen2_vl": {
         "rope_theta": 10000.0,
+    },
+    "qwen2_vl_text": {
+        "num_attention_heads": 64,
+        "hidden_size": 8192,
+        "num_hidden_layers": 80,
+        "max_position_embeddings": 32768,
+        "rope_theta": 1000000.0,
     },
     "qwen2_vl_vision": {
         "hidden_size": 3584,
@@ -1649,6 +1711,14 @@ CLASS_DEFAULTS: dict[str, dict[str, int | float | str]] = {
         "hidden_size": 3072,
         "num_hidden_layers": 30,
         "max_position_embeddings": 4096,
+        "rope_theta": 10000.0,
+    },
+    "step3p5": {
+        "head_dim": 128,
+        "num_attention_heads": 64,
+        "hidden_size": 4096,
+        "num_hidden_layers": 45,
+        "max_position_embeddings": 128000,
         "rope_theta": 10000.0,
     },
     "step3p5_vision": {

@@ -51,7 +51,7 @@ def base_findings(
     if mistakes.base is None:
         return
     ours = base_of(reference, mistakes)
-    tried = (*BASES, *((float(np.sqrt(ours)), ours**2) if ours > 0 else ()))  # a shipped base, √A's, A's²
+    tried = (*BASES, *_related_bases(ours).values())  # a shipped base, √A's, A's²
     yield from _first_base(reference, b, tolerance, mistakes.base, ours, [base for base in tried if base != ours])
 
 
@@ -85,13 +85,30 @@ def _base_finding(parameter: str, ours: float, base: float, off: float) -> Findi
     >>> print(_base_finding("base", 10000.0, 100.0, 0.0).message)
     the base differs: A uses base 10000, B is the same table with base 100 (the square root of A's)
     """
-    related = {"the square root of A's": np.sqrt(ours), "A's squared": ours**2}
+    related = _related_bases(ours)
     named = next((f" ({words})" for words, value in related.items() if abs(base / value - 1.0) < 1e-6), "")
     return Finding(
         "base_differs",
         f"the base differs: A uses {parameter} {ours:g}, B is the same table with {parameter} {base:g}{named}",
         {"parameter": parameter, "a_base": ours, "b_base": base, "residual": off},
     )
+
+
+def _related_bases(ours: float) -> dict[str, float]:
+    """A's base's square root and square, by what B's base is to A's: none for a base that is no positive finite
+    number, and no square past the largest float (a user's base of 1e300 has no square to try, and raises nothing).
+
+    >>> _related_bases(10000.0)
+    {"the square root of A's": 100.0, "A's squared": 100000000.0}
+    >>> _related_bases(1e300)
+    {"the square root of A's": 1e+150}
+    >>> _related_bases(0.0), _related_bases(float("inf"))
+    ({}, {})
+    """
+    if not (0.0 < ours < float("inf")):
+        return {}
+    square = ours * ours  # a float product past the largest float is inf, where ** raises OverflowError
+    return {"the square root of A's": float(np.sqrt(ours)), **({"A's squared": square} if np.isfinite(square) else {})}
 
 
 def _fitted_base(reference: Reference, b: np.ndarray, tolerance: np.ndarray, parameter: str) -> float | None:
