@@ -22,6 +22,7 @@ from pecli.analysis.diagnose import Diagnosis, diagnose, named_permutations
 from pecli.analysis.diagnosis import Finding, Reference, diagnose_difference
 from pecli.analysis.value_precision import (
     EPSILON,
+    FLOAT32_ANGLE_LIMIT,
     FLOAT32_ANGLE_NOISE,
     SUBNORMAL,
     pairing_radius,
@@ -93,6 +94,8 @@ class Comparison:
     beyond_head: int | None = None
     beyond_abs: float = 0.0
     beyond_tolerance: float = 0.0
+    #: the first position past :data:`FLOAT32_ANGLE_LIMIT` that was held to its rounding, not float32's angle noise
+    angle_noise_past: float | None = None
 
     def where(self, head: int | None, row: int, column: int) -> str:
         """An entry named by its axes: ``position 3, dimension 1``, ``head 2, query 0, key 5``.
@@ -605,6 +608,7 @@ class _DifferenceStats:
         self.max_abs, self.worst, self.sum_abs, self.max_rel = -1.0, (0, 0), 0.0, 0.0
         self.cosine_min, self.cosine_sum, self.cosine_undefined = np.inf, 0.0, 0
         self.allowed_max, self.allowed_position = 0.0, 0
+        self.angle_noise_past: float | None = None
         #: the entry furthest beyond its own tolerance: |A − B| / tolerance there, its (row, column), |A − B|, tolerance
         self.beyond_ratio, self.beyond, self.beyond_abs, self.beyond_tolerance = -1.0, (0, 0), 0.0, 0.0
         self.kept: list[tuple[np.ndarray, np.ndarray]] = []
@@ -639,6 +643,15 @@ class _DifferenceStats:
             self.epsilon = slope_noise
             self.roundings = slope_noise / max(EPSILON.get(name, EPSILON["float64"]) for name in self.dtypes)
 
+    def _angle_noise(self, positions: np.ndarray) -> np.ndarray:
+        """float32 arithmetic's angle noise at ``positions``, a part of the amplitude: 2^-23 · |p| while that leaves
+        the value determined (|p| < :data:`FLOAT32_ANGLE_LIMIT`), none beyond (rows there keep their rounding)."""
+        past = positions >= FLOAT32_ANGLE_LIMIT
+        if self.amplitude and past.any():
+            first = float(positions[past].min())
+            self.angle_noise_past = first if self.angle_noise_past is None else min(self.angle_noise_past, first)
+        return FLOAT32_ANGLE_NOISE * self.amplitude * np.where(past, 0.0, positions)
+
     def _positions(self, start: int, count: int) -> np.ndarray:
         """The positions of rows ``start`` to ``start + count``: their indices, or :attr:`positions`'s
         (a row beyond them is refused once the rows are counted: its index meanwhile)."""
@@ -669,7 +682,7 @@ class _DifferenceStats:
         allowed = self.epsilon * magnitude + self.floor
         if self.angles:
             self._note_amplitude(a, b, _largest_finite(magnitude))
-            allowed += FLOAT32_ANGLE_NOISE * self.amplitude * self._positions(self.row, len(a))[:, None]
+            allowed += self._angle_noise(self._positions(self.row, len(a)))[:, None]
         return allowed
 
     def _note_amplitude(self, a: np.ndarray, b: np.ndarray, largest: float) -> None:
@@ -699,7 +712,7 @@ class _DifferenceStats:
         magnitude *= self.epsilon
         magnitude += self.floor
         if self.angles:
-            magnitude += FLOAT32_ANGLE_NOISE * self.amplitude * self._positions(self.row, len(magnitude))[:, None]
+            magnitude += self._angle_noise(self._positions(self.row, len(magnitude)))[:, None]
         return magnitude
 
     def add(self, a: np.ndarray, b: np.ndarray, correction: np.ndarray | None = None) -> float:
@@ -828,7 +841,7 @@ class _DifferenceStats:
         if self.heads:  # the first diagnose_rows rows of each head, at their place in the stacked rows
             rows = np.flatnonzero(np.arange(self.length) % (self.length // self.heads) < self.diagnose_rows)
         floor = max(rounding, rounding_tolerance("float32", scale=self.scale), self.epsilon * self.scale + self.floor)
-        return floor + FLOAT32_ANGLE_NOISE * self.amplitude * rows
+        return floor + self._angle_noise(rows.astype(np.float64))
 
     def result(self) -> Comparison:
         diagnosis: list[Finding] = []
@@ -898,6 +911,7 @@ class _DifferenceStats:
             beyond_head=beyond_head,
             beyond_abs=self.beyond_abs,
             beyond_tolerance=self.beyond_tolerance,
+            angle_noise_past=self.angle_noise_past,
             axes=("head", "query", "key") if self.heads else ("position", "dimension"),
         )
 

@@ -77,6 +77,8 @@ class CompareReport(Shown):
             | ({} if result.beyond_head is None else {"head": result.beyond_head})
             | {"abs": result.beyond_abs, "tolerance": result.beyond_tolerance},
             "nan_in_one": {"count": result.nan_one, "first": nan_first if result.nan_one else None},
+            # the first position held to its rounding (float32's angle noise past 2^23 determines no value)
+            "angle_noise_past": result.angle_noise_past,
             "diagnosis": [found.to_json() for found in result.diagnosis],
             # two files: what each reads as and which parameters set them apart (pecli.analysis.readings)
             "readings": [found.to_json() for found in result.readings],
@@ -116,6 +118,12 @@ class CompareReport(Shown):
             lines = [f"{'same within' if result.agree else 'different beyond'} {result.tolerance_text()}"]
         else:  # a given tolerance, or 0 between exact values: the entry beyond it, as the JSON's "beyond"
             lines = [f"different beyond {result.tolerance_text()} {result.beyond_entry_text()}"]
+        if result.angle_noise_past is not None and not result.agree:
+            lines.append(
+                f"(float32's angle noise 2^-23·p is allowed below position 2^23 only: from position "
+                f"{result.angle_noise_past:.10g} on it is a radian and more, under which any two sinusoids would "
+                "pass, so those rows are held to their rounding)"
+            )
         if result.agree:
             return lines
         if not result.diagnosis:

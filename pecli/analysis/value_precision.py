@@ -17,6 +17,7 @@ import numpy as np
 
 __all__ = [
     "EPSILON",
+    "FLOAT32_ANGLE_LIMIT",
     "FLOAT32_ANGLE_NOISE",
     "SUBNORMAL",
     "arithmetic_tolerance",
@@ -41,6 +42,10 @@ EPSILON = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bfloa
 #: off by up to about eps32·|p·ω|: over the peer corpus (tests/data/peers) the largest error is
 #: 0.7·eps32·p·ω_max, so one eps32 per unit of angle is the noise model
 FLOAT32_ANGLE_NOISE = 2.0**-23
+#: the position from which float32's angle noise (2^-23 · p, a radian and more) no longer determines a sin or
+#: cos at all: beyond it "within float32 arithmetic" would take any two tables for the same, so rows there are
+#: held to their rounding (a float32 engine at such positions is itself the bug compare should show)
+FLOAT32_ANGLE_LIMIT = 2.0**23
 
 
 #: the spacing of each dtype's subnormals: the absolute floor of its rounding near zero

@@ -55,7 +55,7 @@ def precision_findings(
         moved = np.flatnonzero(rounded != np.arange(usable))
         if not len(moved):
             continue
-        rows = np.flatnonzero(rounded < length)
+        rows = np.flatnonzero((rounded >= 0) & (rounded < length))  # a position rounded below the first: not here
         if not np.isin(moved, rows).any():
             continue
         for side, right, aliased in (("B", a, b), ("A", b, a)):
