@@ -13,7 +13,7 @@ import typer
 
 from pecli.cli.app import COMMANDS, app
 from pecli.errors import ExitCode
-from tests.conftest import require_tool, run_in_process, run_pecli
+from tests.conftest import require_tool, run_in_process
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,7 +48,8 @@ def test_generator_check_mode_is_one_command():
 
 
 def _help_options(*command: str) -> set[str]:
-    result = run_pecli(*command, "--help")
+    """The options ``pecli COMMAND --help`` lists (run in process: its subject is the printed help)."""
+    result = run_in_process(*command, "--help")
     assert result.code == 0, result.stderr
     options: set[str] = set()
     for line in result.out.split("Options:", 1)[1].splitlines():

@@ -3,7 +3,7 @@
 Each test failed on the code before its fix: values float64 does not hold (64-bit integers beyond 2^53,
 longdouble) were widened before subtracting, so their differences were lost or misreported as rounding;
 a longdouble table's tolerance was named "float32 arithmetic"; a safetensors header naming a key twice was
-refused for "a gap".
+refused for "a gap". The commands run in process (the real entry point): their subject is what is printed.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from pecli.analysis.compare import compare_tables
-from tests.conftest import assert_clean_error, run_pecli
+from tests.conftest import assert_clean_error, run_in_process
 
 
 def _save(tmp_path, name, table):
@@ -50,7 +50,7 @@ def test_int64_beyond_float64_against_float64_differs_by_its_exact_amount():
 
 def test_compare_cli_int64_off_by_one_says_one_and_exits_1(tmp_path):
     a = np.arange(2**53, 2**53 + 32, dtype=np.int64).reshape(8, 4)
-    result = run_pecli("compare", _save(tmp_path, "a.npy", a), _save(tmp_path, "b.npy", a + 1))
+    result = run_in_process("compare", _save(tmp_path, "a.npy", a), _save(tmp_path, "b.npy", a + 1))
     assert result.code == 1, result.stderr
     assert "max |A − B|        1 (position 0, dimension 0)" in result.out
     assert "rounding" not in result.out
@@ -82,6 +82,6 @@ def test_safetensors_duplicated_key_is_named(tmp_path):
     json.loads(header)  # valid JSON: only the duplicate is wrong
     path = tmp_path / "dup.safetensors"
     path.write_bytes(struct.pack("<Q", len(header)) + header + np.zeros(4, np.float32).tobytes())
-    result = run_pecli("info", str(path))
+    result = run_in_process("info", str(path))
     assert_clean_error(result, 2, "names 'w' twice")
     assert "gap" not in result.stderr

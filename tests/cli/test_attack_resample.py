@@ -1,7 +1,9 @@
 """Attack round on ``pecli resample`` (issue 30): hostile tables and outputs that would clobber the input.
 
-Each case is a real process: exit 2, one line naming the option and the fix, and no file written or
-changed — the input above all.
+Each case checks exit 2, one line naming the option and the fix, and no file written or changed — the input
+above all. pecli runs in process through the real entry point (argv parsing, the error handler, the exit
+code): that checks the same, and a warning raised during the run lands in the captured stderr as a real
+process would print it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import shutil
 import numpy as np
 import pytest
 
-from tests.conftest import run_pecli
+from tests.conftest import run_in_process
 
 MODELS = os.path.join(os.path.dirname(__file__), os.pardir, "data", "models")
 
@@ -47,7 +49,7 @@ def test_output_that_is_the_input_is_refused(tmp_path, output):
     os.link(tmp_path / "table.npy", tmp_path / "hard.npy")
     os.symlink("table.npy", tmp_path / "link.npy")
     before = _digests(tmp_path)
-    result = run_pecli("resample", "table.npy", "--grid", "4x4", "--prefix-tokens", "1", "-o", output,
+    result = run_in_process("resample", "table.npy", "--grid", "4x4", "--prefix-tokens", "1", "-o", output,
                        cwd=str(tmp_path))  # fmt: skip
     _assert_refused(result, ("-o", "would overwrite the input", "give a new path"))
     assert _digests(tmp_path) == before
@@ -60,7 +62,7 @@ def test_a_checkpoint_resampled_onto_itself_keeps_its_other_tensors(tmp_path):
     save_file({"pos_embed": np.ones((1, 5, 4), np.float32), "head": np.ones(3, np.float32)},
               str(tmp_path / "ck.safetensors"))  # fmt: skip
     before = _digests(tmp_path)
-    result = run_pecli("resample", "ck.safetensors", "--key", "pos_embed", "--grid", "3x3", "--prefix-tokens", "1",
+    result = run_in_process("resample", "ck.safetensors", "--key", "pos_embed", "--grid", "3x3", "--prefix-tokens", "1",
                        "-o", "ck.safetensors", cwd=str(tmp_path))  # fmt: skip
     _assert_refused(result, ("-o 'ck.safetensors' would overwrite the input",))
     assert _digests(tmp_path) == before
@@ -75,7 +77,7 @@ def test_output_inside_the_input_model_directory_is_refused(tmp_path, output, in
     shutil.copytree(os.path.join(MODELS, "tiny-bert"), tmp_path / "model")
     before = _digests(tmp_path)
     extra = ["--in-checkpoint"] if in_checkpoint else []
-    result = run_pecli("resample", "model", "--key", "position", "--len", "100", *extra, "-o", output,
+    result = run_in_process("resample", "model", "--key", "position", "--len", "100", *extra, "-o", output,
                        cwd=str(tmp_path))  # fmt: skip
     _assert_refused(result, ("would write into the input model directory 'model'", "outside it"))
     assert _digests(tmp_path) == before
@@ -89,7 +91,7 @@ def test_a_table_with_values_that_are_not_finite_is_named_as_such(tmp_path, bad,
     table = np.random.default_rng(1).random((16, 4))
     table[3, 2] = bad
     np.save(tmp_path / "t.npy", table)
-    result = run_pecli("resample", "t.npy", *target, "-o", "out.npy", cwd=str(tmp_path))
+    result = run_in_process("resample", "t.npy", *target, "-o", "out.npy", cwd=str(tmp_path))
     _assert_refused(result, ("1 value that is not finite", f"first {bad}", "index [3, 2]", "finite values"))
     assert "warning" not in result.stderr and "parameter" not in result.stderr
     assert sorted(os.listdir(tmp_path)) == ["t.npy"]
@@ -99,6 +101,6 @@ def test_a_table_with_values_that_are_not_finite_is_named_as_such(tmp_path, bad,
 def test_negative_kept_rows_are_named(tmp_path, flag, target):
     # --keep-rows -1 said it "leaves no positions of the table's 17 rows"
     np.save(tmp_path / "t.npy", np.ones((17, 4)))
-    result = run_pecli("resample", "t.npy", *target, flag, "-1", "-o", "out.npy", cwd=str(tmp_path))
+    result = run_in_process("resample", "t.npy", *target, flag, "-1", "-o", "out.npy", cwd=str(tmp_path))
     _assert_refused(result, (f"{flag} must be >= 0, got -1",))
     assert sorted(os.listdir(tmp_path)) == ["t.npy"]

@@ -3,6 +3,9 @@
 Each refusal test failed on the code before its fix (a repeated key read as its last value, exit 0; a
 list as rope.scaling.type an internal error, exit 3; a nested array named "unknown type 9"; a FIFO or
 a device named "no such GGUF file"). The truncation and reference tests guard what held.
+
+The subject is the error printed and the exit code, so pecli runs in process (the real entry point), except
+for the FIFO and the device, which run as real processes: a read that blocks there must not hang the suite.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import pytest
 from pecli.errors import PecliError
 from pecli.io.gguf import gguf_settings
 from pecli.models.gguf import gguf_config
-from tests.conftest import assert_clean_error, require_module, run_pecli
+from tests.conftest import assert_clean_error, require_module, run_in_process, run_pecli
 
 
 def _text(value: str) -> bytes:
@@ -50,9 +53,9 @@ def _gguf(path, kvs: list[bytes], table: np.ndarray | None = None):
     return path
 
 
-def _generate(path, tmp_path):
+def _generate(path, tmp_path, run=run_in_process):
     out = tmp_path / "out.npy"
-    result = run_pecli("generate", "--from-config", str(path), "--len", "8", "--part", "cos", "-o", str(out))
+    result = run("generate", "--from-config", str(path), "--len", "8", "--part", "cos", "-o", str(out))
     return result, out
 
 
@@ -64,14 +67,15 @@ def test_a_repeated_metadata_key_is_refused_not_read_as_its_last_value(tmp_path)
     result, out = _generate(path, tmp_path)
     assert_clean_error(result, 2, "twice.gguf", "'llama.rope.freq_base' twice")
     assert not out.exists()
-    assert_clean_error(run_pecli("info", str(path)), 2, "llama.rope.freq_base' twice")
+    assert_clean_error(run_in_process("info", str(path)), 2, "llama.rope.freq_base' twice")
 
 
 def test_a_repeated_skipped_key_is_refused_too(tmp_path):
     # a key pecli does not decode (general.*) repeated: the file is as corrupt
     name = _kv("general.name", 8, _text("x"))
     path = _gguf(tmp_path / "names.gguf", _settings(name, name))
-    assert_clean_error(run_pecli("plot", str(path), "--width", "40", "--height", "10"), 2, "'general.name' twice")
+    result = run_in_process("plot", str(path), "--width", "40", "--height", "10")
+    assert_clean_error(result, 2, "'general.name' twice")
 
 
 def test_a_list_as_rope_scaling_type_is_a_usage_error_naming_the_key(tmp_path):
@@ -97,7 +101,7 @@ def test_a_fifo_or_a_device_named_gguf_is_named_for_what_it_is(tmp_path):
     os.mkfifo(tmp_path / "pipe.gguf")
     os.symlink("/dev/zero", tmp_path / "zero.gguf")
     for name, kind in (("pipe.gguf", "is a FIFO"), ("zero.gguf", "is a character device")):
-        result, out = _generate(tmp_path / name, tmp_path)
+        result, out = _generate(tmp_path / name, tmp_path, run=run_pecli)
         assert_clean_error(result, 2, name, kind)
         assert not out.exists()
     result, _ = _generate(tmp_path / "missing.gguf", tmp_path)

@@ -1,5 +1,8 @@
 """Views that hid or garbled what they draw (issue 30, "a picture that hides the data is a bug"):
-the wavelength chart on an ASCII-only stdout, and the precision view's last position bins."""
+the wavelength chart on an ASCII-only stdout, and the precision view's last position bins.
+
+The ASCII stdout is the process's own (PYTHONIOENCODING), so that chart runs pecli as a real process; compare's
+figure and refusal run in process (the real entry point): their subject is the file written and the exit code."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from tests.conftest import run_pecli
+from tests.conftest import run_in_process, run_pecli
 
 
 @pytest.mark.parametrize(
@@ -109,14 +112,14 @@ def _alibi(heads: int, length: int) -> np.ndarray:
 
 def test_compare_of_3d_files_writes_the_figure_or_refuses_before_work(tmp_path):
     # a stack of two heads is a stack (was an internal error); the 8-head figure's panels and scales
-    # are checked without a process by test_compare_of_alibi_heads_draws_each_head_in_its_own_scale
+    # are checked directly by test_compare_of_alibi_heads_draws_each_head_in_its_own_scale
     np.save(tmp_path / "a.npy", _alibi(2, 16).astype(np.float32))
     np.save(tmp_path / "b.npy", (_alibi(2, 16) * 0.5).astype(np.float32))
-    result = run_pecli("compare", "a.npy", "b.npy", "-o", "d.png", cwd=str(tmp_path))
+    result = run_in_process("compare", "a.npy", "b.npy", "-o", "d.png", cwd=str(tmp_path))
     assert result.code == 1 and "internal error" not in result.stderr, result.stderr
     assert (tmp_path / "d.png").stat().st_size > 0
     np.save(tmp_path / "c.npy", np.zeros((40, 4, 4), np.float32))
-    result = run_pecli("compare", "c.npy", "c.npy", "-o", "e.png", cwd=str(tmp_path))
+    result = run_in_process("compare", "c.npy", "c.npy", "-o", "e.png", cwd=str(tmp_path))
     assert result.code == 2 and "at most 32" in result.stderr and not (tmp_path / "e.png").exists()
 
 

@@ -81,8 +81,15 @@ def _values_precision(table: np.ndarray) -> str:
     step = max(1, _CHUNK_BYTES // (8 * max(1, array.shape[-1])))
 
     def blocks(heads: int) -> Iterator[np.ndarray]:
+        rows, width = array.shape[1:]
+        if rows <= step:  # small heads, several to a block: (70000, 2, 2) took 11 s of CPU one head at a time
+            group = step // max(1, rows)
+            for head in range(0, heads, group):
+                block = array[head : min(head + group, heads)]
+                yield block.reshape(len(block) * rows, width)
+            return
         for head in range(heads):
-            for start in range(0, array.shape[1], step):
+            for start in range(0, rows, step):
                 yield array[head, start : start + step]
 
     def flags(heads: int) -> tuple[bool, bool, bool]:
