@@ -153,7 +153,11 @@ _READS = {
         {"factor", "original_max_position_embeddings", "attention_factor", "short_factor", "long_factor"}
     ),
 }
-_ALWAYS_READ = frozenset({"rope_type", "type", "rope_theta", "partial_rotary_factor"})
+#: keys every RoPE reads, and those a model's own rotary class reads beside its rope type (transformers'
+#: ``ignore_keys_at_rope_validation``: Qwen2-VL's family splits its frequencies by ``mrope_section``)
+_ALWAYS_READ = frozenset(
+    {"rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section", "mrope_interleaved", "interleaved"}
+)
 #: model types whose transformers config reads ``rotary_dim`` (all others rotate head_dim × partial_rotary_factor)
 _READS_ROTARY_DIM = frozenset({"gptj", "codegen"})
 #: sub-configs a composite model keeps its text model's settings in (as :mod:`pecli.models.config` reads them)

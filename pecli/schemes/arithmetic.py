@@ -26,7 +26,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pecli.dtypes import held_values
+from pecli.dtypes import held_values, largest_value
+from pecli.errors import ParameterError
 from pecli.schemes.checks import choice
 
 __all__ = [
@@ -131,6 +132,11 @@ def inverse_power_frequencies32(dim: int, base: float) -> np.ndarray:
     >>> inverse_power_frequencies32(4, 10000.0).tolist()
     [1.0, 0.009999999776482582]
     """
+    if not abs(base) <= largest_value("float32"):  # float32(base) would be inf (numpy warns, then every value is)
+        raise ParameterError(
+            f"float32 arithmetic cannot hold {{base}} {base:g} (float32's largest value is 3.4e+38)",
+            hint="use a {base} below 3.4e38, or {arithmetic=float64}",
+        )
     exponents = held(np.arange(0, dim, 2, dtype=np.float64) / np.float64(np.float32(dim)), "float32")
     powers = held(np.float64(np.float32(base)) ** exponents, "float32")
     return held(1.0 / powers, "float32")

@@ -306,7 +306,7 @@ def rope_frequencies(
         if not (math.isfinite(base) and base > 1.0):  # a factor so large that the recomputed base rounds away
             raise ParameterError(
                 f"{{factor}} {factor:g} gives dynamic NTK scaling a base of {base:g} at length {seq_len}",
-                hint="e.g. {factor=4}",
+                hint="use a smaller {base} or {factor}" if factor <= 4 else "e.g. {factor=4}",
             )
     inv_freq = geometric_frequencies(dim, base, None)
     if scaling in ("linear", "proportional"):
