@@ -365,12 +365,24 @@ def find_key(names: Iterable[str], key: str, where: str, *, what: str = "tensor"
             f"{where} has {len(containing)} {what}s whose names contain {quoted}",
             hint=f"give more of the name: {listed}{more}",
         )
+    if not names:  # a file of no tensors (a GGUF of metadata only): no key can help
+        raise _no_tensors(where)
     if not any(names):  # a .npy or a CSV: one table without a name ("valid: " listed nothing)
         raise TableFileError(
             f"{where} holds one unnamed table, so no {what} is called {quoted}",
             hint="give no key: keys name the tensors of .safetensors and .pt files",
         )
     raise TableFileError(f"{where} has no {what} {quoted}", hint=did_you_mean(key, names))
+
+
+def _no_tensors(where: str) -> TableFileError:
+    """The refusal of a file of no tensors (``where``: its name as a message template shows it); a GGUF's rope
+    metadata still gives the model's table, which ``generate --from-config`` writes."""
+    if where.lower().endswith(".gguf"):
+        hint = f"its rope metadata gives the model's table: pecli generate --from-config {where} -o pe.safetensors"
+    else:
+        hint = "give a file with a table in it"
+    return TableFileError(f"{where} holds no tensors", hint=hint)
 
 
 def table_kind(shape: tuple[int, ...]) -> str | None:
@@ -411,7 +423,7 @@ def _choose_key(entries: Mapping[str, StoredTensor], metadata: Mapping[str, str]
         return own
     name = literal(name)
     if not entries:
-        raise TableFileError(f"{name} holds no tensors", hint="give a file with a table in it")
+        raise _no_tensors(name)
     # a table is 2-D, (1, N, C) as ViT's pos_embed, or (heads, q, k) with q <= k as ALiBi's biases (all query rows
     # or decoding's last q); a name with "pos" or "alibi" in it first (pos_embed beside the weights)
     tables = [(k, e) for k, e in entries.items() if table_kind(tuple(e.shape))]
