@@ -379,7 +379,7 @@ def _no_tensors(where: str) -> TableFileError:
     """The refusal of a file of no tensors (``where``: its name as a message template shows it); a GGUF's rope
     metadata still gives the model's table, which ``generate --from-config`` writes."""
     if where.lower().endswith(".gguf"):
-        hint = f"its rope metadata gives the model's table: pecli generate --from-config {where} -o pe.safetensors"
+        hint = f"its rope metadata gives the model's table: pecli generate {{from_config={where}}} -o pe.safetensors"
     else:
         hint = "give a file with a table in it"
     return TableFileError(f"{where} holds no tensors", hint=hint)
